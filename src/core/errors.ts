@@ -1,0 +1,126 @@
+/**
+ * One error type for all of Baton (DESIGN.md §9). The `code` is a stable string from the table
+ * below; the HTTP status and the `retryable` flag derive from it, never from the message.
+ * Messages never carry tokens, keys or request bodies.
+ */
+
+interface CodeSpec {
+  readonly status: number;
+  readonly retryable: boolean;
+}
+
+const spec = (status: number, retryable = false): CodeSpec => ({ status, retryable });
+
+export const ERROR_CODES = {
+  // --- core: input -----------------------------------------------------------------------------
+  json_malformed: spec(400),
+  json_duplicate_member: spec(400),
+  json_invalid_encoding: spec(400),
+  json_lone_surrogate: spec(400),
+  json_too_deep: spec(400),
+  json_too_large: spec(413),
+  json_number_out_of_range: spec(400),
+  jcs_unsupported_value: spec(400),
+  input_invalid: spec(400),
+  time_invalid: spec(400),
+  digest_malformed: spec(400),
+  digest_unsupported_algorithm: spec(400),
+  // --- core: keys, signatures, JOSE ------------------------------------------------------------
+  key_invalid: spec(400),
+  key_unsupported: spec(400),
+  kid_mismatch: spec(401),
+  signature_malformed: spec(401),
+  signature_invalid: spec(401),
+  jose_algorithm_not_allowed: spec(401),
+  jose_invalid: spec(401),
+  jose_expired: spec(401),
+  jose_claim_invalid: spec(401),
+  evidence_envelope_invalid: spec(400),
+  // --- generic ---------------------------------------------------------------------------------
+  not_found: spec(404),
+  conflict: spec(409),
+  unauthenticated: spec(401),
+  forbidden: spec(403),
+  unavailable: spec(503, true),
+  store_busy: spec(503, true),
+  store_corrupt: spec(500),
+  internal: spec(500),
+  usage: spec(400),
+  // --- occurrences (AOC) -----------------------------------------------------------------------
+  domain_not_found: spec(404),
+  lineage_not_found: spec(404),
+  occurrence_not_found: spec(404),
+  authority_not_found: spec(404),
+  profile_not_found: spec(404),
+  profile_invalid: spec(400),
+  generation_retired: spec(409),
+  generation_mismatch: spec(409),
+  creation_binding_conflict: spec(409),
+  provider_binding_conflict: spec(409),
+  already_entered: spec(409),
+  not_reserved: spec(409),
+  entry_deadline_passed: spec(409),
+  authority_insufficient: spec(409),
+  limit_pending_exceeded: spec(429),
+  limit_in_flight_exceeded: spec(429),
+  release_not_owner: spec(403),
+  observation_invalid: spec(400),
+  remedy_invalid: spec(400),
+  // --- providers -------------------------------------------------------------------------------
+  provider_unreachable: spec(502, true),
+  provider_response_invalid: spec(502),
+  status_source_invalid: spec(502),
+  // --- leases (PTCL): wire codes keep the draft's ERR_ spelling --------------------------------
+  ERR_STALE_FENCE_EPOCH: spec(409),
+  ERR_PRE_IMAGE_MISMATCH: spec(409),
+  ERR_RECOVERY_WINDOW: spec(409),
+  ERR_LEASE_EXPIRED: spec(409),
+  ERR_CLOCK_SKEW: spec(409),
+  ERR_UNKNOWN_RECOVERY_MODE: spec(409),
+  ERR_INVERSE_PAYLOAD_MISMATCH: spec(409),
+  ERR_LEASE_MALFORMED: spec(400),
+  ERR_LEASE_SIGNATURE: spec(401),
+  ERR_LEASE_REPLAYED: spec(409),
+  ERR_TARGET_MISMATCH: spec(409),
+  ERR_ESCROW_LAPSED: spec(409),
+  // --- missions / observations -----------------------------------------------------------------
+  mission_not_active: spec(403),
+  mission_status_unavailable: spec(503, true),
+  observation_record_invalid: spec(400),
+} as const satisfies Record<string, CodeSpec>;
+
+export type BatonErrorCode = keyof typeof ERROR_CODES;
+
+export function isBatonErrorCode(value: string): value is BatonErrorCode {
+  return Object.hasOwn(ERROR_CODES, value);
+}
+
+export class BatonError extends Error {
+  override readonly name = 'BatonError';
+  readonly code: BatonErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+  /** Structured, non-secret facts a caller may show (a member name, a byte offset, a limit). */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(
+    code: BatonErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.retryable = ERROR_CODES[code].retryable;
+    this.details = Object.freeze({ ...details });
+  }
+
+  toJSON(): { code: BatonErrorCode; message: string; status: number; retryable: boolean } {
+    return { code: this.code, message: this.message, status: this.status, retryable: this.retryable };
+  }
+}
+
+export function isBatonError(value: unknown, code?: BatonErrorCode): value is BatonError {
+  return value instanceof BatonError && (code === undefined || value.code === code);
+}

@@ -1,0 +1,59 @@
+/**
+ * RFC 8785 JSON Canonicalization Scheme. The serialization itself is the maintained `canonicalize`
+ * library (it passes every vector in ../shared/vectors/jcs-rfc8785, see test/core/jcs.test.ts);
+ * this module adds the I-JSON gate in front of it: values that have no JSON form (undefined,
+ * functions, symbols, bigint), non-finite numbers, lone surrogates and exotic objects raise a
+ * typed error instead of being silently dropped or turned into `null` (RFC 8785 §3.2.2.3).
+ */
+import canonicalizeLibrary from 'canonicalize';
+import { BatonError } from './errors.js';
+
+const MAX_DEPTH = 1000;
+
+function reject(path: string, why: string): never {
+  throw new BatonError('jcs_unsupported_value', `cannot canonicalize ${path}: ${why}`, { path });
+}
+
+function assertIJson(value: unknown, path: string, depth: number): void {
+  if (depth > MAX_DEPTH) reject(path, `nesting deeper than ${MAX_DEPTH}`);
+  switch (typeof value) {
+    case 'string':
+      if (!value.isWellFormed()) reject(path, 'string with a lone surrogate');
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) reject(path, `non-finite number ${String(value)}`);
+      return;
+    case 'boolean':
+      return;
+    case 'object':
+      if (value === null) return;
+      if (Array.isArray(value)) {
+        value.forEach((item, i) => assertIJson(item, `${path}[${i}]`, depth + 1));
+        return;
+      }
+      {
+        const proto = Object.getPrototypeOf(value) as unknown;
+        if (proto !== Object.prototype && proto !== null) reject(path, 'not a plain object');
+      }
+      for (const [key, member] of Object.entries(value)) {
+        if (!key.isWellFormed()) reject(path, 'member name with a lone surrogate');
+        assertIJson(member, `${path}.${key}`, depth + 1);
+      }
+      return;
+    default:
+      reject(path, `${typeof value} has no JSON form`);
+  }
+}
+
+/** The canonical JSON text of an I-JSON value. */
+export function canonicalize(value: unknown): string {
+  assertIJson(value, '$', 0);
+  const text = canonicalizeLibrary(value);
+  if (typeof text !== 'string') reject('$', 'no JSON form');
+  return text;
+}
+
+/** The canonical UTF-8 bytes of an I-JSON value: what every Baton digest and signature covers. */
+export function canonicalBytes(value: unknown): Buffer {
+  return Buffer.from(canonicalize(value), 'utf8');
+}

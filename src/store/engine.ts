@@ -1,0 +1,36 @@
+/**
+ * The transactional store port (DESIGN.md §2). Every query is written once, as one SQL text that
+ * both engines accept, with `?` placeholders (the PostgreSQL engine rewrites them to `$n`).
+ * Portable SQL only: TEXT, BIGINT (SQLite gives it INTEGER affinity), no BLOB/BYTEA (bytes are
+ * stored as base64url or JCS text), `INSERT … ON CONFLICT … DO NOTHING`, `RETURNING`.
+ * Engine differences are capabilities, never `if (postgres)` branches in callers.
+ */
+export type SqlValue = string | number | bigint | null;
+
+export interface SqlExecutor {
+  all<R extends object>(sql: string, params?: readonly SqlValue[]): Promise<R[]>;
+  get<R extends object>(sql: string, params?: readonly SqlValue[]): Promise<R | undefined>;
+  run(sql: string, params?: readonly SqlValue[]): Promise<{ changes: number }>;
+}
+
+export interface Transaction extends SqlExecutor {
+  /**
+   * Suffix for a SELECT that must lock the rows it reads until commit: ` FOR UPDATE` on
+   * PostgreSQL, empty on SQLite (whose write transactions already hold the one writer lock).
+   */
+  readonly forUpdate: string;
+}
+
+export type EngineKind = 'sqlite' | 'postgres';
+
+export interface StoreEngine {
+  readonly kind: EngineKind;
+  /**
+   * Run `fn` inside one serializable write transaction: commit when it resolves, roll back
+   * when it throws (and rethrow). Nothing outside `fn` may decide what it writes.
+   */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /** A read-only snapshot (no locks taken). */
+  read<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
