@@ -44,6 +44,8 @@ export const ERROR_CODES = {
   unavailable: spec(503, true),
   store_busy: spec(503, true),
   store_corrupt: spec(500),
+  store_schema_newer: spec(500),
+  store_schema_mismatch: spec(500),
   internal: spec(500),
   usage: spec(400),
   // --- occurrences (AOC) -----------------------------------------------------------------------
@@ -66,6 +68,11 @@ export const ERROR_CODES = {
   release_not_owner: spec(403),
   observation_invalid: spec(400),
   remedy_invalid: spec(400),
+  reissue_invalid: spec(409),
+  linked_identifier_conflict: spec(409),
+  profile_conflict: spec(409),
+  domain_conflict: spec(409),
+  authority_conflict: spec(409),
   // --- providers -------------------------------------------------------------------------------
   provider_unreachable: spec(502, true),
   provider_response_invalid: spec(502),

@@ -7,6 +7,7 @@
  */
 import canonicalizeLibrary from 'canonicalize';
 import { BatonError } from './errors.js';
+import { hasLoneSurrogate } from './json.js';
 
 const MAX_DEPTH = 1000;
 
@@ -18,7 +19,7 @@ function assertIJson(value: unknown, path: string, depth: number): void {
   if (depth > MAX_DEPTH) reject(path, `nesting deeper than ${MAX_DEPTH}`);
   switch (typeof value) {
     case 'string':
-      if (!value.isWellFormed()) reject(path, 'string with a lone surrogate');
+      if (hasLoneSurrogate(value)) reject(path, 'string with a lone surrogate');
       return;
     case 'number':
       if (!Number.isFinite(value)) reject(path, `non-finite number ${String(value)}`);
@@ -28,7 +29,11 @@ function assertIJson(value: unknown, path: string, depth: number): void {
     case 'object':
       if (value === null) return;
       if (Array.isArray(value)) {
-        value.forEach((item, i) => assertIJson(item, `${path}[${i}]`, depth + 1));
+        // A hole would be serialized as null: a silent change, like undefined (RFC 8785 §3.2.2.3).
+        for (let i = 0; i < value.length; i++) {
+          if (!Object.hasOwn(value, i)) reject(`${path}[${i}]`, 'hole in a sparse array');
+          assertIJson(value[i], `${path}[${i}]`, depth + 1);
+        }
         return;
       }
       {
@@ -36,7 +41,7 @@ function assertIJson(value: unknown, path: string, depth: number): void {
         if (proto !== Object.prototype && proto !== null) reject(path, 'not a plain object');
       }
       for (const [key, member] of Object.entries(value)) {
-        if (!key.isWellFormed()) reject(path, 'member name with a lone surrogate');
+        if (hasLoneSurrogate(key)) reject(path, 'member name with a lone surrogate');
         assertIJson(member, `${path}.${key}`, depth + 1);
       }
       return;
