@@ -1,0 +1,149 @@
+/**
+ * `baton sandbox`: run the sandbox payments provider (docs/sandbox.md) until SIGINT or SIGTERM.
+ * Prints one JSON line with where it listens and its public verification material; the HMAC secret
+ * itself only with --print-secret (a profile pins the secret id, never the secret).
+ */
+import { parseArgs } from 'node:util';
+import { BatonError } from '../../core/errors.js';
+import {
+  createSandboxProvider,
+  ENVIRONMENT,
+  SIGNING_MODES,
+  type SandboxOptions,
+  type SigningMode,
+} from '../../providers/sandbox/index.js';
+import { reportError, wantsHelp, type Command } from '../command.js';
+import { EXIT, type CliIo } from '../io.js';
+
+const USAGE = `usage: baton sandbox [--port N] [--host H] [--account ID]... [--signing hmac|ed25519|both]
+                     [--webhook URL]... [--admin-token T] [--retention-ms MS] [--settle-delay-ms MS]
+                     [--print-secret]
+
+Run the sandbox payments provider (a synthetic stand-in for a payments API; docs/sandbox.md) until
+SIGINT or SIGTERM. Prints one JSON line: url, accounts, admin token and verification material (HMAC
+secret id, Ed25519 public JWK and kid). Defaults: port 4010, host 127.0.0.1, account acct_sandbox,
+signing both, retention 24 h, settle delay 0.
+Environment: BATON_SANDBOX_HMAC_SECRET (base64url, >= 32 bytes), BATON_SANDBOX_ED25519_SEED (base64url,
+32 bytes) and BATON_SANDBOX_ADMIN_TOKEN keep keys and token stable across restarts.
+`;
+
+const OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  account: { type: 'string', multiple: true },
+  signing: { type: 'string' },
+  webhook: { type: 'string', multiple: true },
+  'admin-token': { type: 'string' },
+  'retention-ms': { type: 'string' },
+  'settle-delay-ms': { type: 'string' },
+  'print-secret': { type: 'boolean' },
+} as const;
+
+function whole(text: string | undefined, name: string, fallback: number, max: number): number {
+  if (text === undefined) return fallback;
+  if (!/^[0-9]{1,12}$/.test(text) || Number(text) > max) {
+    throw new BatonError('usage', `--${name} must be a whole number up to ${max}`);
+  }
+  return Number(text);
+}
+
+function envBytes(name: string): Buffer | undefined {
+  const text = process.env[name];
+  return text === undefined || text === '' ? undefined : Buffer.from(text, 'base64url');
+}
+
+interface Parsed {
+  port: number;
+  host: string;
+  printSecret: boolean;
+  options: SandboxOptions;
+}
+
+function parse(argv: string[]): Parsed {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }));
+  } catch (cause) {
+    throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
+  }
+  const signing = (values.signing ?? 'both') as SigningMode;
+  if (!SIGNING_MODES.includes(signing))
+    throw new BatonError('usage', '--signing must be hmac, ed25519 or both');
+  if (values['print-secret'] === true && signing === 'ed25519') {
+    throw new BatonError('usage', '--print-secret needs HMAC signing');
+  }
+  for (const url of values.webhook ?? []) {
+    if (!URL.canParse(url)) throw new BatonError('usage', '--webhook must be an absolute URL');
+  }
+  return {
+    port: whole(values.port, 'port', 4010, 65535),
+    host: values.host ?? '127.0.0.1',
+    printSecret: values['print-secret'] === true,
+    options: {
+      signing,
+      accounts: values.account,
+      webhookUrls: values.webhook,
+      adminToken: values['admin-token'] ?? process.env['BATON_SANDBOX_ADMIN_TOKEN'],
+      retentionMs: whole(values['retention-ms'], 'retention-ms', 24 * 3600 * 1000, 3650 * 24 * 3600 * 1000),
+      settleDelayMs: whole(values['settle-delay-ms'], 'settle-delay-ms', 0, 3600 * 1000),
+      hmacSecret: envBytes('BATON_SANDBOX_HMAC_SECRET'),
+      ed25519Seed: envBytes('BATON_SANDBOX_ED25519_SEED'),
+    },
+  };
+}
+
+/** Resolve on SIGINT, SIGTERM or `stop` (tests), removing every listener it added. */
+function untilStopped(stop: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      stop?.removeEventListener('abort', done);
+      resolve();
+    };
+    process.on('SIGINT', done);
+    process.on('SIGTERM', done);
+    if (stop?.aborted) done();
+    else stop?.addEventListener('abort', done);
+  });
+}
+
+export async function runSandbox(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
+  if (wantsHelp(argv)) {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+  let provider;
+  try {
+    const parsed = parse(argv);
+    provider = createSandboxProvider(parsed.options);
+    const url = await provider.listen(parsed.port, parsed.host).catch((cause: unknown) => {
+      throw new BatonError('usage', `cannot listen on ${parsed.host}:${parsed.port}`, {}, { cause });
+    });
+    const secret = parsed.printSecret ? provider.pins().find((p) => p.kind === 'hmac') : undefined;
+    const info = {
+      url,
+      environment: ENVIRONMENT,
+      accounts: provider.accounts,
+      admin_token: provider.adminToken,
+      verification: provider.verification,
+      ...(secret?.kind === 'hmac' && { hmac_secret: Buffer.from(secret.secret).toString('base64url') }),
+    };
+    io.stdout(`${JSON.stringify(info)}\n`);
+    io.stderr(`sandbox: listening on ${url} (SIGINT or SIGTERM stops it)\n`);
+  } catch (error) {
+    await provider?.close();
+    return reportError(error, io);
+  }
+  await untilStopped(stop);
+  await provider.close();
+  io.stderr('sandbox: stopped\n');
+  return EXIT.ok;
+}
+
+export const sandboxCommand: Command = {
+  name: 'sandbox',
+  summary: 'Run the sandbox payments provider (signed answers, faults, effect counter).',
+  usage: USAGE,
+  run: (argv, io) => runSandbox(argv, io),
+};
