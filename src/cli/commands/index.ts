@@ -1,6 +1,8 @@
 import type { Command } from '../command.js';
 import { digestCommand, jcsCommand } from './jcs.js';
+import { leaseCommand } from './lease.js';
 import { sandboxCommand } from './sandbox.js';
+import { sorCommand } from './sor.js';
 
 /** Every `baton` command, in the order `baton --help` lists them. */
-export const commands: readonly Command[] = [sandboxCommand, jcsCommand, digestCommand];
+export const commands: readonly Command[] = [sandboxCommand, sorCommand, leaseCommand, jcsCommand, digestCommand];

@@ -1,0 +1,173 @@
+/**
+ * `baton lease keygen|sign|verify` (DESIGN.md §8; PTCL rules in src/leases, formats in docs/leases.md).
+ * verify prints `valid` and exits 0, or prints the refusal code and exits 1; bad usage exits 2.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { BatonError } from '../../core/errors.js';
+import {
+  exportPrivatePem,
+  exportPublicPem,
+  generateEd25519KeyPair,
+  importEd25519PrivateKey,
+  importEd25519PublicKey,
+} from '../../core/ed25519.js';
+import { isSha256HexTag } from '../../core/digest.js';
+import { parseStrictJson } from '../../core/json.js';
+import { parseRfc3339 } from '../../core/time.js';
+import {
+  keyRing,
+  parseLeaseJson,
+  signLease,
+  signingKeyFrom,
+  unsignedLeaseFromJson,
+  verifyLeaseText,
+  type LeaseChecks,
+} from '../../leases/index.js';
+import { readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { EXIT, type CliIo } from '../io.js';
+
+const USAGE = `usage: baton lease keygen --out DIR
+       baton lease sign --key PRIVATE.pem [FILE|-]
+       baton lease verify --key PUBLIC.pem [--now RFC3339] [--epoch N] [--state-digest sha256:HEX]
+                          [--inverse-payload FILE] [--target URI] [FILE|-]
+
+keygen  writes DIR/private.pem (PKCS#8, mode 0600) and DIR/public.pem (SPKI) and prints the kid.
+sign    prints the lease signed with Ed25519 over the JCS of the lease without its signature member.
+verify  checks every rule it has the facts for: shape, signature, recovery mode, t_req_ms <= t_granted_ms,
+        target (--target), clock skew and expiry (against --now, default the system clock), fence epoch
+        (--epoch: the resource's current epoch), pre-image (--state-digest) and inverse payload
+        (--inverse-payload). Prints 'valid' and exits 0, or the refusal code and exits 1.
+`;
+
+type Values = Record<string, string | boolean | undefined>;
+
+function parse(
+  argv: string[],
+  options: NonNullable<ParseArgsConfig['options']>,
+): { values: Values; positionals: string[] } {
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return { values: values as Values, positionals };
+  } catch (cause) {
+    throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
+  }
+}
+
+async function readText(file: string, what: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (cause) {
+    throw new BatonError('usage', `cannot read ${what} ${file}`, { file }, { cause });
+  }
+}
+
+function one(positionals: string[]): string | undefined {
+  if (positionals.length > 1) throw new BatonError('usage', 'expected at most one FILE');
+  return positionals[0];
+}
+
+async function keygen(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parse(argv, { out: { type: 'string' } });
+  if (typeof values.out !== 'string') throw new BatonError('usage', '--out DIR is required');
+  const pair = generateEd25519KeyPair();
+  await mkdir(values.out, { recursive: true });
+  try {
+    await writeFile(join(values.out, 'private.pem'), exportPrivatePem(pair.privateKey), {
+      mode: 0o600,
+      flag: 'wx',
+    });
+    await writeFile(join(values.out, 'public.pem'), exportPublicPem(pair.publicKey), { flag: 'wx' });
+  } catch (cause) {
+    throw new BatonError(
+      'usage',
+      `cannot write keys into ${values.out} (existing keys are never overwritten)`,
+      {},
+      { cause },
+    );
+  }
+  io.stdout(`${pair.kid}\n`);
+  return EXIT.ok;
+}
+
+async function sign(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(argv, { key: { type: 'string' } });
+  if (typeof values.key !== 'string') throw new BatonError('usage', '--key PRIVATE.pem is required');
+  const key = signingKeyFrom(importEd25519PrivateKey({ pem: await readText(values.key, 'key') }));
+  const draft = unsignedLeaseFromJson(parseLeaseJson(await readInput(one(positionals), io)));
+  io.stdout(`${JSON.stringify(signLease(draft, key), null, 2)}\n`);
+  return EXIT.ok;
+}
+
+async function verifyChecks(values: Values): Promise<LeaseChecks> {
+  const key = importEd25519PublicKey({ pem: await readText(String(values['key']), 'key') });
+  const checks: LeaseChecks = { nowMs: Date.now(), keys: keyRing([key]) };
+  const { now, epoch, target } = values;
+  const digest = values['state-digest'];
+  const inverse = values['inverse-payload'];
+  if (typeof now === 'string') checks.nowMs = parseRfc3339(now);
+  if (typeof epoch === 'string') {
+    if (!/^(0|[1-9][0-9]*)$/.test(epoch) || !Number.isSafeInteger(Number(epoch))) {
+      throw new BatonError('usage', '--epoch must be a non-negative integer');
+    }
+    checks.epoch = Number(epoch);
+  }
+  if (typeof digest === 'string') {
+    if (!isSha256HexTag(digest))
+      throw new BatonError('usage', '--state-digest must be sha256: + 64 lowercase hex');
+    checks.stateDigest = digest;
+  }
+  if (typeof inverse === 'string')
+    checks.inverse = { staged: parseStrictJson(await readText(inverse, 'inverse payload')) };
+  if (typeof target === 'string') checks.target = target;
+  return checks;
+}
+
+async function verify(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    key: { type: 'string' },
+    now: { type: 'string' },
+    epoch: { type: 'string' },
+    'state-digest': { type: 'string' },
+    'inverse-payload': { type: 'string' },
+    target: { type: 'string' },
+  });
+  if (typeof values.key !== 'string') throw new BatonError('usage', '--key PUBLIC.pem is required');
+  const checks = await verifyChecks(values);
+  const verdict = verifyLeaseText(await readInput(one(positionals), io), checks);
+  if (verdict.ok) {
+    io.stdout('valid\n');
+    return EXIT.ok;
+  }
+  io.stdout(`${verdict.rejection.code}\n`);
+  io.stderr(`refused (${verdict.rejection.rule}): ${verdict.rejection.message}\n`);
+  return EXIT.negative;
+}
+
+const SUB: Record<string, (argv: string[], io: CliIo) => Promise<number>> = { keygen, sign, verify };
+
+export async function runLease(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || wantsHelp(argv)) {
+    io.stdout(USAGE);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const sub = SUB[name];
+  if (sub === undefined) {
+    io.stderr(`error: usage: unknown lease command '${name}'\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  try {
+    return await sub(rest, io);
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+export const leaseCommand: Command = {
+  name: 'lease',
+  summary: 'Generate keys for, sign and verify PTCL compensation leases.',
+  usage: USAGE,
+  run: runLease,
+};

@@ -1,0 +1,185 @@
+/**
+ * The Fastify plugin a system of record mounts to enforce PTCL (draft §3-§6): reads publish the
+ * resource's epoch in Agent-Fence-Token; a leased POST commits (or shadows, or escrows) only when
+ * every rule holds and answers with a signed Agent-Commit-Receipt; every refusal answers with a
+ * signed rejection receipt (problem+json) that the service has already appended to the audit log.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BatonError, isBatonError } from '../core/errors.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
+import { parseStrictJson } from '../core/json.js';
+import { formatRfc3339 } from '../core/time.js';
+import {
+  COMMIT_RECEIPT_HEADER,
+  FENCE_TOKEN_HEADER,
+  LEASE_HEADER,
+  decodeLeaseHeader,
+  encodeReceiptHeader,
+} from './carriage.js';
+import type { Answer, LeaseService, StagedRequest } from './service.js';
+
+export interface LeasePluginOptions {
+  service: LeaseService;
+  /** Where the leased resources live, e.g. `/api/v2/inventory/allocations`; each is `<path>/:id`. */
+  collectionPath: string;
+  /** The canonical absolute URI of resource `id`: what a lease must name in sor_target_uri. */
+  targetUri: (id: string) => string;
+  /** Whether the request comes from an operator (escrow approval, audit, escrow queue). */
+  isOperator: (request: FastifyRequest) => boolean;
+  /** The receipt-signing public key, published so gateways can check receipts. */
+  receiptJwk: JsonObject;
+}
+
+type IdParams = { Params: { id: string } };
+type LeaseParams = { Params: { leaseId: string } };
+
+function problem(reply: FastifyReply, error: BatonError, extra: JsonObject = {}): FastifyReply {
+  const body = {
+    type: 'about:blank',
+    title: error.code,
+    status: error.status,
+    code: error.code,
+    detail: error.message,
+    ...extra,
+  };
+  return reply.code(error.status).type('application/problem+json').send(body);
+}
+
+function send(reply: FastifyReply, answer: Answer): FastifyReply {
+  reply.header(COMMIT_RECEIPT_HEADER, encodeReceiptHeader(answer.receipt));
+  if (answer.resource !== undefined) reply.header(FENCE_TOKEN_HEADER, String(answer.resource.epoch));
+  const receipt = answer.receipt as unknown as JsonObject;
+  if (answer.rejection !== undefined) {
+    const { code, message, rule } = answer.rejection;
+    const body = {
+      type: 'about:blank',
+      title: code,
+      status: answer.status,
+      code,
+      detail: message,
+      rule,
+      receipt,
+    };
+    return reply.code(answer.status).type('application/problem+json').send(body);
+  }
+  const state = answer.resource?.state ?? null;
+  return reply.code(answer.status).send({ receipt, epoch: answer.resource?.epoch ?? null, state });
+}
+
+/** The operation and inverse payload beside the lease: `{"operation": …, "inverse_payload": …}`. */
+function staged(body: unknown): StagedRequest {
+  const none = (defect: string): StagedRequest => ({
+    operation: undefined,
+    inversePayload: undefined,
+    defect,
+  });
+  if (!Buffer.isBuffer(body) || body.length === 0) return none('request body is empty');
+  let value: JsonValue;
+  try {
+    value = parseStrictJson(body);
+  } catch (error) {
+    if (isBatonError(error)) return none(`request body is not strict JSON (${error.code})`);
+    throw error;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return none('body must be an object');
+  const extra = Object.keys(value).find((k) => k !== 'operation' && k !== 'inverse_payload');
+  if (extra !== undefined) return none('body has an unknown member');
+  return { operation: value['operation'], inversePayload: value['inverse_payload'] };
+}
+
+function requestUri(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}${request.url}`;
+}
+
+export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promise<void> {
+  // Bodies are read raw and parsed strictly here, so a malformed body still gets a signed refusal.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  const operator = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    if (o.isOperator(request)) return true;
+    void problem(reply, new BatonError('unauthenticated', 'operator credentials required'));
+    return false;
+  };
+
+  app.get<IdParams>(`${o.collectionPath}/:id`, async (request, reply) => {
+    const resource = o.service.read(o.targetUri(request.params.id));
+    if (resource === undefined) return problem(reply, new BatonError('not_found', 'no such resource'));
+    return reply.header(FENCE_TOKEN_HEADER, String(resource.epoch)).send(resource.state);
+  });
+
+  app.post<IdParams>(`${o.collectionPath}/:id`, async (request, reply) => {
+    let leaseBytes: Buffer | undefined;
+    try {
+      leaseBytes = decodeLeaseHeader(request.headers[LEASE_HEADER]);
+    } catch (error) {
+      if (!isBatonError(error)) throw error;
+      leaseBytes = Buffer.from(String(request.headers[LEASE_HEADER]), 'latin1');
+    }
+    return send(reply, o.service.mutate(o.targetUri(request.params.id), leaseBytes, staged(request.body)));
+  });
+
+  app.post<LeaseParams>('/ptcl/leases/:leaseId/recover', async (request, reply) => {
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    return send(reply, o.service.recover(request.params.leaseId, body, requestUri(request)));
+  });
+
+  app.get<LeaseParams>('/ptcl/leases/:leaseId', async (request, reply) => {
+    const rec = o.service.leaseRecord(request.params.leaseId);
+    if (rec === undefined) return problem(reply, new BatonError('not_found', 'no such lease'));
+    const { leaseId, target, mode, status, committedEpoch, acceptedAtMs, windowEndsAtMs } = rec;
+    return reply.send({
+      lease_id: leaseId,
+      sor_target_uri: target,
+      recovery_mode: mode,
+      status,
+      committed_epoch: committedEpoch,
+      accepted_at: formatRfc3339(acceptedAtMs),
+      window_ends_at: formatRfc3339(windowEndsAtMs),
+    });
+  });
+
+  app.get<LeaseParams>('/ptcl/shadow/:leaseId', async (request, reply) => {
+    const shadow = o.service.shadow(request.params.leaseId);
+    if (shadow === undefined) return problem(reply, new BatonError('not_found', 'no such shadow write'));
+    const { leaseId, target, baseEpoch, epoch, state, digest } = shadow;
+    return reply.send({
+      lease_id: leaseId,
+      sor_target_uri: target,
+      base_epoch: baseEpoch,
+      epoch,
+      state,
+      digest,
+    });
+  });
+
+  app.post<LeaseParams>('/ptcl/escrow/:leaseId/approve', async (request, reply) => {
+    if (!operator(request, reply)) return reply;
+    return send(reply, o.service.approve(request.params.leaseId, requestUri(request)));
+  });
+
+  app.get('/ptcl/escrow', async (request, reply) => {
+    if (!operator(request, reply)) return reply;
+    const pending = o.service.pendingEscrows().map((e) => ({
+      lease_id: e.leaseId,
+      sor_target_uri: e.target,
+      held_at: formatRfc3339(e.heldAtMs),
+      approve_by: formatRfc3339(e.approveByMs),
+    }));
+    return reply.send({ pending });
+  });
+
+  app.get<{ Querystring: { after?: string; limit?: string } }>('/ptcl/audit', async (request, reply) => {
+    if (!operator(request, reply)) return reply;
+    const after = Number(request.query.after ?? 0);
+    const limit = Math.min(Number(request.query.limit ?? 100), 1000);
+    if (!Number.isSafeInteger(after) || !Number.isSafeInteger(limit) || after < 0 || limit < 1) {
+      return problem(reply, new BatonError('input_invalid', 'after and limit must be non-negative integers'));
+    }
+    return reply.send({ entries: o.service.audit(after, limit) });
+  });
+
+  app.get('/ptcl/receipt-key', async (_request, reply) => reply.send(o.receiptJwk));
+  return Promise.resolve();
+}

@@ -1,0 +1,242 @@
+/**
+ * The imperative shell of the system of record (DESIGN.md §1 service.ts shape): each command reads
+ * the clock once, checks what needs no state outside the ledger, then decides and writes inside one
+ * ledger transaction. Every answer carries a signed receipt, and every receipt is appended to the
+ * audit log in the same transaction as the change it reports (draft §5: auditable rejection receipts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../core/clock.js';
+import { sha256HexTag, type Sha256HexTag } from '../core/digest.js';
+import { ERROR_CODES, isBatonError } from '../core/errors.js';
+import type { JsonValue } from '../core/json.js';
+import type { AuditEntry, LeaseLedger, LedgerTx } from './ledger.js';
+import { admit, approve, lapse } from './machine.js';
+import type { EscrowRecord, Lease, LeaseRecord, Rejection, ResourceRecord, ShadowRecord } from './model.js';
+import type { Outcome, ResourceModel } from './outcome.js';
+import { parseLease } from './parse.js';
+import { rejectionDraft, signReceipt, type Receipt, type ReceiptDraft } from './receipts.js';
+import { recover } from './recover.js';
+import { checkRecoveryOrder, parseRecoveryOrder, type RecoveryOrder } from './recovery-order.js';
+import type { KeyResolver, SigningKey } from './signing.js';
+import { checkAgainstState, verifyLease } from './verify.js';
+
+export interface LeaseServiceOptions {
+  ledger: LeaseLedger;
+  model: ResourceModel;
+  clock: Clock;
+  /** The system of record's own key: it signs every receipt. */
+  signer: SigningKey;
+  /** Gateways whose leases this system of record honours. */
+  trusted: KeyResolver;
+  newReceiptId?: () => string;
+}
+
+export interface Answer {
+  status: number;
+  receipt: Receipt;
+  resource: ResourceRecord | undefined;
+  rejection?: Rejection;
+}
+
+/** What the gateway staged beside its lease: the operation and the inverse payload. */
+export interface StagedRequest {
+  operation: JsonValue | undefined;
+  inversePayload: JsonValue | undefined;
+  /** Why the request body could not be read, if it could not. */
+  defect?: string;
+}
+
+interface Facts {
+  target: string;
+  leaseId: string | null;
+  leaseHash: Sha256HexTag | null;
+  resource: ResourceRecord | undefined;
+}
+
+const reject = (code: Rejection['code'], rule: Rejection['rule'], message: string): Rejection => ({
+  code,
+  rule,
+  message,
+});
+
+export class LeaseService {
+  readonly #o: LeaseServiceOptions;
+
+  constructor(options: LeaseServiceOptions) {
+    this.#o = options;
+  }
+
+  read(target: string): ResourceRecord | undefined {
+    return this.#o.ledger.transact((tx) => tx.resource(target));
+  }
+
+  leaseRecord(leaseId: string): LeaseRecord | undefined {
+    return this.#o.ledger.transact((tx) => tx.lease(leaseId));
+  }
+
+  shadow(leaseId: string): ShadowRecord | undefined {
+    return this.#o.ledger.transact((tx) => tx.shadow(leaseId));
+  }
+
+  audit(afterSeq: number, limit: number): AuditEntry[] {
+    return this.#o.ledger.audit(afterSeq, limit);
+  }
+
+  /** Pending escrows, after letting the overdue ones lapse. */
+  pendingEscrows(): EscrowRecord[] {
+    this.sweep();
+    return this.#o.ledger.pendingEscrows();
+  }
+
+  /** A leased mutation of `target` (draft §3, §4): commit, shadow write or escrow hold — or a refusal. */
+  mutate(target: string, leaseBytes: Uint8Array | undefined, staged: StagedRequest): Answer {
+    const nowMs = this.#o.clock.wallMs();
+    const facts: Facts = { target, leaseId: null, leaseHash: null, resource: undefined };
+    if (leaseBytes === undefined) {
+      return this.#refuse(
+        facts,
+        reject('ERR_LEASE_MALFORMED', 'CRYPTOGRAPHIC_BINDING', 'no lease presented'),
+        nowMs,
+      );
+    }
+    facts.leaseHash = sha256HexTag(leaseBytes);
+    let lease: Lease;
+    try {
+      lease = parseLease(leaseBytes);
+    } catch (error) {
+      if (!isBatonError(error, 'ERR_LEASE_MALFORMED')) throw error;
+      return this.#refuse(facts, reject(error.code, 'CRYPTOGRAPHIC_BINDING', error.message), nowMs);
+    }
+    facts.leaseId = lease.lease_id;
+    const verdict = verifyLease(lease, { nowMs, keys: this.#o.trusted, target });
+    if (!verdict.ok) return this.#refuse(facts, verdict.rejection, nowMs);
+    if (staged.defect !== undefined) {
+      return this.#refuse(facts, reject('input_invalid', 'RESOURCE_SEMANTICS', staged.defect), nowMs);
+    }
+    const { operation, inversePayload } = staged;
+    return this.#o.ledger.transact((tx) => {
+      const resource = (facts.resource = tx.resource(target));
+      if (resource === undefined)
+        return this.#refuseIn(tx, facts, reject('not_found', 'TARGET_BINDING', 'no such resource'), nowMs);
+      const state = checkAgainstState(verdict.lease, {
+        nowMs,
+        keys: this.#o.trusted,
+        epoch: resource.epoch,
+        stateDigest: resource.digest,
+        inverse: { staged: inversePayload },
+        replayed: tx.lease(lease.lease_id) !== undefined,
+      });
+      if (state !== undefined && !state.ok) return this.#refuseIn(tx, facts, state.rejection, nowMs);
+      if (operation === undefined || inversePayload === undefined) {
+        return this.#refuseIn(
+          tx,
+          facts,
+          reject('input_invalid', 'RESOURCE_SEMANTICS', 'no operation staged'),
+          nowMs,
+        );
+      }
+      const outcome = admit(verdict.lease, resource, { operation, inversePayload }, nowMs, this.#o.model);
+      return this.#finish(tx, outcome, facts, nowMs);
+    });
+  }
+
+  /** Run a lease's recovery on a signed recovery order (recovery-order.ts). */
+  recover(leaseId: string, orderBytes: Uint8Array, requestUri: string): Answer {
+    const nowMs = this.#o.clock.wallMs();
+    const facts: Facts = { target: requestUri, leaseId, leaseHash: null, resource: undefined };
+    let order: RecoveryOrder;
+    try {
+      order = parseRecoveryOrder(orderBytes);
+    } catch (error) {
+      if (!isBatonError(error, 'ERR_LEASE_MALFORMED')) throw error;
+      return this.#refuse(facts, reject(error.code, 'CRYPTOGRAPHIC_BINDING', error.message), nowMs);
+    }
+    if (order.lease_id !== leaseId) {
+      return this.#refuse(
+        facts,
+        reject('ERR_LEASE_MALFORMED', 'CRYPTOGRAPHIC_BINDING', 'order names another lease'),
+        nowMs,
+      );
+    }
+    return this.#withLease(facts, nowMs, (tx, rec, resource) => {
+      const bad = checkRecoveryOrder(order, rec.lease, this.#o.trusted, nowMs);
+      if (bad !== undefined) return { kind: 'refused', rejection: bad, writes: [] };
+      const view = { resource, snapshot: tx.snapshot(leaseId), shadow: tx.shadow(leaseId) };
+      return recover(rec, view, nowMs, this.#o.model);
+    });
+  }
+
+  /** An operator approves a HUMAN_ESCROW mutation (the caller has authenticated the operator). */
+  approve(leaseId: string, requestUri: string): Answer {
+    const nowMs = this.#o.clock.wallMs();
+    const facts: Facts = { target: requestUri, leaseId, leaseHash: null, resource: undefined };
+    return this.#withLease(facts, nowMs, (_tx, rec, resource) =>
+      approve(rec, resource, nowMs, this.#o.model),
+    );
+  }
+
+  /** Let every escrowed mutation whose window has passed lapse; returns the lapse receipts. */
+  sweep(): Receipt[] {
+    const nowMs = this.#o.clock.wallMs();
+    return this.#o.ledger.transact((tx) =>
+      tx.dueEscrows(nowMs).flatMap((escrow) => {
+        const rec = tx.lease(escrow.leaseId);
+        if (rec === undefined) return [];
+        const facts: Facts = {
+          target: rec.target,
+          leaseId: rec.leaseId,
+          leaseHash: null,
+          resource: tx.resource(rec.target),
+        };
+        return [this.#finish(tx, lapse(rec), facts, nowMs).receipt];
+      }),
+    );
+  }
+
+  #withLease(
+    facts: Facts,
+    nowMs: number,
+    decide: (tx: LedgerTx, rec: LeaseRecord, resource: ResourceRecord) => Outcome,
+  ): Answer {
+    return this.#o.ledger.transact((tx) => {
+      const rec = tx.lease(facts.leaseId ?? '');
+      if (rec === undefined)
+        return this.#refuseIn(tx, facts, reject('not_found', 'LEASE_REPLAY', 'no such lease'), nowMs);
+      facts.target = rec.target;
+      const resource = (facts.resource = tx.resource(rec.target));
+      if (resource === undefined)
+        return this.#refuseIn(tx, facts, reject('not_found', 'TARGET_BINDING', 'no such resource'), nowMs);
+      return this.#finish(tx, decide(tx, rec, resource), facts, nowMs);
+    });
+  }
+
+  #finish(tx: LedgerTx, outcome: Outcome, facts: Facts, nowMs: number): Answer {
+    for (const change of outcome.writes) tx.write(change);
+    if (outcome.kind === 'refused') return this.#refuseIn(tx, facts, outcome.rejection, nowMs);
+    const receipt = this.#sign(outcome.receipt, facts.target, nowMs);
+    tx.appendAudit(receipt);
+    return { status: outcome.status, receipt, resource: outcome.resource };
+  }
+
+  #refuse(facts: Facts, rejection: Rejection, nowMs: number): Answer {
+    return this.#o.ledger.transact((tx) => this.#refuseIn(tx, facts, rejection, nowMs));
+  }
+
+  #refuseIn(tx: LedgerTx, facts: Facts, rejection: Rejection, nowMs: number): Answer {
+    const epoch = facts.resource?.epoch ?? null;
+    const draft = rejectionDraft(rejection, { leaseId: facts.leaseId, epoch, leaseHash: facts.leaseHash });
+    const receipt = this.#sign(draft, facts.target, nowMs);
+    tx.appendAudit(receipt);
+    const status = receiptStatus(rejection);
+    return { status, receipt, resource: facts.resource, rejection };
+  }
+
+  #sign(draft: ReceiptDraft, target: string, nowMs: number): Receipt {
+    const receiptId = this.#o.newReceiptId?.() ?? `urn:uuid:${randomUUID()}`;
+    return signReceipt(draft, { receiptId, nowMs, target }, this.#o.signer);
+  }
+}
+
+function receiptStatus(rejection: Rejection): number {
+  return ERROR_CODES[rejection.code].status;
+}

@@ -1,0 +1,108 @@
+/**
+ * `baton sor`: a reference system of record (inventory allocations) built on the leases plugin, with
+ * its own SQLite file. It is a development and test fixture for PTCL, not a production inventory.
+ */
+import { createHash, timingSafeEqual, type KeyObject } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { systemClock, type Clock } from '../core/clock.js';
+import { exportEd25519PublicJwk } from '../core/ed25519.js';
+import type { JsonObject } from '../core/json.js';
+import { LeaseService, keyRing, leasePlugin, type SigningKey } from '../leases/index.js';
+import { ALLOCATIONS_PATH, SEED, inventoryModel } from './inventory.js';
+import { SqliteLeaseLedger } from './sqlite-ledger.js';
+
+export interface SorOptions {
+  dbPath: string;
+  /** Signs every receipt. */
+  signer: SigningKey;
+  /** Gateways whose leases are honoured. */
+  trusted: readonly KeyObject[];
+  /** Bearer token for operator routes (escrow approval, audit). */
+  operatorToken: string;
+  port?: number;
+  host?: string;
+  /** Canonical origin of target URIs; default `http://HOST:PORT` once listening. */
+  publicOrigin?: string;
+  clock?: Clock;
+  /** How often overdue escrows are let lapse; 0 disables the timer (tests sweep explicitly). */
+  sweepIntervalMs?: number;
+}
+
+export interface RunningSor {
+  url: string;
+  origin: string;
+  app: FastifyInstance;
+  service: LeaseService;
+  ledger: SqliteLeaseLedger;
+  targetUri(id: string): string;
+  close(): Promise<void>;
+}
+
+function bearerCheck(token: string): (request: FastifyRequest) => boolean {
+  const want = createHash('sha256').update(token).digest();
+  return (request) => {
+    const header = request.headers.authorization;
+    if (typeof header !== 'string' || !header.startsWith('Bearer ')) return false;
+    return timingSafeEqual(createHash('sha256').update(header.slice(7)).digest(), want);
+  };
+}
+
+export async function startSor(o: SorOptions): Promise<RunningSor> {
+  const clock = o.clock ?? systemClock;
+  const ledger = new SqliteLeaseLedger(o.dbPath);
+  const service = new LeaseService({
+    ledger,
+    model: inventoryModel,
+    clock,
+    signer: o.signer,
+    trusted: keyRing(o.trusted),
+  });
+  let origin = o.publicOrigin ?? '';
+  const targetUri = (id: string): string => `${origin}${ALLOCATIONS_PATH}/${encodeURIComponent(id)}`;
+  const app = Fastify({ logger: false });
+  await app.register(leasePlugin, {
+    service,
+    collectionPath: ALLOCATIONS_PATH,
+    targetUri,
+    isOperator: bearerCheck(o.operatorToken),
+    receiptJwk: exportEd25519PublicJwk(o.signer.privateKey) as unknown as JsonObject,
+  });
+  const host = o.host ?? '127.0.0.1';
+  try {
+    await app.listen({ port: o.port ?? 0, host });
+  } catch (error) {
+    ledger.close();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : (o.port ?? 0);
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  origin = (o.publicOrigin ?? url).replace(/\/+$/, '');
+  for (const { allocation, epoch } of SEED)
+    ledger.seed(targetUri(allocation.allocation_id), allocation, epoch, clock.wallMs());
+  // A failed sweep (say, the database busy beyond its timeout) is reported and retried next tick;
+  // overdue escrows are also lapsed on every approval and queue read, so nothing depends on one tick.
+  const sweep = (): void => {
+    try {
+      service.sweep();
+    } catch (error) {
+      process.emitWarning(`escrow sweep failed: ${error instanceof Error ? error.message : 'unknown error'}`);
+    }
+  };
+  const every = o.sweepIntervalMs ?? 1000;
+  const timer = every > 0 ? setInterval(sweep, every) : undefined;
+  timer?.unref();
+  return {
+    url,
+    origin,
+    app,
+    service,
+    ledger,
+    targetUri,
+    async close() {
+      if (timer !== undefined) clearInterval(timer);
+      await app.close();
+      ledger.close();
+    },
+  };
+}

@@ -1,0 +1,235 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { BatonErrorCode } from '../../src/core/errors.js';
+import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
+import { formatRfc3339, parseRfc3339 } from '../../src/core/time.js';
+import { signDocument, type Lease, type UnsignedLease } from '../../src/leases/index.js';
+import {
+  allocate,
+  assertAccepted,
+  assertRefused,
+  draftLease,
+  harness,
+  mutate,
+  readResource,
+  release,
+  sign,
+  type Harness,
+} from './helpers.js';
+
+const ID = '99281';
+
+interface Case {
+  name: string;
+  code: BatonErrorCode;
+  header: (h: Harness, base: UnsignedLease) => Lease | string | undefined;
+  body?: unknown;
+}
+
+function flipHex(tag: string): string {
+  return tag.slice(0, -1) + (tag.endsWith('0') ? '1' : '0');
+}
+
+/** A value of the same type and form as `value`, but different. */
+function altered(member: string, value: unknown): unknown {
+  if (member === 'ptcl_version') return '1.1';
+  if (member === 'recovery_mode')
+    return value === 'SNAPSHOT_RESTORE' ? 'COMPENSATING_ACTION' : 'SNAPSHOT_RESTORE';
+  if (member === 'issued_at' || member === 'expires_at')
+    return formatRfc3339(parseRfc3339(String(value)) - 1000);
+  if (member === 'sor_target_uri') return String(value).replace(ID, '99282');
+  if (typeof value === 'number') return value + 1;
+  if (typeof value === 'string' && value.startsWith('sha256:')) return flipHex(value);
+  return `${String(value)}x`;
+}
+
+function memberCases(base: UnsignedLease): Case[] {
+  const lease = Object.keys(base).map((member): Case => ({
+    name: `member ${member} altered after signing`,
+    code: member === 'ptcl_version' ? 'ERR_LEASE_MALFORMED' : 'ERR_LEASE_SIGNATURE',
+    header: (h, b) => ({ ...sign(h, b), [member]: altered(member, b[member as keyof UnsignedLease]) }),
+  }));
+  const sig = (['alg', 'kid', 'sig'] as const).map((member): Case => ({
+    name: `signature.${member} altered`,
+    code: 'ERR_LEASE_SIGNATURE',
+    header: (h, b) => {
+      const signed = sign(h, b);
+      const s = signed.signature;
+      const value =
+        member === 'alg'
+          ? 'ed25519'
+          : member === 'kid'
+            ? flipHex(s.kid)
+            : `${s.sig[0] === 'A' ? 'B' : 'A'}${s.sig.slice(1)}`;
+      return { ...signed, signature: { ...s, [member]: value } };
+    },
+  }));
+  return [...lease, ...sig];
+}
+
+const stranger = generateEd25519KeyPair();
+
+function duplicated(h: Harness, b: UnsignedLease): string {
+  return JSON.stringify(sign(h, b)).replace('{', '{"cas_fence_epoch":1,');
+}
+
+const CASES: Case[] = [
+  {
+    name: 'forged signature (untrusted key, trusted kid)',
+    code: 'ERR_LEASE_SIGNATURE',
+    header: (h, b) => ({
+      ...signDocument(b, stranger),
+      signature: { ...signDocument(b, stranger).signature, kid: h.gateway.kid },
+    }),
+  },
+  {
+    name: 'signature of random bytes',
+    code: 'ERR_LEASE_SIGNATURE',
+    header: (h, b) => ({
+      ...sign(h, b),
+      signature: { ...sign(h, b).signature, sig: Buffer.alloc(64, 7).toString('base64url') },
+    }),
+  },
+  {
+    name: 'signed by an untrusted gateway',
+    code: 'ERR_LEASE_SIGNATURE',
+    header: (_h, b) => signDocument(b, stranger),
+  },
+  {
+    name: 'wrong kid: another trusted gateway',
+    code: 'ERR_LEASE_SIGNATURE',
+    header: (h, b) => ({ ...sign(h, b), signature: { ...sign(h, b).signature, kid: h.gateways[1]!.kid } }),
+  },
+  {
+    name: 'unknown alg',
+    code: 'ERR_LEASE_SIGNATURE',
+    header: (h, b) => ({ ...sign(h, b), signature: { ...sign(h, b).signature, alg: 'EdDSA' } }),
+  },
+  { name: 'duplicate member (raw JSON header)', code: 'ERR_LEASE_MALFORMED', header: duplicated },
+  {
+    name: 'duplicate member (base64url header)',
+    code: 'ERR_LEASE_MALFORMED',
+    header: (h, b) => Buffer.from(duplicated(h, b)).toString('base64url'),
+  },
+  { name: 'no lease header', code: 'ERR_LEASE_MALFORMED', header: () => undefined },
+  { name: 'header not base64url', code: 'ERR_LEASE_MALFORMED', header: () => 'not a lease!' },
+  {
+    name: 'missing member (re-signed without trace_anchor_ref)',
+    code: 'ERR_LEASE_MALFORMED',
+    header: (h, b) => {
+      const { trace_anchor_ref: _gone, ...rest } = b;
+      return signDocument(rest, h.gateway) as unknown as Lease;
+    },
+  },
+  {
+    name: 'unknown member (signed)',
+    code: 'ERR_LEASE_MALFORMED',
+    header: (h, b) => signDocument({ ...b, extra: true }, h.gateway),
+  },
+  {
+    name: 't_req_ms > t_granted_ms',
+    code: 'ERR_RECOVERY_WINDOW',
+    header: (h, b) => sign(h, { ...b, t_req_ms: b.t_granted_ms + 1 }),
+  },
+  {
+    name: 'expired',
+    code: 'ERR_LEASE_EXPIRED',
+    header: (h, b) =>
+      sign(h, {
+        ...b,
+        issued_at: formatRfc3339(h.clock.wallMs() - 60_000),
+        expires_at: formatRfc3339(h.clock.wallMs() - 1),
+      }),
+  },
+  {
+    name: 'issued_at 61 s in the future',
+    code: 'ERR_CLOCK_SKEW',
+    header: (h, b) =>
+      sign(h, {
+        ...b,
+        issued_at: formatRfc3339(h.clock.wallMs() + 61_000),
+        expires_at: formatRfc3339(h.clock.wallMs() + 120_000),
+      }),
+  },
+  {
+    name: 'equal epoch',
+    code: 'ERR_STALE_FENCE_EPOCH',
+    header: (h, b) => sign(h, { ...b, cas_fence_epoch: b.cas_fence_epoch - 1 }),
+  },
+  {
+    name: 'lower epoch',
+    code: 'ERR_STALE_FENCE_EPOCH',
+    header: (h, b) => sign(h, { ...b, cas_fence_epoch: b.cas_fence_epoch - 2 }),
+  },
+  {
+    name: 'pre-image mismatch',
+    code: 'ERR_PRE_IMAGE_MISMATCH',
+    header: (h, b) =>
+      sign(h, {
+        ...b,
+        pre_image_state_hash: flipHex(b.pre_image_state_hash) as UnsignedLease['pre_image_state_hash'],
+      }),
+  },
+  {
+    name: 'inverse payload differs from its hash',
+    code: 'ERR_INVERSE_PAYLOAD_MISMATCH',
+    header: (h, b) => sign(h, b),
+    body: { operation: allocate(3), inverse_payload: release(4) },
+  },
+  {
+    name: 'inverse payload not staged',
+    code: 'ERR_INVERSE_PAYLOAD_MISMATCH',
+    header: (h, b) => sign(h, b),
+    body: { operation: allocate(3) },
+  },
+  {
+    name: 'unknown recovery mode',
+    code: 'ERR_UNKNOWN_RECOVERY_MODE',
+    header: (h, b) => sign(h, { ...b, recovery_mode: 'BEST_EFFORT' }),
+  },
+  {
+    name: 'lease for another resource',
+    code: 'ERR_TARGET_MISMATCH',
+    header: (h, b) => sign(h, { ...b, sor_target_uri: h.sor.targetUri('99282') }),
+  },
+  {
+    name: 'body is not strict JSON',
+    code: 'input_invalid',
+    header: (h, b) => sign(h, b),
+    body: '{"operation":1,"operation":2}',
+  },
+];
+
+test('adversarial leases: each refused with its code and a signed, audited receipt; the resource unchanged', async (t) => {
+  const h = await harness(2);
+  t.after(() => h.close());
+  const base = await draftLease(h, ID, 'COMPENSATING_ACTION');
+  const cases = [...memberCases(base), ...CASES];
+  for (const c of cases) {
+    const before = await readResource(h, ID);
+    const r = await mutate(h, ID, c.header(h, base), c.body);
+    await assertRefused(h, r, c.code).catch((error: unknown) => {
+      throw new Error(`case "${c.name}": ${error instanceof Error ? error.message : String(error)}`);
+    });
+    assert.deepEqual(await readResource(h, ID), before, `case "${c.name}" changed the resource`);
+  }
+  // The unaltered lease is accepted: every refusal above came from its one defect.
+  await assertAccepted(h, await mutate(h, ID, sign(h, base)));
+  t.diagnostic(`checked ${cases.length} refusal cases`);
+});
+
+test('a replayed lease_id is refused, even inside an otherwise valid fresh lease', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const first = sign(h, await draftLease(h, ID, 'COMPENSATING_ACTION'));
+  await assertAccepted(h, await mutate(h, ID, first));
+  const after = await readResource(h, ID);
+  await assertRefused(h, await mutate(h, ID, first), 'ERR_LEASE_REPLAYED');
+  const again = sign(h, await draftLease(h, ID, 'COMPENSATING_ACTION', { leaseId: first.lease_id }));
+  await assertRefused(h, await mutate(h, ID, again), 'ERR_LEASE_REPLAYED');
+  assert.deepEqual(await readResource(h, ID), after);
+  assert.equal(h.sor.ledger.verifyAuditChain(), undefined, 'audit hash chain intact');
+  const key = (await (await fetch(`${h.sor.url}/ptcl/receipt-key`)).json()) as { kid: string };
+  assert.equal(key.kid, h.sorKey.kid, 'the receipt key is published');
+  assert.equal((await fetch(`${h.sor.url}/ptcl/audit`)).status, 401, 'the audit log is for operators');
+});
