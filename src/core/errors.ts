@@ -90,6 +90,8 @@ export const ERROR_CODES = {
   ERR_LEASE_REPLAYED: spec(409),
   ERR_TARGET_MISMATCH: spec(409),
   ERR_ESCROW_LAPSED: spec(409),
+  // --- server (HTTP API) ----------------------------------------------------------------------
+  media_type_unsupported: spec(415),
   // --- missions / observations -----------------------------------------------------------------
   mission_not_active: spec(403),
   mission_status_unavailable: spec(503, true),

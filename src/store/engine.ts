@@ -27,10 +27,18 @@ export interface StoreEngine {
   readonly kind: EngineKind;
   /**
    * Run `fn` inside one serializable write transaction: commit when it resolves, roll back
-   * when it throws (and rethrow). Nothing outside `fn` may decide what it writes.
+   * when it throws (and rethrow). Nothing outside `fn` may decide what it writes, and `fn` acts
+   * only through `tx`: PostgreSQL re-runs it after a serialization failure or deadlock.
    */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /** A read-only snapshot (no locks taken). */
   read<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * A write transaction that also excludes every other migration transaction on the same
+   * database, from any process, and sees what they committed (`migrate` from several servers at
+   * once). PostgreSQL: READ COMMITTED under `pg_advisory_xact_lock`. Absent where `transaction`
+   * already excludes all other writers (SQLite's one writer lock): callers fall back to it.
+   */
+  migrationTransaction?<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

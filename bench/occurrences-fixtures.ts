@@ -1,0 +1,96 @@
+/** Inputs for bench/occurrences.bench.ts: a payments-like profile, a domain, requests, observations. */
+import type { EntryTicket, ObservationInput } from '../src/occurrences/index.js';
+
+export const ACCOUNT = 'acct_bench_001';
+
+export function benchProfile() {
+  const pin = { kind: 'hmac-sha256', secretId: 'bench-2026' };
+  return {
+    format: 'baton.provider-profile/1',
+    id: 'bench-payments',
+    version: '1',
+    provider: { name: 'Bench Payments', apiVersion: '2026-01-01' },
+    account: ACCOUNT,
+    environment: 'bench',
+    request: {
+      members: ['amount', 'currency', 'destination', 'memo'],
+      required: ['amount', 'currency'],
+      private: false,
+    },
+    nativeKey: { rule: 'template', template: 'baton:{domain}:{occurrenceId}', header: 'Idempotency-Key' },
+    reference: { member: 'id', pattern: '^pay_[A-Za-z0-9]{4,64}$' },
+    acknowledgement: { authentication: pin, freshnessSeconds: 300 },
+    statusSources: [
+      {
+        id: 'by-key',
+        kind: 'lookup_by_key',
+        url: 'http://127.0.0.1:8787/v1/payments/by-key',
+        authentication: pin,
+        retentionSeconds: 604_800,
+        freshnessSeconds: 300,
+        completeness: 'exact',
+        pagination: 'none',
+      },
+    ],
+    statuses: {
+      pending: { interpretation: 'accepted', establishesNoEffect: false },
+      succeeded: { interpretation: 'success', establishesNoEffect: false },
+      failed: { interpretation: 'final_failure', establishesNoEffect: false },
+    },
+  };
+}
+
+export function domain() {
+  const kinds = [
+    'direct',
+    'administrator',
+    'break-glass',
+    'queued',
+    'alternate-protocol',
+    'system-of-record',
+  ];
+  return {
+    id: 'bench-domain',
+    limits: {
+      maxPendingPerLineage: 1000,
+      maxInFlightPerLineage: 1000,
+      maxPendingPerDomain: 1000,
+      maxInFlightPerDomain: 1000,
+      entryWindowSeconds: 300,
+    },
+    bypassPaths: kinds.map((kind) => ({
+      kind,
+      status: 'unknown',
+      description: 'not inventoried in the bench',
+    })),
+  };
+}
+
+export function request(i: number) {
+  return {
+    amount: 100 + (i % 50),
+    currency: 'EUR',
+    destination: `acct_dest_${i % 97}`,
+    memo: `invoice ${i}`,
+  };
+}
+
+/** An authenticated, exactly bound `succeeded` answer carrying the provider reference. */
+export function acknowledgementFree(ticket: EntryTicket, reference: string): ObservationInput {
+  return {
+    occurrenceId: ticket.occurrence.id,
+    source: 'by-key',
+    observedAt: Date.now(),
+    result: 'found',
+    nativeStatus: 'succeeded',
+    response: { id: reference, status: 'succeeded', amount: ticket.request['amount'] ?? 0 },
+    authentication: { verified: true, pin: 'bench-2026' },
+    carried: {
+      account: ACCOUNT,
+      environment: 'bench',
+      nativeKey: ticket.nativeKey ?? '',
+      requestDigest: ticket.requestDigest,
+    },
+    complete: true,
+  };
+}

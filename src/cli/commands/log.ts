@@ -1,0 +1,165 @@
+/**
+ * `baton log verify|export` (DESIGN.md §2): re-walk every evidence chain, or write the log as JSON
+ * Lines closed by a checkpoint signed with the domain key.
+ */
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { createPublicKey } from 'node:crypto';
+import { BatonError } from '../../core/errors.js';
+import { ed25519Kid, ed25519Sign, importEd25519PrivateKey } from '../../core/ed25519.js';
+import type { StoreEngine } from '../../store/engine.js';
+import { appliedMigrations } from '../../store/migrations.js';
+import { verifyEvidence, type EvidenceProgress } from '../../store/evidence-verify.js';
+import { exportEvidence, type CheckpointSigner } from '../../store/evidence-export.js';
+import { wantsHelp, type Command } from '../command.js';
+import { EXIT, type CliIo } from '../io.js';
+import { DEFAULT_DB, openExisting, parse, reportStoreError, withEngine } from './store-args.js';
+
+const USAGE = `usage: baton log verify [--db FILE]
+       baton log export [--db FILE] [--out FILE] [--key PEM]
+
+verify  Re-walk every evidence chain: recompute each hash, check each prev link, the global seq
+        and the heads table. Prints a summary; on a broken chain prints the first broken link
+        (seq, subject, reason) and exits 1.
+export  Write the log as JSON Lines (stdout, or --out FILE) closed by a checkpoint signed with the
+        domain's Ed25519 key: --key PEM, else FILE.domain-key.pem beside the database (exit 2 if
+        neither exists). A log that does not verify gets no checkpoint (exit 1).
+The database defaults to ${DEFAULT_DB}; it is never created.
+`;
+
+const PROGRESS_EVERY = 10_000;
+
+/** A stderr progress line every PROGRESS_EVERY events, so a long walk shows it is alive. */
+function progress(io: CliIo, verb: string): (p: EvidenceProgress) => void {
+  let next = PROGRESS_EVERY;
+  return (p) => {
+    if (p.events < next) return;
+    next = p.events - (p.events % PROGRESS_EVERY) + PROGRESS_EVERY;
+    io.stderr(`${verb} ${p.events} events in ${p.subjects} subjects…\n`);
+  };
+}
+
+async function requireEvidenceLog(engine: StoreEngine): Promise<void> {
+  if (!(await appliedMigrations(engine)).includes(1)) {
+    throw new BatonError('usage', 'the database has no evidence log: run `baton migrate` first');
+  }
+}
+
+async function verify(engine: StoreEngine, io: CliIo): Promise<number> {
+  await requireEvidenceLog(engine);
+  const r = await verifyEvidence(engine, progress(io, 'verified'));
+  const summary = `${r.events} events in ${r.subjects} subjects`;
+  if (r.ok) {
+    io.stdout(`evidence log OK: ${summary}\n`);
+    return EXIT.ok;
+  }
+  const b = r.firstBroken;
+  io.stdout(`evidence log BROKEN: ${summary}, ${r.problems} problem(s)\n`);
+  io.stdout(`first broken link: seq ${b?.seq}, subject ${b?.subject ?? '(unknown)'}: ${b?.reason}\n`);
+  return EXIT.negative;
+}
+
+/** The domain key: --key, else `<db>.domain-key.pem` (owned by the occurrences context); never created. */
+function loadSigner(db: string, keyFile: string | undefined): CheckpointSigner {
+  const path = keyFile ?? `${db}.domain-key.pem`;
+  if (!existsSync(path)) {
+    throw new BatonError(
+      'usage',
+      keyFile === undefined
+        ? `no domain key: pass --key PEM or place it at ${path} (none is created)`
+        : `no key file at ${path}`,
+      { path },
+    );
+  }
+  const privateKey = importEd25519PrivateKey({ pem: readFileSync(path, 'utf8') });
+  const kid = ed25519Kid(createPublicKey(privateKey));
+  return (bytes) => ({ kid, sig: ed25519Sign(privateKey, bytes).toString('base64url') });
+}
+
+/** Write to FILE.partial, fsync, then rename: a failed export never leaves a plausible file. */
+async function toFile(out: string, body: (write: (line: string) => void) => Promise<void>): Promise<void> {
+  const partial = `${out}.partial`;
+  const fd = openSync(partial, 'w', 0o600);
+  try {
+    await body((line) => void writeSync(fd, line));
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(partial, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(partial, out);
+}
+
+async function exportLog(
+  engine: StoreEngine,
+  io: CliIo,
+  sign: CheckpointSigner,
+  out?: string,
+): Promise<number> {
+  await requireEvidenceLog(engine);
+  const run = async (write: (line: string) => void): Promise<void> => {
+    const c = await exportEvidence(engine, write, sign, { onProgress: progress(io, 'exported') });
+    const subjects = Object.keys(c.heads).length;
+    io.stderr(
+      `exported ${c.events} events in ${subjects} subjects; checkpoint signed by ${c.signature.kid}\n`,
+    );
+  };
+  if (out === undefined) await run((line) => io.stdout(line));
+  else await toFile(out, run);
+  return EXIT.ok;
+}
+
+export async function runLog(argv: string[], io: CliIo): Promise<number> {
+  if (wantsHelp(argv)) {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+  try {
+    const { values, positionals } = parse({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        db: { type: 'string', default: DEFAULT_DB },
+        out: { type: 'string' },
+        key: { type: 'string' },
+      },
+    });
+    const [action, ...extra] = positionals;
+    if (extra.length > 0 || (action !== 'verify' && action !== 'export')) {
+      throw new BatonError('usage', 'expected `baton log verify` or `baton log export` (see --help)');
+    }
+    if (action === 'verify') {
+      if (values.out !== undefined || values.key !== undefined) {
+        throw new BatonError('usage', '--out and --key belong to `baton log export`');
+      }
+      return await withEngine(
+        () => openExisting(values.db),
+        (engine) => verify(engine, io),
+      );
+    }
+    return await withEngine(
+      () => openExisting(values.db),
+      (engine) => exportLog(engine, io, loadSigner(values.db, values.key), values.out),
+    );
+  } catch (error) {
+    return reportStoreError(error, io);
+  }
+}
+
+export const logCommand: Command = {
+  name: 'log',
+  summary: 'Verify the evidence log, or export it with a signed checkpoint.',
+  usage: USAGE,
+  run: runLog,
+};

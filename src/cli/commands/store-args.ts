@@ -1,0 +1,46 @@
+/** Shared plumbing of the store commands (`migrate`, `log`): parsing, opening, error exits. */
+import { existsSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { BatonError, isBatonError } from '../../core/errors.js';
+import { openSqliteEngine } from '../../store/sqlite.js';
+import type { StoreEngine } from '../../store/engine.js';
+import { EXIT, type CliIo } from '../io.js';
+
+export const DEFAULT_DB = './baton.db';
+
+/** `parseArgs` with positionals, turning its TypeError into a `usage` error (exit 2). */
+export function parse<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (cause) {
+    throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
+  }
+}
+
+/** Open an existing database (inspection commands never create one). */
+export function openExisting(db: string): StoreEngine {
+  if (!existsSync(db)) throw new BatonError('usage', `no database at ${db}`, { db });
+  return openSqliteEngine(db, { fileMustExist: true });
+}
+
+/** Run a command body with an engine, closing it whatever happens. */
+export async function withEngine(
+  open: () => StoreEngine,
+  body: (engine: StoreEngine) => Promise<number>,
+): Promise<number> {
+  const engine = open();
+  try {
+    return await body(engine);
+  } finally {
+    await engine.close();
+  }
+}
+
+const BAD_INPUT: ReadonlySet<string> = new Set(['usage', 'key_invalid', 'key_unsupported']);
+
+/** Bad arguments or key files exit 2; any other typed failure (newer schema, corrupt store, busy) exits 1. */
+export function reportStoreError(error: unknown, io: CliIo): number {
+  if (!isBatonError(error)) throw error;
+  io.stderr(`error: ${error.code}: ${error.message}\n`);
+  return BAD_INPUT.has(error.code) ? EXIT.usage : EXIT.negative;
+}

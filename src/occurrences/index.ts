@@ -1,0 +1,25 @@
+// The public surface of src/occurrences (AOC). Other contexts import only from here.
+export * from './model.js';
+export * from './profile-types.js';
+export {
+  deriveNativeKey,
+  findStatusSource,
+  mapStatus,
+  nativeKeyHeader,
+  profileDigest,
+  readProviderReference,
+  requestDigest,
+  validateProfile,
+  type ReferenceReading,
+} from './profile.js';
+export * from './machine.js';
+export type * from './inputs.js';
+export type { AcknowledgementInput, ObservationInput } from './inputs-observe.js';
+export type * from './ports.js';
+export { OccurrencesService, type OccurrencesServiceOptions } from './service.js';
+export type { DomainPublicKey, OccurrenceView } from './service/context.js';
+export type { CreateResult } from './service/create.js';
+export type { EntryTicket } from './service/entry.js';
+export type { ObserveResult } from './service/observe.js';
+export type { LineageView, OccurrenceCounts, OccurrenceDetail } from './service/queries.js';
+export type { TakeoverResult } from './service/setup.js';

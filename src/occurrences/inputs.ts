@@ -1,0 +1,239 @@
+/**
+ * The public input shapes of the service commands and their strict readers. Inputs arrive as
+ * parsed JSON (from parseStrictJson in the HTTP layer) or as objects an in-process caller built;
+ * both are checked the same way: unknown members, wrong types and out-of-range values are refused
+ * with `input_invalid` before any transaction opens.
+ */
+import type { JsonObject } from '../core/json.js';
+import type { ExpectedBinding } from './machine/binding.js';
+import { EXPECTED_BINDING_FIELDS } from './machine/binding.js';
+import type { BypassPath, DomainLimits, LinkedIdentifier, RemedyKind } from './model.js';
+import { BYPASS_PATH_KINDS, BYPASS_PATH_STATUSES, CALLER_LINKED_ID_TYPES, REMEDY_KINDS } from './model.js';
+import { NAME, Reader } from './validate.js';
+
+const r: Reader = new Reader('input_invalid');
+const CREDENTIAL = /^[A-Za-z0-9_-]{16,256}$/;
+const DIGEST = /^sha-256:[A-Za-z0-9_-]{43}$/;
+const MAX_COUNT = 1_000_000;
+
+export interface DomainConfigInput {
+  readonly id: string;
+  readonly limits: DomainLimits;
+  readonly bypassPaths: readonly BypassPath[];
+}
+
+export interface AuthorityInput {
+  readonly id: string;
+  readonly unit: string;
+  readonly total: number;
+}
+
+export interface TakeoverInput {
+  readonly lineage: string;
+}
+
+export interface ProviderSelection {
+  readonly profileId: string;
+  readonly profileVersion: string;
+  readonly account?: string;
+  readonly environment?: string;
+}
+
+export interface CreateInput {
+  /** The executor credential returned by takeover (bound to lineage + generation). */
+  readonly credential: string;
+  /** The creation key: with the caller's lineage, the durable occurrence-creation binding. */
+  readonly creationKey: string;
+  readonly provider: ProviderSelection;
+  readonly request: JsonObject;
+  readonly authority: { readonly id: string; readonly amount: number };
+  readonly linkedIds?: readonly LinkedIdentifier[];
+}
+
+export interface RemedyInput extends CreateInput {
+  readonly remedyOf: string;
+  readonly kind: RemedyKind;
+}
+
+export interface ReissueInput {
+  readonly credential: string;
+  /** The released occurrence to reissue. */
+  readonly occurrenceId: string;
+  readonly creationKey: string;
+  readonly linkedIds?: readonly LinkedIdentifier[];
+}
+
+export interface EnterInput {
+  readonly credential: string;
+  readonly occurrenceId: string;
+  /** Binding fields the caller expects; any difference refuses entry (AOC-CASE-007). */
+  readonly expect?: ExpectedBinding;
+}
+
+export interface ReleaseInput {
+  readonly credential: string;
+  readonly occurrenceId: string;
+  /** AOC-REQ-008: a release names the exact request binding it releases. */
+  readonly requestDigest: string;
+}
+
+export function readDomainConfig(input: unknown): DomainConfigInput {
+  const f = r.object(input, '$', ['id', 'limits', 'bypassPaths']);
+  const l = r.object(f['limits'], '$.limits', [
+    'maxPendingPerLineage',
+    'maxInFlightPerLineage',
+    'maxPendingPerDomain',
+    'maxInFlightPerDomain',
+    'entryWindowSeconds',
+  ]);
+  const count = (name: string): number => r.integer(l[name], `$.limits.${name}`, 1, MAX_COUNT);
+  const limits: DomainLimits = {
+    maxPendingPerLineage: count('maxPendingPerLineage'),
+    maxInFlightPerLineage: count('maxInFlightPerLineage'),
+    maxPendingPerDomain: count('maxPendingPerDomain'),
+    maxInFlightPerDomain: count('maxInFlightPerDomain'),
+    entryWindowSeconds: r.integer(l['entryWindowSeconds'], '$.limits.entryWindowSeconds', 1, 30 * 86_400),
+  };
+  return { id: r.string(f['id'], '$.id', NAME), limits, bypassPaths: readBypassPaths(f['bypassPaths']) };
+}
+
+/** AOC-REQ-001 / Scope: each of the six bypass kinds is disclosed exactly once. */
+function readBypassPaths(value: unknown): BypassPath[] {
+  const items = r.array(value, '$.bypassPaths', BYPASS_PATH_KINDS.length, BYPASS_PATH_KINDS.length);
+  const paths = items.map((item, i): BypassPath => {
+    const f = r.object(item, `$.bypassPaths[${i}]`, ['kind', 'status', 'description']);
+    return {
+      kind: r.oneOf(f['kind'], `$.bypassPaths[${i}].kind`, BYPASS_PATH_KINDS),
+      status: r.oneOf(f['status'], `$.bypassPaths[${i}].status`, BYPASS_PATH_STATUSES),
+      description: r.string(f['description'], `$.bypassPaths[${i}].description`, undefined, 1000),
+    };
+  });
+  for (const kind of BYPASS_PATH_KINDS) {
+    if (!paths.some((p) => p.kind === kind)) r.fail('$.bypassPaths', `must disclose the ${kind} path`);
+  }
+  return paths;
+}
+
+export function readAuthorityInput(input: unknown): AuthorityInput {
+  const f = r.object(input, '$', ['id', 'unit', 'total']);
+  return {
+    id: r.string(f['id'], '$.id', NAME),
+    unit: r.string(f['unit'], '$.unit', NAME, 64),
+    total: r.integer(f['total'], '$.total', 1),
+  };
+}
+
+export function readTakeover(input: unknown): TakeoverInput {
+  const f = r.object(input, '$', ['lineage']);
+  return { lineage: r.string(f['lineage'], '$.lineage', NAME) };
+}
+
+export function readCredential(value: unknown): string {
+  return r.string(value, '$.credential', CREDENTIAL);
+}
+
+function readLinkedIds(value: unknown): LinkedIdentifier[] {
+  if (value === undefined) return [];
+  const list = r.array(value, '$.linkedIds', 0, 32).map((item, i): LinkedIdentifier => {
+    const f = r.object(item, `$.linkedIds[${i}]`, ['type', 'value']);
+    // provider_key / provider_reference are the domain's to write (AOC-CASE-006).
+    const type = r.oneOf(f['type'], `$.linkedIds[${i}].type`, CALLER_LINKED_ID_TYPES);
+    return { type, value: r.string(f['value'], `$.linkedIds[${i}].value`, undefined, 256) };
+  });
+  const keys = list.map((l) => `${l.type}\u0000${l.value}`);
+  if (new Set(keys).size !== keys.length) r.fail('$.linkedIds', 'has duplicate entries');
+  return list.sort((a, b) => (a.type === b.type ? (a.value < b.value ? -1 : 1) : a.type < b.type ? -1 : 1));
+}
+
+export interface CreateFields {
+  readonly credential: string;
+  readonly creationKey: string;
+  readonly provider: {
+    readonly profileId: string;
+    readonly profileVersion: string;
+    readonly account: string | undefined;
+    readonly environment: string | undefined;
+  };
+  readonly request: JsonObject;
+  readonly authority: { readonly id: string; readonly amount: number };
+  readonly linkedIds: LinkedIdentifier[];
+  readonly remedy: { readonly of: string; readonly kind: RemedyKind } | null;
+}
+
+export function readCreate(input: unknown, remedy = false): CreateFields {
+  const base = ['credential', 'creationKey', 'provider', 'request', 'authority'];
+  const f = r.object(input, '$', remedy ? [...base, 'remedyOf', 'kind'] : base, ['linkedIds']);
+  const p = r.object(
+    f['provider'],
+    '$.provider',
+    ['profileId', 'profileVersion'],
+    ['account', 'environment'],
+  );
+  const a = r.object(f['authority'], '$.authority', ['id', 'amount']);
+  return {
+    credential: readCredential(f['credential']),
+    creationKey: r.string(f['creationKey'], '$.creationKey', NAME),
+    provider: {
+      profileId: r.string(p['profileId'], '$.provider.profileId', NAME),
+      profileVersion: r.string(p['profileVersion'], '$.provider.profileVersion', NAME),
+      account: r.optionalString(p['account'], '$.provider.account'),
+      environment: r.optionalString(p['environment'], '$.provider.environment'),
+    },
+    request: r.anyObject(f['request'], '$.request') as JsonObject,
+    authority: {
+      id: r.string(a['id'], '$.authority.id', NAME),
+      amount: r.integer(a['amount'], '$.authority.amount', 1),
+    },
+    linkedIds: readLinkedIds(f['linkedIds']),
+    remedy: remedy
+      ? {
+          of: r.string(f['remedyOf'], '$.remedyOf', NAME),
+          kind: r.oneOf(f['kind'], '$.kind', REMEDY_KINDS),
+        }
+      : null,
+  };
+}
+
+export function readReissue(input: unknown): ReissueInput & { linkedIds: LinkedIdentifier[] } {
+  const f = r.object(input, '$', ['credential', 'occurrenceId', 'creationKey'], ['linkedIds']);
+  return {
+    credential: readCredential(f['credential']),
+    occurrenceId: r.string(f['occurrenceId'], '$.occurrenceId', NAME),
+    creationKey: r.string(f['creationKey'], '$.creationKey', NAME),
+    linkedIds: readLinkedIds(f['linkedIds']),
+  };
+}
+
+export function readEnter(input: unknown): Required<EnterInput> {
+  const f = r.object(input, '$', ['credential', 'occurrenceId'], ['expect']);
+  const expect: Record<string, string> = {};
+  if (f['expect'] !== undefined) {
+    const e = r.object(f['expect'], '$.expect', [], EXPECTED_BINDING_FIELDS);
+    for (const field of EXPECTED_BINDING_FIELDS) {
+      const value = r.optionalString(e[field], `$.expect.${field}`);
+      if (value !== undefined) expect[field] = value;
+    }
+  }
+  return {
+    credential: readCredential(f['credential']),
+    occurrenceId: r.string(f['occurrenceId'], '$.occurrenceId', NAME),
+    expect,
+  };
+}
+
+export function readRelease(input: unknown): ReleaseInput {
+  const f = r.object(input, '$', ['credential', 'occurrenceId', 'requestDigest']);
+  return {
+    credential: readCredential(f['credential']),
+    occurrenceId: r.string(f['occurrenceId'], '$.occurrenceId', NAME),
+    requestDigest: r.string(f['requestDigest'], '$.requestDigest', DIGEST),
+  };
+}
+
+export function readOccurrenceId(value: unknown): string {
+  return r.string(value, '$.occurrenceId', NAME);
+}
+
+export function readName(value: unknown, path: string): string {
+  return r.string(value, path, NAME);
+}

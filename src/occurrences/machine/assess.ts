@@ -1,0 +1,153 @@
+/**
+ * How one provider observation is judged against the pinned profile and the immutable binding
+ * (AOC-REQ-007, -009, -011; AOC-CASE-004, -007, -008, -009). Only an observation that is
+ * authenticated by the source's pin, bound to this exact binding and attempt, fresh, complete and
+ * mapped by the profile may move the state; anything else is missing knowledge with a reason.
+ */
+import type { JsonValue } from '../../core/json.js';
+import type { MissingKnowledgeReason, OccurrenceRecord } from '../model.js';
+import { findStatusSource, mapStatus, readProviderReference } from '../profile.js';
+import type { AuthenticationPin, ProviderProfile, StatusMapping, StatusSource } from '../profile-types.js';
+
+export const ACKNOWLEDGEMENT_SOURCE = 'acknowledgement';
+/** How far an observation may predate the recorded entry and still be about this attempt. */
+export const ENTRY_SKEW_MS = 60_000;
+
+export const OBSERVATION_RESULTS = ['found', 'not_found', 'unavailable'] as const;
+export type ObservationResult = (typeof OBSERVATION_RESULTS)[number];
+
+/** The binding fields a provider answer carried (null when the answer did not carry that field). */
+export interface CarriedBinding {
+  readonly account: string | null;
+  readonly environment: string | null;
+  readonly requestDigest: string | null;
+  readonly nativeKey: string | null;
+  readonly providerReference: string | null;
+}
+
+export interface ObservationCommand {
+  readonly occurrenceId: string;
+  /** A status source id of the profile, or `acknowledgement` for the answer to the entry call. */
+  readonly source: string;
+  readonly observedAt: number;
+  readonly result: ObservationResult;
+  readonly nativeStatus: string | null;
+  readonly response: JsonValue | null;
+  /** The verdict of Baton's trusted status-source layer, never an executor's claim. */
+  readonly authentication: { readonly verified: boolean; readonly pin: string | null };
+  readonly carried: CarriedBinding;
+  /** For listings: whether every page for the bound account and interval was read. */
+  readonly complete: boolean;
+}
+
+export interface Assessment {
+  readonly mapping: StatusMapping | null;
+  readonly missing: MissingKnowledgeReason | null;
+  /** A provider reference first seen in an authenticated, exactly bound answer (written once). */
+  readonly bindReference: string | null;
+}
+
+interface SourceView {
+  readonly pin: AuthenticationPin;
+  readonly freshnessSeconds: number;
+  readonly source: StatusSource | null;
+}
+
+function sourceView(profile: ProviderProfile, id: string): SourceView | undefined {
+  if (id === ACKNOWLEDGEMENT_SOURCE) {
+    const ack = profile.acknowledgement;
+    return { pin: ack.authentication, freshnessSeconds: ack.freshnessSeconds, source: null };
+  }
+  const source = findStatusSource(profile, id);
+  return source && { pin: source.authentication, freshnessSeconds: source.freshnessSeconds, source };
+}
+
+function pinMatches(pin: AuthenticationPin, presented: string | null): boolean {
+  if (presented === null) return false;
+  if (pin.kind === 'hmac-sha256') return pin.secretId === presented;
+  if (pin.kind === 'ed25519') return pin.kid === presented;
+  return pin.kids.includes(presented);
+}
+
+const miss = (missing: MissingKnowledgeReason, bindReference: string | null = null): Assessment => ({
+  mapping: null,
+  missing,
+  bindReference,
+});
+
+/** The reference the answer carries: stated by the status layer, or read by the profile's rule. */
+function answerReference(
+  profile: ProviderProfile,
+  cmd: ObservationCommand,
+): { ok: boolean; value: string | null } {
+  const read = readProviderReference(profile, cmd.response);
+  if (read.kind === 'malformed') return { ok: false, value: null };
+  const fromBody = read.kind === 'found' ? read.value : null;
+  const stated = cmd.carried.providerReference;
+  if (stated !== null && fromBody !== null && stated !== fromBody) return { ok: false, value: null };
+  return { ok: true, value: stated ?? fromBody };
+}
+
+/**
+ * Exact binding: the account must be carried and equal; any other carried field must equal the
+ * binding; and the answer must be anchored to this attempt by the native key or the known reference.
+ */
+function bindingOf(o: OccurrenceRecord, profile: ProviderProfile, cmd: ObservationCommand) {
+  const b = o.provider;
+  const c = cmd.carried;
+  const answered = answerReference(profile, cmd);
+  const reference = answered.value;
+  if (!answered.ok || c.account !== b.account) return { ok: false as const };
+  if (c.environment !== null && c.environment !== b.environment) return { ok: false as const };
+  if (c.requestDigest !== null && c.requestDigest !== b.requestDigest) return { ok: false as const };
+  if (c.nativeKey !== null && c.nativeKey !== b.nativeKey) return { ok: false as const };
+  if (reference !== null && b.providerReference !== null && reference !== b.providerReference) {
+    return { ok: false as const };
+  }
+  const byKey = c.nativeKey !== null && b.nativeKey !== null;
+  const byReference = reference !== null && b.providerReference !== null;
+  // A provider without native keys: the signed answer to the entry call anchors by request digest.
+  const byAck = cmd.source === ACKNOWLEDGEMENT_SOURCE && b.nativeKey === null && c.requestDigest !== null;
+  if (!byKey && !byReference && !byAck) return { ok: false as const };
+  const bindReference = reference !== null && b.providerReference === null ? reference : null;
+  return { ok: true as const, bindReference };
+}
+
+function absence(
+  o: OccurrenceRecord,
+  view: SourceView,
+  cmd: ObservationCommand,
+  now: number,
+): MissingKnowledgeReason {
+  const source = view.source;
+  const enteredAt = o.enteredAt ?? now;
+  if (source !== null && now - enteredAt > source.retentionSeconds * 1000)
+    return 'not_found_beyond_retention';
+  if (source === null || source.completeness === 'best_effort' || !cmd.complete) return 'incomplete_listing';
+  // Within retention and complete, absence is still not proof of non-entry (AOC-REQ-008/-009).
+  return 'not_found';
+}
+
+export function assessObservation(
+  o: OccurrenceRecord,
+  profile: ProviderProfile,
+  cmd: ObservationCommand,
+  now: number,
+): Assessment {
+  if (o.enteredAt === null) return miss('no_attempt');
+  const view = sourceView(profile, cmd.source);
+  // AOC-CASE-007: a status source the profile does not pin is a substitution.
+  if (view === undefined) return miss('binding_mismatch');
+  if (cmd.result === 'unavailable') return miss('unavailable');
+  if (!cmd.authentication.verified || !pinMatches(view.pin, cmd.authentication.pin))
+    return miss('unauthenticated');
+  const binding = bindingOf(o, profile, cmd);
+  // AOC-REQ-007: an answer that cannot be bound to the exact prior attempt leaves it unresolved.
+  if (!binding.ok || cmd.observedAt < o.enteredAt - ENTRY_SKEW_MS) return miss('binding_mismatch');
+  const ref = binding.bindReference;
+  if (now - cmd.observedAt > view.freshnessSeconds * 1000) return miss('stale', ref);
+  if (cmd.result === 'not_found') return miss(absence(o, view, cmd, now), ref);
+  const mapping = cmd.nativeStatus === null ? undefined : mapStatus(profile, cmd.nativeStatus);
+  if (mapping === undefined) return miss('unmapped_status', ref);
+  return { mapping, missing: null, bindReference: ref };
+}

@@ -1,0 +1,101 @@
+/**
+ * What the occurrences service needs from persistence (DESIGN.md §1: a domain context never
+ * imports src/store; src/store/occurrences-repository.ts implements this port in portable SQL).
+ *
+ * `lock*` methods read a row and hold it until the transaction ends (FOR UPDATE on PostgreSQL,
+ * the single writer lock on SQLite). `update*` methods compare the record's previous version and
+ * fail with `conflict` when it moved. Uniqueness the drafts require is enforced by the store's
+ * unique indexes; an insert refused by one returns which binding was taken instead of throwing,
+ * so the service can answer with the precise refusal.
+ */
+import type { Sha256Digest } from '../core/digest.js';
+import type { JsonObject } from '../core/json.js';
+import type { OpenCounts } from './machine/limits.js';
+import type {
+  AuthorityRecord,
+  CredentialRecord,
+  DomainRecord,
+  EvidenceEvent,
+  LineageRecord,
+  LinkedIdentifier,
+  OccurrenceRecord,
+  Outcome,
+  Phase,
+  PlannedEvent,
+} from './model.js';
+import type { RegisteredProfile } from './profile-types.js';
+
+export type OccurrenceInsert =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly taken: 'creation_binding' | 'native_key' }
+  | { readonly ok: false; readonly taken: 'linked_identifier'; readonly identifier: LinkedIdentifier };
+
+export interface StateCount {
+  readonly phase: Phase;
+  readonly outcome: Outcome;
+  readonly conflict: boolean;
+  readonly count: number;
+}
+
+export interface OccurrenceFilter {
+  readonly lineage?: string;
+  readonly phases?: readonly Phase[];
+  readonly limit?: number;
+}
+
+/** Reads: usable in a read-only snapshot as well as inside a write transaction. */
+export interface OccurrencesReader {
+  getDomain(): Promise<DomainRecord | undefined>;
+  getProfile(id: string, version: string): Promise<RegisteredProfile | undefined>;
+  getLineage(id: string): Promise<LineageRecord | undefined>;
+  listCredentials(lineage: string): Promise<CredentialRecord[]>;
+  getAuthority(id: string): Promise<AuthorityRecord | undefined>;
+  getOccurrence(id: string): Promise<OccurrenceRecord | undefined>;
+  listOccurrences(filter: OccurrenceFilter): Promise<OccurrenceRecord[]>;
+  countByState(): Promise<StateCount[]>;
+  listEvents(subject: string): Promise<EvidenceEvent[]>;
+}
+
+export interface OccurrencesRepository extends OccurrencesReader {
+  lockDomain(): Promise<DomainRecord | undefined>;
+  insertDomain(domain: DomainRecord): Promise<void>;
+  updateDomain(domain: DomainRecord, previousVersion: number): Promise<void>;
+
+  /** Returns false when (id, version) is already registered. */
+  insertProfile(profile: RegisteredProfile): Promise<boolean>;
+
+  lockLineage(id: string): Promise<LineageRecord | undefined>;
+  insertLineage(lineage: LineageRecord): Promise<void>;
+  updateLineage(lineage: LineageRecord, previousVersion: number): Promise<void>;
+
+  findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined>;
+  /** Returns false when a credential for (lineage, generation) already exists. */
+  insertCredential(credential: CredentialRecord): Promise<boolean>;
+  retireCredentials(lineage: string, belowGeneration: number, at: number): Promise<void>;
+
+  lockAuthority(id: string): Promise<AuthorityRecord | undefined>;
+  /** Returns false when the id is taken. */
+  insertAuthority(authority: AuthorityRecord): Promise<boolean>;
+  updateAuthority(authority: AuthorityRecord, previousVersion: number): Promise<void>;
+
+  lockOccurrence(id: string): Promise<OccurrenceRecord | undefined>;
+  findByCreationBinding(scope: string, key: string): Promise<OccurrenceRecord | undefined>;
+  insertOccurrence(occurrence: OccurrenceRecord, request: JsonObject): Promise<OccurrenceInsert>;
+  /** Writes only the mutable state; the binding columns are never part of an update (AOC-REQ-003). */
+  updateOccurrence(occurrence: OccurrenceRecord, previousVersion: number): Promise<void>;
+  /** Returns false when an exclusive identifier already names another occurrence. */
+  addLinkedId(
+    occurrence: Pick<OccurrenceRecord, 'id' | 'provider'>,
+    identifier: LinkedIdentifier,
+  ): Promise<boolean>;
+  getRequest(occurrenceId: string): Promise<JsonObject | undefined>;
+  countOpen(lineage: string): Promise<OpenCounts>;
+
+  appendEvent(event: PlannedEvent & { readonly at: number; readonly actor: string }): Promise<EvidenceEvent>;
+}
+
+/** One command = one transaction: commit when `fn` resolves, roll everything back when it throws. */
+export interface OccurrencesUnitOfWork {
+  run<T>(fn: (repo: OccurrencesRepository) => Promise<T>): Promise<T>;
+  read<T>(fn: (repo: OccurrencesReader) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,241 @@
+/**
+ * Provider profiles: the strict validator, the pinned digest, and the rules a profile defines —
+ * the request representation, the native key derivation, how the provider reference is read and
+ * what a native status means. A profile missing any of these is refused (`profile_invalid`).
+ */
+import { digestJcs, sha256, sha256HexTag } from '../core/digest.js';
+import type { Sha256Digest } from '../core/digest.js';
+import { BatonError } from '../core/errors.js';
+import { canonicalBytes } from '../core/jcs.js';
+import { readAuthentication, readStatuses } from './profile-parts.js';
+import type { ProviderProfile, NativeKeyRule, StatusSource, StatusMapping } from './profile-types.js';
+import {
+  COMPLETENESS,
+  NATIVE_KEY_MEMBERS,
+  PAGINATION,
+  PROFILE_FORMAT,
+  STATUS_SOURCE_KINDS,
+} from './profile-types.js';
+import { Reader } from './validate.js';
+import type { Fields } from './validate.js';
+
+const r: Reader = new Reader('profile_invalid');
+const PROFILE_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+const VERSION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
+const ACCOUNT = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
+const MEMBER = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
+const HEADER = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
+const PLACEHOLDER = /\{([A-Za-z]+)\}/g;
+const MAX_SECONDS = 10 * 365 * 24 * 3600;
+
+function uniqueNames(value: unknown, path: string, min: number): string[] {
+  const names = r.array(value, path, min, 256).map((m, i) => r.string(m, `${path}[${i}]`, MEMBER));
+  if (new Set(names).size !== names.length) r.fail(path, 'has duplicate entries');
+  return names;
+}
+
+function readRequest(value: unknown): void {
+  const f = r.object(value, '$.request', ['members', 'required', 'private']);
+  const members = uniqueNames(f['members'], '$.request.members', 1);
+  const required = uniqueNames(f['required'], '$.request.required', 0);
+  for (const name of required) {
+    if (!members.includes(name)) r.fail('$.request.required', 'names a member outside request.members');
+  }
+  r.boolean(f['private'], '$.request.private');
+}
+
+function readNativeKey(value: unknown): NativeKeyRule['rule'] {
+  const head = r.object(value, '$.nativeKey', ['rule'], ['template', 'members', 'prefix', 'header']);
+  const rule = r.oneOf(head['rule'], '$.nativeKey.rule', ['template', 'sha256-jcs', 'none'] as const);
+  if (rule === 'none') {
+    r.object(value, '$.nativeKey', ['rule']);
+    return rule;
+  }
+  if (rule === 'template') {
+    const f = r.object(value, '$.nativeKey', ['rule', 'template', 'header']);
+    const template = r.string(f['template'], '$.nativeKey.template', /^[\x21-\x7e]+$/, 200);
+    const used = [...template.matchAll(PLACEHOLDER)].map((m) => m[1] ?? '');
+    // AOC-CASE-006: the key must be derived from the occurrence, so every occurrence gets its own.
+    if (!used.includes('occurrenceId')) r.fail('$.nativeKey.template', 'must contain {occurrenceId}');
+    for (const name of used) {
+      if (!(NATIVE_KEY_MEMBERS as readonly string[]).includes(name)) {
+        r.fail('$.nativeKey.template', `unknown placeholder {${name}}`);
+      }
+    }
+    r.string(f['header'], '$.nativeKey.header', HEADER);
+    return rule;
+  }
+  const f = r.object(value, '$.nativeKey', ['rule', 'members', 'prefix', 'header']);
+  const members = r.array(f['members'], '$.nativeKey.members', 1, 5);
+  const names = members.map((m, i) => r.oneOf(m, `$.nativeKey.members[${i}]`, NATIVE_KEY_MEMBERS));
+  if (new Set(names).size !== names.length) r.fail('$.nativeKey.members', 'has duplicate entries');
+  if (!names.includes('occurrenceId')) r.fail('$.nativeKey.members', 'must include occurrenceId');
+  if (typeof f['prefix'] !== 'string' || !/^[\x21-\x7e]{0,32}$/.test(f['prefix'])) {
+    r.fail('$.nativeKey.prefix', 'must be 0..32 printable ASCII characters');
+  }
+  r.string(f['header'], '$.nativeKey.header', HEADER);
+  return rule;
+}
+
+function readReference(value: unknown): void {
+  const f = r.object(value, '$.reference', ['member', 'pattern']);
+  r.string(f['member'], '$.reference.member', MEMBER);
+  const pattern = r.string(f['pattern'], '$.reference.pattern', /^\^.*\$$/, 200);
+  try {
+    new RegExp(pattern, 'u');
+  } catch {
+    r.fail('$.reference.pattern', 'is not a valid regular expression');
+  }
+}
+
+function readUrl(value: unknown, path: string): void {
+  const text = r.string(value, path, undefined, 2048);
+  const url = URL.canParse(text) ? new URL(text) : r.fail(path, 'must be an absolute URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') r.fail(path, 'must be an http(s) URL');
+}
+
+function readSource(value: unknown, path: string, keyRule: NativeKeyRule['rule']): string {
+  const f = r.object(value, path, [
+    'id',
+    'kind',
+    'url',
+    'authentication',
+    'retentionSeconds',
+    'freshnessSeconds',
+    'completeness',
+    'pagination',
+  ]);
+  const id = r.string(f['id'], `${path}.id`, MEMBER);
+  const kind = r.oneOf(f['kind'], `${path}.kind`, STATUS_SOURCE_KINDS);
+  if (kind === 'lookup_by_key' && keyRule === 'none')
+    r.fail(`${path}.kind`, 'lookup_by_key needs a native key rule');
+  readUrl(f['url'], `${path}.url`);
+  readAuthentication(r, f['authentication'], `${path}.authentication`, readUrl);
+  r.integer(f['retentionSeconds'], `${path}.retentionSeconds`, 1, MAX_SECONDS);
+  r.integer(f['freshnessSeconds'], `${path}.freshnessSeconds`, 1, MAX_SECONDS);
+  r.oneOf(f['completeness'], `${path}.completeness`, COMPLETENESS);
+  r.oneOf(f['pagination'], `${path}.pagination`, PAGINATION);
+  return id;
+}
+
+function readTop(value: unknown): Fields {
+  const f = r.object(value, '$', [
+    'format',
+    'id',
+    'version',
+    'provider',
+    'account',
+    'environment',
+    'request',
+    'nativeKey',
+    'reference',
+    'acknowledgement',
+    'statusSources',
+    'statuses',
+  ]);
+  if (f['format'] !== PROFILE_FORMAT) r.fail('$.format', `must be "${PROFILE_FORMAT}"`);
+  r.string(f['id'], '$.id', PROFILE_ID);
+  r.string(f['version'], '$.version', VERSION);
+  const provider = r.object(f['provider'], '$.provider', ['name', 'apiVersion']);
+  r.string(provider['name'], '$.provider.name', undefined, 128);
+  r.string(provider['apiVersion'], '$.provider.apiVersion', undefined, 64);
+  r.string(f['account'], '$.account', ACCOUNT);
+  r.string(f['environment'], '$.environment', ACCOUNT);
+  return f;
+}
+
+/**
+ * Validate a parsed profile document (from parseStrictJson). The document is kept verbatim: its
+ * JCS digest pins exactly what the operator registered.
+ */
+export function validateProfile(value: unknown): ProviderProfile {
+  const f = readTop(value);
+  readRequest(f['request']);
+  const keyRule = readNativeKey(f['nativeKey']);
+  readReference(f['reference']);
+  const ack = r.object(f['acknowledgement'], '$.acknowledgement', ['authentication', 'freshnessSeconds']);
+  readAuthentication(r, ack['authentication'], '$.acknowledgement.authentication', readUrl);
+  r.integer(ack['freshnessSeconds'], '$.acknowledgement.freshnessSeconds', 1, MAX_SECONDS);
+  const sources = r.array(f['statusSources'], '$.statusSources', 1, 16);
+  const ids = sources.map((s, i) => readSource(s, `$.statusSources[${i}]`, keyRule));
+  if (new Set(ids).size !== ids.length) r.fail('$.statusSources', 'source ids must be unique');
+  readStatuses(r, f['statuses'], MEMBER);
+  return value as ProviderProfile;
+}
+
+/** The pinned digest of a profile: `sha-256:` over its JCS bytes. */
+export function profileDigest(profile: ProviderProfile): Sha256Digest {
+  return digestJcs(profile);
+}
+
+/**
+ * Check a request against the profile's representation and return the digest the binding pins
+ * (AOC-REQ-003): JCS + SHA-256 of the request, which may hold only the profile's members.
+ */
+export function requestDigest(profile: ProviderProfile, request: unknown): Sha256Digest {
+  const ri = new Reader('input_invalid');
+  const f = ri.object(request, '$.request', profile.request.required, profile.request.members);
+  return digestJcs(f);
+}
+
+export interface NativeKeyInputs {
+  readonly domain: string;
+  readonly occurrenceId: string;
+}
+
+/** Derive the native idempotency key FROM THE OCCURRENCE by the profile's rule (AOC-CASE-006). */
+export function deriveNativeKey(profile: ProviderProfile, input: NativeKeyInputs): string | null {
+  const rule = profile.nativeKey;
+  const values: Record<string, string> = {
+    domain: input.domain,
+    profileId: profile.id,
+    account: profile.account,
+    environment: profile.environment,
+    occurrenceId: input.occurrenceId,
+  };
+  if (rule.rule === 'none') return null;
+  if (rule.rule === 'template') {
+    return rule.template.replace(PLACEHOLDER, (_m, name: string) => values[name] ?? '');
+  }
+  const picked = Object.fromEntries(rule.members.map((m) => [m, values[m] ?? '']));
+  return `${rule.prefix}${sha256(canonicalBytes(picked)).toString('hex')}`;
+}
+
+export function nativeKeyHeader(profile: ProviderProfile): string | null {
+  return profile.nativeKey.rule === 'none' ? null : profile.nativeKey.header;
+}
+
+export type ReferenceReading =
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'malformed' }
+  | { readonly kind: 'found'; readonly value: string };
+
+/** Read the provider reference from a native answer by the profile's rule. */
+export function readProviderReference(profile: ProviderProfile, response: unknown): ReferenceReading {
+  if (typeof response !== 'object' || response === null || Array.isArray(response)) return { kind: 'absent' };
+  const { member, pattern } = profile.reference;
+  if (!Object.hasOwn(response, member)) return { kind: 'absent' };
+  const value = (response as Fields)[member];
+  if (typeof value !== 'string' || !new RegExp(pattern, 'u').test(value)) return { kind: 'malformed' };
+  return { kind: 'found', value };
+}
+
+export function findStatusSource(profile: ProviderProfile, id: string): StatusSource | undefined {
+  return profile.statusSources.find((s) => s.id === id);
+}
+
+/** The profile's meaning of a native status, or undefined when the profile does not define it. */
+export function mapStatus(profile: ProviderProfile, nativeStatus: string): StatusMapping | undefined {
+  return Object.hasOwn(profile.statuses, nativeStatus) ? profile.statuses[nativeStatus] : undefined;
+}
+
+/** `sha256:` + hex of a raw Ed25519 public key: the kid an `ed25519` pin must carry. */
+export function ed25519PinKid(publicKeyB64url: string): string {
+  return sha256HexTag(Buffer.from(publicKeyB64url, 'base64url'));
+}
+
+export function assertProfileMatches(expected: Sha256Digest, profile: ProviderProfile): void {
+  if (profileDigest(profile) !== expected) {
+    throw new BatonError('store_corrupt', 'a stored provider profile no longer matches its pinned digest');
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The imperative shell of the occurrences context (DESIGN.md §1, §3). Each command validates its
+ * input strictly, opens ONE transaction through the unit of work, loads and locks what it decides
+ * on, applies the pure machine, writes the records and appends the evidence. A refusal is a typed
+ * BatonError thrown inside that transaction, so it changes no state.
+ */
+import type { Clock } from '../core/clock.js';
+import { systemClock } from '../core/clock.js';
+import type { IdSource } from '../core/ids.js';
+import { randomIdSource } from '../core/ids.js';
+import type { AuthorityRecord, DomainRecord } from './model.js';
+import type { AcknowledgementInput, ObservationInput } from './inputs-observe.js';
+import type {
+  AuthorityInput,
+  CreateInput,
+  DomainConfigInput,
+  EnterInput,
+  ReissueInput,
+  ReleaseInput,
+  RemedyInput,
+  TakeoverInput,
+} from './inputs.js';
+import type { OccurrencesUnitOfWork } from './ports.js';
+import type { RegisteredProfile } from './profile-types.js';
+import type { DomainPublicKey, OccurrenceView, ServiceContext } from './service/context.js';
+import { create, reissue, remedy, type CreateResult } from './service/create.js';
+import { enter, release, type EntryTicket } from './service/entry.js';
+import { observe, type ObserveResult } from './service/observe.js';
+import * as q from './service/queries.js';
+import * as setup from './service/setup.js';
+
+export interface OccurrencesServiceOptions {
+  readonly uow: OccurrencesUnitOfWork;
+  readonly domainKey: DomainPublicKey;
+  readonly clock?: Clock;
+  readonly ids?: IdSource;
+}
+
+export class OccurrencesService {
+  readonly #ctx: ServiceContext;
+
+  constructor(options: OccurrencesServiceOptions) {
+    this.#ctx = {
+      uow: options.uow,
+      domainKey: options.domainKey,
+      clock: options.clock ?? systemClock,
+      ids: options.ids ?? randomIdSource,
+    };
+  }
+
+  // --- domain setup (operator) -----------------------------------------------------------------
+
+  configureDomain(input: DomainConfigInput, actor = 'operator'): Promise<DomainRecord> {
+    return setup.configureDomain(this.#ctx, input, actor);
+  }
+
+  /** Register a provider profile document (parsed with parseStrictJson); immutable once registered. */
+  registerProfile(document: unknown, actor = 'operator'): Promise<RegisteredProfile> {
+    return setup.registerProfile(this.#ctx, document, actor);
+  }
+
+  createAuthority(input: AuthorityInput, actor = 'operator'): Promise<AuthorityRecord> {
+    return setup.createAuthority(this.#ctx, input, actor);
+  }
+
+  /** Advance the lineage's generation, retire the predecessor, issue the successor's credential. */
+  takeover(input: TakeoverInput, actor = 'operator'): Promise<setup.TakeoverResult> {
+    return setup.takeover(this.#ctx, input, actor);
+  }
+
+  // --- executor commands -----------------------------------------------------------------------
+
+  create(input: CreateInput): Promise<CreateResult> {
+    return create(this.#ctx, input);
+  }
+
+  enter(input: EnterInput): Promise<EntryTicket> {
+    return enter(this.#ctx, input);
+  }
+
+  release(input: ReleaseInput): Promise<OccurrenceView> {
+    return release(this.#ctx, input);
+  }
+
+  reissue(input: ReissueInput): Promise<CreateResult> {
+    return reissue(this.#ctx, input);
+  }
+
+  remedy(input: RemedyInput): Promise<CreateResult> {
+    return remedy(this.#ctx, input);
+  }
+
+  // --- trusted status-source layer only (never an executor: see inputs-observe.ts) -------------
+
+  recordAcknowledgement(input: AcknowledgementInput): Promise<ObserveResult> {
+    return observe(this.#ctx, input, true);
+  }
+
+  observe(input: ObservationInput): Promise<ObserveResult> {
+    return observe(this.#ctx, input, false);
+  }
+
+  // --- queries ---------------------------------------------------------------------------------
+
+  getOccurrence(id: string): Promise<q.OccurrenceDetail> {
+    return q.getOccurrence(this.#ctx, id);
+  }
+
+  listOpen(lineage: string): Promise<{ reserved: OccurrenceView[]; unresolved: OccurrenceView[] }> {
+    return q.listOpen(this.#ctx, lineage);
+  }
+
+  async listUnresolved(lineage: string): Promise<OccurrenceView[]> {
+    return (await q.listOpen(this.#ctx, lineage)).unresolved;
+  }
+
+  getLineage(lineage: string): Promise<q.LineageView> {
+    return q.getLineage(this.#ctx, lineage);
+  }
+
+  counts(): Promise<q.OccurrenceCounts> {
+    return q.counts(this.#ctx);
+  }
+
+  getDomain(): Promise<DomainRecord> {
+    return q.getDomain(this.#ctx);
+  }
+
+  getAuthority(id: string): Promise<AuthorityRecord> {
+    return q.getAuthority(this.#ctx, id);
+  }
+
+  getProfile(id: string, version: string): Promise<RegisteredProfile> {
+    return q.getProfile(this.#ctx, id, version);
+  }
+}

@@ -1,0 +1,76 @@
+/** What every service command shares: its collaborators, authentication, refusals and writes. */
+import type { Clock } from '../../core/clock.js';
+import { digestBytes } from '../../core/digest.js';
+import { BatonError } from '../../core/errors.js';
+import type { IdSource } from '../../core/ids.js';
+import type { Caller, Rejection } from '../machine/common.js';
+import { isRejection } from '../machine/common.js';
+import type { DomainRecord, OccurrenceRecord, PlannedEvent } from '../model.js';
+import { isUnresolved } from '../model.js';
+import type { OccurrencesRepository, OccurrencesUnitOfWork } from '../ports.js';
+
+/** The domain's public signing key; the private key stays in a file the store wiring owns. */
+export interface DomainPublicKey {
+  readonly kid: string;
+  /** Raw 32-byte Ed25519 public key, base64url. */
+  readonly publicKey: string;
+}
+
+export interface ServiceContext {
+  readonly uow: OccurrencesUnitOfWork;
+  readonly clock: Clock;
+  readonly ids: IdSource;
+  readonly domainKey: DomainPublicKey;
+}
+
+/** An occurrence as the service returns it: the record plus whether it is unresolved. */
+export type OccurrenceView = OccurrenceRecord & { readonly unresolved: boolean };
+
+export function view(o: OccurrenceRecord): OccurrenceView {
+  return { ...o, unresolved: isUnresolved(o) };
+}
+
+export function fail(rejection: Rejection): never {
+  throw new BatonError(rejection.code, rejection.message, rejection.details);
+}
+
+/** Unwrap a machine decision; a Rejection becomes a thrown BatonError, which rolls back. */
+export function decided<T extends object>(result: T | Rejection): T {
+  if (isRejection(result)) fail(result);
+  return result;
+}
+
+export async function requireDomain(repo: OccurrencesRepository): Promise<DomainRecord> {
+  const domain = await repo.lockDomain();
+  if (domain === undefined)
+    throw new BatonError('domain_not_found', 'the coordination domain is not configured');
+  return domain;
+}
+
+/**
+ * Authenticate an executor credential: only its digest is stored. A retired generation's
+ * credential is refused everywhere (AOC-REQ-006).
+ */
+export async function authenticate(repo: OccurrencesRepository, credential: string): Promise<Caller> {
+  const found = await repo.findCredential(digestBytes(credential));
+  if (found === undefined) throw new BatonError('unauthenticated', 'unknown executor credential');
+  if (found.retiredAt !== null) {
+    throw new BatonError('generation_retired', 'this executor generation was retired by a takeover', {
+      generation: found.generation,
+    });
+  }
+  return { lineage: found.lineage, generation: found.generation };
+}
+
+export function executorActor(caller: Caller): string {
+  return `executor:${caller.lineage}#${caller.generation}`;
+}
+
+export async function appendAll(
+  repo: OccurrencesRepository,
+  events: readonly PlannedEvent[],
+  at: number,
+  actor: string,
+): Promise<void> {
+  for (const e of events) await repo.appendEvent({ ...e, at, actor });
+}

@@ -1,0 +1,100 @@
+/** Provider entry and pre-entry release: each one transaction over lineage, occurrence and authority. */
+import { BatonError } from '../../core/errors.js';
+import type { JsonObject } from '../../core/json.js';
+import { readEnter, readRelease } from '../inputs.js';
+import { checkExpectedBinding } from '../machine/binding.js';
+import type { Caller } from '../machine/common.js';
+import { decideEnter } from '../machine/enter.js';
+import { decideRelease } from '../machine/release.js';
+import type { AuthorityRecord, LineageRecord, OccurrenceRecord } from '../model.js';
+import { nativeKeyHeader } from '../profile.js';
+import type { OccurrencesRepository } from '../ports.js';
+import type { OccurrenceView, ServiceContext } from './context.js';
+import { appendAll, authenticate, decided, executorActor, fail, requireDomain, view } from './context.js';
+
+/** What to send, exactly: returned only by the one successful entry. */
+export interface EntryTicket {
+  readonly occurrence: OccurrenceView;
+  readonly request: JsonObject;
+  readonly requestDigest: string;
+  readonly nativeKey: string | null;
+  readonly nativeKeyHeader: string | null;
+  readonly profile: { readonly id: string; readonly version: string; readonly digest: string };
+  readonly account: string;
+  readonly environment: string;
+}
+
+interface Locked {
+  readonly caller: Caller;
+  readonly lineage: LineageRecord;
+  readonly occurrence: OccurrenceRecord;
+  readonly authority: AuthorityRecord;
+}
+
+/** Load and lock, in the one order every command uses: domain, lineage, occurrence, authority. */
+async function lockAll(
+  repo: OccurrencesRepository,
+  credential: string,
+  occurrenceId: string,
+): Promise<Locked> {
+  const caller = await authenticate(repo, credential);
+  const lineage = await repo.lockLineage(caller.lineage);
+  if (lineage === undefined) throw new BatonError('lineage_not_found', 'the credential names no lineage');
+  const occurrence = await repo.lockOccurrence(occurrenceId);
+  if (occurrence === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
+  const authority = await repo.lockAuthority(occurrence.authority.id);
+  if (authority === undefined)
+    throw new BatonError('store_corrupt', 'the occurrence names a missing authority');
+  return { caller, lineage, occurrence, authority };
+}
+
+export async function enter(ctx: ServiceContext, input: unknown): Promise<EntryTicket> {
+  const cmd = readEnter(input);
+  return ctx.uow.run(async (repo) => {
+    const now = ctx.clock.wallMs();
+    const domain = await requireDomain(repo);
+    const l = await lockAll(repo, cmd.credential, cmd.occurrenceId);
+    const mismatch = checkExpectedBinding(l.occurrence, cmd.expect);
+    if (mismatch !== undefined) fail(mismatch);
+    const counts = await repo.countOpen(l.lineage.id);
+    const d = decided(decideEnter({ ...l, domain, counts }, now));
+    const request = await repo.getRequest(l.occurrence.id);
+    const profile = await repo.getProfile(
+      l.occurrence.provider.profileId,
+      l.occurrence.provider.profileVersion,
+    );
+    if (request === undefined || profile === undefined)
+      throw new BatonError('store_corrupt', 'the bound request or profile is missing');
+    // Authority moves to consumed and entry is recorded BEFORE anything is sent (AOC-REQ-012).
+    await repo.updateOccurrence(d.occurrence, l.occurrence.version);
+    await repo.updateAuthority(d.authority, l.authority.version);
+    await appendAll(repo, d.events, now, executorActor(l.caller));
+    const b = d.occurrence.provider;
+    return {
+      occurrence: view(d.occurrence),
+      request,
+      requestDigest: b.requestDigest,
+      nativeKey: b.nativeKey,
+      nativeKeyHeader: nativeKeyHeader(profile.document),
+      profile: { id: b.profileId, version: b.profileVersion, digest: b.profileDigest },
+      account: b.account,
+      environment: b.environment,
+    };
+  });
+}
+
+export async function release(ctx: ServiceContext, input: unknown): Promise<OccurrenceView> {
+  const cmd = readRelease(input);
+  return ctx.uow.run(async (repo) => {
+    const now = ctx.clock.wallMs();
+    await requireDomain(repo);
+    const l = await lockAll(repo, cmd.credential, cmd.occurrenceId);
+    const d = decided(decideRelease(l, now));
+    const mismatch = checkExpectedBinding(l.occurrence, { requestDigest: cmd.requestDigest });
+    if (mismatch !== undefined) fail(mismatch);
+    await repo.updateOccurrence(d.occurrence, l.occurrence.version);
+    await repo.updateAuthority(d.authority, l.authority.version);
+    await appendAll(repo, d.events, now, executorActor(l.caller));
+    return view(d.occurrence);
+  });
+}

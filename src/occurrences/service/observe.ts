@@ -1,0 +1,63 @@
+/**
+ * Observations from Baton's trusted status-source layer (see inputs-observe.ts for why the
+ * `authentication` verdict is trusted here and must never come from an executor). One
+ * transaction: lock the occurrence, judge the observation, append it, move the state if allowed.
+ * Nothing here reads or writes the lineage or the authority (AOC-REQ-007, AOC-REQ-012).
+ */
+import { BatonError } from '../../core/errors.js';
+import { readObservation } from '../inputs-observe.js';
+import { decideObserve } from '../machine/observe.js';
+import type { Interpretation, MissingKnowledgeReason } from '../model.js';
+import type { OccurrenceView, ServiceContext } from './context.js';
+import { appendAll, view } from './context.js';
+
+export interface ObserveResult {
+  readonly occurrence: OccurrenceView;
+  /** True when the observation was authoritative and applied. */
+  readonly effective: boolean;
+  readonly interpretation: Interpretation | null;
+  readonly missingKnowledge: MissingKnowledgeReason | null;
+  readonly changed: boolean;
+}
+
+/** Observations may not come from the future beyond this (a clock or a forged timestamp). */
+const FUTURE_SKEW_MS = 60_000;
+
+export async function observe(
+  ctx: ServiceContext,
+  input: unknown,
+  acknowledgement: boolean,
+): Promise<ObserveResult> {
+  const cmd = readObservation(input, acknowledgement);
+  return ctx.uow.run(async (repo) => {
+    const now = ctx.clock.wallMs();
+    if (cmd.observedAt > now + FUTURE_SKEW_MS) {
+      throw new BatonError('observation_invalid', 'observedAt lies in the future');
+    }
+    const o = await repo.lockOccurrence(cmd.occurrenceId);
+    if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
+    const profile = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
+    if (profile === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
+    const d = decideObserve(o, profile.document, cmd, now);
+    if (d.assessment.bindReference !== null) {
+      const added = await repo.addLinkedId(o, {
+        type: 'provider_reference',
+        value: d.assessment.bindReference,
+      });
+      if (!added)
+        throw new BatonError(
+          'provider_binding_conflict',
+          'this provider reference is bound to another occurrence',
+        );
+    }
+    if (d.occurrence !== o) await repo.updateOccurrence(d.occurrence, o.version);
+    await appendAll(repo, d.events, now, `status-source:${cmd.source}`);
+    return {
+      occurrence: view(d.occurrence),
+      effective: d.assessment.missing === null,
+      interpretation: d.assessment.mapping?.interpretation ?? null,
+      missingKnowledge: d.assessment.missing,
+      changed: d.changed,
+    };
+  });
+}

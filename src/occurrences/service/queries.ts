@@ -1,0 +1,117 @@
+/** Read-only queries, each in one consistent snapshot. */
+import { BatonError } from '../../core/errors.js';
+import { readName, readOccurrenceId } from '../inputs.js';
+import { lineageSubject, occurrenceSubject } from '../machine/common.js';
+import type { AuthorityRecord, DomainRecord, EvidenceEvent, Outcome, Phase } from '../model.js';
+import { OUTCOMES, PHASES } from '../model.js';
+import type { RegisteredProfile } from '../profile-types.js';
+import type { OccurrenceView, ServiceContext } from './context.js';
+import { view } from './context.js';
+
+export interface OccurrenceDetail {
+  readonly occurrence: OccurrenceView;
+  /** The occurrence's whole evidence chain, oldest first. */
+  readonly evidence: readonly EvidenceEvent[];
+}
+
+export interface LineageView {
+  readonly id: string;
+  readonly generation: number;
+  readonly retiredGenerations: readonly number[];
+  readonly credentials: readonly { generation: number; issuedAt: number; retiredAt: number | null }[];
+  readonly evidence: readonly EvidenceEvent[];
+}
+
+export interface OccurrenceCounts {
+  readonly total: number;
+  readonly byPhase: Readonly<Record<Phase, number>>;
+  readonly byOutcome: Readonly<Record<Outcome, number>>;
+  readonly unresolved: number;
+  readonly conflicts: number;
+}
+
+export async function getOccurrence(ctx: ServiceContext, id: unknown): Promise<OccurrenceDetail> {
+  const occurrenceId = readOccurrenceId(id);
+  return ctx.uow.read(async (repo) => {
+    const o = await repo.getOccurrence(occurrenceId);
+    if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
+    return { occurrence: view(o), evidence: await repo.listEvents(occurrenceSubject(o.id)) };
+  });
+}
+
+/** AOC-REQ-005: what the successor must be able to query before it acts. */
+export async function listOpen(
+  ctx: ServiceContext,
+  lineage: unknown,
+): Promise<{ reserved: OccurrenceView[]; unresolved: OccurrenceView[] }> {
+  const id = readName(lineage, '$.lineage');
+  return ctx.uow.read(async (repo) => {
+    const open = await repo.listOccurrences({ lineage: id, phases: ['reserved', 'entered'] });
+    return {
+      reserved: open.filter((o) => o.phase === 'reserved').map(view),
+      unresolved: open.filter((o) => o.phase === 'entered').map(view),
+    };
+  });
+}
+
+export async function getLineage(ctx: ServiceContext, lineage: unknown): Promise<LineageView> {
+  const id = readName(lineage, '$.lineage');
+  return ctx.uow.read(async (repo) => {
+    const l = await repo.getLineage(id);
+    if (l === undefined) throw new BatonError('lineage_not_found', 'no such lineage');
+    const creds = await repo.listCredentials(id);
+    return {
+      id,
+      generation: l.generation,
+      retiredGenerations: creds.filter((c) => c.retiredAt !== null).map((c) => c.generation),
+      credentials: creds.map((c) => ({
+        generation: c.generation,
+        issuedAt: c.issuedAt,
+        retiredAt: c.retiredAt,
+      })),
+      evidence: await repo.listEvents(lineageSubject(id)),
+    };
+  });
+}
+
+export async function counts(ctx: ServiceContext): Promise<OccurrenceCounts> {
+  return ctx.uow.read(async (repo) => {
+    const rows = await repo.countByState();
+    const byPhase = Object.fromEntries(PHASES.map((p) => [p, 0])) as Record<Phase, number>;
+    const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+    let total = 0;
+    let conflicts = 0;
+    for (const r of rows) {
+      byPhase[r.phase] += r.count;
+      byOutcome[r.outcome] += r.count;
+      total += r.count;
+      if (r.conflict) conflicts += r.count;
+    }
+    return { total, byPhase, byOutcome, unresolved: byPhase.entered, conflicts };
+  });
+}
+
+export async function getDomain(ctx: ServiceContext): Promise<DomainRecord> {
+  const d = await ctx.uow.read((repo) => repo.getDomain());
+  if (d === undefined) throw new BatonError('domain_not_found', 'the coordination domain is not configured');
+  return d;
+}
+
+export async function getAuthority(ctx: ServiceContext, id: unknown): Promise<AuthorityRecord> {
+  const authorityId = readName(id, '$.authority');
+  const a = await ctx.uow.read((repo) => repo.getAuthority(authorityId));
+  if (a === undefined) throw new BatonError('authority_not_found', 'no such authority budget');
+  return a;
+}
+
+export async function getProfile(
+  ctx: ServiceContext,
+  id: unknown,
+  version: unknown,
+): Promise<RegisteredProfile> {
+  const pid = readName(id, '$.profileId');
+  const ver = readName(version, '$.profileVersion');
+  const p = await ctx.uow.read((repo) => repo.getProfile(pid, ver));
+  if (p === undefined) throw new BatonError('profile_not_found', 'no such provider profile version');
+  return p;
+}

@@ -1,0 +1,89 @@
+/**
+ * Driver errors, mapped once at the engine boundary (DESIGN.md §2). Callers see BatonError codes,
+ * never SQLite or PostgreSQL codes:
+ * - lock contention (SQLITE_BUSY / SQLITE_LOCKED, PostgreSQL 40001 / 40P01 / 55P03) → `store_busy`
+ *   (retryable);
+ * - a constraint violation → `conflict` with `details.constraint` naming its kind, so a service can
+ *   tell "the unique index said no" (DESIGN.md §2: uniqueness is enforced by the database) from
+ *   any other failure with `isUniqueViolation`.
+ * Anything else is a bug or an I/O failure and is rethrown unchanged.
+ */
+import { BatonError, isBatonError } from '../core/errors.js';
+
+export type ConstraintKind = 'unique' | 'foreign_key' | 'not_null' | 'check' | 'other';
+
+interface DriverError {
+  code: string;
+}
+
+function driverCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
+  const { code } = error as DriverError;
+  return typeof code === 'string' ? code : undefined;
+}
+
+const SQLITE_CONSTRAINTS: Readonly<Record<string, ConstraintKind>> = {
+  SQLITE_CONSTRAINT_UNIQUE: 'unique',
+  SQLITE_CONSTRAINT_PRIMARYKEY: 'unique',
+  SQLITE_CONSTRAINT_FOREIGNKEY: 'foreign_key',
+  SQLITE_CONSTRAINT_NOTNULL: 'not_null',
+  SQLITE_CONSTRAINT_CHECK: 'check',
+};
+
+// PostgreSQL SQLSTATEs (Appendix A): class 23 is integrity constraint violation.
+const PG_CONSTRAINTS: Readonly<Record<string, ConstraintKind>> = {
+  '23505': 'unique',
+  '23503': 'foreign_key',
+  '23502': 'not_null',
+  '23514': 'check',
+};
+
+const PG_BUSY = new Set(['40001', '40P01', '55P03']);
+
+/** The kind of constraint a raw driver error reports, if it is a constraint violation. */
+export function constraintKind(error: unknown): ConstraintKind | undefined {
+  const code = driverCode(error);
+  if (code === undefined) return undefined;
+  if (code.startsWith('SQLITE_CONSTRAINT')) return SQLITE_CONSTRAINTS[code] ?? 'other';
+  if (code.startsWith('23')) return PG_CONSTRAINTS[code] ?? 'other';
+  return undefined;
+}
+
+export function isBusyDriverError(error: unknown): boolean {
+  const code = driverCode(error);
+  if (code === undefined) return false;
+  return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || PG_BUSY.has(code);
+}
+
+/** Map a raw driver error to a BatonError where Baton has a meaning for it; otherwise return it as is. */
+export function mapDriverError(error: unknown): unknown {
+  if (isBusyDriverError(error)) {
+    return new BatonError(
+      'store_busy',
+      'the store is busy (another writer holds the lock)',
+      {},
+      { cause: error },
+    );
+  }
+  const kind = constraintKind(error);
+  if (kind !== undefined) {
+    return new BatonError(
+      'conflict',
+      `a ${kind} constraint of the store refused the write`,
+      { constraint: kind },
+      {
+        cause: error,
+      },
+    );
+  }
+  return error;
+}
+
+/**
+ * True when a write was refused by a unique index or primary key, on either engine, whether the
+ * error was already mapped by an engine or is still the raw driver error.
+ */
+export function isUniqueViolation(error: unknown): boolean {
+  if (isBatonError(error, 'conflict')) return error.details['constraint'] === 'unique';
+  return constraintKind(error) === 'unique';
+}

@@ -1,0 +1,37 @@
+// The public surface of src/store (DESIGN.md §2).
+export type { EngineKind, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
+export { openSqliteEngine, type SqliteEngineOptions } from './sqlite.js';
+export { openPostgresEngine, type PostgresEngineOptions } from './postgres.js';
+export { constraintKind, isUniqueViolation, mapDriverError, type ConstraintKind } from './errors.js';
+export { appliedMigrations, migrate, type MigrateResult, type Migration } from './migrations.js';
+export {
+  appendEvidence,
+  evidenceHash,
+  listEvidence,
+  type EvidenceEvent,
+  type EvidenceInput,
+} from './evidence-log.js';
+export {
+  verifyEvidence,
+  type BrokenLink,
+  type ChainReport,
+  type EvidenceProgress,
+} from './evidence-verify.js';
+export {
+  checkpointSigningBytes,
+  exportEvidence,
+  verifyCheckpoint,
+  type Checkpoint,
+  type CheckpointReport,
+  type CheckpointSignature,
+  type CheckpointSigner,
+  type CheckpointVerifier,
+} from './evidence-export.js';
+export {
+  loadOrCreateDomainKey,
+  occurrencesUnitOfWork,
+  openOccurrencesOnSqlite,
+  type DomainKeyPair,
+  type OccurrencesOnSqlite,
+  type OccurrencesOptions,
+} from './occurrences.js';

@@ -1,0 +1,158 @@
+/**
+ * Numbered schema migrations (DESIGN.md §2: "run by `baton migrate` and at server start").
+ * Each migration applies in its own transaction together with its `schema_migrations` row, so a
+ * crash leaves either all of it or none. A database that records a migration this build does not
+ * know was written by a newer Baton: it is refused rather than used with a schema we cannot read.
+ * The digest of each `up` text is recorded and compared, so an edited released migration is
+ * noticed instead of silently diverging between databases.
+ */
+import { BatonError } from '../core/errors.js';
+import { digestBytes } from '../core/digest.js';
+import type { SqlExecutor, StoreEngine, Transaction } from './engine.js';
+import { migrations as registry } from './migrations/index.js';
+
+export interface Migration {
+  readonly id: number;
+  readonly name: string;
+  /** Portable SQL (see engine.ts); statements separated by `;`. */
+  readonly up: string;
+}
+
+export interface MigrateResult {
+  readonly applied: readonly Migration[];
+  /** The highest migration id now recorded (0 for none). */
+  readonly version: number;
+}
+
+interface AppliedRow {
+  id: number;
+  name: string;
+  digest: string;
+}
+
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  id BIGINT NOT NULL PRIMARY KEY,
+  name TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  applied_at BIGINT NOT NULL
+)`;
+
+/**
+ * Split a script on `;` outside quotes and `--` comments. Portable migrations hold plain DDL/DML,
+ * no procedural bodies, so this is all the parsing they need.
+ */
+export function splitStatements(script: string): string[] {
+  const out: string[] = [];
+  let current = '';
+  let quote: string | undefined;
+  for (let i = 0; i < script.length; i++) {
+    const c = script[i] ?? '';
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+    } else if (c === '-' && script[i + 1] === '-') {
+      const end = script.indexOf('\n', i);
+      i = end < 0 ? script.length : end;
+      continue;
+    } else if (c === ';') {
+      out.push(current);
+      current = '';
+      continue;
+    }
+    current += c;
+  }
+  out.push(current);
+  return out.map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+/** Refuse a registry with duplicate, unordered or malformed entries (a merge mistake). */
+export function checkRegistry(list: readonly Migration[]): void {
+  let last = 0;
+  for (const m of list) {
+    if (!Number.isSafeInteger(m.id) || m.id <= last) {
+      throw new BatonError('internal', `migration ids must be increasing positive integers (at ${m.id})`);
+    }
+    if (!/^[a-z0-9_]+$/.test(m.name)) throw new BatonError('internal', `migration ${m.id} has a bad name`);
+    last = m.id;
+  }
+}
+
+/**
+ * A transaction that no other process's migration runs beside (the engine's capability, so two
+ * servers starting at once cannot both apply a migration or race on CREATE TABLE IF NOT EXISTS).
+ */
+function exclusive<T>(engine: StoreEngine, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  return engine.migrationTransaction === undefined ? engine.transaction(fn) : engine.migrationTransaction(fn);
+}
+
+async function readApplied(tx: SqlExecutor): Promise<AppliedRow[]> {
+  return tx.all<AppliedRow>('SELECT id, name, digest FROM schema_migrations ORDER BY id');
+}
+
+function checkKnown(applied: readonly AppliedRow[], list: readonly Migration[]): void {
+  const known = new Map(list.map((m) => [m.id, m]));
+  for (const row of applied) {
+    const m = known.get(Number(row.id));
+    if (m === undefined) {
+      throw new BatonError(
+        'store_schema_newer',
+        `the database has migration ${row.id} (${row.name}) that this Baton does not know: it was written by a newer version`,
+        { id: Number(row.id), name: row.name },
+      );
+    }
+    if (row.digest !== digestBytes(m.up)) {
+      throw new BatonError(
+        'store_schema_mismatch',
+        `migration ${m.id} (${m.name}) differs from the one applied to this database`,
+        { id: m.id, name: m.name },
+      );
+    }
+  }
+}
+
+/** The migrations recorded in the database, checked against `list`; none if the table is missing. */
+export async function appliedMigrations(
+  engine: StoreEngine,
+  list: readonly Migration[] = registry,
+): Promise<number[]> {
+  await exclusive(engine, (tx) => tx.run(CREATE_TABLE));
+  const applied = await engine.read(readApplied);
+  checkKnown(applied, list);
+  return applied.map((r) => Number(r.id));
+}
+
+/**
+ * Apply every pending migration in id order, each in its own transaction. Safe to run again and
+ * from several processes or servers at once: each transaction re-reads what is applied under the
+ * engine's migration lock (SQLite's write lock, PostgreSQL's advisory lock).
+ */
+export async function migrate(
+  engine: StoreEngine,
+  options: { list?: readonly Migration[]; now?: () => number } = {},
+): Promise<MigrateResult> {
+  const list = options.list ?? registry;
+  const now = options.now ?? Date.now;
+  checkRegistry(list);
+  await exclusive(engine, (tx) => tx.run(CREATE_TABLE));
+  const applied: Migration[] = [];
+  for (const m of list) {
+    const done = await exclusive(engine, async (tx) => {
+      const rows = await readApplied(tx);
+      checkKnown(rows, list);
+      if (rows.some((r) => Number(r.id) === m.id)) return false;
+      for (const sql of splitStatements(m.up)) await tx.run(sql);
+      await tx.run('INSERT INTO schema_migrations (id, name, digest, applied_at) VALUES (?, ?, ?, ?)', [
+        m.id,
+        m.name,
+        digestBytes(m.up),
+        now(),
+      ]);
+      return true;
+    });
+    if (done) applied.push(m);
+  }
+  const rows = await engine.read(readApplied);
+  checkKnown(rows, list);
+  return { applied, version: rows.reduce((max, r) => Math.max(max, Number(r.id)), 0) };
+}

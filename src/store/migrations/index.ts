@@ -1,0 +1,10 @@
+/**
+ * Every schema migration, in the order they apply (DESIGN.md §2). Each context appends its own
+ * module here with the next free id; ids are never reused or renumbered once released.
+ */
+import type { Migration } from '../migrations.js';
+import { migration as m001 } from './001_evidence_log.js';
+import { migration as m002 } from './002_occurrences.js';
+import { migration as m003 } from './003_api_tokens.js';
+
+export const migrations: readonly Migration[] = [m001, m002, m003];

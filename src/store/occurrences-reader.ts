@@ -1,0 +1,156 @@
+/** The read half of the occurrences port: plain SELECTs, locking only when asked (inside a write). */
+import type {
+  AuthorityRecord,
+  CredentialRecord,
+  DomainRecord,
+  EvidenceEvent,
+  LineageRecord,
+  OccurrenceFilter,
+  OccurrenceRecord,
+  OccurrencesReader,
+  Outcome,
+  Phase,
+  RegisteredProfile,
+  StateCount,
+} from '../occurrences/index.js';
+import type { SqlExecutor, SqlValue } from './engine.js';
+import { listEvidence } from './evidence-log.js';
+import * as rows from './occurrences-rows.js';
+
+const OCC_COLS = rows.OCCURRENCE_COLUMNS.join(', ');
+const MAX_LIST = 10_000;
+
+/**
+ * Registered profiles, by `id\u0000version`. Safe to keep across transactions and processes: a
+ * profile row is insert-only under its primary key and pinned by its digest (never updated).
+ */
+export type ProfileCache = Map<string, RegisteredProfile>;
+
+export class OccurrencesReaderSql implements OccurrencesReader {
+  readonly #ex: SqlExecutor;
+  readonly #forUpdate: string;
+  readonly #profiles: ProfileCache;
+
+  constructor(ex: SqlExecutor, forUpdate = '', profiles: ProfileCache = new Map()) {
+    this.#ex = ex;
+    this.#forUpdate = forUpdate;
+    this.#profiles = profiles;
+  }
+
+  #lock(lock: boolean): string {
+    return lock ? this.#forUpdate : '';
+  }
+
+  protected async domainRow(lock: boolean): Promise<DomainRecord | undefined> {
+    const r = await this.#ex.get<rows.DomainRow>(
+      `SELECT id, kid, public_key, limits, bypass_paths, created_at, updated_at, version FROM aoc_domain WHERE singleton = 1${this.#lock(lock)}`,
+    );
+    return r && rows.domainFromRow(r);
+  }
+
+  protected async lineageRow(id: string, lock: boolean): Promise<LineageRecord | undefined> {
+    const r = await this.#ex.get<rows.LineageRow>(
+      `SELECT id, generation, created_at, updated_at, version FROM aoc_lineages WHERE id = ?${this.#lock(lock)}`,
+      [id],
+    );
+    return r && rows.lineageFromRow(r);
+  }
+
+  protected async authorityRow(id: string, lock: boolean): Promise<AuthorityRecord | undefined> {
+    const r = await this.#ex.get<rows.AuthorityRow>(
+      `SELECT id, unit, total, reserved, consumed, created_at, updated_at, version FROM aoc_authorities WHERE id = ?${this.#lock(lock)}`,
+      [id],
+    );
+    return r && rows.authorityFromRow(r);
+  }
+
+  protected async occurrenceRow(
+    where: string,
+    params: SqlValue[],
+    lock: boolean,
+  ): Promise<OccurrenceRecord | undefined> {
+    const r = await this.#ex.get<rows.OccurrenceRow>(
+      `SELECT ${OCC_COLS} FROM aoc_occurrences WHERE ${where}${this.#lock(lock)}`,
+      params,
+    );
+    return r && rows.occurrenceFromRow(r);
+  }
+
+  getDomain(): Promise<DomainRecord | undefined> {
+    return this.domainRow(false);
+  }
+
+  async getProfile(id: string, version: string): Promise<RegisteredProfile | undefined> {
+    const key = `${id}\u0000${version}`;
+    const cached = this.#profiles.get(key);
+    if (cached !== undefined) return cached;
+    const r = await this.#ex.get<rows.ProfileRow>(
+      'SELECT id, version, digest, document, registered_at FROM aoc_profiles WHERE id = ? AND version = ?',
+      [id, version],
+    );
+    const profile = r && rows.profileFromRow(r);
+    if (profile !== undefined && this.#profiles.size < 1_000) this.#profiles.set(key, profile);
+    return profile;
+  }
+
+  getLineage(id: string): Promise<LineageRecord | undefined> {
+    return this.lineageRow(id, false);
+  }
+
+  async listCredentials(lineage: string): Promise<CredentialRecord[]> {
+    const list = await this.#ex.all<rows.CredentialRow>(
+      'SELECT secret_digest, lineage, generation, issued_at, retired_at FROM aoc_credentials WHERE lineage = ? ORDER BY generation',
+      [lineage],
+    );
+    return list.map(rows.credentialFromRow);
+  }
+
+  getAuthority(id: string): Promise<AuthorityRecord | undefined> {
+    return this.authorityRow(id, false);
+  }
+
+  getOccurrence(id: string): Promise<OccurrenceRecord | undefined> {
+    return this.occurrenceRow('id = ?', [id], false);
+  }
+
+  async listOccurrences(filter: OccurrenceFilter): Promise<OccurrenceRecord[]> {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    if (filter.lineage !== undefined) {
+      where.push('lineage = ?');
+      params.push(filter.lineage);
+    }
+    if (filter.phases !== undefined) {
+      where.push(`phase IN (${filter.phases.map(() => '?').join(', ') || 'NULL'})`);
+      params.push(...filter.phases);
+    }
+    const limit = Math.min(Math.max(1, Math.trunc(filter.limit ?? MAX_LIST)), MAX_LIST);
+    const list = await this.#ex.all<rows.OccurrenceRow>(
+      `SELECT ${OCC_COLS} FROM aoc_occurrences${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY created_at, id LIMIT ${limit}`,
+      params,
+    );
+    return list.map(rows.occurrenceFromRow);
+  }
+
+  async countByState(): Promise<StateCount[]> {
+    const list = await this.#ex.all<{
+      phase: string;
+      outcome: string;
+      conflict: number | string;
+      n: number | string;
+    }>(
+      'SELECT phase, outcome, conflict, COUNT(*) AS n FROM aoc_occurrences GROUP BY phase, outcome, conflict',
+    );
+    return list.map((r) => ({
+      phase: r.phase as Phase,
+      outcome: r.outcome as Outcome,
+      conflict: rows.num(r.conflict) === 1,
+      count: rows.num(r.n),
+    }));
+  }
+
+  listEvents(subject: string): Promise<EvidenceEvent[]> {
+    return listEvidence(this.#ex, subject);
+  }
+}

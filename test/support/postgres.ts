@@ -1,0 +1,140 @@
+/**
+ * Whether the PostgreSQL tests run (docs/store.md, "Testing against PostgreSQL"):
+ * - the server is `BATON_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`,
+ *   which `.ci/services.sh` provides), tried with a short timeout;
+ * - reachable: each test file gets its own fresh database `baton_test_<random>` (C collation, so
+ *   text orders as on SQLite), dropped when the file's tests end; each test gets its own schema;
+ * - unreachable and `CI` set: a failing test (CI must run them);
+ * - unreachable otherwise: one skipped test whose name says so, once per `node --test` run.
+ * Call `postgresForTests()` at the top level of a test file (it registers tests and hooks there).
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import pg from 'pg';
+
+export const POSTGRES_URL_ENV = 'BATON_TEST_POSTGRES_URL';
+export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+const PROBE_TIMEOUT_MS = 2000;
+
+export function postgresTestUrl(): string {
+  const url = process.env[POSTGRES_URL_ENV];
+  return url === undefined || url === '' ? DEFAULT_POSTGRES_URL : url;
+}
+
+/** The URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/** Run statements on a short-lived connection (the admin side of the tests, never the engine). */
+export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_TIMEOUT_MS });
+  client.on('error', () => undefined); // a dropped connection shows as the query's rejection
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Why PostgreSQL is not usable at `url`, or undefined when it is. */
+export async function probePostgres(url: string): Promise<string | undefined> {
+  try {
+    await withClient(url, (c) => c.query('SELECT 1'));
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : 'unknown error';
+  }
+}
+
+/** The same server and credentials, another database; `search_path` set when a schema is given. */
+export function databaseUrl(base: string, database: string, schema?: string): string {
+  const u = new URL(base);
+  u.pathname = `/${database}`;
+  if (schema !== undefined) {
+    const options = [u.searchParams.get('options'), `-c search_path=${schema}`].filter((o) => o !== null);
+    u.searchParams.set('options', options.join(' '));
+  }
+  return u.toString();
+}
+
+export interface PostgresTestDatabase {
+  /** The URL of this file's database. */
+  readonly url: string;
+  /** A fresh schema for one test, and the URL whose connections use it. */
+  schema(): Promise<string>;
+}
+
+/**
+ * The one-line notice, once per `node --test` run: test files run as children of one runner
+ * (NODE_TEST_CONTEXT is set), which a marker file named after the runner's pid and start time
+ * lets them agree on. Run alone, a file always shows it.
+ */
+function firstToSkip(): boolean {
+  if (process.env['NODE_TEST_CONTEXT'] === undefined) return true;
+  let started = '';
+  try {
+    started = readFileSync(`/proc/${process.ppid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19] ?? '';
+  } catch {
+    // Not Linux: the pid alone names the run.
+  }
+  try {
+    closeSync(openSync(join(tmpdir(), `baton-pg-skip-${process.ppid}-${started}`), 'wx'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function createDatabase(url: string): Promise<string> {
+  const name = `baton_test_${randomBytes(6).toString('hex')}`;
+  await withClient(url, (c) =>
+    c.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`),
+  );
+  after(() =>
+    withClient(url, async (c) => {
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    }),
+  );
+  return name;
+}
+
+let schemas = 0;
+
+/** This file's PostgreSQL database, or undefined when the PostgreSQL tests do not run. */
+export async function postgresForTests(): Promise<PostgresTestDatabase | undefined> {
+  const url = postgresTestUrl();
+  const why = await probePostgres(url);
+  if (why !== undefined) {
+    const line = `PostgreSQL not reachable at ${redactUrl(url)}: skipping PostgreSQL tests (set ${POSTGRES_URL_ENV})`;
+    if (!['', '0', 'false'].includes(process.env['CI'] ?? '')) {
+      test(`PostgreSQL is reachable at ${redactUrl(url)} (required when CI is set)`, () => {
+        throw new Error(`${line.replace(': skipping PostgreSQL tests', '')}: ${why}`);
+      });
+    } else if (firstToSkip()) {
+      test(line, { skip: true }, () => undefined);
+    }
+    return undefined;
+  }
+  const database = await createDatabase(url);
+  return {
+    url: databaseUrl(url, database),
+    async schema() {
+      schemas += 1;
+      const name = `t${schemas}_${randomBytes(3).toString('hex')}`;
+      // Dropped with the database when the file ends.
+      await withClient(databaseUrl(url, database), (c) => c.query(`CREATE SCHEMA ${name}`));
+      return databaseUrl(url, database, name);
+    },
+  };
+}
