@@ -227,7 +227,9 @@ if (db !== undefined) {
           await tx.run('UPDATE t SET v = v || ? WHERE id = ?', [`+${mine}`, second]);
         });
       await Promise.all([cross(store.engine, 1, 2, 0), cross(other, 2, 1, 1)]);
-      assert.equal(runs, 3, 'one of the two ran again');
+      if (e === plain) assert.equal(runs, 3, 'the loser ran again, once: then it waited for the lock');
+      // Serializable: the rerun may start before the winner commits, meet its update and run again.
+      else assert.ok(runs >= 3, `runs: ${runs}`);
       const rows = await store.engine.read((tx) => tx.all<{ v: string }>('SELECT v FROM t ORDER BY id'));
       assert.deepEqual(
         rows.map((r) => r.v.split('+').sort()),
