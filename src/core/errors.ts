@@ -92,6 +92,9 @@ export const ERROR_CODES = {
   ERR_ESCROW_LAPSED: spec(409),
   // --- server (HTTP API) ----------------------------------------------------------------------
   media_type_unsupported: spec(415),
+  // --- client (SDK) ----------------------------------------------------------------------------
+  /** Baton answered, but not with what the route promises: the command may have applied. */
+  baton_response_invalid: spec(502),
   // --- missions / observations -----------------------------------------------------------------
   mission_not_active: spec(403),
   mission_status_unavailable: spec(503, true),

@@ -1,0 +1,55 @@
+/**
+ * `--db FILE | --postgres URL [--domain-key FILE]`: which store `serve` and `tokens` use. SQLite is
+ * the default (./baton.db, the domain key beside it); PostgreSQL is for several servers sharing one
+ * database (DESIGN.md §10), which must then share one domain key file too. The password can stay
+ * out of argv: `pg` reads PGPASSWORD.
+ */
+import { BatonError } from '../../core/errors.js';
+import type { StoreEngine } from '../../store/engine.js';
+import { migrate } from '../../store/migrations.js';
+import { openPostgresEngine } from '../../store/postgres.js';
+import { openSqliteEngine } from '../../store/sqlite.js';
+import type { StoreChoice } from '../../server/open.js';
+import { DEFAULT_DB } from './store-args.js';
+
+export const STORE_OPTIONS = {
+  db: { type: 'string' },
+  postgres: { type: 'string' },
+  'domain-key': { type: 'string' },
+} as const;
+
+export const STORE_USAGE = `store: --db FILE (SQLite, default ${DEFAULT_DB}) or --postgres URL with
+       --domain-key FILE (default ./baton.domain-key.pem; every server sharing the database needs it)`;
+
+export function storeChoice(values: { db?: string; postgres?: string; 'domain-key'?: string }): StoreChoice {
+  if (values.postgres !== undefined) {
+    if (values.db !== undefined) throw new BatonError('usage', 'give --db or --postgres, not both');
+    if (!/^postgres(ql)?:\/\//.test(values.postgres)) {
+      throw new BatonError('usage', '--postgres must be a postgres:// URL');
+    }
+    return {
+      kind: 'postgres',
+      url: values.postgres,
+      domainKeyFile: values['domain-key'] ?? './baton.domain-key.pem',
+    };
+  }
+  if (values['domain-key'] !== undefined) {
+    throw new BatonError(
+      'usage',
+      '--domain-key is for --postgres; a SQLite database keeps its key beside it',
+    );
+  }
+  return { kind: 'sqlite', path: values.db ?? DEFAULT_DB };
+}
+
+/** An engine over the chosen store with every migration applied. */
+export async function openMigratedEngine(choice: StoreChoice): Promise<StoreEngine> {
+  const engine = choice.kind === 'sqlite' ? openSqliteEngine(choice.path) : openPostgresEngine(choice.url);
+  try {
+    await migrate(engine);
+    return engine;
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
+}

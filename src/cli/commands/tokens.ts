@@ -1,0 +1,110 @@
+/**
+ * `baton tokens create|list|revoke`: the admin/operator bearer tokens of the HTTP API, managed
+ * directly on the store (no server needed; docs/api.md "Authentication"). The secret is printed
+ * once, alone on stdout, and only its SHA-256 digest is stored. Executors get no token here: their
+ * credential comes from a takeover (AOC-REQ-006).
+ */
+import { existsSync } from 'node:fs';
+import { systemClock } from '../../core/clock.js';
+import { BatonError } from '../../core/errors.js';
+import { formatRfc3339 } from '../../core/time.js';
+import { createToken, isPrincipalRole } from '../../server/tokens.js';
+import type { StoreEngine } from '../../store/engine.js';
+import { listTokens, revokeToken, type TokenRecord } from '../../store/principals.js';
+import { wantsHelp, type Command } from '../command.js';
+import { EXIT, type CliIo } from '../io.js';
+import { parse, reportStoreError } from './store-args.js';
+import { openMigratedEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
+
+const USAGE = `usage: baton tokens create --role operator|admin [--name NAME] [store]
+       baton tokens list [store]
+       baton tokens revoke ID [store]
+
+Manage the bearer tokens of the HTTP API. create prints the new token once on stdout (keep it: only
+its digest is stored). revoke is immediate and idempotent. Roles: admin (tokens, domain
+configuration, and everything an operator may), operator (takeover, authorities, profiles,
+queries, evidence). Executor credentials come from a takeover, not from here.
+${STORE_USAGE}
+`;
+
+const ACTOR = 'cli:tokens';
+
+function line(t: TokenRecord): string {
+  const state = t.revokedAt === null ? 'active' : `revoked ${formatRfc3339(t.revokedAt)}`;
+  return `${t.id}  ${t.role.padEnd(8)}  ${formatRfc3339(t.createdAt)}  ${state}  ${t.name}\n`;
+}
+
+export async function runTokens(argv: string[], io: CliIo): Promise<number> {
+  if (wantsHelp(argv)) {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+  try {
+    const { values, positionals } = parse({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: { ...STORE_OPTIONS, role: { type: 'string' }, name: { type: 'string' } },
+    });
+    const [action, ...rest] = positionals;
+    const arity = action === 'revoke' ? 1 : 0;
+    if (!['create', 'list', 'revoke'].includes(action ?? '') || rest.length !== arity) {
+      throw new BatonError('usage', 'expected: create --role R | list | revoke ID');
+    }
+    if (action !== 'create' && (values.role !== undefined || values.name !== undefined)) {
+      throw new BatonError('usage', '--role and --name belong to create');
+    }
+    const choice = storeChoice(values);
+    // Only create may bring a database into being; list and revoke inspect an existing one.
+    if (choice.kind === 'sqlite' && action !== 'create' && !existsSync(choice.path)) {
+      throw new BatonError('usage', `no database at ${choice.path}`);
+    }
+    const engine = await openMigratedEngine(choice);
+    try {
+      return await act(engine, action ?? '', rest[0], values, io);
+    } finally {
+      await engine.close();
+    }
+  } catch (error) {
+    return reportStoreError(error, io);
+  }
+}
+
+async function act(
+  engine: StoreEngine,
+  action: string,
+  id: string | undefined,
+  values: { role?: string; name?: string },
+  io: CliIo,
+): Promise<number> {
+  if (action === 'create') {
+    if (values.role === undefined || !isPrincipalRole(values.role)) {
+      throw new BatonError(
+        'usage',
+        'create needs --role operator|admin (executors get credentials by takeover)',
+      );
+    }
+    const created = await createToken(
+      engine,
+      { role: values.role, name: values.name },
+      { clock: systemClock, actor: ACTOR },
+    );
+    io.stderr(`created ${created.role} token ${created.id} (${created.name}); the secret is shown once:\n`);
+    io.stdout(`${created.token}\n`);
+    return EXIT.ok;
+  }
+  if (action === 'list') {
+    for (const t of await listTokens(engine)) io.stdout(line(t));
+    return EXIT.ok;
+  }
+  const revoked = await revokeToken(engine, id ?? '', systemClock.wallMs(), ACTOR);
+  io.stdout(line(revoked));
+  return EXIT.ok;
+}
+
+export const tokensCommand: Command = {
+  name: 'tokens',
+  summary: 'Create, list and revoke the HTTP API’s admin and operator tokens.',
+  usage: USAGE,
+  run: runTokens,
+};

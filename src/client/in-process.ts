@@ -1,0 +1,145 @@
+/**
+ * The in-process twin of HttpBatonClient: the same interface over an OccurrencesService in this
+ * process (tests, the demo, embedded use). Each call is one service command, so the guarantees are
+ * the service's own; test/client/contract.ts checks both clients behave alike.
+ */
+import { BatonError } from '../core/errors.js';
+import type {
+  CreateResult,
+  EntryTicket,
+  ExpectedBinding,
+  ObserveResult,
+  OccurrenceCounts,
+  OccurrenceDetail,
+  OccurrencesService,
+  OccurrenceView,
+} from '../occurrences/index.js';
+import { evidenceOnly, type ProviderAdapter } from './adapter.js';
+import { perform } from './perform.js';
+import type {
+  BatonClient,
+  Executor,
+  ExecutorAcknowledgement,
+  ExecutorBinding,
+  OpenWork,
+  Operation,
+  PerformResult,
+  ReissueOperation,
+  RemedyOperation,
+} from './types.js';
+
+export interface InProcessBatonClientOptions {
+  readonly service: OccurrencesService;
+  /** The actor recorded for takeovers (the operator principal the HTTP API would authenticate). */
+  readonly actor?: string;
+}
+
+class InProcessExecutor implements Executor {
+  readonly lineage: string;
+  readonly generation: number;
+  readonly handover: OpenWork;
+  readonly #service: OccurrencesService;
+  readonly #credential: string;
+
+  constructor(service: OccurrencesService, b: ExecutorBinding, handover: OpenWork) {
+    this.#service = service;
+    this.#credential = b.credential;
+    this.lineage = b.lineage;
+    this.generation = b.generation;
+    this.handover = handover;
+  }
+
+  binding(): ExecutorBinding {
+    return { lineage: this.lineage, generation: this.generation, credential: this.#credential };
+  }
+
+  create(operation: Operation): Promise<CreateResult> {
+    return this.#service.create({ ...operation, credential: this.#credential });
+  }
+
+  async enter(occurrenceId: string, expect?: ExpectedBinding): Promise<EntryTicket> {
+    await this.#own(occurrenceId);
+    const input = { credential: this.#credential, occurrenceId };
+    return this.#service.enter(expect === undefined ? input : { ...input, expect });
+  }
+
+  async release(occurrenceId: string, requestDigest: string): Promise<OccurrenceView> {
+    await this.#own(occurrenceId);
+    return this.#service.release({ credential: this.#credential, occurrenceId, requestDigest });
+  }
+
+  async reissue(operation: ReissueOperation): Promise<CreateResult> {
+    await this.#own(operation.occurrenceId);
+    return this.#service.reissue({ ...operation, credential: this.#credential });
+  }
+
+  async remedy(operation: RemedyOperation): Promise<CreateResult> {
+    await this.#own(operation.remedyOf);
+    return this.#service.remedy({ ...operation, credential: this.#credential });
+  }
+
+  /** Always unauthenticated evidence: the in-process twin is no more trusted than a remote worker. */
+  async acknowledge(acknowledgement: ExecutorAcknowledgement): Promise<ObserveResult> {
+    const input = evidenceOnly(acknowledgement);
+    await this.#own(input.occurrenceId);
+    return this.#service.recordAcknowledgement({ ...input, authentication: { verified: false } });
+  }
+
+  /**
+   * The HTTP server's refusals, in its order (docs/api.md "Authentication"): a retired generation
+   * first, then another lineage's occurrence answers exactly like a missing one. The service checks
+   * again inside its transaction; these only refuse earlier, never admit.
+   */
+  async #own(occurrenceId: string): Promise<void> {
+    const lineage = await this.#service.getLineage(this.lineage);
+    const mine = lineage.credentials.find((c) => c.generation === this.generation);
+    if (mine === undefined) throw new BatonError('unauthenticated', 'unknown executor credential');
+    if (mine.retiredAt !== null) {
+      throw new BatonError('generation_retired', 'this executor generation was retired by a takeover', {
+        generation: this.generation,
+      });
+    }
+    const { occurrence } = await this.#service.getOccurrence(occurrenceId);
+    if (occurrence.lineage !== this.lineage)
+      throw new BatonError('occurrence_not_found', 'no such occurrence');
+  }
+
+  perform(operation: Operation, adapter: ProviderAdapter): Promise<PerformResult> {
+    return perform(this, operation, adapter);
+  }
+}
+
+export class InProcessBatonClient implements BatonClient {
+  readonly #service: OccurrencesService;
+  readonly #actor: string;
+
+  constructor(options: InProcessBatonClientOptions) {
+    this.#service = options.service;
+    this.#actor = options.actor ?? 'operator';
+  }
+
+  async takeover(lineage: string): Promise<Executor> {
+    const t = await this.#service.takeover({ lineage }, this.#actor);
+    return new InProcessExecutor(this.#service, t, { reserved: t.reserved, unresolved: t.unresolved });
+  }
+
+  resume(binding: ExecutorBinding): Executor {
+    return new InProcessExecutor(this.#service, binding, { reserved: [], unresolved: [] });
+  }
+
+  getOccurrence(occurrenceId: string): Promise<OccurrenceDetail> {
+    return this.#service.getOccurrence(occurrenceId);
+  }
+
+  listOpen(lineage: string): Promise<OpenWork> {
+    return this.#service.listOpen(lineage);
+  }
+
+  listUnresolved(lineage: string): Promise<readonly OccurrenceView[]> {
+    return this.#service.listUnresolved(lineage);
+  }
+
+  counts(): Promise<OccurrenceCounts> {
+    return this.#service.counts();
+  }
+}

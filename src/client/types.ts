@@ -1,0 +1,120 @@
+/**
+ * The SDK workers use (DESIGN.md §8). `BatonClient` has two implementations with this one
+ * interface: `HttpBatonClient` (the HTTP API) and `InProcessBatonClient` (an OccurrencesService in
+ * the same process). test/client/contract.ts runs the same assertions against both.
+ */
+import type { JsonObject } from '../core/json.js';
+import type {
+  AcknowledgementInput,
+  CreateResult,
+  EntryTicket,
+  ExpectedBinding,
+  LinkedIdentifier,
+  MissingKnowledgeReason,
+  ObserveResult,
+  OccurrenceCounts,
+  OccurrenceDetail,
+  OccurrenceView,
+  ProviderSelection,
+  RemedyKind,
+} from '../occurrences/index.js';
+import type { ProviderAdapter } from './adapter.js';
+
+/** What a worker intends to do: the creation request minus the credential (the executor adds it). */
+export interface Operation {
+  /** With the lineage, the durable creation binding: the same key returns the same occurrence. */
+  readonly creationKey: string;
+  readonly provider: ProviderSelection;
+  readonly request: JsonObject;
+  readonly authority: { readonly id: string; readonly amount: number };
+  readonly linkedIds?: readonly LinkedIdentifier[];
+}
+
+export interface RemedyOperation extends Operation {
+  readonly remedyOf: string;
+  readonly kind: RemedyKind;
+}
+
+export interface ReissueOperation {
+  /** The released occurrence to reissue (AOC-REQ-008). */
+  readonly occurrenceId: string;
+  readonly creationKey: string;
+  readonly linkedIds?: readonly LinkedIdentifier[];
+}
+
+/**
+ * What an executor may report about the provider's answer to the entry call. It carries no
+ * authentication verdict: Baton records it as evidence with missing knowledge `unauthenticated`,
+ * and only Baton's own status-source layer may move the outcome (AOC-REQ-009, docs/api.md).
+ */
+export type ExecutorAcknowledgement = Omit<AcknowledgementInput, 'authentication'>;
+
+/** The lineage's open work, handed to the successor before it may act (AOC-REQ-005). */
+export interface OpenWork {
+  readonly reserved: readonly OccurrenceView[];
+  readonly unresolved: readonly OccurrenceView[];
+}
+
+export const PERFORM_STATUSES = ['succeeded', 'failed', 'unresolved', 'refused'] as const;
+export type PerformStatus = (typeof PERFORM_STATUSES)[number];
+
+/** What `perform` did, and what is and is not known afterwards. */
+export interface PerformResult {
+  /**
+   * `succeeded`: resolved, effect occurred. `failed`: resolved, no effect (profile-confirmed).
+   * `unresolved`: anything in doubt — the occurrence may be entered with an open outcome, or a call's
+   * outcome is unknown. `refused`: Baton refused a step (see `reason`); nothing was sent by this call.
+   */
+  readonly status: PerformStatus;
+  /** Null only when create itself failed or its outcome is unknown. */
+  readonly occurrenceId: string | null;
+  /** The occurrence as last seen, when known. */
+  readonly occurrence?: OccurrenceView;
+  /** A BatonError code or a perform reason such as `already_entered_earlier` or `adapter_failed`. */
+  readonly reason?: string;
+  readonly missingKnowledge?: MissingKnowledgeReason;
+  /** The BatonError code behind `reason`, when a call failed. */
+  readonly errorCode?: string;
+  /** How often this perform called the adapter: 0 or 1, never more. */
+  readonly adapterCalls: 0 | 1;
+}
+
+/** An executor: one lineage, one generation, its credential. Every call is fenced by that generation. */
+export interface Executor {
+  readonly lineage: string;
+  readonly generation: number;
+  /** The open work the takeover returned (empty when this executor was resumed, not taken over). */
+  readonly handover: OpenWork;
+  /** To hand this executor to the worker process that acts (`client.resume`). Holds the secret. */
+  binding(): ExecutorBinding;
+  /** Safe to retry with the same operation: the creation binding returns the original occurrence. */
+  create(operation: Operation): Promise<CreateResult>;
+  /** NOT safe to retry blindly: after a lost answer, query the occurrence instead (AOC-REQ-010). */
+  enter(occurrenceId: string, expect?: ExpectedBinding): Promise<EntryTicket>;
+  release(occurrenceId: string, requestDigest: string): Promise<OccurrenceView>;
+  reissue(operation: ReissueOperation): Promise<CreateResult>;
+  remedy(operation: RemedyOperation): Promise<CreateResult>;
+  /** Record the provider's answer to the entry call as (unauthenticated) evidence. Not idempotent. */
+  acknowledge(acknowledgement: ExecutorAcknowledgement): Promise<ObserveResult>;
+  /** create → enter → adapter.send → acknowledge; never retries an entered occurrence. */
+  perform(operation: Operation, adapter: ProviderAdapter): Promise<PerformResult>;
+}
+
+/** What identifies an executor: handed by whoever did the takeover to the worker that acts. */
+export interface ExecutorBinding {
+  readonly lineage: string;
+  readonly generation: number;
+  /** The secret takeover returned once. Never log it. */
+  readonly credential: string;
+}
+
+export interface BatonClient {
+  /** Advance the lineage's generation, retire the predecessor, return the successor (AOC-REQ-006). */
+  takeover(lineage: string): Promise<Executor>;
+  /** An executor for a credential issued earlier (its handover is empty: ask listOpen). No I/O. */
+  resume(binding: ExecutorBinding): Executor;
+  getOccurrence(occurrenceId: string): Promise<OccurrenceDetail>;
+  listOpen(lineage: string): Promise<OpenWork>;
+  listUnresolved(lineage: string): Promise<readonly OccurrenceView[]>;
+  counts(): Promise<OccurrenceCounts>;
+}

@@ -1,0 +1,142 @@
+/**
+ * `buildServer`: the HTTP API of the occurrences context as a Fastify app (DESIGN.md §2, §8, §10;
+ * docs/api.md). Everything a request meets, in order:
+ * 1. routing; unknown routes are `404 not_found` problems;
+ * 2. authentication and the role check (`onRequest`), before the body is even read;
+ * 3. the body: `application/json` only, parsed by core's strict parser (duplicate members, lone
+ *    surrogates, bad UTF-8 refused), size-limited; any other content type is `415`;
+ * 4. JSON-schema validation with Ajv set to refuse, never repair (no coercion, no removal of
+ *    unknown members, no defaults);
+ * 5. the handler, which calls the service: one command, one transaction;
+ * 6. every error becomes an RFC 9457 problem with the stable BatonError code.
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { systemClock, type Clock } from '../core/clock.js';
+import { parseStrictJson } from '../core/json.js';
+import type { OccurrencesService } from '../occurrences/index.js';
+import { NO_KEYS, StatusSources, type KeyResolver } from '../providers/index.js';
+import type { StoreEngine } from '../store/engine.js';
+import { Metrics } from './metrics.js';
+import { openApiDocument } from './openapi.js';
+import { PROBLEM_CONTENT_TYPE, schemaError, toBatonError, toProblem } from './problem.js';
+import { registerRoute, type RouteSpec, type ServerDeps } from './route.js';
+import { lineageRoutes } from './routes/lineages.js';
+import { observationRoutes } from './routes/observations.js';
+import { occurrenceRoutes } from './routes/occurrences.js';
+import { opsRoutes } from './routes/ops.js';
+import { queryRoutes } from './routes/queries.js';
+import { setupRoutes } from './routes/setup.js';
+import { tokenRoutes } from './routes/tokens.js';
+
+export const DEFAULT_BODY_LIMIT = 1_048_576;
+export const API_VERSION = '0.1.0';
+
+/** Never logged: bearer tokens, cookies, and anything named like a secret. */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  '*.authorization',
+  '*.token',
+  '*.credential',
+  '*.secret',
+];
+
+export interface ServerOptions {
+  readonly engine: StoreEngine;
+  readonly service: OccurrencesService;
+  readonly clock?: Clock;
+  /** false (default) for silence; true or pino options for structured logs (always redacted). */
+  readonly logger?: boolean | { readonly level?: string; readonly stream?: NodeJS.WritableStream };
+  readonly bodyLimit?: number;
+  readonly metrics?: Metrics;
+  /**
+   * HMAC secrets for the profiles' pins (by secret id), so reconcile can authenticate HMAC-signed
+   * answers; Ed25519 pins need none (the profile pins the public key). Default: none.
+   */
+  readonly keys?: KeyResolver;
+}
+
+function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (logger === undefined || logger === false) return false;
+  const base = { redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  if (logger === true) return { ...base, level: 'info' };
+  return { ...base, level: logger.level ?? 'info', ...(logger.stream ? { stream: logger.stream } : {}) };
+}
+
+function strictJsonBodies(app: FastifyInstance, limit: number): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: limit },
+    (_req, raw: Buffer, done) => {
+      try {
+        done(null, raw.length === 0 ? undefined : parseStrictJson(raw, { maxBytes: limit }));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    },
+  );
+}
+
+function problems(app: FastifyInstance, metrics: Metrics): void {
+  app.setErrorHandler((error, request, reply) => {
+    const e = toBatonError(error);
+    metrics.countRefusal(e.code);
+    if (e.status >= 500) request.log.error({ err: error, code: e.code }, 'request failed');
+    else request.log.info({ code: e.code }, 'request refused');
+    if (e.status === 401) reply.header('www-authenticate', 'Bearer');
+    return reply
+      .code(e.status)
+      .type(PROBLEM_CONTENT_TYPE)
+      .send(JSON.stringify(toProblem(e)));
+  });
+  app.setNotFoundHandler((_request, reply) => {
+    metrics.countRefusal('not_found');
+    const problem = toProblem(
+      toBatonError({ statusCode: 404, code: 'FST_ERR_NOT_FOUND', message: 'no such route' }),
+    );
+    return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+    done();
+  });
+}
+
+/** The app, not yet listening; the caller owns `listen` and `close` (closing the engine is theirs too). */
+export function buildServer(options: ServerOptions): FastifyInstance {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const metrics = options.metrics ?? new Metrics();
+  const app = Fastify({
+    logger: loggerOption(options.logger),
+    bodyLimit,
+    forceCloseConnections: true,
+    schemaErrorFormatter: schemaError,
+    ajv: {
+      customOptions: { removeAdditional: false, useDefaults: false, coerceTypes: false, allErrors: false },
+    },
+  });
+  strictJsonBodies(app, bodyLimit);
+  problems(app, metrics);
+  const deps: ServerDeps = {
+    engine: options.engine,
+    service: options.service,
+    clock: options.clock ?? systemClock,
+    metrics,
+    sources: new StatusSources({ keys: options.keys ?? NO_KEYS, clock: options.clock ?? systemClock }),
+  };
+  const routes: RouteSpec[] = [];
+  const doc = (): unknown => openApiDocument(routes, API_VERSION);
+  routes.push(
+    ...opsRoutes(deps, doc),
+    ...setupRoutes(deps),
+    ...lineageRoutes(deps),
+    ...occurrenceRoutes(deps),
+    ...observationRoutes(deps),
+    ...queryRoutes(deps),
+    ...tokenRoutes(deps),
+  );
+  for (const spec of routes) registerRoute(app, deps, spec);
+  return app;
+}

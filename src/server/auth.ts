@@ -1,0 +1,83 @@
+/**
+ * Bearer authentication and role checks (DESIGN.md §8, docs/api.md "Authentication").
+ * - `btk.<id>.<secret>`: an admin/operator principal token (src/server/tokens.ts).
+ * - anything else: an executor credential issued by takeover, bound to (lineage, generation). It is
+ *   read from the occurrences service's own credential records; a retired generation is refused with
+ *   `generation_retired` here and again inside every executor command's transaction (AOC-REQ-006).
+ * `admin` includes every `operator` permission; neither can act as an executor.
+ */
+import { digestBytes } from '../core/digest.js';
+import { BatonError } from '../core/errors.js';
+import type { StoreEngine } from '../store/engine.js';
+import { findExecutorCredential, type PrincipalRole } from '../store/principals.js';
+import { looksLikePrincipalToken, verifyToken } from './tokens.js';
+
+export type Role = PrincipalRole | 'executor';
+
+export interface TokenPrincipal {
+  readonly kind: 'token';
+  readonly role: PrincipalRole;
+  readonly tokenId: string;
+  readonly name: string;
+}
+
+export interface ExecutorPrincipal {
+  readonly kind: 'executor';
+  readonly role: 'executor';
+  readonly lineage: string;
+  readonly generation: number;
+  /** The bearer itself: passed to the service, which checks it again in its transaction. */
+  readonly credential: string;
+}
+
+export type Principal = TokenPrincipal | ExecutorPrincipal;
+
+const CREDENTIAL = /^[A-Za-z0-9_-]{16,256}$/;
+const BEARER = /^Bearer +([^\s]+) *$/i;
+
+function unauthenticated(why: string): BatonError {
+  return new BatonError('unauthenticated', why);
+}
+
+export async function authenticate(engine: StoreEngine, header: string | undefined): Promise<Principal> {
+  if (header === undefined || header === '') throw unauthenticated('a bearer token is required');
+  const bearer = BEARER.exec(header)?.[1];
+  if (bearer === undefined) throw unauthenticated('the Authorization header must be "Bearer <token>"');
+  if (looksLikePrincipalToken(bearer)) {
+    const token = await verifyToken(engine, bearer);
+    if (token === undefined) throw unauthenticated('unknown or revoked token');
+    return { kind: 'token', role: token.role, tokenId: token.id, name: token.name };
+  }
+  if (!CREDENTIAL.test(bearer)) throw unauthenticated('unknown token');
+  const found = await findExecutorCredential(engine, digestBytes(bearer));
+  if (found === undefined) throw unauthenticated('unknown executor credential');
+  if (found.retiredAt !== null) {
+    throw new BatonError('generation_retired', 'this executor generation was retired by a takeover', {
+      generation: found.generation,
+    });
+  }
+  return {
+    kind: 'executor',
+    role: 'executor',
+    lineage: found.lineage,
+    generation: found.generation,
+    credential: bearer,
+  };
+}
+
+export function permits(role: Role, allowed: readonly Role[]): boolean {
+  return allowed.includes(role) || (role === 'admin' && allowed.includes('operator'));
+}
+
+export function authorize(principal: Principal, allowed: readonly Role[]): void {
+  if (!permits(principal.role, allowed)) {
+    throw new BatonError('forbidden', `this route is not open to the ${principal.role} role`, {
+      role: principal.role,
+    });
+  }
+}
+
+/** The evidence actor for an admin/operator command (never a secret). */
+export function actorOf(principal: TokenPrincipal): string {
+  return `${principal.role}:${principal.tokenId}`;
+}

@@ -1,0 +1,115 @@
+/**
+ * Provider answers reported over HTTP. The occurrences service trusts an observation's
+ * `authentication` verdict only from Baton's own status-source layer (src/occurrences/
+ * inputs-observe.ts, AOC-REQ-009), and a remote executor or operator is not that layer. So what
+ * arrives here is recorded as evidence with `authentication.verified = false`: it is kept, shown
+ * and counted as missing knowledge (`unauthenticated`), and never moves outcome or effect.
+ * A body that claims `verified: true` is refused rather than silently downgraded.
+ * Authenticated knowledge comes from `reconcile`: the server itself asks the occurrence's pinned
+ * status sources through src/providers' trusted layer (one pass, evidence only, never an entry).
+ */
+import { BatonError } from '../../core/errors.js';
+import type { AcknowledgementInput, ObservationInput } from '../../occurrences/index.js';
+import { Reconciler } from '../../providers/index.js';
+import { bodyObject, param, timed, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
+import { array, count, idParams, object, type Schema } from '../schemas/common.js';
+import { acknowledgementBody, emptyBody, observationBody } from '../schemas/inputs.js';
+import { observeResult, occurrence } from '../schemas/records.js';
+import { visibleOccurrence } from './occurrences.js';
+
+function unauthenticatedReport(input: HandlerInput, occurrenceId: string): Record<string, unknown> {
+  const { authentication, occurrenceId: named, ...rest } = bodyObject(input);
+  // The SDK's acknowledgement carries the id; it must name the occurrence of the path.
+  if (named !== undefined && named !== occurrenceId) {
+    throw new BatonError('input_invalid', '$.occurrenceId differs from the occurrence in the path', {
+      path: '$.occurrenceId',
+    });
+  }
+  if ((authentication as { verified?: unknown } | undefined)?.verified === true) {
+    throw new BatonError(
+      'forbidden',
+      'only Baton’s status-source layer may authenticate a provider answer; post it with verified: false',
+    );
+  }
+  return { ...rest, occurrenceId, authentication: { verified: false } };
+}
+
+const ids: Schema = array({ type: 'string' });
+const reconcileResult = object({
+  occurrence,
+  report: object({
+    passes: count,
+    visited: count,
+    observations: count,
+    effective: count,
+    resolved: ids,
+    unresolved: ids,
+    byReason: { type: 'object', additionalProperties: count },
+  }),
+});
+
+/** One pass of the reconciler over this one occurrence, while it is unresolved. */
+async function reconcileOne(deps: ServerDeps, id: string) {
+  const svc = deps.service;
+  const reconciler = new Reconciler({
+    service: svc,
+    sources: deps.sources,
+    maxPasses: 1,
+    list: async () => {
+      const o = (await svc.getOccurrence(id)).occurrence;
+      return o.unresolved ? [o] : [];
+    },
+  });
+  const report = await timed(deps, 'reconcile', () => reconciler.run());
+  return { occurrence: (await svc.getOccurrence(id)).occurrence, report };
+}
+
+export function observationRoutes(deps: ServerDeps): RouteSpec[] {
+  const svc = deps.service;
+  return [
+    {
+      method: 'POST',
+      url: '/v1/occurrences/:id/acknowledgements',
+      operationId: 'recordAcknowledgement',
+      summary: 'The provider’s answer to the entry call, recorded as unauthenticated evidence',
+      tag: 'observations',
+      roles: ['executor'],
+      schema: { params: idParams, body: acknowledgementBody, response: { 200: observeResult } },
+      handler: async (input) => {
+        const id = param(input, 'id');
+        await visibleOccurrence(deps, input, id);
+        const ack = unauthenticatedReport(input, id) as unknown as AcknowledgementInput;
+        return { body: await timed(deps, 'acknowledge', () => svc.recordAcknowledgement(ack)) };
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/occurrences/:id/observations',
+      operationId: 'recordObservation',
+      summary: 'A status observation, recorded as unauthenticated evidence',
+      tag: 'observations',
+      roles: ['operator', 'executor'],
+      schema: { params: idParams, body: observationBody, response: { 200: observeResult } },
+      handler: async (input) => {
+        const id = param(input, 'id');
+        await visibleOccurrence(deps, input, id);
+        const obs = unauthenticatedReport(input, id) as unknown as ObservationInput;
+        return { body: await timed(deps, 'observe', () => svc.observe(obs)) };
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/occurrences/:id/reconcile',
+      operationId: 'reconcileOccurrence',
+      summary: 'Ask the occurrence’s pinned status sources now and record what they authenticate',
+      tag: 'observations',
+      roles: ['operator', 'executor'],
+      schema: { params: idParams, body: emptyBody, response: { 200: reconcileResult } },
+      handler: async (input) => {
+        const id = param(input, 'id');
+        await visibleOccurrence(deps, input, id);
+        return { body: await reconcileOne(deps, id) };
+      },
+    },
+  ];
+}

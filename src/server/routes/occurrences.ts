@@ -1,0 +1,144 @@
+/**
+ * Occurrence commands and the occurrence query (DESIGN.md §3, docs/api.md). Executor commands pass
+ * the bearer credential to the service, which authenticates it again and decides inside one
+ * transaction; the server's own checks (role, lineage ownership) only refuse earlier, never admit.
+ */
+import { BatonError } from '../../core/errors.js';
+import type {
+  CreateInput,
+  EnterInput,
+  OccurrenceDetail,
+  ReissueInput,
+  ReleaseInput,
+  RemedyInput,
+} from '../../occurrences/index.js';
+import {
+  bodyObject,
+  executorOf,
+  param,
+  timed,
+  type HandlerInput,
+  type RouteSpec,
+  type ServerDeps,
+} from '../route.js';
+import { idParams } from '../schemas/common.js';
+import { createBody, enterBody, reissueBody, releaseBody, remedyBody } from '../schemas/inputs.js';
+import { createResult, entryTicket, occurrenceDetail, occurrenceResult } from '../schemas/records.js';
+
+/**
+ * The occurrence, if the caller may see it: operators see every occurrence, an executor only its
+ * own lineage's. Another lineage's occurrence answers exactly like a missing one.
+ */
+export async function visibleOccurrence(
+  deps: ServerDeps,
+  input: HandlerInput,
+  id: string,
+): Promise<OccurrenceDetail> {
+  const detail = await timed(deps, 'get_occurrence', () => deps.service.getOccurrence(id));
+  const p = input.principal;
+  if (p?.kind === 'executor' && detail.occurrence.lineage !== p.lineage) {
+    throw new BatonError('occurrence_not_found', 'no such occurrence');
+  }
+  return detail;
+}
+
+function createdStatus(created: boolean): number {
+  return created ? 201 : 200;
+}
+
+export function occurrenceRoutes(deps: ServerDeps): RouteSpec[] {
+  const svc = deps.service;
+  return [
+    {
+      method: 'POST',
+      url: '/v1/occurrences',
+      operationId: 'createOccurrence',
+      summary: 'Create, reserve and bind an occurrence (idempotent by creation key)',
+      tag: 'occurrences',
+      roles: ['executor'],
+      schema: { body: createBody, response: { 200: createResult, 201: createResult } },
+      handler: async (input) => {
+        const credential = executorOf(input).credential;
+        const cmd = { ...bodyObject(input), credential } as unknown as CreateInput;
+        const r = await timed(deps, 'create', () => svc.create(cmd));
+        return { status: createdStatus(r.created), body: r };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/occurrences/:id',
+      operationId: 'getOccurrence',
+      summary: 'One occurrence with its whole evidence chain',
+      tag: 'occurrences',
+      roles: ['operator', 'executor'],
+      schema: { params: idParams, response: { 200: occurrenceDetail } },
+      handler: async (input) => ({ body: await visibleOccurrence(deps, input, param(input, 'id')) }),
+    },
+    {
+      method: 'POST',
+      url: '/v1/occurrences/:id/enter',
+      operationId: 'enterOccurrence',
+      summary: 'Provider entry (compare-and-set); returns exactly what to send',
+      tag: 'occurrences',
+      roles: ['executor'],
+      schema: { params: idParams, body: enterBody, response: { 200: entryTicket } },
+      handler: async (input) => {
+        const occurrenceId = param(input, 'id');
+        await visibleOccurrence(deps, input, occurrenceId);
+        const b = bodyObject(input);
+        const cmd = { ...b, occurrenceId, credential: executorOf(input).credential } as unknown as EnterInput;
+        const ticket = await timed(deps, 'enter', () => svc.enter(cmd));
+        deps.metrics.countEntry();
+        return { body: ticket };
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/occurrences/:id/release',
+      operationId: 'releaseOccurrence',
+      summary: 'Pre-entry release; the occurrence stays as a tombstone',
+      tag: 'occurrences',
+      roles: ['executor'],
+      schema: { params: idParams, body: releaseBody, response: { 200: occurrenceResult } },
+      handler: async (input) => {
+        const occurrenceId = param(input, 'id');
+        await visibleOccurrence(deps, input, occurrenceId);
+        const cmd = { ...bodyObject(input), occurrenceId, credential: executorOf(input).credential };
+        const occurrence = await timed(deps, 'release', () => svc.release(cmd as unknown as ReleaseInput));
+        return { body: { occurrence } };
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/occurrences/:id/reissue',
+      operationId: 'reissueOccurrence',
+      summary: 'A new occurrence for a released one, linked to it',
+      tag: 'occurrences',
+      roles: ['executor'],
+      schema: { params: idParams, body: reissueBody, response: { 200: createResult, 201: createResult } },
+      handler: async (input) => {
+        const occurrenceId = param(input, 'id');
+        await visibleOccurrence(deps, input, occurrenceId);
+        const cmd = { ...bodyObject(input), occurrenceId, credential: executorOf(input).credential };
+        const r = await timed(deps, 'reissue', () => svc.reissue(cmd as unknown as ReissueInput));
+        return { status: createdStatus(r.created), body: r };
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/occurrences/:id/remedies',
+      operationId: 'remedyOccurrence',
+      summary: 'Compensation, refund or replacement: a new occurrence linked to an entered one',
+      tag: 'occurrences',
+      roles: ['executor'],
+      schema: { params: idParams, body: remedyBody, response: { 200: createResult, 201: createResult } },
+      handler: async (input) => {
+        const remedyOf = param(input, 'id');
+        await visibleOccurrence(deps, input, remedyOf);
+        const cmd = { ...bodyObject(input), remedyOf, credential: executorOf(input).credential };
+        const r = await timed(deps, 'remedy', () => svc.remedy(cmd as unknown as RemedyInput));
+        return { status: createdStatus(r.created), body: r };
+      },
+    },
+  ];
+}

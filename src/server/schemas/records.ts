@@ -1,0 +1,174 @@
+/**
+ * Response schemas of the occurrences context's records (src/occurrences/model.ts and the service
+ * result types). Fastify serializes responses with these, so a member missing here would be
+ * dropped: test/server/lifecycle.test.ts compares every HTTP answer with the service's own.
+ */
+import {
+  BYPASS_PATH_KINDS,
+  BYPASS_PATH_STATUSES,
+  EFFECTS,
+  INTERPRETATIONS,
+  LINKED_ID_TYPES,
+  MISSING_KNOWLEDGE_REASONS,
+  OUTCOMES,
+  PHASES,
+  REMEDY_KINDS,
+} from '../../occurrences/index.js';
+import {
+  anyObject,
+  array,
+  bool,
+  count,
+  epochMs,
+  evidenceEvent,
+  nullable,
+  object,
+  oneOf,
+  type Schema,
+} from './common.js';
+
+const str: Schema = { type: 'string' };
+
+export const linkedId: Schema = object({ type: oneOf(LINKED_ID_TYPES), value: str });
+
+export const occurrence: Schema = object({
+  id: str,
+  lineage: str,
+  creationBinding: object({ scope: str, key: str, requestDigest: str }),
+  linkedIds: array(linkedId),
+  provider: object({
+    profileId: str,
+    profileVersion: str,
+    profileDigest: str,
+    account: str,
+    environment: str,
+    requestDigest: str,
+    nativeKeyRule: str,
+    nativeKey: nullable(str),
+    providerReference: nullable(str),
+  }),
+  capturedGeneration: count,
+  entryDeadline: epochMs,
+  authority: object({ id: str, amount: count, unit: str }),
+  phase: oneOf(PHASES),
+  outcome: oneOf(OUTCOMES),
+  effect: oneOf(EFFECTS),
+  conflict: bool,
+  enteredAt: nullable(epochMs),
+  enteredGeneration: nullable(count),
+  releasedAt: nullable(epochMs),
+  resolvedAt: nullable(epochMs),
+  remedyOf: nullable(str),
+  remedyKind: nullable(oneOf(REMEDY_KINDS)),
+  reissueOf: nullable(str),
+  createdAt: epochMs,
+  updatedAt: epochMs,
+  version: count,
+  unresolved: bool,
+});
+
+export const occurrenceList: Schema = array(occurrence);
+
+export const createResult: Schema = object({ occurrence, created: bool });
+
+export const occurrenceResult: Schema = object({ occurrence });
+
+export const occurrenceDetail: Schema = object({ occurrence, evidence: array(evidenceEvent) });
+
+export const entryTicket: Schema = object({
+  occurrence,
+  request: anyObject,
+  requestDigest: str,
+  nativeKey: nullable(str),
+  nativeKeyHeader: nullable(str),
+  profile: object({ id: str, version: str, digest: str }),
+  account: str,
+  environment: str,
+});
+
+export const observeResult: Schema = object({
+  occurrence,
+  effective: bool,
+  interpretation: nullable(oneOf(INTERPRETATIONS)),
+  missingKnowledge: nullable(oneOf(MISSING_KNOWLEDGE_REASONS)),
+  changed: bool,
+});
+
+export const domainLimits: Schema = object({
+  maxPendingPerLineage: count,
+  maxInFlightPerLineage: count,
+  maxPendingPerDomain: count,
+  maxInFlightPerDomain: count,
+  entryWindowSeconds: count,
+});
+
+export const bypassPath: Schema = object({
+  kind: oneOf(BYPASS_PATH_KINDS),
+  status: oneOf(BYPASS_PATH_STATUSES),
+  description: { type: 'string', minLength: 1, maxLength: 1000 },
+});
+
+export const domain: Schema = object({
+  id: str,
+  kid: str,
+  publicKey: str,
+  limits: domainLimits,
+  bypassPaths: array(bypassPath),
+  createdAt: epochMs,
+  updatedAt: epochMs,
+  version: count,
+});
+
+export const authority: Schema = object({
+  id: str,
+  unit: str,
+  total: count,
+  reserved: count,
+  consumed: count,
+  createdAt: epochMs,
+  updatedAt: epochMs,
+  version: count,
+});
+
+export const registeredProfile: Schema = object({
+  id: str,
+  version: str,
+  digest: str,
+  document: anyObject,
+  registeredAt: epochMs,
+});
+
+export const takeoverResult: Schema = object({
+  lineage: str,
+  generation: count,
+  retiredGeneration: nullable(count),
+  credential: { type: 'string', description: 'the executor credential, shown once' },
+  reserved: occurrenceList,
+  unresolved: occurrenceList,
+});
+
+export const lineageView: Schema = object({
+  id: str,
+  generation: count,
+  retiredGenerations: array(count),
+  credentials: array(object({ generation: count, issuedAt: epochMs, retiredAt: nullable(epochMs) })),
+  evidence: array(evidenceEvent),
+});
+
+export const openWork: Schema = object({
+  lineage: str,
+  reserved: occurrenceList,
+  unresolved: occurrenceList,
+});
+
+function countsOf(values: readonly string[]): Schema {
+  return object(Object.fromEntries(values.map((v) => [v, count])));
+}
+
+export const counts: Schema = object({
+  total: count,
+  byPhase: countsOf(PHASES),
+  byOutcome: countsOf(OUTCOMES),
+  unresolved: count,
+  conflicts: count,
+});

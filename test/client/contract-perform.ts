@@ -1,0 +1,154 @@
+/**
+ * The perform part of the contract: against the REAL sandbox provider through src/providers'
+ * HttpProviderAdapter, perform calls the adapter at most once per occurrence (counted) and the
+ * sandbox's effect ledger shows at most one effect.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { BatonClient } from '../../src/client/index.js';
+import {
+  CountingAdapter,
+  HangingAdapter,
+  reconcileByKey,
+  ThrowingAfterSend,
+  type MakeEnv,
+} from './support.js';
+
+async function nativeKeyOf(client: BatonClient, occurrenceId: string | null): Promise<string> {
+  assert.ok(occurrenceId !== null);
+  const key = (await client.getOccurrence(occurrenceId)).occurrence.provider.nativeKey;
+  assert.ok(key !== null);
+  return key;
+}
+
+export function performCases(label: string, env: MakeEnv): void {
+  test(`${label}: perform sends once, awaits Baton's status source, then replays at no cost`, async (t) => {
+    const { client, sandbox, provider, store, op } = await env(t);
+    const ex = await client.takeover('invoice-agent');
+    const adapter = new CountingAdapter(provider);
+    const first = await ex.perform(op('k-perform'), adapter);
+    assert.deepEqual(
+      [first.status, first.reason, first.missingKnowledge, first.adapterCalls],
+      ['unresolved', 'awaiting_status', 'unauthenticated', 1],
+    );
+    assert.ok(first.occurrenceId !== null);
+    const trusted = await reconcileByKey(store, first.occurrenceId, provider);
+    assert.equal(trusted.occurrence.phase, 'resolved', trusted.missingKnowledge ?? '');
+    const again = await ex.perform(op('k-perform'), adapter);
+    assert.deepEqual([again.status, again.reason, again.adapterCalls], ['succeeded', 'existing_resolved', 0]);
+    assert.equal(again.occurrenceId, first.occurrenceId);
+    const successor = await client.takeover('invoice-agent');
+    const third = await successor.perform(op('k-perform'), adapter);
+    assert.deepEqual([third.status, third.adapterCalls], ['succeeded', 0]);
+    assert.equal(adapter.calls, 1);
+    assert.equal(sandbox.effectCount(await nativeKeyOf(client, first.occurrenceId)), 1);
+    t.diagnostic(`checked 3 performs, 1 adapter call, 1 effect`);
+  });
+
+  test(`${label}: the answer is lost after the provider applied it → unresolved, never resent`, async (t) => {
+    const { client, sandbox, provider, op } = await env(t);
+    sandbox.addFault('next', 'drop_response_after_apply');
+    const ex = await client.takeover('invoice-agent');
+    const adapter = new CountingAdapter(provider);
+    const r = await ex.perform(op('k-drop'), adapter);
+    assert.deepEqual([r.status, r.missingKnowledge, r.adapterCalls], ['unresolved', 'unavailable', 1]);
+    const again = await ex.perform(op('k-drop'), adapter);
+    assert.deepEqual([again.status, again.reason, again.adapterCalls], ['unresolved', 'existing_entered', 0]);
+    const successor = await client.takeover('invoice-agent');
+    assert.deepEqual(
+      successor.handover.unresolved.map((o) => o.id),
+      [r.occurrenceId],
+    );
+    assert.equal((await successor.perform(op('k-drop'), adapter)).status, 'unresolved');
+    assert.equal(adapter.calls, 1);
+    assert.equal(sandbox.effectCount(await nativeKeyOf(client, r.occurrenceId)), 1);
+  });
+
+  test(`${label}: the adapter throws after sending → unresolved, never called again`, async (t) => {
+    const { client, sandbox, provider, op } = await env(t);
+    const ex = await client.takeover('invoice-agent');
+    const adapter = new ThrowingAfterSend(provider);
+    const r = await ex.perform(op('k-throw'), adapter);
+    assert.deepEqual([r.status, r.reason, r.adapterCalls], ['unresolved', 'adapter_failed', 1]);
+    assert.equal(r.occurrence?.phase, 'entered');
+    const again = await ex.perform(op('k-throw'), adapter);
+    assert.deepEqual([again.status, again.reason, again.adapterCalls], ['unresolved', 'existing_entered', 0]);
+    assert.equal(adapter.calls, 1);
+    assert.equal(sandbox.effectCount(await nativeKeyOf(client, r.occurrenceId)), 1);
+  });
+
+  test(`${label}: a crash between enter and record leaves it unresolved for the successor`, async (t) => {
+    const { client, sandbox, provider, op } = await env(t);
+    const ex = await client.takeover('invoice-agent');
+    const hanging = new HangingAdapter(provider);
+    void ex.perform(op('k-crash'), hanging); // abandoned: this worker never hears back
+    const occurrenceId = await hanging.sent;
+    const successor = await client.takeover('invoice-agent');
+    assert.deepEqual(
+      successor.handover.unresolved.map((o) => o.id),
+      [occurrenceId],
+    );
+    assert.deepEqual(
+      (await client.listUnresolved('invoice-agent')).map((o) => o.id),
+      [occurrenceId],
+    );
+    const adapter = new CountingAdapter(provider);
+    const r = await successor.perform(op('k-crash'), adapter);
+    assert.deepEqual([r.status, r.reason, r.occurrenceId], ['unresolved', 'existing_entered', occurrenceId]);
+    assert.deepEqual([hanging.calls, adapter.calls], [1, 0], 'one send, made by the crashed worker');
+    assert.equal(sandbox.effectCount(await nativeKeyOf(client, occurrenceId)), 1);
+    const late = await ex.perform(op('k-late'), adapter);
+    assert.deepEqual([late.status, late.reason, late.adapterCalls], ['refused', 'generation_retired', 0]);
+  });
+
+  test(`${label}: perform refuses without calling the adapter`, async (t) => {
+    const { client, sandbox, provider, op } = await env(t, { total: 5_000 });
+    const adapter = new CountingAdapter(provider);
+    const ex = await client.takeover('invoice-agent');
+    const tooBig = await ex.perform(op('k-big', 50_000), adapter);
+    assert.deepEqual(
+      [tooBig.status, tooBig.reason, tooBig.occurrenceId],
+      ['refused', 'authority_insufficient', null],
+    );
+    const held = (await ex.create(op('k-held'))).occurrence;
+    await ex.release(held.id, held.provider.requestDigest);
+    const released = await ex.perform(op('k-held'), adapter);
+    assert.deepEqual([released.status, released.reason], ['refused', 'existing_released']);
+    await ex.create(op('k-pred'));
+    const successor = await client.takeover('invoice-agent');
+    const mismatch = await successor.perform(op('k-pred'), adapter);
+    assert.deepEqual([mismatch.status, mismatch.reason], ['refused', 'generation_mismatch']);
+    assert.equal(adapter.calls, 0);
+    assert.equal(sandbox.effects().length, 0);
+  });
+
+  test(`${label}: an unsigned status answer cannot resolve it; perform stays unresolved`, async (t) => {
+    const { client, sandbox, provider, store, op } = await env(t);
+    const ex = await client.takeover('invoice-agent');
+    const adapter = new CountingAdapter(provider);
+    const r = await ex.perform(op('k-unsigned'), adapter);
+    assert.ok(r.occurrenceId !== null);
+    sandbox.addFault('next', 'unsigned');
+    const observed = await reconcileByKey(store, r.occurrenceId, provider);
+    assert.equal(observed.missingKnowledge, 'unauthenticated');
+    const again = await ex.perform(op('k-unsigned'), adapter);
+    assert.deepEqual([again.status, again.reason, again.adapterCalls], ['unresolved', 'existing_entered', 0]);
+    assert.equal(adapter.calls, 1);
+    assert.equal(sandbox.effectCount(await nativeKeyOf(client, r.occurrenceId)), 1);
+  });
+
+  test(`${label}: a confirmed no-effect answer makes perform report failed, with no effect`, async (t) => {
+    const { client, sandbox, provider, store, op } = await env(t);
+    sandbox.addFault('next', 'canceled_before_processing');
+    const ex = await client.takeover('invoice-agent');
+    const adapter = new CountingAdapter(provider);
+    const r = await ex.perform(op('k-cancel'), adapter);
+    assert.ok(r.occurrenceId !== null);
+    const trusted = await reconcileByKey(store, r.occurrenceId, provider);
+    assert.equal(trusted.occurrence.effect, 'none_confirmed', trusted.missingKnowledge ?? '');
+    const again = await ex.perform(op('k-cancel'), adapter);
+    assert.deepEqual([again.status, again.reason, again.adapterCalls], ['failed', 'existing_resolved', 0]);
+    assert.equal(sandbox.effectCount(await nativeKeyOf(client, r.occurrenceId)), 0);
+    assert.equal(adapter.calls, 1);
+  });
+}

@@ -1,0 +1,129 @@
+/**
+ * What only the HTTP client has: lost answers, foreign error pages, unreadable answers. A lost
+ * answer to `enter` is the dangerous one: the entry applied, the ticket is gone, and perform must
+ * neither call the adapter nor retry.
+ */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test, type TestContext } from 'node:test';
+import { HttpBatonClient } from '../../src/client/index.js';
+import { systemClock } from '../../src/core/clock.js';
+import { isBatonError } from '../../src/core/errors.js';
+import { buildServer, createToken } from '../../src/server/index.js';
+import { expectCode } from './contract.js';
+import { CountingAdapter, openStore, payments, startSandbox } from './support.js';
+
+async function serve(t: TestContext) {
+  const provider = await startSandbox(t);
+  const store = await openStore(t, provider);
+  const app = buildServer({ engine: store.engine, service: store.service });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(() => app.close());
+  const { port } = app.server.address() as AddressInfo;
+  const { token } = await createToken(
+    store.engine,
+    { role: 'operator' },
+    { clock: systemClock, actor: 'test' },
+  );
+  return { provider, op: payments(provider), baseUrl: `http://127.0.0.1:${port}`, token };
+}
+
+/** A fetch that forwards the request, lets Baton apply it, then loses the answer for matching paths. */
+function losingAnswers(pattern: RegExp): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    const url = input instanceof Request ? input.url : input instanceof URL ? input.href : input;
+    if (pattern.test(url)) {
+      await response.arrayBuffer();
+      throw new TypeError('fetch failed: socket closed');
+    }
+    return response;
+  };
+}
+
+test('a lost answer to enter: entered, adapter never called, perform reports unresolved', async (t) => {
+  const { provider, op, baseUrl, token } = await serve(t);
+  const client = new HttpBatonClient({ baseUrl, token, fetch: losingAnswers(/\/enter$/) });
+  const ex = await client.takeover('invoice-agent');
+  const adapter = new CountingAdapter(provider);
+  const r = await ex.perform(op('k-lost'), adapter);
+  assert.deepEqual(
+    [r.status, r.reason, r.errorCode, r.adapterCalls],
+    ['unresolved', 'entry_unconfirmed', 'unavailable', 0],
+  );
+  assert.ok(r.occurrenceId !== null);
+  assert.deepEqual(
+    (await client.listUnresolved('invoice-agent')).map((o) => o.id),
+    [r.occurrenceId],
+  );
+  const again = await ex.perform(op('k-lost'), adapter);
+  assert.deepEqual([again.status, again.reason, again.adapterCalls], ['unresolved', 'existing_entered', 0]);
+  assert.equal(adapter.calls, 0);
+  assert.equal(provider.sandbox.effects().length, 0);
+});
+
+test('a lost answer to create is safe: repeating perform finds the same occurrence', async (t) => {
+  const { provider, op, baseUrl, token } = await serve(t);
+  const lossy = new HttpBatonClient({ baseUrl, token, fetch: losingAnswers(/\/v1\/occurrences$/) });
+  const r = await (
+    await lossy.takeover('invoice-agent')
+  ).perform(op('k-create'), new CountingAdapter(provider));
+  assert.deepEqual(
+    [r.status, r.reason, r.occurrenceId, r.adapterCalls],
+    ['unresolved', 'create_unconfirmed', null, 0],
+  );
+  const client = new HttpBatonClient({ baseUrl, token });
+  const ex = await client.takeover('invoice-agent');
+  const open = await client.listOpen('invoice-agent');
+  assert.equal(open.reserved.length, 1, 'the lost create did apply');
+  const replay = await ex.create(op('k-create'));
+  assert.deepEqual([replay.created, replay.occurrence.id], [false, open.reserved[0]?.id]);
+});
+
+test('errors keep their code; a non-problem page and an unreachable server map by status', async (t) => {
+  const { baseUrl, token } = await serve(t);
+  await expectCode(new HttpBatonClient({ baseUrl, token: 'btk.nope' }).counts(), 'unauthenticated');
+  await assert.rejects(new HttpBatonClient({ baseUrl, token }).getOccurrence('occ_nope'), (e: unknown) => {
+    assert.ok(isBatonError(e, 'occurrence_not_found'));
+    assert.deepEqual([e.status, e.details['status'], e.details['safeToRetry']], [404, 404, true]);
+    return true;
+  });
+  const proxy = createServer((_req, res) =>
+    res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>bad gateway'),
+  );
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+  const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  await expectCode(new HttpBatonClient({ baseUrl: proxyUrl, token }).counts(), 'unavailable');
+  const closed = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+  await assert.rejects(
+    new HttpBatonClient({ baseUrl: `http://127.0.0.1:${closed}`, token }).takeover('x'),
+    (e: unknown) => {
+      assert.ok(isBatonError(e, 'unavailable'));
+      assert.equal(e.details['safeToRetry'], false, 'takeover is not safe to retry');
+      return true;
+    },
+  );
+});
+
+test('an answer that is not what the route promises is baton_response_invalid', async (t) => {
+  const odd = createServer((req, res) => {
+    const body = req.url === '/v1/counts' ? '{"total":1,"total":2}' : '{"unexpected":true}';
+    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+  });
+  await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => odd.close(() => resolve())));
+  const client = new HttpBatonClient({
+    baseUrl: `http://127.0.0.1:${(odd.address() as AddressInfo).port}`,
+    token: 't',
+  });
+  await expectCode(client.counts(), 'baton_response_invalid'); // duplicate member: strict parse refuses it
+  await expectCode(client.listOpen('l'), 'baton_response_invalid'); // missing members
+  t.diagnostic('checked 2 malformed answers');
+});

@@ -1,0 +1,341 @@
+/**
+ * The authorization matrix on EVERY /v1 route, over real HTTP: no token (401), an unknown or
+ * revoked token (401), a role the route is not open to (403), an executor naming another
+ * lineage's occurrence (404) or lineage (403), and a retired generation (409). Each refusal must
+ * carry its code and leave every table of the database exactly as it was.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { JsonObject } from '../../src/core/json.js';
+import {
+  assertProblem,
+  createBody,
+  createOccurrence,
+  domainConfig,
+  paymentsProfile,
+  setupOverHttp,
+  startApi,
+  takeover,
+  type Api,
+  str,
+} from './helpers.js';
+
+type Role = 'admin' | 'operator' | 'executor';
+
+interface Target {
+  readonly lineage: string;
+  readonly occurrence: string;
+  readonly digest: string;
+}
+
+interface RouteCase {
+  readonly method: string;
+  readonly template: string;
+  readonly roles: readonly Role[];
+  readonly scope: 'occurrence' | 'lineage' | 'none';
+  path(t: Target): string;
+  body?(t: Target): unknown;
+}
+
+const OP: readonly Role[] = ['operator', 'admin'];
+const EX: readonly Role[] = ['executor'];
+const ALL: readonly Role[] = ['operator', 'admin', 'executor'];
+
+const observation = (): JsonObject => ({
+  observedAt: 0,
+  result: 'not_found',
+  carried: { account: 'acct_sandbox_001' },
+});
+
+const occ = (suffix: string) => (t: Target) => `/v1/occurrences/${t.occurrence}${suffix}`;
+const fixed = (p: string) => () => p;
+
+const ROUTES: readonly RouteCase[] = [
+  {
+    method: 'PUT',
+    template: '/v1/domain',
+    roles: ['admin'],
+    scope: 'none',
+    path: fixed('/v1/domain'),
+    body: () => domainConfig(),
+  },
+  { method: 'GET', template: '/v1/domain', roles: OP, scope: 'none', path: fixed('/v1/domain') },
+  {
+    method: 'POST',
+    template: '/v1/profiles',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/profiles'),
+    body: () => paymentsProfile({ version: '2026-02-01' }),
+  },
+  {
+    method: 'GET',
+    template: '/v1/profiles/{id}/{version}',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/profiles/sandbox-payments/2026-01-01'),
+  },
+  {
+    method: 'POST',
+    template: '/v1/authorities',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/authorities'),
+    body: () => ({ id: 'more', unit: 'EUR-cents', total: 9 }),
+  },
+  {
+    method: 'GET',
+    template: '/v1/authorities/{id}',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/authorities/payouts'),
+  },
+  {
+    method: 'POST',
+    template: '/v1/lineages/{lineage}/takeover',
+    roles: OP,
+    scope: 'lineage',
+    path: (t) => `/v1/lineages/${t.lineage}/takeover`,
+  },
+  {
+    method: 'GET',
+    template: '/v1/lineages/{lineage}',
+    roles: ALL,
+    scope: 'lineage',
+    path: (t) => `/v1/lineages/${t.lineage}`,
+  },
+  {
+    method: 'GET',
+    template: '/v1/lineages/{lineage}/open',
+    roles: ALL,
+    scope: 'lineage',
+    path: (t) => `/v1/lineages/${t.lineage}/open`,
+  },
+  {
+    method: 'POST',
+    template: '/v1/occurrences',
+    roles: EX,
+    scope: 'none',
+    path: fixed('/v1/occurrences'),
+    body: () => createBody('matrix-new'),
+  },
+  { method: 'GET', template: '/v1/occurrences/{id}', roles: ALL, scope: 'occurrence', path: occ('') },
+  {
+    method: 'POST',
+    template: '/v1/occurrences/{id}/enter',
+    roles: EX,
+    scope: 'occurrence',
+    path: occ('/enter'),
+    body: () => ({}),
+  },
+  {
+    method: 'POST',
+    template: '/v1/occurrences/{id}/release',
+    roles: EX,
+    scope: 'occurrence',
+    path: occ('/release'),
+    body: (t) => ({ requestDigest: t.digest }),
+  },
+  {
+    method: 'POST',
+    template: '/v1/occurrences/{id}/reissue',
+    roles: EX,
+    scope: 'occurrence',
+    path: occ('/reissue'),
+    body: () => ({ creationKey: 'matrix-re' }),
+  },
+  {
+    method: 'POST',
+    template: '/v1/occurrences/{id}/remedies',
+    roles: EX,
+    scope: 'occurrence',
+    path: occ('/remedies'),
+    body: () => ({ ...createBody('matrix-fix'), kind: 'refund' }),
+  },
+  {
+    method: 'POST',
+    template: '/v1/occurrences/{id}/acknowledgements',
+    roles: EX,
+    scope: 'occurrence',
+    path: occ('/acknowledgements'),
+    body: observation,
+  },
+  {
+    method: 'POST',
+    template: '/v1/occurrences/{id}/observations',
+    roles: ALL,
+    scope: 'occurrence',
+    path: occ('/observations'),
+    body: () => ({ ...observation(), source: 'by-key' }),
+  },
+  {
+    method: 'POST',
+    template: '/v1/occurrences/{id}/reconcile',
+    roles: ALL,
+    scope: 'occurrence',
+    path: occ('/reconcile'),
+    body: () => ({}),
+  },
+  { method: 'GET', template: '/v1/counts', roles: OP, scope: 'none', path: fixed('/v1/counts') },
+  {
+    method: 'GET',
+    template: '/v1/evidence',
+    roles: OP,
+    scope: 'none',
+    path: (t) => `/v1/evidence?subject=lineage:${t.lineage}`,
+  },
+  {
+    method: 'GET',
+    template: '/v1/evidence/verify',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/evidence/verify'),
+  },
+  {
+    method: 'POST',
+    template: '/v1/tokens',
+    roles: ['admin'],
+    scope: 'none',
+    path: fixed('/v1/tokens'),
+    body: () => ({ role: 'operator' }),
+  },
+  { method: 'GET', template: '/v1/tokens', roles: ['admin'], scope: 'none', path: fixed('/v1/tokens') },
+  {
+    method: 'DELETE',
+    template: '/v1/tokens/{id}',
+    roles: ['admin'],
+    scope: 'none',
+    path: fixed(`/v1/tokens/tok_${'0'.repeat(32)}`),
+  },
+];
+
+interface Fixture {
+  readonly api: Api;
+  readonly tokens: Readonly<Record<Role, string>>;
+  readonly own: Target;
+  readonly other: Target;
+  readonly retired: { readonly credential: string; readonly target: Target };
+  readonly revoked: string;
+}
+
+async function lineageWithOccurrence(
+  api: Api,
+  lineage: string,
+): Promise<{ credential: string; target: Target }> {
+  const credential = await takeover(api, lineage);
+  const o = await createOccurrence(api, credential, `${lineage}-1`);
+  const digest = (o['provider'] as JsonObject)['requestDigest'] as string;
+  return { credential, target: { lineage, occurrence: o['id'] as string, digest } };
+}
+
+async function fixture(t: Parameters<typeof startApi>[0]): Promise<Fixture> {
+  const api = await startApi(t);
+  await setupOverHttp(api);
+  const own = await lineageWithOccurrence(api, 'lineage-a');
+  const other = await lineageWithOccurrence(api, 'lineage-b');
+  const retired = await lineageWithOccurrence(api, 'lineage-r');
+  await takeover(api, 'lineage-r');
+  const made = await api.call('POST', '/v1/tokens', {
+    token: api.admin,
+    body: { role: 'admin', name: 'soon revoked' },
+  });
+  await api.call('DELETE', `/v1/tokens/${str(made.body)}`, { token: api.admin });
+  return {
+    api,
+    tokens: { admin: api.admin, operator: api.operator, executor: own.credential },
+    own: own.target,
+    other: other.target,
+    retired,
+    revoked: made.body['token'] as string,
+  };
+}
+
+/** Call, assert the problem, and assert that no table changed. */
+async function refused(
+  f: Fixture,
+  r: RouteCase,
+  target: Target,
+  token: string | undefined,
+  status: number,
+  code: string,
+) {
+  const before = await f.api.snapshot();
+  const answer = await f.api.call(r.method, r.path(target), { token, body: r.body?.(target) });
+  assertProblem(answer, status, code);
+  if (status === 401) assert.equal(answer.headers.get('www-authenticate'), 'Bearer');
+  assert.equal(
+    await f.api.snapshot(),
+    before,
+    `${r.method} ${r.template} changed state while refusing ${code}`,
+  );
+}
+
+test('the matrix covers every /v1 route the OpenAPI document lists, with the same roles', async (t) => {
+  const api = await startApi(t);
+  const doc = (await api.call('GET', '/openapi.json')).body;
+  const listed: string[] = [];
+  for (const [path, ops] of Object.entries(doc['paths'] as Record<string, JsonObject>)) {
+    if (!path.startsWith('/v1/')) continue;
+    for (const [method, op] of Object.entries(ops)) {
+      listed.push(
+        `${method.toUpperCase()} ${path} ${[...((op as JsonObject)['x-baton-roles'] as string[])].sort().join(',')}`,
+      );
+    }
+  }
+  const covered = ROUTES.map((r) => `${r.method} ${r.template} ${[...r.roles].sort().join(',')}`);
+  assert.deepEqual([...covered].sort(), listed.sort());
+  t.diagnostic(`checked ${covered.length} routes`);
+});
+
+test('no token, an unknown token and a revoked token: 401 unauthenticated, no state change', async (t) => {
+  const f = await fixture(t);
+  let n = 0;
+  for (const r of ROUTES) {
+    for (const token of [
+      undefined,
+      'btk.tok_' + 'f'.repeat(32) + '.' + 'A'.repeat(43),
+      'x'.repeat(43),
+      f.revoked,
+    ]) {
+      await refused(f, r, f.own, token, 401, 'unauthenticated');
+      n += 1;
+    }
+  }
+  t.diagnostic(`checked ${n} cases`);
+});
+
+test('a role the route is not open to: 403 forbidden, no state change', async (t) => {
+  const f = await fixture(t);
+  let n = 0;
+  for (const r of ROUTES) {
+    const wrong = (['admin', 'operator', 'executor'] as const).filter(
+      (role) => !r.roles.includes(role) && !(role === 'admin' && r.roles.includes('operator')),
+    );
+    for (const role of wrong) {
+      await refused(f, r, f.own, f.tokens[role], 403, 'forbidden');
+      n += 1;
+    }
+  }
+  assert.ok(n >= ROUTES.length, 'every route refuses at least one role');
+  t.diagnostic(`checked ${n} cases`);
+});
+
+test('an executor naming another lineage: 404 for its occurrences, 403 for the lineage, no state change', async (t) => {
+  const f = await fixture(t);
+  let n = 0;
+  for (const r of ROUTES.filter((x) => x.roles.includes('executor') && x.scope !== 'none')) {
+    if (r.scope === 'occurrence')
+      await refused(f, r, f.other, f.tokens.executor, 404, 'occurrence_not_found');
+    else await refused(f, r, f.other, f.tokens.executor, 403, 'forbidden');
+    n += 1;
+  }
+  assert.equal(n, 10, 'eight occurrence routes and two lineage routes are open to executors');
+  t.diagnostic(`checked ${n} cases`);
+});
+
+test('a retired generation: 409 generation_retired on every route, no state change', async (t) => {
+  const f = await fixture(t);
+  for (const r of ROUTES)
+    await refused(f, r, f.retired.target, f.retired.credential, 409, 'generation_retired');
+  t.diagnostic(`checked ${ROUTES.length} cases`);
+});

@@ -1,0 +1,180 @@
+/**
+ * Health, readiness, Prometheus metrics and the OpenAPI document, over real HTTP.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { JsonObject } from '../../src/core/json.js';
+import { OccurrencesService } from '../../src/occurrences/index.js';
+import { buildServer } from '../../src/server/index.js';
+import { migrate } from '../../src/store/migrations.js';
+import { migrations } from '../../src/store/migrations/index.js';
+import { occurrencesUnitOfWork } from '../../src/store/occurrences.js';
+import { openSqliteEngine } from '../../src/store/sqlite.js';
+import { createOccurrence, setupOverHttp, startApi, str, takeover } from './helpers.js';
+
+interface Sample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
+const LABEL = '[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\.)*"';
+const SAMPLE = new RegExp(
+  `^(${NAME})(?:\\{(${LABEL}(?:,${LABEL})*)?\\})? (-?[0-9.]+(?:e[+-]?[0-9]+)?|\\+Inf|-Inf|NaN)$`,
+);
+
+/** A strict reader of the text exposition format 0.0.4: every line must be HELP, TYPE or a sample. */
+function parseExposition(text: string): { types: Map<string, string>; samples: Sample[] } {
+  assert.ok(text.endsWith('\n'), 'the exposition ends with a newline');
+  const types = new Map<string, string>();
+  const samples: Sample[] = [];
+  for (const line of text.slice(0, -1).split('\n')) {
+    const meta = /^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) (.+)$/.exec(line);
+    if (meta !== null) {
+      if (meta[1] === 'TYPE') {
+        assert.match(meta[3] ?? '', /^(counter|gauge|histogram|summary|untyped)$/);
+        assert.ok(!types.has(meta[2] ?? ''), `TYPE ${meta[2]} declared once`);
+        types.set(meta[2] ?? '', meta[3] ?? '');
+      }
+      continue;
+    }
+    const m = SAMPLE.exec(line);
+    assert.ok(m !== null, `not a valid sample line: ${line}`);
+    const labels = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]),
+    ) as Record<string, string>;
+    const name = m[1] ?? '';
+    const family = name.replace(/_(bucket|sum|count)$/, '');
+    assert.ok(types.has(name) || types.get(family) === 'histogram', `sample ${name} has a TYPE`);
+    samples.push({ name, labels, value: m[3] === '+Inf' ? Infinity : Number(m[3]) });
+  }
+  return { types, samples };
+}
+
+function value(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number {
+  const s = samples.find(
+    (x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v),
+  );
+  return s?.value ?? 0;
+}
+
+test('healthz and readyz', async (t) => {
+  const api = await startApi(t);
+  assert.deepEqual((await api.call('GET', '/healthz')).body, { status: 'ok' });
+  const ready = await api.call('GET', '/readyz');
+  assert.equal(ready.status, 200);
+  assert.deepEqual(ready.body, { status: 'ready', schemaVersion: Math.max(...migrations.map((m) => m.id)) });
+});
+
+test('readyz is 503 on a store that lacks a migration', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-ready-'));
+  const engine = openSqliteEngine(join(dir, 'old.db'));
+  await migrate(engine, { list: migrations.slice(0, -1) });
+  const service = new OccurrencesService({
+    uow: occurrencesUnitOfWork(engine),
+    domainKey: { kid: 'sha256:00', publicKey: 'AA' },
+  });
+  const app = buildServer({ engine, service });
+  t.after(async () => {
+    await app.close();
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const answer = await app.inject({ method: 'GET', url: '/readyz' });
+  assert.equal(answer.statusCode, 503);
+  const body = JSON.parse(answer.body) as JsonObject;
+  assert.equal(body['code'], 'unavailable');
+  assert.deepEqual((body['details'] as JsonObject)['missing'], [migrations.at(-1)?.id]);
+});
+
+test('metrics are valid Prometheus text and count entries, refusals and unresolved work', async (t) => {
+  const api = await startApi(t);
+  await setupOverHttp(api);
+  const cred = await takeover(api, 'metered');
+  const scrape = async () => {
+    const m = await api.call('GET', '/metrics');
+    assert.equal(m.status, 200);
+    assert.match(m.type, /^text\/plain; version=0\.0\.4/);
+    return parseExposition(m.text).samples;
+  };
+  const before = await scrape();
+  const occ = await createOccurrence(api, cred, 'm-1');
+  await api.call('POST', `/v1/occurrences/${str(occ)}/enter`, { token: cred });
+  await api.call('POST', `/v1/occurrences/${str(occ)}/enter`, { token: cred });
+  await api.call('GET', '/v1/counts');
+  const after = await scrape();
+  assert.equal(
+    value(after, 'baton_provider_entries_total') - value(before, 'baton_provider_entries_total'),
+    1,
+  );
+  const refusals = (code: string, s: Sample[]) => value(s, 'baton_refusals_total', { code });
+  assert.equal(refusals('already_entered', after) - refusals('already_entered', before), 1);
+  assert.equal(refusals('unauthenticated', after) - refusals('unauthenticated', before), 1);
+  assert.equal(value(after, 'baton_unresolved_occurrences'), (await api.service.counts()).unresolved);
+  assert.equal(value(after, 'baton_unresolved_occurrences'), 1);
+  assert.equal(value(after, 'baton_store_up'), 1);
+  // The histogram: cumulative buckets, +Inf equal to the count, for the enter transaction.
+  const buckets = after.filter(
+    (s) => s.name === 'baton_transaction_duration_seconds_bucket' && s.labels['operation'] === 'enter',
+  );
+  assert.ok(buckets.length > 2);
+  for (let i = 1; i < buckets.length; i++)
+    assert.ok((buckets[i]?.value ?? 0) >= (buckets[i - 1]?.value ?? 0));
+  assert.equal(buckets.at(-1)?.labels['le'], '+Inf');
+  assert.equal(
+    buckets.at(-1)?.value,
+    value(after, 'baton_transaction_duration_seconds_count', { operation: 'enter' }),
+  );
+  assert.equal(buckets.at(-1)?.value, 2, 'both enter transactions were timed');
+  t.diagnostic(`checked ${after.length} samples`);
+});
+
+test('the OpenAPI document is OpenAPI 3.1 and lists every route with its schemas', async (t) => {
+  const api = await startApi(t);
+  const doc = (await api.call('GET', '/openapi.json')).body;
+  assert.equal(doc['openapi'], '3.1.0');
+  assert.equal(typeof (doc['info'] as JsonObject)['version'], 'string');
+  const schemes = (doc['components'] as JsonObject)['securitySchemes'] as JsonObject;
+  assert.deepEqual(schemes['bearer'], {
+    ...(schemes['bearer'] as JsonObject),
+    type: 'http',
+    scheme: 'bearer',
+  });
+  const ids = new Set<string>();
+  let n = 0;
+  for (const [path, ops] of Object.entries(doc['paths'] as Record<string, Record<string, JsonObject>>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      n += 1;
+      const id = op['operationId'] as string;
+      assert.ok(!ids.has(id), `operationId ${id} is unique`);
+      ids.add(id);
+      const url = path.replace(/\{([A-Za-z]+)\}/g, ':$1');
+      assert.ok(api.app.hasRoute({ method: method.toUpperCase(), url }), `${method} ${path} is served`);
+      const declared = (op['parameters'] as JsonObject[])
+        .filter((p) => p['in'] === 'path')
+        .map((p) => p['name']);
+      assert.deepEqual(
+        declared,
+        [...path.matchAll(/\{([A-Za-z]+)\}/g)].map((m) => m[1]),
+      );
+      const responses = op['responses'] as Record<string, JsonObject>;
+      assert.ok(
+        Object.keys(responses).some((s) => /^2\d\d$/.test(s)),
+        `${id} documents a success`,
+      );
+      assert.ok('4XX' in responses && JSON.stringify(responses['4XX']).includes('application/problem+json'));
+      const isPublic = (op['security'] as unknown[]).length === 0;
+      assert.equal(isPublic, !path.startsWith('/v1/'), `${id}: every /v1 route needs a bearer token`);
+      if (method === 'post' || method === 'put') {
+        const needsBody = !/\/(enter|takeover|reconcile)$/.test(path);
+        assert.equal((op['requestBody'] as JsonObject | undefined)?.['required'], needsBody, `${id} body`);
+      }
+    }
+  }
+  assert.equal(n, 28, 'four operational routes and 24 under /v1');
+  t.diagnostic(`checked ${n} operations`);
+});
