@@ -1,13 +1,19 @@
 import type { Command } from '../command.js';
+import { conformanceCommand } from './conformance.js';
+import { demoCommand } from './demo.js';
 import { digestCommand, jcsCommand } from './jcs.js';
 import { leaseCommand } from './lease.js';
 import { logCommand } from './log.js';
 import { migrateCommand } from './migrate.js';
 import { sandboxCommand } from './sandbox.js';
+import { serveCommand } from './serve.js';
 import { sorCommand } from './sor.js';
+import { tokensCommand } from './tokens.js';
 
 /** Every `baton` command, in the order `baton --help` lists them. */
 export const commands: readonly Command[] = [
+  serveCommand,
+  tokensCommand,
   migrateCommand,
   logCommand,
   sandboxCommand,
@@ -15,4 +21,6 @@ export const commands: readonly Command[] = [
   leaseCommand,
   jcsCommand,
   digestCommand,
+  demoCommand,
+  conformanceCommand,
 ];

@@ -1,0 +1,14 @@
+/** A conformance case: its id, what it evaluates, its declared inputs and its procedure. */
+import type { JsonObject } from '../../core/json.js';
+import type { Kit } from './kit.js';
+
+export interface CaseDefinition {
+  readonly id: string;
+  readonly title: string;
+  /** The requirement ids this case evaluates (AOC-REQ-0xx). */
+  readonly requirements: readonly string[];
+  /** The declared inputs — invoices, faults, steps; their JCS digest is the case's input digest. */
+  readonly inputs: JsonObject;
+  /** Act on the real service and sandbox, recording checks computed from observed facts. */
+  run(kit: Kit): Promise<void>;
+}

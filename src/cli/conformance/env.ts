@@ -1,0 +1,154 @@
+/**
+ * The conformance world: the real occurrences service on a SQLite file in a temp dir, the sandbox
+ * provider over HTTP on 127.0.0.1:0, Baton's webhook receiver, the checked-in profiles deployed to
+ * that sandbox, the HTTP adapter and the status sources. One ManualClock drives Baton and the
+ * sandbox, so retention and freshness cases are exact. Every secret the run creates is collected so
+ * the report can be audited for leaks before it is written.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { ManualClock } from '../../core/clock.js';
+import type { EntryTicket, OccurrencesService, RegisteredProfile } from '../../occurrences/index.js';
+import {
+  createSandboxProvider,
+  deployProfile,
+  HttpProviderAdapter,
+  loadProfile,
+  sandboxDeployment,
+  sandboxEntryUrl,
+  staticKeys,
+  StatusSources,
+  webhookReceiver,
+  type KeyResolver,
+  type SandboxProvider,
+  type WebhookRecorded,
+} from '../../providers/index.js';
+import type { StoreEngine } from '../../store/index.js';
+import { openOccurrencesOnSqlite } from '../../store/index.js';
+import { CONFORMANCE_DOMAIN } from './domain.js';
+
+export const WEBHOOK_PATH = '/hooks/sandbox-payments';
+
+export interface Env {
+  readonly svc: OccurrencesService;
+  readonly engine: StoreEngine;
+  readonly clock: ManualClock;
+  readonly sandbox: SandboxProvider;
+  readonly adminToken: string;
+  readonly keys: KeyResolver;
+  readonly profile: RegisteredProfile;
+  readonly ed25519Profile: RegisteredProfile;
+  readonly sources: StatusSources;
+  readonly recorded: WebhookRecorded[];
+  /** Credentials, the HMAC secret, the admin token and raw request bodies: never in the report. */
+  readonly secrets: Set<string>;
+  adapterFor(ticket: EntryTicket): HttpProviderAdapter;
+  close(): Promise<void>;
+}
+
+async function startReceiver(
+  svc: OccurrencesService,
+  keys: KeyResolver,
+  clock: ManualClock,
+  profile: () => RegisteredProfile | undefined,
+  recorded: WebhookRecorded[],
+): Promise<{ app: FastifyInstance; url: string }> {
+  const app = Fastify({ logger: false });
+  await app.register(webhookReceiver, {
+    path: WEBHOOK_PATH,
+    profile,
+    sourceId: 'webhook',
+    domainId: CONFORMANCE_DOMAIN.id,
+    service: svc,
+    keys,
+    clock,
+    onRecorded: (r) => recorded.push(r),
+  });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, url };
+}
+
+function noteSecret(secrets: Set<string>, bytes: Buffer): void {
+  for (const encoding of ['base64url', 'base64', 'hex'] as const) secrets.add(bytes.toString(encoding));
+}
+
+/** Close everything opened so far, newest first (also when opening fails half-way). */
+class Closers {
+  readonly #stack: (() => Promise<unknown>)[] = [];
+
+  push(close: () => Promise<unknown>): void {
+    this.#stack.push(close);
+  }
+
+  async closeAll(): Promise<void> {
+    for (const close of this.#stack.reverse()) await close();
+  }
+}
+
+export async function openEnv(dir: string): Promise<Env> {
+  const closers = new Closers();
+  try {
+    return await open(dir, closers);
+  } catch (error) {
+    await closers.closeAll();
+    throw error;
+  }
+}
+
+async function open(dir: string, closers: Closers): Promise<Env> {
+  const clock = new ManualClock(Date.now());
+  const hmacSecret = randomBytes(32);
+  const adminToken = randomBytes(24).toString('base64url');
+  const secrets = new Set<string>([adminToken]);
+  noteSecret(secrets, hmacSecret);
+  const sandbox = createSandboxProvider({ hmacSecret, adminToken, clock });
+  closers.push(() => sandbox.close());
+  const url = await sandbox.listen(0, '127.0.0.1');
+  const opened = await openOccurrencesOnSqlite(join(dir, 'conformance.db'), { clock });
+  closers.push(() => opened.close());
+  const svc = opened.service;
+  await svc.configureDomain(CONFORMANCE_DOMAIN);
+  const deployment = sandboxDeployment(sandbox);
+  const keys = staticKeys({ [deployment.hmacSecretId ?? '']: hmacSecret });
+  const pinned: { profile?: RegisteredProfile } = {};
+  const recorded: WebhookRecorded[] = [];
+  const receiver = await startReceiver(svc, keys, clock, () => pinned.profile, recorded);
+  closers.push(() => receiver.app.close());
+  await fetch(`${url}/admin/webhooks`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ urls: [receiver.url + WEBHOOK_PATH] }),
+  });
+  const deployed = { ...deployment, webhookOrigin: receiver.url };
+  const profile = await svc.registerProfile(deployProfile(loadProfile('sandbox-payments'), deployed));
+  pinned.profile = profile;
+  const ed25519Profile = await svc.registerProfile(
+    deployProfile(loadProfile('sandbox-payments-ed25519'), deployed),
+  );
+  const adapters = new Map(
+    [profile, ed25519Profile].map((p) => [
+      p.digest,
+      new HttpProviderAdapter(p.document, { entryUrl: sandboxEntryUrl(url), keys, clock }),
+    ]),
+  );
+  return {
+    svc,
+    engine: opened.engine,
+    clock,
+    sandbox,
+    adminToken,
+    keys,
+    profile,
+    ed25519Profile,
+    sources: new StatusSources({ keys, clock }),
+    recorded,
+    secrets,
+    adapterFor(ticket) {
+      const adapter = adapters.get(ticket.profile.digest as RegisteredProfile['digest']);
+      if (adapter === undefined) throw new Error('no adapter for this profile');
+      return adapter;
+    },
+    close: () => closers.closeAll(),
+  };
+}

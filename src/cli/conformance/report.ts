@@ -1,0 +1,178 @@
+/**
+ * The conformance report (AOC "Conformance"): implementation and profile versions, test-input
+ * digest, per occurrence its id, executor generation, provider-binding digest, terminal or
+ * unresolved state, entry and authority state, entry attempt count, evidence-source and
+ * missing-knowledge flags; case results and requirement ids; unsupported cases, missing status
+ * knowledge, bypass paths and untested provider semantics. Labelled as what it is.
+ */
+import type { BypassPath, DomainLimits } from '../../occurrences/index.js';
+import type { OccurrenceFacts } from './facts.js';
+import type { Check } from './kit.js';
+
+export const LABEL = 'same-team runner, synthetic provider';
+export const ALL_REQUIREMENTS = Array.from(
+  { length: 13 },
+  (_, i) => `AOC-REQ-${String(i + 1).padStart(3, '0')}`,
+);
+
+export type CaseResult = 'pass' | 'fail' | 'unsupported';
+
+export interface CaseReport {
+  readonly id: string;
+  readonly title: string;
+  readonly result: CaseResult;
+  readonly requirements: readonly string[];
+  readonly inputDigest: string;
+  readonly checks: readonly Check[];
+  readonly occurrences: readonly OccurrenceFacts[];
+  readonly error?: string;
+}
+
+export interface ProfileEntry {
+  readonly id: string;
+  readonly version: string;
+  readonly digest: string;
+  readonly template: { readonly file: string; readonly version: string; readonly digest: string };
+  readonly pinKinds: readonly string[];
+}
+
+export interface ConformanceReport {
+  readonly format: 'baton.aoc-conformance-report/1';
+  readonly label: typeof LABEL;
+  readonly generatedAt: string;
+  readonly implementation: { readonly name: string; readonly version: string; readonly node: string };
+  readonly engine: string;
+  readonly profiles: readonly ProfileEntry[];
+  readonly testInputDigest: string;
+  readonly domain: { readonly id: string; readonly limits: DomainLimits };
+  readonly summary: {
+    readonly total: number;
+    readonly pass: number;
+    readonly fail: number;
+    readonly unsupported: number;
+  };
+  readonly cases: readonly CaseReport[];
+  readonly requirementsEvaluated: readonly string[];
+  readonly requirementsWithoutCase: readonly { readonly id: string; readonly note: string }[];
+  readonly unsupportedCases: readonly string[];
+  readonly missingStatusKnowledge: readonly {
+    readonly case: string;
+    readonly role: string;
+    readonly occurrenceId: string;
+    readonly state: string;
+    readonly reasons: readonly string[];
+  }[];
+  readonly bypassPaths: readonly BypassPath[];
+  readonly untestedProviderSemantics: readonly string[];
+  readonly limitations: readonly string[];
+}
+
+export const UNTESTED_PROVIDER_SEMANTICS: readonly string[] = [
+  'any live provider API: the sandbox is synthetic and written by the same team',
+  'JWKS-pinned and TLS-certificate-pinned status sources (the sandbox signs with HMAC and Ed25519 only)',
+  'provider-side idempotency-key expiry other than the sandbox’s retention pruning',
+  'webhook retries, reordering and duplicate delivery (the sandbox delivers once, without retries)',
+  'listing consistency when payments are created or pruned between pages',
+  'native refunds and reversals (the sandbox has none: compensation is modelled as a new payment)',
+  'hashed (sha256-jcs) native key rules: the profiles use the template rule',
+];
+
+export const LIMITATIONS: readonly string[] = [
+  'Passing these local cases establishes consistency with the profile, not independent interoperability, live-provider correctness, deployment or adoption (AOC "Conformance").',
+  'The runner, the service and the sandbox are maintained by the same team.',
+  'Only the SQLite engine was exercised in this run; PostgreSQL is not covered by this report.',
+  'Fencing inside the coordination domain does not stop the disclosed bypass paths; AOC-CASE-005 demonstrates the direct path.',
+];
+
+function mark(ok: boolean): string {
+  return ok ? 'ok' : 'FAILED';
+}
+
+function occurrenceRow(c: CaseReport, f: OccurrenceFacts): string {
+  const s = f.state;
+  const state = s.terminal ?? (s.unresolved ? 'unresolved' : s.phase);
+  const gen = `${f.executorGeneration.captured}/${f.executorGeneration.entered ?? '–'}`;
+  const a = f.authority;
+  const mk = f.evidence.missingKnowledge.join(', ') || '–';
+  return `| ${c.id} | ${f.role} | \`${f.occurrenceId}\` | ${gen} | ${state} (${s.outcome}, effect ${s.effect}${s.conflict ? ', conflict' : ''}) | ${f.entry.attempts} | ${a.id}: reserved ${a.reserved}, consumed ${a.consumed}/${a.total} | ${f.providerEffects} | ${f.evidence.sources.join(', ') || '–'} | ${mk} | \`${f.providerBindingDigest}\` |`;
+}
+
+export function renderMarkdown(r: ConformanceReport): string {
+  const lines = [
+    `# AOC conformance report — ${r.label}`,
+    '',
+    `**${r.label.toUpperCase()}.** ${LIMITATIONS[0] ?? ''}`,
+    '',
+    `- implementation: ${r.implementation.name} ${r.implementation.version} (Node ${r.implementation.node}), engine ${r.engine}`,
+    `- generated: ${r.generatedAt}`,
+    `- test-input digest: \`${r.testInputDigest}\``,
+    `- summary: ${r.summary.pass} pass, ${r.summary.fail} fail, ${r.summary.unsupported} unsupported of ${r.summary.total}`,
+    `- requirements evaluated: ${r.requirementsEvaluated.join(', ')}`,
+    ...r.requirementsWithoutCase.map((x) => `- not evaluated by a case: ${x.id} — ${x.note}`),
+    `- unsupported cases: ${r.unsupportedCases.length === 0 ? 'none' : r.unsupportedCases.join(', ')}`,
+    '',
+    '## Provider profiles',
+    '',
+    '| id | version | digest | from | pins |',
+    '|---|---|---|---|---|',
+    ...r.profiles.map(
+      (p) =>
+        `| ${p.id} | ${p.version} | \`${p.digest}\` | ${p.template.file} (${p.template.version}) | ${p.pinKinds.join(', ')} |`,
+    ),
+    '',
+    '## Cases',
+    '',
+    '| case | result | title | requirements | checks |',
+    '|---|---|---|---|---|',
+    ...r.cases.map(
+      (c) =>
+        `| ${c.id} | **${c.result}** | ${c.title} | ${c.requirements.join(' ')} | ${c.checks.filter((x) => x.ok).length}/${c.checks.length} |`,
+    ),
+    '',
+    '## Occurrences',
+    '',
+    'Generation is captured/entered. Effects are the sandbox’s applied-effect count for the native key.',
+    '',
+    '| case | role | occurrence | generation | state | entries | authority | effects | evidence sources | missing knowledge | provider-binding digest |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...r.cases.flatMap((c) => c.occurrences.map((f) => occurrenceRow(c, f))),
+    '',
+    '## Checks',
+    '',
+    ...r.cases.flatMap((c) => [
+      `### ${c.id} ${c.title}: ${c.result}`,
+      '',
+      `input digest \`${c.inputDigest}\`${c.error === undefined ? '' : ` — error: ${c.error}`}`,
+      '',
+      ...c.checks.map((x) => `- ${mark(x.ok)}: ${x.name}`),
+      '',
+    ]),
+    '## Missing status knowledge',
+    '',
+    ...(r.missingStatusKnowledge.length === 0
+      ? ['none']
+      : r.missingStatusKnowledge.map(
+          (m) =>
+            `- ${m.case} ${m.role} \`${m.occurrenceId}\` (${m.state}): ${m.reasons.join(', ') || 'no status answer recorded'}`,
+        )),
+    '',
+    '## Bypass paths (disclosed, not fenced by the domain)',
+    '',
+    ...r.bypassPaths.map((p) => `- ${p.kind}: **${p.status}** — ${p.description}`),
+    '',
+    '## Untested provider semantics',
+    '',
+    ...r.untestedProviderSemantics.map((s) => `- ${s}`),
+    '',
+    '## Limitations',
+    '',
+    ...r.limitations.map((s) => `- ${s}`),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+/** The report must never carry a credential, a key, a token or a raw request body. */
+export function findLeak(texts: readonly string[], secrets: ReadonlySet<string>): boolean {
+  return [...secrets].some((s) => s.length >= 8 && texts.some((t) => t.includes(s)));
+}

@@ -1,0 +1,201 @@
+/**
+ * `baton conformance`: run AOC-CASE-001 … 012 against the real occurrences service (SQLite in a
+ * temp dir) and the sandbox provider over HTTP, then write report.json and report.md. A case passes
+ * only when every check computed from observed facts holds; a throw fails it.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { digestJcs } from '../../core/digest.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
+import { formatRfc3339 } from '../../core/time.js';
+import type { RegisteredProfile } from '../../occurrences/index.js';
+import { profileDigest } from '../../occurrences/index.js';
+import { loadProfile, type SandboxProfileName } from '../../providers/index.js';
+import type { CaseDefinition } from './case.js';
+import { BINDING_CASES } from './cases-binding.js';
+import { EVIDENCE_CASES } from './cases-evidence.js';
+import { FENCING_CASES } from './cases-fencing.js';
+import { REMEDY_CASES } from './cases-remedy.js';
+import { ENTRY_CASES } from './cases-entry.js';
+import { CONFORMANCE_DOMAIN } from './domain.js';
+import { openEnv, type Env } from './env.js';
+import { Kit } from './kit.js';
+import * as r from './report.js';
+
+export const CASES: readonly CaseDefinition[] = [
+  ...ENTRY_CASES,
+  ...FENCING_CASES,
+  ...BINDING_CASES,
+  ...EVIDENCE_CASES,
+  ...REMEDY_CASES,
+];
+
+export interface ConformanceOptions {
+  readonly out: string;
+  readonly engine?: 'sqlite';
+  /** Only these case ids (default: all twelve). */
+  readonly only?: readonly string[];
+  readonly onProgress?: (line: string) => void;
+}
+
+export interface ConformanceRun {
+  readonly report: r.ConformanceReport;
+  readonly passed: boolean;
+  readonly files: { readonly json: string; readonly markdown: string };
+  /** Every secret the run handled (for leak audits in tests); never written anywhere. */
+  readonly secrets: readonly string[];
+}
+
+function implementationVersion(): { name: string; version: string } {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'baton') return { name: pkg.name, version: pkg.version ?? 'unknown' };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return { name: 'baton', version: 'unknown' };
+    dir = parent;
+  }
+}
+
+function errorText(error: unknown): string {
+  if (isBatonError(error)) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? `${error.name}: ${error.message}` : 'unknown failure';
+}
+
+async function runCase(env: Env, c: CaseDefinition): Promise<r.CaseReport> {
+  const kit = new Kit(env);
+  let error: string | undefined;
+  try {
+    await c.run(kit);
+  } catch (e) {
+    error = errorText(e);
+  }
+  const ok = error === undefined && kit.checks.length > 0 && kit.checks.every((x) => x.ok);
+  return {
+    id: c.id,
+    title: c.title,
+    result: ok ? 'pass' : 'fail',
+    requirements: c.requirements,
+    inputDigest: digestJcs({ id: c.id, inputs: c.inputs }),
+    checks: kit.checks,
+    occurrences: await kit.facts(),
+    ...(error !== undefined && { error }),
+  };
+}
+
+function profileEntry(p: RegisteredProfile, file: SandboxProfileName): r.ProfileEntry {
+  const template = loadProfile(file);
+  const kinds = [
+    p.document.acknowledgement.authentication,
+    ...p.document.statusSources.map((s) => s.authentication),
+  ];
+  return {
+    id: p.id,
+    version: p.version,
+    digest: p.digest,
+    template: { file: `profiles/${file}.json`, version: template.version, digest: profileDigest(template) },
+    pinKinds: [...new Set(kinds.map((k) => k.kind))],
+  };
+}
+
+function buildReport(
+  env: Env,
+  cases: r.CaseReport[],
+  engine: string,
+  bypass: r.ConformanceReport['bypassPaths'],
+): r.ConformanceReport {
+  const count = (x: r.CaseResult) => cases.filter((c) => c.result === x).length;
+  const evaluated = [...new Set(cases.flatMap((c) => c.requirements))].sort();
+  const templates = (['sandbox-payments', 'sandbox-payments-ed25519'] as const).map((f) => loadProfile(f));
+  return {
+    format: 'baton.aoc-conformance-report/1',
+    label: r.LABEL,
+    generatedAt: formatRfc3339(Date.now()),
+    implementation: { ...implementationVersion(), node: process.version },
+    engine,
+    profiles: [
+      profileEntry(env.profile, 'sandbox-payments'),
+      profileEntry(env.ed25519Profile, 'sandbox-payments-ed25519'),
+    ],
+    testInputDigest: digestJcs({
+      cases: CASES.map((c) => ({ id: c.id, inputs: c.inputs })),
+      domain: CONFORMANCE_DOMAIN,
+      templates,
+    }),
+    domain: { id: CONFORMANCE_DOMAIN.id, limits: CONFORMANCE_DOMAIN.limits },
+    summary: {
+      total: cases.length,
+      pass: count('pass'),
+      fail: count('fail'),
+      unsupported: count('unsupported'),
+    },
+    cases,
+    requirementsEvaluated: evaluated,
+    requirementsWithoutCase: r.ALL_REQUIREMENTS.filter((id) => !evaluated.includes(id)).map((id) => ({
+      id,
+      note:
+        id === 'AOC-REQ-013'
+          ? 'a non-claim: this report claims no ledger migration or format equivalence'
+          : 'no case evaluates it in this run',
+    })),
+    unsupportedCases: cases.filter((c) => c.result === 'unsupported').map((c) => c.id),
+    missingStatusKnowledge: cases.flatMap((c) =>
+      c.occurrences
+        .filter((f) => f.state.unresolved)
+        .map((f) => ({
+          case: c.id,
+          role: f.role,
+          occurrenceId: f.occurrenceId,
+          state: `${f.state.phase}/${f.state.outcome}/${f.state.effect}`,
+          reasons: f.evidence.missingKnowledge,
+        })),
+    ),
+    bypassPaths: bypass,
+    untestedProviderSemantics: r.UNTESTED_PROVIDER_SEMANTICS,
+    limitations: r.LIMITATIONS,
+  };
+}
+
+export async function runConformance(options: ConformanceOptions): Promise<ConformanceRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-conformance-'));
+  const cases: r.CaseReport[] = [];
+  let env: Env | undefined;
+  try {
+    env = await openEnv(dir);
+    for (const c of CASES.filter((x) => options.only === undefined || options.only.includes(x.id))) {
+      const report = await runCase(env, c);
+      cases.push(report);
+      const passed = report.checks.filter((x) => x.ok).length;
+      options.onProgress?.(
+        `${c.id} ${report.result.padEnd(4)} ${c.title} (${passed}/${report.checks.length} checks)${report.error ? ` — ${report.error}` : ''}`,
+      );
+    }
+    const report = buildReport(
+      env,
+      cases,
+      options.engine ?? 'sqlite',
+      (await env.svc.getDomain()).bypassPaths,
+    );
+    const json = `${JSON.stringify(report, null, 2)}\n`;
+    const markdown = r.renderMarkdown(report);
+    // Audit BEFORE anything is written: a leak is a failure of the run, not a file to clean up.
+    if (r.findLeak([json, markdown], env.secrets)) {
+      throw new BatonError('internal', 'the conformance report would contain a secret; nothing was written');
+    }
+    mkdirSync(options.out, { recursive: true });
+    const files = { json: join(options.out, 'report.json'), markdown: join(options.out, 'report.md') };
+    writeFileSync(files.json, json);
+    writeFileSync(files.markdown, markdown);
+    const expected = options.only === undefined ? CASES.length : options.only.length;
+    const passed = report.summary.pass === report.summary.total && report.summary.total === expected;
+    return { report, passed, files, secrets: [...env.secrets] };
+  } finally {
+    await env?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

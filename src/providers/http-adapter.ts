@@ -1,0 +1,164 @@
+/**
+ * The generic HTTP provider adapter (DESIGN.md §4). It takes the ticket of ONE successful provider
+ * entry (service.enter), sends exactly the bound request — the JCS bytes whose digest the binding
+ * pins, with the native key the domain derived — once, never retries, and turns whatever comes back
+ * into an acknowledgement observation. No answer, a timeout, a 5xx, an unsigned or unreadable answer
+ * is recorded as missing knowledge: the occurrence stays unresolved in every doubtful case
+ * (AOC-REQ-009, -010; AOC-CASE-003).
+ */
+import type { Clock } from '../core/clock.js';
+import { systemClock } from '../core/clock.js';
+import { digestEquals, digestJcs } from '../core/digest.js';
+import { BatonError } from '../core/errors.js';
+import { canonicalize } from '../core/jcs.js';
+import type {
+  AcknowledgementInput,
+  EntryTicket,
+  ObserveResult,
+  OccurrencesService,
+  ProviderProfile,
+} from '../occurrences/index.js';
+import { profileDigest } from '../occurrences/index.js';
+import { exchange, type ExchangeResult } from './http-client.js';
+import { FUTURE_SKEW_MS } from './status-sources/reading.js';
+import type { KeyResolver } from './key-resolver.js';
+import { expandUrl } from './url-template.js';
+import {
+  asObject,
+  authenticate,
+  compact,
+  observedAt,
+  parseAnswer,
+  readErrorCarried,
+  readPayment,
+  word,
+} from './wire.js';
+
+export interface HttpAdapterOptions {
+  /** The entry endpoint, a template with `{account}` (the profile schema has no entry URL yet). */
+  readonly entryUrl: string;
+  readonly keys: KeyResolver;
+  readonly clock?: Clock;
+  /** How long to wait for the answer before giving up (default 10 s); it is never re-sent. */
+  readonly timeoutMs?: number;
+}
+
+export interface SendResult {
+  readonly occurrenceId: string;
+  /** True only when an authenticated, readable answer came back (the service still judges it). */
+  readonly acknowledged: boolean;
+  /** What happened, for people: `http 201`, `timeout`, `transport ECONNRESET`, `unsigned`… */
+  readonly detail: string;
+  readonly httpStatus: number | null;
+  /** Whether the request had been fully written: false does NOT prove the provider never saw it. */
+  readonly sent: boolean;
+  readonly acknowledgement: AcknowledgementInput;
+}
+
+export class HttpProviderAdapter {
+  readonly #profile: ProviderProfile;
+  readonly #options: HttpAdapterOptions;
+  readonly #clock: Clock;
+
+  constructor(profile: ProviderProfile, options: HttpAdapterOptions) {
+    this.#profile = profile;
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  /** Send the entered request once. Throws (sending nothing) only when the ticket is not this profile's. */
+  async send(ticket: EntryTicket): Promise<SendResult> {
+    this.#check(ticket);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (ticket.nativeKeyHeader !== null && ticket.nativeKey !== null) {
+      headers[ticket.nativeKeyHeader.toLowerCase()] = ticket.nativeKey;
+    }
+    const result = await exchange({
+      method: 'POST',
+      url: expandUrl(this.#options.entryUrl, { account: ticket.account }),
+      headers,
+      body: canonicalize(ticket.request),
+      timeoutMs: this.#options.timeoutMs ?? 10_000,
+    });
+    return this.#interpret(ticket.occurrence.id, result);
+  }
+
+  /** AOC-REQ-003: send nothing unless the ticket is bound to this very profile and request. */
+  #check(ticket: EntryTicket): void {
+    if (!digestEquals(ticket.profile.digest, profileDigest(this.#profile))) {
+      throw new BatonError('provider_binding_conflict', 'the adapter holds another profile than the binding');
+    }
+    if (!digestEquals(digestJcs(ticket.request), ticket.requestDigest)) {
+      throw new BatonError('store_corrupt', 'the entered request does not match its bound digest');
+    }
+  }
+
+  #interpret(occurrenceId: string, result: ExchangeResult): SendResult {
+    const now = this.#clock.wallMs();
+    if (!result.ok) {
+      const detail = result.error === 'timeout' ? 'timeout' : `${result.error} ${result.name}`;
+      return none(occurrenceId, now, detail, null, result.sent);
+    }
+    const json = asObject(parseAnswer(result.body));
+    if (result.status >= 500 || json === undefined) {
+      const detail = json === undefined ? `http ${result.status} unreadable` : `http ${result.status}`;
+      return none(occurrenceId, now, detail, result.status, true, json);
+    }
+    const pin = this.#profile.acknowledgement.authentication;
+    const message = { method: 'POST', path: result.path, body: result.body, headers: result.headers };
+    const auth = authenticate(message, pin, this.#options.keys, now);
+    const payment = readPayment(json);
+    const at = payment?.observedAt ?? observedAt(json) ?? now;
+    // The service refuses an answer from the future; one that claims it tells us nothing usable.
+    if (at > now + FUTURE_SKEW_MS)
+      return none(occurrenceId, now, 'answer dated in the future', result.status, true);
+    const base = {
+      occurrenceId,
+      observedAt: at,
+      result: 'found' as const,
+      response: json,
+      authentication: auth.verified ? { verified: true, pin: auth.pin } : { verified: false },
+    };
+    // A refusal (4xx) is an answer the profile does not map: `error:<code>` stays unmapped.
+    const status = payment?.nativeStatus ?? `error:${word(json['error'], String(result.status))}`;
+    const carried = compact(payment?.carried ?? readErrorCarried(json));
+    return {
+      occurrenceId,
+      acknowledged: auth.verified,
+      detail: auth.verified ? `http ${result.status}` : `http ${result.status} ${auth.detail}`,
+      httpStatus: result.status,
+      sent: true,
+      acknowledgement: { ...base, nativeStatus: safeStatus(status), carried },
+    };
+  }
+}
+
+const STATUS = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$/;
+const safeStatus = (s: string): string => (STATUS.test(s) ? s : '_unreadable');
+
+function none(
+  occurrenceId: string,
+  now: number,
+  detail: string,
+  httpStatus: number | null,
+  sent: boolean,
+  response?: object,
+): SendResult {
+  const acknowledgement: AcknowledgementInput = {
+    occurrenceId,
+    observedAt: now,
+    result: 'unavailable',
+    authentication: { verified: false },
+    carried: {},
+    ...(response !== undefined && { response: response as AcknowledgementInput['response'] }),
+  };
+  return { occurrenceId, acknowledged: false, detail, httpStatus, sent, acknowledgement };
+}
+
+/** Record what the adapter saw as the acknowledgement of the entry (missing knowledge if none came). */
+export function recordSend(
+  service: Pick<OccurrencesService, 'recordAcknowledgement'>,
+  result: SendResult,
+): Promise<ObserveResult> {
+  return service.recordAcknowledgement(result.acknowledgement);
+}

@@ -1,0 +1,83 @@
+/**
+ * One HTTP exchange, exactly once: node:http with a fresh socket per request (no keep-alive reuse,
+ * no automatic retry anywhere in the stack), a hard timeout and a response size cap. A provider
+ * entry must be sent at most once (AOC-REQ-010); this is the only place bytes leave for a provider.
+ */
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+export interface ExchangeInput {
+  readonly method: 'GET' | 'POST';
+  readonly url: URL;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly timeoutMs: number;
+}
+
+export type ExchangeResult =
+  | {
+      readonly ok: true;
+      readonly status: number;
+      readonly headers: IncomingHttpHeaders;
+      readonly body: string;
+      /** The request-target as sent (path and query): what a provider signature covers. */
+      readonly path: string;
+    }
+  | {
+      readonly ok: false;
+      readonly error: 'timeout' | 'transport' | 'too_large';
+      /** The error's code or name (ECONNREFUSED, ECONNRESET…), never its message. */
+      readonly name: string;
+      /** Whether the whole request had been written before the failure. */
+      readonly sent: boolean;
+    };
+
+const MAX_RESPONSE_BYTES = 1_048_576;
+
+function errorName(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code)) return code;
+  return error instanceof Error ? error.name : 'unknown';
+}
+
+export function exchange(input: ExchangeInput): Promise<ExchangeResult> {
+  const path = input.url.pathname + input.url.search;
+  const send = input.url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve) => {
+    let sent = false;
+    let failure: 'timeout' | 'too_large' | undefined;
+    const headers: Record<string, string> = { ...input.headers };
+    if (input.body !== undefined) headers['content-length'] = String(Buffer.byteLength(input.body));
+    const req = send(input.url, { method: input.method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_RESPONSE_BYTES) {
+          failure = 'too_large';
+          req.destroy();
+        } else chunks.push(chunk);
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        const body = Buffer.concat(chunks).toString('utf8');
+        resolve({ ok: true, status: res.statusCode ?? 0, headers: res.headers, body, path });
+      });
+      res.on('error', (error) => fail(error));
+      res.on('close', () => {
+        if (!res.complete) fail(new Error('aborted'));
+      });
+    });
+    const fail = (error: unknown): void => {
+      clearTimeout(timer);
+      resolve({ ok: false, error: failure ?? 'transport', name: failure ?? errorName(error), sent });
+    };
+    const timer = setTimeout(() => {
+      failure = 'timeout';
+      req.destroy(new Error('timeout'));
+    }, input.timeoutMs);
+    req.on('error', fail);
+    req.on('finish', () => (sent = true));
+    req.end(input.body);
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * Key material for the authentication pins of a provider profile. A profile names its keys (an HMAC
+ * secret id, an Ed25519 kid and public key) and never carries a secret; the secret is supplied at run
+ * time by a KeyResolver (AOC "Provider Profile Contract": pinned status sources and their pins).
+ */
+import { importEd25519PublicKey } from '../core/ed25519.js';
+import type { AuthenticationPin } from '../occurrences/index.js';
+import type { SandboxPin } from './sandbox/index.js';
+
+export interface KeyResolver {
+  /** The HMAC secret a pin names by id, or undefined when this process does not hold it. */
+  hmacSecret(secretId: string): Uint8Array | undefined;
+}
+
+/** A resolver over secrets held in memory (from the environment, a key file, or a test). */
+export function staticKeys(secrets: Readonly<Record<string, Uint8Array>>): KeyResolver {
+  const map = new Map(Object.entries(secrets));
+  return { hmacSecret: (id) => map.get(id) };
+}
+
+export const NO_KEYS: KeyResolver = { hmacSecret: () => undefined };
+
+export type PinMaterial =
+  | { readonly ok: true; readonly pin: SandboxPin; readonly id: string }
+  | { readonly ok: false; readonly detail: 'no_key_material' | 'unsupported_pin' };
+
+/** The verification key a pin names. A JWKS pin is not served by the sandbox's signature scheme. */
+export function pinMaterial(pin: AuthenticationPin, keys: KeyResolver): PinMaterial {
+  if (pin.kind === 'hmac-sha256') {
+    const secret = keys.hmacSecret(pin.secretId);
+    if (secret === undefined) return { ok: false, detail: 'no_key_material' };
+    return { ok: true, pin: { kind: 'hmac', secretId: pin.secretId, secret }, id: pin.secretId };
+  }
+  if (pin.kind === 'ed25519') {
+    const publicKey = importEd25519PublicKey({ raw: Buffer.from(pin.publicKey, 'base64url') });
+    return { ok: true, pin: { kind: 'ed25519', kid: pin.kid, publicKey }, id: pin.kid };
+  }
+  return { ok: false, detail: 'unsupported_pin' };
+}

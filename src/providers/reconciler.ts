@@ -1,0 +1,137 @@
+/**
+ * The reconciler (DESIGN.md §4, AOC-REQ-007, -009): it revisits unresolved occurrences, asks their
+ * pinned status sources, and appends what they say as observations. It holds no executor
+ * credential and no adapter, so it cannot enter a provider — reconciliation is evidence, never a
+ * new attempt (AOC-REQ-010). Passes repeat with bounded exponential backoff until nothing is
+ * unresolved or the pass budget is spent; what stays unresolved stays so, with its reasons.
+ */
+import { setTimeout as sleepMs } from 'node:timers/promises';
+import type { OccurrencesService, OccurrenceView, StatusSourceKind } from '../occurrences/index.js';
+import { ACTIVE_KINDS, recordReading, type StatusSources } from './status-sources/index.js';
+
+/** What the reconciler may use of the service: reads and observations, nothing that enters. */
+export type ReconcilerService = Pick<OccurrencesService, 'observe' | 'getProfile'>;
+
+export interface ReconcileProgress {
+  readonly pass: number;
+  readonly occurrenceId: string;
+  readonly source: string;
+  readonly detail: string;
+  readonly effective: boolean;
+  /** The profile's interpretation of an effective answer (accepted, success, …). */
+  readonly interpretation: string | null;
+  readonly missingKnowledge: string | null;
+  readonly unresolved: boolean;
+}
+
+export interface ReconcileReport {
+  readonly passes: number;
+  readonly visited: number;
+  readonly observations: number;
+  readonly effective: number;
+  readonly resolved: readonly string[];
+  readonly unresolved: readonly string[];
+  /** Observations per missing-knowledge reason, plus `effective`. */
+  readonly byReason: Readonly<Record<string, number>>;
+}
+
+export interface ReconcilerOptions {
+  readonly service: ReconcilerService;
+  readonly sources: StatusSources;
+  /** The unresolved occurrences to revisit: one lineage (lineageLister) or all (store wiring). */
+  readonly list: () => Promise<readonly OccurrenceView[]>;
+  readonly kinds?: readonly StatusSourceKind[];
+  /** At most this many passes (default 5); the first runs at once. */
+  readonly maxPasses?: number;
+  /** Backoff before pass n+1: min(initialMs · 2^(n-1), maxMs). Defaults 250 ms and 8 s. */
+  readonly initialBackoffMs?: number;
+  readonly maxBackoffMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly onProgress?: (p: ReconcileProgress) => void;
+}
+
+/** The unresolved occurrences of one lineage (AOC-REQ-005: what a successor must look at first). */
+export function lineageLister(
+  service: Pick<OccurrencesService, 'listUnresolved'>,
+  lineage: string,
+): () => Promise<readonly OccurrenceView[]> {
+  return () => service.listUnresolved(lineage);
+}
+
+export function backoffMs(pass: number, initialMs: number, maxMs: number): number {
+  return Math.min(initialMs * 2 ** Math.max(0, pass - 1), maxMs);
+}
+
+class Tally {
+  readonly byReason: Record<string, number> = {};
+  readonly visited = new Set<string>();
+  readonly resolved = new Set<string>();
+  observations = 0;
+  effective = 0;
+
+  count(reason: string | null): void {
+    this.observations += 1;
+    if (reason === null) this.effective += 1;
+    const key = reason ?? 'effective';
+    this.byReason[key] = (this.byReason[key] ?? 0) + 1;
+  }
+}
+
+export class Reconciler {
+  readonly #o: ReconcilerOptions;
+
+  constructor(options: ReconcilerOptions) {
+    this.#o = options;
+  }
+
+  async run(): Promise<ReconcileReport> {
+    const o = this.#o;
+    const maxPasses = o.maxPasses ?? 5;
+    const tally = new Tally();
+    let pass = 0;
+    let open: readonly OccurrenceView[] = await o.list();
+    while (open.length > 0 && pass < maxPasses) {
+      if (pass > 0)
+        await (o.sleep ?? sleepMs)(backoffMs(pass, o.initialBackoffMs ?? 250, o.maxBackoffMs ?? 8000));
+      pass += 1;
+      for (const occurrence of open) await this.#visit(pass, occurrence, tally);
+      open = await o.list();
+    }
+    return {
+      passes: pass,
+      visited: tally.visited.size,
+      observations: tally.observations,
+      effective: tally.effective,
+      resolved: [...tally.resolved],
+      unresolved: open.map((x) => x.id),
+      byReason: tally.byReason,
+    };
+  }
+
+  /** Ask the sources in order until one answer is effective or the occurrence is resolved. */
+  async #visit(pass: number, occurrence: OccurrenceView, tally: Tally): Promise<void> {
+    const o = this.#o;
+    tally.visited.add(occurrence.id);
+    const { provider } = occurrence;
+    const profile = (await o.service.getProfile(provider.profileId, provider.profileVersion)).document;
+    let current = occurrence;
+    for (const source of o.sources.applicable(profile, current, o.kinds ?? ACTIVE_KINDS)) {
+      const reading = await o.sources.query(profile, current, source.id);
+      const result = await recordReading(o.service, reading);
+      current = result.occurrence;
+      tally.count(result.missingKnowledge);
+      if (!current.unresolved) tally.resolved.add(current.id);
+      o.onProgress?.({
+        pass,
+        occurrenceId: current.id,
+        source: source.id,
+        detail: reading.detail,
+        effective: result.effective,
+        interpretation: result.interpretation,
+        missingKnowledge: result.missingKnowledge,
+        unresolved: current.unresolved,
+      });
+      if (result.effective || !current.unresolved) return;
+    }
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The trusted status-source layer (DESIGN.md §4, AOC-REQ-009): it asks a profile's pinned sources
+ * about one occurrence, authenticates each answer against the source's pin, and hands the service
+ * an ObservationInput. It never decides an outcome itself — the service judges binding, freshness,
+ * completeness and the status map — and it never enters a provider.
+ */
+import type { Clock } from '../../core/clock.js';
+import { systemClock } from '../../core/clock.js';
+import { digestEquals } from '../../core/digest.js';
+import { BatonError } from '../../core/errors.js';
+import type {
+  ObserveResult,
+  OccurrencesService,
+  OccurrenceView,
+  ProviderProfile,
+  StatusSource,
+  StatusSourceKind,
+} from '../../occurrences/index.js';
+import { findStatusSource, profileDigest } from '../../occurrences/index.js';
+import type { KeyResolver } from '../key-resolver.js';
+import type { SourceContext } from './context.js';
+import { listing } from './listing.js';
+import { lookup } from './lookup.js';
+import type { SourceReading } from './reading.js';
+
+export type { SourceReading } from './reading.js';
+export {
+  webhookReceiver,
+  occurrenceIdFromKey,
+  type WebhookReceiverOptions,
+  type WebhookRecorded,
+} from './webhook.js';
+
+export interface StatusSourcesOptions {
+  readonly keys: KeyResolver;
+  readonly clock?: Clock;
+  readonly timeoutMs?: number;
+  readonly pageSize?: number;
+  readonly maxPages?: number;
+}
+
+/** The order in which the active sources are asked; a webhook is passive (it comes to us). */
+export const ACTIVE_KINDS: readonly StatusSourceKind[] = ['lookup_by_key', 'lookup_by_reference', 'listing'];
+
+export class StatusSources {
+  readonly #ctx: SourceContext;
+
+  constructor(options: StatusSourcesOptions) {
+    this.#ctx = {
+      keys: options.keys,
+      clock: options.clock ?? systemClock,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      pageSize: options.pageSize ?? 50,
+      maxPages: options.maxPages ?? 20,
+    };
+  }
+
+  /** The active sources that can answer for this occurrence now, in `kinds` order. */
+  applicable(profile: ProviderProfile, o: OccurrenceView, kinds = ACTIVE_KINDS): StatusSource[] {
+    const usable = (s: StatusSource): boolean =>
+      (s.kind === 'lookup_by_key' && o.provider.nativeKey !== null) ||
+      (s.kind === 'lookup_by_reference' && o.provider.providerReference !== null) ||
+      (s.kind === 'listing' && (o.provider.nativeKey !== null || o.provider.providerReference !== null));
+    return kinds.flatMap((kind) => profile.statusSources.filter((s) => s.kind === kind && usable(s)));
+  }
+
+  /** Ask one pinned source of the occurrence's own profile. */
+  async query(profile: ProviderProfile, o: OccurrenceView, sourceId: string): Promise<SourceReading> {
+    // AOC-REQ-003: a source is asked only under the exact profile the occurrence is bound to.
+    if (!digestEquals(profileDigest(profile), o.provider.profileDigest)) {
+      throw new BatonError('provider_binding_conflict', 'this is not the occurrence’s pinned profile');
+    }
+    const source = findStatusSource(profile, sourceId);
+    if (source === undefined || source.kind === 'webhook') {
+      throw new BatonError('status_source_invalid', 'the profile pins no active source with this id', {
+        source: sourceId,
+      });
+    }
+    return source.kind === 'listing' ? listing(this.#ctx, o, source) : lookup(this.#ctx, o, source);
+  }
+}
+
+/** Append a reading as an observation; the service says whether it was effective and why not. */
+export function recordReading(
+  service: Pick<OccurrencesService, 'observe'>,
+  reading: SourceReading,
+): Promise<ObserveResult> {
+  return service.observe(reading.observation);
+}

@@ -1,0 +1,133 @@
+/**
+ * The paged listing (docs/sandbox.md). Pages are walked from the first with the provider's cursor;
+ * the result is complete only when every page was read to `has_more: false` (the profile's
+ * `paged_to_end`). A walk cut short — page limit, a page that is unsigned, unreadable or refused —
+ * is incomplete, and absence from an incomplete listing is missing knowledge (AOC-CASE-008).
+ */
+import type { JsonObject } from '../../core/json.js';
+import type { OccurrenceView, StatusSource } from '../../occurrences/index.js';
+import { exchange } from '../http-client.js';
+import { expandUrl } from '../url-template.js';
+import {
+  asObject,
+  authenticate,
+  observedAt,
+  parseAnswer,
+  readPayment,
+  type Authentication,
+} from '../wire.js';
+import type { SourceContext } from './context.js';
+import { bindingValues } from './lookup.js';
+import { answered, unavailable, type ReadingBase, type SourceReading } from './reading.js';
+
+interface Page {
+  readonly json: JsonObject;
+  readonly auth: Authentication;
+  readonly items: readonly JsonObject[];
+  readonly hasMore: boolean;
+}
+
+async function fetchPage(
+  ctx: SourceContext,
+  o: OccurrenceView,
+  source: StatusSource,
+  cursor: string | undefined,
+): Promise<Page | string> {
+  const url = expandUrl(source.url, bindingValues(o));
+  url.searchParams.set('limit', String(ctx.pageSize));
+  if (cursor !== undefined) url.searchParams.set('starting_after', cursor);
+  const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs });
+  if (!res.ok) return res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}`;
+  const json = asObject(parseAnswer(res.body));
+  const data = json?.['data'];
+  if (res.status !== 200 || json === undefined || !Array.isArray(data)) return `http ${res.status}`;
+  const message = { method: 'GET', path: res.path, body: res.body, headers: res.headers };
+  const auth = authenticate(message, source.authentication, ctx.keys, ctx.clock.wallMs());
+  const items = data.map(asObject).filter((x): x is JsonObject => x !== undefined);
+  return { json, auth, items, hasMore: json['has_more'] === true };
+}
+
+function matches(o: OccurrenceView, item: JsonObject): boolean {
+  const key = o.provider.nativeKey;
+  const ref = o.provider.providerReference;
+  return (key !== null && item['idempotency_key'] === key) || (ref !== null && item['reference'] === ref);
+}
+
+export async function listing(
+  ctx: SourceContext,
+  o: OccurrenceView,
+  source: StatusSource,
+): Promise<SourceReading> {
+  const base: ReadingBase = { occurrenceId: o.id, source: source.id, kind: source.kind };
+  let cursor: string | undefined;
+  let first: Page | undefined;
+  for (let n = 1; n <= ctx.maxPages; n += 1) {
+    const page = await fetchPage(ctx, o, source, cursor);
+    const now = ctx.clock.wallMs();
+    if (typeof page === 'string') return unavailable(base, now, `page ${n}: ${page}`);
+    first ??= page;
+    // Every page must be authentic: the walk stops at the first page that is not.
+    const auth = page.auth;
+    const hit = page.items.find((item) => matches(o, item));
+    const facts = hit === undefined ? undefined : readPayment(hit);
+    if (facts !== undefined) {
+      const at = observedAt(page.json);
+      return answered(base, now, {
+        result: 'found',
+        ...facts,
+        observedAt: at,
+        response: page.json,
+        complete: true,
+        auth,
+        detail: `page ${n}`,
+      });
+    }
+    const last = page.items.at(-1)?.['reference'];
+    if (!page.hasMore || typeof last !== 'string' || !auth.verified) {
+      const complete = !page.hasMore && auth.verified;
+      const detail = complete ? `read ${n} pages to the end` : `page ${n}: incomplete`;
+      return absent(base, now, { o, first, auth, complete, detail });
+    }
+    cursor = last;
+  }
+  const now = ctx.clock.wallMs();
+  if (first === undefined) return unavailable(base, now, 'no page was read');
+  return absent(base, now, {
+    o,
+    first,
+    auth: first.auth,
+    complete: false,
+    detail: `stopped after ${ctx.maxPages} pages`,
+  });
+}
+
+interface Absence {
+  readonly o: OccurrenceView;
+  readonly first: Page;
+  readonly auth: Authentication;
+  readonly complete: boolean;
+  readonly detail: string;
+}
+
+function absent(
+  base: ReadingBase,
+  now: number,
+  { o, first, auth, complete, detail }: Absence,
+): SourceReading {
+  const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+  // The key searched for is the layer's own statement: "this listing holds no payment for it".
+  return answered(base, now, {
+    result: 'not_found',
+    carried: {
+      account: text(first.json['account']),
+      environment: text(first.json['environment']),
+      nativeKey: o.provider.nativeKey ?? undefined,
+      providerReference: o.provider.providerReference ?? undefined,
+    },
+    observedAt: observedAt(first.json),
+    response: first.json,
+    complete,
+    auth,
+    detail,
+  });
+}

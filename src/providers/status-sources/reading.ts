@@ -1,0 +1,81 @@
+/**
+ * What one status source said, ready for service.observe: the native answer, the pin that verified
+ * it (or not), the binding fields it carried, its own time and whether it covers the whole listing.
+ * The service judges it against the profile and the exact binding; anything short of the profile is
+ * recorded as missing knowledge with its reason and changes nothing (AOC-REQ-009).
+ */
+import type { JsonObject } from '../../core/json.js';
+import type { ObservationInput, StatusSourceKind } from '../../occurrences/index.js';
+import type { Authentication, Carried } from '../wire.js';
+import { compact } from '../wire.js';
+
+/** The service refuses observations dated more than this after its own clock. */
+export const FUTURE_SKEW_MS = 60_000;
+
+export interface SourceReading {
+  readonly occurrenceId: string;
+  readonly source: string;
+  readonly kind: StatusSourceKind;
+  /** What happened, for people: `http 200`, `timeout`, `unsigned`, `stopped after 3 pages`… */
+  readonly detail: string;
+  readonly observation: ObservationInput;
+}
+
+export interface ReadingBase {
+  readonly occurrenceId: string;
+  readonly source: string;
+  readonly kind: StatusSourceKind;
+}
+
+export function unavailable(
+  b: ReadingBase,
+  now: number,
+  detail: string,
+  response?: JsonObject,
+): SourceReading {
+  return {
+    ...b,
+    detail,
+    observation: {
+      occurrenceId: b.occurrenceId,
+      source: b.source,
+      observedAt: now,
+      result: 'unavailable',
+      authentication: { verified: false },
+      carried: {},
+      ...(response !== undefined && { response }),
+    },
+  };
+}
+
+export interface Answered {
+  readonly result: 'found' | 'not_found';
+  readonly nativeStatus?: string;
+  readonly carried: Carried;
+  readonly observedAt: number | undefined;
+  readonly response: JsonObject;
+  readonly complete: boolean;
+  readonly auth: Authentication;
+  readonly detail: string;
+}
+
+export function answered(b: ReadingBase, now: number, a: Answered): SourceReading {
+  const at = a.observedAt ?? now;
+  if (at > now + FUTURE_SKEW_MS) return unavailable(b, now, 'answer dated in the future');
+  const detail = a.auth.verified ? a.detail : `${a.detail} ${a.auth.detail}`;
+  return {
+    ...b,
+    detail,
+    observation: {
+      occurrenceId: b.occurrenceId,
+      source: b.source,
+      observedAt: at,
+      result: a.result,
+      ...(a.nativeStatus !== undefined && { nativeStatus: a.nativeStatus }),
+      response: a.response,
+      authentication: a.auth.verified ? { verified: true, pin: a.auth.pin } : { verified: false },
+      carried: compact(a.carried),
+      complete: a.complete,
+    },
+  };
+}
