@@ -89,6 +89,12 @@ export interface OccurrencesRepository extends OccurrencesReader {
     identifier: LinkedIdentifier,
   ): Promise<boolean>;
   getRequest(occurrenceId: string): Promise<JsonObject | undefined>;
+  /**
+   * Open counts for the limits (AOC-REQ-006). The lineage's are exact while the lineage is locked.
+   * The domain's may lag concurrent commands on other lineages, so `insertOccurrence` (pending)
+   * and `updateOccurrence` (reserved → entered) enforce the domain-wide limit again where they
+   * write, refusing with the same `limit_*_exceeded` error the machine gives.
+   */
   countOpen(lineage: string): Promise<OpenCounts>;
 
   appendEvent(event: PlannedEvent & { readonly at: number; readonly actor: string }): Promise<EvidenceEvent>;

@@ -1,18 +1,21 @@
 /**
  * The chain walker shared by `verifyEvidence` (over the database) and `verifyCheckpoint` (over an
- * export). Fed events in `seq` order, it recomputes every hash, checks every `prev` link and the
- * global `seq` contiguity, then compares the chains it rebuilt with the recorded heads (the heads
- * table or a signed checkpoint), which is what catches a chain whose LAST event was removed.
- * It keeps walking after a problem so a missing event can be attributed to the chain it broke.
+ * export). Fed events in `seq` order, it recomputes every hash, checks every `prev` link and each
+ * chain's contiguity (its `idx` 1, 2, 3… where the rows carry it), then compares the chains it
+ * rebuilt with the recorded heads (the heads table or a signed checkpoint), which is what catches
+ * a chain whose LAST events were removed. `seq` itself need not be contiguous: on PostgreSQL a
+ * rolled-back append leaves a gap. The gaps it saw are kept only to point at where a missing
+ * event was: the first seq absent from the log between the two events that should have linked.
+ * It keeps walking after a problem and reports the first one by seq.
  */
 import { canonicalize } from '../core/jcs.js';
 import type { JsonValue } from '../core/json.js';
-import { evidenceHash, type EvidenceEvent, type EvidenceRow } from './evidence-log.js';
+import { evidenceHashOfText, type EvidenceEvent, type EvidenceRow } from './evidence-log.js';
 
 export interface BrokenLink {
-  /** The first seq where the log stops being what Baton wrote (a missing seq for a deletion). */
+  /** The first seq where the log stops being what Baton wrote (where a missing event was, for a deletion). */
   readonly seq: number;
-  /** The chain it belongs to; null when a missing event cannot be attributed to any chain. */
+  /** The chain it belongs to; null when a problem is not one chain's (a count, an unreadable line). */
   readonly subject: string | null;
   readonly reason: string;
 }
@@ -21,7 +24,7 @@ export interface ChainReport {
   readonly ok: boolean;
   readonly subjects: number;
   readonly events: number;
-  /** How many problems were found (a deletion usually shows as a gap and a broken link). */
+  /** How many problems were found. */
   readonly problems: number;
   readonly firstBroken?: BrokenLink;
 }
@@ -35,34 +38,28 @@ export interface HeadRecord {
 
 interface ChainState {
   head: string;
+  /** The position of the last event seen (its idx, or the number of events without idx). */
   count: number;
   firstSeq: number;
   lastSeq: number;
 }
 
-interface Problem extends BrokenLink {
-  /** For a broken chain: the seq of its last intact event before the break (0 for none). */
-  readonly after?: number;
-  readonly gapTo?: number;
-}
-
 const MAX_PROBLEMS = 10_000;
+// Beyond this many gaps (a long PostgreSQL log with many rollbacks) a missing event is reported at
+// the seq where its absence was noticed instead of where it was.
+const MAX_GAPS = 200_000;
 
-function describeGap(from: number, to: number): string {
-  return from === to ? `event seq ${from} is missing` : `events seq ${from}..${to} are missing`;
-}
+const range = (from: number, to: number): string => (from === to ? `#${from} is` : `#${from}..#${to} are`);
 
 export class ChainWalker {
   readonly #chains = new Map<string, ChainState>();
-  readonly #problems: Problem[] = [];
+  readonly #problems: BrokenLink[] = [];
   #lastSeq = 0;
   #events = 0;
-  readonly #recordedLast: number | undefined;
-
-  /** `recordedLast`: the last seq the log claims (counter or checkpoint), when known before the walk. */
-  constructor(recordedLast?: number) {
-    this.#recordedLast = recordedLast;
-  }
+  /** Ranges of seq absent from the walk, in order. */
+  readonly #gapFrom: number[] = [];
+  readonly #gapTo: number[] = [];
+  #gapsComplete = true;
 
   get events(): number {
     return this.#events;
@@ -76,7 +73,7 @@ export class ChainWalker {
     return this.#chains;
   }
 
-  #add(p: Problem): void {
+  #add(p: BrokenLink): void {
     if (this.#problems.length < MAX_PROBLEMS) this.#problems.push(p);
   }
 
@@ -85,83 +82,113 @@ export class ChainWalker {
     this.#add({ seq, subject: null, reason });
   }
 
-  /** Check one stored row; returns the decoded event when its content is intact. */
+  /** The first seq in (after, upTo] that is not in the log (beyond the last one walked counts), if known. */
+  #firstAbsent(after: number, upTo: number): number | undefined {
+    if (!this.#gapsComplete) return undefined;
+    let lo = 0;
+    let hi = this.#gapTo.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.#gapTo[mid] ?? 0) <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    const candidate = lo < this.#gapFrom.length ? Math.max(after + 1, this.#gapFrom[lo] ?? 0) : undefined;
+    if (candidate !== undefined && candidate <= upTo) return candidate;
+    const beyond = Math.max(after, this.#lastSeq) + 1;
+    return beyond <= upTo ? beyond : undefined;
+  }
+
+  #noteGap(seq: number): void {
+    if (seq <= this.#lastSeq + 1) return;
+    if (this.#gapFrom.length >= MAX_GAPS) {
+      this.#gapsComplete = false;
+      return;
+    }
+    this.#gapFrom.push(this.#lastSeq + 1);
+    this.#gapTo.push(seq - 1);
+  }
+
+  /** Check one stored row; returns the decoded event when its content and link are intact. */
   feed(row: EvidenceRow): EvidenceEvent | undefined {
     const seq = Number(row.seq);
-    if (seq !== this.#lastSeq + 1) {
-      this.#add({
-        seq: this.#lastSeq + 1,
-        subject: null,
-        reason: describeGap(this.#lastSeq + 1, seq - 1),
-        gapTo: seq - 1,
-      });
+    if (!Number.isSafeInteger(seq) || seq <= this.#lastSeq) {
+      this.#add({ seq, subject: row.subject, reason: `seq ${row.seq} is out of order` });
+      return undefined;
     }
-    if (this.#recordedLast !== undefined && seq > this.#recordedLast) {
-      this.#add({
-        seq,
-        subject: row.subject,
-        reason: 'the event was never recorded as written (appended outside Baton?)',
-      });
-    }
+    this.#noteGap(seq);
     this.#lastSeq = seq;
     this.#events++;
     const chain = this.#chains.get(row.subject);
-    const [event, reason] = this.#check(row, seq, chain);
-    if (reason !== undefined) this.#add({ seq, subject: row.subject, reason, after: chain?.lastSeq ?? 0 });
+    const position = row.idx === undefined ? (chain?.count ?? 0) + 1 : Number(row.idx);
+    const [event, problem] = this.#check(row, seq, chain, position);
+    if (problem !== undefined) this.#add(problem);
     if (chain === undefined) {
-      this.#chains.set(row.subject, { head: row.hash, count: 1, firstSeq: seq, lastSeq: seq });
+      this.#chains.set(row.subject, { head: row.hash, count: position, firstSeq: seq, lastSeq: seq });
     } else {
-      Object.assign(chain, { head: row.hash, count: chain.count + 1, lastSeq: seq });
+      Object.assign(chain, { head: row.hash, count: position, lastSeq: seq });
     }
-    return reason === undefined ? event : undefined;
+    return problem === undefined ? event : undefined;
   }
 
-  #check(row: EvidenceRow, seq: number, chain: ChainState | undefined): [EvidenceEvent?, string?] {
+  #check(
+    row: EvidenceRow,
+    seq: number,
+    chain: ChainState | undefined,
+    position: number,
+  ): [EvidenceEvent | undefined, BrokenLink | undefined] {
+    const broken = (reason: string, at = seq): [undefined, BrokenLink] => [
+      undefined,
+      { seq: at, subject: row.subject, reason },
+    ];
     let body: JsonValue;
     try {
       body = JSON.parse(row.body) as JsonValue;
-      if (canonicalize(body) !== row.body) return [undefined, 'body is not in its canonical (JCS) form'];
+      if (canonicalize(body) !== row.body) return broken('body is not in its canonical (JCS) form');
     } catch {
-      return [undefined, 'body is not canonical JSON'];
+      return broken('body is not canonical JSON');
     }
     const at = Number(row.at);
-    if (!Number.isSafeInteger(at)) return [undefined, 'at is not an integer'];
-    const event = { seq, subject: row.subject, type: row.type, body, at, actor: row.actor, prev: row.prev };
-    const hash = evidenceHash(event);
-    if (hash !== row.hash)
-      return [
-        undefined,
-        'hash does not match the content (subject, type, body, at, actor or prev was changed)',
-      ];
-    const expected = chain?.head ?? null;
-    if (row.prev !== expected) {
-      return [
-        undefined,
-        expected === null
-          ? 'prev should be null: no earlier event of this subject is in the log'
-          : `prev does not link to the subject's previous event (seq ${chain?.lastSeq})`,
-      ];
+    if (!Number.isSafeInteger(at)) return broken('at is not an integer');
+    const event = { seq, subject: row.subject, type: row.type, body, at, actor: row.actor };
+    const hash = evidenceHashOfText({ ...event, prev: row.prev }, row.body);
+    if (hash !== row.hash) {
+      return broken('hash does not match the content (subject, type, body, at, actor or prev was changed)');
     }
-    return [{ ...event, hash }];
+    const expected = (chain?.count ?? 0) + 1;
+    const after = chain?.lastSeq ?? 0;
+    if (!Number.isSafeInteger(position) || position < expected) {
+      return broken(`idx ${String(row.idx)} repeats a position the chain already has (#${expected - 1})`);
+    }
+    if (position > expected) {
+      return broken(
+        `event ${range(expected, position - 1)} missing from the chain (between seq ${after} and seq ${seq})`,
+        this.#firstAbsent(after, seq - 1) ?? seq,
+      );
+    }
+    const prev = chain?.head ?? null;
+    if (row.prev !== prev) {
+      if (prev === null) return broken('prev should be null: no earlier event of this subject is in the log');
+      const gap = row.idx === undefined ? this.#firstAbsent(after, seq - 1) : undefined;
+      return gap === undefined
+        ? broken(`prev does not link to the subject's previous event (seq ${after})`)
+        : broken(
+            `prev does not link to the subject's previous event (seq ${after}): an event between them is missing, or that one was changed`,
+            gap,
+          );
+    }
+    return [{ ...event, prev: row.prev, hash }, undefined];
   }
 
   /**
-   * Compare the rebuilt chains with the recorded heads, and the last seq with the recorded total
-   * (the evidence counter, or the checkpoint's event count).
+   * Compare the rebuilt chains with the recorded heads; and, for a checkpoint, the number of
+   * events it records with the number walked.
    */
-  finish(heads: ReadonlyMap<string, HeadRecord>, lastSeq: number): void {
-    if (lastSeq > this.#lastSeq) {
+  finish(heads: ReadonlyMap<string, HeadRecord>, recordedEvents?: number): void {
+    if (recordedEvents !== undefined && recordedEvents !== this.#events) {
       this.#add({
-        seq: this.#lastSeq + 1,
+        seq: this.#lastSeq,
         subject: null,
-        reason: describeGap(this.#lastSeq + 1, lastSeq),
-        gapTo: lastSeq,
-      });
-    } else if (lastSeq < this.#lastSeq && this.#recordedLast === undefined) {
-      this.#add({
-        seq: lastSeq + 1,
-        subject: null,
-        reason: `events after seq ${lastSeq} were never recorded as written`,
+        reason: `${recordedEvents} events were recorded but ${this.#events} are in the log (${recordedEvents > this.#events ? 'events are missing' : 'events were added'})`,
       });
     }
     for (const [subject, rec] of heads) this.#compareHead(subject, rec);
@@ -176,17 +203,21 @@ export class ChainWalker {
     const chain = this.#chains.get(subject);
     if (chain === undefined) {
       this.#add({
-        seq: rec.last_seq,
+        seq: this.#firstAbsent(0, rec.last_seq) ?? rec.last_seq,
         subject,
         reason: `all ${rec.count} event(s) of the subject are missing`,
-        after: 0,
       });
-    } else if (chain.count !== rec.count || chain.lastSeq !== rec.last_seq) {
+    } else if (chain.count < rec.count) {
+      this.#add({
+        seq: this.#firstAbsent(chain.lastSeq, rec.last_seq) ?? rec.last_seq,
+        subject,
+        reason: `event ${range(chain.count + 1, rec.count)} missing: the chain ends at #${chain.count} (seq ${chain.lastSeq}) but ${rec.count} were recorded, ending at seq ${rec.last_seq}`,
+      });
+    } else if (chain.count > rec.count || chain.lastSeq !== rec.last_seq) {
       this.#add({
         seq: Math.max(rec.last_seq, chain.lastSeq),
         subject,
-        reason: `the chain has ${chain.count} event(s) ending at seq ${chain.lastSeq}, but ${rec.count} were recorded ending at seq ${rec.last_seq} (events were removed or added)`,
-        after: chain.lastSeq,
+        reason: `the chain has ${chain.count} event(s) ending at seq ${chain.lastSeq}, but ${rec.count} were recorded ending at seq ${rec.last_seq} (events were added behind Baton)`,
       });
     } else if (chain.head !== rec.head) {
       this.#add({
@@ -197,24 +228,11 @@ export class ChainWalker {
     }
   }
 
-  /** A missing event belongs to the chain whose break spans it. */
-  #attribute(gap: Problem): string | null {
-    const to = gap.gapTo ?? gap.seq;
-    const owner = this.#problems.find(
-      (p) => p.subject !== null && p.after !== undefined && p.after < gap.seq && p.seq >= to,
-    );
-    return owner?.subject ?? null;
-  }
-
   report(): ChainReport {
     const base = { subjects: this.#chains.size, events: this.#events, problems: this.#problems.length };
+    // The first problem by seq; among problems at one seq, the first found (stable sort).
     const first = [...this.#problems].sort((a, b) => a.seq - b.seq)[0];
     if (first === undefined) return { ok: true, ...base };
-    const subject = first.subject ?? this.#attribute(first);
-    const reason =
-      first.subject === null && subject !== null
-        ? `${first.reason}; the chain of this subject no longer links`
-        : first.reason;
-    return { ok: false, ...base, firstBroken: { seq: first.seq, subject, reason } };
+    return { ok: false, ...base, firstBroken: first };
   }
 }

@@ -10,7 +10,7 @@ import { BatonError } from '../core/errors.js';
 import { canonicalBytes, canonicalize } from '../core/jcs.js';
 import type { StoreEngine } from './engine.js';
 import { ChainWalker, type ChainReport, type HeadRecord } from './evidence-chain.js';
-import type { EvidenceRow } from './evidence-log.js';
+import type { EvidenceEvent, EvidenceRow } from './evidence-log.js';
 import { walkEvidence, type EvidenceProgress } from './evidence-verify.js';
 
 export interface CheckpointSignature {
@@ -36,6 +36,15 @@ export function checkpointSigningBytes(c: Omit<Checkpoint, 'signature'>): Buffer
   return canonicalBytes({ type: c.type, heads: c.heads, events: c.events, at: c.at });
 }
 
+/**
+ * One event as an export line: the hashed members plus `seq` and `hash`. The chain position
+ * (`idx`) is left out, so the line format is unchanged: in an export it follows from the links.
+ */
+function exportLine(e: EvidenceEvent): string {
+  const { seq, subject, type, body, at, actor, prev, hash } = e;
+  return canonicalize({ seq, subject, type, body, at, actor, prev, hash });
+}
+
 export async function exportEvidence(
   engine: StoreEngine,
   write: (line: string) => void,
@@ -43,7 +52,7 @@ export async function exportEvidence(
   options: { now?: () => number; onProgress?: (p: EvidenceProgress) => void } = {},
 ): Promise<Checkpoint> {
   const walker = await engine.read((tx) =>
-    walkEvidence(tx, (event) => write(`${canonicalize(event)}\n`), options.onProgress),
+    walkEvidence(tx, (event) => write(`${exportLine(event)}\n`), options.onProgress),
   );
   const report = walker.report();
   if (!report.ok) {
@@ -127,8 +136,8 @@ function earlierHeads(previous: Checkpoint | undefined): Map<number, { subject: 
 }
 
 /**
- * Verify an export: every event line's hash and link, seq contiguity, the chains against the
- * checkpoint's heads and count, and the checkpoint's signature (checked by `verify`, which also
+ * Verify an export: every event line's hash and link, each chain's contiguity, the chains against
+ * the checkpoint's heads and event count, and the checkpoint's signature (checked by `verify`, which also
  * decides whether `kid` is a key it trusts). With `previous` (an earlier checkpoint kept
  * elsewhere, already verified), also check that this export extends it: each earlier head is
  * still the same event at the same seq, so history was not rewritten in between.
@@ -140,7 +149,7 @@ export function verifyCheckpoint(
 ): CheckpointReport {
   const all = [...lines].map((l) => l.replace(/\r?\n$/, '')).filter((l) => l.length > 0);
   const checkpoint = toCheckpoint(parseLine(all.at(-1) ?? ''));
-  const walker = new ChainWalker(checkpoint?.events);
+  const walker = new ChainWalker();
   const earlier = earlierHeads(options.previous);
   const eventLines = checkpoint === undefined ? all : all.slice(0, -1);
   eventLines.forEach((line, i) => {

@@ -1,6 +1,6 @@
 /**
  * The append-only evidence log (DESIGN.md §2). Every state change appends one event; the events
- * of one subject (an occurrence, a lineage, a mission…) form a hash chain:
+ * of one subject (an occurrence, a lineage, a mission…) form a hash chain (`idx` 1, 2, 3…):
  *   hash = digestJcs({ prev, subject, type, body, at, actor })
  * with `prev` the hash of the subject's previous event (null for its first), `body` the JSON value
  * (stored as its JCS text) and `at` integer Unix milliseconds. This module has no UPDATE or
@@ -8,8 +8,8 @@
  */
 import { BatonError } from '../core/errors.js';
 import { canonicalize } from '../core/jcs.js';
-import { digestJcs, type Sha256Digest } from '../core/digest.js';
-import type { JsonValue } from '../core/json.js';
+import { digestBytes, type Sha256Digest } from '../core/digest.js';
+import { hasLoneSurrogate, type JsonValue } from '../core/json.js';
 import type { SqlExecutor, Transaction } from './engine.js';
 
 export interface EvidenceInput {
@@ -24,16 +24,27 @@ export interface EvidenceInput {
 }
 
 export interface EvidenceEvent extends EvidenceInput {
-  /** Global, gap-free position in the log (1, 2, 3, …). */
+  /**
+   * Position in the whole log, assigned by the database at append: unique, and increasing along
+   * each chain. Not gap-free on PostgreSQL (a rolled-back append uses up its number) and, across
+   * subjects, not commit order.
+   */
   readonly seq: number;
   readonly prev: string | null;
   readonly hash: Sha256Digest;
+}
+
+/** An event as appended: also its position in its subject's chain (1, 2, 3…, unique per subject). */
+export interface AppendedEvent extends EvidenceEvent {
+  readonly idx: number;
 }
 
 /** A row as stored: `body` is JCS text; integer columns may come back as strings (pg BIGINT). */
 export interface EvidenceRow {
   seq: number | string;
   subject: string;
+  /** Absent in an export line (the chain position follows from the prev links there). */
+  idx?: number | string;
   type: string;
   body: string;
   at: number | string;
@@ -42,20 +53,46 @@ export interface EvidenceRow {
   hash: string;
 }
 
-export const EVIDENCE_COLUMNS = 'seq, subject, type, body, at, actor, prev, hash';
+export const EVIDENCE_COLUMNS = 'seq, subject, idx, type, body, at, actor, prev, hash';
 
 const MAX_LABEL = 512;
 
+/** JCS of a string (RFC 8785 §3.2.2.2 is ECMAScript's JSON.stringify of a well-formed string). */
+function jcsString(name: string, value: string): string {
+  if (hasLoneSurrogate(value)) {
+    throw new BatonError(
+      'jcs_unsupported_value',
+      `cannot canonicalize ${name}: string with a lone surrogate`,
+      {
+        path: `$.${name}`,
+      },
+    );
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The hash of an event from its body's JCS text, without serializing the body again: the JCS of
+ * the hash input, whose members sort as actor < at < body < prev < subject < type, is assembled
+ * from the JCS of each member (docs/store.md, "Hash input").
+ */
+export function evidenceHashOfText(
+  e: Pick<EvidenceEvent, 'prev' | 'subject' | 'type' | 'at' | 'actor'>,
+  bodyText: string,
+): Sha256Digest {
+  if (!Number.isSafeInteger(e.at)) {
+    throw new BatonError('jcs_unsupported_value', 'cannot canonicalize $.at: not an integer', {
+      path: '$.at',
+    });
+  }
+  const prev = e.prev === null ? 'null' : jcsString('prev', e.prev);
+  const text = `{"actor":${jcsString('actor', e.actor)},"at":${String(e.at)},"body":${bodyText},"prev":${prev},"subject":${jcsString('subject', e.subject)},"type":${jcsString('type', e.type)}}`;
+  return digestBytes(text);
+}
+
 /** The hash of an event: what links a chain (docs/store.md, "Hash input"). */
 export function evidenceHash(e: Omit<EvidenceEvent, 'seq' | 'hash'>): Sha256Digest {
-  return digestJcs({
-    prev: e.prev,
-    subject: e.subject,
-    type: e.type,
-    body: e.body,
-    at: e.at,
-    actor: e.actor,
-  });
+  return evidenceHashOfText(e, canonicalize(e.body));
 }
 
 function checkLabel(name: string, value: unknown): void {
@@ -81,55 +118,101 @@ function checkInput(e: EvidenceInput): void {
   }
 }
 
-interface HeadRow {
-  head: string;
+/** A chain's head as this transaction knows it (it holds the head row's lock). */
+interface Head {
+  readonly hash: string | null;
+  readonly count: number;
+}
+
+/**
+ * The heads this transaction has already read or written, by subject. A transaction object lives
+ * exactly as long as its (logical) transaction — a re-run or a later one gets a new object — so a
+ * head cached here is always the current one: the row stays locked until commit.
+ */
+const knownHeads = new WeakMap<Transaction, Map<string, Head>>();
+
+/**
+ * Tell the log that this transaction created `subject` (a new occurrence): its chain is empty, so
+ * its first append needs no head lookup. Only a hint: were it wrong, that append would meet the
+ * existing chain at the unique (subject, idx) index and read the head after all.
+ */
+export function startsChain(tx: Transaction, subject: string): void {
+  let known = knownHeads.get(tx);
+  if (known === undefined) knownHeads.set(tx, (known = new Map<string, Head>()));
+  if (!known.has(subject)) known.set(subject, { hash: null, count: 0 });
+}
+
+async function headOf(tx: Transaction, subject: string): Promise<[Map<string, Head>, Head]> {
+  let known = knownHeads.get(tx);
+  if (known === undefined) knownHeads.set(tx, (known = new Map<string, Head>()));
+  const cached = known.get(subject);
+  if (cached !== undefined) return [known, cached];
+  const row = await tx.get<{ head: string; count: number | string }>(
+    `SELECT head, count FROM evidence_heads WHERE subject = ?${tx.forUpdate}`,
+    [subject],
+  );
+  return [known, row === undefined ? { hash: null, count: 0 } : { hash: row.head, count: Number(row.count) }];
 }
 
 /**
  * Append one event in the caller's transaction, so the event commits or rolls back with the state
- * change it records. The counter row is taken first: on PostgreSQL that lock orders all appenders,
- * so two transactions appending to the same subjects in different orders cannot deadlock.
+ * change it records. The subject's head row is locked first (PostgreSQL: FOR UPDATE; SQLite: the
+ * one writer), which orders the appends of one chain; appends to different chains share no row.
+ * The body is serialized once: its JCS text is both what is stored and what the hash covers.
  */
-export async function appendEvidence(tx: Transaction, e: EvidenceInput): Promise<EvidenceEvent> {
+export async function appendEvidence(tx: Transaction, e: EvidenceInput): Promise<AppendedEvent> {
   checkInput(e);
   const bodyText = canonicalize(e.body);
-  const counter = await tx.get<{ last_seq: number | string }>(
-    'UPDATE evidence_counter SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq',
-  );
-  if (counter === undefined) {
-    throw new BatonError('store_corrupt', 'the evidence counter is missing (has `baton migrate` run?)');
+  for (let attempt = 1; ; attempt++) {
+    const [known, head] = await headOf(tx, e.subject);
+    const prev = head.hash;
+    const idx = head.count + 1;
+    const hash = evidenceHashOfText({ ...e, prev }, bodyText);
+    // A new subject has no head row to lock yet: two first appends to it meet at the unique
+    // (subject, idx) index instead, where the later one waits for the earlier to commit, inserts
+    // nothing, and reads the head again.
+    const inserted = await tx.get<{ seq: number | string }>(
+      `INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING RETURNING seq`,
+      [e.subject, idx, e.type, bodyText, e.at, e.actor, prev, hash],
+    );
+    if (inserted === undefined) {
+      known.delete(e.subject);
+      if (prev === null && attempt < 3) continue;
+      throw new BatonError('store_corrupt', 'the evidence chain already has an event at this position', {
+        subject: e.subject,
+        idx,
+      });
+    }
+    const seq = Number(inserted.seq);
+    await writeHead(tx, e.subject, prev, hash, idx, seq);
+    known.set(e.subject, { hash, count: idx });
+    // The body as given: its JCS text, which is what was stored and hashed, is the same value.
+    return { seq, idx, subject: e.subject, type: e.type, body: e.body, at: e.at, actor: e.actor, prev, hash };
   }
-  const seq = Number(counter.last_seq);
-  const head = await tx.get<HeadRow>(`SELECT head FROM evidence_heads WHERE subject = ?${tx.forUpdate}`, [
-    e.subject,
-  ]);
-  const body = JSON.parse(bodyText) as JsonValue;
-  const base = { subject: e.subject, type: e.type, body, at: e.at, actor: e.actor, prev: head?.head ?? null };
-  const hash = evidenceHash(base);
-  await tx.run(`INSERT INTO evidence_events (${EVIDENCE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
-    seq,
-    e.subject,
-    e.type,
-    bodyText,
-    e.at,
-    e.actor,
-    base.prev,
-    hash,
-  ]);
-  if (head === undefined) {
+}
+
+async function writeHead(
+  tx: Transaction,
+  subject: string,
+  prev: string | null,
+  hash: string,
+  idx: number,
+  seq: number,
+): Promise<void> {
+  if (prev === null) {
     await tx.run('INSERT INTO evidence_heads (subject, head, count, last_seq) VALUES (?, ?, 1, ?)', [
-      e.subject,
+      subject,
       hash,
       seq,
     ]);
-  } else {
-    const { changes } = await tx.run(
-      'UPDATE evidence_heads SET head = ?, count = count + 1, last_seq = ? WHERE subject = ? AND head = ?',
-      [hash, seq, e.subject, head.head],
-    );
-    if (changes !== 1) throw new BatonError('store_corrupt', 'the evidence head moved during an append');
+    return;
   }
-  return { ...base, seq, hash };
+  const { changes } = await tx.run(
+    'UPDATE evidence_heads SET head = ?, count = ?, last_seq = ? WHERE subject = ? AND head = ?',
+    [hash, idx, seq, subject, prev],
+  );
+  if (changes !== 1) throw new BatonError('store_corrupt', 'the evidence head moved during an append');
 }
 
 /** Decode a stored row; a body that is not JSON is corruption. */
@@ -160,7 +243,7 @@ export function eventFromRow(row: EvidenceRow): EvidenceEvent {
 /** The events of one subject, oldest first (not verified: `verifyEvidence` does that). */
 export async function listEvidence(tx: SqlExecutor, subject: string): Promise<EvidenceEvent[]> {
   const rows = await tx.all<EvidenceRow>(
-    `SELECT ${EVIDENCE_COLUMNS} FROM evidence_events WHERE subject = ? ORDER BY seq`,
+    `SELECT ${EVIDENCE_COLUMNS} FROM evidence_events WHERE subject = ? ORDER BY idx`,
     [subject],
   );
   return rows.map(eventFromRow);

@@ -1,7 +1,6 @@
 /**
  * `baton log verify` (DESIGN.md §2): re-walk every chain of the evidence log in one read snapshot
- * and cross-check it with the heads table and the global counter (docs/store.md, "What verify
- * catches").
+ * and cross-check it with the heads table (docs/store.md, "What verify catches").
  */
 import { BatonError } from '../core/errors.js';
 import type { SqlExecutor, StoreEngine } from './engine.js';
@@ -24,18 +23,17 @@ interface HeadsRow {
   last_seq: number | string;
 }
 
-async function readRecorded(tx: SqlExecutor): Promise<{ heads: Map<string, HeadRecord>; lastSeq: number }> {
-  const counter = await tx.get<{ last_seq: number | string }>(
-    'SELECT last_seq FROM evidence_counter WHERE id = 1',
-  );
-  if (counter === undefined) {
-    throw new BatonError('store_corrupt', 'the evidence counter is missing (has `baton migrate` run?)');
+async function readHeads(tx: SqlExecutor): Promise<Map<string, HeadRecord>> {
+  // Migration 4 gave every event its chain position (idx); a log from before it cannot be walked.
+  const current = await tx.get<{ id: number }>('SELECT id FROM schema_migrations WHERE id = 4');
+  if (current === undefined) {
+    throw new BatonError('usage', 'the evidence log predates migration 4: run `baton migrate` first');
   }
   const rows = await tx.all<HeadsRow>('SELECT subject, head, count, last_seq FROM evidence_heads');
   const heads = new Map<string, HeadRecord>();
   for (const r of rows)
     heads.set(r.subject, { head: r.head, count: Number(r.count), last_seq: Number(r.last_seq) });
-  return { heads, lastSeq: Number(counter.last_seq) };
+  return heads;
 }
 
 /**
@@ -47,8 +45,8 @@ export async function walkEvidence(
   visit?: (event: EvidenceEvent) => void,
   onProgress?: (p: EvidenceProgress) => void,
 ): Promise<ChainWalker> {
-  const recorded = await readRecorded(tx);
-  const walker = new ChainWalker(recorded.lastSeq);
+  const heads = await readHeads(tx);
+  const walker = new ChainWalker();
   let after = 0;
   for (;;) {
     const rows = await tx.all<EvidenceRow>(
@@ -64,7 +62,7 @@ export async function walkEvidence(
     after = Number(last.seq);
     onProgress?.({ events: walker.events, subjects: walker.chains().size });
   }
-  walker.finish(recorded.heads, recorded.lastSeq);
+  walker.finish(heads);
   return walker;
 }
 

@@ -1,6 +1,11 @@
 // The public surface of src/store (DESIGN.md §2).
 export type { EngineKind, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
-export { openSqliteEngine, type SqliteEngineOptions } from './sqlite.js';
+export {
+  openSqliteEngine,
+  type SqliteEngineOptions,
+  type SqliteEngineStats,
+  type SqliteStoreEngine,
+} from './sqlite.js';
 export { openPostgresEngine, type PostgresEngineOptions } from './postgres.js';
 export { constraintKind, isUniqueViolation, mapDriverError, type ConstraintKind } from './errors.js';
 export { appliedMigrations, migrate, type MigrateResult, type Migration } from './migrations.js';
@@ -8,6 +13,7 @@ export {
   appendEvidence,
   evidenceHash,
   listEvidence,
+  type AppendedEvent,
   type EvidenceEvent,
   type EvidenceInput,
 } from './evidence-log.js';

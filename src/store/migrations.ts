@@ -8,7 +8,7 @@
  */
 import { BatonError } from '../core/errors.js';
 import { digestBytes } from '../core/digest.js';
-import type { SqlExecutor, StoreEngine, Transaction } from './engine.js';
+import type { EngineKind, SqlExecutor, StoreEngine, Transaction } from './engine.js';
 import { migrations as registry } from './migrations/index.js';
 
 export interface Migration {
@@ -16,6 +16,16 @@ export interface Migration {
   readonly name: string;
   /** Portable SQL (see engine.ts); statements separated by `;`. */
   readonly up: string;
+  /**
+   * PostgreSQL's text, only where portable SQL cannot say it (an identity column, setting a
+   * sequence); `up` is then SQLite's. Each database records the digest of the text it applied.
+   */
+  readonly postgres?: string;
+}
+
+/** The text of `m` that `engine` runs (DDL dialect is the one engine difference a migration may have). */
+export function migrationText(m: Migration, kind: EngineKind): string {
+  return kind === 'postgres' && m.postgres !== undefined ? m.postgres : m.up;
 }
 
 export interface MigrateResult {
@@ -90,7 +100,7 @@ async function readApplied(tx: SqlExecutor): Promise<AppliedRow[]> {
   return tx.all<AppliedRow>('SELECT id, name, digest FROM schema_migrations ORDER BY id');
 }
 
-function checkKnown(applied: readonly AppliedRow[], list: readonly Migration[]): void {
+function checkKnown(applied: readonly AppliedRow[], list: readonly Migration[], kind: EngineKind): void {
   const known = new Map(list.map((m) => [m.id, m]));
   for (const row of applied) {
     const m = known.get(Number(row.id));
@@ -101,7 +111,7 @@ function checkKnown(applied: readonly AppliedRow[], list: readonly Migration[]):
         { id: Number(row.id), name: row.name },
       );
     }
-    if (row.digest !== digestBytes(m.up)) {
+    if (row.digest !== digestBytes(migrationText(m, kind))) {
       throw new BatonError(
         'store_schema_mismatch',
         `migration ${m.id} (${m.name}) differs from the one applied to this database`,
@@ -118,7 +128,7 @@ export async function appliedMigrations(
 ): Promise<number[]> {
   await exclusive(engine, (tx) => tx.run(CREATE_TABLE));
   const applied = await engine.read(readApplied);
-  checkKnown(applied, list);
+  checkKnown(applied, list, engine.kind);
   return applied.map((r) => Number(r.id));
 }
 
@@ -139,13 +149,14 @@ export async function migrate(
   for (const m of list) {
     const done = await exclusive(engine, async (tx) => {
       const rows = await readApplied(tx);
-      checkKnown(rows, list);
+      checkKnown(rows, list, engine.kind);
       if (rows.some((r) => Number(r.id) === m.id)) return false;
-      for (const sql of splitStatements(m.up)) await tx.run(sql);
+      const text = migrationText(m, engine.kind);
+      for (const sql of splitStatements(text)) await tx.run(sql);
       await tx.run('INSERT INTO schema_migrations (id, name, digest, applied_at) VALUES (?, ?, ?, ?)', [
         m.id,
         m.name,
-        digestBytes(m.up),
+        digestBytes(text),
         now(),
       ]);
       return true;
@@ -153,6 +164,6 @@ export async function migrate(
     if (done) applied.push(m);
   }
   const rows = await engine.read(readApplied);
-  checkKnown(rows, list);
+  checkKnown(rows, list, engine.kind);
   return { applied, version: rows.reduce((max, r) => Math.max(max, Number(r.id)), 0) };
 }

@@ -13,12 +13,16 @@ import type {
   RegisteredProfile,
   StateCount,
 } from '../occurrences/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { SqlExecutor, SqlValue } from './engine.js';
 import { listEvidence } from './evidence-log.js';
 import * as rows from './occurrences-rows.js';
 
-const OCC_COLS = rows.OCCURRENCE_COLUMNS.join(', ');
+// open_stripe is the store's own bookkeeping (occurrences-limits.ts), not part of the record.
+const OCC_COLS = `${rows.OCCURRENCE_COLUMNS.join(', ')}, open_stripe`;
 const MAX_LIST = 10_000;
+
+type OccurrenceRowWithStripe = rows.OccurrenceRow & { open_stripe: number | string | null };
 
 /**
  * Registered profiles, by `id\u0000version`. Safe to keep across transactions and processes: a
@@ -68,13 +72,31 @@ export class OccurrencesReaderSql implements OccurrencesReader {
     where: string,
     params: SqlValue[],
     lock: boolean,
-  ): Promise<OccurrenceRecord | undefined> {
-    const r = await this.#ex.get<rows.OccurrenceRow>(
-      `SELECT ${OCC_COLS} FROM aoc_occurrences WHERE ${where}${this.#lock(lock)}`,
+  ): Promise<OccurrenceRecord | undefined>;
+  protected async occurrenceRow(
+    where: string,
+    params: SqlValue[],
+    lock: boolean,
+    withRequest: true,
+  ): Promise<{ record: OccurrenceRecord; request: JsonObject } | undefined>;
+  protected async occurrenceRow(
+    where: string,
+    params: SqlValue[],
+    lock: boolean,
+    withRequest = false,
+  ): Promise<OccurrenceRecord | { record: OccurrenceRecord; request: JsonObject } | undefined> {
+    const r = await this.#ex.get<OccurrenceRowWithStripe & { request?: string }>(
+      `SELECT ${OCC_COLS}${withRequest ? ', request' : ''} FROM aoc_occurrences WHERE ${where}${this.#lock(lock)}`,
       params,
     );
-    return r && rows.occurrenceFromRow(r);
+    if (r === undefined) return undefined;
+    const record = rows.occurrenceFromRow(r);
+    this.seen(record, rows.numOrNull(r.open_stripe));
+    return withRequest ? { record, request: rows.json<JsonObject>(r.request ?? '') } : record;
   }
+
+  /** Told of every occurrence read, with the stripe that counts it (the repository keeps them). */
+  protected seen(_record: OccurrenceRecord, _stripe: number | null): void {}
 
   getDomain(): Promise<DomainRecord | undefined> {
     return this.domainRow(false);

@@ -18,12 +18,14 @@ import type {
   OccurrenceRecord,
   OccurrencesRepository,
   OpenCounts,
+  Phase,
   PlannedEvent,
   RegisteredProfile,
   EvidenceEvent,
 } from '../occurrences/index.js';
 import type { Transaction } from './engine.js';
-import { appendEvidence } from './evidence-log.js';
+import { appendEvidence, startsChain } from './evidence-log.js';
+import { domainLimitError, OpenStripes, preferredStripe } from './occurrences-limits.js';
 import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js';
 import * as rows from './occurrences-rows.js';
 
@@ -31,12 +33,41 @@ const { jcs, num } = rows;
 const OCC_COLS = rows.OCCURRENCE_COLUMNS.join(', ');
 const OCC_MARKS = rows.OCCURRENCE_COLUMNS.map(() => '?').join(', ');
 
+/** What this transaction knows of an occurrence: its phase and the stripe that counts it. */
+interface OpenState {
+  readonly phase: Phase;
+  readonly stripe: number | null;
+}
+
 export class OccurrencesRepositorySql extends OccurrencesReaderSql implements OccurrencesRepository {
   readonly #tx: Transaction;
+  readonly #stripes: OpenStripes;
+  /** The domain as read in this transaction: its limits bound the stripe claims. */
+  #domain: DomainRecord | undefined;
+  readonly #open = new Map<string, OpenState>();
+  /** Requests read or written in this transaction (immutable once inserted). */
+  readonly #requests = new Map<string, JsonObject>();
 
   constructor(tx: Transaction, profiles?: ProfileCache) {
     super(tx, tx.forUpdate, profiles);
     this.#tx = tx;
+    this.#stripes = new OpenStripes(tx);
+  }
+
+  protected override seen(record: OccurrenceRecord, stripe: number | null): void {
+    this.#open.set(record.id, { phase: record.phase, stripe });
+  }
+
+  override async getDomain(): Promise<DomainRecord | undefined> {
+    this.#domain = await super.getDomain();
+    return this.#domain;
+  }
+
+  async #limits(): Promise<DomainRecord['limits']> {
+    const domain = this.#domain ?? (await this.getDomain());
+    if (domain === undefined)
+      throw new BatonError('domain_not_found', 'the coordination domain is not configured');
+    return domain.limits;
   }
 
   async #changedOne(sql: string, params: Parameters<Transaction['run']>[1], what: string): Promise<void> {
@@ -44,8 +75,9 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     if (changes !== 1) throw new BatonError('conflict', `the ${what} changed concurrently; retry`);
   }
 
-  lockDomain(): Promise<DomainRecord | undefined> {
-    return this.domainRow(true);
+  async lockDomain(): Promise<DomainRecord | undefined> {
+    this.#domain = await this.domainRow(true);
+    return this.#domain;
   }
 
   async insertDomain(d: DomainRecord): Promise<void> {
@@ -140,8 +172,12 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     );
   }
 
-  lockOccurrence(id: string): Promise<OccurrenceRecord | undefined> {
-    return this.occurrenceRow('id = ?', [id], true);
+  async lockOccurrence(id: string): Promise<OccurrenceRecord | undefined> {
+    // With its request: provider entry needs it next, and this saves a round trip.
+    const found = await this.occurrenceRow('id = ?', [id], true, true);
+    if (found === undefined) return undefined;
+    this.#requests.set(id, found.request);
+    return found.record;
   }
 
   findByCreationBinding(scope: string, key: string): Promise<OccurrenceRecord | undefined> {
@@ -149,10 +185,12 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   async insertOccurrence(o: OccurrenceRecord, request: JsonObject): Promise<OccurrenceInsert> {
+    const stripe = await this.#countNew(o);
     const { changes } = await this.#tx.run(
-      `INSERT INTO aoc_occurrences (${OCC_COLS}, request) VALUES (${OCC_MARKS}, ?) ON CONFLICT DO NOTHING`,
-      [...rows.occurrenceValues(o), jcs(request)],
+      `INSERT INTO aoc_occurrences (${OCC_COLS}, request, open_stripe) VALUES (${OCC_MARKS}, ?, ?) ON CONFLICT DO NOTHING`,
+      [...rows.occurrenceValues(o), jcs(request), stripe],
     );
+    // Refused (the service then throws, which rolls the stripe claim back with everything else).
     if (changes !== 1) {
       const taken = await this.findByCreationBinding(o.creationBinding.scope, o.creationBinding.key);
       return { ok: false, taken: taken === undefined ? 'native_key' : 'creation_binding' };
@@ -160,15 +198,61 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     for (const l of o.linkedIds) {
       if (!(await this.addLinkedId(o, l))) return { ok: false, taken: 'linked_identifier', identifier: l };
     }
+    // Its evidence chain (`occurrence:<id>`, docs/store.md) starts in this transaction.
+    startsChain(this.#tx, `occurrence:${o.id}`);
+    this.#requests.set(o.id, request);
     return { ok: true };
   }
 
+  /**
+   * A new occurrence counts as pending in the domain: take a unit in a stripe below its share, or
+   * refuse as the machine would (AOC-REQ-006). This is the check that holds under concurrency; the
+   * machine's check before it saw only committed totals.
+   */
+  async #countNew(o: OccurrenceRecord): Promise<number> {
+    if (o.phase !== 'reserved') throw new BatonError('internal', 'a new occurrence must be reserved');
+    const limit = (await this.#limits()).maxPendingPerDomain;
+    const stripe = await this.#stripes.claim('pending', limit, preferredStripe(o.id));
+    if (stripe === undefined) throw domainLimitError('pending', limit);
+    this.#open.set(o.id, { phase: o.phase, stripe });
+    return stripe;
+  }
+
+  /** Move the occurrence's unit between the domain's pending and in-flight counts as its phase changes. */
+  async #recount(o: OccurrenceRecord): Promise<number | null> {
+    const before = this.#open.get(o.id) ?? (await this.#openState(o.id));
+    const stripe = before.stripe ?? 0;
+    const change = `${before.phase}>${o.phase}`;
+    if (change === 'reserved>entered') {
+      const limit = (await this.#limits()).maxInFlightPerDomain;
+      const to = await this.#stripes.claim('in_flight', limit, stripe, stripe);
+      if (to === undefined) throw domainLimitError('in_flight', limit);
+      if (to !== stripe) await this.#stripes.release('pending', stripe);
+      return to;
+    }
+    if (change === 'reserved>released') await this.#stripes.release('pending', stripe);
+    else if (change === 'entered>resolved') await this.#stripes.release('in_flight', stripe);
+    else if (change === 'resolved>entered') await this.#stripes.add('in_flight', stripe);
+    return before.stripe;
+  }
+
+  async #openState(id: string): Promise<OpenState> {
+    const r = await this.#tx.get<{ phase: Phase; open_stripe: number | string | null }>(
+      `SELECT phase, open_stripe FROM aoc_occurrences WHERE id = ?${this.#tx.forUpdate}`,
+      [id],
+    );
+    if (r === undefined) throw new BatonError('conflict', 'the occurrence changed concurrently; retry');
+    return { phase: r.phase, stripe: rows.numOrNull(r.open_stripe) };
+  }
+
   async updateOccurrence(o: OccurrenceRecord, previousVersion: number): Promise<void> {
+    const stripe = await this.#recount(o);
+    this.#open.set(o.id, { phase: o.phase, stripe });
     // Only the mutable state is written; the provider reference only from NULL (write-once).
     await this.#changedOne(
       `UPDATE aoc_occurrences SET phase = ?, outcome = ?, effect = ?, conflict = ?, entered_at = ?,
          entered_generation = ?, released_at = ?, resolved_at = ?, linked_ids = ?, provider_reference = ?,
-         updated_at = ?, version = ?
+         updated_at = ?, version = ?, open_stripe = ?
        WHERE id = ? AND version = ? AND (provider_reference IS NULL OR provider_reference = ?)`,
       [
         o.phase,
@@ -183,6 +267,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
         o.provider.providerReference,
         o.updatedAt,
         o.version,
+        stripe,
         o.id,
         previousVersion,
         o.provider.providerReference,
@@ -200,23 +285,33 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   async getRequest(occurrenceId: string): Promise<JsonObject | undefined> {
+    // The request column is written once, at insert (AOC-REQ-003): what was read stays true.
+    const known = this.#requests.get(occurrenceId);
+    if (known !== undefined) return known;
     const r = await this.#tx.get<{ request: string }>('SELECT request FROM aoc_occurrences WHERE id = ?', [
       occurrenceId,
     ]);
     return r && rows.json<JsonObject>(r.request);
   }
 
+  /**
+   * The lineage's counts are exact: every command that adds to them holds the lineage row. The
+   * domain's are the committed totals; the stripe claim at write time is what enforces the domain
+   * limit under concurrency (occurrences-limits.ts).
+   */
   async countOpen(lineage: string): Promise<OpenCounts> {
-    const list = await this.#tx.all<{ phase: string; mine: number | string | null; total: number | string }>(
-      `SELECT phase, SUM(CASE WHEN lineage = ? THEN 1 ELSE 0 END) AS mine, COUNT(*) AS total
-       FROM aoc_occurrences WHERE phase IN ('reserved', 'entered') GROUP BY phase`,
-      [lineage],
+    const r = await this.#tx.get<Record<'lp' | 'lf' | 'dp' | 'df', number | string | null>>(
+      `SELECT
+         (SELECT COUNT(*) FROM aoc_occurrences WHERE phase = 'reserved' AND lineage = ?) AS lp,
+         (SELECT COUNT(*) FROM aoc_occurrences WHERE phase = 'entered' AND lineage = ?) AS lf,
+         (SELECT SUM(pending) FROM aoc_open_stripes) AS dp,
+         (SELECT SUM(in_flight) FROM aoc_open_stripes) AS df`,
+      [lineage, lineage],
     );
-    const get = (phase: string, k: 'mine' | 'total'): number =>
-      num(list.find((r) => r.phase === phase)?.[k] ?? 0);
+    const n = (k: 'lp' | 'lf' | 'dp' | 'df'): number => num(r?.[k] ?? 0);
     return {
-      lineage: { pending: get('reserved', 'mine'), inFlight: get('entered', 'mine') },
-      domain: { pending: get('reserved', 'total'), inFlight: get('entered', 'total') },
+      lineage: { pending: n('lp'), inFlight: n('lf') },
+      domain: { pending: n('dp'), inFlight: n('df') },
     };
   }
 

@@ -11,7 +11,16 @@ export interface PostgresStatement {
   readonly text: string;
   /** How many placeholders it has. */
   readonly params: number;
+  /**
+   * The name it is prepared under on each connection (parsed and planned once per connection,
+   * not per execution), for plain DML; undefined for anything else (DDL, settings), which runs
+   * unnamed so that a schema change never meets a plan prepared before it.
+   */
+  readonly name?: string;
 }
+
+const PREPARED = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
+let statementNames = 0;
 
 /** Where a quoted token or comment that starts at `i` ends (the index after it), or -1 for none. */
 function skipQuotedOrComment(sql: string, i: number): number {
@@ -74,7 +83,9 @@ export class StatementTexts {
   get(sql: string, given: number): PostgresStatement {
     let stmt = this.#map.get(sql);
     if (stmt === undefined) {
-      stmt = toPostgresPlaceholders(sql);
+      const rewritten = toPostgresPlaceholders(sql);
+      // A name is never reused for another text, even after eviction (pg keeps each connection's).
+      stmt = PREPARED.test(sql) ? { ...rewritten, name: `baton_${(statementNames += 1)}` } : rewritten;
       const oldest = this.#map.keys().next();
       if (this.#map.size >= this.#max && oldest.done !== true) this.#map.delete(oldest.value);
       this.#map.set(sql, stmt);

@@ -40,7 +40,7 @@ export interface PostgresEngineOptions {
   /**
    * Isolation of write transactions (default 'read committed'; docs/store.md, "PostgreSQL").
    * 'read committed': a transaction waits for the row locks it needs (`tx.forUpdate`, UPDATE) and
-   * then sees the latest commit, so writers of one hot row (the evidence counter) queue instead of
+   * then sees the latest commit, so writers of one row (an authority budget) queue instead of
    * failing; correct for callers that lock every row a write depends on, as the port requires.
    * 'serializable': also correct for a caller that forgets a lock, but every pair of concurrent
    * writers of one row conflicts, and the loser re-runs (measured: ~8 runs per append at 100
@@ -117,9 +117,14 @@ class Session {
     client.on('error', this.#onError);
   }
 
-  async query(text: string, values?: SqlValue[]): Promise<pg.QueryResult> {
+  async query(
+    statement: string | { readonly text: string; readonly name?: string },
+    values?: SqlValue[],
+  ): Promise<pg.QueryResult> {
     try {
-      return await this.client.query(text, values);
+      return await (typeof statement === 'string'
+        ? this.client.query(statement, values)
+        : this.client.query({ text: statement.text, name: statement.name, values }));
     } catch (error) {
       if (sqlState(error) === undefined) this.broken ??= error;
       throw error;
@@ -167,7 +172,7 @@ class PgExecutor implements Transaction {
     }
     const stmt = this.#texts.get(sql, params.length);
     try {
-      return await this.#session.query(stmt.text, params.length === 0 ? undefined : [...params]);
+      return await this.#session.query(stmt, params.length === 0 ? undefined : [...params]);
     } catch (error) {
       this.failure = error;
       throw mapPgError(error);

@@ -3,18 +3,21 @@
  * has one connection per handle. Everything engine-specific lives here:
  * - WAL with `synchronous = FULL`: a committed provider entry must survive power loss, and in WAL
  *   mode NORMAL may lose the last commits on power failure (docs/store.md, "Durability").
- * - One writer connection; transactions are `BEGIN IMMEDIATE` … `COMMIT`, serialized in-process by
- *   a promise queue because `fn` is async and would otherwise interleave on the one connection.
+ * - One writer connection. Logical transactions run strictly one after another (`fn` is async and
+ *   would otherwise interleave on the one connection), but concurrent ones share one physical
+ *   `BEGIN IMMEDIATE … COMMIT` — GROUP COMMIT (docs/store.md, "Group commit"): each runs in its
+ *   own SAVEPOINT, a throw rolls back only its savepoint, and every caller of the batch is told
+ *   "committed" only after the one COMMIT (and its fsync) returned; a failed COMMIT rejects them all.
  * - Waiting for another process's write lock is asynchronous (short busy_timeout slices, retried
  *   with a timer up to `busyTimeoutMs`), so a waiting process keeps serving its event loop; past
- *   the budget the caller gets `store_busy`.
+ *   the budget the callers get `store_busy`.
  * - `read()` uses a second, read-only connection holding a deferred transaction: one consistent
  *   WAL snapshot that never blocks the writer.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { BatonError } from '../core/errors.js';
+import { BatonError, isBatonError } from '../core/errors.js';
 import type { SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
 import { isBusyDriverError, mapDriverError } from './errors.js';
 
@@ -25,6 +28,27 @@ export interface SqliteEngineOptions {
   fileMustExist?: boolean;
   /** Prepared statements kept per connection (default 256). */
   statementCacheSize?: number;
+  /** Group commit: at most this many transactions share one COMMIT (default 64; 1 disables batching). */
+  maxBatchTransactions?: number;
+  /** Group commit: no transaction joins a batch that has been running this long (ms, default 8). */
+  maxBatchMs?: number;
+}
+
+/** What the engine has done since it was opened (group commit is observable through it). */
+export interface SqliteEngineStats {
+  /** Physical COMMITs that succeeded. */
+  readonly commits: number;
+  /** Logical transactions committed by them. */
+  readonly transactions: number;
+  /** Logical transactions whose `fn` threw (rolled back, alone). */
+  readonly rolledBack: number;
+  /** The most transactions one COMMIT carried. */
+  readonly largestBatch: number;
+}
+
+export interface SqliteStoreEngine extends StoreEngine {
+  readonly kind: 'sqlite';
+  stats(): SqliteEngineStats;
 }
 
 type Db = Database.Database;
@@ -33,7 +57,10 @@ type Statement = Database.Statement<unknown[], unknown>;
 // One synchronous busy wait never blocks the event loop longer than this.
 const BUSY_SLICE_MS = 20;
 
-/** Prepared statements by SQL text, least recently used evicted first (Map keeps insertion order). */
+/**
+ * Prepared statements by SQL text. A hit costs one Map lookup (no reordering): when full, the
+ * oldest-prepared statement is evicted, which for Baton's fixed set of statement texts is rare.
+ */
 class StatementCache {
   readonly #db: Db;
   readonly #max: number;
@@ -41,20 +68,24 @@ class StatementCache {
 
   constructor(db: Db, max: number) {
     this.#db = db;
-    this.#max = max;
+    this.#max = Math.max(1, max);
   }
 
   get(sql: string): Statement {
-    let stmt = this.#map.get(sql);
-    if (stmt !== undefined) {
-      this.#map.delete(sql);
-    } else {
-      stmt = this.#db.prepare(sql);
+    const hit = this.#map.get(sql);
+    if (hit !== undefined) return hit;
+    const stmt = this.#db.prepare(sql);
+    if (this.#map.size >= this.#max) {
       const oldest = this.#map.keys().next();
-      if (this.#map.size >= this.#max && oldest.done !== true) this.#map.delete(oldest.value);
+      if (oldest.done !== true) this.#map.delete(oldest.value);
     }
     this.#map.set(sql, stmt);
     return stmt;
+  }
+
+  /** Run a statement that returns no rows (BEGIN, SAVEPOINT, COMMIT…), errors mapped. */
+  exec(sql: string): void {
+    call(() => this.get(sql).run());
   }
 }
 
@@ -73,9 +104,11 @@ class SerialQueue {
   }
 }
 
-/** A synchronous driver call as a promise, with its error mapped (DESIGN.md §2). */
-function settle<T>(fn: () => T): Promise<T> {
-  return new Promise<T>((resolve) => resolve(call(fn)));
+/** A driver error as a rejected promise, mapped (DESIGN.md §2). */
+function rejection<T>(error: unknown): Promise<T> {
+  return new Promise<T>(() => {
+    throw mapDriverError(error);
+  });
 }
 
 function call<T>(fn: () => T): T {
@@ -86,7 +119,11 @@ function call<T>(fn: () => T): T {
   }
 }
 
-/** Statements on one connection, valid only while its transaction or read is open. */
+/**
+ * Statements on one connection, valid only while its transaction or read is open. The driver is
+ * synchronous: each statement runs at once and its settled result is wrapped in a promise (the
+ * port is asynchronous for PostgreSQL), with no extra closure or executor per statement.
+ */
 class SqliteExecutor implements Transaction {
   readonly forUpdate = '';
   #open = true;
@@ -106,15 +143,27 @@ class SqliteExecutor implements Transaction {
   }
 
   all<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
-    return settle(() => this.#stmt(sql).all(...params) as R[]);
+    try {
+      return Promise.resolve(this.#stmt(sql).all(...params) as R[]);
+    } catch (error) {
+      return rejection(error);
+    }
   }
 
   get<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R | undefined> {
-    return settle(() => this.#stmt(sql).get(...params) as R | undefined);
+    try {
+      return Promise.resolve(this.#stmt(sql).get(...params) as R | undefined);
+    } catch (error) {
+      return rejection(error);
+    }
   }
 
   run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
-    return settle(() => ({ changes: this.#stmt(sql).run(...params).changes }));
+    try {
+      return Promise.resolve({ changes: this.#stmt(sql).run(...params).changes });
+    } catch (error) {
+      return rejection(error);
+    }
   }
 }
 
@@ -122,6 +171,20 @@ interface Conn {
   db: Db;
   cache: StatementCache;
   queue: SerialQueue;
+}
+
+/** A logical transaction waiting for (or running in) a batch. */
+interface Queued {
+  readonly fn: (tx: Transaction) => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type Outcome = { readonly value: unknown } | { readonly error: unknown };
+
+interface Member {
+  readonly q: Queued;
+  readonly outcome: Outcome;
 }
 
 function openConnection(path: string, readonly: boolean, options: SqliteEngineOptions): Db {
@@ -148,20 +211,36 @@ function configureWriter(db: Db): void {
     // macOS: a plain fsync does not flush the drive's cache; F_FULLFSYNC does (no-op elsewhere).
     db.pragma('fullfsync = ON');
     db.pragma('foreign_keys = ON');
+    // Group commit runs each transaction in a savepoint, whose sub-journal (the pages it changed,
+    // to undo them) would otherwise spill to a temporary file: keep it in memory. Temporary data
+    // only; the WAL and the database file, hence durability, are untouched.
+    db.pragma('temp_store = MEMORY');
   });
 }
 
-class SqliteEngine implements StoreEngine {
+class SqliteEngine implements SqliteStoreEngine {
   readonly kind = 'sqlite' as const;
   readonly #writer: Conn;
   readonly #reader: Conn;
   readonly #busyTimeoutMs: number;
+  readonly #maxBatch: number;
+  readonly #maxBatchMs: number;
   // Marks the async context of a running transaction, to refuse a nested one (it would deadlock).
   readonly #inside = new AsyncLocalStorage<{ active: boolean }>();
+  /** Logical transactions not yet taken into a batch, oldest first. */
+  readonly #pending: Queued[] = [];
+  #scheduled = false;
+  /** Event loop turns seen since open (counted only around COMMITs), and the turn of the last one. */
+  #turn = 0;
+  #committedInTurn = -1;
+  #turnArmed = false;
   #closed = false;
+  readonly #stats = { commits: 0, transactions: 0, rolledBack: 0, largestBatch: 0 };
 
   constructor(path: string, options: SqliteEngineOptions) {
     this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    this.#maxBatch = Math.max(1, Math.trunc(options.maxBatchTransactions ?? 64));
+    this.#maxBatchMs = Math.max(0, options.maxBatchMs ?? 8);
     const size = options.statementCacheSize ?? 256;
     const db = openConnection(path, false, options);
     try {
@@ -177,6 +256,10 @@ class SqliteEngine implements StoreEngine {
     this.#reader = memory
       ? this.#writer
       : { db: rdb, cache: new StatementCache(rdb, size), queue: new SerialQueue() };
+  }
+
+  stats(): SqliteEngineStats {
+    return { ...this.#stats };
   }
 
   /** Checked synchronously in the caller's async context, before anything is queued. */
@@ -208,60 +291,210 @@ class SqliteEngine implements StoreEngine {
 
   #rollback(conn: Conn): void {
     // SQLite rolls back by itself after some errors (SQLITE_FULL, SQLITE_IOERR…).
-    if (conn.db.inTransaction) call(() => conn.cache.get('ROLLBACK').run());
+    if (conn.db.inTransaction) conn.cache.exec('ROLLBACK');
   }
 
-  async #scoped<T>(
-    conn: Conn,
-    begin: () => Promise<void>,
-    fn: (ex: SqliteExecutor) => Promise<T>,
-  ): Promise<T> {
-    await begin();
+  /** Run one `fn` on a fresh executor, marked so that a nested transaction or read is refused. */
+  async #runFn(conn: Conn, fn: (tx: SqliteExecutor) => Promise<unknown>): Promise<Outcome> {
     const ex = new SqliteExecutor(conn.cache);
     const marker = { active: true };
-    let result: T;
     try {
-      result = await this.#inside.run(marker, () => fn(ex));
+      return { value: await this.#inside.run(marker, () => fn(ex)) };
     } catch (error) {
+      return { error };
+    } finally {
       marker.active = false;
       ex.end();
-      this.#rollback(conn);
-      throw error;
     }
-    marker.active = false;
-    ex.end();
-    try {
-      call(() => conn.cache.get('COMMIT').run());
-    } catch (error) {
-      this.#rollback(conn);
-      throw error;
-    }
-    return result;
   }
 
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     const refused = this.#unusable();
     if (refused !== undefined) return Promise.reject(refused);
-    return this.#writer.queue.run(() => this.#scoped(this.#writer, () => this.#beginImmediate(), fn));
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#scheduled) this.#schedule();
+    });
+  }
+
+  /**
+   * Queue one batch on the writer. A transaction that arrives from outside (an I/O callback: an
+   * HTTP request, a timer) waits for the event loop to turn once, so that the others ready in the
+   * same turn queue theirs and share this batch's COMMIT instead of each paying an fsync of its
+   * own. A transaction queued by a caller that the last COMMIT just resolved, in the same turn,
+   * starts at once: the other callers that COMMIT resolved run in the same turn too and join the
+   * batch while it runs, and a lone caller does not pay for a turn of the event loop per
+   * transaction.
+   */
+  #schedule(): void {
+    this.#scheduled = true;
+    const sameTurn = this.#turn === this.#committedInTurn;
+    void this.#writer.queue.run(async () => {
+      if (!sameTurn) await nextTurn();
+      try {
+        await this.#batch(); // never throws
+      } finally {
+        this.#scheduled = false;
+        if (this.#pending.length > 0) this.#schedule();
+      }
+    });
+  }
+
+  /** Take the next transactions off the queue while the batch is within its bounds. */
+  #next(members: number, started: number): Queued | undefined {
+    if (members >= this.#maxBatch) return undefined;
+    if (members > 0 && performance.now() - started >= this.#maxBatchMs) return undefined;
+    return this.#pending.shift();
+  }
+
+  /**
+   * One physical transaction carrying one or more logical ones, run strictly one after another.
+   * A failure of the first one rolls back the whole (still empty) physical transaction; a failure
+   * of a later one rolls back its savepoint only. Successful ones are resolved only after COMMIT.
+   * A refused one is told only after the COMMIT too: its decision may rest on what earlier
+   * members wrote, so if that COMMIT fails it gets the COMMIT's error like everyone else.
+   * Never throws: every member taken off the queue is settled exactly once.
+   */
+  async #batch(): Promise<void> {
+    const done: Member[] = [];
+    let current: Queued | undefined;
+    let open = false;
+    let started = performance.now();
+    try {
+      for (;;) {
+        current = this.#next(done.length, started);
+        if (current === undefined) break;
+        if (!open) {
+          await this.#beginImmediate();
+          open = true;
+          if (done.length === 0) started = performance.now(); // the bound counts work, not waiting
+        }
+        const result = await this.#member(
+          current,
+          done.some((d) => 'value' in d.outcome),
+        );
+        if (result === 'alone')
+          open = false; // rolled back and already told
+        else done.push({ q: current, outcome: result });
+      }
+      if (open) this.#commit(done);
+    } catch (error) {
+      // The physical transaction is gone (SQLite rolled it back after an I/O error or a full
+      // disk) or could not start (another process held the lock past the budget): nothing of
+      // this batch was committed, so nobody in it is told otherwise.
+      const rollback = this.#rollbackQuietly();
+      const waiting = isBatonError(error, 'store_busy') ? this.#pending.splice(0) : [];
+      for (const q of [...done.map((d) => d.q), ...(current ? [current] : []), ...waiting]) {
+        q.reject(rollback ?? error);
+      }
+    }
+  }
+
+  /** Roll back whatever is open; an error doing so is returned (the batch's callers get it). */
+  #rollbackQuietly(): unknown {
+    try {
+      this.#rollback(this.#writer);
+      return undefined;
+    } catch (error) {
+      return error;
+    }
+  }
+
+  /**
+   * Run one member. `nested`: earlier members' work must survive a failure of this one, so it
+   * runs in a savepoint. Returns its outcome, or 'alone' when it failed as the only member of the
+   * physical transaction (rolled back and rejected at once: it saw committed state only). Throws
+   * when the physical transaction did not survive it.
+   */
+  async #member(q: Queued, nested: boolean): Promise<Outcome | 'alone'> {
+    const { cache, db } = this.#writer;
+    if (nested) cache.exec('SAVEPOINT batch_member');
+    const outcome = await this.#runFn(this.#writer, q.fn);
+    if ('error' in outcome) this.#stats.rolledBack += 1;
+    if (!db.inTransaction) {
+      if ('error' in outcome) q.reject(outcome.error);
+      else q.reject(new BatonError('internal', 'a transaction function ended its own transaction'));
+      throw new BatonError(
+        'unavailable',
+        'the transaction batch was rolled back before its COMMIT (an I/O error or a full disk): nothing in it was committed',
+        {},
+        { cause: 'error' in outcome ? outcome.error : undefined },
+      );
+    }
+    if ('value' in outcome) {
+      if (nested) cache.exec('RELEASE batch_member');
+      return outcome;
+    }
+    if (nested) {
+      cache.exec('ROLLBACK TO batch_member');
+      cache.exec('RELEASE batch_member');
+      return outcome;
+    }
+    cache.exec('ROLLBACK');
+    q.reject(outcome.error);
+    return 'alone';
+  }
+
+  /** COMMIT once for the whole batch, then tell every member; a failed COMMIT fails them all. */
+  #commit(done: readonly Member[]): void {
+    try {
+      this.#writer.cache.exec('COMMIT');
+    } catch (error) {
+      this.#rollback(this.#writer);
+      for (const d of done) d.q.reject(error);
+      return;
+    }
+    this.#noteTurn();
+    const committed = done.filter((d) => 'value' in d.outcome).length;
+    this.#stats.commits += 1;
+    this.#stats.transactions += committed;
+    this.#stats.largestBatch = Math.max(this.#stats.largestBatch, committed);
+    for (const { q, outcome } of done) {
+      if ('value' in outcome) q.resolve(outcome.value);
+      else q.reject(outcome.error);
+    }
+  }
+
+  /** Remember that a COMMIT happened in this turn of the event loop; the next turn moves on. */
+  #noteTurn(): void {
+    this.#committedInTurn = this.#turn;
+    if (this.#turnArmed) return;
+    this.#turnArmed = true;
+    setImmediate(() => {
+      this.#turnArmed = false;
+      this.#turn += 1;
+    });
   }
 
   read<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const refused = this.#unusable();
     if (refused !== undefined) return Promise.reject(refused);
-    const begin = (): Promise<void> => settle(() => void this.#reader.cache.get('BEGIN DEFERRED').run());
-    return this.#reader.queue.run(() => this.#scoped(this.#reader, begin, fn));
+    const conn = this.#reader;
+    return conn.queue.run(async () => {
+      conn.cache.exec('BEGIN DEFERRED');
+      const outcome = await this.#runFn(conn, fn);
+      try {
+        this.#rollback(conn); // a read has nothing to commit
+      } catch (error) {
+        if ('value' in outcome) throw error;
+      }
+      if ('error' in outcome) throw outcome.error;
+      return outcome.value as T;
+    });
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.allSettled([this.#writer.queue.drain(), this.#reader.queue.drain()]);
+    // Transactions already queued still run; each batch may queue the next one.
+    while (this.#scheduled || this.#pending.length > 0) await this.#writer.queue.drain();
+    await this.#reader.queue.drain();
     if (this.#reader !== this.#writer) this.#reader.db.close();
     this.#writer.db.close();
   }
 }
 
 /** Open (creating unless `fileMustExist`) a SQLite store at `path`; `:memory:` is allowed for tests. */
-export function openSqliteEngine(path: string, options: SqliteEngineOptions = {}): StoreEngine {
+export function openSqliteEngine(path: string, options: SqliteEngineOptions = {}): SqliteStoreEngine {
   return new SqliteEngine(path, options);
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { isBatonError } from '../../src/core/errors.js';
 import { checkRegistry, migrate, splitStatements, type Migration } from '../../src/store/migrations.js';
 import { migrations } from '../../src/store/migrations/index.js';
+import { OPEN_STRIPES } from '../../src/store/occurrences-limits.js';
 import { runMigrate } from '../../src/cli/commands/migrate.js';
 import { enginesUnderTest } from './engines.js';
 import { captureIo, tempDir } from './support.js';
@@ -27,17 +28,20 @@ for (const e of engines) {
     );
     assert.equal(first.version, migrations.at(-1)?.id);
     const before = await store.tables();
-    for (const name of ['evidence_counter', 'evidence_events', 'evidence_heads', 'schema_migrations']) {
+    for (const name of ['aoc_open_stripes', 'evidence_events', 'evidence_heads', 'schema_migrations']) {
       assert.ok(before.includes(name), name);
     }
     const second = await migrate(engine);
     assert.deepEqual(second.applied, []);
     assert.equal(second.version, first.version);
     assert.deepEqual(await store.tables(), before);
-    const counter = await engine.read((tx) =>
-      tx.get<{ last_seq: number }>('SELECT last_seq FROM evidence_counter'),
+    assert.ok(!before.includes('evidence_counter'), 'migration 4 dropped the global counter row');
+    const stripes = await engine.read((tx) =>
+      tx.get<{ n: number; open: number }>(
+        'SELECT COUNT(*) AS n, SUM(pending + in_flight) AS open FROM aoc_open_stripes',
+      ),
     );
-    assert.equal(counter?.last_seq, 0, 'the seed row was inserted exactly once');
+    assert.deepEqual(stripes, { n: OPEN_STRIPES, open: 0 }, 'the stripe rows were inserted exactly once');
   });
 
   test(`[${e.name}] several servers migrating one store at once apply each migration exactly once`, async (t) => {

@@ -40,8 +40,13 @@ export function decided<T extends object>(result: T | Rejection): T {
   return result;
 }
 
+/**
+ * The domain as executor commands see it. Read, not locked: every executor command locking the one
+ * domain row would serialize all of them through each commit. Domain-wide limits do not need it:
+ * the store enforces them where it writes the occurrence (OccurrencesRepository, AOC-REQ-006).
+ */
 export async function requireDomain(repo: OccurrencesRepository): Promise<DomainRecord> {
-  const domain = await repo.lockDomain();
+  const domain = await repo.getDomain();
   if (domain === undefined)
     throw new BatonError('domain_not_found', 'the coordination domain is not configured');
   return domain;

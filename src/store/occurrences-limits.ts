@@ -1,0 +1,116 @@
+/**
+ * Domain-wide pending and in-flight limits without a hot row (AOC-REQ-006, AOC-CASE-012;
+ * docs/store.md, "Domain-wide limits"). The domain's open counts are split over OPEN_STRIPES rows
+ * of `aoc_open_stripes`; stripe i may count at most its share of a limit L:
+ *   cap(L, i) = floor(L / S) + (i < L mod S ? 1 : 0)      (the shares sum to exactly L)
+ * A new pending (or in-flight) occurrence takes one unit in a stripe that is below its share, with a
+ * compare-and-set UPDATE that holds that one stripe row until commit. So:
+ * - safety: the committed domain count, the sum over stripes, never exceeds L (each stripe ≤ its
+ *   share), whatever runs concurrently on any number of servers;
+ * - no false refusal: a command is refused only after every stripe was seen at its share, i.e. when
+ *   the committed domain count had reached L;
+ * - concurrency: two transactions wait for each other only when they touch the same stripe.
+ * The occurrence remembers its stripe (`open_stripe`) so that leaving pending or in flight gives
+ * the unit back where it was taken.
+ */
+import { BatonError } from '../core/errors.js';
+import type { Transaction } from './engine.js';
+
+/** How many stripes split the domain's counts (rows inserted by migration 004; never changed). */
+export const OPEN_STRIPES = 64;
+
+export type OpenKind = 'pending' | 'in_flight';
+
+/** The share of limit `limit` that stripe `stripe` may hold. */
+export function stripeCap(limit: number, stripe: number): number {
+  return Math.floor(limit / OPEN_STRIPES) + (stripe < limit % OPEN_STRIPES ? 1 : 0);
+}
+
+/** Where an occurrence's count goes first: spread by its id (FNV-1a), so writers rarely meet. */
+export function preferredStripe(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % OPEN_STRIPES;
+}
+
+/** The refusal the occurrences machine gives for the same limit (machine/limits.ts). */
+export function domainLimitError(kind: OpenKind, limit: number): BatonError {
+  return kind === 'pending'
+    ? new BatonError('limit_pending_exceeded', 'the domain holds its maximum of pending occurrences', {
+        scope: 'domain',
+        limit,
+      })
+    : new BatonError('limit_in_flight_exceeded', 'the domain holds its maximum of in-flight occurrences', {
+        scope: 'domain',
+        limit,
+      });
+}
+
+const num = (v: number | string | null): number => Number(v ?? 0);
+
+/** The stripe rows of one transaction. */
+export class OpenStripes {
+  readonly #tx: Transaction;
+
+  constructor(tx: Transaction) {
+    this.#tx = tx;
+  }
+
+  /** The committed domain totals (what a decision before the claim compares with the limits). */
+  async totals(): Promise<{ pending: number; inFlight: number }> {
+    const r = await this.#tx.get<{ p: number | string | null; f: number | string | null }>(
+      'SELECT SUM(pending) AS p, SUM(in_flight) AS f FROM aoc_open_stripes',
+    );
+    return { pending: num(r?.p ?? 0), inFlight: num(r?.f ?? 0) };
+  }
+
+  async #take(kind: OpenKind, stripe: number, limit: number, from?: number): Promise<boolean> {
+    const cap = stripeCap(limit, stripe);
+    if (cap <= 0) return false;
+    // Moving pending → in flight within one stripe is one statement, so one row lock.
+    const move = from === stripe ? 'pending = pending - 1, ' : '';
+    const { changes } = await this.#tx.run(
+      `UPDATE aoc_open_stripes SET ${move}${kind} = ${kind} + 1 WHERE stripe = ? AND ${kind} < ?`,
+      [stripe, cap],
+    );
+    return changes === 1;
+  }
+
+  /**
+   * Take one unit of `kind` under `limit`: in `preferred` if it has room, else in the first stripe
+   * found below its share. Undefined when every stripe is at its share (the domain is at the
+   * limit). `from`: the stripe whose pending unit this in-flight one replaces (entry), released here.
+   */
+  async claim(kind: OpenKind, limit: number, preferred: number, from?: number): Promise<number | undefined> {
+    if (await this.#take(kind, preferred, limit, from)) return preferred;
+    const rows = await this.#tx.all<{ stripe: number | string; n: number | string }>(
+      `SELECT stripe, ${kind} AS n FROM aoc_open_stripes`,
+    );
+    const open = rows
+      .map((r) => ({ stripe: num(r.stripe), n: num(r.n) }))
+      .filter((r) => r.stripe !== preferred && r.n < stripeCap(limit, r.stripe))
+      .map((r) => r.stripe)
+      // Start after `preferred` and wrap, so servers that fall back spread instead of meeting.
+      .sort(
+        (a, b) =>
+          ((a - preferred + OPEN_STRIPES) % OPEN_STRIPES) - ((b - preferred + OPEN_STRIPES) % OPEN_STRIPES),
+      );
+    for (const stripe of open) {
+      if (await this.#take(kind, stripe, limit, from)) return stripe;
+    }
+    return undefined;
+  }
+
+  /** Give a unit back (leaving pending or in flight): never refused. */
+  async release(kind: OpenKind, stripe: number): Promise<void> {
+    await this.#tx.run(`UPDATE aoc_open_stripes SET ${kind} = ${kind} - 1 WHERE stripe = ?`, [stripe]);
+  }
+
+  /** Count one more without a limit: an observation that reopens a resolved occurrence is never refused. */
+  async add(kind: OpenKind, stripe: number): Promise<void> {
+    await this.#tx.run(`UPDATE aoc_open_stripes SET ${kind} = ${kind} + 1 WHERE stripe = ?`, [stripe]);
+  }
+}
