@@ -32,3 +32,19 @@ export function reportError(error: unknown, io: CliIo): number {
   }
   throw error;
 }
+
+/** Resolve on SIGINT, SIGTERM or `stop` (in-process tests), removing every listener it added. */
+export function untilStopped(stop: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      stop?.removeEventListener('abort', done);
+      resolve();
+    };
+    process.on('SIGINT', done);
+    process.on('SIGTERM', done);
+    if (stop?.aborted === true) done();
+    else stop?.addEventListener('abort', done);
+  });
+}

@@ -12,7 +12,7 @@ import {
   type SandboxOptions,
   type SigningMode,
 } from '../../providers/sandbox/index.js';
-import { reportError, wantsHelp, type Command } from '../command.js';
+import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 
 const USAGE = `usage: baton sandbox [--port N] [--host H] [--account ID]... [--signing hmac|ed25519|both]
@@ -90,22 +90,6 @@ function parse(argv: string[]): Parsed {
       ed25519Seed: envBytes('BATON_SANDBOX_ED25519_SEED'),
     },
   };
-}
-
-/** Resolve on SIGINT, SIGTERM or `stop` (tests), removing every listener it added. */
-function untilStopped(stop: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      stop?.removeEventListener('abort', done);
-      resolve();
-    };
-    process.on('SIGINT', done);
-    process.on('SIGTERM', done);
-    if (stop?.aborted) done();
-    else stop?.addEventListener('abort', done);
-  });
 }
 
 export async function runSandbox(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {

@@ -13,7 +13,7 @@ import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { createToken } from '../../server/tokens.js';
 import { staticKeys, type KeyResolver } from '../../providers/index.js';
 import { hasActiveAdmin } from '../../store/principals.js';
-import { wantsHelp, type Command } from '../command.js';
+import { untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
@@ -53,22 +53,6 @@ export function hmacSecretsFromEnv(text: string | undefined): KeyResolver {
 
 function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
-}
-
-/** Resolve on SIGINT, SIGTERM or `stop` (in-process tests), removing every listener it added. */
-function untilStopped(stop: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      stop?.removeEventListener('abort', done);
-      resolve();
-    };
-    process.on('SIGINT', done);
-    process.on('SIGTERM', done);
-    if (stop?.aborted === true) done();
-    else stop?.addEventListener('abort', done);
-  });
 }
 
 async function firstAdmin(opened: OpenedBaton, io: CliIo): Promise<void> {
