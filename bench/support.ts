@@ -3,7 +3,7 @@
  * throwaway PostgreSQL database (created UTF8 with C collation like the tests', dropped at the end).
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { probePostgres, redactUrl, withClient } from '../test/support/postgres-client.js';
 
 /** One lifecycle's per-call latencies in milliseconds (create, enter, observe). */
 export type CallTimes = readonly number[];
@@ -77,38 +77,6 @@ export function postgresBenchUrl(): string {
   );
 }
 
-/** The URL without its password, for printing. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable URL)';
-  }
-}
-
-async function admin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/** Why PostgreSQL is unusable at `url`, or undefined. */
-export async function postgresProblem(url: string): Promise<string | undefined> {
-  try {
-    await admin(url, (c) => c.query('SELECT 1'));
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : 'unknown error';
-  }
-}
-
 export interface BenchDatabase {
   readonly url: string;
   drop(): Promise<void>;
@@ -117,7 +85,7 @@ export interface BenchDatabase {
 /** A fresh database on the server at `url`; `drop()` removes it. */
 export async function benchDatabase(url: string, label: string): Promise<BenchDatabase> {
   const name = `baton_bench_${label}_${randomBytes(4).toString('hex')}`;
-  await admin(url, (c) =>
+  await withClient(url, (c) =>
     c.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`),
   );
   const u = new URL(url);
@@ -125,16 +93,18 @@ export async function benchDatabase(url: string, label: string): Promise<BenchDa
   return {
     url: u.toString(),
     drop: () =>
-      admin(url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+      withClient(url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }
 
 /** The server settings that decide durability, printed beside the figures. */
 export async function postgresSettings(url: string): Promise<string> {
-  return admin(url, async (c) => {
+  return withClient(url, async (c) => {
     const r = await c.query<{ name: string; setting: string }>(
       "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'wal_sync_method', 'server_version') ORDER BY name",
     );
     return r.rows.map((x) => `${x.name}=${x.setting}`).join(' ');
   });
 }
+
+export { probePostgres as postgresProblem, redactUrl as redact };
