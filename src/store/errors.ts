@@ -9,6 +9,7 @@
  * Anything else is a bug or an I/O failure and is rethrown unchanged.
  */
 import { BatonError, isBatonError } from '../core/errors.js';
+import type { SqlValue } from './engine.js';
 
 export type ConstraintKind = 'unique' | 'foreign_key' | 'not_null' | 'check' | 'other';
 
@@ -86,4 +87,21 @@ export function mapDriverError(error: unknown): unknown {
 export function isUniqueViolation(error: unknown): boolean {
   if (isBatonError(error, 'conflict')) return error.details['constraint'] === 'unique';
   return constraintKind(error) === 'unique';
+}
+
+/**
+ * Refuse a text value neither engine can hold the same way: PostgreSQL's TEXT cannot store U+0000
+ * (it answers with a raw encoding error) while SQLite would keep it, so a value with one is
+ * refused on both, typed and before anything is written (engine.ts: one behaviour on both).
+ */
+export function unstorableText(params: readonly SqlValue[]): BatonError | undefined {
+  for (let i = 0; i < params.length; i++) {
+    const value = params[i];
+    if (typeof value === 'string' && value.includes('\u0000')) {
+      return new BatonError('input_invalid', 'a text value holds U+0000, which the store cannot keep', {
+        parameter: i + 1,
+      });
+    }
+  }
+  return undefined;
 }

@@ -23,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { BatonError, isBatonError } from '../core/errors.js';
 import type { SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
-import { mapDriverError } from './errors.js';
+import { mapDriverError, unstorableText } from './errors.js';
 import { engineTypes, StatementTexts } from './postgres-sql.js';
 
 export interface PostgresEngineOptions {
@@ -136,13 +136,36 @@ class Session {
     await this.query('ROLLBACK').catch((error: unknown) => void (this.broken ??= error));
   }
 
+  /**
+   * Run `send` with the socket corked: every message it writes leaves in one `writev`. On this
+   * kind of machine a loopback write costs ~0.1 ms of CPU (docs/scale.md), so a BEGIN sent alone
+   * costs as much as a statement.
+   */
+  corked<T>(send: () => T): T {
+    const stream = this.client.connection.stream;
+    stream.cork();
+    try {
+      return send();
+    } finally {
+      stream.uncork();
+    }
+  }
+
   release(): void {
     this.client.removeListener('error', this.#onError);
     this.client.release(this.broken === undefined ? undefined : true);
   }
 }
 
-/** Statements on one pooled connection, valid only while its transaction is open. */
+/** A statement that only reads: harmless had it run outside the transaction (see `#send`). */
+const READ_ONLY = /^\s*SELECT\b/i;
+
+/**
+ * Statements on one pooled connection, valid only while its transaction is open. The transaction
+ * starts lazily: its BEGIN leaves with the first statement, in one write and one round trip (the
+ * connection is in `pg`'s pipeline mode), when that statement only reads. A write never leaves
+ * before the server has accepted the BEGIN: had the BEGIN failed, it would run on its own.
+ */
 class PgExecutor implements Transaction {
   readonly forUpdate = ' FOR UPDATE';
   #open = true;
@@ -150,10 +173,21 @@ class PgExecutor implements Transaction {
   failure: unknown;
   readonly #session: Session;
   readonly #texts: StatementTexts;
+  /** The BEGIN (and settings) not sent yet; undefined once sent. */
+  #begin: string | undefined;
+  /** Settles when the server has answered the BEGIN. */
+  #began: Promise<unknown> = Promise.resolve();
+  #beginAccepted = false;
 
-  constructor(session: Session, texts: StatementTexts) {
+  constructor(session: Session, texts: StatementTexts, begin: string) {
     this.#session = session;
     this.#texts = texts;
+    this.#begin = begin;
+  }
+
+  /** Whether the BEGIN went out: if not, there is nothing to commit or roll back. */
+  get started(): boolean {
+    return this.#begin === undefined;
   }
 
   end(): void {
@@ -170,13 +204,44 @@ class PgExecutor implements Transaction {
         { cause: this.failure },
       );
     }
+    const refused = unstorableText(params);
+    if (refused !== undefined) throw refused; // before sending: the transaction stays usable
     const stmt = this.#texts.get(sql, params.length);
     try {
-      return await this.#session.query(stmt, params.length === 0 ? undefined : [...params]);
+      return await this.#send(sql, () =>
+        this.#session.query(stmt, params.length === 0 ? undefined : [...params]),
+      );
     } catch (error) {
-      this.failure = error;
+      this.failure ??= error;
       throw mapPgError(error);
     }
+  }
+
+  async #send(sql: string, run: () => Promise<pg.QueryResult>): Promise<pg.QueryResult> {
+    const reads = READ_ONLY.test(sql);
+    let pending: Promise<pg.QueryResult> | undefined;
+    const begin = this.#begin;
+    if (begin !== undefined) {
+      this.#begin = undefined;
+      this.#began = this.#session.corked(() => {
+        const began = this.#session.query(begin);
+        if (reads) pending = run();
+        return began;
+      });
+      this.#began.then(
+        () => void (this.#beginAccepted = true),
+        () => undefined, // whoever awaits `#began` sees the failure
+      );
+    }
+    if (this.#beginAccepted) return run();
+    if (!reads) {
+      await this.#began;
+      return run();
+    }
+    const [began, result] = await Promise.allSettled([this.#began, pending ?? run()]);
+    if (began.status === 'rejected') throw began.reason;
+    if (result.status === 'rejected') throw result.reason;
+    return result.value;
   }
 
   async all<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
@@ -232,6 +297,8 @@ class PostgresEngine implements StoreEngine {
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
       application_name: 'baton',
       types: engineTypes(),
+      // Queries leave without waiting for the previous answer (PgExecutor: BEGIN with the first read).
+      pipeline: true,
     });
     // Without a listener an idle connection's error (a server restart) would crash the process.
     this.#pool.on('error', (error) => options.onIdleError?.(error));
@@ -269,25 +336,14 @@ class PostgresEngine implements StoreEngine {
   async #attempt<T>(mode: Mode, fn: (tx: PgExecutor) => Promise<T>): Promise<T> {
     const session = new Session(await this.#connect());
     try {
-      await this.#begin(session, mode);
       return await this.#body(session, mode, fn);
     } finally {
       session.release();
     }
   }
 
-  async #begin(session: Session, mode: Mode): Promise<void> {
-    try {
-      await session.query(mode.begin);
-    } catch (error) {
-      await session.rollback();
-      if (mode.retry && isRetryable(error)) throw new RetryableAbort(error);
-      throw mapPgError(error);
-    }
-  }
-
   async #body<T>(session: Session, mode: Mode, fn: (tx: PgExecutor) => Promise<T>): Promise<T> {
-    const ex = new PgExecutor(session, this.#texts);
+    const ex = new PgExecutor(session, this.#texts, mode.begin);
     const marker = { active: true };
     let outcome: { value: T } | { error: unknown };
     try {
@@ -297,6 +353,11 @@ class PostgresEngine implements StoreEngine {
     }
     marker.active = false;
     ex.end();
+    if (!ex.started) {
+      // `fn` sent nothing: there is no transaction to end.
+      if ('error' in outcome) throw outcome.error;
+      return outcome.value;
+    }
     if ('error' in outcome || ex.failure !== undefined) {
       await session.rollback();
       // A serialization failure anywhere in the attempt re-runs it, even if `fn` turned it into

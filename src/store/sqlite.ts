@@ -19,7 +19,7 @@ import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promi
 import Database from 'better-sqlite3';
 import { BatonError, isBatonError } from '../core/errors.js';
 import type { SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
-import { isBusyDriverError, mapDriverError } from './errors.js';
+import { isBusyDriverError, mapDriverError, unstorableText } from './errors.js';
 
 export interface SqliteEngineOptions {
   /** How long a transaction waits for another process's write lock before `store_busy` (default 5000). */
@@ -137,14 +137,16 @@ class SqliteExecutor implements Transaction {
     this.#open = false;
   }
 
-  #stmt(sql: string): Statement {
+  #stmt(sql: string, params: readonly SqlValue[]): Statement {
     if (!this.#open) throw new BatonError('internal', 'statement issued after its transaction ended');
+    const refused = unstorableText(params);
+    if (refused !== undefined) throw refused;
     return this.#cache.get(sql);
   }
 
   all<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
     try {
-      return Promise.resolve(this.#stmt(sql).all(...params) as R[]);
+      return Promise.resolve(this.#stmt(sql, params).all(...params) as R[]);
     } catch (error) {
       return rejection(error);
     }
@@ -152,7 +154,7 @@ class SqliteExecutor implements Transaction {
 
   get<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R | undefined> {
     try {
-      return Promise.resolve(this.#stmt(sql).get(...params) as R | undefined);
+      return Promise.resolve(this.#stmt(sql, params).get(...params) as R | undefined);
     } catch (error) {
       return rejection(error);
     }
@@ -160,7 +162,7 @@ class SqliteExecutor implements Transaction {
 
   run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
     try {
-      return Promise.resolve({ changes: this.#stmt(sql).run(...params).changes });
+      return Promise.resolve({ changes: this.#stmt(sql, params).run(...params).changes });
     } catch (error) {
       return rejection(error);
     }

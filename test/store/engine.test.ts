@@ -147,6 +147,21 @@ for (const e of engines) {
     assert.equal(changes, 0);
   });
 
+  test(`[${e.name}] a text value with U+0000 is refused typed, before anything is written, and the transaction goes on`, async (t) => {
+    const { engine } = await fresh(e, t);
+    const outcome = await engine.transaction(async (tx) => {
+      const error = await tx
+        .run('INSERT INTO t (id, v) VALUES (1, ?)', ['a\u0000b'])
+        .catch((x: unknown) => x);
+      await tx.run('INSERT INTO t (id, v) VALUES (2, ?)', ['after']);
+      return error;
+    });
+    assert.ok(isBatonError(outcome, 'input_invalid'), String(outcome));
+    assert.equal(outcome.details['parameter'], 1);
+    const rows = await engine.read((tx) => tx.all<{ id: number }>('SELECT id FROM t ORDER BY id'));
+    assert.deepEqual(rows, [{ id: 2 }]);
+  });
+
   test(`[${e.name}] read() sees committed data only, and does not wait for an open write transaction`, async (t) => {
     const { engine } = await fresh(e, t);
     await engine.transaction((tx) => tx.run('INSERT INTO t (id, v) VALUES (1, ?)', ['a']));

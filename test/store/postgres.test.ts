@@ -342,15 +342,18 @@ if (db !== undefined) {
       trace.push('a ends');
     });
     await inside.wait;
+    // The engine sends BEGIN with the first statement, so b's function may start at once; its
+    // first statement is what waits for a's lock and commit.
     const second = migrationTx(b, async (tx) => {
-      trace.push('b begins');
-      return tx.run("INSERT INTO t (id, v) VALUES (1, 'b')");
+      const inserted = await tx.run("INSERT INTO t (id, v) VALUES (1, 'b')");
+      trace.push('b ran');
+      return inserted;
     });
     await new Promise((r) => setTimeout(r, 50));
     trace.push('a released');
     hold.open();
     await first;
     assert.equal((await second).changes, 1, "b's statements see the table a committed");
-    assert.deepEqual(trace, ['a begins', 'a released', 'a ends', 'b begins']);
+    assert.deepEqual(trace, ['a begins', 'a released', 'a ends', 'b ran']);
   });
 }
