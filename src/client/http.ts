@@ -14,6 +14,7 @@ import type {
   OccurrenceView,
   TakeoverResult,
 } from '../occurrences/index.js';
+import type { OccurrenceReconciled } from '../providers/index.js';
 import { evidenceOnly, type ProviderAdapter } from './adapter.js';
 import { exchange, expectMembers, type Exchange, type Fetch } from './http-transport.js';
 import { perform } from './perform.js';
@@ -103,6 +104,12 @@ class HttpExecutor implements Executor {
     const { occurrenceId, ...body } = evidenceOnly(acknowledgement);
     const path = `/v1/occurrences/${seg(occurrenceId)}/acknowledgements`;
     return this.#call({ method: 'POST', path, body: json(body), safeToRetry: false }, OBSERVED);
+  }
+
+  /** Evidence only, never an entry: safe to retry (a repeat asks the status sources again). */
+  reconcile(occurrenceId: string): Promise<OccurrenceReconciled> {
+    const path = `/v1/occurrences/${seg(occurrenceId)}/reconcile`;
+    return this.#call({ method: 'POST', path, body: {}, safeToRetry: true }, ['occurrence', 'report']);
   }
 
   perform(operation: Operation, adapter: ProviderAdapter): Promise<PerformResult> {

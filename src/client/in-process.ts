@@ -14,6 +14,7 @@ import type {
   OccurrencesService,
   OccurrenceView,
 } from '../occurrences/index.js';
+import { reconcileOccurrence, type OccurrenceReconciled, type StatusSources } from '../providers/index.js';
 import { evidenceOnly, type ProviderAdapter } from './adapter.js';
 import { perform } from './perform.js';
 import type {
@@ -30,6 +31,12 @@ import type {
 
 export interface InProcessBatonClientOptions {
   readonly service: OccurrencesService;
+  /**
+   * Baton's status-source layer (src/providers), with the keys that verify the providers' signed
+   * answers, as `baton serve` has it. Without it `executor.reconcile` is refused `unavailable`,
+   * and `perform` leaves what it sent unresolved (`awaiting_status`).
+   */
+  readonly statusSources?: StatusSources;
   /** The actor recorded for takeovers (the operator principal the HTTP API would authenticate). */
   readonly actor?: string;
 }
@@ -39,10 +46,17 @@ class InProcessExecutor implements Executor {
   readonly generation: number;
   readonly handover: OpenWork;
   readonly #service: OccurrencesService;
+  readonly #sources: StatusSources | undefined;
   readonly #credential: string;
 
-  constructor(service: OccurrencesService, b: ExecutorBinding, handover: OpenWork) {
+  constructor(
+    service: OccurrencesService,
+    sources: StatusSources | undefined,
+    b: ExecutorBinding,
+    handover: OpenWork,
+  ) {
     this.#service = service;
+    this.#sources = sources;
     this.#credential = b.credential;
     this.lineage = b.lineage;
     this.generation = b.generation;
@@ -85,6 +99,14 @@ class InProcessExecutor implements Executor {
     return this.#service.recordAcknowledgement({ ...input, authentication: { verified: false } });
   }
 
+  async reconcile(occurrenceId: string): Promise<OccurrenceReconciled> {
+    await this.#own(occurrenceId);
+    if (this.#sources === undefined) {
+      throw new BatonError('unavailable', 'this in-process client has no status sources to ask');
+    }
+    return reconcileOccurrence(this.#service, this.#sources, occurrenceId);
+  }
+
   /**
    * The HTTP server's refusals, in its order (docs/api.md "Authentication"): a retired generation
    * first, then another lineage's occurrence answers exactly like a missing one. The service checks
@@ -111,20 +133,25 @@ class InProcessExecutor implements Executor {
 
 export class InProcessBatonClient implements BatonClient {
   readonly #service: OccurrencesService;
+  readonly #sources: StatusSources | undefined;
   readonly #actor: string;
 
   constructor(options: InProcessBatonClientOptions) {
     this.#service = options.service;
+    this.#sources = options.statusSources;
     this.#actor = options.actor ?? 'operator';
   }
 
   async takeover(lineage: string): Promise<Executor> {
     const t = await this.#service.takeover({ lineage }, this.#actor);
-    return new InProcessExecutor(this.#service, t, { reserved: t.reserved, unresolved: t.unresolved });
+    return new InProcessExecutor(this.#service, this.#sources, t, {
+      reserved: t.reserved,
+      unresolved: t.unresolved,
+    });
   }
 
   resume(binding: ExecutorBinding): Executor {
-    return new InProcessExecutor(this.#service, binding, { reserved: [], unresolved: [] });
+    return new InProcessExecutor(this.#service, this.#sources, binding, { reserved: [], unresolved: [] });
   }
 
   getOccurrence(occurrenceId: string): Promise<OccurrenceDetail> {

@@ -1,5 +1,6 @@
 /**
- * `executor.perform(operation, adapter)` (DESIGN.md §8): create → enter → send → acknowledge, with
+ * `executor.perform(operation, adapter)` (DESIGN.md §8): create → enter → send → acknowledge →
+ * reconcile (one pass of Baton's status sources, which alone may resolve it), with
  * one rule above all: an entered occurrence is never entered or sent again (AOC-REQ-010). On any
  * doubt it stops, leaves the occurrence as it is (unresolved once entered) and says why; the
  * successor's takeover lists it (AOC-REQ-005) and status sources, not retries, resolve it.
@@ -9,7 +10,7 @@ import type { EntryTicket, OccurrenceView } from '../occurrences/index.js';
 import { evidenceOnly, type ProviderAdapter } from './adapter.js';
 import type { ExecutorAcknowledgement, Executor, Operation, PerformResult } from './types.js';
 
-type Calls = Pick<Executor, 'create' | 'enter' | 'acknowledge'>;
+type Calls = Pick<Executor, 'create' | 'enter' | 'acknowledge' | 'reconcile'>;
 
 type Step<T> = { ok: true; value: T } | { ok: false; refusal: boolean; code: string };
 
@@ -87,9 +88,13 @@ export async function perform(
 
   const recorded = await attempt(() => x.acknowledge(evidenceOnly(answer.value)));
   if (!recorded.ok) return unresolved(ticket.occurrence, 'acknowledgement_not_recorded', 1, recorded.code);
-  // Recorded as evidence; the outcome moves only by Baton's status sources (then perform again: 0 calls).
+  // Recorded as evidence: the executor's word never moves the outcome (AOC-REQ-009).
   const r = recorded.value;
+  if (!r.occurrence.unresolved) return fromState(r.occurrence, 1);
+  // Baton's own status sources may: one pass, now, so that a confirmed effect is known at once.
+  const checked = await attempt(() => x.reconcile(ticket.occurrence.id));
+  const latest = checked.ok ? checked.value.occurrence : r.occurrence;
+  if (!latest.unresolved) return fromState(latest, 1);
   const missing = r.missingKnowledge === null ? {} : { missingKnowledge: r.missingKnowledge };
-  const why = r.effective ? {} : { reason: 'awaiting_status' };
-  return fromState(r.occurrence, 1, { ...why, ...missing });
+  return fromState(latest, 1, { reason: 'awaiting_status', ...missing });
 }

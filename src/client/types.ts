@@ -18,6 +18,7 @@ import type {
   ProviderSelection,
   RemedyKind,
 } from '../occurrences/index.js';
+import type { OccurrenceReconciled } from '../providers/index.js';
 import type { ProviderAdapter } from './adapter.js';
 
 /** What a worker intends to do: the creation request minus the credential (the executor adds it). */
@@ -96,7 +97,15 @@ export interface Executor {
   remedy(operation: RemedyOperation): Promise<CreateResult>;
   /** Record the provider's answer to the entry call as (unauthenticated) evidence. Not idempotent. */
   acknowledge(acknowledgement: ExecutorAcknowledgement): Promise<ObserveResult>;
-  /** create → enter → adapter.send → acknowledge; never retries an entered occurrence. */
+  /**
+   * Ask Baton's status sources, pinned by the occurrence's profile, about one of this lineage's
+   * occurrences now: one pass, authenticated answers only move it (AOC-REQ-009). Safe to repeat:
+   * it never enters; a repeat appends more evidence.
+   */
+  reconcile(occurrenceId: string): Promise<OccurrenceReconciled>;
+  /**
+   * create → enter → adapter.send → acknowledge → reconcile; never retries an entered occurrence.
+   */
   perform(operation: Operation, adapter: ProviderAdapter): Promise<PerformResult>;
 }
 

@@ -16,8 +16,10 @@ export {
   backoffMs,
   lineageLister,
   Reconciler,
+  reconcileOccurrence,
   type ReconcileProgress,
   type ReconcileReport,
+  type OccurrenceReconciled,
   type ReconcilerOptions,
   type ReconcilerService,
 } from './reconciler.js';

@@ -135,3 +135,32 @@ export class Reconciler {
     }
   }
 }
+
+/** One occurrence after one reconciler pass over it, and what the pass saw. */
+export interface OccurrenceReconciled {
+  readonly occurrence: OccurrenceView;
+  readonly report: ReconcileReport;
+}
+
+/**
+ * One pass of the pinned status sources over one occurrence, while it is unresolved (the
+ * `reconcile` route and `executor.reconcile`). Evidence only: it never enters (AOC-REQ-010).
+ */
+export async function reconcileOccurrence(
+  service: ReconcilerService & Pick<OccurrencesService, 'getOccurrence'>,
+  sources: StatusSources,
+  occurrenceId: string,
+): Promise<OccurrenceReconciled> {
+  const current = async (): Promise<OccurrenceView> => (await service.getOccurrence(occurrenceId)).occurrence;
+  const reconciler = new Reconciler({
+    service,
+    sources,
+    maxPasses: 1,
+    list: async () => {
+      const o = await current();
+      return o.unresolved ? [o] : [];
+    },
+  });
+  const report = await reconciler.run();
+  return { occurrence: await current(), report };
+}

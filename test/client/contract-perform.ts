@@ -22,18 +22,26 @@ async function nativeKeyOf(client: BatonClient, occurrenceId: string | null): Pr
 }
 
 export function performCases(label: string, env: MakeEnv): void {
-  test(`${label}: perform sends once, awaits Baton's status source, then replays at no cost`, async (t) => {
-    const { client, sandbox, provider, store, op } = await env(t);
+  test(`${label}: perform sends once, Baton's status source confirms it in the same call, then replays at no cost`, async (t) => {
+    const { client, sandbox, provider, op } = await env(t);
     const ex = await client.takeover('invoice-agent');
     const adapter = new CountingAdapter(provider);
     const first = await ex.perform(op('k-perform'), adapter);
     assert.deepEqual(
       [first.status, first.reason, first.missingKnowledge, first.adapterCalls],
-      ['unresolved', 'awaiting_status', 'unauthenticated', 1],
+      ['succeeded', undefined, undefined, 1],
     );
     assert.ok(first.occurrenceId !== null);
-    const trusted = await reconcileByKey(store, first.occurrenceId, provider);
-    assert.equal(trusted.occurrence.phase, 'resolved', trusted.missingKnowledge ?? '');
+    assert.equal(first.occurrence?.phase, 'resolved');
+    // The executor's report stays unauthenticated evidence; the status source's answer resolved it.
+    const observed = (await client.getOccurrence(first.occurrenceId)).evidence
+      .filter((e) => e.type === 'observation_recorded')
+      .map((e) => e.body as { interpretation: { effective: boolean; missingKnowledge: string | null } })
+      .map(({ interpretation: i }) => [i.effective, i.missingKnowledge]);
+    assert.deepEqual(observed, [
+      [false, 'unauthenticated'],
+      [true, null],
+    ]);
     const again = await ex.perform(op('k-perform'), adapter);
     assert.deepEqual([again.status, again.reason, again.adapterCalls], ['succeeded', 'existing_resolved', 0]);
     assert.equal(again.occurrenceId, first.occurrenceId);
@@ -45,9 +53,10 @@ export function performCases(label: string, env: MakeEnv): void {
     t.diagnostic(`checked 3 performs, 1 adapter call, 1 effect`);
   });
 
-  test(`${label}: the answer is lost after the provider applied it → unresolved, never resent`, async (t) => {
+  test(`${label}: the answer is lost after the provider applied it, and so is the status answer → unresolved, never resent`, async (t) => {
     const { client, sandbox, provider, op } = await env(t);
-    sandbox.addFault('next', 'drop_response_after_apply');
+    // The payment's answer is lost, and so is every status source's answer to perform's reconcile.
+    sandbox.addFault('all', 'drop_response_after_apply');
     const ex = await client.takeover('invoice-agent');
     const adapter = new CountingAdapter(provider);
     const r = await ex.perform(op('k-drop'), adapter);
@@ -62,6 +71,18 @@ export function performCases(label: string, env: MakeEnv): void {
     assert.equal((await successor.perform(op('k-drop'), adapter)).status, 'unresolved');
     assert.equal(adapter.calls, 1);
     assert.equal(sandbox.effectCount(await nativeKeyOf(client, r.occurrenceId)), 1);
+  });
+
+  test(`${label}: the answer is lost after the provider applied it → the status source finds the payment, never resent`, async (t) => {
+    const { client, sandbox, provider, op } = await env(t);
+    sandbox.addFault('next', 'drop_response_after_apply');
+    const ex = await client.takeover('invoice-agent');
+    const adapter = new CountingAdapter(provider);
+    const r = await ex.perform(op('k-found'), adapter);
+    assert.deepEqual([r.status, r.adapterCalls], ['succeeded', 1]);
+    assert.equal(adapter.calls, 1);
+    assert.equal(sandbox.effectCount(await nativeKeyOf(client, r.occurrenceId)), 1);
+    assert.deepEqual(await client.listUnresolved('invoice-agent'), []);
   });
 
   test(`${label}: the adapter throws after sending → unresolved, never called again`, async (t) => {
@@ -126,9 +147,14 @@ export function performCases(label: string, env: MakeEnv): void {
     const { client, sandbox, provider, store, op } = await env(t);
     const ex = await client.takeover('invoice-agent');
     const adapter = new CountingAdapter(provider);
+    // The payment's answer and every status source's answer to perform's reconcile come unsigned.
+    sandbox.addFault('all', 'unsigned');
     const r = await ex.perform(op('k-unsigned'), adapter);
+    assert.deepEqual(
+      [r.status, r.reason, r.missingKnowledge, r.adapterCalls],
+      ['unresolved', 'awaiting_status', 'unauthenticated', 1],
+    );
     assert.ok(r.occurrenceId !== null);
-    sandbox.addFault('next', 'unsigned');
     const observed = await reconcileByKey(store, r.occurrenceId, provider);
     assert.equal(observed.missingKnowledge, 'unauthenticated');
     const again = await ex.perform(op('k-unsigned'), adapter);
@@ -138,14 +164,13 @@ export function performCases(label: string, env: MakeEnv): void {
   });
 
   test(`${label}: a confirmed no-effect answer makes perform report failed, with no effect`, async (t) => {
-    const { client, sandbox, provider, store, op } = await env(t);
+    const { client, sandbox, provider, op } = await env(t);
     sandbox.addFault('next', 'canceled_before_processing');
     const ex = await client.takeover('invoice-agent');
     const adapter = new CountingAdapter(provider);
     const r = await ex.perform(op('k-cancel'), adapter);
-    assert.ok(r.occurrenceId !== null);
-    const trusted = await reconcileByKey(store, r.occurrenceId, provider);
-    assert.equal(trusted.occurrence.effect, 'none_confirmed', trusted.missingKnowledge ?? '');
+    assert.deepEqual([r.status, r.adapterCalls], ['failed', 1]);
+    assert.equal(r.occurrence?.effect, 'none_confirmed');
     const again = await ex.perform(op('k-cancel'), adapter);
     assert.deepEqual([again.status, again.reason, again.adapterCalls], ['failed', 'existing_resolved', 0]);
     assert.equal(sandbox.effectCount(await nativeKeyOf(client, r.occurrenceId)), 0);

@@ -15,10 +15,15 @@ import {
   reconcileByKey,
   startSandbox,
   type MakeEnv,
+  type Provider,
   type Store,
 } from './support.js';
 
-export type OpenClient = (t: TestContext, store: Store) => Promise<BatonClient>;
+/**
+ * Build the client under test over `store`; its status sources (the server's, or the in-process
+ * client's) hold `provider.keys`, as a deployment holds the provider's verification keys.
+ */
+export type OpenClient = (t: TestContext, store: Store, provider: Provider) => Promise<BatonClient>;
 
 export async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
   await assert.rejects(promise, (e: unknown) => {
@@ -32,7 +37,7 @@ export function runContract(label: string, open: OpenClient): void {
   const env: MakeEnv = async (t, options = {}) => {
     const provider = await startSandbox(t);
     const store = await openStore(t, provider, options.total);
-    const client = await open(t, store);
+    const client = await open(t, store, provider);
     return { sandbox: provider.sandbox, provider, op: payments(provider), store, client };
   };
   lifecycleCases(label, env);

@@ -10,7 +10,7 @@
  */
 import { BatonError } from '../../core/errors.js';
 import type { AcknowledgementInput, ObservationInput } from '../../occurrences/index.js';
-import { Reconciler } from '../../providers/index.js';
+import { reconcileOccurrence } from '../../providers/index.js';
 import { bodyObject, param, timed, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
 import { array, count, idParams, object, type Schema } from '../schemas/common.js';
 import { acknowledgementBody, emptyBody, observationBody } from '../schemas/inputs.js';
@@ -47,22 +47,6 @@ const reconcileResult = object({
     byReason: { type: 'object', additionalProperties: count },
   }),
 });
-
-/** One pass of the reconciler over this one occurrence, while it is unresolved. */
-async function reconcileOne(deps: ServerDeps, id: string) {
-  const svc = deps.service;
-  const reconciler = new Reconciler({
-    service: svc,
-    sources: deps.sources,
-    maxPasses: 1,
-    list: async () => {
-      const o = (await svc.getOccurrence(id)).occurrence;
-      return o.unresolved ? [o] : [];
-    },
-  });
-  const report = await timed(deps, 'reconcile', () => reconciler.run());
-  return { occurrence: (await svc.getOccurrence(id)).occurrence, report };
-}
 
 export function observationRoutes(deps: ServerDeps): RouteSpec[] {
   const svc = deps.service;
@@ -108,7 +92,9 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
       handler: async (input) => {
         const id = param(input, 'id');
         await visibleOccurrence(deps, input, id);
-        return { body: await reconcileOne(deps, id) };
+        return {
+          body: await timed(deps, 'reconcile', () => reconcileOccurrence(svc, deps.sources, id)),
+        };
       },
     },
   ];
