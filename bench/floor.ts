@@ -8,13 +8,15 @@
  * pg (BEGIN … COMMIT on a pooled connection).
  */
 import { createHash } from 'node:crypto';
-import type Database from 'better-sqlite3';
-import type pg from 'pg';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { canonicalize } from '../src/core/jcs.js';
 import { digestBytes, digestJcs } from '../src/core/digest.js';
+import { migrate, openPostgresEngine, openSqliteEngine } from '../src/store/index.js';
 import { toPostgresPlaceholders } from '../src/store/postgres-sql.js';
 import { OPEN_STRIPES, preferredStripe, stripeCap } from '../src/store/occurrences-limits.js';
 import { ACCOUNT, benchProfile, request } from './occurrences-fixtures.js';
+import type { Lifecycle } from './support.js';
 
 type Value = string | number | null;
 interface Stmt {
@@ -467,6 +469,96 @@ export async function transactOnPostgres<T>(pool: pg.Pool, script: Script<T>): P
   } finally {
     client.release();
   }
+}
+
+// --- ready-made floors: a migrated, seeded database and its lifecycles -------------------------
+
+/**
+ * One floor lifecycle on worker `w`: the three transactions (create, enter, observe), each timed;
+ * `fu` is ' FOR UPDATE' on PostgreSQL and '' on SQLite (its writer lock is the whole file).
+ */
+export function floorLifecycle(
+  executor: (w: number) => FloorExecutor,
+  fu: string,
+  transact: (script: Script<void>) => unknown,
+): Lifecycle {
+  return async (w, n) => {
+    const x = executor(w);
+    const id = `occ_floor_${n}`;
+    const t0 = performance.now();
+    await transact(floorScripts.create(fu, x, id, `k-${n}`, n));
+    const t1 = performance.now();
+    await transact(floorScripts.enter(fu, x, id));
+    const t2 = performance.now();
+    await transact(floorScripts.observe(fu, id, `pay_${String(n).padStart(8, '0')}`));
+    return [t1 - t0, t2 - t1, performance.now() - t2];
+  };
+}
+
+function pick(executors: readonly FloorExecutor[]): (w: number) => FloorExecutor {
+  return (w) => {
+    const x = executors[w];
+    if (x === undefined) throw new RangeError(`the floor has no executor ${w}`);
+    return x;
+  };
+}
+
+export interface SqliteFloor {
+  readonly db: Db;
+  /** One COMMIT per transaction. */
+  readonly unbatched: Lifecycle;
+  /** The transactions queued in one turn of the event loop share a COMMIT (see SqliteBatchFloor). */
+  readonly batched: Lifecycle;
+  readonly batch: SqliteBatchFloor;
+  close(): void;
+}
+
+/**
+ * A floor file at `path`: the same tables and indexes as a guarded file (the same migrations, run
+ * by the engine), opened as the engine opens its writer — WAL, synchronous=FULL (fsync at every
+ * COMMIT), foreign keys on, savepoint sub-journals in memory — and seeded with `executors`.
+ */
+export async function openSqliteFloor(path: string, executors: number): Promise<SqliteFloor> {
+  const engine = openSqliteEngine(path);
+  await migrate(engine);
+  await engine.close();
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('fullfsync = ON');
+  db.pragma('foreign_keys = ON');
+  db.pragma('temp_store = MEMORY');
+  const x = pick(transactOnSqlite(db, floorScripts.seed(executors)));
+  const batch = new SqliteBatchFloor(db);
+  return {
+    db,
+    batch,
+    unbatched: floorLifecycle(x, '', (s) => transactOnSqlite(db, s)),
+    batched: floorLifecycle(x, '', (s) => batch.run(s)),
+    close: () => db.close(),
+  };
+}
+
+export interface PostgresFloor {
+  readonly lifecycle: Lifecycle;
+  close(): Promise<void>;
+}
+
+/** A floor on the (empty) database at `url`: migrated by the engine, seeded, one pooled connection per executor (+2). */
+export async function openPostgresFloor(url: string, executors: number): Promise<PostgresFloor> {
+  const engine = openPostgresEngine(url);
+  try {
+    await migrate(engine);
+  } finally {
+    await engine.close();
+  }
+  const pool = new pg.Pool({ connectionString: url, max: executors + 2 });
+  pool.on('error', () => undefined); // an idle client dropped by the server: the next query says so
+  const x = pick(await transactOnPostgres(pool, floorScripts.seed(executors)));
+  return {
+    lifecycle: floorLifecycle(x, ' FOR UPDATE', (s) => transactOnPostgres(pool, s)),
+    close: () => pool.end(),
+  };
 }
 
 export { OPEN_STRIPES };

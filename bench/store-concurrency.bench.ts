@@ -17,136 +17,52 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import pg from 'pg';
-import { migrate, openPostgresEngine, openSqliteEngine } from '../src/store/index.js';
+import { openPostgresEngine, openSqliteEngine } from '../src/store/index.js';
 import type { StoreEngine } from '../src/store/engine.js';
 import type { SqliteStoreEngine } from '../src/store/sqlite.js';
-import {
-  floorScripts,
-  SqliteBatchFloor,
-  transactOnPostgres,
-  transactOnSqlite,
-  type FloorExecutor,
-} from './floor.js';
+import { openPostgresFloor, openSqliteFloor } from './floor.js';
 import { openGuarded } from './guarded.js';
 import {
   benchDatabase,
-  describe,
-  median,
+  compare,
   percentile,
   postgresBenchUrl,
   postgresProblem,
   postgresSettings,
   rate,
+  ratio,
   redact,
-  round,
+  report,
   tally,
-  type Lifecycle,
-  type Tally,
+  verdict,
+  type Plan,
+  type Side,
 } from './support.js';
 
-const ROUND_MS = Number(process.env['BENCH_ROUND_MS'] ?? 1500);
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
+const PLAN: Plan = {
+  roundMs: Number(process.env['BENCH_ROUND_MS'] ?? 1500),
+  rounds: Number(process.env['BENCH_ROUNDS'] ?? 3),
+  warmupMs: 400,
+};
 const ENGINES = (process.env['BENCH_ENGINES'] ?? 'sqlite,postgres').split(',');
 const EXECUTORS = 16;
-const WARMUP_MS = 400;
-
-interface Side {
-  readonly name: string;
-  readonly run: Lifecycle;
-}
-
-let keys = 0;
-const nextKey = (): number => ++keys;
-
-/** Alternate the sides round by round; returns each side's tally and per-round rates. */
-async function compare(
-  label: string,
-  sides: readonly Side[],
-  concurrency: number,
-): Promise<Map<string, { t: Tally; rounds: number[] }>> {
-  for (const s of sides) await round(s.run, concurrency, WARMUP_MS, tally(), nextKey);
-  const out = new Map(sides.map((s) => [s.name, { t: tally(), rounds: [] as number[] }]));
-  for (let r = 0; r < ROUNDS; r++) {
-    const line: string[] = [];
-    for (const s of r % 2 === 0 ? sides : [...sides].reverse()) {
-      const slot = out.get(s.name);
-      if (slot === undefined) continue;
-      const perSecond = await round(s.run, concurrency, ROUND_MS, slot.t, nextKey);
-      slot.rounds.push(perSecond);
-      line.push(`${s.name} ${perSecond.toFixed(0)}/s`);
-    }
-    console.log(`  ${label} round ${r + 1}/${ROUNDS}: ${line.join(', ')}`);
-  }
-  return out;
-}
-
-function report(results: Map<string, { t: Tally }>): void {
-  for (const [name, { t }] of results) console.log(`  ${name.padEnd(26)} ${describe(t)}`);
-}
-
-function ratio(results: Map<string, { rounds: number[] }>, a: string, b: string): number {
-  const x = results.get(a)?.rounds ?? [];
-  const y = results.get(b)?.rounds ?? [];
-  return median(x.map((v, i) => v / (y[i] ?? Number.NaN)));
-}
-
-const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
 
 // --- SQLite ------------------------------------------------------------------------------------
-
-function sqliteFloor(path: string): { db: Database.Database; executors: FloorExecutor[] } {
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  return { db, executors: transactOnSqlite(db, floorScripts.seed(EXECUTORS)) };
-}
-
-function floorLifecycle(
-  x: (w: number) => FloorExecutor,
-  fu: string,
-  transact: (script: Generator<never, unknown, never>) => unknown,
-): Lifecycle {
-  return async (w, n) => {
-    const id = `occ_floor_${n}`;
-    const t0 = performance.now();
-    await transact(floorScripts.create(fu, x(w), id, `k-${n}`, n) as never);
-    const t1 = performance.now();
-    await transact(floorScripts.enter(fu, x(w), id) as never);
-    const t2 = performance.now();
-    await transact(floorScripts.observe(fu, id, `pay_${String(n).padStart(8, '0')}`) as never);
-    return [t1 - t0, t2 - t1, performance.now() - t2];
-  };
-}
 
 async function benchSqlite(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-bench-'));
   const engine: SqliteStoreEngine = openSqliteEngine(join(dir, 'guarded.db'));
-  const floorPath = join(dir, 'floor.db');
-  const floorEngine = openSqliteEngine(floorPath);
-  await migrate(floorEngine); // the same tables and indexes as the guarded file
-  await floorEngine.close();
-  const floor = sqliteFloor(floorPath);
-  const batched = new SqliteBatchFloor(floor.db);
+  const floor = await openSqliteFloor(join(dir, 'floor.db'), EXECUTORS);
   try {
     const guarded = await openGuarded(engine, EXECUTORS);
-    const fx = (w: number): FloorExecutor => floor.executors[w] as FloorExecutor;
     const guardedSide: Side = { name: 'guarded', run: (w, n) => guarded.lifecycle(w, `k-${n}`, n) };
-    const unbatched: Side = {
-      name: 'floor (unbatched)',
-      run: floorLifecycle(fx, '', (s) => transactOnSqlite(floor.db, s)),
-    };
-    const batchedSide: Side = {
-      name: 'floor (batched)',
-      run: floorLifecycle(fx, '', (s) => batched.run(s)),
-    };
+    const unbatched: Side = { name: 'floor (unbatched)', run: floor.unbatched };
+    const batchedSide: Side = { name: 'floor (batched)', run: floor.batched };
     console.log(
       `SQLite ${String(floor.db.prepare('SELECT sqlite_version() AS v').pluck().get())}, WAL, synchronous=FULL, file in ${tmpdir()}`,
     );
 
-    const c1 = await compare('sqlite c=1', [unbatched, guardedSide], 1);
+    const c1 = await compare('sqlite c=1', [unbatched, guardedSide], 1, PLAN);
     report(c1);
     const r1 = ratio(c1, 'guarded', 'floor (unbatched)');
     console.log(
@@ -154,7 +70,12 @@ async function benchSqlite(): Promise<void> {
     );
 
     const before = engine.stats();
-    const c16 = await compare(`sqlite c=${EXECUTORS}`, [unbatched, batchedSide, guardedSide], EXECUTORS);
+    const c16 = await compare(
+      `sqlite c=${EXECUTORS}`,
+      [unbatched, batchedSide, guardedSide],
+      EXECUTORS,
+      PLAN,
+    );
     const after = engine.stats();
     report(c16);
     const r16 = ratio(c16, 'guarded', 'floor (unbatched)');
@@ -168,11 +89,11 @@ async function benchSqlite(): Promise<void> {
       `  => c=${EXECUTORS} guarded p99 ${p99.toFixed(2)} ms per call (target <= 10 ms): ${verdict(p99 <= 10)}`,
     );
     console.log(
-      `  => group commit: ${txs} transactions in ${commits} COMMITs (${(txs / Math.max(1, commits)).toFixed(1)} per COMMIT, largest ${after.largestBatch}); the batched floor: ${batched.commits} COMMITs in all`,
+      `  => group commit: ${txs} transactions in ${commits} COMMITs (${(txs / Math.max(1, commits)).toFixed(1)} per COMMIT, largest ${after.largestBatch}); the batched floor: ${floor.batch.commits} COMMITs in all`,
     );
   } finally {
     await engine.close();
-    floor.db.close();
+    floor.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -190,32 +111,26 @@ async function benchPostgres(): Promise<void> {
   const gdb = await benchDatabase(url, 'guarded');
   const fdb = await benchDatabase(url, 'floor');
   const engine: StoreEngine = openPostgresEngine(gdb.url, { maxConnections: EXECUTORS + 2 });
-  const floorEngine = openPostgresEngine(fdb.url);
-  const pool = new pg.Pool({ connectionString: fdb.url, max: EXECUTORS + 2 });
-  pool.on('error', () => undefined);
   try {
-    await migrate(floorEngine);
-    await floorEngine.close();
-    const executors = await transactOnPostgres(pool, floorScripts.seed(EXECUTORS));
-    const guarded = await openGuarded(engine, EXECUTORS);
-    const fx = (w: number): FloorExecutor => executors[w] as FloorExecutor;
-    const guardedSide: Side = { name: 'guarded', run: (w, n) => guarded.lifecycle(w, `k-${n}`, n) };
-    const floorSide: Side = {
-      name: 'floor',
-      run: floorLifecycle(fx, ' FOR UPDATE', (s) => transactOnPostgres(pool, s)),
-    };
-    for (const c of [1, EXECUTORS]) {
-      const results = await compare(`postgres c=${c}`, [floorSide, guardedSide], c);
-      report(results);
-      const g = rate(results.get('guarded')?.t ?? tally());
-      const line = `  => c=${c} guarded/floor ${ratio(results, 'guarded', 'floor').toFixed(2)}x, median of rounds`;
-      console.log(
-        c === 1 ? line : `${line}; guarded ${g.toFixed(0)}/s (target >= 1000/s): ${verdict(g >= 1000)}`,
-      );
+    const floor = await openPostgresFloor(fdb.url, EXECUTORS);
+    try {
+      const guarded = await openGuarded(engine, EXECUTORS);
+      const guardedSide: Side = { name: 'guarded', run: (w, n) => guarded.lifecycle(w, `k-${n}`, n) };
+      const floorSide: Side = { name: 'floor', run: floor.lifecycle };
+      for (const c of [1, EXECUTORS]) {
+        const results = await compare(`postgres c=${c}`, [floorSide, guardedSide], c, PLAN);
+        report(results);
+        const g = rate(results.get('guarded')?.t ?? tally());
+        const line = `  => c=${c} guarded/floor ${ratio(results, 'guarded', 'floor').toFixed(2)}x, median of rounds`;
+        console.log(
+          c === 1 ? line : `${line}; guarded ${g.toFixed(0)}/s (target >= 1000/s): ${verdict(g >= 1000)}`,
+        );
+      }
+    } finally {
+      await floor.close();
     }
   } finally {
     await engine.close();
-    await pool.end();
     await gdb.drop();
     await fdb.drop();
   }
@@ -223,7 +138,7 @@ async function benchPostgres(): Promise<void> {
 
 async function main(): Promise<void> {
   console.log(
-    `store concurrency bench: ${ROUNDS} alternating rounds of ${ROUND_MS} ms per side, concurrency 1 and ${EXECUTORS}; node ${process.version}`,
+    `store concurrency bench: ${PLAN.rounds} alternating rounds of ${PLAN.roundMs} ms per side, concurrency 1 and ${EXECUTORS}; node ${process.version}`,
   );
   if (ENGINES.includes('sqlite')) await benchSqlite();
   if (ENGINES.includes('postgres')) await benchPostgres();

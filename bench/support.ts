@@ -21,9 +21,16 @@ export interface Tally {
 
 export const tally = (): Tally => ({ lifecycles: 0, ms: 0, calls: [], cpuMs: 0 });
 
+/** This process's CPU time (user + system) so far, in ms. */
+export function processCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 /**
  * One closed-loop round: `concurrency` workers each run lifecycles back to back until `ms` have
- * passed; every lifecycle started is finished and counted.
+ * passed; every lifecycle started is finished and counted. `cpuMs` is the clock of whoever does
+ * the side's work (this process by default; the server's when the work happens in a child).
  */
 export async function round(
   run: Lifecycle,
@@ -31,9 +38,10 @@ export async function round(
   ms: number,
   into: Tally,
   next: () => number,
+  cpuMs: () => number = processCpuMs,
 ): Promise<number> {
   const start = performance.now();
-  const cpu = process.cpuUsage();
+  const cpu = cpuMs();
   const deadline = start + ms;
   let done = 0;
   await Promise.all(
@@ -46,8 +54,7 @@ export async function round(
     }),
   );
   const elapsed = performance.now() - start;
-  const used = process.cpuUsage(cpu);
-  into.cpuMs += (used.user + used.system) / 1000;
+  into.cpuMs += cpuMs() - cpu;
   into.lifecycles += done;
   into.ms += elapsed;
   return (done * 1000) / elapsed;
@@ -61,13 +68,78 @@ export function percentile(xs: readonly number[], p: number): number {
 export const rate = (t: Tally): number => (t.lifecycles * 1000) / t.ms;
 
 export function describe(t: Tally, withCpu = true): string {
-  // Three transactions (calls) per lifecycle; CPU is this process's (for PostgreSQL the client's only).
+  // Three transactions (calls) per lifecycle; CPU is that of the side's clock (see `round`): for
+  // PostgreSQL the client's only. NaN when the clock could not be read: left out.
   const cpu = t.cpuMs / Math.max(1, t.lifecycles * 3);
   const base = `${rate(t).toFixed(1).padStart(7)} occurrences/s   per call p50 ${percentile(t.calls, 50).toFixed(2)} ms, p99 ${percentile(t.calls, 99).toFixed(2)} ms`;
-  return withCpu ? `${base}   CPU ${cpu.toFixed(2)} ms/transaction` : base;
+  return withCpu && Number.isFinite(cpu) ? `${base}   CPU ${cpu.toFixed(2)} ms/transaction` : base;
 }
 
 export const median = (xs: readonly number[]): number => percentile(xs, 50);
+
+// --- comparisons: sides alternated round by round, in the same run ------------------------------
+
+/** One side of a comparison; `cpuMs` as in `round` (default: this process). */
+export interface Side {
+  readonly name: string;
+  readonly run: Lifecycle;
+  readonly cpuMs?: () => number;
+}
+
+export interface Plan {
+  readonly rounds: number;
+  readonly roundMs: number;
+  readonly warmupMs: number;
+  /** Called once every side is warmed up, before the first measured round. */
+  readonly afterWarmup?: () => void;
+}
+
+export type Results = Map<string, { t: Tally; rounds: number[] }>;
+
+let keys = 0;
+/** Lifecycle numbers, unique in the process: creation keys and floor ids never repeat. */
+export const nextKey = (): number => ++keys;
+
+/**
+ * Alternate the sides round by round (the order reversed every other round), so that load from
+ * other processes, CPU frequency and page cache hit every side alike; returns each side's tally
+ * and per-round rates.
+ */
+export async function compare(
+  label: string,
+  sides: readonly Side[],
+  concurrency: number,
+  plan: Plan,
+): Promise<Results> {
+  for (const s of sides) await round(s.run, concurrency, plan.warmupMs, tally(), nextKey, s.cpuMs);
+  plan.afterWarmup?.();
+  const out: Results = new Map(sides.map((s) => [s.name, { t: tally(), rounds: [] as number[] }]));
+  for (let r = 0; r < plan.rounds; r++) {
+    const line: string[] = [];
+    for (const s of r % 2 === 0 ? sides : [...sides].reverse()) {
+      const slot = out.get(s.name);
+      if (slot === undefined) continue;
+      const perSecond = await round(s.run, concurrency, plan.roundMs, slot.t, nextKey, s.cpuMs);
+      slot.rounds.push(perSecond);
+      line.push(`${s.name} ${perSecond.toFixed(0)}/s`);
+    }
+    console.log(`  ${label} round ${r + 1}/${plan.rounds}: ${line.join(', ')}`);
+  }
+  return out;
+}
+
+export function report(results: Results): void {
+  for (const [name, { t }] of results) console.log(`  ${name.padEnd(26)} ${describe(t)}`);
+}
+
+/** Side `a` over side `b`: the median of the per-round ratios (rounds alternate, so pairs are close in time). */
+export function ratio(results: Results, a: string, b: string): number {
+  const x = results.get(a)?.rounds ?? [];
+  const y = results.get(b)?.rounds ?? [];
+  return median(x.map((v, i) => v / (y[i] ?? Number.NaN)));
+}
+
+export const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
 
 export function postgresBenchUrl(): string {
   return (
