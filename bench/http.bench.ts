@@ -314,7 +314,7 @@ async function benchPostgres(): Promise<void> {
     return;
   }
   console.log(
-    `PostgreSQL at ${redact(url)}: ${await postgresSettings(url)}; baton serve with its default pool, the floor with ${EXECUTORS + 2} connections:`,
+    `PostgreSQL at ${redact(url)}: ${await postgresSettings(url)}; baton serve and the floor with ${EXECUTORS + 2} connections each:`,
   );
   const gdb = await benchDatabase(url, 'http');
   const fdb = await benchDatabase(url, 'http_floor');
@@ -324,7 +324,14 @@ async function benchPostgres(): Promise<void> {
     try {
       await bench({
         label: 'postgres',
-        store: ['--postgres', gdb.url, '--domain-key', join(dir, 'bench.domain-key.pem')],
+        store: [
+          '--postgres',
+          gdb.url,
+          '--domain-key',
+          join(dir, 'bench.domain-key.pem'),
+          '--pool',
+          String(EXECUTORS + 2),
+        ],
         floors: () => [{ name: 'floor', run: floor.lifecycle }],
         judge: (c, results) => {
           if (c === 1) {

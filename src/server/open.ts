@@ -19,7 +19,13 @@ export const KEY_SUFFIX = '.domain-key.pem';
 
 export type StoreChoice =
   | { readonly kind: 'sqlite'; readonly path: string }
-  | { readonly kind: 'postgres'; readonly url: string; readonly domainKeyFile: string };
+  | {
+      readonly kind: 'postgres';
+      readonly url: string;
+      readonly domainKeyFile: string;
+      /** The pool's size (PostgresEngineOptions.maxConnections; default 10). */
+      readonly maxConnections?: number;
+    };
 
 export interface OpenedBaton {
   readonly engine: StoreEngine;
@@ -40,11 +46,15 @@ export function redactUrl(url: string): string {
   }
 }
 
-async function openPostgres(url: string, keyFile: string, clock: Clock | undefined): Promise<OpenedBaton> {
+async function openPostgres(
+  choice: Extract<StoreChoice, { kind: 'postgres' }>,
+  clock: Clock | undefined,
+): Promise<OpenedBaton> {
+  const { url, domainKeyFile: keyFile } = choice;
   if (!keyFile.endsWith(KEY_SUFFIX)) {
     throw new BatonError('usage', `the domain key file name must end with ${KEY_SUFFIX}`);
   }
-  const engine = openPostgresEngine(url);
+  const engine = openPostgresEngine(url, { maxConnections: choice.maxConnections });
   try {
     await migrate(engine);
     const key = loadOrCreateDomainKey(keyFile.slice(0, -KEY_SUFFIX.length));
@@ -68,7 +78,7 @@ async function openPostgres(url: string, keyFile: string, clock: Clock | undefin
 }
 
 export async function openBaton(choice: StoreChoice, options: { clock?: Clock } = {}): Promise<OpenedBaton> {
-  if (choice.kind === 'postgres') return openPostgres(choice.url, choice.domainKeyFile, options.clock);
+  if (choice.kind === 'postgres') return openPostgres(choice, options.clock);
   const opened = await openOccurrencesOnSqlite(choice.path, { clock: options.clock });
   return {
     engine: opened.engine,

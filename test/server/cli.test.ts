@@ -131,5 +131,10 @@ test('baton serve refuses bad arguments with exit 2', async () => {
   assert.equal((await run(['serve', '--db', 'x.db', '--postgres', 'postgres://h/db'])).code, 2);
   assert.equal((await run(['serve', '--log-level', 'loud'])).code, 2);
   assert.equal((await run(['serve', '--domain-key', 'k.domain-key.pem'])).code, 2);
+  assert.equal((await run(['serve', '--pool', '5'])).code, 2, '--pool is for --postgres');
+  for (const pool of ['0', '1001', '-1', 'ten']) {
+    const r = await run(['serve', '--postgres', 'postgres://127.0.0.1:1/none', '--pool', pool]);
+    assert.equal(r.code, 2, `--pool ${pool}`);
+  }
   assert.match((await run(['serve', '--help'])).out, /usage: baton serve/);
 });

@@ -398,7 +398,9 @@ if (db !== undefined) {
       t.after(() => rmSync(dir, { recursive: true, force: true }));
       const provider = await startProvider(t);
       const env = { ...process.env, BATON_HMAC_SECRETS: provider.hmacEnv };
-      const args = ['--postgres', url, '--domain-key', join(dir, 'shared.domain-key.pem'), '--port', '0'];
+      const key = join(dir, 'shared.domain-key.pem');
+      // --pool 8: sixteen executors over three servers, each server's pool smaller than its share.
+      const args = ['--postgres', url, '--domain-key', key, '--port', '0', '--pool', '8'];
       const servers: Server[] = [];
       // One after another: the first creates the key file and prints the one admin token.
       for (let i = 0; i < SERVERS; i++) servers.push(await serve(t, [...args, '--log-level', 'silent'], env));

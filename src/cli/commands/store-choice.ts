@@ -16,23 +16,42 @@ export const STORE_OPTIONS = {
   db: { type: 'string' },
   postgres: { type: 'string' },
   'domain-key': { type: 'string' },
+  pool: { type: 'string' },
 } as const;
 
 export const STORE_USAGE = `store: --db FILE (SQLite, default ${DEFAULT_DB}) or --postgres URL with
-       --domain-key FILE (default ./baton.domain-key.pem; every server sharing the database needs it)`;
+       --domain-key FILE (default ./baton.domain-key.pem; every server sharing the database needs it)
+       and --pool N (PostgreSQL connections this process holds at most, 1..1000, default 10: give
+       about one per concurrent request it should serve at once)`;
 
-export function storeChoice(values: { db?: string; postgres?: string; 'domain-key'?: string }): StoreChoice {
+function pool(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^[0-9]{1,4}$/.test(text) || Number(text) < 1 || Number(text) > 1000) {
+    throw new BatonError('usage', '--pool must be a whole number from 1 to 1000');
+  }
+  return Number(text);
+}
+
+export function storeChoice(values: {
+  db?: string;
+  postgres?: string;
+  'domain-key'?: string;
+  pool?: string;
+}): StoreChoice {
   if (values.postgres !== undefined) {
     if (values.db !== undefined) throw new BatonError('usage', 'give --db or --postgres, not both');
     if (!/^postgres(ql)?:\/\//.test(values.postgres)) {
       throw new BatonError('usage', '--postgres must be a postgres:// URL');
     }
+    const maxConnections = pool(values.pool);
     return {
       kind: 'postgres',
       url: values.postgres,
       domainKeyFile: values['domain-key'] ?? './baton.domain-key.pem',
+      ...(maxConnections === undefined ? {} : { maxConnections }),
     };
   }
+  if (values.pool !== undefined) throw new BatonError('usage', '--pool is for --postgres');
   if (values['domain-key'] !== undefined) {
     throw new BatonError(
       'usage',
@@ -44,7 +63,10 @@ export function storeChoice(values: { db?: string; postgres?: string; 'domain-ke
 
 /** An engine over the chosen store with every migration applied. */
 export async function openMigratedEngine(choice: StoreChoice): Promise<StoreEngine> {
-  const engine = choice.kind === 'sqlite' ? openSqliteEngine(choice.path) : openPostgresEngine(choice.url);
+  const engine =
+    choice.kind === 'sqlite'
+      ? openSqliteEngine(choice.path)
+      : openPostgresEngine(choice.url, { maxConnections: choice.maxConnections });
   try {
     await migrate(engine);
     return engine;
