@@ -6,9 +6,10 @@
  * - PTCL wire fields keep their own form: `sha256:` + 64 lowercase hex digits.
  * An unrecognised prefix is never read as SHA-256 (mission draft: no downgrade).
  */
+import * as nodeCrypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { BatonError } from './errors.js';
-import { canonicalBytes } from './jcs.js';
+import { canonicalize } from './jcs.js';
 
 export type Sha256Digest = `sha-256:${string}`;
 export type Sha256HexTag = `sha256:${string}`;
@@ -16,18 +17,32 @@ export type Sha256HexTag = `sha256:${string}`;
 const B64URL_32 = /^[A-Za-z0-9_-]{43}$/;
 const HEX_32 = /^[0-9a-f]{64}$/;
 
+/**
+ * `crypto.hash` (Node >= 20.12) hashes in one call, about three times faster than a Hash object
+ * for the short inputs Baton digests on every transaction; older Node 20 releases lack it.
+ * A string is hashed as its UTF-8 bytes either way.
+ */
+const oneShot = (nodeCrypto as { hash?: typeof nodeCrypto.hash }).hash;
+
 export function sha256(bytes: Uint8Array | string): Buffer {
+  if (oneShot !== undefined) return oneShot('sha256', bytes, 'buffer');
   return createHash('sha256').update(bytes).digest();
 }
 
-/** `sha-256:` + base64url(SHA-256(bytes)). */
+function sha256Text(bytes: Uint8Array | string, encoding: 'base64url' | 'hex'): string {
+  if (oneShot !== undefined) return oneShot('sha256', bytes, encoding);
+  return createHash('sha256').update(bytes).digest(encoding);
+}
+
+/** `sha-256:` + base64url(SHA-256(bytes)); a string stands for its UTF-8 bytes. */
 export function digestBytes(bytes: Uint8Array | string): Sha256Digest {
-  return `sha-256:${sha256(bytes).toString('base64url')}`;
+  return `sha-256:${sha256Text(bytes, 'base64url')}`;
 }
 
 /** `sha-256:` + base64url(SHA-256(JCS(value))): the digest of a JSON artifact. */
 export function digestJcs(value: unknown): Sha256Digest {
-  return digestBytes(canonicalBytes(value));
+  // The JCS text is hashed as its UTF-8 bytes: exactly canonicalBytes(value).
+  return digestBytes(canonicalize(value));
 }
 
 /**
@@ -62,12 +77,12 @@ export function parseDigest(text: string): Buffer {
 
 /** PTCL's wire form: `sha256:` + lowercase hex of SHA-256(bytes). */
 export function sha256HexTag(bytes: Uint8Array | string): Sha256HexTag {
-  return `sha256:${sha256(bytes).toString('hex')}`;
+  return `sha256:${sha256Text(bytes, 'hex')}`;
 }
 
 /** PTCL's wire form over the JCS bytes of a JSON value. */
 export function sha256HexTagJcs(value: unknown): Sha256HexTag {
-  return sha256HexTag(canonicalBytes(value));
+  return sha256HexTag(canonicalize(value));
 }
 
 export function isSha256HexTag(text: unknown): text is Sha256HexTag {

@@ -210,13 +210,29 @@ export type ReferenceReading =
   | { readonly kind: 'malformed' }
   | { readonly kind: 'found'; readonly value: string };
 
+/**
+ * Compiled reference patterns by source, so an observation does not compile one. Bounded: sources
+ * come only from registered profiles (validated by readReference), and no `g`/`y` flag means
+ * `test` keeps no state between calls.
+ */
+const referencePatterns = new Map<string, RegExp>();
+
+function referencePattern(source: string): RegExp {
+  let re = referencePatterns.get(source);
+  if (re === undefined) {
+    re = new RegExp(source, 'u');
+    if (referencePatterns.size < 1_000) referencePatterns.set(source, re);
+  }
+  return re;
+}
+
 /** Read the provider reference from a native answer by the profile's rule. */
 export function readProviderReference(profile: ProviderProfile, response: unknown): ReferenceReading {
   if (typeof response !== 'object' || response === null || Array.isArray(response)) return { kind: 'absent' };
   const { member, pattern } = profile.reference;
   if (!Object.hasOwn(response, member)) return { kind: 'absent' };
   const value = (response as Fields)[member];
-  if (typeof value !== 'string' || !new RegExp(pattern, 'u').test(value)) return { kind: 'malformed' };
+  if (typeof value !== 'string' || !referencePattern(pattern).test(value)) return { kind: 'malformed' };
   return { kind: 'found', value };
 }
 

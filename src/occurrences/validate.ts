@@ -22,11 +22,7 @@ export class Reader {
     required: readonly string[],
     optional: readonly string[] = [],
   ): Fields {
-    if (typeof value !== 'object' || value === null || Array.isArray(value))
-      this.fail(path, 'must be an object');
-    const proto = Object.getPrototypeOf(value) as unknown;
-    if (proto !== Object.prototype && proto !== null) this.fail(path, 'must be a plain object');
-    const fields = value as Fields;
+    const fields = this.anyObject(value, path);
     for (const key of Object.keys(fields)) {
       if (!required.includes(key) && !optional.includes(key))
         this.fail(`${path}.${key}`, 'is not allowed here');
@@ -38,10 +34,13 @@ export class Reader {
     return fields;
   }
 
-  /** A plain object with any members (a provider request: the profile checks its members). */
+  /** A plain object with any members (a provider request: the profile's reader checks them). */
   anyObject(value: unknown, path: string): Fields {
-    const names = typeof value === 'object' && value !== null ? Object.keys(value) : [];
-    return this.object(value, path, [], names);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      this.fail(path, 'must be an object');
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto !== Object.prototype && proto !== null) this.fail(path, 'must be a plain object');
+    return value as Fields;
   }
 
   string(value: unknown, path: string, pattern?: RegExp, max = 512): string {

@@ -57,7 +57,8 @@ export async function enter(ctx: ServiceContext, input: unknown): Promise<EntryT
     const mismatch = checkExpectedBinding(l.occurrence, cmd.expect);
     if (mismatch !== undefined) fail(mismatch);
     const counts = await repo.countOpen(l.lineage.id);
-    const d = decided(decideEnter({ ...l, domain, counts }, now));
+    const { caller, lineage, occurrence, authority } = l;
+    const d = decided(decideEnter({ caller, lineage, occurrence, authority, domain, counts }, now));
     const request = await repo.getRequest(l.occurrence.id);
     const profile = await repo.getProfile(
       l.occurrence.provider.profileId,
