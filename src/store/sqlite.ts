@@ -56,6 +56,8 @@ type Statement = Database.Statement<unknown[], unknown>;
 
 // One synchronous busy wait never blocks the event loop longer than this.
 const BUSY_SLICE_MS = 20;
+// At most this many COMMITs in one turn of the event loop before the next batch waits for a turn.
+const MAX_COMMITS_PER_TURN = 4;
 
 /**
  * Prepared statements by SQL text. A hit costs one Map lookup (no reordering): when full, the
@@ -235,6 +237,8 @@ class SqliteEngine implements SqliteStoreEngine {
   /** Event loop turns seen since open (counted only around COMMITs), and the turn of the last one. */
   #turn = 0;
   #committedInTurn = -1;
+  /** COMMITs in the turn `#committedInTurn`: bounded, so the event loop always moves on. */
+  #commitsInTurn = 0;
   #turnArmed = false;
   #closed = false;
   readonly #stats = { commits: 0, transactions: 0, rolledBack: 0, largestBatch: 0 };
@@ -330,7 +334,9 @@ class SqliteEngine implements SqliteStoreEngine {
    */
   #schedule(): void {
     this.#scheduled = true;
-    const sameTurn = this.#turn === this.#committedInTurn;
+    // Callers that go straight on from one COMMIT to their next transaction would otherwise keep
+    // the work in promise callbacks forever: timers, I/O and worker messages would never run.
+    const sameTurn = this.#turn === this.#committedInTurn && this.#commitsInTurn < MAX_COMMITS_PER_TURN;
     void this.#writer.queue.run(async () => {
       if (!sameTurn) await nextTurn();
       try {
@@ -459,6 +465,7 @@ class SqliteEngine implements SqliteStoreEngine {
 
   /** Remember that a COMMIT happened in this turn of the event loop; the next turn moves on. */
   #noteTurn(): void {
+    this.#commitsInTurn = this.#committedInTurn === this.#turn ? this.#commitsInTurn + 1 : 1;
     this.#committedInTurn = this.#turn;
     if (this.#turnArmed) return;
     this.#turnArmed = true;

@@ -243,3 +243,26 @@ test('[sqlite] closing lets queued batches finish first', async (t) => {
   assert.deepEqual(committed(), [1, 2, 3, 4, 5, 6, 7]);
   await assert.rejects(insert(engine, 8), (e) => isBatonError(e, 'unavailable'));
 });
+
+test('[sqlite] callers that go straight from one COMMIT to their next transaction do not starve timers or I/O', async (t) => {
+  const { engine } = await fixture(t);
+  const perWorker = 200;
+  let done = 0;
+  let doneWhenTimerFired: number | undefined;
+  // Registered before the load starts: it must run while the load is still going.
+  setTimeout(() => (doneWhenTimerFired = done), 0);
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, w) => {
+      for (let i = 0; i < perWorker; i++) {
+        await insert(engine, w * perWorker + i + 1);
+        done += 1;
+      }
+    }),
+  );
+  assert.ok(doneWhenTimerFired !== undefined, 'the timer fired before the load ended');
+  assert.ok(
+    doneWhenTimerFired < 8 * perWorker,
+    `timer fired after ${doneWhenTimerFired} of ${8 * perWorker}`,
+  );
+  assert.ok(engine.stats().commits < 8 * perWorker, 'and the callers still shared COMMITs');
+});
