@@ -96,7 +96,8 @@ class InProcessExecutor implements Executor {
   async acknowledge(acknowledgement: ExecutorAcknowledgement): Promise<ObserveResult> {
     const input = evidenceOnly(acknowledgement);
     await this.#own(input.occurrenceId);
-    return this.#service.recordAcknowledgement({ ...input, authentication: { verified: false } });
+    const actor = `executor:${this.lineage}#${this.generation}`;
+    return this.#service.recordAcknowledgement({ ...input, authentication: { verified: false } }, actor);
   }
 
   async reconcile(occurrenceId: string): Promise<OccurrenceReconciled> {

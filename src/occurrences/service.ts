@@ -92,12 +92,16 @@ export class OccurrencesService {
 
   // --- trusted status-source layer only (never an executor: see inputs-observe.ts) -------------
 
-  recordAcknowledgement(input: AcknowledgementInput): Promise<ObserveResult> {
-    return observe(this.#ctx, input, true);
+  /**
+   * `actor`: who reported it, for the evidence (default `status-source:<source>`). An executor's
+   * or operator's report is recorded under its own name, never as a status source's.
+   */
+  recordAcknowledgement(input: AcknowledgementInput, actor?: string): Promise<ObserveResult> {
+    return observe(this.#ctx, input, true, actor);
   }
 
-  observe(input: ObservationInput): Promise<ObserveResult> {
-    return observe(this.#ctx, input, false);
+  observe(input: ObservationInput, actor?: string): Promise<ObserveResult> {
+    return observe(this.#ctx, input, false, actor);
   }
 
   // --- queries ---------------------------------------------------------------------------------

@@ -77,6 +77,12 @@ export function authorize(principal: Principal, allowed: readonly Role[]): void 
   }
 }
 
+/** The evidence actor for whoever holds this principal (never a secret). */
+export function principalActor(principal: Principal): string {
+  if (principal.kind === 'executor') return `executor:${principal.lineage}#${principal.generation}`;
+  return actorOf(principal);
+}
+
 /** The evidence actor for an admin/operator command (never a secret). */
 export function actorOf(principal: TokenPrincipal): string {
   return `${principal.role}:${principal.tokenId}`;

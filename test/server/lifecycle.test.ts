@@ -115,6 +115,13 @@ test('takeover → create → enter → acknowledgement → remedy, and release 
     body: { ...ack(ticket, api.clock.wallMs()), source: 'by-key' },
   });
   assert.equal(observed.body['missingKnowledge'], 'unauthenticated');
+  // Each report is recorded under who made it, never as a status source's answer.
+  const actors = (await api.service.getOccurrence(id)).evidence
+    .filter((e) => e.type === 'observation_recorded')
+    .map((e) => e.actor);
+  assert.equal(actors.length, 2);
+  assert.equal(actors[0], 'executor:invoice-agent#1');
+  assert.match(actors[1] ?? '', /^operator:/);
   await sameAsService(api, id);
 
   const open = await api.call('GET', '/v1/lineages/invoice-agent/open', { token: cred });

@@ -27,6 +27,7 @@ export async function observe(
   ctx: ServiceContext,
   input: unknown,
   acknowledgement: boolean,
+  actor?: string,
 ): Promise<ObserveResult> {
   const cmd = readObservation(input, acknowledgement);
   return ctx.uow.run(async (repo) => {
@@ -51,7 +52,7 @@ export async function observe(
         );
     }
     if (d.occurrence !== o) await repo.updateOccurrence(d.occurrence, o.version);
-    await appendAll(repo, d.events, now, `status-source:${cmd.source}`);
+    await appendAll(repo, d.events, now, actor ?? `status-source:${cmd.source}`);
     return {
       occurrence: view(d.occurrence),
       effective: d.assessment.missing === null,

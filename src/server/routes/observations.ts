@@ -11,7 +11,16 @@
 import { BatonError } from '../../core/errors.js';
 import type { AcknowledgementInput, ObservationInput } from '../../occurrences/index.js';
 import { reconcileOccurrence } from '../../providers/index.js';
-import { bodyObject, param, timed, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
+import { principalActor } from '../auth.js';
+import {
+  bodyObject,
+  executorOf,
+  param,
+  timed,
+  type HandlerInput,
+  type RouteSpec,
+  type ServerDeps,
+} from '../route.js';
 import { array, count, idParams, object, type Schema } from '../schemas/common.js';
 import { acknowledgementBody, emptyBody, observationBody } from '../schemas/inputs.js';
 import { observeResult, occurrence } from '../schemas/records.js';
@@ -63,7 +72,8 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
         const id = param(input, 'id');
         await visibleOccurrence(deps, input, id);
         const ack = unauthenticatedReport(input, id) as unknown as AcknowledgementInput;
-        return { body: await timed(deps, 'acknowledge', () => svc.recordAcknowledgement(ack)) };
+        const actor = principalActor(executorOf(input));
+        return { body: await timed(deps, 'acknowledge', () => svc.recordAcknowledgement(ack, actor)) };
       },
     },
     {
@@ -78,7 +88,10 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
         const id = param(input, 'id');
         await visibleOccurrence(deps, input, id);
         const obs = unauthenticatedReport(input, id) as unknown as ObservationInput;
-        return { body: await timed(deps, 'observe', () => svc.observe(obs)) };
+        if (input.principal === undefined)
+          throw new BatonError('unauthenticated', 'a bearer token is required');
+        const actor = principalActor(input.principal);
+        return { body: await timed(deps, 'observe', () => svc.observe(obs, actor)) };
       },
     },
     {
