@@ -451,13 +451,21 @@ function named(sql: string): { name: string; text: string } {
   return { name, text: toPostgresPlaceholders(sql).text };
 }
 
+/** Told of each statement a script runs, with its values (bench/postgres-ceiling.bench.ts). */
+export type StatementRecorder = (sql: string, params: readonly Value[]) => void;
+
 /** One script in BEGIN … COMMIT on a pooled pg connection (the PostgreSQL floor). */
-export async function transactOnPostgres<T>(pool: pg.Pool, script: Script<T>): Promise<T> {
+export async function transactOnPostgres<T>(
+  pool: pg.Pool,
+  script: Script<T>,
+  record?: StatementRecorder,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
     let step = script.next();
     while (step.done !== true) {
+      record?.(step.value.sql, step.value.params);
       const r = await client.query({ ...named(step.value.sql), values: [...step.value.params] });
       step = script.next(step.value.kind === 'get' ? (r.rows[0] as Row) : (r.rowCount ?? 0));
     }
