@@ -5,6 +5,7 @@ import { digestCommand, jcsCommand } from './jcs.js';
 import { leaseCommand } from './lease.js';
 import { logCommand } from './log.js';
 import { migrateCommand } from './migrate.js';
+import { reconcileCommand } from './reconcile.js';
 import { sandboxCommand } from './sandbox.js';
 import { serveCommand } from './serve.js';
 import { sorCommand } from './sor.js';
@@ -16,6 +17,7 @@ export const commands: readonly Command[] = [
   tokensCommand,
   migrateCommand,
   logCommand,
+  reconcileCommand,
   sandboxCommand,
   sorCommand,
   leaseCommand,

@@ -1,0 +1,134 @@
+/**
+ * `baton reconcile`: the reconciler (src/providers, DESIGN.md §4) from the command line, over the
+ * unresolved occurrences of every lineage or of one. It asks each occurrence's pinned status
+ * sources and records what they authenticate (AOC-REQ-009); it holds no executor credential and
+ * never enters a provider (AOC-REQ-010). For an operator after an outage, or from a scheduler.
+ */
+import { existsSync } from 'node:fs';
+import { BatonError } from '../../core/errors.js';
+import {
+  lineageLister,
+  Reconciler,
+  StatusSources,
+  type ReconcileProgress,
+  type ReconcileReport,
+} from '../../providers/index.js';
+import { openBaton, type OpenedBaton } from '../../server/open.js';
+import { wantsHelp, type Command } from '../command.js';
+import { EXIT, type CliIo } from '../io.js';
+import { allUnresolvedLister } from '../reconcile-wiring.js';
+import { hmacSecretsFromEnv } from './serve.js';
+import { parse, reportStoreError } from './store-args.js';
+import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
+
+const USAGE = `usage: baton reconcile [--db FILE | --postgres URL [--domain-key FILE]] [--lineage L]
+                       [--passes N] [--limit N] [--json]
+
+Ask the pinned status sources about every unresolved (entered, outcome unknown) occurrence — or
+only lineage L's — and record what they say; only authenticated answers move an occurrence. It
+never calls a provider's entry and never retries one. Passes repeat while something stays
+unresolved, at most --passes (1..20, default 3), waiting 250 ms, then 500 ms, … (at most 8 s)
+between them; each pass visits at most --limit occurrences (1..100000, default 1000).
+Prints one line per status answer on stderr, then a summary on stdout (--json: the report as one
+JSON object). Exit 0 when nothing visited stays unresolved, 1 when some do (they are listed), 2 on
+bad arguments. The SQLite database must exist.
+${STORE_USAGE}
+Environment: BATON_HMAC_SECRETS as for \`baton serve\` (the HMAC secrets profiles pin by id).
+`;
+
+function bounded(text: string | undefined, name: string, fallback: number, max: number): number {
+  if (text === undefined) return fallback;
+  if (!/^[0-9]{1,6}$/.test(text) || Number(text) < 1 || Number(text) > max) {
+    throw new BatonError('usage', `--${name} must be a whole number from 1 to ${max}`);
+  }
+  return Number(text);
+}
+
+function progressLine(p: ReconcileProgress): string {
+  const verdict = p.effective
+    ? `effective (${p.interpretation ?? 'no interpretation'})`
+    : `not effective (${p.missingKnowledge ?? 'unknown'})`;
+  const state = p.unresolved ? 'still unresolved' : 'resolved';
+  return `pass ${p.pass}: ${p.occurrenceId} via ${p.source}: ${verdict}; ${state}\n`;
+}
+
+function summary(r: ReconcileReport): string {
+  const reasons = Object.entries(r.byReason)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  const lines = [
+    `reconciled: ${r.visited} visited in ${r.passes} pass(es), ${r.observations} observation(s), ${r.effective} effective; ${r.resolved.length} resolved, ${r.unresolved.length} still unresolved`,
+    ...(reasons === '' ? [] : [`answers: ${reasons}`]),
+    ...r.unresolved.map((id) => `unresolved: ${id}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+interface Plan {
+  readonly lineage: string | undefined;
+  readonly passes: number;
+  readonly limit: number;
+  readonly json: boolean;
+}
+
+async function reconcile(opened: OpenedBaton, plan: Plan, io: CliIo): Promise<number> {
+  const { lineage, limit } = plan;
+  const reconciler = new Reconciler({
+    service: opened.service,
+    sources: new StatusSources({ keys: hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']) }),
+    list:
+      lineage === undefined
+        ? allUnresolvedLister(opened.engine, limit)
+        : async () => (await lineageLister(opened.service, lineage)()).slice(0, limit),
+    maxPasses: plan.passes,
+    onProgress: (p) => io.stderr(progressLine(p)),
+  });
+  const report = await reconciler.run();
+  io.stdout(plan.json ? `${JSON.stringify(report)}\n` : summary(report));
+  return report.unresolved.length === 0 ? EXIT.ok : EXIT.negative;
+}
+
+export async function runReconcile(argv: string[], io: CliIo): Promise<number> {
+  if (wantsHelp(argv)) {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+  let opened: OpenedBaton | undefined;
+  try {
+    const { values } = parse({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ...STORE_OPTIONS,
+        lineage: { type: 'string' },
+        passes: { type: 'string' },
+        limit: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    });
+    const plan: Plan = {
+      lineage: values.lineage,
+      passes: bounded(values.passes, 'passes', 3, 20),
+      limit: bounded(values.limit, 'limit', 1000, 100_000),
+      json: values.json === true,
+    };
+    const choice = storeChoice(values);
+    if (choice.kind === 'sqlite' && !existsSync(choice.path)) {
+      throw new BatonError('usage', `no database at ${choice.path}`);
+    }
+    opened = await openBaton(choice);
+    return await reconcile(opened, plan, io);
+  } catch (error) {
+    return reportStoreError(error, io);
+  } finally {
+    await opened?.close();
+  }
+}
+
+export const reconcileCommand: Command = {
+  name: 'reconcile',
+  summary: 'Ask the pinned status sources about unresolved occurrences (never re-sends).',
+  usage: USAGE,
+  run: runReconcile,
+};

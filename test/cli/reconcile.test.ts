@@ -1,0 +1,152 @@
+/**
+ * `baton reconcile` in-process against a real SQLite file and the REAL sandbox provider (HMAC
+ * signed answers): occurrences entered and paid by an executor whose answer was never recorded are
+ * resolved from the provider's signed status, never re-sent; unsigned status answers leave them
+ * unresolved (exit 1, listed); bad arguments change nothing (exit 2).
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { main } from '../../src/cli/baton.js';
+import type { CliIo } from '../../src/cli/io.js';
+import {
+  createSandboxProvider,
+  deployProfile,
+  hmacSecretId,
+  HttpProviderAdapter,
+  loadProfile,
+  sandboxDeployment,
+  sandboxEntryUrl,
+  staticKeys,
+  type SandboxProvider,
+} from '../../src/providers/index.js';
+import { openOccurrencesOnSqlite } from '../../src/store/index.js';
+import { domainConfig } from '../client/support.js';
+
+async function run(argv: string[], env: Record<string, string> = {}) {
+  let out = '';
+  let err = '';
+  const io: CliIo = {
+    stdout: (s) => void (out += s),
+    stderr: (s) => void (err += s),
+    readStdin: () => Promise.resolve(Buffer.alloc(0)),
+  };
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    return { code: await main(['reconcile', ...argv], io), out, err };
+  } finally {
+    process.env = saved;
+  }
+}
+
+interface Paid {
+  readonly path: string;
+  readonly sandbox: SandboxProvider;
+  readonly ids: readonly string[];
+  readonly env: Record<string, string>;
+}
+
+/** `count` payments entered and sent by an executor that then died: no answer was recorded. */
+async function paidButUnrecorded(t: TestContext, count: number): Promise<Paid> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-reconcile-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const secret = randomBytes(32);
+  const sandbox = createSandboxProvider({ signing: 'hmac', hmacSecret: secret });
+  await sandbox.listen(0, '127.0.0.1');
+  t.after(() => sandbox.close());
+  const profile = deployProfile(loadProfile('sandbox-payments'), sandboxDeployment(sandbox));
+  const keys = staticKeys({ [hmacSecretId(secret)]: secret });
+  const path = join(dir, 'baton.db');
+  const store = await openOccurrencesOnSqlite(path);
+  const ids: string[] = [];
+  try {
+    const svc = store.service;
+    await svc.configureDomain(domainConfig() as never);
+    await svc.registerProfile(JSON.parse(JSON.stringify(profile)));
+    await svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 1_000_000 });
+    const { credential } = await svc.takeover({ lineage: 'invoice-agent' });
+    const adapter = new HttpProviderAdapter(profile, { entryUrl: sandboxEntryUrl(sandbox.url), keys });
+    for (let i = 0; i < count; i++) {
+      const c = await svc.create({
+        credential,
+        creationKey: `k-${i}`,
+        provider: { profileId: profile.id, profileVersion: profile.version },
+        request: { amount: 100 + i, currency: 'eur', payee: 'acme-supplies', invoice: `inv-${i}` },
+        authority: { id: 'payouts', amount: 100 + i },
+      });
+      const ticket = await svc.enter({ credential, occurrenceId: c.occurrence.id });
+      await adapter.send(ticket); // the answer is dropped: the worker "died" before recording it
+      ids.push(c.occurrence.id);
+    }
+  } finally {
+    await store.close();
+  }
+  return {
+    path,
+    sandbox,
+    ids,
+    env: { BATON_HMAC_SECRETS: `${hmacSecretId(secret)}=${secret.toString('base64url')}` },
+  };
+}
+
+async function phases(path: string, ids: readonly string[]): Promise<string[]> {
+  const store = await openOccurrencesOnSqlite(path);
+  try {
+    return await Promise.all(ids.map(async (id) => (await store.service.getOccurrence(id)).occurrence.phase));
+  } finally {
+    await store.close();
+  }
+}
+
+test('baton reconcile resolves paid occurrences from the signed status, without re-sending', async (t) => {
+  const paid = await paidButUnrecorded(t, 3);
+  const effects = paid.sandbox.effects().length;
+  const r = await run(['--db', paid.path], paid.env);
+  assert.equal(r.code, 0, r.err + r.out);
+  assert.match(r.out, /3 visited in 1 pass\(es\).*3 resolved, 0 still unresolved/);
+  assert.equal(r.err.split('\n').filter((l) => / via .*: effective/.test(l)).length, 3, r.err);
+  assert.deepEqual(await phases(paid.path, paid.ids), ['resolved', 'resolved', 'resolved']);
+  assert.equal(paid.sandbox.effects().length, effects, 'no payment was sent again');
+  const again = await run(['--db', paid.path, '--json'], paid.env);
+  assert.equal(again.code, 0);
+  assert.deepEqual(JSON.parse(again.out), {
+    passes: 0,
+    visited: 0,
+    observations: 0,
+    effective: 0,
+    resolved: [],
+    unresolved: [],
+    byReason: {},
+  });
+});
+
+test('baton reconcile: unverifiable or unsigned status answers resolve nothing; exit 1 lists what stays unresolved', async (t) => {
+  const paid = await paidButUnrecorded(t, 2);
+  // Without the HMAC secret the signed answers cannot be verified: nothing moves.
+  const keyless = await run(['--db', paid.path, '--passes', '1']);
+  assert.equal(keyless.code, 1, keyless.err + keyless.out);
+  assert.deepEqual(await phases(paid.path, paid.ids), ['entered', 'entered']);
+  // With the secret, but the provider's status answers come unsigned.
+  paid.sandbox.addFault('all', 'unsigned');
+  const r = await run(['--db', paid.path, '--passes', '2', '--lineage', 'invoice-agent'], paid.env);
+  assert.equal(r.code, 1, r.err + r.out);
+  for (const id of paid.ids) assert.match(r.out, new RegExp(`unresolved: ${id}`));
+  assert.match(r.out, /in 2 pass\(es\)/);
+  assert.match(r.out, /unauthenticated/);
+  assert.deepEqual(await phases(paid.path, paid.ids), ['entered', 'entered']);
+});
+
+test('baton reconcile refuses bad arguments with exit 2 and creates no database', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-reconcile-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const missing = join(dir, 'none.db');
+  assert.equal((await run(['--db', missing])).code, 2);
+  for (const bad of [['--passes', '0'], ['--passes', '21'], ['--limit', 'x'], ['--pool', '4'], ['--bogus']]) {
+    assert.equal((await run(['--db', missing, ...bad])).code, 2, bad.join(' '));
+  }
+  assert.match((await run(['--help'])).out, /usage: baton reconcile/);
+});
