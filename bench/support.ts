@@ -2,7 +2,7 @@
  * What the store benchmarks share: closed-loop rounds at a given concurrency, percentiles, and a
  * throwaway PostgreSQL database (created UTF8 with C collation like the tests', dropped at the end).
  */
-import { randomBytes } from 'node:crypto';
+import { createScratchDatabase, type ScratchDatabase } from '../src/store/postgres-scratch.js';
 import { probePostgres, redactUrl, withClient } from '../test/support/postgres-client.js';
 
 /** One lifecycle's per-call latencies in milliseconds (create, enter, observe). */
@@ -149,24 +149,11 @@ export function postgresBenchUrl(): string {
   );
 }
 
-export interface BenchDatabase {
-  readonly url: string;
-  drop(): Promise<void>;
-}
+export type BenchDatabase = Pick<ScratchDatabase, 'url' | 'drop'>;
 
 /** A fresh database on the server at `url`; `drop()` removes it. */
 export async function benchDatabase(url: string, label: string): Promise<BenchDatabase> {
-  const name = `baton_bench_${label}_${randomBytes(4).toString('hex')}`;
-  await withClient(url, (c) =>
-    c.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`),
-  );
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    drop: () =>
-      withClient(url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
-  };
+  return createScratchDatabase(url, `bench_${label}`);
 }
 
 /** The server settings that decide durability, printed beside the figures. */

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { conformanceCommand } from '../../src/cli/commands/conformance.js';
 import { runConformance } from '../../src/cli/conformance/runner.js';
 import type { CliIo } from '../../src/cli/io.js';
+import { postgresForTests, withClient } from '../support/postgres.js';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'baton-conf-test-'));
@@ -83,7 +84,7 @@ test('12 of 12 cases pass; the report is complete, labelled, and leaks no secret
   t.diagnostic(`checked ${report.cases.length} cases and ${secrets.length} secrets`);
 });
 
-test('the command: one case, a progress line, exit 0; an unsupported engine is a usage error', async (t) => {
+test('the command: one case, a progress line, exit 0; an unsupported engine or a missing URL is a usage error', async (t) => {
   const out = tempDir(t);
   const printed: string[] = [];
   const io: CliIo = {
@@ -94,5 +95,31 @@ test('the command: one case, a progress line, exit 0; an unsupported engine is a
   assert.equal(await conformanceCommand.run(['--out', out, '--case', 'AOC-CASE-002'], io), 0);
   assert.match(printed.join(''), /AOC-CASE-002 pass/);
   assert.equal(await conformanceCommand.run(['--engine', 'postgres'], io), 2);
+  assert.equal(await conformanceCommand.run(['--engine', 'mysql'], io), 2);
+  assert.equal(await conformanceCommand.run(['--postgres', 'postgres://127.0.0.1/x'], io), 2);
+  assert.equal(await conformanceCommand.run(['--engine', 'postgres', '--postgres', 'http://x'], io), 2);
   assert.equal(await conformanceCommand.run(['--case', 'AOC-CASE-099'], io), 2);
 });
+
+// The same twelve cases with the service on PostgreSQL (a scratch database the run creates and drops).
+const pg = await postgresForTests();
+if (pg !== undefined) {
+  test('[postgres] 12 of 12 cases pass on a scratch database, the report names the engine, and the database is gone afterwards', async (t) => {
+    const out = tempDir(t);
+    const lines: string[] = [];
+    const run = await runConformance({
+      out,
+      engine: 'postgres',
+      postgresUrl: pg.url,
+      onProgress: (l) => lines.push(l),
+    });
+    assert.equal(run.passed, true, lines.join('\n'));
+    assert.equal(lines.length, 12);
+    assert.equal(run.report.engine, 'postgres');
+    assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /Only the PostgreSQL engine was exercised/);
+    const left = await withClient(pg.url, (c) =>
+      c.query("SELECT datname FROM pg_database WHERE datname LIKE 'baton_conformance_%'"),
+    );
+    assert.deepEqual(left.rows, [], 'the scratch database was dropped');
+  });
+}

@@ -6,24 +6,50 @@
 import { parseArgs } from 'node:util';
 import { BatonError } from '../../core/errors.js';
 import { reportError, wantsHelp, type Command } from '../command.js';
+import type { ConformanceEngine } from '../conformance/report.js';
 import { CASES, runConformance } from '../conformance/runner.js';
+import { redactUrl } from '../../server/open.js';
 import { EXIT, type CliIo } from '../io.js';
 
-const USAGE = `usage: baton conformance [--engine sqlite] [--out DIR] [--case AOC-CASE-0NN]...
+const USAGE = `usage: baton conformance [--engine sqlite | --engine postgres --postgres URL] [--out DIR]
+                         [--case AOC-CASE-0NN]...
 
-Run the AOC conformance cases (AOC-CASE-001 … 012) against the real occurrences service on a
-temporary SQLite file and the sandbox payments provider over HTTP on 127.0.0.1. Writes
+Run the AOC conformance cases (AOC-CASE-001 … 012) against the real occurrences service and the
+sandbox payments provider over HTTP on 127.0.0.1. The service keeps its state on a temporary SQLite
+file (default), or with --engine postgres on a scratch database the run creates on the server at
+URL and drops at the end (the user needs CREATEDB; the password can stay in PGPASSWORD). Writes
 DIR/report.json and DIR/report.md (default DIR: ./conformance-report), labelled
-"same-team runner, synthetic provider". Exit 0 when every case passes, 1 otherwise.
+"same-team runner, synthetic provider", naming the engine. Exit 0 when every case passes, 1
+otherwise, 2 on bad arguments.
 `;
 
-function parse(argv: string[]): { out: string; only: string[] | undefined } {
+interface Parsed {
+  readonly out: string;
+  readonly only: string[] | undefined;
+  readonly engine: ConformanceEngine;
+  readonly postgresUrl: string | undefined;
+}
+
+function engineOf(engine: string | undefined, url: string | undefined): ConformanceEngine {
+  if (engine === undefined || engine === 'sqlite') {
+    if (url !== undefined) throw new BatonError('usage', '--postgres goes with --engine postgres');
+    return 'sqlite';
+  }
+  if (engine !== 'postgres') throw new BatonError('usage', '--engine must be sqlite or postgres');
+  if (url === undefined || !/^postgres(ql)?:\/\//.test(url)) {
+    throw new BatonError('usage', '--engine postgres needs --postgres postgres://…');
+  }
+  return 'postgres';
+}
+
+function parse(argv: string[]): Parsed {
   let values;
   try {
     ({ values } = parseArgs({
       args: argv,
       options: {
         engine: { type: 'string' },
+        postgres: { type: 'string' },
         out: { type: 'string' },
         case: { type: 'string', multiple: true },
       },
@@ -33,14 +59,17 @@ function parse(argv: string[]): { out: string; only: string[] | undefined } {
   } catch (cause) {
     throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
   }
-  if ((values.engine ?? 'sqlite') !== 'sqlite') {
-    throw new BatonError('usage', 'only --engine sqlite is supported by the conformance runner');
-  }
+  const engine = engineOf(values.engine, values.postgres);
   const ids = CASES.map((c) => c.id);
   for (const id of values.case ?? []) {
     if (!ids.includes(id)) throw new BatonError('usage', `unknown case ${id.slice(0, 32)}`);
   }
-  return { out: values.out ?? './conformance-report', only: values.case };
+  return {
+    out: values.out ?? './conformance-report',
+    only: values.case,
+    engine,
+    postgresUrl: values.postgres,
+  };
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
@@ -49,10 +78,14 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   try {
-    const { out, only } = parse(argv);
-    io.stdout('AOC conformance — same-team runner, synthetic provider (sandbox over HTTP, SQLite)\n');
+    const { out, only, engine, postgresUrl } = parse(argv);
+    const where =
+      postgresUrl === undefined ? 'SQLite' : `PostgreSQL at ${redactUrl(postgresUrl)}, scratch database`;
+    io.stdout(`AOC conformance — same-team runner, synthetic provider (sandbox over HTTP, ${where})\n`);
     const result = await runConformance({
       out,
+      engine,
+      ...(postgresUrl !== undefined && { postgresUrl }),
       ...(only && { only }),
       onProgress: (line) => io.stdout(`${line}\n`),
     });

@@ -1,5 +1,6 @@
 /**
- * The conformance world: the real occurrences service on a SQLite file in a temp dir, the sandbox
+ * The conformance world: the real occurrences service on a SQLite file in a temp dir (or on a
+ * scratch PostgreSQL database created for the run and dropped after it), the sandbox
  * provider over HTTP on 127.0.0.1:0, Baton's webhook receiver, the checked-in profiles deployed to
  * that sandbox, the HTTP adapter and the status sources. One ManualClock drives Baton and the
  * sandbox, so retention and freshness cases are exact. Every secret the run creates is collected so
@@ -9,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ManualClock } from '../../core/clock.js';
-import type { EntryTicket, OccurrencesService, RegisteredProfile } from '../../occurrences/index.js';
+import type { EntryTicket, RegisteredProfile } from '../../occurrences/index.js';
 import {
   createSandboxProvider,
   deployProfile,
@@ -24,8 +25,16 @@ import {
   type SandboxProvider,
   type WebhookRecorded,
 } from '../../providers/index.js';
+import { OccurrencesService } from '../../occurrences/index.js';
 import type { StoreEngine } from '../../store/index.js';
-import { openOccurrencesOnSqlite } from '../../store/index.js';
+import {
+  loadOrCreateDomainKey,
+  migrate,
+  occurrencesUnitOfWork,
+  openOccurrencesOnSqlite,
+  openPostgresEngine,
+} from '../../store/index.js';
+import { createScratchDatabase } from '../../store/postgres-scratch.js';
 import { CONFORMANCE_DOMAIN } from './domain.js';
 
 export const WEBHOOK_PATH = '/hooks/sandbox-payments';
@@ -86,17 +95,46 @@ class Closers {
   }
 }
 
-export async function openEnv(dir: string): Promise<Env> {
+/** Where the run keeps its state: a SQLite file in the temp dir, or a scratch database on a server. */
+export type ConformanceStore =
+  { readonly kind: 'sqlite' } | { readonly kind: 'postgres'; readonly url: string };
+
+async function openService(
+  dir: string,
+  clock: ManualClock,
+  store: ConformanceStore,
+  closers: Closers,
+): Promise<{ svc: OccurrencesService; engine: StoreEngine }> {
+  if (store.kind === 'sqlite') {
+    const opened = await openOccurrencesOnSqlite(join(dir, 'conformance.db'), { clock });
+    closers.push(() => opened.close());
+    return { svc: opened.service, engine: opened.engine };
+  }
+  const scratch = await createScratchDatabase(store.url, 'conformance');
+  closers.push(() => scratch.drop());
+  const engine = openPostgresEngine(scratch.url);
+  closers.push(() => engine.close());
+  await migrate(engine);
+  const key = loadOrCreateDomainKey(join(dir, 'conformance'));
+  const svc = new OccurrencesService({
+    uow: occurrencesUnitOfWork(engine),
+    domainKey: { kid: key.kid, publicKey: key.publicKeyB64 },
+    clock,
+  });
+  return { svc, engine };
+}
+
+export async function openEnv(dir: string, store: ConformanceStore = { kind: 'sqlite' }): Promise<Env> {
   const closers = new Closers();
   try {
-    return await open(dir, closers);
+    return await open(dir, store, closers);
   } catch (error) {
     await closers.closeAll();
     throw error;
   }
 }
 
-async function open(dir: string, closers: Closers): Promise<Env> {
+async function open(dir: string, store: ConformanceStore, closers: Closers): Promise<Env> {
   const clock = new ManualClock(Date.now());
   const hmacSecret = randomBytes(32);
   const adminToken = randomBytes(24).toString('base64url');
@@ -105,9 +143,7 @@ async function open(dir: string, closers: Closers): Promise<Env> {
   const sandbox = createSandboxProvider({ hmacSecret, adminToken, clock });
   closers.push(() => sandbox.close());
   const url = await sandbox.listen(0, '127.0.0.1');
-  const opened = await openOccurrencesOnSqlite(join(dir, 'conformance.db'), { clock });
-  closers.push(() => opened.close());
-  const svc = opened.service;
+  const { svc, engine } = await openService(dir, clock, store, closers);
   await svc.configureDomain(CONFORMANCE_DOMAIN);
   const deployment = sandboxDeployment(sandbox);
   const keys = staticKeys({ [deployment.hmacSecretId ?? '']: hmacSecret });
@@ -134,7 +170,7 @@ async function open(dir: string, closers: Closers): Promise<Env> {
   );
   return {
     svc,
-    engine: opened.engine,
+    engine,
     clock,
     sandbox,
     adminToken,

@@ -77,12 +77,23 @@ export const UNTESTED_PROVIDER_SEMANTICS: readonly string[] = [
   'hashed (sha256-jcs) native key rules: the profiles use the template rule',
 ];
 
-export const LIMITATIONS: readonly string[] = [
-  'Passing these local cases establishes consistency with the profile, not independent interoperability, live-provider correctness, deployment or adoption (AOC "Conformance").',
-  'The runner, the service and the sandbox are maintained by the same team.',
-  'Only the SQLite engine was exercised in this run; PostgreSQL is not covered by this report.',
-  'Fencing inside the coordination domain does not stop the disclosed bypass paths; AOC-CASE-005 demonstrates the direct path.',
-];
+export type ConformanceEngine = 'sqlite' | 'postgres';
+
+const ENGINE_NAMES: Readonly<Record<ConformanceEngine, string>> = {
+  sqlite: 'SQLite',
+  postgres: 'PostgreSQL',
+};
+
+/** What a passing report does not establish; the first line heads the Markdown report. */
+export function limitations(engine: ConformanceEngine): readonly string[] {
+  const other: ConformanceEngine = engine === 'sqlite' ? 'postgres' : 'sqlite';
+  return [
+    'Passing these local cases establishes consistency with the profile, not independent interoperability, live-provider correctness, deployment or adoption (AOC "Conformance").',
+    'The runner, the service and the sandbox are maintained by the same team.',
+    `Only the ${ENGINE_NAMES[engine]} engine was exercised in this run; ${ENGINE_NAMES[other]} is not covered by this report.`,
+    'Fencing inside the coordination domain does not stop the disclosed bypass paths; AOC-CASE-005 demonstrates the direct path.',
+  ];
+}
 
 function mark(ok: boolean): string {
   return ok ? 'ok' : 'FAILED';
@@ -101,7 +112,7 @@ export function renderMarkdown(r: ConformanceReport): string {
   const lines = [
     `# AOC conformance report — ${r.label}`,
     '',
-    `**${r.label.toUpperCase()}.** ${LIMITATIONS[0] ?? ''}`,
+    `**${r.label.toUpperCase()}.** ${r.limitations[0] ?? ''}`,
     '',
     `- implementation: ${r.implementation.name} ${r.implementation.version} (Node ${r.implementation.node}), engine ${r.engine}`,
     `- generated: ${r.generatedAt}`,

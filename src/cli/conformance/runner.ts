@@ -20,7 +20,7 @@ import { FENCING_CASES } from './cases-fencing.js';
 import { REMEDY_CASES } from './cases-remedy.js';
 import { ENTRY_CASES } from './cases-entry.js';
 import { CONFORMANCE_DOMAIN } from './domain.js';
-import { openEnv, type Env } from './env.js';
+import { openEnv, type ConformanceStore, type Env } from './env.js';
 import { Kit } from './kit.js';
 import * as r from './report.js';
 
@@ -34,7 +34,9 @@ export const CASES: readonly CaseDefinition[] = [
 
 export interface ConformanceOptions {
   readonly out: string;
-  readonly engine?: 'sqlite';
+  /** Default SQLite in the temp dir; PostgreSQL needs `postgresUrl` (a server allowing CREATEDB). */
+  readonly engine?: r.ConformanceEngine;
+  readonly postgresUrl?: string;
   /** Only these case ids (default: all twelve). */
   readonly only?: readonly string[];
   readonly onProgress?: (line: string) => void;
@@ -106,7 +108,7 @@ function profileEntry(p: RegisteredProfile, file: SandboxProfileName): r.Profile
 function buildReport(
   env: Env,
   cases: r.CaseReport[],
-  engine: string,
+  engine: r.ConformanceEngine,
   bypass: r.ConformanceReport['bypassPaths'],
 ): r.ConformanceReport {
   const count = (x: r.CaseResult) => cases.filter((c) => c.result === x).length;
@@ -157,8 +159,16 @@ function buildReport(
     ),
     bypassPaths: bypass,
     untestedProviderSemantics: r.UNTESTED_PROVIDER_SEMANTICS,
-    limitations: r.LIMITATIONS,
+    limitations: r.limitations(engine),
   };
+}
+
+function store(options: ConformanceOptions): ConformanceStore {
+  if ((options.engine ?? 'sqlite') === 'sqlite') return { kind: 'sqlite' };
+  if (options.postgresUrl === undefined) {
+    throw new BatonError('usage', 'the PostgreSQL engine needs a server URL (--postgres URL)');
+  }
+  return { kind: 'postgres', url: options.postgresUrl };
 }
 
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceRun> {
@@ -166,7 +176,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const cases: r.CaseReport[] = [];
   let env: Env | undefined;
   try {
-    env = await openEnv(dir);
+    env = await openEnv(dir, store(options));
     for (const c of CASES.filter((x) => options.only === undefined || options.only.includes(x.id))) {
       const report = await runCase(env, c);
       cases.push(report);
