@@ -18,12 +18,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import {
   HttpBatonClient,
+  perform,
   type Executor,
   type ExecutorBinding,
   type Operation,
   type PerformResult,
   type ProviderAdapter,
 } from '../../src/client/index.js';
+import { BatonError } from '../../src/core/errors.js';
 import type { JsonObject } from '../../src/core/json.js';
 import type { EntryTicket, OccurrenceView } from '../../src/occurrences/index.js';
 import {
@@ -43,7 +45,7 @@ import { request } from './helpers.js';
 const SERVERS = 3;
 const EXECUTORS = 16;
 const OPS_PER_EXECUTOR = 20; // 320 operations in all
-/** Every LEFT_UNRESOLVED-th operation is not reconciled afterwards. */
+/** Every LEFT_UNRESOLVED-th operation is performed without reconciling, and left so. */
 const LEFT_UNRESOLVED = 7;
 const TAKEOVERS = 12;
 const KILL_AFTER = Math.floor((EXECUTORS * OPS_PER_EXECUTOR) / 3);
@@ -245,6 +247,16 @@ async function worker(run: Run, index: number): Promise<void> {
   }
 }
 
+/** The executor's steps without its status-source step: perform then stops at awaiting_status. */
+function withoutReconcile(exec: Executor): Parameters<typeof perform>[0] {
+  return {
+    create: (o) => exec.create(o),
+    enter: (id, expect) => exec.enter(id, expect),
+    acknowledge: (a) => exec.acknowledge(a),
+    reconcile: () => Promise.reject(new BatonError('unavailable', 'this worker does not reconcile (test)')),
+  };
+}
+
 async function operations(run: Run, index: number): Promise<void> {
   const lineage = `lineage-${index}`;
   let server = index % SERVERS;
@@ -253,7 +265,11 @@ async function operations(run: Run, index: number): Promise<void> {
     const op = operation(lineage, n, run.provider.profile);
     let last: PerformResult | undefined;
     for (let attempt = 0; attempt < 6; attempt++) {
-      const r = await exec.perform(op, run.provider.adapter);
+      // Some stay awaiting status on purpose, so the unresolved ones are there to be queried.
+      const r =
+        n % LEFT_UNRESOLVED === 3
+          ? await perform(withoutReconcile(exec), op, run.provider.adapter)
+          : await exec.perform(op, run.provider.adapter);
       last = r;
       if (r.occurrenceId !== null) run.occurrenceIds.add(r.occurrenceId);
       if (r.status === 'refused' || r.errorCode !== undefined) run.tally(run.refusals, code(r) ?? '?');
@@ -268,7 +284,6 @@ async function operations(run: Run, index: number): Promise<void> {
       } else break;
     }
     if (last !== undefined) run.tally(run.results, last.status);
-    // Some stay awaiting status on purpose, so the unresolved ones are there to be queried.
     if (last?.status === 'unresolved' && last.occurrenceId !== null && n % LEFT_UNRESOLVED !== 3) {
       await reconcile(run, server, last.occurrenceId);
     }
