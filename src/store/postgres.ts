@@ -175,7 +175,7 @@ class PgExecutor implements Transaction {
   readonly #texts: StatementTexts;
   /** The BEGIN (and settings) not sent yet; undefined once sent. */
   #begin: string | undefined;
-  /** Settles when the server has answered the BEGIN. */
+  /** Settles when the server has answered the BEGIN (set when the BEGIN is sent). */
   #began: Promise<unknown> = Promise.resolve();
   #beginAccepted = false;
 
@@ -217,29 +217,38 @@ class PgExecutor implements Transaction {
     }
   }
 
+  /**
+   * The first statement sends the BEGIN, and goes out with it when it only reads. Every other
+   * statement waits until the server has accepted the BEGIN, so that statements run in the order
+   * they were issued (a read issued after a write must see it) and no write runs outside the
+   * transaction.
+   */
   async #send(sql: string, run: () => Promise<pg.QueryResult>): Promise<pg.QueryResult> {
-    const reads = READ_ONLY.test(sql);
-    let pending: Promise<pg.QueryResult> | undefined;
     const begin = this.#begin;
-    if (begin !== undefined) {
-      this.#begin = undefined;
-      this.#began = this.#session.corked(() => {
-        const began = this.#session.query(begin);
-        if (reads) pending = run();
-        return began;
-      });
-      this.#began.then(
-        () => void (this.#beginAccepted = true),
-        () => undefined, // whoever awaits `#began` sees the failure
-      );
-    }
-    if (this.#beginAccepted) return run();
-    if (!reads) {
-      await this.#began;
+    if (begin === undefined) {
+      if (!this.#beginAccepted) await this.#began;
       return run();
     }
-    const [began, result] = await Promise.allSettled([this.#began, pending ?? run()]);
-    if (began.status === 'rejected') throw began.reason;
+    const reads = READ_ONLY.test(sql);
+    let pending: Promise<pg.QueryResult> | undefined;
+    const began = this.#session.corked(() => {
+      const sent = this.#session.query(begin);
+      if (reads) pending = run();
+      return sent;
+    });
+    // Set before anything can await: a concurrent statement must wait for this BEGIN.
+    this.#began = began;
+    this.#begin = undefined;
+    began.then(
+      () => void (this.#beginAccepted = true),
+      () => undefined, // whoever awaits `#began` sees the failure
+    );
+    if (pending === undefined) {
+      await began;
+      return run();
+    }
+    const [b, result] = await Promise.allSettled([began, pending]);
+    if (b.status === 'rejected') throw b.reason;
     if (result.status === 'rejected') throw result.reason;
     return result.value;
   }

@@ -147,6 +147,19 @@ for (const e of engines) {
     assert.equal(changes, 0);
   });
 
+  test(`[${e.name}] statements issued together run in the order they were issued, the first read included`, async (t) => {
+    const { engine } = await fresh(e, t);
+    const [, inserted, seen] = await engine.transaction((tx) =>
+      Promise.all([
+        tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM t'),
+        tx.run('INSERT INTO t (id, v) VALUES (1, ?)', ['a']),
+        tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM t'),
+      ]),
+    );
+    assert.equal(inserted.changes, 1);
+    assert.equal(Number(seen?.n), 1, 'the read issued after the write sees it');
+  });
+
   test(`[${e.name}] a text value with U+0000 is refused typed, before anything is written, and the transaction goes on`, async (t) => {
     const { engine } = await fresh(e, t);
     const outcome = await engine.transaction(async (tx) => {
