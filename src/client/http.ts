@@ -109,7 +109,8 @@ class HttpExecutor implements Executor {
   /** Evidence only, never an entry: safe to retry (a repeat asks the status sources again). */
   reconcile(occurrenceId: string): Promise<OccurrenceReconciled> {
     const path = `/v1/occurrences/${seg(occurrenceId)}/reconcile`;
-    return this.#call({ method: 'POST', path, body: {}, safeToRetry: true }, ['occurrence', 'report']);
+    const members = ['occurrence', 'report', 'missingKnowledge'];
+    return this.#call({ method: 'POST', path, body: {}, safeToRetry: true }, members);
   }
 
   perform(operation: Operation, adapter: ProviderAdapter): Promise<PerformResult> {

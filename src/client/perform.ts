@@ -93,8 +93,17 @@ export async function perform(
   if (!r.occurrence.unresolved) return fromState(r.occurrence, 1);
   // Baton's own status sources may: one pass, now, so that a confirmed effect is known at once.
   const checked = await attempt(() => x.reconcile(ticket.occurrence.id));
-  const latest = checked.ok ? checked.value.occurrence : r.occurrence;
+  if (!checked.ok) {
+    // The pass did not run or its answer was lost: what the acknowledgement left unknown stands.
+    const missing = r.missingKnowledge === null ? {} : { missingKnowledge: r.missingKnowledge };
+    return fromState(r.occurrence, 1, { reason: 'awaiting_status', errorCode: checked.code, ...missing });
+  }
+  const latest = checked.value.occurrence;
   if (!latest.unresolved) return fromState(latest, 1);
-  const missing = r.missingKnowledge === null ? {} : { missingKnowledge: r.missingKnowledge };
-  return fromState(latest, 1, { reason: 'awaiting_status', ...missing });
+  // Still open: say what the status sources left unknown (the acknowledgement's reason if none answered).
+  const unknown = checked.value.missingKnowledge ?? r.missingKnowledge;
+  return fromState(latest, 1, {
+    reason: 'awaiting_status',
+    ...(unknown === null ? {} : { missingKnowledge: unknown }),
+  });
 }

@@ -6,7 +6,12 @@
  * unresolved or the pass budget is spent; what stays unresolved stays so, with its reasons.
  */
 import { setTimeout as sleepMs } from 'node:timers/promises';
-import type { OccurrencesService, OccurrenceView, StatusSourceKind } from '../occurrences/index.js';
+import type {
+  MissingKnowledgeReason,
+  OccurrencesService,
+  OccurrenceView,
+  StatusSourceKind,
+} from '../occurrences/index.js';
 import { ACTIVE_KINDS, recordReading, type StatusSources } from './status-sources/index.js';
 
 /** What the reconciler may use of the service: reads and observations, nothing that enters. */
@@ -20,7 +25,7 @@ export interface ReconcileProgress {
   readonly effective: boolean;
   /** The profile's interpretation of an effective answer (accepted, success, …). */
   readonly interpretation: string | null;
-  readonly missingKnowledge: string | null;
+  readonly missingKnowledge: MissingKnowledgeReason | null;
   readonly unresolved: boolean;
 }
 
@@ -140,6 +145,11 @@ export class Reconciler {
 export interface OccurrenceReconciled {
   readonly occurrence: OccurrenceView;
   readonly report: ReconcileReport;
+  /**
+   * What the pass's last status answer left unknown (null when it was effective, or when no
+   * source was asked: the occurrence was not unresolved, or no source applies).
+   */
+  readonly missingKnowledge: MissingKnowledgeReason | null;
 }
 
 /**
@@ -152,6 +162,7 @@ export async function reconcileOccurrence(
   occurrenceId: string,
 ): Promise<OccurrenceReconciled> {
   const current = async (): Promise<OccurrenceView> => (await service.getOccurrence(occurrenceId)).occurrence;
+  let missingKnowledge: MissingKnowledgeReason | null = null;
   const reconciler = new Reconciler({
     service,
     sources,
@@ -160,7 +171,8 @@ export async function reconcileOccurrence(
       const o = await current();
       return o.unresolved ? [o] : [];
     },
+    onProgress: (p) => void (missingKnowledge = p.missingKnowledge),
   });
   const report = await reconciler.run();
-  return { occurrence: await current(), report };
+  return { occurrence: await current(), report, missingKnowledge };
 }

@@ -1,8 +1,12 @@
 // The client contract against InProcessBatonClient over a real SQLite file, with Baton's status
 // sources (src/providers) holding the sandbox's keys, as the server has them.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { InProcessBatonClient } from '../../src/client/index.js';
+import { isBatonError } from '../../src/core/errors.js';
 import { StatusSources } from '../../src/providers/index.js';
 import { runContract } from './contract.js';
+import { CountingAdapter, openStore, payments, startSandbox } from './support.js';
 
 runContract('in-process', (_t, store, provider) =>
   Promise.resolve(
@@ -12,3 +16,19 @@ runContract('in-process', (_t, store, provider) =>
     }),
   ),
 );
+
+test('in-process without status sources: perform sends once and stops at awaiting_status, saying why', async (t) => {
+  const provider = await startSandbox(t);
+  const store = await openStore(t, provider);
+  const client = new InProcessBatonClient({ service: store.service });
+  const ex = await client.takeover('invoice-agent');
+  const adapter = new CountingAdapter(provider);
+  const r = await ex.perform(payments(provider)('k-no-sources'), adapter);
+  assert.deepEqual(
+    [r.status, r.reason, r.errorCode, r.missingKnowledge, r.adapterCalls],
+    ['unresolved', 'awaiting_status', 'unavailable', 'unauthenticated', 1],
+  );
+  assert.ok(r.occurrenceId !== null);
+  await assert.rejects(ex.reconcile(r.occurrenceId), (e: unknown) => isBatonError(e, 'unavailable'));
+  assert.equal(adapter.calls, 1);
+});

@@ -9,7 +9,11 @@
  * status sources through src/providers' trusted layer (one pass, evidence only, never an entry).
  */
 import { BatonError } from '../../core/errors.js';
-import type { AcknowledgementInput, ObservationInput } from '../../occurrences/index.js';
+import {
+  MISSING_KNOWLEDGE_REASONS,
+  type AcknowledgementInput,
+  type ObservationInput,
+} from '../../occurrences/index.js';
 import { reconcileOccurrence } from '../../providers/index.js';
 import { principalActor } from '../auth.js';
 import {
@@ -21,7 +25,7 @@ import {
   type RouteSpec,
   type ServerDeps,
 } from '../route.js';
-import { array, count, idParams, object, type Schema } from '../schemas/common.js';
+import { array, count, idParams, nullable, object, oneOf, type Schema } from '../schemas/common.js';
 import { acknowledgementBody, emptyBody, observationBody } from '../schemas/inputs.js';
 import { observeResult, occurrence } from '../schemas/records.js';
 import { visibleOccurrence } from './occurrences.js';
@@ -55,6 +59,7 @@ const reconcileResult = object({
     unresolved: ids,
     byReason: { type: 'object', additionalProperties: count },
   }),
+  missingKnowledge: nullable(oneOf(MISSING_KNOWLEDGE_REASONS)),
 });
 
 export function observationRoutes(deps: ServerDeps): RouteSpec[] {
