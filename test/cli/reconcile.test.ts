@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -140,13 +140,40 @@ test('baton reconcile: unverifiable or unsigned status answers resolve nothing; 
   assert.deepEqual(await phases(paid.path, paid.ids), ['entered', 'entered']);
 });
 
-test('baton reconcile refuses bad arguments with exit 2 and creates no database', async (t) => {
+test('baton reconcile refuses bad arguments with exit 2 before touching the store, and never creates a database or key', async (t) => {
+  const paid = await paidButUnrecorded(t, 1);
+  for (const [bad, named] of [
+    [['--passes', '0'], '--passes'],
+    [['--passes', '21'], '--passes'],
+    [['--limit', 'x'], '--limit'],
+    [['--pool', '4'], '--pool'],
+    [['--bogus'], 'bogus'],
+  ] as const) {
+    const r = await run(['--db', paid.path, ...bad], paid.env);
+    assert.equal(r.code, 2, bad.join(' '));
+    assert.ok(r.err.includes(named), `${bad.join(' ')}: ${r.err}`);
+  }
+  const bad = await run(['--db', paid.path], { BATON_HMAC_SECRETS: 'not-a-pair' });
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /BATON_HMAC_SECRETS/);
+  assert.deepEqual(await phases(paid.path, paid.ids), ['entered'], 'nothing was reconciled');
+
   const dir = mkdtempSync(join(tmpdir(), 'baton-reconcile-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const missing = join(dir, 'none.db');
   assert.equal((await run(['--db', missing])).code, 2);
-  for (const bad of [['--passes', '0'], ['--passes', '21'], ['--limit', 'x'], ['--pool', '4'], ['--bogus']]) {
-    assert.equal((await run(['--db', missing, ...bad])).code, 2, bad.join(' '));
-  }
+  copyFileSync(paid.path, join(dir, 'copy.db'));
+  const keyless = await run(['--db', join(dir, 'copy.db')]);
+  assert.equal(keyless.code, 2);
+  assert.match(keyless.err, /no domain key/);
+  assert.deepEqual(readdirSync(dir).sort(), ['copy.db'], 'no database and no key file were created');
   assert.match((await run(['--help'])).out, /usage: baton reconcile/);
+});
+
+test('baton reconcile --lineage of an unknown lineage is an error, not "nothing to do"', async (t) => {
+  const paid = await paidButUnrecorded(t, 1);
+  const r = await run(['--db', paid.path, '--lineage', 'invoice-agnet'], paid.env);
+  assert.equal(r.code, 1, r.out);
+  assert.match(r.err, /lineage_not_found/);
+  assert.deepEqual(await phases(paid.path, paid.ids), ['entered']);
 });

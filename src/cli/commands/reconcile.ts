@@ -10,10 +10,12 @@ import {
   lineageLister,
   Reconciler,
   StatusSources,
+  type KeyResolver,
   type ReconcileProgress,
   type ReconcileReport,
 } from '../../providers/index.js';
-import { openBaton, type OpenedBaton } from '../../server/open.js';
+import { openBaton, type OpenedBaton, type StoreChoice } from '../../server/open.js';
+import { domainKeyPath } from '../../store/occurrences.js';
 import { wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { allUnresolvedLister } from '../reconcile-wiring.js';
@@ -30,8 +32,9 @@ never calls a provider's entry and never retries one. Passes repeat while someth
 unresolved, at most --passes (1..20, default 3), waiting 250 ms, then 500 ms, … (at most 8 s)
 between them; each pass visits at most --limit occurrences (1..100000, default 1000).
 Prints one line per status answer on stderr, then a summary on stdout (--json: the report as one
-JSON object). Exit 0 when nothing visited stays unresolved, 1 when some do (they are listed), 2 on
-bad arguments. The SQLite database must exist.
+JSON object). Exit 0 when nothing visited stays unresolved, 1 when some do (they are listed) or the
+lineage is unknown, 2 on bad arguments. The database and its domain key must exist (the SQLite
+file's FILE.domain-key.pem, or --domain-key); reconcile creates neither.
 ${STORE_USAGE}
 Environment: BATON_HMAC_SECRETS as for \`baton serve\` (the HMAC secrets profiles pin by id).
 `;
@@ -69,13 +72,27 @@ interface Plan {
   readonly passes: number;
   readonly limit: number;
   readonly json: boolean;
+  readonly keys: KeyResolver;
+}
+
+/** The store's domain key must already be there: reconcile never creates one (serve does). */
+function requireDomainKey(choice: StoreChoice): void {
+  const path = choice.kind === 'sqlite' ? domainKeyPath(choice.path) : choice.domainKeyFile;
+  if (choice.kind === 'sqlite' && !existsSync(choice.path)) {
+    throw new BatonError('usage', `no database at ${choice.path}`);
+  }
+  if (!existsSync(path)) {
+    throw new BatonError('usage', `no domain key at ${path} (reconcile never creates one)`);
+  }
 }
 
 async function reconcile(opened: OpenedBaton, plan: Plan, io: CliIo): Promise<number> {
   const { lineage, limit } = plan;
+  // An unknown lineage is an error (lineage_not_found), not "nothing to do".
+  if (lineage !== undefined) await opened.service.getLineage(lineage);
   const reconciler = new Reconciler({
     service: opened.service,
-    sources: new StatusSources({ keys: hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']) }),
+    sources: new StatusSources({ keys: plan.keys }),
     list:
       lineage === undefined
         ? allUnresolvedLister(opened.engine, limit)
@@ -112,11 +129,10 @@ export async function runReconcile(argv: string[], io: CliIo): Promise<number> {
       passes: bounded(values.passes, 'passes', 3, 20),
       limit: bounded(values.limit, 'limit', 1000, 100_000),
       json: values.json === true,
+      keys: hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']),
     };
     const choice = storeChoice(values);
-    if (choice.kind === 'sqlite' && !existsSync(choice.path)) {
-      throw new BatonError('usage', `no database at ${choice.path}`);
-    }
+    requireDomainKey(choice);
     opened = await openBaton(choice);
     return await reconcile(opened, plan, io);
   } catch (error) {
