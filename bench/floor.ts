@@ -93,6 +93,41 @@ function* append(
   return { hash, count: idx };
 }
 
+/** Events of one existing chain: one head lookup, one multi-row INSERT, one head write. */
+function* appendRun(
+  fu: string,
+  subject: string,
+  at: number,
+  events: readonly (readonly [string, unknown])[],
+): Script<void> {
+  const row = (yield get(`SELECT head, count FROM evidence_heads WHERE subject = ?${fu}`, [subject])) as Row;
+  const first = row === undefined ? null : String(row['head']);
+  let prev = first;
+  let idx = row === undefined ? 0 : Number(row['count']);
+  const params: Value[] = [];
+  for (const [type, body] of events) {
+    const text = canonicalize(body);
+    const hash = sha256Text(
+      `{"actor":"floor","at":${at},"body":${text},"prev":${prev === null ? 'null' : JSON.stringify(prev)},"subject":${JSON.stringify(subject)},"type":${JSON.stringify(type)}}`,
+    );
+    idx += 1;
+    params.push(subject, idx, type, text, at, 'floor', prev, hash);
+    prev = hash;
+  }
+  const rows = Array(events.length).fill('(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+  const last = (yield get(
+    `INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES ${rows} ON CONFLICT DO NOTHING RETURNING seq, idx`,
+    params,
+  )) as Row;
+  yield run('UPDATE evidence_heads SET head = ?, count = ?, last_seq = ? WHERE subject = ? AND head = ?', [
+    prev,
+    idx,
+    Number(last?.['seq']),
+    subject,
+    first,
+  ]);
+}
+
 /** What every executor command reads first: the domain, the credential, the lineage (locked). */
 function* executorReads(fu: string, x: FloorExecutor): Script<void> {
   yield get(
@@ -317,19 +352,14 @@ function* observe(fu: string, id: string, reference: string): Script<void> {
     missingKnowledge: null,
     profile: { id: 'bench-payments', version: '1' },
   };
-  const subject = `occurrence:${id}`;
-  let head = yield* append(
-    fu,
-    subject,
-    'observation_recorded',
-    { observation, interpretation },
-    now,
-    undefined,
-  );
-  head = yield* append(fu, subject, 'provider_reference_bound', { providerReference: reference }, now, head);
   const from = { phase: 'entered', outcome: 'unknown', effect: 'unresolved', conflict: false };
   const to = { phase: 'resolved', outcome: 'success', effect: 'occurred', conflict: false };
-  yield* append(fu, subject, 'state_changed', { from, to }, now, head);
+  // Three events of one chain in one run, as evidence-log.ts appendEvidenceRun writes them.
+  yield* appendRun(fu, `occurrence:${id}`, now, [
+    ['observation_recorded', { observation, interpretation }],
+    ['provider_reference_bound', { providerReference: reference }],
+    ['state_changed', { from, to }],
+  ]);
 }
 
 /** The rows the floor's transactions read: a domain, a profile, `executors` lineages with credentials and budgets. */

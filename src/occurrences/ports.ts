@@ -97,7 +97,8 @@ export interface OccurrencesRepository extends OccurrencesReader {
    */
   countOpen(lineage: string): Promise<OpenCounts>;
 
-  appendEvent(event: PlannedEvent & { readonly at: number; readonly actor: string }): Promise<EvidenceEvent>;
+  /** Append the events in order, each with this time and actor (consecutive ones of a subject together). */
+  appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<EvidenceEvent[]>;
 }
 
 /** One command = one transaction: commit when `fn` resolves, roll everything back when it throws. */

@@ -24,7 +24,7 @@ import type {
   EvidenceEvent,
 } from '../occurrences/index.js';
 import type { Transaction } from './engine.js';
-import { appendEvidence, startsChain } from './evidence-log.js';
+import { appendEvidenceRun, startsChain, type EvidenceInput } from './evidence-log.js';
 import { domainLimitError, OpenStripes, preferredStripe } from './occurrences-limits.js';
 import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js';
 import * as rows from './occurrences-rows.js';
@@ -315,13 +315,18 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     };
   }
 
-  async appendEvent(e: PlannedEvent & { at: number; actor: string }): Promise<EvidenceEvent> {
-    return appendEvidence(this.#tx, {
-      subject: e.subject,
-      type: e.type,
-      body: e.body,
-      at: e.at,
-      actor: e.actor,
-    });
+  /** Consecutive events of one subject go in one run (one INSERT, one head write: evidence-log.ts). */
+  async appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<EvidenceEvent[]> {
+    const appended: EvidenceEvent[] = [];
+    for (let i = 0; i < events.length;) {
+      const subject = events[i]?.subject;
+      const run: EvidenceInput[] = [];
+      for (; i < events.length && events[i]?.subject === subject; i++) {
+        const e = events[i] as PlannedEvent;
+        run.push({ subject: e.subject, type: e.type, body: e.body, at, actor });
+      }
+      appended.push(...(await appendEvidenceRun(this.#tx, run)));
+    }
+    return appended;
   }
 }

@@ -7,6 +7,7 @@ import { canonicalize } from '../../src/core/jcs.js';
 import { migrate } from '../../src/store/migrations.js';
 import {
   appendEvidence,
+  appendEvidenceRun,
   evidenceHash,
   listEvidence,
   type AppendedEvent,
@@ -246,6 +247,77 @@ for (const e of engines) {
     assert.equal(stored?.body, canonicalize(events[0]?.body), 'the body is stored as its JCS text');
     const report = await verifyEvidence(engine);
     assert.deepEqual(report, { ok: true, subjects: 3, events: PLAN.length, problems: 0 });
+  });
+
+  test(`[${e.name}] a run of one subject's events is the same chain as appending them one by one, in three statements a run`, async (t) => {
+    const input = (subject: string, i: number): EvidenceInput => ({
+      subject,
+      type: `step.${i}`,
+      body: { i, note: 'ü', list: [i, null] },
+      at: 1_700_000_000_000 + i,
+      actor: 'tester',
+    });
+    const runStore = await e.open(t);
+    const oneStore = await e.open(t);
+    await migrate(runStore.engine);
+    await migrate(oneStore.engine);
+    // A new chain (no head yet), then a run that continues it (head looked up, then moved).
+    const statements: string[] = [];
+    const runs = [
+      [0, 1, 2],
+      [3, 4],
+    ];
+    const viaRuns: AppendedEvent[] = [];
+    for (const run of runs) {
+      const appended = await runStore.engine.transaction((tx) => {
+        const counted = new Proxy(tx, {
+          get(target, key, receiver) {
+            const value: unknown = Reflect.get(target, key, receiver);
+            if (typeof value !== 'function') return value;
+            return (sql: string, params?: readonly SqlValue[]) => {
+              statements.push(sql);
+              return (value as (s: string, p?: readonly SqlValue[]) => unknown).call(target, sql, params);
+            };
+          },
+        });
+        return appendEvidenceRun(
+          counted,
+          run.map((i) => input('R', i)),
+        );
+      });
+      viaRuns.push(...appended);
+    }
+    const oneByOne: AppendedEvent[] = [];
+    for (const i of runs.flat()) {
+      oneByOne.push(await oneStore.engine.transaction((tx) => appendEvidence(tx, input('R', i))));
+    }
+    const chain = (list: AppendedEvent[]) =>
+      list.map(({ idx, prev, hash, type }) => ({ idx, prev, hash, type }));
+    assert.deepEqual(chain(viaRuns), chain(oneByOne));
+    assert.deepEqual(
+      viaRuns.map((x) => x.seq),
+      [1, 2, 3, 4, 5],
+    );
+    // Each run: head SELECT, one INSERT of all its rows, head INSERT (new chain) or UPDATE.
+    assert.equal(statements.length, 6, statements.join('\n'));
+    assert.equal(statements.filter((x) => x.startsWith('INSERT INTO evidence_events')).length, 2);
+    assert.deepEqual(await verifyEvidence(runStore.engine), {
+      ok: true,
+      subjects: 1,
+      events: 5,
+      problems: 0,
+    });
+    const heads = await runStore.engine.read((tx) =>
+      tx.all<{ head: string; count: number }>('SELECT head, count FROM evidence_heads'),
+    );
+    assert.deepEqual(
+      heads.map((h) => [h.head, Number(h.count)]),
+      [[viaRuns[4]?.hash, 5]],
+    );
+    await assert.rejects(
+      runStore.engine.transaction((tx) => appendEvidenceRun(tx, [input('R', 5), input('S', 6)])),
+      (x: unknown) => isBatonError(x, 'internal'),
+    );
   });
 
   test(`[${e.name}] an append rolled back with its transaction leaves no trace and no gap in its chain`, async (t) => {

@@ -105,7 +105,5 @@ export async function appendAll(
   at: number,
   actor: string,
 ): Promise<void> {
-  // Members written out, not `{ ...e, at, actor }` (V8's slow path, see view()).
-  for (const e of events)
-    await repo.appendEvent({ subject: e.subject, type: e.type, body: e.body, at, actor });
+  await repo.appendEvents(events, at, actor);
 }
