@@ -48,8 +48,7 @@ import {
   benchDatabase,
   compare,
   percentile,
-  postgresBenchUrl,
-  postgresProblem,
+  reachablePostgres,
   postgresSettings,
   rate,
   ratio,
@@ -307,12 +306,8 @@ async function benchSqlite(): Promise<void> {
 }
 
 async function benchPostgres(): Promise<void> {
-  const url = postgresBenchUrl();
-  const problem = await postgresProblem(url);
-  if (problem !== undefined) {
-    console.log(`PostgreSQL not reachable at ${redact(url)}: skipping the PostgreSQL figures (${problem})`);
-    return;
-  }
+  const url = await reachablePostgres('http bench');
+  if (url === undefined) return;
   console.log(
     `PostgreSQL at ${redact(url)}: ${await postgresSettings(url)}; baton serve and the floor with ${EXECUTORS + 2} connections each:`,
   );

@@ -25,7 +25,7 @@ import pg from 'pg';
 import { withClient } from '../test/support/postgres-client.js';
 import { OPEN_STRIPES } from '../src/store/occurrences-limits.js';
 import { floorScripts, openPostgresFloor, transactOnPostgres, type FloorExecutor } from './floor.js';
-import { benchDatabase, postgresBenchUrl, postgresProblem, postgresSettings, redact } from './support.js';
+import { benchDatabase, postgresSettings, reachablePostgres, redact } from './support.js';
 
 const SECONDS = Number(process.env['BENCH_CEILING_SECONDS'] ?? 10);
 const CLIENTS = 16;
@@ -164,12 +164,8 @@ async function main(): Promise<void> {
     console.log('postgres ceiling: pgbench is not installed (PostgreSQL client tools): skipping');
     return;
   }
-  const url = postgresBenchUrl();
-  const problem = await postgresProblem(url);
-  if (problem !== undefined) {
-    console.log(`postgres ceiling: PostgreSQL not reachable at ${redact(url)}: skipping (${problem})`);
-    return;
-  }
+  const url = await reachablePostgres('postgres ceiling');
+  if (url === undefined) return;
   console.log(
     `postgres ceiling: ${version.stdout.trim()}, ${CLIENTS} clients, ${SECONDS} s per run, at ${redact(url)}: ${await postgresSettings(url)}`,
   );

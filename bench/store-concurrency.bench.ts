@@ -26,8 +26,7 @@ import {
   benchDatabase,
   compare,
   percentile,
-  postgresBenchUrl,
-  postgresProblem,
+  reachablePostgres,
   postgresSettings,
   rate,
   ratio,
@@ -101,12 +100,8 @@ async function benchSqlite(): Promise<void> {
 // --- PostgreSQL --------------------------------------------------------------------------------
 
 async function benchPostgres(): Promise<void> {
-  const url = postgresBenchUrl();
-  const problem = await postgresProblem(url);
-  if (problem !== undefined) {
-    console.log(`PostgreSQL not reachable at ${redact(url)}: skipping the PostgreSQL figures (${problem})`);
-    return;
-  }
+  const url = await reachablePostgres('store concurrency bench');
+  if (url === undefined) return;
   console.log(`PostgreSQL at ${redact(url)}: ${await postgresSettings(url)}`);
   const gdb = await benchDatabase(url, 'guarded');
   const fdb = await benchDatabase(url, 'floor');

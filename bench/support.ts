@@ -156,6 +156,20 @@ export async function benchDatabase(url: string, label: string): Promise<BenchDa
   return createScratchDatabase(url, `bench_${label}`);
 }
 
+/**
+ * The bench's PostgreSQL URL, or undefined after printing why the PostgreSQL figures are skipped
+ * (`who` names the bench in that line).
+ */
+export async function reachablePostgres(who = 'PostgreSQL'): Promise<string | undefined> {
+  const url = postgresBenchUrl();
+  const problem = await probePostgres(url);
+  if (problem === undefined) return url;
+  console.log(
+    `${who}: PostgreSQL not reachable at ${redactUrl(url)}: skipping the PostgreSQL figures (${problem})`,
+  );
+  return undefined;
+}
+
 /** The server settings that decide durability, printed beside the figures. */
 export async function postgresSettings(url: string): Promise<string> {
   return withClient(url, async (c) => {
@@ -166,4 +180,4 @@ export async function postgresSettings(url: string): Promise<string> {
   });
 }
 
-export { probePostgres as postgresProblem, redactUrl as redact };
+export { redactUrl as redact };

@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { main } from '../../src/cli/baton.js';
-import type { CliIo } from '../../src/cli/io.js';
 import {
   createSandboxProvider,
   deployProfile,
@@ -25,19 +24,15 @@ import {
 } from '../../src/providers/index.js';
 import { openOccurrencesOnSqlite } from '../../src/store/index.js';
 import { domainConfig } from '../client/support.js';
+import { captureIo } from '../store/support.js';
 
 async function run(argv: string[], env: Record<string, string> = {}) {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    stdout: (s) => void (out += s),
-    stderr: (s) => void (err += s),
-    readStdin: () => Promise.resolve(Buffer.alloc(0)),
-  };
+  const io = captureIo();
   const saved = { ...process.env };
   Object.assign(process.env, env);
   try {
-    return { code: await main(['reconcile', ...argv], io), out, err };
+    const code = await main(['reconcile', ...argv], io);
+    return { code, out: io.out.join(''), err: io.err.join('') };
   } finally {
     process.env = saved;
   }
