@@ -237,6 +237,32 @@ async function guardedOverHttp(
   };
 }
 
+interface CommitCounters {
+  readonly commits: number;
+  readonly transactions: number;
+}
+
+/** The server's group-commit counters from /metrics (SQLite only; undefined elsewhere). */
+async function commitCounters(server: Server): Promise<CommitCounters | undefined> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const read = (name: string): number | undefined => {
+    const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+    return m === null ? undefined : Number(m[1]);
+  };
+  const commits = read('baton_store_commits_total');
+  const transactions = read('baton_store_committed_transactions_total');
+  return commits === undefined || transactions === undefined ? undefined : { commits, transactions };
+}
+
+function printGroupCommit(before: CommitCounters | undefined, after: CommitCounters | undefined): void {
+  if (before === undefined || after === undefined) return;
+  const commits = after.commits - before.commits;
+  const txs = after.transactions - before.transactions;
+  console.log(
+    `        (the server's group commit in the measured rounds: ${txs} transactions in ${commits} COMMITs, ${(txs / Math.max(1, commits)).toFixed(1)} per COMMIT)`,
+  );
+}
+
 async function bench(run: EngineRun): Promise<void> {
   const sandbox = createSandboxProvider({ hmacSecret: HMAC });
   const origin = await sandbox.listen(0, '127.0.0.1');
@@ -252,9 +278,17 @@ async function bench(run: EngineRun): Promise<void> {
       cpuMs: () => server.cpuMs(),
     };
     for (const c of [1, EXECUTORS]) {
-      const plan: Plan = { ...PLAN, afterWarmup: () => (provider.length = 0) };
+      let before: Promise<CommitCounters | undefined> = Promise.resolve(undefined);
+      const plan: Plan = {
+        ...PLAN,
+        afterWarmup: () => {
+          provider.length = 0;
+          before = commitCounters(server);
+        },
+      };
       const results = await compare(`${run.label} c=${c}`, [...run.floors(c), guarded], c, plan);
       report(results);
+      printGroupCommit(await before, await commitCounters(server));
       const r = rate(results.get(GUARDED)?.t ?? tally());
       console.log(
         `        (${GUARDED}: the executor's payment call to the provider, not in its per-call figures: p50 ${percentile(provider, 50).toFixed(2)} ms, p99 ${percentile(provider, 99).toFixed(2)} ms; per second ${(r * 3).toFixed(0)} calls to Baton, ${r.toFixed(0)} payment calls and ${r.toFixed(0)} status queries (the server's, in reconcile) to the provider)`,

@@ -4,6 +4,7 @@
  * database at scrape time, so several servers sharing PostgreSQL report the same unresolved count.
  */
 import type { OccurrenceCounts } from '../occurrences/index.js';
+import type { CommitStats } from '../store/engine.js';
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -65,8 +66,11 @@ export class Metrics {
     h.count += 1;
   }
 
-  /** The exposition; `counts` is undefined when the store could not be read (then store_up is 0). */
-  render(counts: OccurrenceCounts | undefined): string {
+  /**
+   * The exposition; `counts` is undefined when the store could not be read (then store_up is 0),
+   * `commits` when the engine does not batch COMMITs itself.
+   */
+  render(counts: OccurrenceCounts | undefined, commits?: CommitStats): string {
     const out: string[] = [
       family('baton_provider_entries_total', 'counter', 'Provider entries recorded by this process.', [
         `baton_provider_entries_total ${this.#entries}\n`,
@@ -92,6 +96,7 @@ export class Metrics {
       ]),
     ];
     if (counts !== undefined) out.push(...gauges(counts));
+    if (commits !== undefined) out.push(...commitFamilies(commits));
     return out.join('');
   }
 
@@ -108,6 +113,24 @@ export class Metrics {
     }
     return family(name, 'histogram', 'Duration of one service command (one store transaction).', lines);
   }
+}
+
+/** SQLite group commit: how many transactions each COMMIT (each fsync) carried. */
+function commitFamilies(c: CommitStats): string[] {
+  return [
+    family('baton_store_commits_total', 'counter', 'Physical COMMITs (one fsync each) of this process.', [
+      `baton_store_commits_total ${c.commits}\n`,
+    ]),
+    family(
+      'baton_store_committed_transactions_total',
+      'counter',
+      'Transactions committed by them (group commit: several per COMMIT).',
+      [`baton_store_committed_transactions_total ${c.transactions}\n`],
+    ),
+    family('baton_store_largest_commit_batch', 'gauge', 'The most transactions one COMMIT carried.', [
+      `baton_store_largest_commit_batch ${c.largestBatch}\n`,
+    ]),
+  ];
 }
 
 function gauges(c: OccurrenceCounts): string[] {

@@ -40,5 +40,21 @@ export interface StoreEngine {
    * already excludes all other writers (SQLite's one writer lock): callers fall back to it.
    */
   migrationTransaction?<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * How transactions shared COMMITs since the engine opened. Present where the engine batches
+   * them itself (SQLite's group commit); PostgreSQL's own group commit is inside the server.
+   */
+  commitStats?(): CommitStats;
   close(): Promise<void>;
+}
+
+export interface CommitStats {
+  /** Physical COMMITs that succeeded. */
+  readonly commits: number;
+  /** Logical transactions committed by them. */
+  readonly transactions: number;
+  /** Logical transactions whose function threw (rolled back, alone). */
+  readonly rolledBack: number;
+  /** The most transactions one COMMIT carried. */
+  readonly largestBatch: number;
 }

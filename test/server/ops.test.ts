@@ -117,6 +117,12 @@ test('metrics are valid Prometheus text and count entries, refusals and unresolv
   assert.equal(value(after, 'baton_unresolved_occurrences'), (await api.service.counts()).unresolved);
   assert.equal(value(after, 'baton_unresolved_occurrences'), 1);
   assert.equal(value(after, 'baton_store_up'), 1);
+  // SQLite's group commit: every committed transaction went out in some COMMIT, several per one at most.
+  const commits = value(after, 'baton_store_commits_total');
+  const committed = value(after, 'baton_store_committed_transactions_total');
+  assert.ok(commits > value(before, 'baton_store_commits_total'), 'the enter was committed');
+  assert.ok(committed >= commits, `${committed} transactions in ${commits} COMMITs`);
+  assert.ok(value(after, 'baton_store_largest_commit_batch') >= 1);
   // The histogram: cumulative buckets, +Inf equal to the count, for the enter transaction.
   const buckets = after.filter(
     (s) => s.name === 'baton_transaction_duration_seconds_bucket' && s.labels['operation'] === 'enter',

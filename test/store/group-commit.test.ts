@@ -266,3 +266,23 @@ test('[sqlite] callers that go straight from one COMMIT to their next transactio
   );
   assert.ok(engine.stats().commits < 8 * perWorker, 'and the callers still shared COMMITs');
 });
+
+test('[sqlite] transactions that keep arriving over the next turns of the event loop join the batch', async (t) => {
+  const { engine, committed } = await fixture(t);
+  const before = engine.stats();
+  // Callbacks stand for I/O (HTTP requests): two arrive in one turn, the third one turn later,
+  // after the first batch would have started had it not waited while transactions kept coming.
+  const inTurn = (turns: number, id: number): Promise<number> =>
+    new Promise<number>((resolve, reject) => {
+      const step = (left: number): void => {
+        if (left > 0) setImmediate(() => step(left - 1));
+        else insert(engine, id).then(resolve, reject);
+      };
+      setImmediate(() => step(turns));
+    });
+  assert.deepEqual(await Promise.all([inTurn(0, 1), inTurn(0, 2), inTurn(1, 3)]), [1, 2, 3]);
+  const after = engine.stats();
+  assert.equal(after.transactions - before.transactions, 3);
+  assert.equal(after.commits - before.commits, 1, 'one COMMIT (one fsync) for the three');
+  assert.deepEqual(committed(), [1, 2, 3]);
+});

@@ -66,7 +66,9 @@ export function opsRoutes(deps: ServerDeps, openapi: () => unknown): RouteSpec[]
       roles: 'public',
       produces: METRICS_CONTENT_TYPE,
       schema: { response: { 200: { type: 'string' } } },
-      handler: async () => ({ body: deps.metrics.render(await countsOrUndefined(deps)) }),
+      handler: async () => ({
+        body: deps.metrics.render(await countsOrUndefined(deps), deps.engine.commitStats?.()),
+      }),
     },
     {
       method: 'GET',
