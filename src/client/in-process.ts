@@ -122,7 +122,7 @@ class InProcessExecutor implements Executor {
         generation: this.generation,
       });
     }
-    const { occurrence } = await this.#service.getOccurrence(occurrenceId);
+    const occurrence = await this.#service.getOccurrenceView(occurrenceId);
     if (occurrence.lineage !== this.lineage)
       throw new BatonError('occurrence_not_found', 'no such occurrence');
   }

@@ -106,6 +106,10 @@ export class OccurrencesService {
 
   // --- queries ---------------------------------------------------------------------------------
 
+  getOccurrenceView(id: string): Promise<OccurrenceView> {
+    return q.getOccurrenceView(this.#ctx, id);
+  }
+
   getOccurrence(id: string): Promise<q.OccurrenceDetail> {
     return q.getOccurrence(this.#ctx, id);
   }

@@ -157,11 +157,11 @@ export interface OccurrenceReconciled {
  * `reconcile` route and `executor.reconcile`). Evidence only: it never enters (AOC-REQ-010).
  */
 export async function reconcileOccurrence(
-  service: ReconcilerService & Pick<OccurrencesService, 'getOccurrence'>,
+  service: ReconcilerService & Pick<OccurrencesService, 'getOccurrenceView'>,
   sources: StatusSources,
   occurrenceId: string,
 ): Promise<OccurrenceReconciled> {
-  const current = async (): Promise<OccurrenceView> => (await service.getOccurrence(occurrenceId)).occurrence;
+  const current = (): Promise<OccurrenceView> => service.getOccurrenceView(occurrenceId);
   let missingKnowledge: MissingKnowledgeReason | null = null;
   const reconciler = new Reconciler({
     service,

@@ -265,3 +265,15 @@ test('AOC-REQ-006 fence retired executors', async (t) => {
   );
   assert.equal(provider.totalCalls, 1);
 });
+
+test('AOC-REQ-005 an occurrence is queryable alone (getOccurrenceView) exactly as in its detail', async (t) => {
+  const h = await openHarness(t);
+  await setupDomain(h);
+  const g1 = await h.svc.takeover({ lineage: 'invoice-agent' });
+  const { occurrence } = await h.svc.create(createInput(g1.credential, 'inv-view', 1_000));
+  const detail = await h.svc.getOccurrence(occurrence.id);
+  assert.deepEqual(await h.svc.getOccurrenceView(occurrence.id), detail.occurrence);
+  assert.ok(detail.evidence.length > 0, 'the detail carries the evidence the view leaves out');
+  await expectCode(h.svc.getOccurrenceView('occ_missing'), 'occurrence_not_found');
+  await expectCode(h.svc.getOccurrenceView(''), 'input_invalid');
+});

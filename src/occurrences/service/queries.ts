@@ -39,6 +39,16 @@ export async function getOccurrence(ctx: ServiceContext, id: unknown): Promise<O
   });
 }
 
+/** The occurrence without its evidence chain (what an ownership check or a poll needs). */
+export async function getOccurrenceView(ctx: ServiceContext, id: unknown): Promise<OccurrenceView> {
+  const occurrenceId = readOccurrenceId(id);
+  return ctx.uow.read(async (repo) => {
+    const o = await repo.getOccurrence(occurrenceId);
+    if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
+    return view(o);
+  });
+}
+
 /** AOC-REQ-005: what the successor must be able to query before it acts. */
 export async function listOpen(
   ctx: ServiceContext,

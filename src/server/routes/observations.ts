@@ -28,7 +28,7 @@ import {
 import { array, count, idParams, nullable, object, oneOf, type Schema } from '../schemas/common.js';
 import { acknowledgementBody, emptyBody, observationBody } from '../schemas/inputs.js';
 import { observeResult, occurrence } from '../schemas/records.js';
-import { visibleOccurrence } from './occurrences.js';
+import { checkVisible } from './occurrences.js';
 
 function unauthenticatedReport(input: HandlerInput, occurrenceId: string): Record<string, unknown> {
   const { authentication, occurrenceId: named, ...rest } = bodyObject(input);
@@ -75,7 +75,7 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { params: idParams, body: acknowledgementBody, response: { 200: observeResult } },
       handler: async (input) => {
         const id = param(input, 'id');
-        await visibleOccurrence(deps, input, id);
+        await checkVisible(deps, input, id);
         const ack = unauthenticatedReport(input, id) as unknown as AcknowledgementInput;
         const actor = principalActor(executorOf(input));
         return { body: await timed(deps, 'acknowledge', () => svc.recordAcknowledgement(ack, actor)) };
@@ -91,7 +91,7 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { params: idParams, body: observationBody, response: { 200: observeResult } },
       handler: async (input) => {
         const id = param(input, 'id');
-        await visibleOccurrence(deps, input, id);
+        await checkVisible(deps, input, id);
         const obs = unauthenticatedReport(input, id) as unknown as ObservationInput;
         if (input.principal === undefined)
           throw new BatonError('unauthenticated', 'a bearer token is required');
@@ -109,7 +109,7 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { params: idParams, body: emptyBody, response: { 200: reconcileResult } },
       handler: async (input) => {
         const id = param(input, 'id');
-        await visibleOccurrence(deps, input, id);
+        await checkVisible(deps, input, id);
         return {
           body: await timed(deps, 'reconcile', () => reconcileOccurrence(svc, deps.sources, id)),
         };

@@ -29,17 +29,32 @@ import { createResult, entryTicket, occurrenceDetail, occurrenceResult } from '.
  * The occurrence, if the caller may see it: operators see every occurrence, an executor only its
  * own lineage's. Another lineage's occurrence answers exactly like a missing one.
  */
+function refuseOtherLineage(input: HandlerInput, lineage: string): void {
+  const p = input.principal;
+  if (p?.kind === 'executor' && lineage !== p.lineage) {
+    throw new BatonError('occurrence_not_found', 'no such occurrence');
+  }
+}
+
+/** The occurrence with its evidence, for a caller allowed to see it. */
 export async function visibleOccurrence(
   deps: ServerDeps,
   input: HandlerInput,
   id: string,
 ): Promise<OccurrenceDetail> {
   const detail = await timed(deps, 'get_occurrence', () => deps.service.getOccurrence(id));
-  const p = input.principal;
-  if (p?.kind === 'executor' && detail.occurrence.lineage !== p.lineage) {
-    throw new BatonError('occurrence_not_found', 'no such occurrence');
-  }
+  refuseOtherLineage(input, detail.occurrence.lineage);
   return detail;
+}
+
+/**
+ * Refuse, before a command, an occurrence this caller may not see — another lineage's answers
+ * exactly like a missing one. Reads the occurrence only, not its evidence; the service checks
+ * again inside the command's transaction.
+ */
+export async function checkVisible(deps: ServerDeps, input: HandlerInput, id: string): Promise<void> {
+  const o = await timed(deps, 'get_occurrence', () => deps.service.getOccurrenceView(id));
+  refuseOtherLineage(input, o.lineage);
 }
 
 function createdStatus(created: boolean): number {
@@ -84,7 +99,7 @@ export function occurrenceRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { params: idParams, body: enterBody, response: { 200: entryTicket } },
       handler: async (input) => {
         const occurrenceId = param(input, 'id');
-        await visibleOccurrence(deps, input, occurrenceId);
+        await checkVisible(deps, input, occurrenceId);
         const b = bodyObject(input);
         const cmd = { ...b, occurrenceId, credential: executorOf(input).credential } as unknown as EnterInput;
         const ticket = await timed(deps, 'enter', () => svc.enter(cmd));
@@ -102,7 +117,7 @@ export function occurrenceRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { params: idParams, body: releaseBody, response: { 200: occurrenceResult } },
       handler: async (input) => {
         const occurrenceId = param(input, 'id');
-        await visibleOccurrence(deps, input, occurrenceId);
+        await checkVisible(deps, input, occurrenceId);
         const cmd = { ...bodyObject(input), occurrenceId, credential: executorOf(input).credential };
         const occurrence = await timed(deps, 'release', () => svc.release(cmd as unknown as ReleaseInput));
         return { body: { occurrence } };
@@ -118,7 +133,7 @@ export function occurrenceRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { params: idParams, body: reissueBody, response: { 200: createResult, 201: createResult } },
       handler: async (input) => {
         const occurrenceId = param(input, 'id');
-        await visibleOccurrence(deps, input, occurrenceId);
+        await checkVisible(deps, input, occurrenceId);
         const cmd = { ...bodyObject(input), occurrenceId, credential: executorOf(input).credential };
         const r = await timed(deps, 'reissue', () => svc.reissue(cmd as unknown as ReissueInput));
         return { status: createdStatus(r.created), body: r };
@@ -134,7 +149,7 @@ export function occurrenceRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { params: idParams, body: remedyBody, response: { 200: createResult, 201: createResult } },
       handler: async (input) => {
         const remedyOf = param(input, 'id');
-        await visibleOccurrence(deps, input, remedyOf);
+        await checkVisible(deps, input, remedyOf);
         const cmd = { ...bodyObject(input), remedyOf, credential: executorOf(input).credential };
         const r = await timed(deps, 'remedy', () => svc.remedy(cmd as unknown as RemedyInput));
         return { status: createdStatus(r.created), body: r };
