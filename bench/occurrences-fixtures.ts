@@ -1,5 +1,5 @@
 /** Inputs for bench/occurrences.bench.ts: a payments-like profile, a domain, requests, observations. */
-import type { EntryTicket, ObservationInput } from '../src/occurrences/index.js';
+import { BYPASS_PATH_KINDS, type EntryTicket, type ObservationInput } from '../src/occurrences/index.js';
 
 export const ACCOUNT = 'acct_bench_001';
 
@@ -41,14 +41,6 @@ export function benchProfile() {
 }
 
 export function domain() {
-  const kinds = [
-    'direct',
-    'administrator',
-    'break-glass',
-    'queued',
-    'alternate-protocol',
-    'system-of-record',
-  ];
   return {
     id: 'bench-domain',
     limits: {
@@ -58,7 +50,7 @@ export function domain() {
       maxInFlightPerDomain: 1000,
       entryWindowSeconds: 300,
     },
-    bypassPaths: kinds.map((kind) => ({
+    bypassPaths: BYPASS_PATH_KINDS.map((kind) => ({
       kind,
       status: 'unknown',
       description: 'not inventoried in the bench',

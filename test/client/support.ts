@@ -10,7 +10,12 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { BatonClient, Operation, ProviderAdapter } from '../../src/client/index.js';
 import type { JsonObject } from '../../src/core/json.js';
-import type { EntryTicket, ObserveResult, ProviderProfile } from '../../src/occurrences/index.js';
+import {
+  BYPASS_PATH_KINDS,
+  type EntryTicket,
+  type ObserveResult,
+  type ProviderProfile,
+} from '../../src/occurrences/index.js';
 import {
   createSandboxProvider,
   deployProfile,
@@ -105,14 +110,6 @@ export async function reconcileByKey(
 }
 
 export function domainConfig(): JsonObject {
-  const kinds = [
-    'direct',
-    'administrator',
-    'break-glass',
-    'queued',
-    'alternate-protocol',
-    'system-of-record',
-  ];
   return {
     id: 'client-contract',
     limits: {
@@ -122,7 +119,11 @@ export function domainConfig(): JsonObject {
       maxInFlightPerDomain: 100,
       entryWindowSeconds: 300,
     },
-    bypassPaths: kinds.map((kind) => ({ kind, status: 'unknown', description: 'not inventoried in tests' })),
+    bypassPaths: BYPASS_PATH_KINDS.map((kind) => ({
+      kind,
+      status: 'unknown',
+      description: 'not inventoried in tests',
+    })),
   };
 }
 

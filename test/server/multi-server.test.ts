@@ -27,7 +27,7 @@ import {
 } from '../../src/client/index.js';
 import { BatonError } from '../../src/core/errors.js';
 import type { JsonObject } from '../../src/core/json.js';
-import type { EntryTicket, OccurrenceView } from '../../src/occurrences/index.js';
+import { BYPASS_PATH_KINDS, type EntryTicket, type OccurrenceView } from '../../src/occurrences/index.js';
 import {
   createSandboxProvider,
   deployProfile,
@@ -129,14 +129,6 @@ async function startProvider(t: TestContext): Promise<Provider> {
 }
 
 function domainBody(): JsonObject {
-  const kinds = [
-    'direct',
-    'administrator',
-    'break-glass',
-    'queued',
-    'alternate-protocol',
-    'system-of-record',
-  ];
   return {
     id: 'multi-server',
     limits: {
@@ -146,7 +138,11 @@ function domainBody(): JsonObject {
       maxInFlightPerDomain: 10_000,
       entryWindowSeconds: 3_600,
     },
-    bypassPaths: kinds.map((kind) => ({ kind, status: 'unknown', description: 'not inventoried in tests' })),
+    bypassPaths: BYPASS_PATH_KINDS.map((kind) => ({
+      kind,
+      status: 'unknown',
+      description: 'not inventoried in tests',
+    })),
   };
 }
 

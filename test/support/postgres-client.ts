@@ -13,16 +13,8 @@ export function postgresTestUrl(): string {
   return url === undefined || url === '' ? DEFAULT_POSTGRES_URL : url;
 }
 
-/** The URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable URL)';
-  }
-}
+/** The URL without its password, for messages: the server's own redaction. */
+export { redactUrl } from '../../src/server/open.js';
 
 /** Run statements on a short-lived connection (the admin side of the tests, never the engine). */
 export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {

@@ -9,6 +9,7 @@
  * Call `postgresForTests()` at the top level of a test file (it registers tests and hooks there).
  */
 import { randomBytes } from 'node:crypto';
+import { createScratchDatabase } from '../../src/store/postgres-scratch.js';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,16 +63,9 @@ function firstToSkip(): boolean {
 }
 
 async function createDatabase(url: string): Promise<string> {
-  const name = `baton_test_${randomBytes(6).toString('hex')}`;
-  await withClient(url, (c) =>
-    c.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`),
-  );
-  after(() =>
-    withClient(url, async (c) => {
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    }),
-  );
-  return name;
+  const scratch = await createScratchDatabase(url, 'test');
+  after(() => scratch.drop());
+  return scratch.name;
 }
 
 let schemas = 0;
