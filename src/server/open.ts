@@ -4,15 +4,10 @@
  * several servers share — each then needs the SAME domain key file. Migrations run at open.
  */
 import type { Clock } from '../core/clock.js';
-import { BatonError, isBatonError } from '../core/errors.js';
-import { OccurrencesService } from '../occurrences/index.js';
+import { BatonError } from '../core/errors.js';
+import type { OccurrencesService } from '../occurrences/index.js';
 import type { StoreEngine } from '../store/engine.js';
-import { migrate } from '../store/migrations.js';
-import {
-  loadOrCreateDomainKey,
-  occurrencesUnitOfWork,
-  openOccurrencesOnSqlite,
-} from '../store/occurrences.js';
+import { openOccurrencesOn, openOccurrencesOnSqlite } from '../store/occurrences.js';
 import { openPostgresEngine } from '../store/postgres.js';
 
 export const KEY_SUFFIX = '.domain-key.pem';
@@ -48,7 +43,7 @@ export function redactUrl(url: string): string {
 
 async function openPostgres(
   choice: Extract<StoreChoice, { kind: 'postgres' }>,
-  clock: Clock | undefined,
+  options: OpenOptions,
 ): Promise<OpenedBaton> {
   const { url, domainKeyFile: keyFile } = choice;
   if (!keyFile.endsWith(KEY_SUFFIX)) {
@@ -56,20 +51,7 @@ async function openPostgres(
   }
   const engine = openPostgresEngine(url, { maxConnections: choice.maxConnections });
   try {
-    await migrate(engine);
-    const key = loadOrCreateDomainKey(keyFile.slice(0, -KEY_SUFFIX.length));
-    const service = new OccurrencesService({
-      uow: occurrencesUnitOfWork(engine),
-      domainKey: { kid: key.kid, publicKey: key.publicKeyB64 },
-      clock,
-    });
-    const domain = await service.getDomain().catch((e: unknown) => {
-      if (isBatonError(e, 'domain_not_found')) return undefined;
-      throw e;
-    });
-    if (domain !== undefined && domain.kid !== key.kid) {
-      throw new BatonError('domain_conflict', 'the domain key file is not this database’s domain key');
-    }
+    const { service } = await openOccurrencesOn(engine, keyFile.slice(0, -KEY_SUFFIX.length), options);
     return { engine, service, description: `postgres ${redactUrl(url)}`, close: () => engine.close() };
   } catch (error) {
     await engine.close();
@@ -77,9 +59,18 @@ async function openPostgres(
   }
 }
 
-export async function openBaton(choice: StoreChoice, options: { clock?: Clock } = {}): Promise<OpenedBaton> {
-  if (choice.kind === 'postgres') return openPostgres(choice, options.clock);
-  const opened = await openOccurrencesOnSqlite(choice.path, { clock: options.clock });
+/**
+ * `createDomainKey: false` for commands that use a store but never set one up (`reconcile`): a
+ * missing domain key is then refused instead of created.
+ */
+export interface OpenOptions {
+  readonly clock?: Clock;
+  readonly createDomainKey?: boolean;
+}
+
+export async function openBaton(choice: StoreChoice, options: OpenOptions = {}): Promise<OpenedBaton> {
+  if (choice.kind === 'postgres') return openPostgres(choice, options);
+  const opened = await openOccurrencesOnSqlite(choice.path, options);
   return {
     engine: opened.engine,
     service: opened.service,

@@ -36,6 +36,7 @@ export {
 export {
   loadOrCreateDomainKey,
   occurrencesUnitOfWork,
+  openOccurrencesOn,
   openOccurrencesOnSqlite,
   type DomainKeyPair,
   type OccurrencesOnSqlite,

@@ -4,7 +4,7 @@
  * only its public key and kid enter the database (DESIGN.md §3, "Coordination domain").
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { Clock } from '../core/clock.js';
 import {
   ed25519Kid,
@@ -52,10 +52,19 @@ function fromPrivate(privateKey: KeyObject): DomainKeyPair {
   };
 }
 
-/** Load the domain key beside the database, or create it (exclusive create, mode 0600). */
-export function loadOrCreateDomainKey(dbPath: string): DomainKeyPair {
+/**
+ * Load the domain key beside the database, or create it (exclusive create, mode 0600). With
+ * `create: false` a missing key is `key_invalid` and nothing is written (commands that only use a
+ * store, never set one up).
+ */
+export function loadOrCreateDomainKey(dbPath: string, create = true): DomainKeyPair {
   if (dbPath === ':memory:' || dbPath === '') return fromPrivate(generateEd25519KeyPair().privateKey);
   const path = domainKeyPath(dbPath);
+  if (!create && !existsSync(path)) {
+    throw new BatonError('key_invalid', `no domain key at ${path} (this command never creates one)`, {
+      path,
+    });
+  }
   try {
     writeFileSync(path, exportPrivatePem(generateEd25519KeyPair().privateKey), { mode: 0o600, flag: 'wx' });
   } catch (error) {
@@ -76,13 +85,9 @@ async function checkDomainKey(service: OccurrencesService, key: DomainKeyPair): 
     throw error;
   });
   if (domain !== undefined && (domain.kid !== key.kid || domain.publicKey !== key.publicKeyB64)) {
-    throw new BatonError(
-      'domain_conflict',
-      'the domain key file beside the database is not the domain’s key',
-      {
-        kid: domain.kid,
-      },
-    );
+    throw new BatonError('domain_conflict', 'the domain key file is not this database’s domain key', {
+      kid: domain.kid,
+    });
   }
 }
 
@@ -90,6 +95,8 @@ export interface OccurrencesOptions {
   readonly clock?: Clock;
   readonly ids?: IdSource;
   readonly sqlite?: SqliteEngineOptions;
+  /** Create the domain key when it is missing (default true); false: refuse (`key_invalid`). */
+  readonly createDomainKey?: boolean;
 }
 
 export interface OccurrencesOnSqlite {
@@ -99,6 +106,29 @@ export interface OccurrencesOnSqlite {
   readonly close: () => Promise<void>;
 }
 
+/**
+ * The occurrences service over an open engine (either kind): migrations applied, the domain key
+ * `<keyBase>.domain-key.pem` loaded (or created), and a database configured with another key
+ * refused. The caller keeps the engine (and closes it, also when this throws).
+ */
+export async function openOccurrencesOn(
+  engine: StoreEngine,
+  keyBase: string,
+  options: OccurrencesOptions = {},
+): Promise<{ service: OccurrencesService; domainKey: DomainKeyPair }> {
+  // The key first: a refused open (no key, and none may be created) migrates nothing.
+  const domainKey = loadOrCreateDomainKey(keyBase, options.createDomainKey ?? true);
+  await migrate(engine);
+  const service = new OccurrencesService({
+    uow: occurrencesUnitOfWork(engine),
+    domainKey: { kid: domainKey.kid, publicKey: domainKey.publicKeyB64 },
+    clock: options.clock,
+    ids: options.ids,
+  });
+  await checkDomainKey(service, domainKey);
+  return { service, domainKey };
+}
+
 /** Open (creating and migrating if needed) a SQLite file and return the occurrences service over it. */
 export async function openOccurrencesOnSqlite(
   path: string,
@@ -106,15 +136,7 @@ export async function openOccurrencesOnSqlite(
 ): Promise<OccurrencesOnSqlite> {
   const engine = openSqliteEngine(path, options.sqlite);
   try {
-    await migrate(engine);
-    const domainKey = loadOrCreateDomainKey(path);
-    const service = new OccurrencesService({
-      uow: occurrencesUnitOfWork(engine),
-      domainKey: { kid: domainKey.kid, publicKey: domainKey.publicKeyB64 },
-      clock: options.clock,
-      ids: options.ids,
-    });
-    await checkDomainKey(service, domainKey);
+    const { service, domainKey } = await openOccurrencesOn(engine, path, options);
     return { service, engine, domainKey, close: () => engine.close() };
   } catch (error) {
     await engine.close();

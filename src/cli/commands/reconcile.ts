@@ -14,8 +14,7 @@ import {
   type ReconcileProgress,
   type ReconcileReport,
 } from '../../providers/index.js';
-import { openBaton, type OpenedBaton, type StoreChoice } from '../../server/open.js';
-import { domainKeyPath } from '../../store/occurrences.js';
+import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { allUnresolvedLister } from '../reconcile-wiring.js';
@@ -75,17 +74,6 @@ interface Plan {
   readonly keys: KeyResolver;
 }
 
-/** The store's domain key must already be there: reconcile never creates one (serve does). */
-function requireDomainKey(choice: StoreChoice): void {
-  const path = choice.kind === 'sqlite' ? domainKeyPath(choice.path) : choice.domainKeyFile;
-  if (choice.kind === 'sqlite' && !existsSync(choice.path)) {
-    throw new BatonError('usage', `no database at ${choice.path}`);
-  }
-  if (!existsSync(path)) {
-    throw new BatonError('usage', `no domain key at ${path} (reconcile never creates one)`);
-  }
-}
-
 async function reconcile(opened: OpenedBaton, plan: Plan, io: CliIo): Promise<number> {
   const { lineage, limit } = plan;
   // An unknown lineage is an error (lineage_not_found), not "nothing to do".
@@ -132,8 +120,11 @@ export async function runReconcile(argv: string[], io: CliIo): Promise<number> {
       keys: hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']),
     };
     const choice = storeChoice(values);
-    requireDomainKey(choice);
-    opened = await openBaton(choice);
+    if (choice.kind === 'sqlite' && !existsSync(choice.path)) {
+      throw new BatonError('usage', `no database at ${choice.path}`);
+    }
+    // The store must be set up already: reconcile never creates a domain key (serve does).
+    opened = await openBaton(choice, { createDomainKey: false });
     return await reconcile(opened, plan, io);
   } catch (error) {
     return reportStoreError(error, io);

@@ -25,15 +25,9 @@ import {
   type SandboxProvider,
   type WebhookRecorded,
 } from '../../providers/index.js';
-import { OccurrencesService } from '../../occurrences/index.js';
+import type { OccurrencesService } from '../../occurrences/index.js';
 import type { StoreEngine } from '../../store/index.js';
-import {
-  loadOrCreateDomainKey,
-  migrate,
-  occurrencesUnitOfWork,
-  openOccurrencesOnSqlite,
-  openPostgresEngine,
-} from '../../store/index.js';
+import { openOccurrencesOn, openOccurrencesOnSqlite, openPostgresEngine } from '../../store/index.js';
 import { createScratchDatabase } from '../../store/postgres-scratch.js';
 import { CONFORMANCE_DOMAIN } from './domain.js';
 
@@ -114,14 +108,8 @@ async function openService(
   closers.push(() => scratch.drop());
   const engine = openPostgresEngine(scratch.url);
   closers.push(() => engine.close());
-  await migrate(engine);
-  const key = loadOrCreateDomainKey(join(dir, 'conformance'));
-  const svc = new OccurrencesService({
-    uow: occurrencesUnitOfWork(engine),
-    domainKey: { kid: key.kid, publicKey: key.publicKeyB64 },
-    clock,
-  });
-  return { svc, engine };
+  const { service } = await openOccurrencesOn(engine, join(dir, 'conformance'), { clock });
+  return { svc: service, engine };
 }
 
 export async function openEnv(dir: string, store: ConformanceStore = { kind: 'sqlite' }): Promise<Env> {
