@@ -16,36 +16,33 @@ export interface OpenCounts {
   readonly domain: PhaseCounts;
 }
 
+type LimitCode = 'limit_pending_exceeded' | 'limit_in_flight_exceeded';
+
+/** The refusal when `count` has reached `limit` in one scope; undefined below it. */
+function atLimit(
+  count: number,
+  limit: number,
+  code: LimitCode,
+  scope: 'lineage' | 'domain',
+): Rejection | undefined {
+  if (count < limit) return undefined;
+  const what = code === 'limit_pending_exceeded' ? 'pending' : 'in-flight';
+  return reject(code, `the ${scope} holds its maximum of ${what} occurrences`, { scope, limit });
+}
+
 /** New work is refused while either scope is at its pending or in-flight limit. */
 export function checkLimits(limits: DomainLimits, counts: OpenCounts): Rejection | undefined {
-  if (counts.lineage.pending >= limits.maxPendingPerLineage) {
-    return reject('limit_pending_exceeded', 'the lineage holds its maximum of pending occurrences', {
-      scope: 'lineage',
-      limit: limits.maxPendingPerLineage,
-    });
-  }
-  if (counts.domain.pending >= limits.maxPendingPerDomain) {
-    return reject('limit_pending_exceeded', 'the domain holds its maximum of pending occurrences', {
-      scope: 'domain',
-      limit: limits.maxPendingPerDomain,
-    });
-  }
-  return checkInFlight(limits, counts);
+  return (
+    atLimit(counts.lineage.pending, limits.maxPendingPerLineage, 'limit_pending_exceeded', 'lineage') ??
+    atLimit(counts.domain.pending, limits.maxPendingPerDomain, 'limit_pending_exceeded', 'domain') ??
+    checkInFlight(limits, counts)
+  );
 }
 
 /** Entry is refused while either scope is at its in-flight limit. */
 export function checkInFlight(limits: DomainLimits, counts: OpenCounts): Rejection | undefined {
-  if (counts.lineage.inFlight >= limits.maxInFlightPerLineage) {
-    return reject('limit_in_flight_exceeded', 'the lineage holds its maximum of in-flight occurrences', {
-      scope: 'lineage',
-      limit: limits.maxInFlightPerLineage,
-    });
-  }
-  if (counts.domain.inFlight >= limits.maxInFlightPerDomain) {
-    return reject('limit_in_flight_exceeded', 'the domain holds its maximum of in-flight occurrences', {
-      scope: 'domain',
-      limit: limits.maxInFlightPerDomain,
-    });
-  }
-  return undefined;
+  return (
+    atLimit(counts.lineage.inFlight, limits.maxInFlightPerLineage, 'limit_in_flight_exceeded', 'lineage') ??
+    atLimit(counts.domain.inFlight, limits.maxInFlightPerDomain, 'limit_in_flight_exceeded', 'domain')
+  );
 }
