@@ -17,6 +17,7 @@ import {
   verifyLeaseText,
   type UnsignedLease,
 } from '../src/leases/index.js';
+import { DRAFT_LEASE_MEMBERS } from '../test/leases/example.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 21);
 const ROUND_MS = Number(process.env['BENCH_ROUND_MS'] ?? 120);
@@ -27,13 +28,7 @@ const key = { privateKey: pair.privateKey, kid: pair.kid };
 const publicKey = createPublicKey(pair.privateKey);
 const now = Date.parse('2026-11-29T18:00:00Z');
 const unsigned: UnsignedLease = {
-  ptcl_version: '1.0',
-  lease_id: 'urn:uuid:3a88e112-901c-4b77-8821-00912a34f119',
-  sor_target_uri: 'https://erp.example.com/api/v2/inventory/allocations/99281',
-  recovery_mode: 'COMPENSATING_ACTION',
-  t_req_ms: 450,
-  t_granted_ms: 2000,
-  cas_fence_epoch: 1048579,
+  ...DRAFT_LEASE_MEMBERS,
   pre_image_state_hash: sha256HexTag('pre'),
   inverse_payload_jcs_hash: sha256HexTag('inverse'),
   trace_anchor_ref: sha256HexTag('trace'),

@@ -8,6 +8,7 @@ import { runSor } from '../../src/cli/commands/sor.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { sha256HexTag, sha256HexTagJcs } from '../../src/core/digest.js';
 import { encodeLeaseHeader, parseFenceToken, type Lease } from '../../src/leases/index.js';
+import { DRAFT_LEASE_MEMBERS } from './example.js';
 
 function io(stdin = ''): CliIo & { out: string; err: string } {
   const sink = {
@@ -31,13 +32,7 @@ const STATE = { allocation_id: '99281', allocated: 12 };
 
 function draft(issuedAt: string): Record<string, unknown> {
   return {
-    ptcl_version: '1.0',
-    lease_id: 'urn:uuid:3a88e112-901c-4b77-8821-00912a34f119',
-    sor_target_uri: 'https://erp.example.com/api/v2/inventory/allocations/99281',
-    recovery_mode: 'COMPENSATING_ACTION',
-    t_req_ms: 450,
-    t_granted_ms: 2000,
-    cas_fence_epoch: 1048579,
+    ...DRAFT_LEASE_MEMBERS,
     pre_image_state_hash: sha256HexTagJcs(STATE),
     inverse_payload_jcs_hash: sha256HexTagJcs(INVERSE),
     trace_anchor_ref: sha256HexTag('trace'),

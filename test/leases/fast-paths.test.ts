@@ -7,6 +7,7 @@ import { sha256HexTag } from '../../src/core/digest.js';
 import { leaseSigningInput } from '../../src/leases/lease-jcs.js';
 import { instantMs } from '../../src/leases/instant.js';
 import { signingInput, type UnsignedLease } from '../../src/leases/index.js';
+import { DRAFT_LEASE_MEMBERS } from './example.js';
 
 const outcome = (f: () => number): number | string => {
   try {
@@ -57,13 +58,7 @@ test('instantMs agrees with the core RFC 3339 parser on every instant and on nea
 });
 
 const lease: UnsignedLease = {
-  ptcl_version: '1.0',
-  lease_id: 'urn:uuid:3a88e112-901c-4b77-8821-00912a34f119',
-  sor_target_uri: 'https://erp.example.com/api/v2/inventory/allocations/99281',
-  recovery_mode: 'COMPENSATING_ACTION',
-  t_req_ms: 450,
-  t_granted_ms: 2000,
-  cas_fence_epoch: 1048579,
+  ...DRAFT_LEASE_MEMBERS,
   pre_image_state_hash: sha256HexTag('pre'),
   inverse_payload_jcs_hash: sha256HexTag('inverse'),
   trace_anchor_ref: sha256HexTag('trace'),

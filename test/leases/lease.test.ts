@@ -26,16 +26,11 @@ import {
   type LeaseChecks,
   type UnsignedLease,
 } from '../../src/leases/index.js';
+import { DRAFT_LEASE_MEMBERS } from './example.js';
 
 /** The draft's §3 example, plus issued_at/expires_at (DESIGN.md §6). */
 const EXAMPLE: UnsignedLease = {
-  ptcl_version: '1.0',
-  lease_id: 'urn:uuid:3a88e112-901c-4b77-8821-00912a34f119',
-  sor_target_uri: 'https://erp.example.com/api/v2/inventory/allocations/99281',
-  recovery_mode: 'COMPENSATING_ACTION',
-  t_req_ms: 450,
-  t_granted_ms: 2000,
-  cas_fence_epoch: 1048579,
+  ...DRAFT_LEASE_MEMBERS,
   pre_image_state_hash: 'sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae',
   inverse_payload_jcs_hash: 'sha256:4fc82b26aecb47d2868c4efbe3581732a3e7cbcc6c2efb32062c08170a05eeb8',
   trace_anchor_ref: 'sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
