@@ -3,45 +3,33 @@
  * interface: `HttpBatonClient` (the HTTP API) and `InProcessBatonClient` (an OccurrencesService in
  * the same process). test/client/contract.ts runs the same assertions against both.
  */
-import type { JsonObject } from '../core/json.js';
 import type {
   AcknowledgementInput,
+  CreateInput,
   CreateResult,
   EntryTicket,
   ExpectedBinding,
-  LinkedIdentifier,
   MissingKnowledgeReason,
   ObserveResult,
   OccurrenceCounts,
   OccurrenceDetail,
   OccurrenceView,
-  ProviderSelection,
-  RemedyKind,
+  ReissueInput,
+  RemedyInput,
 } from '../occurrences/index.js';
 import type { OccurrenceReconciled } from '../providers/index.js';
 import type { ProviderAdapter } from './adapter.js';
 
-/** What a worker intends to do: the creation request minus the credential (the executor adds it). */
-export interface Operation {
-  /** With the lineage, the durable creation binding: the same key returns the same occurrence. */
-  readonly creationKey: string;
-  readonly provider: ProviderSelection;
-  readonly request: JsonObject;
-  readonly authority: { readonly id: string; readonly amount: number };
-  readonly linkedIds?: readonly LinkedIdentifier[];
-}
+/**
+ * What a worker intends to do: the service's creation input minus the credential (the executor
+ * adds its own). With the lineage, `creationKey` is the durable creation binding.
+ */
+export type Operation = Omit<CreateInput, 'credential'>;
 
-export interface RemedyOperation extends Operation {
-  readonly remedyOf: string;
-  readonly kind: RemedyKind;
-}
+export type RemedyOperation = Omit<RemedyInput, 'credential'>;
 
-export interface ReissueOperation {
-  /** The released occurrence to reissue (AOC-REQ-008). */
-  readonly occurrenceId: string;
-  readonly creationKey: string;
-  readonly linkedIds?: readonly LinkedIdentifier[];
-}
+/** Reissue a released occurrence (AOC-REQ-008), minus the credential. */
+export type ReissueOperation = Omit<ReissueInput, 'credential'>;
 
 /**
  * What an executor may report about the provider's answer to the entry call. It carries no
