@@ -57,11 +57,15 @@ export interface SendResult {
 
 export class HttpProviderAdapter {
   readonly #profile: ProviderProfile;
+  /** The digest of the adapter's own copy, computed once: every send checks the ticket against it. */
+  readonly #profileDigest: string;
   readonly #options: HttpAdapterOptions;
   readonly #clock: Clock;
 
   constructor(profile: ProviderProfile, options: HttpAdapterOptions) {
-    this.#profile = profile;
+    // A copy: what the digest covers cannot change under the adapter afterwards.
+    this.#profile = structuredClone(profile);
+    this.#profileDigest = profileDigest(this.#profile);
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
   }
@@ -85,7 +89,7 @@ export class HttpProviderAdapter {
 
   /** AOC-REQ-003: send nothing unless the ticket is bound to this very profile and request. */
   #check(ticket: EntryTicket): void {
-    if (!digestEquals(ticket.profile.digest, profileDigest(this.#profile))) {
+    if (!digestEquals(ticket.profile.digest, this.#profileDigest)) {
       throw new BatonError('provider_binding_conflict', 'the adapter holds another profile than the binding');
     }
     if (!digestEquals(digestJcs(ticket.request), ticket.requestDigest)) {
