@@ -161,37 +161,9 @@ async function headOf(tx: Transaction, subject: string): Promise<[Map<string, He
  * The body is serialized once: its JCS text is both what is stored and what the hash covers.
  */
 export async function appendEvidence(tx: Transaction, e: EvidenceInput): Promise<AppendedEvent> {
-  checkInput(e);
-  const bodyText = canonicalize(e.body);
-  for (let attempt = 1; ; attempt++) {
-    const [known, head] = await headOf(tx, e.subject);
-    const prev = head.hash;
-    const idx = head.count + 1;
-    // Members written out: a spread that adds a member the source lacks takes V8's slow path.
-    const facts = { prev, subject: e.subject, type: e.type, at: e.at, actor: e.actor };
-    const hash = evidenceHashOfText(facts, bodyText);
-    // A new subject has no head row to lock yet: two first appends to it meet at the unique
-    // (subject, idx) index instead, where the later one waits for the earlier to commit, inserts
-    // nothing, and reads the head again.
-    const inserted = await tx.get<{ seq: number | string }>(
-      `INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT DO NOTHING RETURNING seq`,
-      [e.subject, idx, e.type, bodyText, e.at, e.actor, prev, hash],
-    );
-    if (inserted === undefined) {
-      known.delete(e.subject);
-      if (prev === null && attempt < 3) continue;
-      throw new BatonError('store_corrupt', 'the evidence chain already has an event at this position', {
-        subject: e.subject,
-        idx,
-      });
-    }
-    const seq = Number(inserted.seq);
-    await writeHead(tx, e.subject, prev, hash, idx, seq);
-    known.set(e.subject, { hash, count: idx });
-    // The body as given: its JCS text, which is what was stored and hashed, is the same value.
-    return { seq, idx, subject: e.subject, type: e.type, body: e.body, at: e.at, actor: e.actor, prev, hash };
-  }
+  const [appended] = await appendEvidenceRun(tx, [e]);
+  if (appended === undefined) throw new BatonError('internal', 'an append returned no event');
+  return appended;
 }
 
 const EVENT_ROW = '(?, ?, ?, ?, ?, ?, ?, ?)';
@@ -219,7 +191,6 @@ export async function appendEvidenceRun(
 ): Promise<AppendedEvent[]> {
   const [first] = run;
   if (first === undefined) return [];
-  if (run.length === 1) return [await appendEvidence(tx, first)];
   for (const e of run) {
     checkInput(e);
     if (e.subject !== first.subject) throw new BatonError('internal', 'an evidence run has one subject');
@@ -251,7 +222,9 @@ export async function appendEvidenceRun(
     const rows = await tx.all<{ seq: number | string; idx: number | string }>(insertRows(run.length), params);
     if (rows.length !== run.length) {
       known.delete(first.subject);
-      // As in appendEvidence: a new subject's first appends may meet another's at the unique index.
+      // A new subject has no head row to lock yet: two first appends to it meet at the unique
+      // (subject, idx) index instead, where the later one waits for the earlier to commit,
+      // inserts nothing, and reads the head again.
       if (rows.length === 0 && head.hash === null && attempt < 3) continue;
       throw new BatonError('store_corrupt', 'the evidence chain already has events at these positions', {
         subject: first.subject,
