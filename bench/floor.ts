@@ -7,7 +7,6 @@
  * COMMIT per transaction — the unbatched floor — or several per COMMIT — the batched floor) and
  * pg (BEGIN … COMMIT on a pooled connection).
  */
-import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { canonicalize } from '../src/core/jcs.js';
@@ -42,11 +41,7 @@ export interface FloorExecutor {
 const get = (sql: string, params: readonly Value[] = []): Stmt => ({ sql, params, kind: 'get' });
 const run = (sql: string, params: readonly Value[] = []): Stmt => ({ sql, params, kind: 'run' });
 
-function sha256Text(text: string): string {
-  return `sha-256:${createHash('sha256').update(text).digest('base64url')}`;
-}
-
-/** One evidence append, as evidence-log.ts does it: body encoded once, hash over the assembled JCS. */
+/** One evidence append: a run of one, as evidence-log.ts appends it. */
 function* append(
   fu: string,
   subject: string,
@@ -54,60 +49,39 @@ function* append(
   body: unknown,
   at: number,
   head: { hash: string | null; count: number } | undefined,
-): Script<{ hash: string; count: number }> {
-  let h = head;
-  if (h === undefined) {
-    const row = (yield get(`SELECT head, count FROM evidence_heads WHERE subject = ?${fu}`, [
-      subject,
-    ])) as Row;
-    h =
-      row === undefined
-        ? { hash: null, count: 0 }
-        : { hash: String(row['head']), count: Number(row['count']) };
-  }
-  const text = canonicalize(body);
-  const prev = h.hash === null ? 'null' : JSON.stringify(h.hash);
-  const hash = sha256Text(
-    `{"actor":"floor","at":${at},"body":${text},"prev":${prev},"subject":${JSON.stringify(subject)},"type":${JSON.stringify(type)}}`,
-  );
-  const idx = h.count + 1;
-  const inserted = (yield get(
-    'INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING seq',
-    [subject, idx, type, text, at, 'floor', h.hash, hash],
-  )) as Row;
-  const seq = Number(inserted?.['seq']);
-  if (h.hash === null)
-    yield run('INSERT INTO evidence_heads (subject, head, count, last_seq) VALUES (?, ?, 1, ?)', [
-      subject,
-      hash,
-      seq,
-    ]);
-  else
-    yield run('UPDATE evidence_heads SET head = ?, count = ?, last_seq = ? WHERE subject = ? AND head = ?', [
-      hash,
-      idx,
-      seq,
-      subject,
-      h.hash,
-    ]);
-  return { hash, count: idx };
+): Script<void> {
+  yield* appendRun(fu, subject, at, [[type, body]], head);
 }
 
-/** Events of one existing chain: one head lookup, one multi-row INSERT, one head write. */
+/**
+ * Events of one chain as evidence-log.ts appends them: the head (looked up unless the caller knows
+ * it, as for a chain it just created), one multi-row INSERT, one head write; the body encoded once
+ * and the hash over the assembled JCS.
+ */
 function* appendRun(
   fu: string,
   subject: string,
   at: number,
   events: readonly (readonly [string, unknown])[],
+  known?: { hash: string | null; count: number },
 ): Script<void> {
-  const row = (yield get(`SELECT head, count FROM evidence_heads WHERE subject = ?${fu}`, [subject])) as Row;
-  const first = row === undefined ? null : String(row['head']);
+  let head = known;
+  if (head === undefined) {
+    const row = (yield get(`SELECT head, count FROM evidence_heads WHERE subject = ?${fu}`, [
+      subject,
+    ])) as Row;
+    head =
+      row === undefined
+        ? { hash: null, count: 0 }
+        : { hash: String(row['head']), count: Number(row['count']) };
+  }
+  const first = head.hash;
   let prev = first;
-  let idx = row === undefined ? 0 : Number(row['count']);
+  let idx = head.count;
   const params: Value[] = [];
   for (const [type, body] of events) {
     const text = canonicalize(body);
-    const hash = sha256Text(
+    const hash = digestBytes(
       `{"actor":"floor","at":${at},"body":${text},"prev":${prev === null ? 'null' : JSON.stringify(prev)},"subject":${JSON.stringify(subject)},"type":${JSON.stringify(type)}}`,
     );
     idx += 1;
@@ -119,13 +93,22 @@ function* appendRun(
     `INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES ${rows} ON CONFLICT DO NOTHING RETURNING seq, idx`,
     params,
   )) as Row;
-  yield run('UPDATE evidence_heads SET head = ?, count = ?, last_seq = ? WHERE subject = ? AND head = ?', [
-    prev,
-    idx,
-    Number(last?.['seq']),
-    subject,
-    first,
-  ]);
+  const seq = Number(last?.['seq']);
+  if (first === null)
+    yield run('INSERT INTO evidence_heads (subject, head, count, last_seq) VALUES (?, ?, ?, ?)', [
+      subject,
+      prev,
+      idx,
+      seq,
+    ]);
+  else
+    yield run('UPDATE evidence_heads SET head = ?, count = ?, last_seq = ? WHERE subject = ? AND head = ?', [
+      prev,
+      idx,
+      seq,
+      subject,
+      first,
+    ]);
 }
 
 /** What every executor command reads first: the domain, the credential, the lineage (locked). */
