@@ -1,6 +1,6 @@
 /**
  * RFC 8785 JSON Canonicalization Scheme. The serialization itself is the maintained `canonicalize`
- * library (it passes every vector in ../shared/vectors/jcs-rfc8785, see test/core/jcs.test.ts);
+ * library (it passes every vector in test/vectors/jcs-rfc8785, see test/core/jcs.test.ts);
  * this module adds the I-JSON gate in front of it: values that have no JSON form (undefined,
  * functions, symbols, bigint), non-finite numbers, lone surrogates and exotic objects raise a
  * typed error instead of being silently dropped or turned into `null` (RFC 8785 §3.2.2.3).

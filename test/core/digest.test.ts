@@ -23,7 +23,7 @@ import { BatonError } from '../../src/core/errors.js';
 import type { BatonErrorCode } from '../../src/core/errors.js';
 import { canonicalize } from '../../src/core/jcs.js';
 import { parseStrictJson } from '../../src/core/json.js';
-import { seedsDir } from '../support/paths.js';
+import { vectorsDir } from '../support/paths.js';
 
 interface Block {
   readonly info: string;
@@ -32,7 +32,7 @@ interface Block {
 
 /** The text of the top-level section `# title`, up to the next top-level heading. */
 function section(file: string, title: string): string {
-  const lines = readFileSync(join(seedsDir, 'companions', file), 'utf8').split('\n');
+  const lines = readFileSync(join(vectorsDir, 'mission-drafts', file), 'utf8').split('\n');
   const start = lines.findIndex((line) => line.startsWith(`# ${title}`));
   assert.ok(start >= 0, `${file}: no section "${title}"`);
   const end = lines.findIndex((line, i) => i > start && line.startsWith('# '));

@@ -1,5 +1,5 @@
 /**
- * RFC 8785 JCS against the cyberphone/json-canonicalization vectors (../shared/vectors/jcs-rfc8785,
+ * RFC 8785 JCS against the cyberphone/json-canonicalization vectors (test/vectors/jcs-rfc8785,
  * SOURCE.md there): the six input/output pairs parsed with parseStrictJson, the first 10,000 lines of
  * the ES6 number file, and the values JCS has no form for (RFC 8785 §3.2.2.3, Appendix B).
  */

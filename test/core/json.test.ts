@@ -1,5 +1,5 @@
 /**
- * parseStrictJson against nst/JSONTestSuite (../shared/vectors/json-test-suite, SOURCE.md there):
+ * parseStrictJson against nst/JSONTestSuite (test/vectors/json-test-suite, SOURCE.md there):
  * every file read as raw bytes; y_ accepted (except the two duplicate-member files, refused under
  * RFC 7493 §2.3), n_ refused with a json_* BatonError, i_ and test_transform given the verdicts below,
  * which must be the ones docs/json.md publishes.

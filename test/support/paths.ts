@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root, found from this file (dist/test/support/paths.js or test/support/paths.ts). */
@@ -13,8 +13,8 @@ export const repoRoot: string = (() => {
   return dir;
 })();
 
-/** `../shared` beside the clone (CI lays a copy there); BATON_SHARED overrides it. */
-export const sharedDir: string = resolve(process.env['BATON_SHARED'] ?? join(repoRoot, '..', 'shared'));
-
-export const vectorsDir: string = join(sharedDir, 'vectors');
-export const seedsDir: string = join(sharedDir, 'seeds');
+/**
+ * The public vectors the tests read, inside the repository (test/vectors/README.md: each folder names
+ * its source and licence), so a fresh clone needs nothing beside it.
+ */
+export const vectorsDir: string = join(repoRoot, 'test', 'vectors');
