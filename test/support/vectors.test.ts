@@ -25,7 +25,10 @@ test('test/vectors: every folder has SOURCE.md, a licence and a SHA256SUMS that 
   for (const folder of folders) {
     const dir = join(vectorsDir, folder);
     assert.ok(existsSync(join(dir, 'SOURCE.md')), `${folder}: SOURCE.md`);
-    assert.ok(['LICENSE', 'LICENSE.md'].some((f) => existsSync(join(dir, f))), `${folder}: licence`);
+    assert.ok(
+      ['LICENSE', 'LICENSE.md'].some((f) => existsSync(join(dir, f))),
+      `${folder}: licence`,
+    );
     const sums = new Map<string, string>();
     for (const line of readFileSync(join(dir, 'SHA256SUMS'), 'utf8').split('\n')) {
       const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(line);
@@ -37,7 +40,9 @@ test('test/vectors: every folder has SOURCE.md, a licence and a SHA256SUMS that 
       .sort();
     assert.deepEqual(files, [...sums.keys()].sort(), `${folder}: SHA256SUMS lists exactly its files`);
     for (const file of files) {
-      const actual = createHash('sha256').update(readFileSync(join(dir, file))).digest('hex');
+      const actual = createHash('sha256')
+        .update(readFileSync(join(dir, file)))
+        .digest('hex');
       assert.equal(actual, sums.get(file), `${folder}/${file}`);
       checked += 1;
     }
