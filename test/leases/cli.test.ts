@@ -9,6 +9,7 @@ import type { CliIo } from '../../src/cli/io.js';
 import { sha256HexTag, sha256HexTagJcs } from '../../src/core/digest.js';
 import { encodeLeaseHeader, parseFenceToken, type Lease } from '../../src/leases/index.js';
 import { DRAFT_LEASE_MEMBERS } from './example.js';
+import { waitUntil } from '../support/wait.js';
 
 function io(stdin = ''): CliIo & { out: string; err: string } {
   const sink = {
@@ -139,7 +140,10 @@ test('baton sor serves allocations, honours a lease signed by baton lease sign, 
   const sink = io();
   const args = ['--port', '0', '--db', join(dir, 'sor.db'), '--trust', join(dir, 'public.pem')];
   const exit = runSor([...args, '--operator-token-file', join(dir, 'token')], sink, stopped);
-  while (!sink.out.includes('\n')) await new Promise((r) => setTimeout(r, 10));
+  await waitUntil('baton sor to listen', () => sink.out.includes('\n'), {
+    running: exit,
+    detail: () => `stdout: ${sink.out}\nstderr: ${sink.err}`,
+  });
   const url = /listening on (\S+)/.exec(sink.out)?.[1] ?? '';
   try {
     const res = await fetch(`${url}/api/v2/inventory/allocations/99281`);

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { exportPrivatePem, exportPublicPem } from '../../src/core/ed25519.js';
 import { signLease } from '../../src/leases/index.js';
@@ -16,6 +14,7 @@ import {
   release,
 } from './helpers.js';
 import type { RaceInput } from './race-gateway.js';
+import { spawnNode } from '../support/child.js';
 
 const ID = '99282';
 const GATEWAYS = 8;
@@ -58,16 +57,13 @@ function spawnGateway(input: RaceInput): Gateway {
   // Under tsx (node --import tsx --test) the child needs the loader too; compiled tests run plain .js.
   const ts = import.meta.url.endsWith('.ts');
   const file = fileURLToPath(new URL(ts ? './race-gateway.ts' : './race-gateway.js', import.meta.url));
-  const child = spawn(process.execPath, [...(ts ? ['--import', 'tsx'] : []), file], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  child.stdin.write(`${JSON.stringify(input)}\n`);
-  const ready = lines.next().then((line) => assert.equal(line.value, 'ready'));
+  const child = spawnNode('race-gateway', [...(ts ? ['--import', 'tsx'] : []), file], { stdin: true });
+  child.proc.stdin!.write(`${JSON.stringify(input)}\n`);
+  const ready = child.nextLine('its "ready" line').then((line) => assert.equal(line, 'ready'));
   const done = ready.then(
-    async () => JSON.parse(String((await lines.next()).value)) as { status: number; code: string | null },
+    async () => JSON.parse(await child.nextLine('its result')) as { status: number; code: string | null },
   );
-  return { ready, done, go: () => child.stdin.end('go\n') };
+  return { ready, done, go: () => child.proc.stdin!.end('go\n') };
 }
 
 test('eight gateway processes racing through their own SQLite connections: one commit per epoch', async (t) => {

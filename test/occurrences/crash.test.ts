@@ -7,15 +7,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { openOccurrencesOnSqlite, verifyEvidence } from '../../src/store/index.js';
 import { entryCount, expectCode, snapshot, type Harness } from './helpers.js';
 import { ManualClock } from '../../src/core/clock.js';
+import { spawnNode, type WatchedChild } from '../support/child.js';
 
 const fromTs = import.meta.url.endsWith('.ts');
 const child = fileURLToPath(new URL(`./fixtures/crash-child.${fromTs ? 'ts' : 'js'}`, import.meta.url));
@@ -27,30 +26,25 @@ interface Line {
   reference?: string;
 }
 
-function start(path: string, mode: 'step' | 'loop'): { proc: ChildProcess; lines: AsyncIterator<string> } {
+function start(path: string, mode: 'step' | 'loop'): WatchedChild {
   const args = fromTs ? ['--import', 'tsx', child, path, mode] : [child, path, mode];
-  const proc = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
-  return { proc, lines };
+  return spawnNode(`crash-child (${mode})`, args, { stdin: true });
 }
 
-async function killed(proc: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
+async function killed(proc: WatchedChild): Promise<void> {
   proc.kill('SIGKILL');
-  await exited;
+  await proc.waitForExit();
 }
 
 /** Run the child until it reports `until`, then SIGKILL it; returns every line it committed. */
 async function crashAt(path: string, until: string): Promise<Line[]> {
-  const { proc, lines } = start(path, 'step');
+  const proc = start(path, 'step');
   const seen: Line[] = [];
   for (;;) {
-    const next = await lines.next();
-    assert.equal(next.done, false, `the child exited before ${until}`);
-    const line = JSON.parse(String(next.value)) as Line;
+    const line = JSON.parse(await proc.nextLine(`the "${until}" step`)) as Line;
     seen.push(line);
     if (line.step === until) break;
-    proc.stdin!.write('go\n');
+    proc.proc.stdin!.write('go\n');
   }
   await killed(proc);
   return seen;
@@ -121,14 +115,9 @@ test('crash: SIGKILL at an arbitrary moment of a busy loop keeps every rule', as
   const dir = mkdtempSync(join(tmpdir(), 'baton-crash-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'baton.db');
-  const { proc, lines } = start(path, 'loop');
-  let n = 0;
+  const proc = start(path, 'loop');
   const target = 20 + Math.floor(Math.random() * 40);
-  while (n < target) {
-    const next = await lines.next();
-    if (next.done === true) break;
-    n++;
-  }
+  for (let n = 0; n < target; n++) await proc.nextLine(`committed step ${n + 1} of ${target}`);
   await killed(proc); // lands between or inside transactions
   const h = await successor(t, path);
   const report = await verifyEvidence(h.engine);
@@ -151,6 +140,6 @@ test('crash: SIGKILL at an arbitrary moment of a busy loop keeps every rule', as
   );
   assert.ok(g2.reserved.length + g2.unresolved.length <= 1);
   t.diagnostic(
-    `killed after ${n} committed steps; ${rows.length} occurrences, ${report.events} events verified`,
+    `killed after ${target} committed steps; ${rows.length} occurrences, ${report.events} events verified`,
   );
 });

@@ -5,19 +5,20 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { spawnNode } from '../support/child.js';
 
 const fromTs = import.meta.url.endsWith('.ts');
 const main = fileURLToPath(new URL(`../../src/cli/main.${fromTs ? 'ts' : 'js'}`, import.meta.url));
 
-function runDemo(): Promise<{ code: number | null; out: string }> {
+/** The demo takes seconds; a hung one fails here with its output (test/support/child.ts). */
+const DEMO_DEADLINE_MS = 180_000;
+
+async function runDemo(): Promise<{ code: number | null; out: string }> {
   const args = fromTs ? ['--import', 'tsx', main, 'demo'] : [main, 'demo'];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })));
+  const child = spawnNode('baton demo', args);
+  const { code } = await child.waitForExit(DEMO_DEADLINE_MS);
+  return { code, out: `${child.lines.join('\n')}\n${child.stderr()}` };
 }
 
 test('baton demo: the successor never pays twice; the unsigned case stays unresolved; exit 0', async (t) => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setImmediate } from 'node:timers/promises';
+import { waitUntil } from '../support/wait.js';
 import {
   ACCOUNT,
   admin,
@@ -59,8 +59,12 @@ test('delay: the key is in flight — lookups find nothing yet, a concurrent ret
   t.after(close);
   const slow = createPayment(url, 'slow-1', paymentBody('inv'), { [FAULT]: 'delay:1000' });
   // Wait (without timing anything) until the sandbox holds the key in flight.
-  while (!(await readJson<{ in_flight: boolean }>(admin(url, 'GET', '/admin/effects/slow-1'))).in_flight)
-    await setImmediate();
+  await waitUntil(
+    'the sandbox to hold slow-1 in flight',
+    async () =>
+      (await readJson<{ in_flight: boolean }>(admin(url, 'GET', '/admin/effects/slow-1'))).in_flight,
+    { running: slow, pollMs: 1 },
+  );
   const early = await get(url, byKey('slow-1'));
   assert.equal(early.status, 404, 'not found while in flight: absence does not prove non-entry');
   const racer = await createPayment(url, 'slow-1', paymentBody('inv'));

@@ -40,6 +40,7 @@ import {
 } from '../../src/providers/index.js';
 import { openOccurrencesOnSqlite, type OccurrencesOnSqlite } from '../../src/store/index.js';
 import { domainConfig } from '../occurrences/helpers.js';
+import { waitUntil } from '../support/wait.js';
 
 export const ACCOUNT = 'acct_sandbox';
 export const ADMIN = 'admin-token-for-provider-tests';
@@ -213,12 +214,14 @@ export async function entries(w: World, occurrenceId: string): Promise<number> {
 
 /** Wait (without timing anything) until the sandbox holds no request with this key in flight. */
 export async function settled(w: World, key: string): Promise<void> {
-  for (;;) {
-    const res = await fetch(`${w.url}/admin/effects/${encodeURIComponent(key)}`, {
-      headers: { authorization: `Bearer ${ADMIN}` },
-    });
-    const body = (await res.json()) as { in_flight: boolean };
-    if (!body.in_flight) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  await waitUntil(
+    `the sandbox to settle ${key}`,
+    async () => {
+      const res = await fetch(`${w.url}/admin/effects/${encodeURIComponent(key)}`, {
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
+      return !((await res.json()) as { in_flight: boolean }).in_flight;
+    },
+    { pollMs: 1 },
+  );
 }

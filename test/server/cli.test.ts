@@ -4,17 +4,17 @@
  * SIGTERM and SIGINT.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/baton.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { buildServer } from '../../src/server/index.js';
 import { openBaton } from '../../src/server/open.js';
+import { spawnNode } from '../support/child.js';
 import { repoRoot } from '../support/paths.js';
 import { assertProblem, request } from './helpers.js';
 
@@ -82,19 +82,23 @@ interface Served {
   readonly exited: Promise<number | null>;
 }
 
-/** Spawn `baton serve` and collect stdout until the listening line. */
+/** Spawn `baton serve` and collect stdout until the listening line (a deadline, then its stderr). */
 async function serve(args: string[]): Promise<Served & { url: string }> {
   const argv = fromTs ? ['--import', 'tsx', mainScript, 'serve', ...args] : [mainScript, 'serve', ...args];
-  const proc = spawn(process.execPath, argv, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-  proc.stderr?.resume();
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const child = spawnNode('baton serve', argv, { cwd: repoRoot });
   const lines: string[] = [];
-  for await (const line of createInterface({ input: proc.stdout })) {
+  const url = await child.waitFor('listening line', (line) => {
     lines.push(line);
-    const m = /^baton listening on (http:\/\/127\.0\.0\.1:\d+) \(sqlite .+\)$/.exec(line);
-    if (m !== null) return { proc, lines, exited, url: m[1] ?? '' };
-  }
-  throw new Error(`serve exited before listening: ${lines.join(' | ')}`);
+    return /^baton listening on (http:\/\/127\.0\.0\.1:\d+) \(sqlite .+\)$/.exec(line)?.[1];
+  });
+  return {
+    proc: child.proc,
+    lines,
+    url,
+    get exited() {
+      return child.waitForExit().then((e) => e.code);
+    },
+  };
 }
 
 test('baton serve prints its address and the one-time admin token, serves, and stops on SIGTERM', async (t) => {

@@ -7,12 +7,11 @@
  * (AOC-REQ-002, -006, -010, -012). Skipped (once, visibly) without PostgreSQL unless CI is set.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +37,7 @@ import {
   staticKeys,
   type SandboxProvider,
 } from '../../src/providers/index.js';
+import { spawnNode } from '../support/child.js';
 import { repoRoot } from '../support/paths.js';
 import { postgresForTests, withClient } from '../support/postgres.js';
 import { request } from './helpers.js';
@@ -60,10 +60,6 @@ const db = await postgresForTests();
 
 const fromTs = import.meta.url.endsWith('.ts');
 const mainScript = fileURLToPath(new URL(`../../src/cli/main.${fromTs ? 'ts' : 'js'}`, import.meta.url));
-const children = new Set<ChildProcess>();
-// Even if the runner dies before t.after runs, no `baton serve` outlives this process.
-process.once('exit', () => children.forEach((c) => c.kill('SIGKILL')));
-
 interface Server {
   readonly url: string;
   readonly proc: ChildProcess;
@@ -71,23 +67,16 @@ interface Server {
   dead: boolean;
 }
 
+/** `baton serve` as a child, up to its listening line (a deadline, then its stderr: test/support/child.ts). */
 async function serve(t: TestContext, args: string[], env: NodeJS.ProcessEnv): Promise<Server> {
   const argv = [...(fromTs ? ['--import', 'tsx'] : []), mainScript, 'serve', ...args];
-  const proc = spawn(process.execPath, argv, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(proc);
-  proc.once('exit', () => children.delete(proc));
-  t.after(() => void proc.kill('SIGKILL'));
-  proc.stderr?.resume();
-  const lines: string[] = [];
-  for await (const line of createInterface({ input: proc.stdout })) {
-    lines.push(line);
-    const m = /^baton listening on (http:\/\/127\.0\.0\.1:\d+) \(postgres .+\)$/.exec(line);
-    if (m !== null) {
-      proc.stdout?.resume();
-      return { url: m[1] ?? '', proc, lines, dead: false };
-    }
-  }
-  throw new Error(`baton serve exited before listening: ${lines.join(' | ')}`);
+  const child = spawnNode('baton serve', argv, { cwd: repoRoot, env });
+  t.after(() => child.kill());
+  const m = await child.waitForLine(
+    /^baton listening on (http:\/\/127\.0\.0\.1:\d+) \(postgres .+\)$/,
+    'listening line',
+  );
+  return { url: m[1] ?? '', proc: child.proc, lines: child.lines, dead: false };
 }
 
 /** Counts every send per native key: the sandbox must see each key at most once (AOC-REQ-010). */

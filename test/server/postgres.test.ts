@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
 import { runServe } from '../../src/cli/commands/serve.js';
 import type { JsonObject } from '../../src/core/json.js';
@@ -15,6 +14,7 @@ import { buildServer } from '../../src/server/index.js';
 import { openBaton } from '../../src/server/open.js';
 import { createToken } from '../../src/server/tokens.js';
 import { postgresForTests } from '../support/postgres.js';
+import { waitUntil } from '../support/wait.js';
 import { assertProblem, createBody, domainConfig, paymentsProfile, request, str } from './helpers.js';
 
 const db = await postgresForTests();
@@ -83,9 +83,10 @@ if (db !== undefined) {
     const keyFile = join(keyDir(t), 'serve.domain-key.pem');
     let out = '';
     const stop = new AbortController();
+    let err = '';
     const io = {
       stdout: (s: string) => void (out += s),
-      stderr: () => undefined,
+      stderr: (s: string) => void (err += s),
       readStdin: () => Promise.resolve(Buffer.alloc(0)),
     };
     const done = runServe(
@@ -94,7 +95,10 @@ if (db !== undefined) {
       stop.signal,
     );
     t.after(() => stop.abort());
-    for (let i = 0; i < 200 && !out.includes('baton listening'); i++) await sleep(25);
+    await waitUntil('baton serve to listen', () => out.includes('baton listening'), {
+      running: done,
+      detail: () => `stdout: ${out}\nstderr: ${err}`,
+    });
     const m = /baton listening on (http:\/\/127\.0\.0\.1:\d+) \(postgres (.+)\)\n$/.exec(out);
     assert.ok(m !== null, out);
     const password = new URL(url).password;
