@@ -1,13 +1,66 @@
 /**
  * One HTTP exchange with the Baton API (docs/api.md): bearer auth, strict JSON both ways, and every
  * failure as a BatonError. A problem+json answer keeps the server's `code`; a lost answer is
- * `unavailable`. NOTHING here retries: whether a call may be repeated depends on the call
+ * `unavailable`, one cut off by the call's deadline `client_timeout`, by the caller's signal
+ * `client_aborted`. NOTHING here retries: whether a call may be repeated depends on the call
  * (docs/client.md "Retry safety"), so the caller decides, and `details.safeToRetry` says it.
+ * The whole transport is this file (the endpoint, its deadline, the exchange), so that moving it
+ * to pooled keep-alive connections changes nothing else.
  */
 import { BatonError, isBatonErrorCode, type BatonErrorCode } from '../core/errors.js';
 import { parseStrictJson, type JsonObject, type JsonValue } from '../core/json.js';
+import type { CallOptions } from './types.js';
 
 export type Fetch = typeof fetch;
+
+/** A call that neither answers nor fails within this is cut off (`client_timeout`). */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+/** setTimeout's own ceiling (2^31 - 1 ms); beyond it Node fires at once. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** Where the API is: a base URL whose path is a prefix (`https://host/baton/`), and the defaults. */
+export interface Endpoint {
+  readonly fetch: Fetch;
+  /** Always ends in `/`, so a route resolves under the prefix, not beside it. */
+  readonly base: URL;
+  readonly timeoutMs: number;
+}
+
+/** A timeout is a positive whole number of milliseconds; anything else is the caller's mistake. */
+export function checkTimeout(timeoutMs: number): number {
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
+    throw new BatonError('input_invalid', 'timeoutMs must be a whole number of milliseconds, 1 to 2^31-1', {
+      member: 'timeoutMs',
+    });
+  }
+  return timeoutMs;
+}
+
+/**
+ * The endpoint for `baseUrl`. Refused, without echoing the URL (it may carry a secret): anything
+ * but an absolute http(s) URL, user info in it, a query or a fragment (where would routes go?).
+ */
+export function endpoint(baseUrl: string, options: { fetch?: Fetch; timeoutMs?: number } = {}): Endpoint {
+  const refuse = (why: string): BatonError =>
+    new BatonError('input_invalid', `baseUrl ${why}`, { member: 'baseUrl' });
+  let base: URL;
+  try {
+    base = new URL(baseUrl);
+  } catch {
+    throw refuse('is not an absolute URL');
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw refuse('must be http: or https:');
+  if (base.username !== '' || base.password !== '') throw refuse('must not carry user info');
+  if (base.search !== '' || base.hash !== '') throw refuse('must not have a query or a fragment');
+  if (!base.pathname.endsWith('/')) base.pathname = `${base.pathname}/`;
+  const timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  return { fetch: options.fetch ?? fetch, base, timeoutMs };
+}
+
+/** `/v1/counts` under the base's path prefix: `https://host/baton/` + `v1/counts`. */
+function routeUrl(e: Endpoint, path: string): URL {
+  return new URL(path.replace(/^\/+/, ''), e.base);
+}
 
 export interface Exchange {
   readonly method: 'GET' | 'POST';
@@ -60,9 +113,56 @@ function problemError(x: Exchange, status: number, body: JsonValue | undefined):
   return new BatonError(code, message, { ...details, status, safeToRetry: x.safeToRetry });
 }
 
-export async function exchange(fetchFn: Fetch, baseUrl: string, x: Exchange): Promise<JsonObject> {
+/** Why the call was cut off, once it was: the deadline, or the caller's signal. */
+type Cut = 'timeout' | 'aborted' | undefined;
+
+/** One AbortSignal for the call: aborted at the deadline or when the caller's signal aborts. */
+function callSignal(timeoutMs: number, outer: AbortSignal | undefined) {
+  const controller = new AbortController();
+  let cut: Cut;
+  const stop = (why: Exclude<Cut, undefined>): void => {
+    cut ??= why;
+    controller.abort();
+  };
+  const timer = setTimeout(() => stop('timeout'), timeoutMs);
+  const onAbort = (): void => stop('aborted');
+  outer?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    cut: (): Cut => cut,
+    done(): void {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+function lost(x: Exchange, cut: Cut, timeoutMs: number, error: unknown): BatonError {
+  // The request may or may not have reached Baton and applied: never retried here.
+  const details = { safeToRetry: x.safeToRetry };
+  const at = `${x.method} ${x.path}`;
+  if (cut === 'timeout') {
+    const message = `no answer from Baton for ${at} within ${timeoutMs} ms`;
+    return new BatonError('client_timeout', message, { ...details, timeoutMs }, { cause: error });
+  }
+  if (cut === 'aborted') {
+    return new BatonError('client_aborted', `${at} was aborted by the caller`, details, { cause: error });
+  }
+  return new BatonError('unavailable', `no answer from Baton for ${at}`, details, { cause: error });
+}
+
+export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = {}): Promise<JsonObject> {
+  const timeoutMs = options.timeoutMs === undefined ? e.timeoutMs : checkTimeout(options.timeoutMs);
+  if (options.signal?.aborted === true) {
+    // Nothing was sent: the one abort that is known to have changed nothing.
+    throw new BatonError('client_aborted', `${x.method} ${x.path} was aborted before it was sent`, {
+      safeToRetry: true,
+      sent: false,
+    });
+  }
   const headers: Record<string, string> = { authorization: `Bearer ${x.bearer}`, accept: 'application/json' };
   if (x.body !== undefined) headers['content-type'] = 'application/json';
+  const call = callSignal(timeoutMs, options.signal);
   let response: Response;
   let bytes: Uint8Array;
   try {
@@ -70,17 +170,15 @@ export async function exchange(fetchFn: Fetch, baseUrl: string, x: Exchange): Pr
       method: x.method,
       headers,
       body: x.body === undefined ? undefined : JSON.stringify(x.body),
+      signal: call.signal,
     };
-    response = await fetchFn(new URL(x.path, baseUrl), init);
+    // The deadline covers the whole answer, body included: a server that stalls mid-body is cut off too.
+    response = await e.fetch(routeUrl(e, x.path), init);
     bytes = new Uint8Array(await response.arrayBuffer());
   } catch (error) {
-    // The request may or may not have reached Baton and applied: never retried here.
-    throw new BatonError(
-      'unavailable',
-      `no answer from Baton for ${x.method} ${x.path}`,
-      { safeToRetry: x.safeToRetry },
-      { cause: error },
-    );
+    throw lost(x, call.cut(), timeoutMs, error);
+  } finally {
+    call.done();
   }
   const body = parse(bytes);
   if (response.status >= 400) throw problemError(x, response.status, body);

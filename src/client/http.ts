@@ -16,10 +16,18 @@ import type {
 } from '../occurrences/index.js';
 import type { OccurrenceReconciled } from '../providers/index.js';
 import { evidenceOnly, type ProviderAdapter } from './adapter.js';
-import { exchange, expectMembers, type Exchange, type Fetch } from './http-transport.js';
+import {
+  endpoint,
+  exchange,
+  expectMembers,
+  type Endpoint,
+  type Exchange,
+  type Fetch,
+} from './http-transport.js';
 import { perform } from './perform.js';
 import type {
   BatonClient,
+  CallOptions,
   Executor,
   ExecutorAcknowledgement,
   ExecutorBinding,
@@ -31,11 +39,16 @@ import type {
 } from './types.js';
 
 export interface HttpBatonClientOptions {
-  /** E.g. `http://127.0.0.1:8080`; routes are resolved under it (`/v1/…`). */
+  /**
+   * E.g. `http://127.0.0.1:8080`, or behind a gateway `https://host/baton/`: routes resolve under
+   * its path (`https://host/baton/v1/…`), with or without the trailing slash.
+   */
   readonly baseUrl: string;
   /** An operator or admin principal token (`btk.…`). */
   readonly token: string;
   readonly fetch?: Fetch;
+  /** Every call's deadline unless the call gives its own (default 30 000 ms): then `client_timeout`. */
+  readonly timeoutMs?: number;
 }
 
 const CREATED = ['occurrence', 'created'];
@@ -46,7 +59,7 @@ const OPEN = ['reserved', 'unresolved'];
 const seg = encodeURIComponent;
 const json = (value: object): JsonObject => value as JsonObject;
 
-type Call = <T>(x: Omit<Exchange, 'bearer'>, members: readonly string[]) => Promise<T>;
+type Call = <T>(x: Omit<Exchange, 'bearer'>, members: readonly string[], options?: CallOptions) => Promise<T>;
 
 class HttpExecutor implements Executor {
   readonly lineage: string;
@@ -68,87 +81,87 @@ class HttpExecutor implements Executor {
   }
 
   /** Safe to retry: the creation binding returns the original occurrence (AOC-REQ-002). */
-  create(operation: Operation): Promise<CreateResult> {
+  create(operation: Operation, options?: CallOptions): Promise<CreateResult> {
     return this.#call(
       { method: 'POST', path: '/v1/occurrences', body: json(operation), safeToRetry: true },
       CREATED,
+      options,
     );
   }
 
   /** NOT safe to retry: a lost answer may be a lost ticket; query the occurrence instead. */
-  enter(occurrenceId: string, expect?: ExpectedBinding): Promise<EntryTicket> {
+  enter(occurrenceId: string, expect?: ExpectedBinding, options?: CallOptions): Promise<EntryTicket> {
     const body: JsonObject = expect === undefined ? {} : { expect: json(expect) };
     const path = `/v1/occurrences/${seg(occurrenceId)}/enter`;
-    return this.#call({ method: 'POST', path, body, safeToRetry: false }, TICKET);
+    return this.#call({ method: 'POST', path, body, safeToRetry: false }, TICKET, options);
   }
 
   /** Safe in effect (a repeat is refused `not_reserved`), though the repeat's answer differs. */
-  async release(occurrenceId: string, requestDigest: string): Promise<OccurrenceView> {
+  async release(occurrenceId: string, requestDigest: string, options?: CallOptions): Promise<OccurrenceView> {
     const path = `/v1/occurrences/${seg(occurrenceId)}/release`;
     const x = { method: 'POST', path, body: { requestDigest }, safeToRetry: false } as const;
-    return (await this.#call<{ occurrence: OccurrenceView }>(x, ['occurrence'])).occurrence;
+    return (await this.#call<{ occurrence: OccurrenceView }>(x, ['occurrence'], options)).occurrence;
   }
 
-  reissue({ occurrenceId, ...body }: ReissueOperation): Promise<CreateResult> {
+  reissue({ occurrenceId, ...body }: ReissueOperation, options?: CallOptions): Promise<CreateResult> {
     const path = `/v1/occurrences/${seg(occurrenceId)}/reissue`;
-    return this.#call({ method: 'POST', path, body: json(body), safeToRetry: true }, CREATED);
+    return this.#call({ method: 'POST', path, body: json(body), safeToRetry: true }, CREATED, options);
   }
 
-  remedy({ remedyOf, ...body }: RemedyOperation): Promise<CreateResult> {
+  remedy({ remedyOf, ...body }: RemedyOperation, options?: CallOptions): Promise<CreateResult> {
     const path = `/v1/occurrences/${seg(remedyOf)}/remedies`;
-    return this.#call({ method: 'POST', path, body: json(body), safeToRetry: true }, CREATED);
+    return this.#call({ method: 'POST', path, body: json(body), safeToRetry: true }, CREATED, options);
   }
 
   /** Not idempotent: a repeat appends a second piece of evidence. */
-  acknowledge(acknowledgement: ExecutorAcknowledgement): Promise<ObserveResult> {
+  acknowledge(acknowledgement: ExecutorAcknowledgement, options?: CallOptions): Promise<ObserveResult> {
     const { occurrenceId, ...body } = evidenceOnly(acknowledgement);
     const path = `/v1/occurrences/${seg(occurrenceId)}/acknowledgements`;
-    return this.#call({ method: 'POST', path, body: json(body), safeToRetry: false }, OBSERVED);
+    return this.#call({ method: 'POST', path, body: json(body), safeToRetry: false }, OBSERVED, options);
   }
 
   /** Evidence only, never an entry: safe to retry (a repeat asks the status sources again). */
-  reconcile(occurrenceId: string): Promise<OccurrenceReconciled> {
+  reconcile(occurrenceId: string, options?: CallOptions): Promise<OccurrenceReconciled> {
     const path = `/v1/occurrences/${seg(occurrenceId)}/reconcile`;
     const members = ['occurrence', 'report', 'missingKnowledge'];
-    return this.#call({ method: 'POST', path, body: {}, safeToRetry: true }, members);
+    return this.#call({ method: 'POST', path, body: {}, safeToRetry: true }, members, options);
   }
 
-  perform(operation: Operation, adapter: ProviderAdapter): Promise<PerformResult> {
-    return perform(this, operation, adapter);
+  perform(operation: Operation, adapter: ProviderAdapter, options?: CallOptions): Promise<PerformResult> {
+    return perform(this, operation, adapter, options);
   }
 }
 
 export class HttpBatonClient implements BatonClient {
-  readonly #baseUrl: string;
+  readonly #endpoint: Endpoint;
   readonly #token: string;
-  readonly #fetch: Fetch;
 
+  /** Refuses (`input_invalid`) a base URL that is not absolute http(s), or carries user info, a query or a fragment. */
   constructor(options: HttpBatonClientOptions) {
-    this.#baseUrl = options.baseUrl;
+    const { fetch: fetchFn, timeoutMs } = options;
+    this.#endpoint = endpoint(options.baseUrl, {
+      ...(fetchFn === undefined ? {} : { fetch: fetchFn }),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
     this.#token = options.token;
-    this.#fetch = options.fetch ?? fetch;
   }
 
   #caller(bearer: string): Call {
-    return async <T>(x: Omit<Exchange, 'bearer'>, members: readonly string[]): Promise<T> => {
+    return async <T>(x: Omit<Exchange, 'bearer'>, members: readonly string[], options?: CallOptions) => {
       const full = { ...x, bearer };
-      return expectMembers<T>(full, await exchange(this.#fetch, this.#baseUrl, full), members);
+      return expectMembers<T>(full, await exchange(this.#endpoint, full, options), members);
     };
   }
 
-  #get<T>(path: string, members: readonly string[]): Promise<T> {
-    return this.#caller(this.#token)<T>({ method: 'GET', path, safeToRetry: true }, members);
+  #get<T>(path: string, members: readonly string[], options?: CallOptions): Promise<T> {
+    return this.#caller(this.#token)<T>({ method: 'GET', path, safeToRetry: true }, members, options);
   }
 
   /** NOT safe to retry: each takeover retires the generation the previous one issued. */
-  async takeover(lineage: string): Promise<Executor> {
+  async takeover(lineage: string, options?: CallOptions): Promise<Executor> {
     const x = { method: 'POST', path: `/v1/lineages/${seg(lineage)}/takeover`, safeToRetry: false } as const;
-    const t = await this.#caller(this.#token)<TakeoverResult>(x, [
-      'lineage',
-      'generation',
-      'credential',
-      ...OPEN,
-    ]);
+    const members = ['lineage', 'generation', 'credential', ...OPEN];
+    const t = await this.#caller(this.#token)<TakeoverResult>(x, members, options);
     return new HttpExecutor((b) => this.#caller(b), t, { reserved: t.reserved, unresolved: t.unresolved });
   }
 
@@ -156,19 +169,19 @@ export class HttpBatonClient implements BatonClient {
     return new HttpExecutor((b) => this.#caller(b), binding, { reserved: [], unresolved: [] });
   }
 
-  getOccurrence(occurrenceId: string): Promise<OccurrenceDetail> {
-    return this.#get(`/v1/occurrences/${seg(occurrenceId)}`, ['occurrence', 'evidence']);
+  getOccurrence(occurrenceId: string, options?: CallOptions): Promise<OccurrenceDetail> {
+    return this.#get(`/v1/occurrences/${seg(occurrenceId)}`, ['occurrence', 'evidence'], options);
   }
 
-  listOpen(lineage: string): Promise<OpenWork> {
-    return this.#get(`/v1/lineages/${seg(lineage)}/open`, OPEN);
+  listOpen(lineage: string, options?: CallOptions): Promise<OpenWork> {
+    return this.#get(`/v1/lineages/${seg(lineage)}/open`, OPEN, options);
   }
 
-  async listUnresolved(lineage: string): Promise<readonly OccurrenceView[]> {
-    return (await this.listOpen(lineage)).unresolved;
+  async listUnresolved(lineage: string, options?: CallOptions): Promise<readonly OccurrenceView[]> {
+    return (await this.listOpen(lineage, options)).unresolved;
   }
 
-  counts(): Promise<OccurrenceCounts> {
-    return this.#get('/v1/counts', ['total', 'byPhase', 'byOutcome', 'unresolved', 'conflicts']);
+  counts(options?: CallOptions): Promise<OccurrenceCounts> {
+    return this.#get('/v1/counts', ['total', 'byPhase', 'byOutcome', 'unresolved', 'conflicts'], options);
   }
 }

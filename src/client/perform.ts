@@ -5,10 +5,10 @@
  * doubt it stops, leaves the occurrence as it is (unresolved once entered) and says why; the
  * successor's takeover lists it (AOC-REQ-005) and status sources, not retries, resolve it.
  */
-import { isBatonError } from '../core/errors.js';
+import { isBatonError, type BatonError } from '../core/errors.js';
 import type { EntryTicket, OccurrenceView } from '../occurrences/index.js';
 import { evidenceOnly, type ProviderAdapter } from './adapter.js';
-import type { ExecutorAcknowledgement, Executor, Operation, PerformResult } from './types.js';
+import type { CallOptions, ExecutorAcknowledgement, Executor, Operation, PerformResult } from './types.js';
 
 type Calls = Pick<Executor, 'create' | 'enter' | 'acknowledge' | 'reconcile'>;
 
@@ -18,11 +18,17 @@ type Step<T> = { ok: true; value: T } | { ok: false; refusal: boolean; code: str
  * A refusal is Baton's answer that the command did not apply (one transaction, rolled back). A
  * server error, a lost answer or anything unexpected is doubt: the command may have applied.
  */
+function isRefusal(error: BatonError): boolean {
+  // An abort is the caller's, not Baton's answer: doubt, unless the call was never sent.
+  if (error.code === 'client_aborted') return error.details['sent'] === false;
+  return error.status < 500;
+}
+
 async function attempt<T>(call: () => Promise<T>): Promise<Step<T>> {
   try {
     return { ok: true, value: await call() };
   } catch (error) {
-    if (isBatonError(error)) return { ok: false, refusal: error.status < 500, code: error.code };
+    if (isBatonError(error)) return { ok: false, refusal: isRefusal(error), code: error.code };
     return { ok: false, refusal: false, code: 'internal' };
   }
 }
@@ -62,8 +68,9 @@ export async function perform(
   x: Calls,
   operation: Operation,
   adapter: ProviderAdapter,
+  options?: CallOptions,
 ): Promise<PerformResult> {
-  const created = await attempt(() => x.create(operation));
+  const created = await attempt(() => x.create(operation, options));
   if (!created.ok) {
     // Nothing was entered: create never calls the provider. Repeating perform is safe (creation binding).
     const status = created.refusal ? 'refused' : 'unresolved';
@@ -73,7 +80,7 @@ export async function perform(
   const o = created.value.occurrence;
   if (o.phase !== 'reserved') return fromState(o, 0, { reason: `existing_${o.phase}` });
 
-  const entered = await attempt(() => x.enter(o.id));
+  const entered = await attempt(() => x.enter(o.id, undefined, options));
   if (!entered.ok) {
     if (entered.refusal) return { ...fromState(o, 0), status: 'refused', reason: entered.code };
     return unresolved(o, 'entry_unconfirmed', 0, entered.code);
@@ -86,13 +93,13 @@ export async function perform(
     return unresolved(ticket.occurrence, 'acknowledgement_mismatch', 1);
   }
 
-  const recorded = await attempt(() => x.acknowledge(evidenceOnly(answer.value)));
+  const recorded = await attempt(() => x.acknowledge(evidenceOnly(answer.value), options));
   if (!recorded.ok) return unresolved(ticket.occurrence, 'acknowledgement_not_recorded', 1, recorded.code);
   // Recorded as evidence: the executor's word never moves the outcome (AOC-REQ-009).
   const r = recorded.value;
   if (!r.occurrence.unresolved) return fromState(r.occurrence, 1);
   // Baton's own status sources may: one pass, now, so that a confirmed effect is known at once.
-  const checked = await attempt(() => x.reconcile(ticket.occurrence.id));
+  const checked = await attempt(() => x.reconcile(ticket.occurrence.id, options));
   if (!checked.ok) {
     // The pass did not run or its answer was lost: what the acknowledgement left unknown stands.
     const missing = r.missingKnowledge === null ? {} : { missingKnowledge: r.missingKnowledge };

@@ -38,6 +38,18 @@ export type ReissueOperation = Omit<ReissueInput, 'credential'>;
  */
 export type ExecutorAcknowledgement = Omit<AcknowledgementInput, 'authentication'>;
 
+/**
+ * Per call, on every method that talks to Baton (docs/client.md "Deadlines and cancellation"). The
+ * HTTP client cuts a call off at `timeoutMs` (`client_timeout`) or when `signal` aborts
+ * (`client_aborted`); either way the command may have applied, as after any lost answer. The
+ * in-process client has no wire to wait on, and each of its calls is one transaction: it ignores both.
+ */
+export interface CallOptions {
+  /** This call's deadline, overriding the client's `timeoutMs` (default 30 s). */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
 /** The lineage's open work, handed to the successor before it may act (AOC-REQ-005). */
 export interface OpenWork {
   readonly reserved: readonly OccurrenceView[];
@@ -77,24 +89,25 @@ export interface Executor {
   /** To hand this executor to the worker process that acts (`client.resume`). Holds the secret. */
   binding(): ExecutorBinding;
   /** Safe to retry with the same operation: the creation binding returns the original occurrence. */
-  create(operation: Operation): Promise<CreateResult>;
+  create(operation: Operation, options?: CallOptions): Promise<CreateResult>;
   /** NOT safe to retry blindly: after a lost answer, query the occurrence instead (AOC-REQ-010). */
-  enter(occurrenceId: string, expect?: ExpectedBinding): Promise<EntryTicket>;
-  release(occurrenceId: string, requestDigest: string): Promise<OccurrenceView>;
-  reissue(operation: ReissueOperation): Promise<CreateResult>;
-  remedy(operation: RemedyOperation): Promise<CreateResult>;
+  enter(occurrenceId: string, expect?: ExpectedBinding, options?: CallOptions): Promise<EntryTicket>;
+  release(occurrenceId: string, requestDigest: string, options?: CallOptions): Promise<OccurrenceView>;
+  reissue(operation: ReissueOperation, options?: CallOptions): Promise<CreateResult>;
+  remedy(operation: RemedyOperation, options?: CallOptions): Promise<CreateResult>;
   /** Record the provider's answer to the entry call as (unauthenticated) evidence. Not idempotent. */
-  acknowledge(acknowledgement: ExecutorAcknowledgement): Promise<ObserveResult>;
+  acknowledge(acknowledgement: ExecutorAcknowledgement, options?: CallOptions): Promise<ObserveResult>;
   /**
    * Ask Baton's status sources, pinned by the occurrence's profile, about one of this lineage's
    * occurrences now: one pass, authenticated answers only move it (AOC-REQ-009). Safe to repeat:
    * it never enters; a repeat appends more evidence.
    */
-  reconcile(occurrenceId: string): Promise<OccurrenceReconciled>;
+  reconcile(occurrenceId: string, options?: CallOptions): Promise<OccurrenceReconciled>;
   /**
    * create → enter → adapter.send → acknowledge → reconcile; never retries an entered occurrence.
+   * `options` apply to each of its calls to Baton (each gets the whole `timeoutMs`), not to the adapter.
    */
-  perform(operation: Operation, adapter: ProviderAdapter): Promise<PerformResult>;
+  perform(operation: Operation, adapter: ProviderAdapter, options?: CallOptions): Promise<PerformResult>;
 }
 
 /** What identifies an executor: handed by whoever did the takeover to the worker that acts. */
@@ -107,11 +120,11 @@ export interface ExecutorBinding {
 
 export interface BatonClient {
   /** Advance the lineage's generation, retire the predecessor, return the successor (AOC-REQ-006). */
-  takeover(lineage: string): Promise<Executor>;
+  takeover(lineage: string, options?: CallOptions): Promise<Executor>;
   /** An executor for a credential issued earlier (its handover is empty: ask listOpen). No I/O. */
   resume(binding: ExecutorBinding): Executor;
-  getOccurrence(occurrenceId: string): Promise<OccurrenceDetail>;
-  listOpen(lineage: string): Promise<OpenWork>;
-  listUnresolved(lineage: string): Promise<readonly OccurrenceView[]>;
-  counts(): Promise<OccurrenceCounts>;
+  getOccurrence(occurrenceId: string, options?: CallOptions): Promise<OccurrenceDetail>;
+  listOpen(lineage: string, options?: CallOptions): Promise<OpenWork>;
+  listUnresolved(lineage: string, options?: CallOptions): Promise<readonly OccurrenceView[]>;
+  counts(options?: CallOptions): Promise<OccurrenceCounts>;
 }

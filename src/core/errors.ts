@@ -95,6 +95,10 @@ export const ERROR_CODES = {
   // --- client (SDK) ----------------------------------------------------------------------------
   /** Baton answered, but not with what the route promises: the command may have applied. */
   baton_response_invalid: spec(502),
+  /** No answer within the call's `timeoutMs`: like `unavailable`, the command may have applied. */
+  client_timeout: spec(504, true),
+  /** The caller's AbortSignal cut the call off: unless `details.sent` is false, it may have applied. */
+  client_aborted: spec(499),
   // --- missions / observations -----------------------------------------------------------------
   mission_not_active: spec(403),
   mission_status_unavailable: spec(503, true),
