@@ -151,13 +151,35 @@ export class WatchedChild {
   }
 }
 
-/** Spawn `node …args` with stdout and stderr piped (stdin too when asked) and watch it. */
-export function spawnNode(
+export type WatchedOptions = Omit<SpawnOptions, 'stdio'> & { stdin?: boolean };
+
+/** Spawn `command …args` with stdout and stderr piped (stdin too when asked) and watch it. */
+export function spawnWatched(
   name: string,
+  command: string,
   args: readonly string[],
-  options: Omit<SpawnOptions, 'stdio'> & { stdin?: boolean } = {},
+  options: WatchedOptions = {},
 ): WatchedChild {
   const { stdin = false, ...rest } = options;
-  const proc = spawn(process.execPath, args, { ...rest, stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  const proc = spawn(command, args, { ...rest, stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   return new WatchedChild(name, proc);
+}
+
+/** Spawn `node …args` (this Node) and watch it. */
+export function spawnNode(name: string, args: readonly string[], options: WatchedOptions = {}): WatchedChild {
+  return spawnWatched(name, process.execPath, args, options);
+}
+
+/** Run a command to its end within the deadline; a non-zero exit fails with its stderr. */
+export async function runWatched(
+  name: string,
+  command: string,
+  args: readonly string[],
+  options: WatchedOptions & { deadlineMs?: number } = {},
+): Promise<WatchedChild> {
+  const { deadlineMs, ...rest } = options;
+  const child = spawnWatched(name, command, args, rest);
+  const exit = await child.waitForExit(deadlineMs);
+  if (exit.code !== 0) throw child.failure(`exited with code ${exit.code}, signal ${exit.signal}`);
+  return child;
 }
