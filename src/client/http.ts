@@ -15,7 +15,7 @@ import type {
   TakeoverResult,
 } from '../occurrences/index.js';
 import type { OccurrenceReconciled } from '../providers/index.js';
-import { evidenceOnly, type ProviderAdapter } from './adapter.js';
+import { evidenceOnly, type ProviderAdapter, type ProviderCall } from './adapter.js';
 import { exchange, expectMembers, type Exchange, type Fetch } from './http-transport.js';
 import { perform } from './perform.js';
 import type {
@@ -113,7 +113,7 @@ class HttpExecutor implements Executor {
     return this.#call({ method: 'POST', path, body: {}, safeToRetry: true }, members);
   }
 
-  perform(operation: Operation, adapter: ProviderAdapter): Promise<PerformResult> {
+  perform(operation: Operation, adapter: ProviderAdapter | ProviderCall): Promise<PerformResult> {
     return perform(this, operation, adapter);
   }
 }
