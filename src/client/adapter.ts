@@ -10,11 +10,70 @@
  * an executor's word is not authentication (AOC-REQ-009; docs/api.md "Why acknowledgements are
  * unauthenticated evidence") — Baton's status sources are what resolve an occurrence.
  */
+import type { JsonValue } from '../core/json.js';
 import type { EntryTicket } from '../occurrences/index.js';
 import type { ExecutorAcknowledgement } from './types.js';
 
 export interface ProviderAdapter {
   send(ticket: EntryTicket): Promise<{ readonly acknowledgement: ExecutorAcknowledgement }>;
+}
+
+/**
+ * The user's own provider client as a plain async function: it receives the entry ticket — the
+ * exact `request`, the `nativeKey` and the `nativeKeyHeader` to send it under — and returns
+ * whatever the client returned, e.g.
+ * `(t) => stripe.paymentIntents.create(params, { idempotencyKey: t.nativeKey ?? undefined })`.
+ * `perform` calls it at most once per entered occurrence; its result is recorded as
+ * unauthenticated evidence (AOC-REQ-009) and a throw is doubt, never a retry.
+ */
+export type ProviderCall = (ticket: EntryTicket) => Promise<unknown>;
+
+/** JSON-safe copy of what a provider client returned (its own class instances, dates, …). */
+function asJson(value: unknown): JsonValue | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(JSON.stringify(value)) as JsonValue;
+  } catch {
+    // Not representable as JSON (a cycle, a BigInt): the answer is evidenced as present, unshown.
+    return undefined;
+  }
+}
+
+const NATIVE_STATUS = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$/;
+
+/** The answer's own `status` member (Stripe objects and the sandbox's carry one), if readable. */
+function nativeStatusOf(answer: JsonValue | undefined): string | undefined {
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return undefined;
+  const status = answer['status'];
+  return typeof status === 'string' && NATIVE_STATUS.test(status) ? status : undefined;
+}
+
+/**
+ * A ProviderAdapter around a ProviderCall: a returned value is an answer (with its `status` as
+ * the native status when it has one, else an answer Baton cannot read); a throw is doubt.
+ */
+export function callAdapter(call: ProviderCall, nowMs: () => number = Date.now): ProviderAdapter {
+  return {
+    async send(ticket) {
+      const answer = asJson(await call(ticket));
+      const nativeStatus = nativeStatusOf(answer);
+      return {
+        acknowledgement: {
+          occurrenceId: ticket.occurrence.id,
+          observedAt: nowMs(),
+          ...(nativeStatus === undefined
+            ? { result: 'unavailable' as const }
+            : { result: 'found' as const, nativeStatus }),
+          carried: {},
+          ...(answer === undefined ? {} : { response: answer }),
+        },
+      };
+    },
+  };
+}
+
+export function toAdapter(adapter: ProviderAdapter | ProviderCall): ProviderAdapter {
+  return typeof adapter === 'function' ? callAdapter(adapter) : adapter;
 }
 
 /** Only the members an executor may report, whatever else the adapter's object carries. */

@@ -15,7 +15,7 @@ import type {
   TakeoverResult,
 } from '../occurrences/index.js';
 import type { OccurrenceReconciled } from '../providers/index.js';
-import { evidenceOnly, type ProviderAdapter } from './adapter.js';
+import { evidenceOnly, type ProviderAdapter, type ProviderCall } from './adapter.js';
 import {
   endpoint,
   exchange,
@@ -127,7 +127,11 @@ class HttpExecutor implements Executor {
     return this.#call({ method: 'POST', path, body: {}, safeToRetry: true }, members, options);
   }
 
-  perform(operation: Operation, adapter: ProviderAdapter, options?: CallOptions): Promise<PerformResult> {
+  perform(
+    operation: Operation,
+    adapter: ProviderAdapter | ProviderCall,
+    options?: CallOptions,
+  ): Promise<PerformResult> {
     return perform(this, operation, adapter, options);
   }
 }

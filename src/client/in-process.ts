@@ -15,7 +15,7 @@ import type {
   OccurrenceView,
 } from '../occurrences/index.js';
 import { reconcileOccurrence, type OccurrenceReconciled, type StatusSources } from '../providers/index.js';
-import { evidenceOnly, type ProviderAdapter } from './adapter.js';
+import { evidenceOnly, type ProviderAdapter, type ProviderCall } from './adapter.js';
 import { perform } from './perform.js';
 import type {
   BatonClient,
@@ -127,7 +127,7 @@ class InProcessExecutor implements Executor {
       throw new BatonError('occurrence_not_found', 'no such occurrence');
   }
 
-  perform(operation: Operation, adapter: ProviderAdapter): Promise<PerformResult> {
+  perform(operation: Operation, adapter: ProviderAdapter | ProviderCall): Promise<PerformResult> {
     return perform(this, operation, adapter);
   }
 }

@@ -1,5 +1,5 @@
 // The public surface of src/client: the SDK workers use (DESIGN.md §8, docs/client.md).
-export type { ProviderAdapter } from './adapter.js';
+export { callAdapter, type ProviderAdapter, type ProviderCall } from './adapter.js';
 export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';
 export { InProcessBatonClient, type InProcessBatonClientOptions } from './in-process.js';
 export { perform } from './perform.js';

@@ -7,7 +7,7 @@
  */
 import { isBatonError, type BatonError } from '../core/errors.js';
 import type { EntryTicket, OccurrenceView } from '../occurrences/index.js';
-import { evidenceOnly, type ProviderAdapter } from './adapter.js';
+import { evidenceOnly, toAdapter, type ProviderAdapter, type ProviderCall } from './adapter.js';
 import type { CallOptions, ExecutorAcknowledgement, Executor, Operation, PerformResult } from './types.js';
 
 type Calls = Pick<Executor, 'create' | 'enter' | 'acknowledge' | 'reconcile'>;
@@ -67,9 +67,10 @@ async function send(adapter: ProviderAdapter, ticket: EntryTicket): Promise<Step
 export async function perform(
   x: Calls,
   operation: Operation,
-  adapter: ProviderAdapter,
+  provider: ProviderAdapter | ProviderCall,
   options?: CallOptions,
 ): Promise<PerformResult> {
+  const adapter = toAdapter(provider);
   const created = await attempt(() => x.create(operation, options));
   if (!created.ok) {
     // Nothing was entered: create never calls the provider. Repeating perform is safe (creation binding).

@@ -5,7 +5,7 @@
  * test/package/install.test.ts installs the packed tarball with --ignore-scripts and checks exactly
  * that. The in-process twin is in the package root, which brings the store with it.
  */
-export type { ProviderAdapter } from './adapter.js';
+export { callAdapter, type ProviderAdapter, type ProviderCall } from './adapter.js';
 export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';
 export { DEFAULT_TIMEOUT_MS } from './http-transport.js';
 export type { Fetch } from './http-transport.js';

@@ -18,7 +18,7 @@ import type {
   RemedyInput,
 } from '../occurrences/index.js';
 import type { OccurrenceReconciled } from '../providers/index.js';
-import type { ProviderAdapter } from './adapter.js';
+import type { ProviderAdapter, ProviderCall } from './adapter.js';
 
 /**
  * What a worker intends to do: the service's creation input minus the credential (the executor
@@ -105,9 +105,14 @@ export interface Executor {
   reconcile(occurrenceId: string, options?: CallOptions): Promise<OccurrenceReconciled>;
   /**
    * create → enter → adapter.send → acknowledge → reconcile; never retries an entered occurrence.
+   * `adapter` may be a plain async function that sends the ticket with the caller's own client.
    * `options` apply to each of its calls to Baton (each gets the whole `timeoutMs`), not to the adapter.
    */
-  perform(operation: Operation, adapter: ProviderAdapter, options?: CallOptions): Promise<PerformResult>;
+  perform(
+    operation: Operation,
+    adapter: ProviderAdapter | ProviderCall,
+    options?: CallOptions,
+  ): Promise<PerformResult>;
 }
 
 /** What identifies an executor: handed by whoever did the takeover to the worker that acts. */

@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { BatonClient } from '../../src/client/index.js';
+import type { BatonClient, ProviderCall } from '../../src/client/index.js';
+import { digestJcs } from '../../src/core/digest.js';
+import { sandboxEntryUrl, type SandboxProvider } from '../../src/providers/index.js';
 import {
   CountingAdapter,
   HangingAdapter,
@@ -21,7 +23,73 @@ async function nativeKeyOf(client: BatonClient, occurrenceId: string | null): Pr
   return key;
 }
 
+/** A user's own client as a plain function: it sends the ticket's request under its native key. */
+function ownClient(
+  sandbox: SandboxProvider,
+  calls: { n: number; last?: unknown },
+  fail = false,
+): ProviderCall {
+  return async (ticket) => {
+    calls.n += 1;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (ticket.nativeKeyHeader !== null && ticket.nativeKey !== null)
+      headers[ticket.nativeKeyHeader] = ticket.nativeKey;
+    const res = await fetch(sandboxEntryUrl(sandbox.url).replace('{account}', ticket.account), {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(ticket.request),
+    });
+    const answer: unknown = await res.json();
+    calls.last = answer;
+    if (fail) throw new Error('the client crashed after the provider answered');
+    return answer;
+  };
+}
+
+interface Ack {
+  source: string;
+  nativeStatus: string | null;
+  response?: unknown;
+  responseDigest?: string;
+}
+
 export function performCases(label: string, env: MakeEnv): void {
+  test(`${label}: perform takes a plain async function (the user's own client) and calls it once`, async (t) => {
+    const { client, sandbox, op } = await env(t);
+    const ex = await client.takeover('invoice-agent');
+    const calls: { n: number; last?: unknown } = { n: 0 };
+    const first = await ex.perform(op('k-own-client'), ownClient(sandbox, calls));
+    assert.deepEqual([first.status, first.adapterCalls, calls.n], ['succeeded', 1, 1]);
+    const again = await ex.perform(op('k-own-client'), ownClient(sandbox, calls));
+    assert.deepEqual(
+      [again.status, again.reason, again.adapterCalls, calls.n],
+      ['succeeded', 'existing_resolved', 0, 1],
+    );
+    const key = await nativeKeyOf(client, first.occurrenceId);
+    assert.equal(sandbox.effectCount(key), 1);
+    // What the function returned is kept as the acknowledgement's (unauthenticated) response.
+    const acks = (await client.getOccurrence(first.occurrenceId ?? '')).evidence
+      .filter((e) => e.type === 'observation_recorded')
+      .map((e) => (e.body as unknown as { observation: Ack }).observation)
+      .filter((o) => o.source === 'acknowledgement');
+    assert.equal(acks.length, 1);
+    assert.equal(acks[0]?.nativeStatus, 'succeeded');
+    // Kept whole, or only digested when the profile marks requests private.
+    const kept = acks[0]?.response === undefined ? acks[0]?.responseDigest : acks[0].response;
+    assert.deepEqual(kept, acks[0]?.response === undefined ? digestJcs(calls.last) : calls.last);
+  });
+
+  test(`${label}: a plain function that throws after sending leaves it unresolved, never called again`, async (t) => {
+    const { client, sandbox, op } = await env(t);
+    const ex = await client.takeover('invoice-agent');
+    const calls = { n: 0 };
+    const r = await ex.perform(op('k-own-throw'), ownClient(sandbox, calls, true));
+    assert.deepEqual([r.status, r.reason, r.adapterCalls], ['unresolved', 'adapter_failed', 1]);
+    const again = await ex.perform(op('k-own-throw'), ownClient(sandbox, calls));
+    assert.deepEqual([again.status, again.reason, calls.n], ['unresolved', 'existing_entered', 1]);
+    assert.equal(sandbox.effectCount(await nativeKeyOf(client, r.occurrenceId)), 1);
+  });
+
   test(`${label}: perform sends once, Baton's status source confirms it in the same call, then replays at no cost`, async (t) => {
     const { client, sandbox, provider, op } = await env(t);
     const ex = await client.takeover('invoice-agent');

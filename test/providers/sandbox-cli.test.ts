@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runSandbox } from '../../src/cli/commands/sandbox.js';
 import type { CliIo } from '../../src/cli/io.js';
+import Stripe from 'stripe';
 import { sandboxSignedString, verifySandboxSignature } from '../../src/providers/sandbox/index.js';
 
 function capture(): { io: CliIo; out: string[]; err: string[]; firstLine: Promise<string> } {
@@ -80,6 +81,9 @@ test('bad options exit 2 without starting anything', async (t) => {
     ['--nope'],
     ['--webhook', 'not a url'],
     ['--signing', 'ed25519', '--print-secret'],
+    ['--flavor', 'paypal'],
+    ['--flavor', 'stripe', '--signing', 'hmac'],
+    ['--flavor', 'stripe', '--account', 'acct_x'],
   ];
   for (const argv of cases) {
     const { io, out, err } = capture();
@@ -88,4 +92,35 @@ test('bad options exit 2 without starting anything', async (t) => {
     assert.match(err.join(''), /^error: usage: /);
   }
   t.diagnostic(`checked ${cases.length} bad invocations`);
+});
+
+test('baton sandbox --flavor stripe serves the official stripe client and labels itself as not Stripe', async () => {
+  const { io, firstLine } = capture();
+  const stop = new AbortController();
+  const running = runSandbox(['--flavor', 'stripe', '--port', '0'], io, stop.signal);
+  const info = JSON.parse(await firstLine) as {
+    url: string;
+    flavor: string;
+    label: string;
+    secret_key: string;
+    webhook_secret: string;
+  };
+  assert.equal(info.flavor, 'stripe');
+  assert.match(info.label, /not Stripe/);
+  assert.match(info.secret_key, /^sk_test_/);
+  assert.match(info.webhook_secret, /^whsec_/);
+  const url = new URL(info.url);
+  const stripe = new Stripe(info.secret_key, {
+    host: url.hostname,
+    port: Number(url.port),
+    protocol: 'http',
+    maxNetworkRetries: 0,
+  });
+  const paid = await stripe.paymentIntents.create(
+    { amount: 500, currency: 'usd', confirm: true, payment_method: 'pm_card_visa' },
+    { idempotencyKey: 'cli-key' },
+  );
+  assert.equal(paid.status, 'succeeded');
+  stop.abort();
+  assert.equal(await running, 0);
 });

@@ -12,12 +12,13 @@ import {
   type SandboxOptions,
   type SigningMode,
 } from '../../providers/sandbox/index.js';
+import { createStripeSandbox } from '../../providers/sandbox/stripe/index.js';
 import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 
-const USAGE = `usage: baton sandbox [--port N] [--host H] [--account ID]... [--signing hmac|ed25519|both]
-                     [--webhook URL]... [--admin-token T] [--retention-ms MS] [--settle-delay-ms MS]
-                     [--print-secret]
+const USAGE = `usage: baton sandbox [--flavor baton|stripe] [--port N] [--host H] [--account ID]...
+                     [--signing hmac|ed25519|both] [--webhook URL]... [--admin-token T]
+                     [--retention-ms MS] [--settle-delay-ms MS] [--print-secret]
 
 Run the sandbox payments provider (a synthetic stand-in for a payments API; docs/sandbox.md) until
 SIGINT or SIGTERM. Prints one JSON line: url, accounts, admin token and verification material (HMAC
@@ -25,9 +26,17 @@ secret id, Ed25519 public JWK and kid). Defaults: port 4010, host 127.0.0.1, acc
 signing both, retention 24 h, settle delay 0.
 Environment: BATON_SANDBOX_HMAC_SECRET (base64url, >= 32 bytes), BATON_SANDBOX_ED25519_SEED (base64url,
 32 bytes) and BATON_SANDBOX_ADMIN_TOKEN keep keys and token stable across restarts.
+
+--flavor stripe serves the PaymentIntents and Refunds subset of Stripe's API instead, with Stripe's
+idempotency semantics, error shapes and Stripe-Signature webhooks (docs/sandbox-stripe.md): a local
+compatible server for the official stripe client, not Stripe itself. Its JSON line carries url,
+secret_key, webhook_secret and admin_token; BATON_SANDBOX_STRIPE_SECRET_KEY and
+BATON_SANDBOX_STRIPE_WEBHOOK_SECRET keep them stable. --account, --signing, --retention-ms,
+--settle-delay-ms and --print-secret belong to the baton flavour.
 `;
 
 const OPTIONS = {
+  flavor: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
   account: { type: 'string', multiple: true },
@@ -52,7 +61,12 @@ function envBytes(name: string): Buffer | undefined {
   return text === undefined || text === '' ? undefined : Buffer.from(text, 'base64url');
 }
 
+const FLAVORS = ['baton', 'stripe'] as const;
+type Flavor = (typeof FLAVORS)[number];
+const BATON_ONLY = ['account', 'signing', 'retention-ms', 'settle-delay-ms', 'print-secret'] as const;
+
 interface Parsed {
+  flavor: Flavor;
   port: number;
   host: string;
   printSecret: boolean;
@@ -66,6 +80,10 @@ function parse(argv: string[]): Parsed {
   } catch (cause) {
     throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
   }
+  const flavor = (values.flavor ?? 'baton') as Flavor;
+  if (!FLAVORS.includes(flavor)) throw new BatonError('usage', '--flavor must be baton or stripe');
+  const foreign = BATON_ONLY.find((name) => flavor === 'stripe' && values[name] !== undefined);
+  if (foreign !== undefined) throw new BatonError('usage', `--${foreign} belongs to the baton flavour`);
   const signing = (values.signing ?? 'both') as SigningMode;
   if (!SIGNING_MODES.includes(signing))
     throw new BatonError('usage', '--signing must be hmac, ed25519 or both');
@@ -76,6 +94,7 @@ function parse(argv: string[]): Parsed {
     if (!URL.canParse(url)) throw new BatonError('usage', '--webhook must be an absolute URL');
   }
   return {
+    flavor,
     port: whole(values.port, 'port', 4010, 65535),
     host: values.host ?? '127.0.0.1',
     printSecret: values['print-secret'] === true,
@@ -92,35 +111,77 @@ function parse(argv: string[]): Parsed {
   };
 }
 
+interface Running {
+  close(): Promise<void>;
+}
+
+async function listenOn(
+  parsed: Parsed,
+  listen: (port: number, host: string) => Promise<string>,
+): Promise<string> {
+  return listen(parsed.port, parsed.host).catch((cause: unknown) => {
+    throw new BatonError('usage', `cannot listen on ${parsed.host}:${parsed.port}`, {}, { cause });
+  });
+}
+
+async function startBatonFlavor(parsed: Parsed, io: CliIo, started: (r: Running) => void): Promise<void> {
+  const provider = createSandboxProvider(parsed.options);
+  started(provider);
+  const url = await listenOn(parsed, (port, host) => provider.listen(port, host));
+  const secret = parsed.printSecret ? provider.pins().find((p) => p.kind === 'hmac') : undefined;
+  const info = {
+    url,
+    environment: ENVIRONMENT,
+    accounts: provider.accounts,
+    admin_token: provider.adminToken,
+    verification: provider.verification,
+    ...(secret?.kind === 'hmac' && { hmac_secret: Buffer.from(secret.secret).toString('base64url') }),
+  };
+  io.stdout(`${JSON.stringify(info)}\n`);
+  io.stderr(`sandbox: listening on ${url} (SIGINT or SIGTERM stops it)\n`);
+}
+
+async function startStripeFlavor(parsed: Parsed, io: CliIo, started: (r: Running) => void): Promise<void> {
+  const env = (name: string): string | undefined => process.env[name] || undefined;
+  const sandbox = createStripeSandbox({
+    secretKey: env('BATON_SANDBOX_STRIPE_SECRET_KEY'),
+    webhookSecret: env('BATON_SANDBOX_STRIPE_WEBHOOK_SECRET'),
+    webhookUrls: parsed.options.webhookUrls,
+    adminToken: parsed.options.adminToken,
+  });
+  started(sandbox);
+  const url = await listenOn(parsed, (port, host) => sandbox.listen(port, host));
+  const info = {
+    url,
+    flavor: 'stripe',
+    label: 'Stripe-compatible local sandbox (not Stripe)',
+    secret_key: sandbox.secretKey,
+    webhook_secret: sandbox.webhookSecret,
+    admin_token: sandbox.adminToken,
+  };
+  io.stdout(`${JSON.stringify(info)}\n`);
+  io.stderr(`sandbox (stripe flavour): listening on ${url} (SIGINT or SIGTERM stops it)\n`);
+}
+
 export async function runSandbox(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
   if (wantsHelp(argv)) {
     io.stdout(USAGE);
     return EXIT.ok;
   }
-  let provider;
+  let running: Running | undefined;
+  const started = (r: Running): void => {
+    running = r;
+  };
   try {
     const parsed = parse(argv);
-    provider = createSandboxProvider(parsed.options);
-    const url = await provider.listen(parsed.port, parsed.host).catch((cause: unknown) => {
-      throw new BatonError('usage', `cannot listen on ${parsed.host}:${parsed.port}`, {}, { cause });
-    });
-    const secret = parsed.printSecret ? provider.pins().find((p) => p.kind === 'hmac') : undefined;
-    const info = {
-      url,
-      environment: ENVIRONMENT,
-      accounts: provider.accounts,
-      admin_token: provider.adminToken,
-      verification: provider.verification,
-      ...(secret?.kind === 'hmac' && { hmac_secret: Buffer.from(secret.secret).toString('base64url') }),
-    };
-    io.stdout(`${JSON.stringify(info)}\n`);
-    io.stderr(`sandbox: listening on ${url} (SIGINT or SIGTERM stops it)\n`);
+    const start = parsed.flavor === 'stripe' ? startStripeFlavor : startBatonFlavor;
+    await start(parsed, io, started);
   } catch (error) {
-    await provider?.close();
+    await running?.close();
     return reportError(error, io);
   }
   await untilStopped(stop);
-  await provider.close();
+  await running?.close();
   io.stderr('sandbox: stopped\n');
   return EXIT.ok;
 }
