@@ -10,7 +10,7 @@ import { parseStrictJson, type JsonObject, type JsonValue } from '../core/json.j
 export type Fetch = typeof fetch;
 
 export interface Exchange {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   readonly path: string;
   readonly bearer: string;
   readonly body?: JsonObject;

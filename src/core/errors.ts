@@ -95,6 +95,11 @@ export const ERROR_CODES = {
   // --- client (SDK) ----------------------------------------------------------------------------
   /** Baton answered, but not with what the route promises: the command may have applied. */
   baton_response_invalid: spec(502),
+  // --- config (baton.config.json, `baton apply`) -----------------------------------------------
+  /** The config file breaks its schema (schemas/baton.config.schema.json) or a rule beyond it. */
+  config_invalid: spec(400),
+  /** The config asks for a change the target refuses to make (nothing was applied). */
+  config_conflict: spec(409),
   // --- missions / observations -----------------------------------------------------------------
   mission_not_active: spec(403),
   mission_status_unavailable: spec(503, true),

@@ -10,14 +10,17 @@ import {
   ENVIRONMENT,
   SIGNING_MODES,
   type SandboxOptions,
+  type SandboxProvider,
   type SigningMode,
 } from '../../providers/sandbox/index.js';
+import type { ProviderProfile } from '../../occurrences/index.js';
+import { deployProfile, loadProfile, sandboxDeployment } from '../../providers/index.js';
 import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 
 const USAGE = `usage: baton sandbox [--port N] [--host H] [--account ID]... [--signing hmac|ed25519|both]
                      [--webhook URL]... [--admin-token T] [--retention-ms MS] [--settle-delay-ms MS]
-                     [--print-secret]
+                     [--print-secret] [--print-profile]
 
 Run the sandbox payments provider (a synthetic stand-in for a payments API; docs/sandbox.md) until
 SIGINT or SIGTERM. Prints one JSON line: url, accounts, admin token and verification material (HMAC
@@ -25,6 +28,9 @@ secret id, Ed25519 public JWK and kid). Defaults: port 4010, host 127.0.0.1, acc
 signing both, retention 24 h, settle delay 0.
 Environment: BATON_SANDBOX_HMAC_SECRET (base64url, >= 32 bytes), BATON_SANDBOX_ED25519_SEED (base64url,
 32 bytes) and BATON_SANDBOX_ADMIN_TOKEN keep keys and token stable across restarts.
+--print-profile prints a second JSON line: the shipped profile (sandbox-payments-ed25519, or
+sandbox-payments with --signing hmac) pinned to this sandbox — its URL and keys, under version
+<version>.<8 hex> — ready for \`baton profiles add -\` (docs/config.md).
 `;
 
 const OPTIONS = {
@@ -37,6 +43,7 @@ const OPTIONS = {
   'retention-ms': { type: 'string' },
   'settle-delay-ms': { type: 'string' },
   'print-secret': { type: 'boolean' },
+  'print-profile': { type: 'boolean' },
 } as const;
 
 function whole(text: string | undefined, name: string, fallback: number, max: number): number {
@@ -56,6 +63,7 @@ interface Parsed {
   port: number;
   host: string;
   printSecret: boolean;
+  printProfile: boolean;
   options: SandboxOptions;
 }
 
@@ -79,6 +87,7 @@ function parse(argv: string[]): Parsed {
     port: whole(values.port, 'port', 4010, 65535),
     host: values.host ?? '127.0.0.1',
     printSecret: values['print-secret'] === true,
+    printProfile: values['print-profile'] === true,
     options: {
       signing,
       accounts: values.account,
@@ -90,6 +99,12 @@ function parse(argv: string[]): Parsed {
       ed25519Seed: envBytes('BATON_SANDBOX_ED25519_SEED'),
     },
   };
+}
+
+/** The shipped profile that matches the signing mode, pinned to this running sandbox. */
+function pinnedProfile(provider: SandboxProvider, signing: SigningMode | undefined): ProviderProfile {
+  const name = signing === 'hmac' ? 'sandbox-payments' : 'sandbox-payments-ed25519';
+  return deployProfile(loadProfile(name), sandboxDeployment(provider));
 }
 
 export async function runSandbox(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
@@ -114,6 +129,8 @@ export async function runSandbox(argv: string[], io: CliIo, stop?: AbortSignal):
       ...(secret?.kind === 'hmac' && { hmac_secret: Buffer.from(secret.secret).toString('base64url') }),
     };
     io.stdout(`${JSON.stringify(info)}\n`);
+    if (parsed.printProfile)
+      io.stdout(`${JSON.stringify(pinnedProfile(provider, parsed.options.signing))}\n`);
     io.stderr(`sandbox: listening on ${url} (SIGINT or SIGTERM stops it)\n`);
   } catch (error) {
     await provider?.close();
