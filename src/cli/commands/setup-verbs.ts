@@ -94,7 +94,7 @@ async function pinnedTemplate(v: Values, io: CliIo): Promise<JsonObject> {
   if (sandbox === undefined) throw new BatonError('usage', 'pin needs --from-sandbox URL');
   const file = v['template'] ?? join(profilesDir(), 'sandbox-payments-ed25519.json');
   const template = validateProfile(await readJsonObject(file, io));
-  return pinToSandbox(template, await fetchSandboxFacts(sandbox)) as unknown as JsonObject;
+  return pinToSandbox(template, await fetchSandboxFacts(sandbox, waitMs(v))) as unknown as JsonObject;
 }
 
 export const profilesCommand = setupCommand(
@@ -102,8 +102,8 @@ export const profilesCommand = setupCommand(
   'List, show, register or pin provider profiles over the HTTP API.',
   `usage: baton profiles list [server]
        baton profiles show ID VERSION [server]
-       baton profiles add FILE [--pin-to-sandbox URL] [server]
-       baton profiles pin --from-sandbox URL [--template FILE]
+       baton profiles add FILE [--pin-to-sandbox URL] [--wait S] [server]
+       baton profiles pin --from-sandbox URL [--template FILE] [--wait S]
 
 list prints one line per registered version: id, version, digest, account, environment. add
 registers the profile in FILE (or - for stdin), first pinned to a running sandbox with
@@ -111,9 +111,15 @@ registers the profile in FILE (or - for stdin), first pinned to a running sandbo
 (id, version) is profile_conflict. pin needs no server: it prints the profile (default: the
 shipped profiles/sandbox-payments-ed25519.json) pinned to the sandbox at URL — its origin and
 Ed25519 key, under version <version>.<8 hex> — so the shipped profiles never need hand editing.
+--wait S: how long to wait for a sandbox that is still starting (default 15).
 ${REMOTE_USAGE}
 `,
-  { 'from-sandbox': { type: 'string' }, template: { type: 'string' }, 'pin-to-sandbox': { type: 'string' } },
+  {
+    'from-sandbox': { type: 'string' },
+    template: { type: 'string' },
+    'pin-to-sandbox': { type: 'string' },
+    wait: { type: 'string' },
+  },
   {
     list: async (args, v, io) => {
       arity(args, 0, 'profiles list');
@@ -135,7 +141,7 @@ ${REMOTE_USAGE}
       if (sandbox !== undefined)
         document = pinToSandbox(
           validateProfile(document),
-          await fetchSandboxFacts(sandbox),
+          await fetchSandboxFacts(sandbox, waitMs(v)),
         ) as unknown as JsonObject;
       const p = await adminClient(v).registerProfile(document);
       io.stdout(`profile ${p.id}@${p.version}: registered ${p.digest}\n`);
@@ -146,6 +152,14 @@ ${REMOTE_USAGE}
     },
   },
 );
+
+/** How long to wait for a sandbox that is still starting (default 15 s). */
+function waitMs(v: Values): number {
+  const text = v['wait'];
+  if (text === undefined) return 15_000;
+  if (!/^[0-9]{1,3}$/.test(text)) throw new BatonError('usage', '--wait must be whole seconds (0..999)');
+  return Number(text) * 1000;
+}
 
 function total(text: string | undefined): number {
   if (text === undefined || !/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(Number(text)))
