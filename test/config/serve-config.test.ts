@@ -4,6 +4,7 @@
  * conflicting file stops the start (exit 1) before anything listens, and applies nothing.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +12,14 @@ import { runServe } from '../../src/cli/commands/serve.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { AdminClient } from '../../src/client/index.js';
 import { exampleConfig, startSandbox, tempDir, writeConfig } from './support.js';
+
+/** The operator token `serve --config` wrote beside the config. */
+function operatorToken(dir: string): string {
+  const file = JSON.parse(readFileSync(join(dir, 'first-call.tokens.json'), 'utf8')) as {
+    tokens: { token: string }[];
+  };
+  return file.tokens[0]?.token ?? '';
+}
 
 interface Running {
   readonly url: string;
@@ -56,10 +65,7 @@ test('serve --config applies the config before it listens, and a restart with it
   assert.ok('url' in first, `serve exited: ${'err' in first ? String(first.err) : ''}`);
   assert.match(first.err(), /^domain first-call: created$/m);
   assert.match(first.err(), /^applied: 4 changes$/m);
-  const tokens = (await import(join(dir, 'first-call.tokens.json'), { with: { type: 'json' } })) as {
-    default: { tokens: { token: string }[] };
-  };
-  const admin = new AdminClient({ baseUrl: first.url, token: tokens.default.tokens[0]?.token ?? '' });
+  const admin = new AdminClient({ baseUrl: first.url, token: operatorToken(dir) });
   assert.equal((await admin.getDomain()).id, 'first-call', 'configured by the time it listens');
   assert.equal((await admin.getAuthority('first-call-payments')).total, 100000);
   assert.equal(await first.stop(), 0);
@@ -104,8 +110,7 @@ test('serve --config with a conflicting file exits 1 before it listens and appli
   const again = await serve(['--db', db, '--config', writeConfig(dir, config, 'same.json')]);
   assert.ok('url' in again);
   assert.match(again.err(), /^unchanged: nothing to apply$/m);
-  const listed = await import(join(dir, 'first-call.tokens.json'), { with: { type: 'json' } });
-  const op = (listed as { default: { tokens: { token: string }[] } }).default.tokens[0]?.token ?? '';
+  const op = operatorToken(dir);
   const ids = (await new AdminClient({ baseUrl: again.url, token: op }).listAuthorities()).authorities.map(
     (a) => a.id,
   );

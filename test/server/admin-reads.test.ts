@@ -46,8 +46,8 @@ async function listsCases(t: TestContext, choice: StoreChoice): Promise<void> {
   assert.deepEqual(await admin.listProfiles(), { profiles: [], truncated: false });
   assert.deepEqual(await admin.listAuthorities(), { authorities: [], truncated: false });
   await admin.configureDomain(domainConfig() as unknown as DomainConfigInput);
-  const base = paymentsProfile() as unknown as Record<string, unknown>;
-  for (const version of ['v2', 'v1', 'v3']) await admin.registerProfile({ ...base, version } as never);
+  const base = paymentsProfile();
+  for (const version of ['v2', 'v1', 'v3']) await admin.registerProfile({ ...base, version });
   for (const id of ['c-budget', 'a-budget', 'b-budget'])
     await admin.createAuthority({ id, unit: 'EUR-cents', total: 10 });
 
@@ -58,7 +58,7 @@ async function listsCases(t: TestContext, choice: StoreChoice): Promise<void> {
   );
   assert.equal(all.truncated, false);
   const v1 = all.profiles[0];
-  assert.equal(v1?.digest, (await admin.getProfile(String(base['id']), 'v1')).digest);
+  assert.equal(v1?.digest, (await admin.getProfile(v1?.id ?? '', 'v1')).digest);
   assert.equal(v1?.account, base['account']);
   const two = await admin.listProfiles({ limit: 2 });
   assert.deepEqual([two.profiles.length, two.truncated], [2, true]);
