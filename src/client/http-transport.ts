@@ -63,7 +63,7 @@ function routeUrl(e: Endpoint, path: string): URL {
 }
 
 export interface Exchange {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   readonly path: string;
   readonly bearer: string;
   readonly body?: JsonObject;

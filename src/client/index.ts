@@ -1,5 +1,13 @@
 // The public surface of src/client: the SDK workers use (DESIGN.md §8, docs/client.md).
 export { callAdapter, type ProviderAdapter, type ProviderCall } from './adapter.js';
+export {
+  AdminClient,
+  type AdminClientOptions,
+  type CreatedPrincipalToken,
+  type ListOptions,
+  type PrincipalToken,
+  type PrincipalTokenRole,
+} from './admin.js';
 export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';
 export { InProcessBatonClient, type InProcessBatonClientOptions } from './in-process.js';
 export { perform } from './perform.js';

@@ -7,6 +7,14 @@
  */
 export { callAdapter, type ProviderAdapter, type ProviderCall } from './adapter.js';
 export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';
+export {
+  AdminClient,
+  type AdminClientOptions,
+  type CreatedPrincipalToken,
+  type ListOptions,
+  type PrincipalToken,
+  type PrincipalTokenRole,
+} from './admin.js';
 export { DEFAULT_TIMEOUT_MS } from './http-transport.js';
 export type { Fetch } from './http-transport.js';
 export { perform } from './perform.js';

@@ -99,6 +99,11 @@ export const ERROR_CODES = {
   client_timeout: spec(504, true),
   /** The caller's AbortSignal cut the call off: unless `details.sent` is false, it may have applied. */
   client_aborted: spec(499),
+  // --- config (baton.config.json, `baton apply`) -----------------------------------------------
+  /** The config file breaks its schema (schemas/baton.config.schema.json) or a rule beyond it. */
+  config_invalid: spec(400),
+  /** The config asks for a change the target refuses to make (nothing was applied). */
+  config_conflict: spec(409),
   // --- missions / observations -----------------------------------------------------------------
   mission_not_active: spec(403),
   mission_status_unavailable: spec(503, true),

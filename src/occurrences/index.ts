@@ -14,6 +14,8 @@ export {
 } from './profile.js';
 export * from './machine.js';
 export type * from './inputs.js';
+export { readAuthorityInput, readDomainConfig } from './inputs.js';
+export { NAME, Reader } from './validate.js';
 export type { AcknowledgementInput, ObservationInput } from './inputs-observe.js';
 export type * from './ports.js';
 export { OccurrencesService, type OccurrencesServiceOptions } from './service.js';
@@ -23,3 +25,5 @@ export type { EntryTicket } from './service/entry.js';
 export type { ObserveResult } from './service/observe.js';
 export type { LineageView, OccurrenceCounts, OccurrenceDetail } from './service/queries.js';
 export type { TakeoverResult } from './service/setup.js';
+export type { Listed, ProfileSummary } from './service/admin-reads.js';
+export { MAX_LIST } from './service/admin-reads.js';

@@ -47,9 +47,13 @@ export interface OccurrenceFilter {
 export interface OccurrencesReader {
   getDomain(): Promise<DomainRecord | undefined>;
   getProfile(id: string, version: string): Promise<RegisteredProfile | undefined>;
+  /** Every registered profile version, ordered by (id, version); at most `limit`. */
+  listProfiles(limit: number): Promise<RegisteredProfile[]>;
   getLineage(id: string): Promise<LineageRecord | undefined>;
   listCredentials(lineage: string): Promise<CredentialRecord[]>;
   getAuthority(id: string): Promise<AuthorityRecord | undefined>;
+  /** Every authority budget, ordered by id; at most `limit`. */
+  listAuthorities(limit: number): Promise<AuthorityRecord[]>;
   getOccurrence(id: string): Promise<OccurrenceRecord | undefined>;
   listOccurrences(filter: OccurrenceFilter): Promise<OccurrenceRecord[]>;
   countByState(): Promise<StateCount[]>;

@@ -26,6 +26,7 @@ import type { DomainPublicKey, OccurrenceView, ServiceContext } from './service/
 import { create, reissue, remedy, type CreateResult } from './service/create.js';
 import { enter, release, type EntryTicket } from './service/entry.js';
 import { observe, type ObserveResult } from './service/observe.js';
+import * as admin from './service/admin-reads.js';
 import * as q from './service/queries.js';
 import * as setup from './service/setup.js';
 
@@ -140,5 +141,13 @@ export class OccurrencesService {
 
   getProfile(id: string, version: string): Promise<RegisteredProfile> {
     return q.getProfile(this.#ctx, id, version);
+  }
+
+  listProfiles(limit?: number): Promise<admin.Listed<admin.ProfileSummary>> {
+    return admin.listProfiles(this.#ctx, limit);
+  }
+
+  listAuthorities(limit?: number): Promise<admin.Listed<AuthorityRecord>> {
+    return admin.listAuthorities(this.#ctx, limit);
   }
 }

@@ -20,6 +20,7 @@ import { Metrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, schemaError, toBatonError, toProblem } from './problem.js';
 import { registerRoute, type RouteSpec, type ServerDeps } from './route.js';
+import { adminReadRoutes } from './routes/admin-reads.js';
 import { lineageRoutes } from './routes/lineages.js';
 import { observationRoutes } from './routes/observations.js';
 import { occurrenceRoutes } from './routes/occurrences.js';
@@ -131,6 +132,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   routes.push(
     ...opsRoutes(deps, doc),
     ...setupRoutes(deps),
+    ...adminReadRoutes(deps),
     ...lineageRoutes(deps),
     ...occurrenceRoutes(deps),
     ...observationRoutes(deps),

@@ -131,6 +131,22 @@ export class OccurrencesReaderSql implements OccurrencesReader {
     return this.authorityRow(id, false);
   }
 
+  async listProfiles(limit: number): Promise<RegisteredProfile[]> {
+    const list = await this.#ex.all<rows.ProfileRow>(
+      'SELECT id, version, digest, document, registered_at FROM aoc_profiles ORDER BY id, version LIMIT ?',
+      [limit],
+    );
+    return list.map(rows.profileFromRow);
+  }
+
+  async listAuthorities(limit: number): Promise<AuthorityRecord[]> {
+    const list = await this.#ex.all<rows.AuthorityRow>(
+      'SELECT id, unit, total, reserved, consumed, created_at, updated_at, version FROM aoc_authorities ORDER BY id LIMIT ?',
+      [limit],
+    );
+    return list.map(rows.authorityFromRow);
+  }
+
   getOccurrence(id: string): Promise<OccurrenceRecord | undefined> {
     return this.occurrenceRow('id = ?', [id], false);
   }

@@ -68,6 +68,7 @@ const ROUTES: readonly RouteCase[] = [
     path: fixed('/v1/profiles'),
     body: () => paymentsProfile({ version: '2026-02-01' }),
   },
+  { method: 'GET', template: '/v1/profiles', roles: OP, scope: 'none', path: fixed('/v1/profiles') },
   {
     method: 'GET',
     template: '/v1/profiles/{id}/{version}',
@@ -83,6 +84,7 @@ const ROUTES: readonly RouteCase[] = [
     path: fixed('/v1/authorities'),
     body: () => ({ id: 'more', unit: 'EUR-cents', total: 9 }),
   },
+  { method: 'GET', template: '/v1/authorities', roles: OP, scope: 'none', path: fixed('/v1/authorities') },
   {
     method: 'GET',
     template: '/v1/authorities/{id}',

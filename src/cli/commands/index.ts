@@ -1,4 +1,5 @@
 import type { Command } from '../command.js';
+import { applyCommand } from './apply.js';
 import { conformanceCommand } from './conformance.js';
 import { demoCommand } from './demo.js';
 import { digestCommand, jcsCommand } from './jcs.js';
@@ -7,6 +8,7 @@ import { logCommand } from './log.js';
 import { migrateCommand } from './migrate.js';
 import { reconcileCommand } from './reconcile.js';
 import { sandboxCommand } from './sandbox.js';
+import { authoritiesCommand, domainCommand, profilesCommand } from './setup-verbs.js';
 import { serveCommand } from './serve.js';
 import { sorCommand } from './sor.js';
 import { tokensCommand } from './tokens.js';
@@ -15,6 +17,10 @@ import { tokensCommand } from './tokens.js';
 export const commands: readonly Command[] = [
   serveCommand,
   tokensCommand,
+  applyCommand,
+  domainCommand,
+  profilesCommand,
+  authoritiesCommand,
   migrateCommand,
   logCommand,
   reconcileCommand,

@@ -10,8 +10,11 @@ import {
   ENVIRONMENT,
   SIGNING_MODES,
   type SandboxOptions,
+  type SandboxProvider,
   type SigningMode,
 } from '../../providers/sandbox/index.js';
+import type { ProviderProfile } from '../../occurrences/index.js';
+import { deployProfile, loadProfile, sandboxDeployment } from '../../providers/index.js';
 import { createStripeSandbox } from '../../providers/sandbox/stripe/index.js';
 import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
@@ -19,6 +22,7 @@ import { EXIT, type CliIo } from '../io.js';
 const USAGE = `usage: baton sandbox [--flavor baton|stripe] [--port N] [--host H] [--account ID]...
                      [--signing hmac|ed25519|both] [--webhook URL]... [--admin-token T]
                      [--retention-ms MS] [--settle-delay-ms MS] [--print-secret]
+                     [--print-profile]
 
 Run the sandbox payments provider (a synthetic stand-in for a payments API; docs/sandbox.md) until
 SIGINT or SIGTERM. Prints one JSON line: url, accounts, admin token and verification material (HMAC
@@ -32,7 +36,11 @@ idempotency semantics, error shapes and Stripe-Signature webhooks (docs/sandbox-
 compatible server for the official stripe client, not Stripe itself. Its JSON line carries url,
 secret_key, webhook_secret and admin_token; BATON_SANDBOX_STRIPE_SECRET_KEY and
 BATON_SANDBOX_STRIPE_WEBHOOK_SECRET keep them stable. --account, --signing, --retention-ms,
---settle-delay-ms and --print-secret belong to the baton flavour.
+--settle-delay-ms, --print-secret and --print-profile belong to the baton flavour.
+
+--print-profile prints a second JSON line: the shipped profile (sandbox-payments-ed25519, or
+sandbox-payments with --signing hmac) pinned to this sandbox — its URL and keys, under version
+<version>.<8 hex> — ready for \`baton profiles add -\` (docs/config.md).
 `;
 
 const OPTIONS = {
@@ -46,6 +54,7 @@ const OPTIONS = {
   'retention-ms': { type: 'string' },
   'settle-delay-ms': { type: 'string' },
   'print-secret': { type: 'boolean' },
+  'print-profile': { type: 'boolean' },
 } as const;
 
 function whole(text: string | undefined, name: string, fallback: number, max: number): number {
@@ -63,13 +72,21 @@ function envBytes(name: string): Buffer | undefined {
 
 const FLAVORS = ['baton', 'stripe'] as const;
 type Flavor = (typeof FLAVORS)[number];
-const BATON_ONLY = ['account', 'signing', 'retention-ms', 'settle-delay-ms', 'print-secret'] as const;
+const BATON_ONLY = [
+  'account',
+  'signing',
+  'retention-ms',
+  'settle-delay-ms',
+  'print-secret',
+  'print-profile',
+] as const;
 
 interface Parsed {
   flavor: Flavor;
   port: number;
   host: string;
   printSecret: boolean;
+  printProfile: boolean;
   options: SandboxOptions;
 }
 
@@ -98,6 +115,7 @@ function parse(argv: string[]): Parsed {
     port: whole(values.port, 'port', 4010, 65535),
     host: values.host ?? '127.0.0.1',
     printSecret: values['print-secret'] === true,
+    printProfile: values['print-profile'] === true,
     options: {
       signing,
       accounts: values.account,
@@ -109,6 +127,12 @@ function parse(argv: string[]): Parsed {
       ed25519Seed: envBytes('BATON_SANDBOX_ED25519_SEED'),
     },
   };
+}
+
+/** The shipped profile that matches the signing mode, pinned to this running sandbox. */
+function pinnedProfile(provider: SandboxProvider, signing: SigningMode | undefined): ProviderProfile {
+  const name = signing === 'hmac' ? 'sandbox-payments' : 'sandbox-payments-ed25519';
+  return deployProfile(loadProfile(name), sandboxDeployment(provider));
 }
 
 interface Running {
@@ -138,6 +162,7 @@ async function startBatonFlavor(parsed: Parsed, io: CliIo, started: (r: Running)
     ...(secret?.kind === 'hmac' && { hmac_secret: Buffer.from(secret.secret).toString('base64url') }),
   };
   io.stdout(`${JSON.stringify(info)}\n`);
+  if (parsed.printProfile) io.stdout(`${JSON.stringify(pinnedProfile(provider, parsed.options.signing))}\n`);
   io.stderr(`sandbox: listening on ${url} (SIGINT or SIGTERM stops it)\n`);
 }
 

@@ -14,17 +14,21 @@ import { createToken } from '../../server/tokens.js';
 import { staticKeys, type KeyResolver } from '../../providers/index.js';
 import { hasActiveAdmin } from '../../store/principals.js';
 import { untilStopped, wantsHelp, type Command } from '../command.js';
+import { applyConfig, describeOutcome, describePrintOnce } from '../config/apply.js';
+import { storeTarget } from '../config/target.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
-                   [--log-level fatal|error|warn|info|debug|trace|silent]
+                   [--log-level fatal|error|warn|info|debug|trace|silent] [--config FILE]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then finish in-flight requests and stop.
 Defaults: --db ./baton.db, --port 4000 (0 picks a free port), --host 127.0.0.1, --log-level info.
 Migrations run at start. If the store has no active admin token, one is created and printed once.
 Prints "baton listening on http://HOST:PORT (STORE)" when ready; logs go to stderr as JSON lines.
+--config FILE applies a baton.config.json (docs/config.md) to the store before listening, exactly as
+\`baton apply\` would (idempotent; a conflict stops the start); its summary goes to stderr.
 ${STORE_USAGE}
 Environment: BATON_HMAC_SECRETS="secretId=BASE64URL[,secretId=BASE64URL…]" gives reconcile the
 HMAC secrets that provider profiles pin by id (Ed25519 pins need none).
@@ -65,6 +69,13 @@ async function firstAdmin(opened: OpenedBaton, io: CliIo): Promise<void> {
   io.stdout(`initial admin token (shown once; only its digest is stored): ${created.token}\n`);
 }
 
+/** `--config`: applied in process, before the server listens, so "listening" means "configured". */
+async function applyAtStart(file: string, opened: OpenedBaton, io: CliIo): Promise<void> {
+  const outcome = await applyConfig(file, storeTarget(opened.engine, opened.service));
+  io.stderr(describeOutcome(outcome));
+  io.stdout(describePrintOnce(outcome));
+}
+
 export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
   if (wantsHelp(argv)) {
     io.stdout(USAGE);
@@ -82,6 +93,7 @@ export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): P
         port: { type: 'string' },
         host: { type: 'string' },
         'log-level': { type: 'string' },
+        config: { type: 'string' },
       },
     });
     const level = values['log-level'] ?? 'info';
@@ -92,6 +104,7 @@ export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): P
     const keys = hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']);
     opened = await openBaton(storeChoice(values));
     await firstAdmin(opened, io);
+    if (values.config !== undefined) await applyAtStart(values.config, opened, io);
     app = buildServer({
       engine: opened.engine,
       service: opened.service,

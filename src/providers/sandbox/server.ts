@@ -21,7 +21,7 @@ import {
   type VerificationMaterial,
 } from './keys.js';
 import { registerLookupRoutes } from './lookup-routes.js';
-import type { EffectEntry } from './model.js';
+import { ENVIRONMENT, type EffectEntry } from './model.js';
 import { failureAnswer } from './request.js';
 import type { SandboxPin } from './signature.js';
 import { SandboxState } from './state.js';
@@ -89,6 +89,18 @@ function buildApp(state: SandboxState): FastifyInstance {
     const answer = batonish ? failureAnswer(state, error) : errorAnswer(state, status, 'invalid_request');
     return send(state, request, reply, answer);
   });
+  // Public verification material (no secret), so a profile can be pinned to this running sandbox
+  // (`baton profiles pin --from-sandbox`, docs/config.md). Signed like every other answer.
+  app.get('/.well-known/baton-sandbox', (request, reply) =>
+    send(state, request, reply, {
+      status: 200,
+      body: {
+        environment: ENVIRONMENT,
+        accounts: [...state.accounts],
+        verification: verificationMaterial(state.options.keys),
+      },
+    }),
+  );
   registerCreateRoute(app, state);
   registerLookupRoutes(app, state);
   registerAdminRoutes(app, state);

@@ -1,0 +1,47 @@
+/**
+ * Shared plumbing of the commands that talk to a running `baton serve` over the HTTP API
+ * (`apply`, `domain`, `profiles`, `authorities`): `--url`/BATON_URL and `--token`/BATON_TOKEN, and
+ * the exit codes. The token never appears in an error message.
+ */
+import { AdminClient } from '../../client/index.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
+import { EXIT, type CliIo } from '../io.js';
+
+export const DEFAULT_URL = 'http://127.0.0.1:4000';
+
+export const REMOTE_OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+} as const;
+
+export const REMOTE_USAGE = `Server: --url URL (or BATON_URL; default ${DEFAULT_URL}) and --token TOKEN (or BATON_TOKEN): an
+admin token for the domain and tokens, an operator token for profiles and authorities.`;
+
+export function adminClient(values: { url?: string | undefined; token?: string | undefined }): AdminClient {
+  const baseUrl = values.url ?? process.env['BATON_URL'] ?? DEFAULT_URL;
+  if (!URL.canParse(baseUrl)) throw new BatonError('usage', '--url must be an absolute URL');
+  const token = values.token ?? process.env['BATON_TOKEN'];
+  if (token === undefined || token === '')
+    throw new BatonError('usage', 'a token is needed: --token or BATON_TOKEN');
+  return new AdminClient({ baseUrl, token });
+}
+
+const BAD_INPUT: ReadonlySet<string> = new Set([
+  'usage',
+  'config_invalid',
+  'input_invalid',
+  'profile_invalid',
+  'json_malformed',
+  'json_duplicate_member',
+  'json_invalid_encoding',
+  'json_lone_surrogate',
+  'json_too_deep',
+  'json_number_out_of_range',
+]);
+
+/** Bad input exits 2; a refusal (conflict, forbidden, not found, unreachable) exits 1. */
+export function reportRemoteError(error: unknown, io: CliIo): number {
+  if (!isBatonError(error)) throw error;
+  io.stderr(`error: ${error.code}: ${error.message}\n`);
+  return BAD_INPUT.has(error.code) ? EXIT.usage : EXIT.negative;
+}

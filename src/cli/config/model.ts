@@ -1,0 +1,28 @@
+/**
+ * baton.config.json (docs/config.md, schemas/baton.config.schema.json): what `baton apply` and
+ * `baton serve --config` create. These are the parsed, checked shapes; `readConfig` produces them.
+ */
+import type { JsonObject } from '../../core/json.js';
+import type { AuthorityInput, DomainConfigInput } from '../../occurrences/index.js';
+
+export const CONFIG_FORMAT = 'baton.config/1';
+
+export interface ProfileEntry {
+  /** The profile file, resolved against the config file's folder (or absent for an inline document). */
+  readonly file?: string;
+  readonly document?: JsonObject;
+  /** A running `baton sandbox` to pin the profile to (its origin and Ed25519 key). */
+  readonly pinToSandbox?: string;
+}
+
+export interface TokenEntry {
+  readonly name: string;
+  readonly role: 'operator' | 'admin';
+}
+
+export interface BatonConfig {
+  readonly domain?: DomainConfigInput;
+  readonly profiles: readonly ProfileEntry[];
+  readonly authorities: readonly AuthorityInput[];
+  readonly tokens: { readonly file?: string; readonly create: readonly TokenEntry[] };
+}

@@ -1,0 +1,134 @@
+/**
+ * Plan, then apply (docs/config.md "Idempotency"). The plan reads what the target already holds
+ * and decides every item — create, update, unchanged — or refuses it as a conflict. Any conflict
+ * refuses the whole config with `config_conflict` before the first write, so a bad file changes
+ * nothing. Writes go in order (domain, profiles, authorities, tokens) and are each idempotent on
+ * the server, so re-running after an interrupted apply converges. Tokens are matched by name
+ * among unrevoked tokens and never re-minted: a token that exists is `unchanged`.
+ */
+import { BatonError } from '../../core/errors.js';
+import { canonicalize } from '../../core/jcs.js';
+import type { AuthorityInput, DomainConfigInput } from '../../occurrences/index.js';
+import type { CreatedPrincipalToken } from '../../client/index.js';
+import type { BatonConfig, TokenEntry } from './model.js';
+import type { LoadedProfile } from './profiles.js';
+import type { SetupTarget } from './target.js';
+
+export type Action = 'create' | 'update' | 'unchanged';
+
+export interface PlannedItem {
+  readonly kind: 'domain' | 'profile' | 'authority' | 'token';
+  /** domain id, `profileId@version`, authority id or token name. */
+  readonly id: string;
+  readonly action: Action;
+}
+
+export interface Conflict {
+  readonly kind: PlannedItem['kind'];
+  readonly id: string;
+  readonly reason: string;
+}
+
+export interface Plan {
+  readonly items: readonly PlannedItem[];
+  readonly run: readonly (() => Promise<CreatedPrincipalToken | undefined>)[];
+}
+
+async function planDomain(t: SetupTarget, d: DomainConfigInput, conflicts: Conflict[]): Promise<Action> {
+  const current = await t.getDomain();
+  if (current === undefined) return 'create';
+  if (current.id !== d.id) {
+    conflicts.push({ kind: 'domain', id: d.id, reason: `the server's domain is ${current.id}` });
+    return 'unchanged';
+  }
+  const same =
+    canonicalize({ l: current.limits, b: current.bypassPaths }) ===
+    canonicalize({ l: d.limits, b: d.bypassPaths });
+  return same ? 'unchanged' : 'update';
+}
+
+async function planProfile(t: SetupTarget, p: LoadedProfile, conflicts: Conflict[]): Promise<Action> {
+  const current = await t.getProfile(p.id, p.version);
+  if (current === undefined) return 'create';
+  if (current.digest !== p.digest) {
+    conflicts.push({
+      kind: 'profile',
+      id: `${p.id}@${p.version}`,
+      reason: 'registered with another document (profiles are immutable: give the new one a new version)',
+    });
+  }
+  return 'unchanged';
+}
+
+async function planAuthority(t: SetupTarget, a: AuthorityInput, conflicts: Conflict[]): Promise<Action> {
+  const current = await t.getAuthority(a.id);
+  if (current === undefined) return 'create';
+  if (current.unit !== a.unit)
+    conflicts.push({ kind: 'authority', id: a.id, reason: `exists with unit ${current.unit}` });
+  else if (current.total !== a.total)
+    conflicts.push({ kind: 'authority', id: a.id, reason: `exists with total ${current.total}` });
+  return 'unchanged';
+}
+
+function planToken(
+  existing: readonly { name: string; role: string; revokedAt: number | null }[],
+  e: TokenEntry,
+  conflicts: Conflict[],
+): Action {
+  const live = existing.filter((x) => x.name === e.name && x.revokedAt === null);
+  if (live.length === 0) return 'create';
+  if (!live.every((x) => x.role === e.role))
+    conflicts.push({ kind: 'token', id: e.name, reason: `an unrevoked token of this name has another role` });
+  return 'unchanged';
+}
+
+export async function plan(
+  t: SetupTarget,
+  config: BatonConfig,
+  profiles: readonly LoadedProfile[],
+): Promise<Plan> {
+  const conflicts: Conflict[] = [];
+  const items: PlannedItem[] = [];
+  const run: (() => Promise<CreatedPrincipalToken | undefined>)[] = [];
+  const step = (item: PlannedItem, write: () => Promise<unknown>): void => {
+    items.push(item);
+    if (item.action !== 'unchanged')
+      run.push(async () => {
+        await write();
+        return undefined;
+      });
+  };
+  const d = config.domain;
+  if (d !== undefined)
+    step({ kind: 'domain', id: d.id, action: await planDomain(t, d, conflicts) }, () => t.configureDomain(d));
+  for (const p of profiles) {
+    const action = await planProfile(t, p, conflicts);
+    step({ kind: 'profile', id: `${p.id}@${p.version}`, action }, () => t.registerProfile(p.document));
+  }
+  for (const a of config.authorities) {
+    step({ kind: 'authority', id: a.id, action: await planAuthority(t, a, conflicts) }, () =>
+      t.createAuthority(a),
+    );
+  }
+  const tokens = config.tokens.create.length === 0 ? [] : await t.listTokens();
+  for (const e of config.tokens.create) {
+    const action = planToken(tokens, e, conflicts);
+    items.push({ kind: 'token', id: e.name, action });
+    if (action === 'create') run.push(() => t.createToken(e));
+  }
+  if (conflicts.length > 0) {
+    const list = conflicts.map((c) => `${c.kind} ${c.id}: ${c.reason}`).join('; ');
+    throw new BatonError('config_conflict', `nothing applied: ${list}`, { conflicts });
+  }
+  return { items, run };
+}
+
+/** Run the plan's writes in order; the tokens minted, each shown once to the caller. */
+export async function execute(p: Plan): Promise<CreatedPrincipalToken[]> {
+  const minted: CreatedPrincipalToken[] = [];
+  for (const write of p.run) {
+    const token = await write();
+    if (token !== undefined) minted.push(token);
+  }
+  return minted;
+}

@@ -1,0 +1,73 @@
+/**
+ * Where a config is applied: a running server over HTTP (AdminClient; `baton apply`) or the
+ * store `baton serve --config` has just opened (in process, before it listens). Both give the
+ * planner the same reads and the same idempotent writes, so one plan serves both.
+ */
+import { systemClock } from '../../core/clock.js';
+import { isBatonError } from '../../core/errors.js';
+import type { JsonObject } from '../../core/json.js';
+import type {
+  AuthorityInput,
+  AuthorityRecord,
+  DomainConfigInput,
+  DomainRecord,
+  OccurrencesService,
+  RegisteredProfile,
+} from '../../occurrences/index.js';
+import type { AdminClient, CreatedPrincipalToken, PrincipalToken } from '../../client/index.js';
+import { createToken } from '../../server/tokens.js';
+import type { StoreEngine } from '../../store/engine.js';
+import { listTokens } from '../../store/principals.js';
+
+export interface SetupTarget {
+  getDomain(): Promise<DomainRecord | undefined>;
+  configureDomain(config: DomainConfigInput): Promise<DomainRecord>;
+  getProfile(id: string, version: string): Promise<RegisteredProfile | undefined>;
+  registerProfile(document: JsonObject): Promise<RegisteredProfile>;
+  getAuthority(id: string): Promise<AuthorityRecord | undefined>;
+  createAuthority(authority: AuthorityInput): Promise<AuthorityRecord>;
+  listTokens(): Promise<readonly PrincipalToken[]>;
+  createToken(input: { role: 'operator' | 'admin'; name: string }): Promise<CreatedPrincipalToken>;
+}
+
+/** `undefined` for the one "absent" code; every other failure propagates. */
+async function absentAs<T>(
+  code: 'domain_not_found' | 'profile_not_found' | 'authority_not_found',
+  read: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isBatonError(error, code)) return undefined;
+    throw error;
+  }
+}
+
+export function httpTarget(admin: AdminClient): SetupTarget {
+  return {
+    getDomain: () => absentAs('domain_not_found', () => admin.getDomain()),
+    configureDomain: (c) => admin.configureDomain(c),
+    getProfile: (id, v) => absentAs('profile_not_found', () => admin.getProfile(id, v)),
+    registerProfile: (d) => admin.registerProfile(d),
+    getAuthority: (id) => absentAs('authority_not_found', () => admin.getAuthority(id)),
+    createAuthority: (a) => admin.createAuthority(a),
+    listTokens: () => admin.listTokens(),
+    createToken: (t) => admin.createToken(t),
+  };
+}
+
+/** The evidence actor of every write `serve --config` makes. */
+export const CONFIG_ACTOR = 'config:serve';
+
+export function storeTarget(engine: StoreEngine, service: OccurrencesService): SetupTarget {
+  return {
+    getDomain: () => absentAs('domain_not_found', () => service.getDomain()),
+    configureDomain: (c) => service.configureDomain(c, CONFIG_ACTOR),
+    getProfile: (id, v) => absentAs('profile_not_found', () => service.getProfile(id, v)),
+    registerProfile: (d) => service.registerProfile(d, CONFIG_ACTOR),
+    getAuthority: (id) => absentAs('authority_not_found', () => service.getAuthority(id)),
+    createAuthority: (a) => service.createAuthority(a, CONFIG_ACTOR),
+    listTokens: () => listTokens(engine),
+    createToken: (t) => createToken(engine, t, { clock: systemClock, actor: CONFIG_ACTOR }),
+  };
+}

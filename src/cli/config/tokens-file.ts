@@ -1,0 +1,65 @@
+/**
+ * The tokens file (docs/config.md "Operator tokens"): where the tokens a config mints are kept,
+ * mode 0600, written atomically (a temporary file in the same folder, then a rename). Entries of
+ * earlier applies are kept; a name minted again (after its token was revoked) replaces its entry.
+ * The file is checked before any token is minted, so a secret is never minted into nowhere.
+ */
+import { chmod, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { dirname, basename, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { BatonError } from '../../core/errors.js';
+import { parseStrictJson } from '../../core/json.js';
+import type { CreatedPrincipalToken } from '../../client/index.js';
+
+export const TOKENS_FORMAT = 'baton.tokens/1';
+
+export interface TokenFileEntry {
+  readonly name: string;
+  readonly role: string;
+  readonly id: string;
+  readonly token: string;
+}
+
+function isEntry(v: unknown): v is TokenFileEntry {
+  if (typeof v !== 'object' || v === null) return false;
+  const e = v as Record<string, unknown>;
+  return ['name', 'role', 'id', 'token'].every((k) => typeof e[k] === 'string');
+}
+
+/** The entries already in the file ([] when it does not exist); refuses a file that is not ours. */
+export async function readTokensFile(path: string): Promise<TokenFileEntry[]> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new BatonError('usage', `cannot read the tokens file ${path}`, {}, { cause: error });
+    const dir = await stat(dirname(path)).catch(() => undefined);
+    if (dir?.isDirectory() !== true) throw new BatonError('usage', `no folder for the tokens file ${path}`);
+    return [];
+  }
+  const doc = parseStrictJson(bytes) as { format?: unknown; tokens?: unknown };
+  if (
+    doc === null ||
+    typeof doc !== 'object' ||
+    doc.format !== TOKENS_FORMAT ||
+    !Array.isArray(doc.tokens) ||
+    !doc.tokens.every(isEntry)
+  )
+    throw new BatonError('usage', `${path} is not a ${TOKENS_FORMAT} file`);
+  return doc.tokens;
+}
+
+export async function writeTokensFile(
+  path: string,
+  previous: readonly TokenFileEntry[],
+  minted: readonly CreatedPrincipalToken[],
+): Promise<void> {
+  const fresh = minted.map((t): TokenFileEntry => ({ name: t.name, role: t.role, id: t.id, token: t.token }));
+  const kept = previous.filter((e) => !fresh.some((f) => f.name === e.name));
+  const text = `${JSON.stringify({ format: TOKENS_FORMAT, tokens: [...kept, ...fresh] }, null, 2)}\n`;
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  await writeFile(temp, text, { mode: 0o600, flag: 'wx' });
+  await chmod(temp, 0o600);
+  await rename(temp, path);
+}

@@ -1,0 +1,141 @@
+/**
+ * AdminClient: the setup calls of the HTTP API (docs/api.md "Domain setup", "Tokens"): the domain,
+ * provider profiles, authority budgets and principal tokens. `baton apply` and the `baton domain`,
+ * `profiles` and `authorities` commands use it; a program can too. The token is an admin token for
+ * the domain and tokens, an operator (or admin) token for the rest. Nothing here retries.
+ */
+import type { JsonObject } from '../core/json.js';
+import type {
+  AuthorityInput,
+  AuthorityRecord,
+  DomainConfigInput,
+  DomainRecord,
+  ProfileSummary,
+  RegisteredProfile,
+} from '../occurrences/index.js';
+import {
+  endpoint,
+  exchange,
+  expectMembers,
+  type Endpoint,
+  type Exchange,
+  type Fetch,
+} from './http-transport.js';
+
+export interface AdminClientOptions {
+  /** E.g. `http://127.0.0.1:4000`; routes are resolved under it (`/v1/…`). */
+  readonly baseUrl: string;
+  /** An admin (or, for profiles and authorities, operator) principal token (`btk.…`). */
+  readonly token: string;
+  readonly fetch?: Fetch;
+  /** Every call's deadline (default 30 000 ms): then `client_timeout`. */
+  readonly timeoutMs?: number;
+}
+
+export type PrincipalTokenRole = 'operator' | 'admin';
+
+/** A principal token's public record (never its secret). */
+export interface PrincipalToken {
+  readonly id: string;
+  readonly name: string;
+  readonly role: PrincipalTokenRole;
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
+}
+
+/** A newly created token: `token` is the bearer secret, shown this once. */
+export interface CreatedPrincipalToken extends PrincipalToken {
+  readonly token: string;
+}
+
+export interface ListOptions {
+  /** 1..1000 (default 1000); `truncated` says when more exist. */
+  readonly limit?: number;
+}
+
+const seg = encodeURIComponent;
+const DOMAIN = ['id', 'kid', 'publicKey', 'limits', 'bypassPaths', 'version'];
+const PROFILE = ['id', 'version', 'digest', 'document', 'registeredAt'];
+const AUTHORITY = ['id', 'unit', 'total', 'reserved', 'consumed', 'version'];
+const TOKEN = ['id', 'name', 'role', 'createdAt', 'revokedAt'];
+
+function limited(path: string, options: ListOptions | undefined): string {
+  return options?.limit === undefined ? path : `${path}?limit=${options.limit}`;
+}
+
+export class AdminClient {
+  readonly #endpoint: Endpoint;
+  readonly #token: string;
+
+  /** Refuses (`input_invalid`) a base URL that is not absolute http(s), as HttpBatonClient does. */
+  constructor(options: AdminClientOptions) {
+    const { fetch: fetchFn, timeoutMs } = options;
+    this.#endpoint = endpoint(options.baseUrl, {
+      ...(fetchFn === undefined ? {} : { fetch: fetchFn }),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+    this.#token = options.token;
+  }
+
+  async #call<T>(x: Omit<Exchange, 'bearer'>, members: readonly string[]): Promise<T> {
+    const full = { ...x, bearer: this.#token };
+    return expectMembers<T>(full, await exchange(this.#endpoint, full), members);
+  }
+
+  #get<T>(path: string, members: readonly string[]): Promise<T> {
+    return this.#call<T>({ method: 'GET', path, safeToRetry: true }, members);
+  }
+
+  /** Throws `domain_not_found` before the domain is configured. */
+  getDomain(): Promise<DomainRecord> {
+    return this.#get('/v1/domain', DOMAIN);
+  }
+
+  /** Admin. Safe to retry: the same configuration again changes nothing. */
+  configureDomain(config: DomainConfigInput): Promise<DomainRecord> {
+    const body = config as unknown as JsonObject;
+    return this.#call({ method: 'PUT', path: '/v1/domain', body, safeToRetry: true }, DOMAIN);
+  }
+
+  async listProfiles(options?: ListOptions): Promise<{ profiles: ProfileSummary[]; truncated: boolean }> {
+    return this.#get(limited('/v1/profiles', options), ['profiles', 'truncated']);
+  }
+
+  /** Throws `profile_not_found` when that version is not registered. */
+  getProfile(id: string, version: string): Promise<RegisteredProfile> {
+    return this.#get(`/v1/profiles/${seg(id)}/${seg(version)}`, PROFILE);
+  }
+
+  /** Safe to retry: the same document again returns the registered one (another is `profile_conflict`). */
+  registerProfile(document: JsonObject): Promise<RegisteredProfile> {
+    return this.#call({ method: 'POST', path: '/v1/profiles', body: document, safeToRetry: true }, PROFILE);
+  }
+
+  async listAuthorities(
+    options?: ListOptions,
+  ): Promise<{ authorities: AuthorityRecord[]; truncated: boolean }> {
+    return this.#get(limited('/v1/authorities', options), ['authorities', 'truncated']);
+  }
+
+  /** Throws `authority_not_found` when there is no such budget. */
+  getAuthority(id: string): Promise<AuthorityRecord> {
+    return this.#get(`/v1/authorities/${seg(id)}`, AUTHORITY);
+  }
+
+  /** Safe to retry: identical terms return the budget (other terms are `authority_conflict`). */
+  createAuthority(authority: AuthorityInput): Promise<AuthorityRecord> {
+    const body = authority as unknown as JsonObject;
+    return this.#call({ method: 'POST', path: '/v1/authorities', body, safeToRetry: true }, AUTHORITY);
+  }
+
+  /** Admin. Every principal token's public record. */
+  async listTokens(): Promise<PrincipalToken[]> {
+    return (await this.#get<{ tokens: PrincipalToken[] }>('/v1/tokens', ['tokens'])).tokens;
+  }
+
+  /** Admin. NOT safe to retry: a repeat mints a second token. */
+  createToken(input: { role: PrincipalTokenRole; name: string }): Promise<CreatedPrincipalToken> {
+    const body = { role: input.role, name: input.name };
+    return this.#call({ method: 'POST', path: '/v1/tokens', body, safeToRetry: false }, [...TOKEN, 'token']);
+  }
+}

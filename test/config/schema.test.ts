@@ -1,0 +1,158 @@
+/**
+ * The published JSON Schema (schemas/baton.config.schema.json) and the code's reader
+ * (src/cli/config/read.ts) agree: every example either both accept or both refuse, and the code
+ * refuses with `config_invalid` naming a path. The rules a JSON Schema cannot say (uniqueness
+ * within the file) are listed apart: the schema accepts them, the code refuses them.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { readConfig } from '../../src/cli/config/read.js';
+import { isBatonError } from '../../src/core/errors.js';
+import { parseStrictJson } from '../../src/core/json.js';
+import { repoRoot } from '../support/paths.js';
+
+type Json = Record<string, unknown>;
+
+const schema = JSON.parse(
+  readFileSync(join(repoRoot, 'schemas', 'baton.config.schema.json'), 'utf8'),
+) as Json;
+const validate = new Ajv2020({ allErrors: true, strict: true, strictRequired: false }).compile(schema);
+const example = parseStrictJson(readFileSync(join(repoRoot, 'examples', 'baton.config.json'))) as Json;
+const domain = example['domain'] as Json;
+const limits = domain['limits'] as Json;
+const paths = domain['bypassPaths'] as Json[];
+
+function codeAccepts(value: unknown): boolean {
+  try {
+    readConfig(value);
+    return true;
+  } catch (error) {
+    assert.ok(isBatonError(error, 'config_invalid'), `a typed config_invalid, got ${String(error)}`);
+    assert.match(error.message, /^\$/, 'the refusal names a path');
+    return false;
+  }
+}
+
+const min = { format: 'baton.config/1' };
+const withDomain = (d: Json): Json => ({ ...min, domain: d });
+const withLimits = (l: Json): Json => withDomain({ ...domain, limits: { ...limits, ...l } });
+
+const VALID: readonly [string, unknown][] = [
+  ['the shipped example', example],
+  ['only the format', min],
+  ['an editor $schema hint', { ...min, $schema: './x.json' }],
+  ['an inline profile document', { ...min, profiles: [{ document: { any: 'thing' } }] }],
+  [
+    'a profile file pinned to a sandbox',
+    { ...min, profiles: [{ file: 'p.json', pinToSandbox: 'http://127.0.0.1:4010' }] },
+  ],
+  ['tokens without a file', { ...min, tokens: { create: [{ name: 'ops bot', role: 'admin' }] } }],
+  ['empty lists', { ...min, profiles: [], authorities: [], tokens: { create: [] } }],
+  ['bypass paths in another order', withDomain({ ...domain, bypassPaths: [...paths].reverse() })],
+  ['the largest entry window', withLimits({ entryWindowSeconds: 30 * 86_400 })],
+  [
+    'an authority of the largest safe total',
+    { ...min, authorities: [{ id: 'a', unit: 'u', total: Number.MAX_SAFE_INTEGER }] },
+  ],
+];
+
+const INVALID: readonly [string, unknown][] = [
+  ['not an object', []],
+  ['no format', {}],
+  ['another format', { format: 'baton.config/2' }],
+  ['an unknown top-level member', { ...min, extra: 1 }],
+  ['a domain without limits', withDomain({ id: 'd', bypassPaths: paths })],
+  ['a domain id with a space', withDomain({ ...domain, id: 'my domain' })],
+  ['a zero limit', withLimits({ maxPendingPerLineage: 0 })],
+  ['a fractional limit', withLimits({ maxInFlightPerDomain: 1.5 })],
+  ['a limit as a string', withLimits({ maxPendingPerDomain: '10' })],
+  ['an entry window too long', withLimits({ entryWindowSeconds: 30 * 86_400 + 1 })],
+  ['an unknown limit', withLimits({ maxSomething: 1 })],
+  ['five bypass paths', withDomain({ ...domain, bypassPaths: paths.slice(1) })],
+  [
+    'a bypass kind twice (one missing)',
+    withDomain({ ...domain, bypassPaths: [paths[0], ...paths.slice(0, 5)] }),
+  ],
+  [
+    'an unknown bypass status',
+    withDomain({ ...domain, bypassPaths: [{ ...paths[0], status: 'maybe' }, ...paths.slice(1)] }),
+  ],
+  [
+    'an empty bypass description',
+    withDomain({ ...domain, bypassPaths: [{ ...paths[0], description: '' }, ...paths.slice(1)] }),
+  ],
+  ['a profile with neither file nor document', { ...min, profiles: [{}] }],
+  ['a profile with both file and document', { ...min, profiles: [{ file: 'p.json', document: {} }] }],
+  ['a profile document that is an array', { ...min, profiles: [{ document: [] }] }],
+  [
+    'a profile pinned to a non-URL',
+    { ...min, profiles: [{ file: 'p.json', pinToSandbox: '127.0.0.1:4010' }] },
+  ],
+  ['an unknown profile member', { ...min, profiles: [{ file: 'p.json', version: '1' }] }],
+  ['an authority without a unit', { ...min, authorities: [{ id: 'a', total: 1 }] }],
+  ['an authority total of zero', { ...min, authorities: [{ id: 'a', unit: 'u', total: 0 }] }],
+  ['an authority unit too long', { ...min, authorities: [{ id: 'a', unit: 'u'.repeat(65), total: 1 }] }],
+  ['tokens without create', { ...min, tokens: { file: 't.json' } }],
+  ['an executor token', { ...min, tokens: { create: [{ name: 'x', role: 'executor' }] } }],
+  ['a token name starting with a space', { ...min, tokens: { create: [{ name: ' x', role: 'operator' }] } }],
+  ['an empty tokens file name', { ...min, tokens: { file: '', create: [] } }],
+];
+
+/** Beyond any JSON Schema: uniqueness within the file. */
+const CODE_ONLY: readonly [string, unknown][] = [
+  [
+    'an authority id twice',
+    {
+      ...min,
+      authorities: [
+        { id: 'a', unit: 'u', total: 1 },
+        { id: 'a', unit: 'u', total: 1 },
+      ],
+    },
+  ],
+  [
+    'a token name twice',
+    {
+      ...min,
+      tokens: {
+        create: [
+          { name: 'x', role: 'operator' },
+          { name: 'x', role: 'admin' },
+        ],
+      },
+    },
+  ],
+];
+
+test('the config schema and the code accept the same valid examples', () => {
+  for (const [label, value] of VALID) {
+    assert.equal(validate(value), true, `schema: ${label}: ${JSON.stringify(validate.errors)}`);
+    assert.equal(codeAccepts(value), true, `code: ${label}`);
+  }
+});
+
+test('the config schema and the code refuse the same invalid examples', () => {
+  for (const [label, value] of INVALID) {
+    assert.equal(validate(value), false, `schema should refuse: ${label}`);
+    assert.equal(codeAccepts(value), false, `code should refuse: ${label}`);
+  }
+});
+
+test("the rules beyond the schema (uniqueness) are the code's, and the schema says so in its description", () => {
+  for (const [label, value] of CODE_ONLY) {
+    assert.equal(validate(value), true, `schema cannot express: ${label}`);
+    assert.equal(codeAccepts(value), false, `code refuses: ${label}`);
+  }
+  assert.match(String(schema['description']), /unique within the file/);
+});
+
+test('a duplicate member in the config file is refused by the strict parser', async () => {
+  const { parseConfig } = await import('../../src/cli/config/read.js');
+  assert.throws(
+    () => parseConfig(Buffer.from('{"format":"baton.config/1","format":"baton.config/1"}')),
+    (e: unknown) => isBatonError(e, 'json_duplicate_member'),
+  );
+});
