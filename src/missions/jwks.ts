@@ -5,7 +5,7 @@
  * archived before a rotation still re-verifies after it (MST-06 "Signing-Key Retention").
  * Every key that verifies something is archived by (origin, kid) with its RFC 7638 thumbprint.
  */
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   createRemoteJWKSet,
@@ -63,7 +63,7 @@ export function thumbprintOf(jwk: JWK): Promise<string> {
 
 function importPublic(jwk: JWK): KeyObject {
   try {
-    return createPublicKey({ key: publicJwk(jwk) as import('node:crypto').JsonWebKey, format: 'jwk' });
+    return createPublicKey({ key: publicJwk(jwk) as JsonWebKey, format: 'jwk' });
   } catch (cause) {
     throw new BatonError('key_invalid', 'a JWK does not import as a public key', {}, { cause });
   }

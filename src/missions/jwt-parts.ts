@@ -21,12 +21,18 @@ export interface CheckedHeader {
   readonly kid: string;
 }
 
-/** Three non-empty base64url segments (no JWE, no JSON serialisation) within the size bound. */
+/**
+ * Three base64url segments (no JWE, no JSON serialisation) within the size bound. The signature
+ * segment may be empty here, so that an `alg: none` token is refused by name at the alg check.
+ */
 export function compactDefect(text: string): string | undefined {
   if (text.length > MAX_COMPACT_BYTES) return 'larger than 64 KiB';
   const parts = text.split('.');
   if (parts.length !== 3) return 'not a three-segment compact JWS';
-  if (!parts.every((part) => SEGMENT.test(part))) return 'a segment is not base64url';
+  const [header, payload, signature] = parts as [string, string, string];
+  if (!SEGMENT.test(header) || !SEGMENT.test(payload) || !(signature === '' || SEGMENT.test(signature))) {
+    return 'a segment is not base64url';
+  }
   return undefined;
 }
 

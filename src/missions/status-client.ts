@@ -83,7 +83,7 @@ export async function readCapped(response: Response, max: number): Promise<Buffe
   const chunks: Buffer[] = [];
   let size = 0;
   if (response.body === null) return Buffer.alloc(0);
-  const reader = response.body.getReader();
+  const reader = response.body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
