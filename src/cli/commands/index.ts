@@ -2,9 +2,11 @@ import type { Command } from '../command.js';
 import { conformanceCommand } from './conformance.js';
 import { demoCommand } from './demo.js';
 import { digestCommand, jcsCommand } from './jcs.js';
+import { issuerCommand } from './issuer.js';
 import { leaseCommand } from './lease.js';
 import { logCommand } from './log.js';
 import { migrateCommand } from './migrate.js';
+import { missionsCommand } from './missions.js';
 import { reconcileCommand } from './reconcile.js';
 import { sandboxCommand } from './sandbox.js';
 import { serveCommand } from './serve.js';
@@ -21,6 +23,8 @@ export const commands: readonly Command[] = [
   sandboxCommand,
   sorCommand,
   leaseCommand,
+  issuerCommand,
+  missionsCommand,
   jcsCommand,
   digestCommand,
   demoCommand,
