@@ -36,6 +36,8 @@ export interface DeliveryOptions {
 interface Queued {
   readonly jti: string;
   readonly set: string;
+  /** Handed out by a poll and awaiting acknowledgement. */
+  handed: boolean;
 }
 
 export class Delivery {
@@ -77,7 +79,7 @@ export class Delivery {
 
   send(receiver: Receiver, jti: string, set: string): void {
     if (receiver.delivery === 'poll') {
-      this.#queues.get(receiver.id)!.push({ jti, set });
+      this.#queues.get(receiver.id)!.push({ jti, set, handed: false });
       return;
     }
     const previous = this.#chains.get(receiver.id) ?? Promise.resolve();
@@ -88,7 +90,7 @@ export class Delivery {
     this.#inFlight.add(run);
   }
 
-  /** RFC 8936: acknowledge, then hand out up to `maxEvents` queued SETs (jti → SET). */
+  /** RFC 8936: acknowledge what was handed out, then hand out up to `maxEvents` queued SETs. */
   poll(
     receiver: Receiver,
     ack: readonly string[],
@@ -96,18 +98,19 @@ export class Delivery {
   ): { sets: Record<string, string>; moreAvailable: boolean } {
     const queue = this.#queues.get(receiver.id) ?? [];
     const acked = new Set(ack);
-    const kept = queue.filter((q) => !acked.has(q.jti));
+    const kept = queue.filter((q) => !(q.handed && acked.has(q.jti)));
     queue.splice(0, queue.length, ...kept);
     const sets: Record<string, string> = {};
-    // A replayed jti may be queued twice: the later copy waits for the next poll.
-    const handed = queue.filter((q) => {
-      if (Object.keys(sets).length >= maxEvents || Object.hasOwn(sets, q.jti)) return false;
+    let handed = 0;
+    for (const q of queue) {
+      // A replayed jti may be queued twice: the later copy waits for a later poll.
+      if (handed >= maxEvents || Object.hasOwn(sets, q.jti)) continue;
       sets[q.jti] = q.set;
-      return true;
-    });
-    for (const q of handed)
+      q.handed = true;
+      handed += 1;
       this.#log.push({ receiver: receiver.id, jti: q.jti, attempt: 1, status: 200, body: null });
-    return { sets, moreAvailable: queue.length > handed.length };
+    }
+    return { sets, moreAvailable: queue.length > handed };
   }
 
   async #push(receiver: Receiver, jti: string, set: string): Promise<void> {
