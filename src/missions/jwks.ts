@@ -5,7 +5,7 @@
  * archived before a rotation still re-verifies after it (MST-06 "Signing-Key Retention").
  * Every key that verifies something is archived by (origin, kid) with its RFC 7638 thumbprint.
  */
-import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   createRemoteJWKSet,
@@ -18,7 +18,8 @@ import {
 import { BatonError } from '../core/errors.js';
 
 export interface ResolvedKey {
-  readonly key: KeyObject | CryptoKey;
+  /** A node:crypto public key (jose's CryptoKeys are converted once per JWK). */
+  readonly key: KeyObject;
   readonly kid: string;
   readonly thumbprint: string;
   readonly jwk: JWK;
@@ -162,6 +163,7 @@ export function remoteMissionKeys(
     cacheMaxAge: o.cacheMaxAgeMs ?? 600_000,
   });
   const thumbprints = new WeakMap<JWK, Promise<string>>();
+  const imported = new WeakMap<CryptoKey, KeyObject>();
   // Archived once per process and key; the archive itself is idempotent, this only spares it.
   const archived = new Set<string>();
   return {
@@ -180,7 +182,12 @@ export function remoteMissionKeys(
         thumbprint = thumbprintOf(publicJwk(jwk));
         thumbprints.set(jwk, thumbprint);
       }
-      const resolved = { key, kid, thumbprint: await thumbprint, jwk: publicJwk(jwk) };
+      let keyObject = imported.get(key);
+      if (keyObject === undefined) {
+        keyObject = KeyObject.from(key);
+        imported.set(key, keyObject);
+      }
+      const resolved = { key: keyObject, kid, thumbprint: await thumbprint, jwk: publicJwk(jwk) };
       const mark = `${kid} ${resolved.thumbprint}`;
       if (o.archive !== undefined && !archived.has(mark)) {
         await o.archive.saveKey(o.origin, kid, resolved.jwk, resolved.thumbprint);

@@ -76,6 +76,11 @@ export function isFailure(value: CheckedHeader | PartsFailure): value is PartsFa
   return 'check' in value;
 }
 
+/** The payload segment's bytes (call only after the signature verified). */
+export function payloadBytes(compact: string): Buffer {
+  return Buffer.from(compact.slice(compact.indexOf('.') + 1, compact.lastIndexOf('.')), 'base64url');
+}
+
 /** The verified payload bytes as a strict JSON object (duplicate members refused). */
 export function payloadObject(bytes: Uint8Array): JsonObject | undefined {
   try {
