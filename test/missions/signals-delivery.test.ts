@@ -178,11 +178,10 @@ test('RFC 8936 poll: SETs are applied, then acknowledged; a replay is a duplicat
     keys: world.keys,
     expect: { issuer: world.pin.issuer, audience },
     clock: systemClock,
-    onSet: withReplay(
-      new InMemorySetReplay(() => Date.now()),
-      world.pin.issuer,
-      async (set) => void applied.push(set),
-    ),
+    onSet: withReplay(new InMemorySetReplay(() => Date.now()), world.pin.issuer, (set) => {
+      applied.push(set);
+      return Promise.resolve();
+    }),
   });
   const mission = await world.createMission({ audiences: [audience] });
   await world.admin('/admin/faults', { sets: ['replay'] });

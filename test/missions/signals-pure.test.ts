@@ -13,7 +13,6 @@ import {
   LIFECYCLE_EVENT,
   localMissionKeys,
   verifyMissionSet,
-  type VerifiedSet,
 } from '../../src/missions/index.js';
 
 const ISS = 'https://as.example.com';
@@ -82,7 +81,7 @@ test('MSG-01: the signals draft example 1 verifies at its iat and reads as a lif
   const set = await sign(example1());
   const verified = await verifyMissionSet(set, keys, EXPECT, IAT * 1000);
   assert.equal(verified.kind, 'lifecycle');
-  const { signal } = verified as Extract<VerifiedSet, { kind: 'lifecycle' }>;
+  const { signal } = verified;
   assert.deepEqual(
     [signal.state, signal.priorState, signal.version, signal.committedAt, signal.jti, signal.origin],
     ['revoked', 'active', 2, '2026-11-02T09:06:40Z', 'set_9Kp2vN7sR1tY8mZ3qX5b', ISS],
