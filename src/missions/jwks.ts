@@ -79,7 +79,11 @@ export class InMemoryKeyArchive implements MissionKeyArchive {
     if (known !== undefined && known.thumbprint !== thumbprint) {
       return Promise.reject(new BatonError('key_invalid', 'the issuer reused a kid for another key'));
     }
-    if (known === undefined) this.#keys.set(at, { jwk: publicJwk(jwk), thumbprint });
+    try {
+      if (known === undefined) this.#keys.set(at, { jwk: publicJwk(jwk), thumbprint });
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     return Promise.resolve();
   }
 

@@ -15,6 +15,7 @@ export class InMemorySetReplay implements SetReplayPort {
   readonly #seen = new Map<string, { digest: string; until: number }>();
   readonly #retainMs: number;
   readonly #now: () => number;
+  #calls = 0;
 
   /** Entries are kept `retainMs` past the SET's `exp` (default 30 s, the skew) before pruning. */
   constructor(now: () => number, retainMs = 30_000) {
@@ -24,9 +25,12 @@ export class InMemorySetReplay implements SetReplayPort {
 
   seen(iss: string, jti: string, digest: string, expiresAtMs: number): Promise<SeenOutcome> {
     const now = this.#now();
-    for (const [key, entry] of this.#seen) if (entry.until < now) this.#seen.delete(key);
+    // Pruning walks the map, so it runs once per 256 calls; an expired entry lingering is harmless.
+    if (++this.#calls % 256 === 0)
+      for (const [k, entry] of this.#seen) if (entry.until < now) this.#seen.delete(k);
     const key = JSON.stringify([iss, jti]);
-    const known = this.#seen.get(key);
+    const found = this.#seen.get(key);
+    const known = found !== undefined && found.until >= now ? found : undefined;
     if (known === undefined) {
       this.#seen.set(key, { digest, until: expiresAtMs + this.#retainMs });
       return Promise.resolve('new');
