@@ -82,7 +82,7 @@ export class InMemoryKeyArchive implements MissionKeyArchive {
     try {
       if (known === undefined) this.#keys.set(at, { jwk: publicJwk(jwk), thumbprint });
     } catch (error) {
-      return Promise.reject(error as Error);
+      return Promise.reject(error instanceof Error ? error : new BatonError('key_invalid', 'unusable JWK'));
     }
     return Promise.resolve();
   }
