@@ -168,3 +168,26 @@ test('A7.6: a replayed earlier answer (its old nonce) is refused at the nonce ch
     },
   );
 });
+
+test('C-A14: an unreachable status endpoint or JWKS is unknown (unreachable), never active', async () => {
+  const { MissionStatusClient, remoteMissionKeys } = await import('../../src/missions/index.js');
+  const { systemClock } = await import('../../src/core/clock.js');
+  const dead = 'http://127.0.0.1:9/';
+  const noJwks = new MissionStatusClient({
+    pin: world.pin,
+    clientKey: world.key,
+    keys: remoteMissionKeys({ origin: world.pin.issuer, jwksUri: `${dead}jwks`, timeoutMs: 2000 }),
+    clock: systemClock,
+  });
+  const a = await noJwks.check(mission);
+  assert.deepEqual([a.kind, a.kind === 'unknown' && a.reason], ['unknown', 'unreachable']);
+  const noStatus = new MissionStatusClient({
+    pin: { ...world.pin, endpoints: { ...world.pin.endpoints, status: `${dead}status` } },
+    clientKey: world.key,
+    keys: world.keys,
+    clock: systemClock,
+    timeoutMs: 2000,
+  });
+  const b = await noStatus.check(mission);
+  assert.deepEqual([b.kind, b.kind === 'unknown' && b.reason], ['unknown', 'unreachable']);
+});
