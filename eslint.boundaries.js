@@ -2,7 +2,7 @@
 // fixtures with exactly these rules (test/lint/boundaries.test.ts).
 // Direction: core <- domain contexts <- store <- server/client/mcp/console <- cli.
 const DOMAINS = ['occurrences', 'providers', 'missions', 'leases', 'observations'];
-const EDGES = ['store', 'sor', 'server', 'client', 'mcp', 'console', 'cli'];
+const EDGES = ['store', 'sor', 'issuer', 'server', 'client', 'mcp', 'console', 'cli'];
 const DRIVERS = ['better-sqlite3', 'pg', 'pg-*', 'kysely'];
 
 const layer = (name) => `(?:\\.\\.?/)+(?:src/)?${name}(?:/|$)`;

@@ -107,6 +107,12 @@ export const ERROR_CODES = {
   // --- missions / observations -----------------------------------------------------------------
   mission_not_active: spec(403),
   mission_status_unavailable: spec(503, true),
+  /** A Mission Status answer failed a check of A3.2 (details: check, step); never relied on. */
+  mission_status_invalid: spec(502),
+  /** A lifecycle SET failed a check of A3.4 (details: check, err = the RFC 8935 error code). */
+  mission_signal_invalid: spec(400),
+  /** A `baton.mission-issuer/1` pin document is malformed or unsafe. */
+  mission_issuer_pin_invalid: spec(400),
   observation_record_invalid: spec(400),
 } as const satisfies Record<string, CodeSpec>;
 

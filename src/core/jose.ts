@@ -4,7 +4,7 @@
  * mapped to BatonError codes. jose does the cryptography and the claim checks; this file only
  * decides what is allowed and how failures are named.
  */
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, KeyObject, verify as cryptoVerify } from 'node:crypto';
 import {
   CompactSign,
   compactVerify,
@@ -14,6 +14,7 @@ import {
   jwtVerify,
   SignJWT,
   type CompactJWSHeaderParameters,
+  type CryptoKey,
   type JSONWebKeySet,
   type JWK,
   type JWSHeaderParameters,
@@ -47,10 +48,18 @@ export const ASYMMETRIC_JWS_ALGORITHMS = [
 ] as const;
 export type JwsAlgorithm = (typeof ASYMMETRIC_JWS_ALGORITHMS)[number];
 export const DEFAULT_JWS_ALGORITHMS: readonly JwsAlgorithm[] = Object.freeze(['EdDSA']);
+/**
+ * The Mission drafts' typs (`mission-status-response+jwt`, `secevent+jwt`, `at+jwt`) are signed by
+ * other parties, whose examples use ES256 (C-A27): their default allowlist adds it to EdDSA.
+ */
+export const MISSION_JWS_ALGORITHMS: readonly JwsAlgorithm[] = Object.freeze(['ES256', 'EdDSA']);
 
 /** A key set resolver (jose's createLocalJWKSet / createRemoteJWKSet). */
-export type KeyResolver = LocalJWKSet | ((header: JWSHeaderParameters) => Promise<KeyObject>);
-export type VerificationKey = KeyObject | KeyResolver;
+export type KeyResolver =
+  | LocalJWKSet
+  | ((header: JWSHeaderParameters) => Promise<KeyObject>)
+  | ((header: JWSHeaderParameters) => Promise<CryptoKey>);
+export type VerificationKey = KeyObject | CryptoKey | KeyResolver;
 
 export interface VerifiedHeader extends JWSHeaderParameters {
   alg: string;
@@ -135,7 +144,7 @@ function precheck(token: string, key: VerificationKey, algorithms: readonly JwsA
   if ((alg === 'EdDSA' || alg === 'Ed25519') && signatureDefect(signatureBytes(token)) !== undefined) {
     throw new BatonError('signature_invalid', 'Ed25519 signature refused by policy');
   }
-  if (typeof key !== 'function' && key.asymmetricKeyType === 'ed25519') {
+  if (key instanceof KeyObject && key.asymmetricKeyType === 'ed25519') {
     const expected = ed25519Kid(key);
     if (kid !== expected) throw new BatonError('kid_mismatch', 'JWS kid does not name the verification key');
     const defect = publicKeyDefect(publicKeyRaw(key));
@@ -178,6 +187,71 @@ export async function signJws(
   } catch (error) {
     throw mapJoseError(error);
   }
+}
+
+/** A private key with its own kid (a Mission issuer's ES256 or Ed25519 key, not Baton's kid rule). */
+export interface ForeignSigningKey {
+  privateKey: KeyObject;
+  kid: string;
+  alg: 'ES256' | 'EdDSA';
+}
+
+/**
+ * Compact JWS under a key whose kid is its owner's (the reference Mission issuer, a client
+ * assertion): ES256 on P-256 or EdDSA on Ed25519 only.
+ */
+export async function signJwsWithKey(
+  payload: Uint8Array,
+  key: ForeignSigningKey,
+  typ: string,
+): Promise<string> {
+  const curve = key.privateKey.asymmetricKeyDetails?.namedCurve;
+  const fits =
+    key.privateKey.type === 'private' &&
+    ((key.alg === 'ES256' && key.privateKey.asymmetricKeyType === 'ec' && curve === 'prime256v1') ||
+      (key.alg === 'EdDSA' && key.privateKey.asymmetricKeyType === 'ed25519'));
+  if (!fits) throw new BatonError('key_unsupported', 'ES256 needs a P-256 key, EdDSA an Ed25519 key');
+  if (key.kid === '') throw new BatonError('key_invalid', 'a signing key needs a kid');
+  try {
+    return await new CompactSign(payload)
+      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ })
+      .sign(key.privateKey);
+  } catch (error) {
+    throw mapJoseError(error);
+  }
+}
+
+const EC_CURVES: Readonly<Record<string, { curve: string; hash: string; size: number }>> = {
+  ES256: { curve: 'prime256v1', hash: 'sha256', size: 64 },
+  ES384: { curve: 'secp384r1', hash: 'sha384', size: 96 },
+  ES512: { curve: 'secp521r1', hash: 'sha512', size: 132 },
+};
+
+/**
+ * The signature check alone of a compact JWS whose protected header the caller has already checked
+ * (alg on its allowlist, typ, kid, no crit), with node:crypto directly: jose's WebCrypto path costs
+ * about three times as much per verify, and Mission SETs and status answers are verified on every
+ * delivery (bench/missions-verify.bench.ts). ECDSA signatures must be exactly r||s of the curve's
+ * size; Ed25519 signatures pass Baton's signature policy. A key that does not fit `alg` fails.
+ */
+export function verifyCompactSignature(jws: string, key: KeyObject, alg: JwsAlgorithm): boolean {
+  const dot = jws.lastIndexOf('.');
+  if (dot < 0 || key.type !== 'public') return false;
+  const input = Buffer.from(jws.slice(0, dot), 'latin1');
+  const signature = Buffer.from(jws.slice(dot + 1), 'base64url');
+  if (signature.toString('base64url') !== jws.slice(dot + 1)) return false;
+  const ec = EC_CURVES[alg];
+  if (ec !== undefined) {
+    if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== ec.curve) return false;
+    if (signature.length !== ec.size) return false;
+    return cryptoVerify(ec.hash, input, { key, dsaEncoding: 'ieee-p1363' }, signature);
+  }
+  if (alg === 'EdDSA' || alg === 'Ed25519') {
+    if (key.asymmetricKeyType !== 'ed25519' || signatureDefect(signature) !== undefined) return false;
+    if (publicKeyDefect(publicKeyRaw(key)) !== undefined) return false;
+    return cryptoVerify(null, input, key, signature);
+  }
+  return false;
 }
 
 export interface VerifyJwsOptions {

@@ -3,9 +3,11 @@ import { applyCommand } from './apply.js';
 import { conformanceCommand } from './conformance.js';
 import { demoCommand } from './demo.js';
 import { digestCommand, jcsCommand } from './jcs.js';
+import { issuerCommand } from './issuer.js';
 import { leaseCommand } from './lease.js';
 import { logCommand } from './log.js';
 import { migrateCommand } from './migrate.js';
+import { missionsCommand } from './missions.js';
 import { reconcileCommand } from './reconcile.js';
 import { sandboxCommand } from './sandbox.js';
 import { authoritiesCommand, domainCommand, profilesCommand } from './setup-verbs.js';
@@ -27,6 +29,8 @@ export const commands: readonly Command[] = [
   sandboxCommand,
   sorCommand,
   leaseCommand,
+  issuerCommand,
+  missionsCommand,
   jcsCommand,
   digestCommand,
   demoCommand,

@@ -1,0 +1,228 @@
+/**
+ * `baton missions anchor|verify-status|verify-set` (docs/missions.md): compute an integrity anchor
+ * (MCO-03), and verify a Mission Status answer (A3.2) or a lifecycle SET (A3.4) offline against a
+ * JWKS file. verify-* exit 0 when valid, 1 when refused (the code and failed check are printed),
+ * 2 on bad usage or input.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { JSONWebKeySet } from 'jose';
+import { BatonError } from '../../core/errors.js';
+import { parseStrictJson } from '../../core/json.js';
+import { formatRfc3339, parseRfc3339 } from '../../core/time.js';
+import {
+  localMissionKeys,
+  missionAnchorOfText,
+  setRefusal,
+  statusRefusal,
+  statusReliance,
+  verifyMissionSet,
+  verifyStatusJws,
+  type MissionKeySource,
+} from '../../missions/index.js';
+import { readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { EXIT, type CliIo } from '../io.js';
+
+const USAGE = `usage: baton missions anchor intent|authority FILE|- --iss URL
+       baton missions verify-status FILE|- --jwks JWKS.json --iss URL --aud AUDIENCE --sub CLIENT_ID
+                                    --nonce NONCE [--mission ID] [--now RFC3339|SECONDS] [--json]
+       baton missions verify-set FILE|- --jwks JWKS.json --iss URL --aud AUDIENCE [--now RFC3339|SECONDS] [--json]
+
+anchor         prints intent_hash (intent: the approved Mission Intent object) or authority_hash
+               (authority: the Authority Set array): sha-256: + base64url of SHA-256 over the JCS of
+               {typ, iss, value}. Duplicate members are refused.
+verify-status  checks a Mission Status answer (compact JWS) in the fixed order of the build spec A3.2:
+               typ, alg (ES256, EdDSA), kid, signature against JWKS.json, iss, aud, sub, nonce, iat/exp
+               (30 s skew), mission.id (--mission; without it the answer's own id is reported, not
+               checked), mission.origin = iss, state, expires_at; then says whether it may be relied on
+               (only 'active' before expires_at + 30 s).
+verify-set     checks a lifecycle SET: typ secevent+jwt, alg, signature, iss, aud, exp required, iat,
+               jti, and the lifecycle event's members; prints the RFC 8935 error code when refused.
+Exit 0 valid, 1 refused (code and check printed), 2 usage or unreadable input.
+`;
+
+type Values = Record<string, string | boolean | undefined>;
+
+const OPTIONS: NonNullable<ParseArgsConfig['options']> = {
+  iss: { type: 'string' },
+  aud: { type: 'string' },
+  sub: { type: 'string' },
+  nonce: { type: 'string' },
+  mission: { type: 'string' },
+  jwks: { type: 'string' },
+  now: { type: 'string' },
+  json: { type: 'boolean', default: false },
+};
+
+function parse(argv: string[]): { values: Values; positionals: string[] } {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: values as Values, positionals };
+  } catch (cause) {
+    throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
+  }
+}
+
+function required(values: Values, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new BatonError('usage', `--${name} is required`);
+  return value;
+}
+
+function nowFrom(values: Values): number {
+  const now = values['now'];
+  if (typeof now !== 'string') return Date.now();
+  if (/^[0-9]{1,12}$/.test(now)) return Number(now) * 1000;
+  try {
+    return parseRfc3339(now);
+  } catch (cause) {
+    throw new BatonError('usage', '--now is an RFC 3339 date-time or seconds since the epoch', {}, { cause });
+  }
+}
+
+async function keysFrom(values: Values): Promise<MissionKeySource> {
+  const file = required(values, 'jwks');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (cause) {
+    throw new BatonError('usage', `cannot read ${file}`, { file }, { cause });
+  }
+  return localMissionKeys(parseStrictJson(text) as unknown as JSONWebKeySet);
+}
+
+async function compactFrom(file: string | undefined, io: CliIo): Promise<string> {
+  return (await readInput(file, io)).toString('utf8').trim();
+}
+
+function unverifiedMissionId(jws: string): string {
+  try {
+    const payload = JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+      mission?: { id?: unknown };
+    };
+    return typeof payload.mission?.id === 'string' ? payload.mission.id : '';
+  } catch {
+    return '';
+  }
+}
+
+function refused(io: CliIo, asJson: boolean, code: string, detail: Record<string, unknown>): number {
+  if (asJson) io.stdout(`${JSON.stringify({ valid: false, code, ...detail })}\n`);
+  else
+    io.stdout(
+      `refused: ${code} ${Object.entries(detail)
+        .map(([k, v]) => `${k}=${String(v)}`)
+        .join(' ')}\n`,
+    );
+  return EXIT.negative;
+}
+
+async function verifyStatusCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(argv);
+  if (positionals.length > 1) throw new BatonError('usage', 'expected at most one FILE');
+  const jws = await compactFrom(positionals[0], io);
+  const keys = await keysFrom(values);
+  const pinned = typeof values['mission'] === 'string';
+  const missionId = pinned ? (values['mission'] as string) : unverifiedMissionId(jws);
+  const nowMs = nowFrom(values);
+  const expect = {
+    issuer: required(values, 'iss'),
+    audience: required(values, 'aud'),
+    clientId: required(values, 'sub'),
+    nonce: required(values, 'nonce'),
+    missionId,
+  };
+  try {
+    const status = await verifyStatusJws(jws, keys, expect, nowMs);
+    const reliance = statusReliance(status, nowMs);
+    const { jws: _jws, ...shown } = status;
+    if (values['json'] === true)
+      io.stdout(`${JSON.stringify({ valid: true, missionIdPinned: pinned, status: shown, reliance })}\n`);
+    else {
+      io.stdout(
+        `valid: mission ${status.missionId} state ${JSON.stringify(status.state)} (kid ${status.kid}, checked ${formatRfc3339(nowMs)})\n`,
+      );
+      io.stdout(
+        `reliance: ${reliance.relied ? 'yes' : 'no'} (${reliance.reason}) until ${reliance.freshUntil}\n`,
+      );
+      if (!pinned) io.stdout('note: --mission not given: mission.id was reported, not checked\n');
+    }
+    return EXIT.ok;
+  } catch (error) {
+    const refusal = statusRefusal(error);
+    if (refusal === undefined) throw error;
+    return refused(io, values['json'] === true, 'mission_status_invalid', {
+      check: refusal.check,
+      step: refusal.step,
+    });
+  }
+}
+
+async function verifySetCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(argv);
+  if (positionals.length > 1) throw new BatonError('usage', 'expected at most one FILE');
+  const set = await compactFrom(positionals[0], io);
+  const keys = await keysFrom(values);
+  try {
+    const verified = await verifyMissionSet(
+      set,
+      keys,
+      { issuer: required(values, 'iss'), audience: required(values, 'aud') },
+      nowFrom(values),
+    );
+    if (values['json'] === true) io.stdout(`${JSON.stringify({ valid: true, set: verified })}\n`);
+    else if (verified.kind === 'lifecycle') {
+      const s = verified.signal;
+      io.stdout(
+        `valid: mission ${s.missionId} ${s.priorState ?? '(approval)'} -> ${s.state} version ${s.version} (jti ${s.jti})\n`,
+      );
+    } else io.stdout(`valid: stream event ${verified.eventTypes.join(', ')} (jti ${verified.jti})\n`);
+    return EXIT.ok;
+  } catch (error) {
+    const refusal = setRefusal(error);
+    if (refusal === undefined) throw error;
+    return refused(io, values['json'] === true, 'mission_signal_invalid', {
+      check: refusal.check,
+      err: refusal.err,
+    });
+  }
+}
+
+async function anchorCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(argv);
+  const [kind, file, ...extra] = positionals;
+  if ((kind !== 'intent' && kind !== 'authority') || extra.length > 0) {
+    throw new BatonError('usage', 'expected: anchor intent|authority FILE|- --iss URL');
+  }
+  const anchor = missionAnchorOfText(kind, required(values, 'iss'), await readInput(file, io));
+  io.stdout(values['json'] === true ? `${JSON.stringify({ kind, anchor })}\n` : `${anchor}\n`);
+  return EXIT.ok;
+}
+
+export async function runMissions(argv: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || wantsHelp(argv)) {
+    io.stdout(USAGE);
+    return sub === undefined ? EXIT.usage : EXIT.ok;
+  }
+  try {
+    if (sub === 'anchor') return await anchorCommand(rest, io);
+    if (sub === 'verify-status') return await verifyStatusCommand(rest, io);
+    if (sub === 'verify-set') return await verifySetCommand(rest, io);
+    throw new BatonError('usage', `unknown missions sub-command '${sub.slice(0, 40)}'`);
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+export const missionsCommand: Command = {
+  name: 'missions',
+  summary: 'Mission anchors, and offline verification of Mission Status answers and lifecycle SETs.',
+  usage: USAGE,
+  run: runMissions,
+};

@@ -1,0 +1,246 @@
+/**
+ * The reference issuer itself (A7.25): the lifecycle table with idempotent repeats and 409s
+ * (A2.3, C-A23), byte-identical 404s for unknown and not-visible missions (MST-06), client
+ * authentication (MST-02: private_key_jwt or 401; Basic and secrets refused), the strict form
+ * parser, the token endpoint (MCO-05: `at+jwt` only while active, `invalid_grant` otherwise), the
+ * labelled metadata (A2.4) and the per-consumer rate limit.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { decodeProtectedHeader, jwtVerify, createLocalJWKSet } from 'jose';
+import { clientAssertion, CLIENT_ASSERTION_TYPE, missionAnchor } from '../../src/missions/index.js';
+import {
+  AUDIENCE,
+  AUTHORITY_SET,
+  CLIENT_ID,
+  clientKey,
+  INTENT,
+  startWorld,
+  type World,
+} from './issuer-support.js';
+
+let world: World;
+
+before(async () => {
+  world = await startWorld();
+});
+after(() => world.close());
+
+async function form(
+  path: string,
+  params: Record<string, string>,
+  extra: { raw?: string; headers?: Record<string, string>; auth?: boolean } = {},
+): Promise<Response> {
+  const body = new URLSearchParams(params);
+  if (extra.auth !== false) {
+    body.set('client_assertion_type', CLIENT_ASSERTION_TYPE);
+    body.set('client_assertion', await clientAssertion(world.key, CLIENT_ID, world.pin.issuer, Date.now()));
+  }
+  return fetch(`${world.issuer.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...extra.headers },
+    body: extra.raw ?? body.toString(),
+    signal: AbortSignal.timeout(10_000),
+  });
+}
+
+const lifecycle = (mission: string, operation: string) =>
+  form('/as/mission/lifecycle', { mission, operation, nonce: 'nonce_8Y3vN0sM6tP1xR9bQ5' });
+
+test('A2.4: metadata names every endpoint, private_key_jwt only, and is labelled for development and tests', async () => {
+  const metadata = (await (
+    await fetch(`${world.issuer.url}/.well-known/oauth-authorization-server`)
+  ).json()) as Record<string, unknown>;
+  assert.equal(metadata['issuer'], world.issuer.origin);
+  for (const member of [
+    'token_endpoint',
+    'jwks_uri',
+    'mission_status_endpoint',
+    'mission_lifecycle_endpoint',
+    'mission_event_stream_endpoint',
+  ]) {
+    assert.match(String(metadata[member]), /^http:\/\/127\.0\.0\.1:\d+\//, member);
+  }
+  assert.equal(metadata['mission_bound_authorization_supported'], true);
+  assert.deepEqual(metadata['authorization_details_types_supported'], ['mission_resource_access']);
+  assert.equal(metadata['mission_max_stale_seconds'], 60);
+  assert.deepEqual(metadata['token_endpoint_auth_methods_supported'], ['private_key_jwt']);
+  assert.match(String(metadata['baton_reference_issuer']), /development and tests only/);
+});
+
+test('MCO-03/MCO-04: a created mission has 192-bit id and the A4 anchors over its issuer', async () => {
+  const created = await world.admin('/admin/missions', {
+    intent: INTENT,
+    authority_set: AUTHORITY_SET,
+    mission_expiry: '2099-01-01T00:00:00Z',
+    clients: [CLIENT_ID],
+  });
+  assert.equal(created.status, 201);
+  const id = created.body['mission_id'] as string;
+  assert.match(id, /^msn_[A-Za-z0-9_-]{32}$/);
+  assert.equal(created.body['intent_hash'], missionAnchor('intent', world.pin.issuer, INTENT));
+  assert.equal(created.body['authority_hash'], missionAnchor('authority', world.pin.issuer, AUTHORITY_SET));
+  assert.deepEqual([created.body['state'], created.body['version']], ['active', 1]);
+});
+
+test('A2.3/C-A23: the lifecycle table — legal moves, idempotent repeats (200), illegal moves (409)', async () => {
+  const id = await world.createMission();
+  const steps: Array<[string, number, string | null]> = [
+    ['resume', 409, null], // never suspended: a conflict, not a no-op
+    ['suspend', 200, 'suspended'],
+    ['suspend', 200, 'suspended'], // repeat: no change
+    ['complete', 409, null],
+    ['resume', 200, 'active'],
+    ['resume', 200, 'active'], // repeat of the operation that made the state
+    ['complete', 200, 'completed'],
+    ['complete', 200, 'completed'],
+    ['revoke', 409, null], // terminal: accepts nothing
+    ['suspend', 409, null],
+  ];
+  for (const [operation, status, state] of steps) {
+    const answer = await lifecycle(id, operation);
+    assert.equal(answer.status, status, `${operation} → ${status}`);
+    if (status === 200) {
+      assert.equal(answer.headers.get('content-type'), 'application/mission-status-response+jwt');
+      const jws = await answer.text();
+      const { payload } = await jwtVerify(jws, createLocalJWKSet(world.issuer.state.keys.jwks()), {
+        typ: 'mission-status-response+jwt',
+      });
+      assert.equal((payload['mission'] as { state: string }).state, state);
+      assert.equal(payload.aud, CLIENT_ID, 'a lifecycle answer is addressed to the requester');
+      assert.equal(payload['authorization_details'], undefined);
+    } else assert.deepEqual(((await answer.json()) as { error: string }).error, 'conflict');
+  }
+  const view = await world.admin(`/admin/missions/${id}`);
+  assert.deepEqual([view.body['state'], view.body['version']], ['completed', 4], 'repeats added no version');
+});
+
+test('MST-06: unknown and not-visible missions get byte-identical 404 answers', async () => {
+  const hidden = await world.createMission({ clients: ['someone-else'] });
+  const nonce = 'nonce_K9pV4nT2sR7mB1xQ';
+  const answers = [];
+  for (const mission of [hidden, 'msn_unknown000000000000000000000000']) {
+    const response = await form('/as/mission/status', { mission, audience: AUDIENCE, nonce });
+    answers.push({
+      status: response.status,
+      type: response.headers.get('content-type'),
+      cache: response.headers.get('cache-control'),
+      length: response.headers.get('content-length'),
+      body: await response.text(),
+    });
+  }
+  assert.equal(answers[0]!.status, 404);
+  assert.deepEqual(answers[0], answers[1]);
+  assert.deepEqual(JSON.parse(answers[0]!.body), {
+    error: 'not_found',
+    error_description: 'Mission reference is not found or not visible.',
+    nonce,
+  });
+  const lifecycleAnswer = await lifecycle(hidden, 'revoke');
+  assert.equal(lifecycleAnswer.status, 404, 'an unauthorised lifecycle request looks like not-found too');
+  assert.equal((await world.admin(`/admin/missions/${hidden}`)).body['state'], 'active');
+});
+
+test('MST-02: no assertion, Basic, a client_secret, a replayed or foreign assertion ⇒ 401', async () => {
+  const mission = await world.createMission();
+  const params = { mission, audience: AUDIENCE, nonce: 'n1' };
+  assert.equal((await form('/as/mission/status', params, { auth: false })).status, 401);
+  assert.equal(
+    (await form('/as/mission/status', params, { headers: { authorization: 'Basic Y2xpZW50OnNlY3JldA==' } }))
+      .status,
+    401,
+  );
+  assert.equal((await form('/as/mission/status', { ...params, client_secret: 'secret' })).status, 401);
+  const assertion = await clientAssertion(world.key, CLIENT_ID, world.pin.issuer, Date.now());
+  const once = { ...params, client_assertion_type: CLIENT_ASSERTION_TYPE, client_assertion: assertion };
+  assert.equal((await form('/as/mission/status', once, { auth: false })).status, 200);
+  assert.equal((await form('/as/mission/status', once, { auth: false })).status, 401, 'jti is single use');
+  const stranger = await clientKey('ES256', 'client-key-1');
+  const foreign = await clientAssertion(stranger.key, CLIENT_ID, world.pin.issuer, Date.now());
+  assert.equal(
+    (
+      await form(
+        '/as/mission/status',
+        { ...params, client_assertion_type: CLIENT_ASSERTION_TYPE, client_assertion: foreign },
+        { auth: false },
+      )
+    ).status,
+    401,
+  );
+});
+
+test('strict form parser: a parameter given twice ⇒ 400 invalid_request, nothing changes', async () => {
+  const mission = await world.createMission();
+  const assertion = await clientAssertion(world.key, CLIENT_ID, world.pin.issuer, Date.now());
+  const raw = `mission=${mission}&operation=revoke&operation=suspend&nonce=n&client_assertion_type=${encodeURIComponent(CLIENT_ASSERTION_TYPE)}&client_assertion=${assertion}`;
+  const answer = await form('/as/mission/lifecycle', {}, { raw, auth: false });
+  assert.equal(answer.status, 400);
+  assert.equal(((await answer.json()) as { error: string }).error, 'invalid_request');
+  assert.equal((await world.admin(`/admin/missions/${mission}`)).body['state'], 'active');
+});
+
+test('MCO-05: the token endpoint issues an at+jwt with the mission claim only while active; invalid_grant after', async () => {
+  const mission = await world.createMission();
+  const grant = { grant_type: 'client_credentials', mission, resource: AUDIENCE };
+  const issued = await form('/as/token', grant);
+  assert.equal(issued.status, 200);
+  const { access_token: token } = (await issued.json()) as { access_token: string };
+  assert.equal(decodeProtectedHeader(token).typ, 'at+jwt');
+  const { payload } = await jwtVerify(token, createLocalJWKSet(world.issuer.state.keys.jwks()), {
+    typ: 'at+jwt',
+    issuer: world.pin.issuer,
+    audience: AUDIENCE,
+  });
+  assert.deepEqual(payload['mission'], {
+    id: mission,
+    origin: world.pin.issuer,
+    authority_hash: missionAnchor('authority', world.pin.issuer, AUTHORITY_SET),
+  });
+  assert.ok(payload.exp! - payload.iat! <= 300);
+  await world.admin(`/admin/missions/${mission}/suspend`, {});
+  const refused = await form('/as/token', grant);
+  assert.equal(refused.status, 400);
+  assert.equal(((await refused.json()) as { error: string }).error, 'invalid_grant');
+});
+
+test('narrowing changes authority_hash without a lifecycle version; widening is refused', async () => {
+  const mission = await world.createMission();
+  const narrowed = await world.admin(`/admin/missions/${mission}/narrow`, {
+    authority_set: [AUTHORITY_SET[0]],
+  });
+  assert.equal(narrowed.status, 200);
+  assert.equal(
+    narrowed.body['authority_hash'],
+    missionAnchor('authority', world.pin.issuer, [AUTHORITY_SET[0]!]),
+  );
+  assert.equal(narrowed.body['version'], 1);
+  const wider = await world.admin(`/admin/missions/${mission}/narrow`, {
+    authority_set: [{ ...AUTHORITY_SET[0], actions: ['invoices.read', 'invoices.delete'] }],
+  });
+  assert.equal(wider.status, 400);
+  const status = await world.client.check(mission);
+  assert.equal(status.kind === 'verified' && status.status.authorityHash, narrowed.body['authority_hash']);
+});
+
+test('MST-06: per-consumer rate limit answers 429 with Retry-After and retry_after', async () => {
+  const limited = await startWorld({ rateLimitPerMinute: 2 });
+  try {
+    const mission = await limited.createMission();
+    assert.equal((await limited.client.check(mission)).kind, 'verified');
+    assert.equal((await limited.client.check(mission)).kind, 'verified');
+    const third = await limited.client.check(mission);
+    assert.equal(third.kind === 'unknown' && third.reason, 'rate_limited');
+    assert.ok(third.kind === 'unknown' && third.retryAfterSec !== null && third.retryAfterSec >= 1);
+  } finally {
+    await limited.close();
+  }
+});
+
+test('admin API refuses a missing or wrong bearer', async () => {
+  const response = await fetch(`${world.issuer.url}/admin/missions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer wrong' },
+    body: '{}',
+  });
+  assert.equal(response.status, 401);
+});
