@@ -5,6 +5,7 @@ import { digestCommand, jcsCommand } from './jcs.js';
 import { leaseCommand } from './lease.js';
 import { logCommand } from './log.js';
 import { migrateCommand } from './migrate.js';
+import { occurrencesCommand } from './occurrences.js';
 import { reconcileCommand } from './reconcile.js';
 import { sandboxCommand } from './sandbox.js';
 import { serveCommand } from './serve.js';
@@ -17,6 +18,7 @@ export const commands: readonly Command[] = [
   tokensCommand,
   migrateCommand,
   logCommand,
+  occurrencesCommand,
   reconcileCommand,
   sandboxCommand,
   sorCommand,
