@@ -37,7 +37,7 @@ function raw(url: string, bytes: string): Promise<RawAnswer> {
       const [head = '', body = ''] = text.split('\r\n\r\n');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
       const type = /^content-type: *(.+)$/im.exec(head)?.[1]?.trim() ?? '';
-      let parsed: JsonObject = {};
+      let parsed: JsonObject;
       try {
         parsed = JSON.parse(body) as JsonObject;
       } catch {
