@@ -156,6 +156,7 @@ function readTop(value: unknown): Fields {
  * JCS digest pins exactly what the operator registered.
  */
 export function validateProfile(value: unknown): ProviderProfile {
+  r.noNul(value, '$');
   const f = readTop(value);
   const request = readRequest(f['request']);
   if (f['authority'] !== undefined) readAuthorityTie(r, f['authority'], request, MEMBER);
@@ -183,6 +184,7 @@ export function profileDigest(profile: ProviderProfile): Sha256Digest {
 export function requestDigest(profile: ProviderProfile, request: unknown): Sha256Digest {
   const ri = new Reader('input_invalid');
   const f = ri.object(request, '$.request', profile.request.required, profile.request.members);
+  ri.noNul(f, '$.request');
   return digestJcs(f);
 }
 

@@ -118,3 +118,12 @@ test('a path parameter of the documented 128 characters reaches the route even p
   const lineage = await api.call('GET', `/v1/lineages/${encoded}`, { token: api.operator });
   assert.equal(lineage.body['code'], 'lineage_not_found');
 });
+
+test('U+0000 in a query or a free-text member is input_invalid over HTTP, like every other text field', async (t) => {
+  const api = await startApi(t);
+  const subject = await api.call('GET', '/v1/evidence?subject=occurrence:a%00b', { token: api.operator });
+  assert.equal(subject.status, 400, subject.text);
+  assert.equal(subject.body['code'], 'input_invalid');
+  const list = await api.call('GET', '/v1/occurrences?creationKey=a%00b', { token: api.operator });
+  assert.equal(list.body['code'], 'input_invalid');
+});
