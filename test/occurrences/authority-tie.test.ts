@@ -170,3 +170,33 @@ test('the shipped sandbox profiles tie the authority to amount and currency', ()
     assert.ok(p.request.required.includes('amount'));
   }
 });
+
+for (const e of engines) {
+  test(`[${e.name}] AOC-REQ-002 creation-key scope: per lineage; a domain-wide linked identifier makes one invoice one occurrence`, async (t) => {
+    const { svc, credential: a } = await prepared(t, e);
+    const b = (await svc.takeover({ lineage: 'second-agent' })).credential;
+    const invoice = (cred: string, linked: boolean) => ({
+      ...createInput(cred, 'invoice-2026-0042', 500),
+      ...(linked ? { linkedIds: [{ type: 'bcr_operation_id' as const, value: 'invoice-2026-0042' }] } : {}),
+    });
+    // The creation key is scoped to the lineage: two roles may each mean their own occurrence.
+    const first = await svc.create(invoice(a, false));
+    const second = await svc.create(invoice(b, false));
+    assert.notEqual(first.occurrence.id, second.occurrence.id);
+    // What the docs teach for "at most one occurrence per material action" (AOC-REQ-002): a
+    // domain-wide exclusive linked identifier. The second lineage is refused, not paid twice.
+    const linkedA = await svc.create({ ...invoice(a, true), creationKey: 'invoice-2026-0042-linked' });
+    assert.equal(linkedA.created, true);
+    await assert.rejects(svc.create({ ...invoice(b, true), creationKey: 'invoice-2026-0042-linked' }), {
+      code: 'linked_identifier_conflict',
+    });
+    const page = await svc.listOccurrences({ creationKey: 'invoice-2026-0042-linked' });
+    assert.deepEqual(
+      page.occurrences.map((o) => o.id),
+      [linkedA.occurrence.id],
+    );
+    // The first lineage retrying gets its original occurrence back.
+    const retry = await svc.create({ ...invoice(a, true), creationKey: 'invoice-2026-0042-linked' });
+    assert.deepEqual([retry.created, retry.occurrence.id], [false, linkedA.occurrence.id]);
+  });
+}
