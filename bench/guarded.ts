@@ -50,7 +50,8 @@ export async function openGuarded(engine: StoreEngine, executors: number): Promi
       creationKey: key,
       provider: { profileId: 'bench-payments', profileVersion: '1' },
       request: request(i),
-      authority: { id: x.authority, amount: 100 },
+      // The profile ties the authority to the request's amount (docs/occurrences.md).
+      authority: { id: x.authority, amount: request(i).amount },
     });
     const t1 = performance.now();
     const ticket = await service.enter({ credential: x.credential, occurrenceId: c.occurrence.id });

@@ -215,7 +215,7 @@ async function guardedOverHttp(
       creationKey: `k-${n}`,
       provider: { profileId: profile.id, profileVersion: profile.version },
       request: { amount: 100 + (n % 50), currency: 'eur', payee: `payee-${n % 97}`, invoice: `inv-${n}` },
-      authority: { id: x.authority, amount: 100 },
+      authority: { id: x.authority, amount: 100 + (n % 50) },
     });
     const id = String((created['occurrence'] as Json)['id']);
     const t1 = performance.now();

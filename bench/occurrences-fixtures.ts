@@ -17,6 +17,7 @@ export function benchProfile() {
       required: ['amount', 'currency'],
       private: false,
     },
+    authority: { amount: 'amount', unit: { member: 'currency', values: { EUR: 'EUR-cents' } } },
     nativeKey: { rule: 'template', template: 'baton:{domain}:{occurrenceId}', header: 'Idempotency-Key' },
     reference: { member: 'id', pattern: '^pay_[A-Za-z0-9]{4,64}$' },
     acknowledgement: { authentication: pin, freshnessSeconds: 300 },

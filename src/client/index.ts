@@ -12,3 +12,10 @@ export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';
 export { InProcessBatonClient, type InProcessBatonClientOptions } from './in-process.js';
 export { perform } from './perform.js';
 export * from './types.js';
+export {
+  OccurrencesQuery,
+  type ChainCheck,
+  type OccurrenceListFilter,
+  type OccurrencesQueryOptions,
+  type OccurrenceTimeline,
+} from './occurrences-query.js';

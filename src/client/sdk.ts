@@ -15,6 +15,13 @@ export {
   type PrincipalToken,
   type PrincipalTokenRole,
 } from './admin.js';
+export {
+  OccurrencesQuery,
+  type ChainCheck,
+  type OccurrenceListFilter,
+  type OccurrencesQueryOptions,
+  type OccurrenceTimeline,
+} from './occurrences-query.js';
 export { DEFAULT_TIMEOUT_MS } from './http-transport.js';
 export type { Fetch } from './http-transport.js';
 export { perform } from './perform.js';

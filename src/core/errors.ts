@@ -73,6 +73,8 @@ export const ERROR_CODES = {
   profile_conflict: spec(409),
   domain_conflict: spec(409),
   authority_conflict: spec(409),
+  /** The provider request's amount or unit is not the authority the occurrence spends (docs/occurrences.md). */
+  authority_request_mismatch: spec(400),
   // --- providers -------------------------------------------------------------------------------
   provider_unreachable: spec(502, true),
   provider_response_invalid: spec(502),
@@ -92,6 +94,12 @@ export const ERROR_CODES = {
   ERR_ESCROW_LAPSED: spec(409),
   // --- server (HTTP API) ----------------------------------------------------------------------
   media_type_unsupported: spec(415),
+  /** The request's framing itself: a path that does not percent-decode, a malformed request line. */
+  url_invalid: spec(400),
+  http_malformed: spec(400),
+  uri_too_long: spec(414),
+  headers_too_large: spec(431),
+  request_timeout: spec(408),
   // --- client (SDK) ----------------------------------------------------------------------------
   /** Baton answered, but not with what the route promises: the command may have applied. */
   baton_response_invalid: spec(502),

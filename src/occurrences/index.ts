@@ -22,6 +22,7 @@ export { OccurrencesService, type OccurrencesServiceOptions } from './service.js
 export type { DomainPublicKey, OccurrenceView } from './service/context.js';
 export type { CreateResult } from './service/create.js';
 export type { EntryTicket } from './service/entry.js';
+export type { ListInput, OccurrencePage } from './service/listing.js';
 export type { ObserveResult } from './service/observe.js';
 export type { LineageView, OccurrenceCounts, OccurrenceDetail } from './service/queries.js';
 export type { TakeoverResult } from './service/setup.js';

@@ -43,6 +43,31 @@ export interface OccurrenceFilter {
   readonly limit?: number;
 }
 
+/** Where a page of occurrences starts: strictly after this (createdAt, id) in newest-first order. */
+export interface OccurrencePosition {
+  readonly createdAt: number;
+  readonly id: string;
+}
+
+/**
+ * One page of `GET /v1/occurrences` (docs/api.md): every filter is optional and each is served by
+ * an index whose tail is (created_at, id), the page order, so a page costs its size, never the
+ * table's (migration 005).
+ */
+export interface OccurrenceQuery {
+  readonly phase?: Phase;
+  readonly outcome?: Outcome;
+  readonly lineage?: string;
+  readonly profileId?: string;
+  readonly creationKey?: string;
+  /** createdAt >= this (Unix ms). */
+  readonly createdFrom?: number;
+  /** createdAt < this (Unix ms). */
+  readonly createdBefore?: number;
+  readonly after?: OccurrencePosition;
+  readonly limit: number;
+}
+
 /** Reads: usable in a read-only snapshot as well as inside a write transaction. */
 export interface OccurrencesReader {
   getDomain(): Promise<DomainRecord | undefined>;
@@ -56,6 +81,8 @@ export interface OccurrencesReader {
   listAuthorities(limit: number): Promise<AuthorityRecord[]>;
   getOccurrence(id: string): Promise<OccurrenceRecord | undefined>;
   listOccurrences(filter: OccurrenceFilter): Promise<OccurrenceRecord[]>;
+  /** Newest first, ordered by (createdAt, id) descending; at most `query.limit` rows. */
+  pageOccurrences(query: OccurrenceQuery): Promise<OccurrenceRecord[]>;
   countByState(): Promise<StateCount[]>;
   listEvents(subject: string): Promise<EvidenceEvent[]>;
 }

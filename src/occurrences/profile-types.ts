@@ -58,6 +58,18 @@ export interface StatusMapping {
   readonly establishesNoEffect: boolean;
 }
 
+/**
+ * Where the request carries the authority it spends (src/occurrences/authority-tie.ts): the
+ * amount member and the unit (fixed, or read from a member through a map of its values), or a
+ * fixed amount per occurrence for requests that carry none.
+ */
+export type AuthorityTie =
+  | {
+      readonly amount: string;
+      readonly unit: string | { readonly member: string; readonly values: Readonly<Record<string, string>> };
+    }
+  | { readonly perOccurrence: number };
+
 export interface ProviderProfile {
   readonly format: typeof PROFILE_FORMAT;
   readonly id: string;
@@ -78,6 +90,8 @@ export interface ProviderProfile {
   readonly acknowledgement: { readonly authentication: AuthenticationPin; readonly freshnessSeconds: number };
   readonly statusSources: readonly StatusSource[];
   readonly statuses: Readonly<Record<string, StatusMapping>>;
+  /** Absent: the profile ties no authority to its requests, and create refuses (fail closed). */
+  readonly authority?: AuthorityTie;
 }
 
 export interface RegisteredProfile {

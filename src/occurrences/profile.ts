@@ -7,6 +7,7 @@ import { digestJcs, sha256, sha256HexTag } from '../core/digest.js';
 import type { Sha256Digest } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
 import { canonicalBytes } from '../core/jcs.js';
+import { readAuthorityTie } from './authority-tie.js';
 import { readAuthentication, readStatuses } from './profile-parts.js';
 import type { ProviderProfile, NativeKeyRule, StatusSource, StatusMapping } from './profile-types.js';
 import {
@@ -34,7 +35,7 @@ function uniqueNames(value: unknown, path: string, min: number): string[] {
   return names;
 }
 
-function readRequest(value: unknown): void {
+function readRequest(value: unknown): { members: string[]; required: string[] } {
   const f = r.object(value, '$.request', ['members', 'required', 'private']);
   const members = uniqueNames(f['members'], '$.request.members', 1);
   const required = uniqueNames(f['required'], '$.request.required', 0);
@@ -42,6 +43,7 @@ function readRequest(value: unknown): void {
     if (!members.includes(name)) r.fail('$.request.required', 'names a member outside request.members');
   }
   r.boolean(f['private'], '$.request.private');
+  return { members, required };
 }
 
 function readNativeKey(value: unknown): NativeKeyRule['rule'] {
@@ -119,20 +121,25 @@ function readSource(value: unknown, path: string, keyRule: NativeKeyRule['rule']
 }
 
 function readTop(value: unknown): Fields {
-  const f = r.object(value, '$', [
-    'format',
-    'id',
-    'version',
-    'provider',
-    'account',
-    'environment',
-    'request',
-    'nativeKey',
-    'reference',
-    'acknowledgement',
-    'statusSources',
-    'statuses',
-  ]);
+  const f = r.object(
+    value,
+    '$',
+    [
+      'format',
+      'id',
+      'version',
+      'provider',
+      'account',
+      'environment',
+      'request',
+      'nativeKey',
+      'reference',
+      'acknowledgement',
+      'statusSources',
+      'statuses',
+    ],
+    ['authority'],
+  );
   if (f['format'] !== PROFILE_FORMAT) r.fail('$.format', `must be "${PROFILE_FORMAT}"`);
   r.string(f['id'], '$.id', PROFILE_ID);
   r.string(f['version'], '$.version', VERSION);
@@ -149,8 +156,10 @@ function readTop(value: unknown): Fields {
  * JCS digest pins exactly what the operator registered.
  */
 export function validateProfile(value: unknown): ProviderProfile {
+  r.noNul(value, '$');
   const f = readTop(value);
-  readRequest(f['request']);
+  const request = readRequest(f['request']);
+  if (f['authority'] !== undefined) readAuthorityTie(r, f['authority'], request, MEMBER);
   const keyRule = readNativeKey(f['nativeKey']);
   readReference(f['reference']);
   const ack = r.object(f['acknowledgement'], '$.acknowledgement', ['authentication', 'freshnessSeconds']);
@@ -175,6 +184,7 @@ export function profileDigest(profile: ProviderProfile): Sha256Digest {
 export function requestDigest(profile: ProviderProfile, request: unknown): Sha256Digest {
   const ri = new Reader('input_invalid');
   const f = ri.object(request, '$.request', profile.request.required, profile.request.members);
+  ri.noNul(f, '$.request');
   return digestJcs(f);
 }
 

@@ -25,6 +25,7 @@ import type { RegisteredProfile } from './profile-types.js';
 import type { DomainPublicKey, OccurrenceView, ServiceContext } from './service/context.js';
 import { create, reissue, remedy, type CreateResult } from './service/create.js';
 import { enter, release, type EntryTicket } from './service/entry.js';
+import { listOccurrences, type ListInput, type OccurrencePage } from './service/listing.js';
 import { observe, type ObserveResult } from './service/observe.js';
 import * as admin from './service/admin-reads.js';
 import * as q from './service/queries.js';
@@ -101,8 +102,9 @@ export class OccurrencesService {
     return observe(this.#ctx, input, true, actor);
   }
 
-  observe(input: ObservationInput, actor?: string): Promise<ObserveResult> {
-    return observe(this.#ctx, input, false, actor);
+  /** `requestedBy`: the principal that asked for the reconcile, recorded in the evidence. */
+  observe(input: ObservationInput, actor?: string, requestedBy?: string): Promise<ObserveResult> {
+    return observe(this.#ctx, input, false, actor, requestedBy);
   }
 
   // --- queries ---------------------------------------------------------------------------------
@@ -121,6 +123,11 @@ export class OccurrencesService {
 
   async listUnresolved(lineage: string): Promise<OccurrenceView[]> {
     return (await q.listOpen(this.#ctx, lineage)).unresolved;
+  }
+
+  /** One page of occurrences, newest first (docs/api.md, "Listing occurrences"). */
+  listOccurrences(input: ListInput): Promise<OccurrencePage> {
+    return listOccurrences(this.#ctx, input);
   }
 
   getLineage(lineage: string): Promise<q.LineageView> {

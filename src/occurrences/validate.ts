@@ -8,6 +8,15 @@ import type { BatonErrorCode } from '../core/errors.js';
 
 export type Fields = Readonly<Record<string, unknown>>;
 
+/**
+ * One policy for every text Baton keeps (docs/api.md "Text"): U+0000 is refused at input
+ * validation, on every field of every command and inside the documents a command carries —
+ * PostgreSQL's TEXT cannot hold it and SQLite's can, so accepting it would make the two engines
+ * disagree (one stores, the other fails), and a NUL is never meaningful in a name or a request.
+ */
+export const NUL = '\u0000';
+const NUL_REFUSED = 'must not contain U+0000';
+
 export class Reader {
   constructor(private readonly code: BatonErrorCode) {}
 
@@ -47,6 +56,7 @@ export class Reader {
     if (typeof value !== 'string') this.fail(path, 'must be a string');
     if (value.length === 0 || value.length > max) this.fail(path, `must have 1..${max} characters`);
     if (!value.isWellFormed()) this.fail(path, 'must be well-formed Unicode');
+    if (value.includes(NUL)) this.fail(path, NUL_REFUSED);
     if (pattern !== undefined && !pattern.test(value)) this.fail(path, `must match ${pattern.source}`);
     return value;
   }
@@ -71,6 +81,27 @@ export class Reader {
       this.fail(path, `must be one of ${allowed.join(', ')}`);
     }
     return value as T;
+  }
+
+  /**
+   * Refuse U+0000 in every string and member name inside a JSON document (a provider request, a
+   * profile): docs/api.md "Text". Iterative, so a deep document cannot exhaust the stack.
+   */
+  noNul(value: unknown, path: string): void {
+    const stack: [unknown, string][] = [[value, path]];
+    for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+      const [v, at] = item;
+      if (typeof v === 'string') {
+        if (v.includes(NUL)) this.fail(at, NUL_REFUSED);
+      } else if (Array.isArray(v)) {
+        v.forEach((x, i) => stack.push([x, `${at}[${i}]`]));
+      } else if (typeof v === 'object' && v !== null) {
+        for (const [k, x] of Object.entries(v)) {
+          if (k.includes(NUL)) this.fail(at, `a member name ${NUL_REFUSED}`);
+          stack.push([x, `${at}.${k}`]);
+        }
+      }
+    }
   }
 
   array(value: unknown, path: string, min = 0, max = 1000): readonly unknown[] {

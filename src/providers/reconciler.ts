@@ -53,6 +53,8 @@ export interface ReconcilerOptions {
   readonly maxBackoffMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly onProgress?: (p: ReconcileProgress) => void;
+  /** Who asked for this run (a principal's evidence actor), recorded in each observation. */
+  readonly requestedBy?: string;
 }
 
 /** The unresolved occurrences of one lineage (AOC-REQ-005: what a successor must look at first). */
@@ -122,7 +124,7 @@ export class Reconciler {
     let current = occurrence;
     for (const source of o.sources.applicable(profile, current, o.kinds ?? ACTIVE_KINDS)) {
       const reading = await o.sources.query(profile, current, source.id);
-      const result = await recordReading(o.service, reading);
+      const result = await recordReading(o.service, reading, o.requestedBy);
       current = result.occurrence;
       tally.count(result.missingKnowledge);
       if (!current.unresolved) tally.resolved.add(current.id);
@@ -160,6 +162,7 @@ export async function reconcileOccurrence(
   service: ReconcilerService & Pick<OccurrencesService, 'getOccurrenceView'>,
   sources: StatusSources,
   occurrenceId: string,
+  requestedBy?: string,
 ): Promise<OccurrenceReconciled> {
   const current = (): Promise<OccurrenceView> => service.getOccurrenceView(occurrenceId);
   let missingKnowledge: MissingKnowledgeReason | null = null;
@@ -172,6 +175,7 @@ export async function reconcileOccurrence(
       return o.unresolved ? [o] : [];
     },
     onProgress: (p) => void (missingKnowledge = p.missingKnowledge),
+    ...(requestedBy === undefined ? {} : { requestedBy }),
   });
   const report = await reconciler.run();
   return { occurrence: await current(), report, missingKnowledge };

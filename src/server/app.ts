@@ -16,6 +16,7 @@ import { parseStrictJson } from '../core/json.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import { NO_KEYS, StatusSources, type KeyResolver } from '../providers/index.js';
 import type { StoreEngine } from '../store/engine.js';
+import { clientErrors, frameworkErrors, MAX_PARAM_LENGTH } from './framework-errors.js';
 import { Metrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, schemaError, toBatonError, toProblem } from './problem.js';
@@ -113,6 +114,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     logger: loggerOption(options.logger),
     bodyLimit,
     forceCloseConnections: true,
+    // Router and connection refusals are problems too (src/server/framework-errors.ts).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrors(metrics),
+    clientErrorHandler: clientErrors(metrics),
     schemaErrorFormatter: schemaError,
     ajv: {
       customOptions: { removeAdditional: false, useDefaults: false, coerceTypes: false, allErrors: false },

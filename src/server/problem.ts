@@ -40,8 +40,11 @@ const BY_STATUS: Readonly<Record<number, BatonErrorCode>> = {
   401: 'unauthenticated',
   403: 'forbidden',
   404: 'not_found',
+  408: 'request_timeout',
   413: 'json_too_large',
+  414: 'uri_too_long',
   415: 'media_type_unsupported',
+  431: 'headers_too_large',
 };
 
 /** Turn whatever was thrown into a BatonError whose message is safe to show. */

@@ -73,3 +73,37 @@ export async function verifyEvidence(
 ): Promise<ChainReport> {
   return engine.read(async (tx) => (await walkEvidence(tx, undefined, onProgress)).report());
 }
+
+/** One subject's chain, checked by the same walker as `verifyEvidence` (no second verifier). */
+export interface SubjectVerification extends ChainReport {
+  /** seq → the hash the walker recomputed, for every event whose content and link are intact. */
+  readonly verified: ReadonlyMap<number, string>;
+}
+
+/**
+ * Walk one subject's chain against its recorded head: what `baton occurrences show` marks event
+ * by event. An event is verified when its hash recomputes and it links to the event before it; a
+ * chain whose last events were removed is reported (`ok: false`) with no event to mark.
+ */
+export async function verifySubject(tx: SqlExecutor, subject: string): Promise<SubjectVerification> {
+  const rows = await tx.all<EvidenceRow>(
+    `SELECT ${EVIDENCE_COLUMNS} FROM evidence_events WHERE subject = ? ORDER BY seq`,
+    [subject],
+  );
+  const head = await tx.get<HeadsRow>(
+    'SELECT subject, head, count, last_seq FROM evidence_heads WHERE subject = ?',
+    [subject],
+  );
+  const walker = new ChainWalker();
+  const verified = new Map<number, string>();
+  for (const row of rows) {
+    const event = walker.feed(row);
+    if (event !== undefined) verified.set(event.seq, event.hash);
+  }
+  const heads = new Map<string, HeadRecord>();
+  if (head !== undefined) {
+    heads.set(subject, { head: head.head, count: Number(head.count), last_seq: Number(head.last_seq) });
+  }
+  walker.finish(heads);
+  return { ...walker.report(), verified };
+}

@@ -6,6 +6,7 @@ import type {
   EvidenceEvent,
   LineageRecord,
   OccurrenceFilter,
+  OccurrenceQuery,
   OccurrenceRecord,
   OccurrencesReader,
   Outcome,
@@ -21,6 +22,44 @@ import * as rows from './occurrences-rows.js';
 // open_stripe is the store's own bookkeeping (occurrences-limits.ts), not part of the record.
 const OCC_COLS = `${rows.OCCURRENCE_COLUMNS.join(', ')}, open_stripe`;
 const MAX_LIST = 10_000;
+
+const EQUALS: readonly [keyof OccurrenceQuery, string][] = [
+  ['phase', 'phase'],
+  ['outcome', 'outcome'],
+  ['lineage', 'lineage'],
+  ['profileId', 'profile_id'],
+  ['creationKey', 'creation_key'],
+];
+
+/**
+ * The WHERE of one page. The cursor is written `created_at <= ? AND (created_at < ? OR id < ?)`
+ * rather than as a row value: both engines then see a plain range on the index's created_at
+ * column (SQLite does not use an index for a row-value inequality in every version).
+ */
+function pageWhere(q: OccurrenceQuery): { where: string[]; params: SqlValue[] } {
+  const where: string[] = [];
+  const params: SqlValue[] = [];
+  for (const [member, column] of EQUALS) {
+    const value = q[member];
+    if (typeof value === 'string') {
+      where.push(`${column} = ?`);
+      params.push(value);
+    }
+  }
+  if (q.createdFrom !== undefined) {
+    where.push('created_at >= ?');
+    params.push(q.createdFrom);
+  }
+  if (q.createdBefore !== undefined) {
+    where.push('created_at < ?');
+    params.push(q.createdBefore);
+  }
+  if (q.after !== undefined) {
+    where.push('created_at <= ? AND (created_at < ? OR id < ?)');
+    params.push(q.after.createdAt, q.after.createdAt, q.after.id);
+  }
+  return { where, params };
+}
 
 type OccurrenceRowWithStripe = rows.OccurrenceRow & { open_stripe: number | string | null };
 
@@ -166,6 +205,17 @@ export class OccurrencesReaderSql implements OccurrencesReader {
     const list = await this.#ex.all<rows.OccurrenceRow>(
       `SELECT ${OCC_COLS} FROM aoc_occurrences${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
        ORDER BY created_at, id LIMIT ${limit}`,
+      params,
+    );
+    return list.map(rows.occurrenceFromRow);
+  }
+
+  async pageOccurrences(query: OccurrenceQuery): Promise<OccurrenceRecord[]> {
+    const { where, params } = pageWhere(query);
+    const limit = Math.min(Math.max(1, Math.trunc(query.limit)), MAX_LIST);
+    const list = await this.#ex.all<rows.OccurrenceRow>(
+      `SELECT ${OCC_COLS} FROM aoc_occurrences${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
       params,
     );
     return list.map(rows.occurrenceFromRow);

@@ -94,7 +94,7 @@ test('a conflicting change is config_conflict and nothing is applied, not even t
   const r = await baton(['apply', conflicting, '--url', api.url, '--token', api.admin]);
   assert.equal(r.code, 1, r.out);
   assert.match(r.err, /^error: config_conflict: nothing applied: /m);
-  assert.match(r.err, /authority first-call-payments: exists with unit eur_cents/);
+  assert.match(r.err, /authority first-call-payments: exists with unit EUR-cents/);
   assert.match(r.err, /token first-call-operator: an unrevoked token of this name has another role/);
   assert.equal(
     await api.snapshot(),

@@ -91,7 +91,7 @@ test('serve --config with a conflicting file exits 1 before it listens and appli
     {
       ...config,
       authorities: [
-        { id: 'first-call-payments', unit: 'eur_cents', total: 5 },
+        { id: 'first-call-payments', unit: 'EUR-cents', total: 5 },
         { id: 'extra', unit: 'u', total: 1 },
       ],
     },

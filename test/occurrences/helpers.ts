@@ -35,6 +35,7 @@ export function paymentsProfile(overrides: JsonObject = {}): JsonObject {
       required: ['amount', 'currency', 'destination'],
       private: false,
     },
+    authority: { amount: 'amount', unit: { member: 'currency', values: { EUR: 'EUR-cents' } } },
     nativeKey: { rule: 'template', template: 'baton:{domain}:{occurrenceId}', header: 'Idempotency-Key' },
     reference: { member: 'id', pattern: '^pay_[A-Za-z0-9]{4,64}$' },
     acknowledgement: {

@@ -184,3 +184,17 @@ test('a source the profile does not pin is refused before anything is asked', as
     code: 'status_source_invalid',
   });
 });
+
+test('listing: a signed page whose envelope names another account settles nothing (`binding_mismatch`), even with the payment in it', async (t) => {
+  const w = await openWorld(t, { sources: { pageSize: 2, maxPages: 10 } });
+  for (const n of [1, 2, 3]) await direct(w, `direct-${n}`, `other-${n}`);
+  const { ticket, key } = await pay(w, 'inv-other-listing', ['drop_response_after_apply']);
+  // Signed with the sandbox's own key: authentic, but about another account.
+  w.sandbox.addFault('all', 'other_account');
+  const r = await ask(w, ticket.occurrence.id, 'listing');
+  assert.equal(r.effective, false);
+  assert.equal(r.missingKnowledge, 'binding_mismatch');
+  assert.equal(r.occurrence.unresolved, true);
+  assert.equal(r.occurrence.outcome, 'unknown');
+  assert.equal(w.sandbox.effectCount(key), 1);
+});

@@ -121,6 +121,8 @@ const ROUTES: readonly RouteCase[] = [
     path: fixed('/v1/occurrences'),
     body: () => createBody('matrix-new'),
   },
+  // An executor's list is its own lineage's (test/server/occurrences-list.test.ts).
+  { method: 'GET', template: '/v1/occurrences', roles: ALL, scope: 'none', path: fixed('/v1/occurrences') },
   { method: 'GET', template: '/v1/occurrences/{id}', roles: ALL, scope: 'occurrence', path: occ('') },
   {
     method: 'POST',

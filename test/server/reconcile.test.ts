@@ -98,3 +98,24 @@ test('reconcile without the pinned key: the answer is recorded as unauthenticate
     'input_invalid',
   );
 });
+
+test('reconcile: the observation that settles an occurrence names who asked for the reconcile (requestedBy)', async (t) => {
+  const w = await world(t, (id) => staticKeys({ [id]: HMAC }));
+  const r = await w.api.call('POST', `/v1/occurrences/${w.id}/reconcile`, { token: w.api.operator });
+  assert.equal((r.body['occurrence'] as JsonObject)['outcome'], 'success');
+  const detail = await w.api.service.getOccurrence(w.id);
+  const observed = detail.evidence.filter((e) => e.type === 'observation_recorded');
+  const settling = observed.find((e) => (e.body as JsonObject)['requestedBy'] !== undefined);
+  assert.ok(settling !== undefined, 'the reconcile observation carries requestedBy');
+  assert.match((settling.body as JsonObject)['requestedBy'] as string, /^operator:/);
+  assert.match(settling.actor, /^status-source:/, 'the actor stays the status source that answered');
+  // The executor's own acknowledgement was not requested by anyone.
+  assert.equal(observed.filter((e) => (e.body as JsonObject)['requestedBy'] !== undefined).length, 1);
+  // An executor asking is named too.
+  const w2 = await world(t, (id) => staticKeys({ [id]: HMAC }));
+  await w2.api.call('POST', `/v1/occurrences/${w2.id}/reconcile`, { token: w2.cred });
+  const by = (await w2.api.service.getOccurrence(w2.id)).evidence
+    .map((e) => (e.body as JsonObject)['requestedBy'])
+    .filter((x) => x !== undefined);
+  assert.deepEqual(by, ['executor:invoice-agent#1']);
+});

@@ -8,6 +8,7 @@ import { leaseCommand } from './lease.js';
 import { logCommand } from './log.js';
 import { migrateCommand } from './migrate.js';
 import { missionsCommand } from './missions.js';
+import { occurrencesCommand } from './occurrences.js';
 import { reconcileCommand } from './reconcile.js';
 import { sandboxCommand } from './sandbox.js';
 import { authoritiesCommand, domainCommand, profilesCommand } from './setup-verbs.js';
@@ -25,6 +26,7 @@ export const commands: readonly Command[] = [
   authoritiesCommand,
   migrateCommand,
   logCommand,
+  occurrencesCommand,
   reconcileCommand,
   sandboxCommand,
   sorCommand,

@@ -17,6 +17,7 @@ import type {
   PlannedEvent,
   RemedyKind,
 } from '../model.js';
+import { checkAuthorityTie } from '../authority-tie.js';
 import { deriveNativeKey, requestDigest } from '../profile.js';
 import type { RegisteredProfile } from '../profile-types.js';
 import type { Caller, Rejection } from './common.js';
@@ -156,6 +157,13 @@ export function decideCreate(
   if (problem !== undefined) return problem;
   const authority = checkAuthority(state, cmd);
   if ('rejected' in authority) return authority;
+  const untied = checkAuthorityTie(profile.document.authority, cmd.request, {
+    amount: cmd.authority.amount,
+    unit: authority.unit,
+  });
+  if (untied !== undefined) {
+    return reject('authority_request_mismatch', untied.message, { reason: untied.reason });
+  }
   return created(state, cmd, now, { profile, reqDigest, digest, authority });
 }
 

@@ -103,6 +103,7 @@ export function decideObserve(
   profile: ProviderProfile,
   cmd: ObservationCommand,
   now: number,
+  requestedBy?: string,
 ): ObserveDecision {
   const assessed = assessObservation(o, profile, cmd, now);
   const after = applyState(o, assessed, now);
@@ -122,7 +123,12 @@ export function decideObserve(
     profile: { id: o.provider.profileId, version: o.provider.profileVersion },
   };
   const events = [
-    event(subject, 'observation_recorded', { observation: nativeFacts(cmd, profile), interpretation }),
+    event(subject, 'observation_recorded', {
+      observation: nativeFacts(cmd, profile),
+      interpretation,
+      // Who asked for the reconcile that produced it (the route's caller), when someone did.
+      ...(requestedBy === undefined ? {} : { requestedBy }),
+    }),
   ];
   if (assessment.bindReference !== null) {
     events.push(event(subject, 'provider_reference_bound', { providerReference: assessment.bindReference }));

@@ -28,6 +28,7 @@ export async function observe(
   input: unknown,
   acknowledgement: boolean,
   actor?: string,
+  requestedBy?: string,
 ): Promise<ObserveResult> {
   const cmd = readObservation(input, acknowledgement);
   return ctx.uow.run(async (repo) => {
@@ -39,7 +40,7 @@ export async function observe(
     if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
     const profile = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
     if (profile === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
-    const d = decideObserve(o, profile.document, cmd, now);
+    const d = decideObserve(o, profile.document, cmd, now, requestedBy);
     if (d.assessment.bindReference !== null) {
       const added = await repo.addLinkedId(o, {
         type: 'provider_reference',

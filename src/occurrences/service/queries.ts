@@ -12,6 +12,19 @@ export interface OccurrenceDetail {
   readonly occurrence: OccurrenceView;
   /** The occurrence's whole evidence chain, oldest first. */
   readonly evidence: readonly EvidenceEvent[];
+  /**
+   * AOC-REQ-005: the takeovers that delivered this occurrence to a successor — its lineage's
+   * `generation_advanced` events whose `delivered` lists it as reserved or unresolved — oldest first.
+   */
+  readonly handovers: readonly EvidenceEvent[];
+}
+
+/** Whether a takeover event's body lists this occurrence as delivered. */
+export function deliversOccurrence(e: EvidenceEvent, id: string): boolean {
+  if (e.type !== 'generation_advanced') return false;
+  const body = e.body as { delivered?: { reserved?: unknown; unresolved?: unknown } } | null;
+  const lists = [body?.delivered?.reserved, body?.delivered?.unresolved];
+  return lists.some((l) => Array.isArray(l) && l.includes(id));
 }
 
 export interface LineageView {
@@ -35,7 +48,9 @@ export async function getOccurrence(ctx: ServiceContext, id: unknown): Promise<O
   return ctx.uow.read(async (repo) => {
     const o = await repo.getOccurrence(occurrenceId);
     if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
-    return { occurrence: view(o), evidence: await repo.listEvents(occurrenceSubject(o.id)) };
+    const evidence = await repo.listEvents(occurrenceSubject(o.id));
+    const lineage = await repo.listEvents(lineageSubject(o.lineage));
+    return { occurrence: view(o), evidence, handovers: lineage.filter((e) => deliversOccurrence(e, o.id)) };
   });
 }
 

@@ -84,6 +84,9 @@ export class StatusSources {
 export function recordReading(
   service: Pick<OccurrencesService, 'observe'>,
   reading: SourceReading,
+  requestedBy?: string,
 ): Promise<ObserveResult> {
-  return service.observe(reading.observation);
+  return requestedBy === undefined
+    ? service.observe(reading.observation)
+    : service.observe(reading.observation, undefined, requestedBy);
 }

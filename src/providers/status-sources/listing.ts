@@ -47,6 +47,20 @@ async function fetchPage(
   return { json, auth, items, hasMore: json['has_more'] === true };
 }
 
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/**
+ * The page's own envelope names the account (and, when it says, the environment) it lists. A page
+ * about another account settles nothing about this binding, whatever its items say — as a by-key
+ * answer naming another account already does (fail closed): the account must be stated and equal.
+ */
+function envelopeMismatch(o: OccurrenceView, page: Page): boolean {
+  const env = text(page.json['environment']);
+  return (
+    text(page.json['account']) !== o.provider.account || (env !== undefined && env !== o.provider.environment)
+  );
+}
+
 function matches(o: OccurrenceView, item: JsonObject): boolean {
   const key = o.provider.nativeKey;
   const ref = o.provider.providerReference;
@@ -68,6 +82,10 @@ export async function listing(
     first ??= page;
     // Every page must be authentic: the walk stops at the first page that is not.
     const auth = page.auth;
+    if (envelopeMismatch(o, page)) {
+      const detail = `page ${n}: the listing is about another account or environment`;
+      return absent(base, now, { o, first: page, auth, complete: false, detail });
+    }
     const hit = page.items.find((item) => matches(o, item));
     const facts = hit === undefined ? undefined : readPayment(hit);
     if (facts !== undefined) {
@@ -114,7 +132,6 @@ function absent(
   now: number,
   { o, first, auth, complete, detail }: Absence,
 ): SourceReading {
-  const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
   // The key searched for is the layer's own statement: "this listing holds no payment for it".
   return answered(base, now, {
     result: 'not_found',

@@ -110,8 +110,12 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
       handler: async (input) => {
         const id = param(input, 'id');
         await checkVisible(deps, input, id);
+        if (input.principal === undefined)
+          throw new BatonError('unauthenticated', 'a bearer token is required');
+        // The observations it records name who asked (an operator or the executor itself).
+        const requestedBy = principalActor(input.principal);
         return {
-          body: await timed(deps, 'reconcile', () => reconcileOccurrence(svc, deps.sources, id)),
+          body: await timed(deps, 'reconcile', () => reconcileOccurrence(svc, deps.sources, id, requestedBy)),
         };
       },
     },

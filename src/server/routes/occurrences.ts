@@ -4,9 +4,11 @@
  * transaction; the server's own checks (role, lineage ownership) only refuse earlier, never admit.
  */
 import { BatonError } from '../../core/errors.js';
+import { parseRfc3339 } from '../../core/time.js';
 import type {
   CreateInput,
   EnterInput,
+  ListInput,
   OccurrenceDetail,
   ReissueInput,
   ReleaseInput,
@@ -21,9 +23,17 @@ import {
   type RouteSpec,
   type ServerDeps,
 } from '../route.js';
+import { verifySubject, type SubjectVerification } from '../../store/evidence-verify.js';
 import { idParams } from '../schemas/common.js';
 import { createBody, enterBody, reissueBody, releaseBody, remedyBody } from '../schemas/inputs.js';
-import { createResult, entryTicket, occurrenceDetail, occurrenceResult } from '../schemas/records.js';
+import {
+  createResult,
+  entryTicket,
+  listQuery,
+  occurrenceDetail,
+  occurrencePage,
+  occurrenceResult,
+} from '../schemas/records.js';
 
 /**
  * The occurrence, if the caller may see it: operators see every occurrence, an executor only its
@@ -57,6 +67,53 @@ export async function checkVisible(deps: ServerDeps, input: HandlerInput, id: st
   refuseOtherLineage(input, o.lineage);
 }
 
+/** The query string as the service's list input; an executor sees only its own lineage. */
+function listInput(input: HandlerInput): ListInput {
+  const q = input.query;
+  const time = (k: string): number | undefined => (q[k] === undefined ? undefined : parseRfc3339(q[k]));
+  const p = input.principal;
+  const own = p?.kind === 'executor' ? p.lineage : undefined;
+  const named: Record<string, unknown> = {
+    phase: q['phase'],
+    outcome: q['outcome'],
+    lineage: own ?? q['lineage'],
+    profileId: q['profile'],
+    creationKey: q['creationKey'],
+    createdFrom: time('from'),
+    createdBefore: time('to'),
+    cursor: q['cursor'],
+    limit: q['limit'] === undefined ? undefined : Number(q['limit']),
+  };
+  for (const k of Object.keys(named)) if (named[k] === undefined) delete named[k];
+  return named;
+}
+
+function chainCheck(v: SubjectVerification, events: OccurrenceDetail['evidence']): Record<string, unknown> {
+  // An event is marked verified only as the walker recomputed it: same seq and same hash.
+  const verified = events.filter((e) => v.verified.get(e.seq) === e.hash).map((e) => e.seq);
+  return {
+    ok: v.ok,
+    problems: v.problems,
+    verified,
+    ...(v.firstBroken === undefined ? {} : { firstBroken: v.firstBroken }),
+  };
+}
+
+/**
+ * The detail with each chain it shows checked by the store's chain walker (the one `baton log
+ * verify` runs): the occurrence's own chain and its lineage's, where the handovers live.
+ */
+async function detailWithChains(deps: ServerDeps, d: OccurrenceDetail): Promise<Record<string, unknown>> {
+  const [own, lineage] = await deps.engine.read(async (ex) => [
+    await verifySubject(ex, `occurrence:${d.occurrence.id}`),
+    await verifySubject(ex, `lineage:${d.occurrence.lineage}`),
+  ]);
+  return {
+    ...d,
+    chains: { occurrence: chainCheck(own, d.evidence), lineage: chainCheck(lineage, d.handovers) },
+  };
+}
+
 function createdStatus(created: boolean): number {
   return created ? 201 : 200;
 }
@@ -81,13 +138,30 @@ export function occurrenceRoutes(deps: ServerDeps): RouteSpec[] {
     },
     {
       method: 'GET',
+      url: '/v1/occurrences',
+      operationId: 'listOccurrences',
+      summary:
+        'A page of occurrences, newest first, by phase, outcome, lineage, profile, creation key or time',
+      tag: 'occurrences',
+      roles: ['operator', 'executor'],
+      schema: { querystring: listQuery, response: { 200: occurrencePage } },
+      handler: async (input) => ({
+        body: await timed(deps, 'list_occurrences', () => svc.listOccurrences(listInput(input))),
+      }),
+    },
+    {
+      method: 'GET',
       url: '/v1/occurrences/:id',
       operationId: 'getOccurrence',
-      summary: 'One occurrence with its whole evidence chain',
+      summary:
+        'One occurrence with its evidence chain, the handovers that delivered it, and both chains checked',
       tag: 'occurrences',
       roles: ['operator', 'executor'],
       schema: { params: idParams, response: { 200: occurrenceDetail } },
-      handler: async (input) => ({ body: await visibleOccurrence(deps, input, param(input, 'id')) }),
+      handler: async (input) => {
+        const detail = await visibleOccurrence(deps, input, param(input, 'id'));
+        return { body: await timed(deps, 'verify_chain', () => detailWithChains(deps, detail)) };
+      },
     },
     {
       method: 'POST',

@@ -5,10 +5,12 @@
 import { listEvidence } from '../../store/evidence-log.js';
 import { verifyEvidence } from '../../store/evidence-verify.js';
 import { timed, type RouteSpec, type ServerDeps } from '../route.js';
-import { array, bool, count, evidenceEvent, nullable, object } from '../schemas/common.js';
+import { array, bool, count, evidenceEvent, NO_NUL_PATTERN, nullable, object } from '../schemas/common.js';
 import { counts } from '../schemas/records.js';
 
-const subjectQuery = object({ subject: { type: 'string', minLength: 1, maxLength: 512 } });
+const subjectQuery = object({
+  subject: { type: 'string', minLength: 1, maxLength: 512, pattern: NO_NUL_PATTERN },
+});
 
 const chainReport = object(
   {

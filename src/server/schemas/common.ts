@@ -10,7 +10,9 @@ export type Schema = Readonly<Record<string, unknown>>;
 export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$';
 
 export const name: Schema = { type: 'string', pattern: NAME_PATTERN, maxLength: 128 };
-export const text: Schema = { type: 'string', minLength: 1, maxLength: 512 };
+/** Free text: any characters but U+0000 (docs/api.md "Text"; the service refuses it too). */
+export const NO_NUL_PATTERN = '^[^\\u0000]*$';
+export const text: Schema = { type: 'string', minLength: 1, maxLength: 512, pattern: NO_NUL_PATTERN };
 export const int: Schema = { type: 'integer' };
 export const count: Schema = { type: 'integer', minimum: 0 };
 export const bool: Schema = { type: 'boolean' };

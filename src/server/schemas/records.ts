@@ -21,6 +21,7 @@ import {
   count,
   epochMs,
   evidenceEvent,
+  name,
   nullable,
   object,
   oneOf,
@@ -73,7 +74,49 @@ export const createResult: Schema = object({ occurrence, created: bool });
 
 export const occurrenceResult: Schema = object({ occurrence });
 
-export const occurrenceDetail: Schema = object({ occurrence, evidence: array(evidenceEvent) });
+const chainCheck: Schema = object(
+  {
+    ok: { type: 'boolean' },
+    problems: { type: 'integer', minimum: 0 },
+    verified: {
+      ...array({ type: 'integer', minimum: 0 }),
+      description: 'seq of every event the chain walk verified',
+    },
+    firstBroken: object({ seq: { type: 'integer' }, subject: nullable(str), reason: str }),
+  },
+  ['firstBroken'],
+);
+
+export const occurrenceDetail: Schema = object({
+  occurrence,
+  evidence: array(evidenceEvent),
+  handovers: {
+    ...array(evidenceEvent),
+    description: 'takeover events of the lineage that delivered this occurrence',
+  },
+  chains: object({ occurrence: chainCheck, lineage: chainCheck }),
+});
+
+/** `GET /v1/occurrences`: every member optional; times are RFC 3339, `to` exclusive. */
+export const listQuery: Schema = object(
+  {
+    phase: oneOf(PHASES),
+    outcome: oneOf(OUTCOMES),
+    lineage: name,
+    profile: name,
+    creationKey: name,
+    from: { type: 'string', maxLength: 64, description: 'RFC 3339; created at or after' },
+    to: { type: 'string', maxLength: 64, description: 'RFC 3339; created before' },
+    cursor: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$', description: 'opaque, from nextCursor' },
+    limit: { type: 'string', pattern: '^[1-9][0-9]{0,2}$', description: '1..500, default 50' },
+  },
+  ['phase', 'outcome', 'lineage', 'profile', 'creationKey', 'from', 'to', 'cursor', 'limit'],
+);
+
+export const occurrencePage: Schema = object({
+  occurrences: array(occurrence),
+  nextCursor: nullable(str),
+});
 
 export const entryTicket: Schema = object({
   occurrence,

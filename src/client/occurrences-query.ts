@@ -1,0 +1,94 @@
+/**
+ * The operator's read side of occurrences over HTTP (docs/api.md "Listing occurrences"): a page of
+ * occurrences under filters, and one occurrence's timeline with its handovers and the chain
+ * checks. Kept beside HttpBatonClient, on the same transport, because it is an operator's tool
+ * (`baton occurrences`), not part of the worker-facing BatonClient interface.
+ */
+import type { OccurrenceDetail, OccurrencePage, Outcome, Phase } from '../occurrences/index.js';
+import { endpoint, exchange, expectMembers, type Endpoint, type Fetch } from './http-transport.js';
+
+export interface OccurrenceListFilter {
+  readonly phase?: Phase;
+  readonly outcome?: Outcome;
+  readonly lineage?: string;
+  /** A profile id. */
+  readonly profile?: string;
+  readonly creationKey?: string;
+  /** RFC 3339: created at or after. */
+  readonly from?: string;
+  /** RFC 3339: created before. */
+  readonly to?: string;
+  /** The `nextCursor` of the previous page. */
+  readonly cursor?: string;
+  /** 1..500 (default 50). */
+  readonly limit?: number;
+}
+
+/** How the server's chain walk judged one chain (the one `baton log verify` runs). */
+export interface ChainCheck {
+  readonly ok: boolean;
+  readonly problems: number;
+  /** seq of every event the walk verified. */
+  readonly verified: readonly number[];
+  readonly firstBroken?: { readonly seq: number; readonly subject: string | null; readonly reason: string };
+}
+
+export interface OccurrenceTimeline extends OccurrenceDetail {
+  readonly chains: { readonly occurrence: ChainCheck; readonly lineage: ChainCheck };
+}
+
+export interface OccurrencesQueryOptions {
+  readonly baseUrl: string;
+  /** An operator or admin token (or an executor credential: then only its own lineage). */
+  readonly token: string;
+  readonly fetch?: Fetch;
+  /** Every call's deadline (default 30 000 ms): then `client_timeout`. */
+  readonly timeoutMs?: number;
+}
+
+const FILTERS = [
+  'phase',
+  'outcome',
+  'lineage',
+  'profile',
+  'creationKey',
+  'from',
+  'to',
+  'cursor',
+  'limit',
+] as const;
+
+export class OccurrencesQuery {
+  readonly #endpoint: Endpoint;
+  readonly #token: string;
+
+  constructor(options: OccurrencesQueryOptions) {
+    const { fetch: fetchFn, timeoutMs } = options;
+    this.#endpoint = endpoint(options.baseUrl, {
+      ...(fetchFn === undefined ? {} : { fetch: fetchFn }),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+    this.#token = options.token;
+  }
+
+  async #get<T>(path: string, members: readonly string[]): Promise<T> {
+    const x = { method: 'GET', path, bearer: this.#token, safeToRetry: true } as const;
+    return expectMembers<T>(x, await exchange(this.#endpoint, x), members);
+  }
+
+  /** Newest first; follow `nextCursor` until it is null for the rest. */
+  list(filter: OccurrenceListFilter = {}): Promise<OccurrencePage> {
+    const q = new URLSearchParams();
+    for (const k of FILTERS) {
+      const v = filter[k];
+      if (v !== undefined) q.set(k, String(v));
+    }
+    const query = q.size === 0 ? '' : `?${q.toString()}`;
+    return this.#get(`/v1/occurrences${query}`, ['occurrences', 'nextCursor']);
+  }
+
+  show(occurrenceId: string): Promise<OccurrenceTimeline> {
+    const path = `/v1/occurrences/${encodeURIComponent(occurrenceId)}`;
+    return this.#get(path, ['occurrence', 'evidence', 'handovers', 'chains']);
+  }
+}
