@@ -111,7 +111,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     logger: loggerOption(options.logger),
     bodyLimit,
-    forceCloseConnections: true,
+    // Shutdown (docs/operations.md): close() stops accepting and lets every request in flight
+    // finish; only idle keep-alive sockets are closed at once. A request that arrives on an open
+    // connection while draining is still answered (with `Connection: close`), not refused with 503.
+    forceCloseConnections: 'idle',
+    return503OnClosing: false,
     schemaErrorFormatter: schemaError,
     ajv: {
       customOptions: { removeAdditional: false, useDefaults: false, coerceTypes: false, allErrors: false },

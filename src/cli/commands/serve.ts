@@ -13,21 +13,33 @@ import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { createToken } from '../../server/tokens.js';
 import { staticKeys, type KeyResolver } from '../../providers/index.js';
 import { hasActiveAdmin } from '../../store/principals.js';
-import { untilStopped, wantsHelp, type Command } from '../command.js';
+import { envUsage, nextStop, SIGNAL_EXIT, type StopCause, wantsHelp, type Command } from '../command.js';
+import { drain } from '../../server/shutdown.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
-const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
-                   [--log-level fatal|error|warn|info|debug|trace|silent]
+const SERVE_OPTIONS = {
+  ...STORE_OPTIONS,
+  port: { type: 'string', env: 'BATON_PORT' },
+  host: { type: 'string', env: 'BATON_HOST' },
+  'log-level': { type: 'string', env: 'BATON_LOG_LEVEL' },
+  'shutdown-timeout': { type: 'string', env: 'BATON_SHUTDOWN_TIMEOUT' },
+} as const;
 
-Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then finish in-flight requests and stop.
+const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
+                   [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S]
+
+Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
+in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
+connections are cut (exit 1); a second SIGINT or SIGTERM cuts them at once (exit 130 or 143).
 Defaults: --db ./baton.db, --port 4000 (0 picks a free port), --host 127.0.0.1, --log-level info.
-Migrations run at start. If the store has no active admin token, one is created and printed once.
-Prints "baton listening on http://HOST:PORT (STORE)" when ready; logs go to stderr as JSON lines.
+Migrations run at start. Once listening, if the store has no active admin token, one is created
+and printed once. Then prints "baton listening on http://HOST:PORT (STORE)"; logs go to stderr as
+JSON lines. See docs/operations.md.
 ${STORE_USAGE}
-Environment: BATON_HMAC_SECRETS="secretId=BASE64URL[,secretId=BASE64URL…]" gives reconcile the
-HMAC secrets that provider profiles pin by id (Ed25519 pins need none).
+${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
+                           that provider profiles pin by id, for reconcile (Ed25519 pins need none)
 `;
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -35,8 +47,39 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 function port(text: string | undefined): number {
   if (text === undefined) return 4000;
   if (!/^[0-9]{1,5}$/.test(text) || Number(text) > 65535)
-    throw new BatonError('usage', '--port must be 0..65535');
+    throw new BatonError('usage', '--port (BATON_PORT) must be 0..65535');
   return Number(text);
+}
+
+/** Seconds, whole or decimal, 0 < S <= 3600; returned in milliseconds. */
+function shutdownTimeout(text: string | undefined): number {
+  if (text === undefined) return 10_000;
+  const s = Number(text);
+  if (!/^[0-9]{1,4}(\.[0-9]{1,3})?$/.test(text) || s <= 0 || s > 3600) {
+    throw new BatonError(
+      'usage',
+      '--shutdown-timeout (BATON_SHUTDOWN_TIMEOUT) must be seconds, 0 < S <= 3600',
+    );
+  }
+  return Math.round(s * 1000);
+}
+
+/** The listen failure, naming its cause and the address: `EADDRINUSE 127.0.0.1:4000`. */
+function listenError(cause: unknown, host: string, wanted: number): BatonError {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'error';
+  const why: Readonly<Record<string, string>> = {
+    EADDRINUSE: 'the address is already in use',
+    EACCES: 'permission denied (ports below 1024 need privileges)',
+    EADDRNOTAVAIL: 'no local interface has this address',
+    ENOTFOUND: 'the host name does not resolve',
+  };
+  const detail = why[code] ?? (cause instanceof Error ? cause.message : 'unknown failure');
+  return new BatonError(
+    'unavailable',
+    `cannot listen on ${code} ${urlHost(host)}:${wanted}: ${detail}`,
+    {},
+    { cause },
+  );
 }
 
 /** BATON_HMAC_SECRETS, parsed; the values never appear in an error message. */
@@ -65,33 +108,25 @@ async function firstAdmin(opened: OpenedBaton, io: CliIo): Promise<void> {
   io.stdout(`initial admin token (shown once; only its digest is stored): ${created.token}\n`);
 }
 
-export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
-  if (wantsHelp(argv)) {
-    io.stdout(USAGE);
-    return EXIT.ok;
-  }
-  let opened: OpenedBaton | undefined;
+interface Started {
+  readonly opened: OpenedBaton;
+  readonly app: ReturnType<typeof buildServer>;
+  readonly timeoutMs: number;
+}
+
+/** Open, listen, then (only once listening) mint the first admin token and print the address. */
+async function start(argv: string[], io: CliIo): Promise<Started> {
+  const { values } = parse({ args: argv, strict: true, allowPositionals: false, options: SERVE_OPTIONS });
+  const level = values['log-level'] ?? 'info';
+  if (!LEVELS.includes(level))
+    throw new BatonError('usage', `--log-level (BATON_LOG_LEVEL) must be one of ${LEVELS.join(', ')}`);
+  const host = values.host ?? '127.0.0.1';
+  const wanted = port(values.port);
+  const timeoutMs = shutdownTimeout(values['shutdown-timeout']);
+  const keys = hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']);
+  const opened = await openBaton(storeChoice(values));
   let app: ReturnType<typeof buildServer> | undefined;
   try {
-    const { values } = parse({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        ...STORE_OPTIONS,
-        port: { type: 'string' },
-        host: { type: 'string' },
-        'log-level': { type: 'string' },
-      },
-    });
-    const level = values['log-level'] ?? 'info';
-    if (!LEVELS.includes(level))
-      throw new BatonError('usage', `--log-level must be one of ${LEVELS.join(', ')}`);
-    const host = values.host ?? '127.0.0.1';
-    const wanted = port(values.port);
-    const keys = hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']);
-    opened = await openBaton(storeChoice(values));
-    await firstAdmin(opened, io);
     app = buildServer({
       engine: opened.engine,
       service: opened.service,
@@ -99,18 +134,51 @@ export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): P
       logger: { level, stream: process.stderr },
     });
     await app.listen({ port: wanted, host }).catch((cause: unknown) => {
-      throw new BatonError('usage', `cannot listen on ${host}:${wanted}`, {}, { cause });
+      throw listenError(cause, host, wanted);
     });
+    // After the listen: a server that cannot listen leaves no admin token nobody was shown.
+    await firstAdmin(opened, io);
     const actual = (app.server.address() as AddressInfo).port;
     io.stdout(`baton listening on http://${urlHost(host)}:${actual} (${opened.description})\n`);
+    return { opened, app, timeoutMs };
   } catch (error) {
     await app?.close();
-    await opened?.close();
+    await opened.close();
+    throw error;
+  }
+}
+
+export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
+  if (wantsHelp(argv)) {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+  let started: Started;
+  try {
+    started = await start(argv, io);
+  } catch (error) {
     return reportStoreError(error, io);
   }
-  await untilStopped(stop);
-  await app.close();
+  const { app, opened, timeoutMs } = started;
+  const first = await nextStop(stop);
+  io.stderr(`baton: ${first}: draining (at most ${timeoutMs / 1000} s; a second signal cuts it short)\n`);
+  const cancel = new AbortController();
+  let second: StopCause | undefined;
+  const again = nextStop(stop, { again: true, cancel: cancel.signal }).then((cause) => {
+    second = cause;
+    io.stderr(`baton: ${cause} again: closing the remaining connections now\n`);
+  });
+  const result = await drain(app, timeoutMs, again);
+  cancel.abort();
   await opened.close();
+  if (second !== undefined) {
+    io.stderr('baton: stopped (forced)\n');
+    return SIGNAL_EXIT[second];
+  }
+  if (!result.drained) {
+    io.stderr(`baton: stopped: requests still in flight after ${timeoutMs / 1000} s were cut\n`);
+    return EXIT.negative;
+  }
   io.stderr('baton: stopped\n');
   return EXIT.ok;
 }

@@ -12,11 +12,12 @@ import { openSqliteEngine } from '../../store/sqlite.js';
 import type { StoreChoice } from '../../server/open.js';
 import { DEFAULT_DB } from './store-args.js';
 
+/** Each also read from the environment (a flag wins); --postgres on the command line hides BATON_DB. */
 export const STORE_OPTIONS = {
-  db: { type: 'string' },
-  postgres: { type: 'string' },
-  'domain-key': { type: 'string' },
-  pool: { type: 'string' },
+  db: { type: 'string', env: 'BATON_DB', unlessGiven: ['postgres'] },
+  postgres: { type: 'string', env: 'BATON_POSTGRES_URL', unlessGiven: ['db'] },
+  'domain-key': { type: 'string', env: 'BATON_DOMAIN_KEY', unlessGiven: ['db'] },
+  pool: { type: 'string', env: 'BATON_POOL', unlessGiven: ['db'] },
 } as const;
 
 export const STORE_USAGE = `store: --db FILE (SQLite, default ${DEFAULT_DB}) or --postgres URL with
