@@ -99,7 +99,9 @@ function problems(app: FastifyInstance, metrics: Metrics): void {
     return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
   });
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+    // The route's pattern, never the raw URL: ids would make one time series per occurrence.
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.countRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 }
