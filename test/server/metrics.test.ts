@@ -17,14 +17,13 @@ async function scrape(api: Api): Promise<Sample[]> {
 
 /** The engine, with every statement of its reads and transactions written down. */
 function recording(engine: StoreEngine, log: string[]): StoreEngine {
-  const wrap = <E extends SqlExecutor>(ex: E): E =>
-    ({
-      ...ex,
-      forUpdate: (ex as { forUpdate?: string }).forUpdate,
-      all: (sql: string, p?: readonly SqlValue[]) => (log.push(sql), ex.all(sql, p)),
-      get: (sql: string, p?: readonly SqlValue[]) => (log.push(sql), ex.get(sql, p)),
-      run: (sql: string, p?: readonly SqlValue[]) => (log.push(sql), ex.run(sql, p)),
-    }) as E;
+  const wrap = <E extends SqlExecutor>(ex: E): E => ({
+    ...ex,
+    forUpdate: (ex as { forUpdate?: string }).forUpdate,
+    all: (sql: string, p?: readonly SqlValue[]) => (log.push(sql), ex.all(sql, p)),
+    get: (sql: string, p?: readonly SqlValue[]) => (log.push(sql), ex.get(sql, p)),
+    run: (sql: string, p?: readonly SqlValue[]) => (log.push(sql), ex.run(sql, p)),
+  });
   return {
     kind: engine.kind,
     read: (fn) => engine.read((ex) => fn(wrap(ex))),
