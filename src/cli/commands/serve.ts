@@ -13,7 +13,15 @@ import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { createToken } from '../../server/tokens.js';
 import { staticKeys, type KeyResolver } from '../../providers/index.js';
 import { hasActiveAdmin } from '../../store/principals.js';
-import { envUsage, nextStop, SIGNAL_EXIT, type StopCause, wantsHelp, type Command } from '../command.js';
+import {
+  envUsage,
+  nextStop,
+  printJson,
+  SIGNAL_EXIT,
+  type StopCause,
+  wantsHelp,
+  type Command,
+} from '../command.js';
 import { drain } from '../../server/shutdown.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
@@ -25,10 +33,11 @@ const SERVE_OPTIONS = {
   host: { type: 'string', env: 'BATON_HOST' },
   'log-level': { type: 'string', env: 'BATON_LOG_LEVEL' },
   'shutdown-timeout': { type: 'string', env: 'BATON_SHUTDOWN_TIMEOUT' },
+  json: { type: 'boolean' },
 } as const;
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
-                   [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S]
+                   [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--json]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
 in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
@@ -36,7 +45,8 @@ connections are cut (exit 1); a second SIGINT or SIGTERM cuts them at once (exit
 Defaults: --db ./baton.db, --port 4000 (0 picks a free port), --host 127.0.0.1, --log-level info.
 Migrations run at start. Once listening, if the store has no active admin token, one is created
 and printed once. Then prints "baton listening on http://HOST:PORT (STORE)"; logs go to stderr as
-JSON lines. See docs/operations.md.
+JSON lines. --json prints, once ready, one JSON line instead of both:
+{"url":"http://HOST:PORT","store":"STORE","adminToken":"btk…"|null}. See docs/operations.md.
 ${STORE_USAGE}
 ${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
                            that provider profiles pin by id, for reconcile (Ed25519 pins need none)
@@ -98,14 +108,15 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-async function firstAdmin(opened: OpenedBaton, io: CliIo): Promise<void> {
-  if (await hasActiveAdmin(opened.engine)) return;
+/** The first admin token's secret, when the store had no active admin (shown once by the caller). */
+async function firstAdmin(opened: OpenedBaton): Promise<string | null> {
+  if (await hasActiveAdmin(opened.engine)) return null;
   const created = await createToken(
     opened.engine,
     { role: 'admin', name: 'initial-admin' },
     { clock: systemClock, actor: 'serve:first-start' },
   );
-  io.stdout(`initial admin token (shown once; only its digest is stored): ${created.token}\n`);
+  return created.token;
 }
 
 interface Started {
@@ -137,9 +148,16 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       throw listenError(cause, host, wanted);
     });
     // After the listen: a server that cannot listen leaves no admin token nobody was shown.
-    await firstAdmin(opened, io);
-    const actual = (app.server.address() as AddressInfo).port;
-    io.stdout(`baton listening on http://${urlHost(host)}:${actual} (${opened.description})\n`);
+    const adminToken = await firstAdmin(opened);
+    const url = `http://${urlHost(host)}:${(app.server.address() as AddressInfo).port}`;
+    if (values.json === true) {
+      printJson(io, { url, store: opened.description, adminToken });
+    } else {
+      if (adminToken !== null) {
+        io.stdout(`initial admin token (shown once; only its digest is stored): ${adminToken}\n`);
+      }
+      io.stdout(`baton listening on ${url} (${opened.description})\n`);
+    }
     return { opened, app, timeoutMs };
   } catch (error) {
     await app?.close();

@@ -25,10 +25,10 @@ export function openExisting(db: string): StoreEngine {
 
 /** Run a command body with an engine, closing it whatever happens. */
 export async function withEngine(
-  open: () => StoreEngine,
+  open: () => StoreEngine | Promise<StoreEngine>,
   body: (engine: StoreEngine) => Promise<number>,
 ): Promise<number> {
-  const engine = open();
+  const engine = await open();
   try {
     return await body(engine);
   } finally {
