@@ -79,7 +79,7 @@ test('migrate --json, tokens --json, log verify --json on one SQLite store', asy
   const created = await run(['tokens', 'create', '--role', 'operator', '--name', 'ci', '--db', db, '--json']);
   assert.equal(created.code, 0, created.err);
   const c = one(created);
-  assert.match(String(c['token']), /^btk\.tok_[a-f0-9]{32}\./);
+  assert.match(c['token'] as string, /^btk\.tok_[a-f0-9]{32}\./);
   assert.deepEqual([c['role'], c['name']], ['operator', 'ci']);
   const listed = one(await run(['tokens', 'list', '--db', db, '--json']));
   const tokens = listed['tokens'] as JsonObject[];
@@ -87,10 +87,13 @@ test('migrate --json, tokens --json, log verify --json on one SQLite store', asy
   assert.deepEqual(Object.keys(tokens[0] ?? {}).sort(), ['createdAt', 'id', 'name', 'revokedAt', 'role']);
   assert.equal(tokens[0]?.['id'], c['id']);
   assert.equal(tokens[0]?.['revokedAt'], null);
-  assert.ok(!JSON.stringify(listed).includes(String(c['token']).split('.')[2] ?? '-'), 'no secret in list');
-  const revoked = one(await run(['tokens', 'revoke', String(c['id']), '--db', db, '--json']));
+  assert.ok(
+    !JSON.stringify(listed).includes((c['token'] as string).split('.')[2] ?? '-'),
+    'no secret in list',
+  );
+  const revoked = one(await run(['tokens', 'revoke', c['id'] as string, '--db', db, '--json']));
   assert.equal(revoked['id'], c['id']);
-  assert.match(String(revoked['revokedAt']), /^\d{4}-\d\d-\d\dT/);
+  assert.match(revoked['revokedAt'] as string, /^\d{4}-\d\d-\d\dT/);
 
   const verified = await run(['log', 'verify', '--db', db, '--json']);
   assert.equal(verified.code, 0, verified.err);
@@ -105,7 +108,7 @@ test('lease keygen|verify --json and digest --json', async (t) => {
   const dir = tempDir(t);
   const keys = join(dir, 'keys');
   const gen = one(await run(['lease', 'keygen', '--out', keys, '--json']));
-  assert.match(String(gen['kid']), /^sha256:[0-9a-f]{64}$/);
+  assert.match(gen['kid'] as string, /^sha256:[0-9a-f]{64}$/);
   assert.equal(gen['public'], join(keys, 'public.pem'));
   const issuedAt = '2026-11-29T18:00:00.000Z';
   const draft = {
@@ -145,8 +148,8 @@ test('sor --json prints one line with its address, key and one-time operator tok
   const deadline = Date.now() + 30_000;
   while (!io.out.includes('\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   const info = one({ code: 0, out: io.out, err: io.err });
-  assert.match(String(info['url']), /^http:\/\/127\.0\.0\.1:\d+$/);
-  assert.match(String(info['receiptKid']), /^sha256:[0-9a-f]{64}$/);
+  assert.match(info['url'] as string, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.match(info['receiptKid'] as string, /^sha256:[0-9a-f]{64}$/);
   assert.equal(info['freshKey'], true);
   assert.equal(typeof info['operatorToken'], 'string');
   stop();
