@@ -114,35 +114,49 @@ export type StopCause = 'SIGINT' | 'SIGTERM' | 'abort';
 /** The exit code of a process stopped by a signal it did not finish handling (128 + signal number). */
 export const SIGNAL_EXIT: Readonly<Record<StopCause, number>> = { SIGINT: 130, SIGTERM: 143, abort: 143 };
 
-/**
- * The next SIGINT, SIGTERM or `stop` abort, removing every listener it added. Call it again with
- * `again` to catch a second signal (`baton serve` forces its stop on the second;
- * docs/operations.md): `stop`, already aborted, is then not a cause. `cancel` removes the
- * listeners and leaves the promise pending.
- */
-export function nextStop(
-  stop: AbortSignal | undefined,
-  options: { readonly again?: boolean; readonly cancel?: AbortSignal } = {},
-): Promise<StopCause> {
+/** The next SIGINT, SIGTERM or `stop` abort, removing every listener it added. */
+export function nextStop(stop: AbortSignal | undefined): Promise<StopCause> {
   return new Promise((resolve) => {
-    const off = (): void => {
+    const signals = stopSignals(stop);
+    void signals.first.then((cause) => {
+      signals.dispose();
+      resolve(cause);
+    });
+  });
+}
+
+/** The first and second stop of a server (SIGINT, SIGTERM or `stop` for the first). */
+export interface StopSignals {
+  readonly first: Promise<StopCause>;
+  readonly second: Promise<StopCause>;
+  /** Remove the listeners (the promises not yet resolved stay pending). */
+  dispose(): void;
+}
+
+/**
+ * One set of listeners for both stops, installed before the server says it is ready and kept
+ * until `dispose`: between two separate listeners a signal would meet the default disposition
+ * and kill the process.
+ */
+export function stopSignals(stop: AbortSignal | undefined): StopSignals {
+  const causes: ((cause: StopCause) => void)[] = [];
+  const first = new Promise<StopCause>((resolve) => causes.push(resolve));
+  const second = new Promise<StopCause>((resolve) => causes.push(resolve));
+  const on = (cause: StopCause): void => causes.shift()?.(cause);
+  const onInt = (): void => on('SIGINT');
+  const onTerm = (): void => on('SIGTERM');
+  const onAbort = (): void => on('abort');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  if (stop?.aborted === true) onAbort();
+  else stop?.addEventListener('abort', onAbort, { once: true });
+  return {
+    first,
+    second,
+    dispose: () => {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
       stop?.removeEventListener('abort', onAbort);
-      options.cancel?.removeEventListener('abort', off);
-    };
-    const done = (cause: StopCause): void => {
-      off();
-      resolve(cause);
-    };
-    const onInt = (): void => done('SIGINT');
-    const onTerm = (): void => done('SIGTERM');
-    const onAbort = (): void => done('abort');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-    options.cancel?.addEventListener('abort', off);
-    if (options.again === true) return;
-    if (stop?.aborted === true) done('abort');
-    else stop?.addEventListener('abort', onAbort);
-  });
+    },
+  };
 }

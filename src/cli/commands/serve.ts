@@ -15,12 +15,13 @@ import { staticKeys, type KeyResolver } from '../../providers/index.js';
 import { hasActiveAdmin } from '../../store/principals.js';
 import {
   envUsage,
-  nextStop,
   printJson,
   SIGNAL_EXIT,
-  type StopCause,
+  stopSignals,
   wantsHelp,
   type Command,
+  type StopCause,
+  type StopSignals,
 } from '../command.js';
 import { drain } from '../../server/shutdown.js';
 import { EXIT, type CliIo } from '../io.js';
@@ -171,6 +172,17 @@ export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): P
     io.stdout(USAGE);
     return EXIT.ok;
   }
+  // Listen for the signals before the ready line: a signal that came between the line and the
+  // listener would find the default disposition and kill the process mid-start.
+  const signals = stopSignals(stop);
+  try {
+    return await serveUntilStopped(argv, io, signals);
+  } finally {
+    signals.dispose();
+  }
+}
+
+async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals): Promise<number> {
   let started: Started;
   try {
     started = await start(argv, io);
@@ -178,16 +190,14 @@ export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): P
     return reportStoreError(error, io);
   }
   const { app, opened, timeoutMs } = started;
-  const first = await nextStop(stop);
+  const first = await signals.first;
   io.stderr(`baton: ${first}: draining (at most ${timeoutMs / 1000} s; a second signal cuts it short)\n`);
-  const cancel = new AbortController();
   let second: StopCause | undefined;
-  const again = nextStop(stop, { again: true, cancel: cancel.signal }).then((cause) => {
+  const again = signals.second.then((cause) => {
     second = cause;
     io.stderr(`baton: ${cause} again: closing the remaining connections now\n`);
   });
   const result = await drain(app, timeoutMs, again);
-  cancel.abort();
   await opened.close();
   if (second !== undefined) {
     io.stderr('baton: stopped (forced)\n');
