@@ -24,7 +24,8 @@ export const STORE_OPTIONS = {
 export const STORE_USAGE = `store: --db FILE (SQLite, default ${DEFAULT_DB}) or --postgres URL with
        --domain-key FILE (default ./baton.domain-key.pem; every server sharing the database needs it)
        and --pool N (PostgreSQL connections this process holds at most, 1..1000, default 10: give
-       about one per concurrent request it should serve at once)`;
+       about one per concurrent request it should serve at once); each also read from BATON_DB,
+       BATON_POSTGRES_URL, BATON_DOMAIN_KEY, BATON_POOL when its flag is absent (docs/operations.md)`;
 
 function pool(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
