@@ -6,8 +6,30 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { SqlExecutor, SqlValue, StoreEngine } from '../../src/store/engine.js';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildServer } from '../../src/server/index.js';
+import { openBaton } from '../../src/server/open.js';
+import { createToken } from '../../src/server/tokens.js';
+import { readOpenGauges } from '../../src/store/occurrences-gauges.js';
+import { postgresForTests } from '../support/postgres.js';
 import { parseExposition, value, type Sample } from './exposition.js';
-import { createOccurrence, setupOverHttp, startApi, str, takeover, type Api } from './helpers.js';
+import {
+  createBody,
+  createOccurrence,
+  domainConfig,
+  paymentsProfile,
+  request,
+  setupOverHttp,
+  startApi,
+  str,
+  takeover,
+  type Api,
+} from './helpers.js';
+
+const pg = await postgresForTests();
 
 async function scrape(api: Api): Promise<Sample[]> {
   const m = await api.call('GET', '/metrics');
@@ -124,3 +146,52 @@ test('metrics: the store gauges agree with the exact counts, by reading no table
     'SELECT phase, outcome, conflict, COUNT(*) AS n FROM aoc_occurrences GROUP BY phase, outcome, conflict';
   assert.notDeepEqual(await fullScan(old), []);
 });
+
+if (pg !== undefined) {
+  test('metrics on PostgreSQL: the same gauge reads agree with the exact counts', async (t) => {
+    const url = await pg.schema();
+    const dir = mkdtempSync(join(tmpdir(), 'baton-pg-metrics-'));
+    const opened = await openBaton({ kind: 'postgres', url, domainKeyFile: join(dir, 'm.domain-key.pem') });
+    const app = buildServer({ engine: opened.engine, service: opened.service });
+    t.after(async () => {
+      await app.close();
+      await opened.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const clock = { wallMs: () => Date.now(), monotonicMs: () => performance.now() };
+    const token = (await createToken(opened.engine, { role: 'admin' }, { clock, actor: 'test' })).token;
+    const budget = { id: 'payouts', unit: 'EUR-cents', total: 100_000 };
+    for (const [method, path, body] of [
+      ['PUT', '/v1/domain', domainConfig()],
+      ['POST', '/v1/profiles', paymentsProfile()],
+      ['POST', '/v1/authorities', budget],
+    ] as const) {
+      assert.equal((await request(base, method, path, { token, body })).status, 200);
+    }
+    const cred = (await request(base, 'POST', '/v1/lineages/pg-gauged/takeover', { token })).body[
+      'credential'
+    ] as string;
+    const ids: string[] = [];
+    for (const key of ['p-1', 'p-2', 'p-3']) {
+      const r = await request(base, 'POST', '/v1/occurrences', { token: cred, body: createBody(key) });
+      assert.equal(r.status, 201, r.text);
+      ids.push(str(r.body['occurrence'] as Record<string, never>));
+    }
+    const e = await request(base, 'POST', `/v1/occurrences/${ids[0] ?? ''}/enter`, { token: cred });
+    assert.equal(e.status, 200, e.text);
+    const m = await request(base, 'GET', '/metrics');
+    const samples = parseExposition(m.text).samples;
+    const exact = await opened.service.counts();
+    assert.deepEqual(await readOpenGauges(opened.engine), {
+      reserved: exact.byPhase.reserved,
+      entered: exact.byPhase.entered,
+      conflicts: exact.conflicts,
+    });
+    assert.deepEqual([exact.byPhase.reserved, exact.byPhase.entered], [2, 1]);
+    assert.equal(value(samples, 'baton_occurrences', { phase: 'reserved' }), 2);
+    assert.equal(value(samples, 'baton_unresolved_occurrences'), 1);
+    assert.equal(value(samples, 'baton_store_up'), 1);
+  });
+}
