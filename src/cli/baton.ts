@@ -1,25 +1,46 @@
 import { EXIT, type CliIo } from './io.js';
 import { commands } from './commands/index.js';
+import { batonVersion } from './version.js';
 
 const HELP = `baton — a coordination boundary for consequential calls (see README.md)
 
 usage: baton COMMAND [options]
-       baton COMMAND --help
+       baton help COMMAND        (the same as baton COMMAND --help)
+       baton --version [--json]
 
 commands:
 ${commands.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`).join('\n')}
 `;
 
+function unknown(name: string, io: CliIo): number {
+  io.stderr(`error: usage: unknown command '${name}'\n\n${HELP}`);
+  return EXIT.usage;
+}
+
+function version(rest: readonly string[], io: CliIo): number {
+  if (rest.length > 1 || (rest.length === 1 && rest[0] !== '--json')) {
+    io.stderr('error: usage: baton --version [--json]\n');
+    return EXIT.usage;
+  }
+  const v = batonVersion();
+  io.stdout(rest[0] === '--json' ? `${JSON.stringify({ name: 'baton', version: v })}\n` : `baton ${v}\n`);
+  return EXIT.ok;
+}
+
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V') return version(rest, io);
+  if (name === 'help' && rest.length > 0) {
+    const [topic, ...extra] = rest;
+    const command = commands.find((c) => c.name === topic);
+    if (command === undefined || extra.length > 0) return unknown(rest.join(' '), io);
+    return command.run(['--help'], io);
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout(HELP);
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
   const command = commands.find((c) => c.name === name);
-  if (command === undefined) {
-    io.stderr(`error: usage: unknown command '${name}'\n\n${HELP}`);
-    return EXIT.usage;
-  }
+  if (command === undefined) return unknown(name, io);
   return command.run(rest, io);
 }

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { BatonError, isBatonError } from '../core/errors.js';
 import { EXIT, type CliIo } from './io.js';
 
@@ -12,6 +13,71 @@ export interface Command {
 
 export function wantsHelp(argv: readonly string[]): boolean {
   return argv.includes('--help') || argv.includes('-h');
+}
+
+type ParseArgsOptionConfig = NonNullable<ParseArgsConfig['options']>[string];
+
+/**
+ * A flag that may also come from the environment (docs/operations.md, "Environment"): `env` names
+ * the variable; a flag given on the command line wins over it, and it wins over `default`.
+ * `unlessGiven` lists flags that, given on the command line, make this variable ignored (so
+ * `--postgres URL` is not contradicted by a `BATON_DB` left in the environment).
+ */
+export type EnvOptionConfig = ParseArgsOptionConfig & {
+  readonly env?: string;
+  readonly unlessGiven?: readonly string[];
+};
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function boolFromEnv(name: string, text: string): boolean {
+  if (/^(1|true|yes)$/i.test(text)) return true;
+  if (/^(0|false|no)$/i.test(text)) return false;
+  throw new BatonError('usage', `${name} must be true or false`);
+}
+
+/**
+ * `parseArgs` with environment fallbacks: options may declare `env` (see EnvOptionConfig). Its
+ * TypeError becomes a `usage` error (exit 2). Precedence: flag, then environment, then default.
+ * An empty variable counts as unset.
+ */
+export function parseOptions<T extends ParseArgsConfig>(
+  config: T,
+  env: Env = process.env,
+): ReturnType<typeof parseArgs<T>> {
+  const declared = (config.options ?? {}) as Readonly<Record<string, EnvOptionConfig>>;
+  const plain: Record<string, ParseArgsOptionConfig> = {};
+  for (const [name, o] of Object.entries(declared)) {
+    const { env: _env, unlessGiven: _unless, default: _default, ...rest } = o;
+    plain[name] =
+      o.env === undefined ? { ...rest, ...(_default === undefined ? {} : { default: _default }) } : rest;
+  }
+  let parsed: ReturnType<typeof parseArgs<T>>;
+  try {
+    parsed = parseArgs({ ...config, options: plain }) as ReturnType<typeof parseArgs<T>>;
+  } catch (cause) {
+    throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const given = new Set(Object.keys(values).filter((k) => values[k] !== undefined));
+  for (const [name, o] of Object.entries(declared)) {
+    if (o.env === undefined || given.has(name)) continue;
+    const text = env[o.env];
+    if (text !== undefined && text !== '' && !(o.unlessGiven ?? []).some((f: string) => given.has(f))) {
+      values[name] = o.type === 'boolean' ? boolFromEnv(o.env, text) : text;
+    } else if (o.default !== undefined) {
+      values[name] = o.default as string | boolean;
+    }
+  }
+  return parsed;
+}
+
+/** The `Environment:` lines of a usage text: every option that declares a variable. */
+export function envUsage(options: Readonly<Record<string, EnvOptionConfig>>): string {
+  const lines = Object.entries(options)
+    .filter(([, o]) => o.env !== undefined)
+    .map(([name, o]) => `  ${(o.env ?? '').padEnd(24)} --${name}`);
+  return lines.length === 0 ? '' : `environment (a flag wins over its variable):\n${lines.join('\n')}\n`;
 }
 
 /** Read the document named by FILE, or standard input for `-` or no argument. */
@@ -33,18 +99,64 @@ export function reportError(error: unknown, io: CliIo): number {
   throw error;
 }
 
+/** One JSON document on stdout (`--json`): the whole answer, one line, newline-terminated. */
+export function printJson(io: CliIo, value: unknown): void {
+  io.stdout(`${JSON.stringify(value)}\n`);
+}
+
 /** Resolve on SIGINT, SIGTERM or `stop` (in-process tests), removing every listener it added. */
 export function untilStopped(stop: AbortSignal | undefined): Promise<void> {
+  return nextStop(stop).then(() => undefined);
+}
+
+export type StopCause = 'SIGINT' | 'SIGTERM' | 'abort';
+
+/** The exit code of a process stopped by a signal it did not finish handling (128 + signal number). */
+export const SIGNAL_EXIT: Readonly<Record<StopCause, number>> = { SIGINT: 130, SIGTERM: 143, abort: 143 };
+
+/** The next SIGINT, SIGTERM or `stop` abort, removing every listener it added. */
+export function nextStop(stop: AbortSignal | undefined): Promise<StopCause> {
   return new Promise((resolve) => {
-    const done = (): void => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      stop?.removeEventListener('abort', done);
-      resolve();
-    };
-    process.on('SIGINT', done);
-    process.on('SIGTERM', done);
-    if (stop?.aborted === true) done();
-    else stop?.addEventListener('abort', done);
+    const signals = stopSignals(stop);
+    void signals.first.then((cause) => {
+      signals.dispose();
+      resolve(cause);
+    });
   });
+}
+
+/** The first and second stop of a server (SIGINT, SIGTERM or `stop` for the first). */
+export interface StopSignals {
+  readonly first: Promise<StopCause>;
+  readonly second: Promise<StopCause>;
+  /** Remove the listeners (the promises not yet resolved stay pending). */
+  dispose(): void;
+}
+
+/**
+ * One set of listeners for both stops, installed before the server says it is ready and kept
+ * until `dispose`: between two separate listeners a signal would meet the default disposition
+ * and kill the process.
+ */
+export function stopSignals(stop: AbortSignal | undefined): StopSignals {
+  const causes: ((cause: StopCause) => void)[] = [];
+  const first = new Promise<StopCause>((resolve) => causes.push(resolve));
+  const second = new Promise<StopCause>((resolve) => causes.push(resolve));
+  const on = (cause: StopCause): void => causes.shift()?.(cause);
+  const onInt = (): void => on('SIGINT');
+  const onTerm = (): void => on('SIGTERM');
+  const onAbort = (): void => on('abort');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  if (stop?.aborted === true) onAbort();
+  else stop?.addEventListener('abort', onAbort, { once: true });
+  return {
+    first,
+    second,
+    dispose: () => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      stop?.removeEventListener('abort', onAbort);
+    },
+  };
 }

@@ -101,7 +101,9 @@ function problems(app: FastifyInstance, metrics: Metrics): void {
     return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
   });
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+    // The route's pattern, never the raw URL: ids would make one time series per occurrence.
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.countRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 }
@@ -113,7 +115,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     logger: loggerOption(options.logger),
     bodyLimit,
-    forceCloseConnections: true,
+    // Shutdown (docs/operations.md): close() stops accepting and lets every request in flight
+    // finish; only idle keep-alive sockets are closed at once. A request that arrives on an open
+    // connection while draining is still answered (with `Connection: close`), not refused with 503.
+    forceCloseConnections: 'idle',
+    return503OnClosing: false,
     // Router and connection refusals are problems too (src/server/framework-errors.ts).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrors(metrics),

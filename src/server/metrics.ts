@@ -1,151 +1,185 @@
 /**
- * Prometheus metrics in the text exposition format 0.0.4, written by hand (a few counters, one
- * gauge family and one histogram do not need a library). Counters are per process; gauges read the
- * database at scrape time, so several servers sharing PostgreSQL report the same unresolved count.
+ * Prometheus metrics through prom-client (docs/api.md, /metrics): the process and Node.js defaults
+ * (`process_*`, `nodejs_*`), per-process counters and histograms, and gauges of the store's open
+ * work. A scrape never counts a table: the gauges come from store/occurrences-gauges.ts (the limit
+ * stripes and an index range over the entered occurrences), so its cost does not grow with the
+ * occurrences or evidence ever recorded. Several servers sharing PostgreSQL report the same gauges.
  */
-import type { OccurrenceCounts } from '../occurrences/index.js';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CommitStats } from '../store/engine.js';
+import type { OpenGauges } from '../store/occurrences-gauges.js';
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** Seconds; one command is one transaction, typically well under 10 ms on SQLite. */
-const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] as const;
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
-interface Histogram {
-  readonly counts: number[];
-  sum: number;
-  count: number;
+let processRegistry: Registry | undefined;
+
+/** The defaults describe the process, so one registry per process serves every server in it. */
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
 }
 
-function escapeLabel(value: string): string {
-  return value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n');
-}
-
-function labels(pairs: Readonly<Record<string, string>>): string {
-  const parts = Object.entries(pairs).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
-  return parts.length === 0 ? '' : `{${parts.join(',')}}`;
-}
-
-function family(name: string, type: string, help: string, lines: readonly string[]): string {
-  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${lines.join('')}`;
-}
-
-function num(n: number): string {
-  return Number.isFinite(n) ? String(n) : n > 0 ? '+Inf' : n < 0 ? '-Inf' : 'NaN';
+/** A counter whose value is read from elsewhere at scrape time (the engine's commit statistics). */
+function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
 }
 
 export class Metrics {
-  #entries = 0;
-  readonly #refusals = new Map<string, number>();
-  readonly #requests = new Map<string, number>();
-  readonly #transactions = new Map<string, Histogram>();
+  readonly #counters = new Registry();
+  readonly #store = new Registry();
+  readonly #commitsRegistry = new Registry();
+  #commits: CommitStats = { commits: 0, transactions: 0, rolledBack: 0, largestBatch: 0 };
+  readonly #entries: Counter;
+  readonly #refusals: Counter<'code'>;
+  readonly #requests: Counter<'method' | 'route' | 'status'>;
+  readonly #requestSeconds: Histogram<'method' | 'route' | 'status'>;
+  readonly #transactions: Histogram<'operation'>;
+  readonly #storeUp: Gauge;
+  readonly #unresolved: Gauge;
+  readonly #conflicting: Gauge;
+  readonly #byPhase: Gauge<'phase'>;
+
+  constructor() {
+    const registers = [this.#counters];
+    this.#entries = new Counter({
+      name: 'baton_provider_entries_total',
+      help: 'Provider entries recorded by this process.',
+      registers,
+    });
+    this.#refusals = new Counter({
+      name: 'baton_refusals_total',
+      help: 'Requests refused by this process, by BatonError code.',
+      labelNames: ['code'],
+      registers,
+    });
+    this.#requests = new Counter({
+      name: 'baton_http_requests_total',
+      help: 'HTTP requests answered by this process.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.#requestSeconds = new Histogram({
+      name: 'baton_http_request_duration_seconds',
+      help: 'Time to answer one HTTP request, by route pattern (never the raw URL) and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: BUCKETS,
+      registers,
+    });
+    this.#transactions = new Histogram({
+      name: 'baton_transaction_duration_seconds',
+      help: 'Duration of one service command (one store transaction).',
+      labelNames: ['operation'],
+      buckets: BUCKETS,
+      registers,
+    });
+    this.#storeUp = new Gauge({
+      name: 'baton_store_up',
+      help: 'Whether the last scrape could read the store.',
+      registers,
+    });
+    const store = [this.#store];
+    this.#unresolved = new Gauge({
+      name: 'baton_unresolved_occurrences',
+      help: 'Occurrences entered with an open effect.',
+      registers: store,
+    });
+    this.#conflicting = new Gauge({
+      name: 'baton_conflicting_occurrences',
+      help: 'Occurrences with conflicting evidence.',
+      registers: store,
+    });
+    this.#byPhase = new Gauge({
+      name: 'baton_occurrences',
+      help: 'Open occurrences by phase (reserved, entered); terminal ones are in GET /v1/counts.',
+      labelNames: ['phase'],
+      registers: store,
+    });
+    this.#commitFamilies();
+  }
+
+  #commitFamilies(): void {
+    const r = this.#commitsRegistry;
+    mirroredCounter(
+      r,
+      'baton_store_commits_total',
+      'Physical COMMITs (one fsync each) of this process.',
+      () => this.#commits.commits,
+    );
+    mirroredCounter(
+      r,
+      'baton_store_committed_transactions_total',
+      'Transactions committed by them (group commit: several per COMMIT).',
+      () => this.#commits.transactions,
+    );
+    const stats = (): CommitStats => this.#commits;
+    new Gauge({
+      name: 'baton_store_largest_commit_batch',
+      help: 'The most transactions one COMMIT carried.',
+      registers: [r],
+      collect() {
+        this.set(stats().largestBatch);
+      },
+    });
+  }
 
   countEntry(): void {
-    this.#entries += 1;
+    this.#entries.inc();
   }
 
   countRefusal(code: string): void {
-    this.#refusals.set(code, (this.#refusals.get(code) ?? 0) + 1);
+    this.#refusals.inc({ code });
   }
 
-  countRequest(method: string, route: string, status: number): void {
-    const key = JSON.stringify([method, route, String(status)]);
-    this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
+  /** One answered request: `route` is the route's pattern (`/v1/occurrences/:id`), never the URL. */
+  countRequest(method: string, route: string, status: number, seconds?: number): void {
+    const labels = { method, route, status: String(status) };
+    this.#requests.inc(labels);
+    if (seconds !== undefined) this.#requestSeconds.observe(labels, seconds);
   }
 
   observeTransaction(operation: string, seconds: number): void {
-    let h = this.#transactions.get(operation);
-    if (h === undefined) {
-      h = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
-      this.#transactions.set(operation, h);
-    }
-    BUCKETS.forEach((le, i) => {
-      if (seconds <= le) h.counts[i] = (h.counts[i] ?? 0) + 1;
-    });
-    h.sum += seconds;
-    h.count += 1;
+    this.#transactions.observe({ operation }, seconds);
   }
 
   /**
-   * The exposition; `counts` is undefined when the store could not be read (then store_up is 0),
-   * `commits` when the engine does not batch COMMITs itself.
+   * The exposition; `open` is undefined when the store could not be read (then store_up is 0 and
+   * no store gauge is shown), `commits` when the engine does not batch COMMITs itself.
    */
-  render(counts: OccurrenceCounts | undefined, commits?: CommitStats): string {
-    const out: string[] = [
-      family('baton_provider_entries_total', 'counter', 'Provider entries recorded by this process.', [
-        `baton_provider_entries_total ${this.#entries}\n`,
-      ]),
-      family(
-        'baton_refusals_total',
-        'counter',
-        'Requests refused by this process, by BatonError code.',
-        [...this.#refusals].sort().map(([code, n]) => `baton_refusals_total${labels({ code })} ${n}\n`),
-      ),
-      family(
-        'baton_http_requests_total',
-        'counter',
-        'HTTP requests answered by this process.',
-        [...this.#requests].sort().map(([key, n]) => {
-          const [method = '', route = '', status = ''] = JSON.parse(key) as string[];
-          return `baton_http_requests_total${labels({ method, route, status })} ${n}\n`;
-        }),
-      ),
-      this.#histogram(),
-      family('baton_store_up', 'gauge', 'Whether the last scrape could read the store.', [
-        `baton_store_up ${counts === undefined ? 0 : 1}\n`,
-      ]),
-    ];
-    if (counts !== undefined) out.push(...gauges(counts));
-    if (commits !== undefined) out.push(...commitFamilies(commits));
-    return out.join('');
-  }
-
-  #histogram(): string {
-    const name = 'baton_transaction_duration_seconds';
-    const lines: string[] = [];
-    for (const [operation, h] of [...this.#transactions].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      BUCKETS.forEach((le, i) => {
-        lines.push(`${name}_bucket${labels({ operation, le: num(le) })} ${h.counts[i] ?? 0}\n`);
-      });
-      lines.push(`${name}_bucket${labels({ operation, le: '+Inf' })} ${h.count}\n`);
-      lines.push(`${name}_sum${labels({ operation })} ${num(h.sum)}\n`);
-      lines.push(`${name}_count${labels({ operation })} ${h.count}\n`);
+  async render(open: OpenGauges | undefined, commits?: CommitStats): Promise<string> {
+    this.#storeUp.set(open === undefined ? 0 : 1);
+    const parts = [await this.#counters.metrics()];
+    if (open !== undefined) {
+      this.#unresolved.set(open.entered);
+      this.#conflicting.set(open.conflicts);
+      this.#byPhase.set({ phase: 'reserved' }, open.reserved);
+      this.#byPhase.set({ phase: 'entered' }, open.entered);
+      parts.push(await this.#store.metrics());
     }
-    return family(name, 'histogram', 'Duration of one service command (one store transaction).', lines);
+    if (commits !== undefined) {
+      this.#commits = commits;
+      parts.push(await this.#commitsRegistry.metrics());
+    }
+    parts.push(await processMetrics().metrics());
+    // prom-client separates families with empty lines (the format ignores them: dropped) and
+    // writes NaN as `Nan` (an event-loop mean before any sample): spelled as the format does.
+    return parts
+      .map((p) => (p.endsWith('\n') ? p : `${p}\n`))
+      .join('')
+      .replace(/\n{2,}/g, '\n')
+      .replace(/ Nan$/gm, ' NaN');
   }
-}
-
-/** SQLite group commit: how many transactions each COMMIT (each fsync) carried. */
-function commitFamilies(c: CommitStats): string[] {
-  return [
-    family('baton_store_commits_total', 'counter', 'Physical COMMITs (one fsync each) of this process.', [
-      `baton_store_commits_total ${c.commits}\n`,
-    ]),
-    family(
-      'baton_store_committed_transactions_total',
-      'counter',
-      'Transactions committed by them (group commit: several per COMMIT).',
-      [`baton_store_committed_transactions_total ${c.transactions}\n`],
-    ),
-    family('baton_store_largest_commit_batch', 'gauge', 'The most transactions one COMMIT carried.', [
-      `baton_store_largest_commit_batch ${c.largestBatch}\n`,
-    ]),
-  ];
-}
-
-function gauges(c: OccurrenceCounts): string[] {
-  return [
-    family('baton_unresolved_occurrences', 'gauge', 'Occurrences entered with an open effect.', [
-      `baton_unresolved_occurrences ${c.unresolved}\n`,
-    ]),
-    family('baton_conflicting_occurrences', 'gauge', 'Occurrences with conflicting evidence.', [
-      `baton_conflicting_occurrences ${c.conflicts}\n`,
-    ]),
-    family(
-      'baton_occurrences',
-      'gauge',
-      'Occurrences by phase.',
-      Object.entries(c.byPhase).map(([phase, n]) => `baton_occurrences${labels({ phase })} ${n}\n`),
-    ),
-  ];
 }

@@ -3,6 +3,8 @@
  * (the domain key beside it, as src/store/occurrences.ts keeps it), or a PostgreSQL database that
  * several servers share — each then needs the SAME domain key file. Migrations run at open.
  */
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
 import type { OccurrencesService } from '../occurrences/index.js';
@@ -41,6 +43,47 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** `host:port` of a PostgreSQL URL, for error messages (never the user or password). */
+export function postgresAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname === '' ? 'localhost' : u.hostname}:${u.port === '' ? '5432' : u.port}`;
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+function rootCause(error: unknown): unknown {
+  let e = error;
+  while (e instanceof Error && e.cause !== undefined) e = e.cause;
+  return e;
+}
+
+/**
+ * A PostgreSQL engine whose server answered: before anything is written (a domain key file, a
+ * migration), so an unreachable server creates no files. The failure names the address and why.
+ */
+export async function openReachablePostgres(
+  url: string,
+  options: { readonly maxConnections?: number | undefined } = {},
+): Promise<StoreEngine> {
+  const engine = openPostgresEngine(url, { maxConnections: options.maxConnections });
+  try {
+    await engine.read((ex) => ex.get('SELECT 1 AS one'));
+    return engine;
+  } catch (error) {
+    await engine.close();
+    const cause = rootCause(error) as (Error & { code?: string }) | undefined;
+    const why = cause?.code ?? (cause instanceof Error ? cause.message : 'unknown failure');
+    throw new BatonError(
+      'unavailable',
+      `cannot connect to PostgreSQL at ${postgresAddress(url)}: ${why}`,
+      {},
+      { cause: error },
+    );
+  }
+}
+
 async function openPostgres(
   choice: Extract<StoreChoice, { kind: 'postgres' }>,
   options: OpenOptions,
@@ -49,8 +92,14 @@ async function openPostgres(
   if (!keyFile.endsWith(KEY_SUFFIX)) {
     throw new BatonError('usage', `the domain key file name must end with ${KEY_SUFFIX}`);
   }
-  const engine = openPostgresEngine(url, { maxConnections: choice.maxConnections });
+  const engine = await openReachablePostgres(url, { maxConnections: choice.maxConnections });
   try {
+    const folder = dirname(keyFile);
+    if (!existsSync(folder)) {
+      throw new BatonError('usage', `no folder ${folder} for the domain key file ${keyFile}`, {
+        path: keyFile,
+      });
+    }
     const { service } = await openOccurrencesOn(engine, keyFile.slice(0, -KEY_SUFFIX.length), options);
     return { engine, service, description: `postgres ${redactUrl(url)}`, close: () => engine.close() };
   } catch (error) {
@@ -70,6 +119,12 @@ export interface OpenOptions {
 
 export async function openBaton(choice: StoreChoice, options: OpenOptions = {}): Promise<OpenedBaton> {
   if (choice.kind === 'postgres') return openPostgres(choice, options);
+  const folder = dirname(choice.path);
+  if (choice.path !== ':memory:' && !existsSync(folder)) {
+    throw new BatonError('usage', `no folder ${folder} for the SQLite database ${choice.path}`, {
+      path: choice.path,
+    });
+  }
   const opened = await openOccurrencesOnSqlite(choice.path, options);
   return {
     engine: opened.engine,

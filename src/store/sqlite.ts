@@ -193,7 +193,9 @@ function openConnection(path: string, readonly: boolean, options: SqliteEngineOp
     });
   } catch (cause) {
     if (isBusyDriverError(cause)) throw mapDriverError(cause);
-    throw new BatonError('unavailable', 'cannot open the SQLite database', { path }, { cause });
+    // The path and the driver's reason (a missing folder, permissions), never anything secret.
+    const why = cause instanceof Error ? `: ${cause.message}` : '';
+    throw new BatonError('unavailable', `cannot open the SQLite database ${path}${why}`, { path }, { cause });
   }
 }
 

@@ -56,7 +56,13 @@ export interface CallOptions {
 
 export async function startApi(
   t: TestContext,
-  options: { logs?: NodeJS.WritableStream; keys?: KeyResolver; clock?: ManualClock } = {},
+  options: {
+    logs?: NodeJS.WritableStream;
+    keys?: KeyResolver;
+    clock?: ManualClock;
+    /** What the server's own reads go through (the service keeps the real engine). */
+    wrapEngine?: (engine: StoreEngine) => StoreEngine;
+  } = {},
 ): Promise<Api> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-server-'));
   const clock = options.clock ?? new ManualClock(T0);
@@ -64,7 +70,7 @@ export async function startApi(
   const metrics = new Metrics();
   const logger = options.logs === undefined ? false : { level: 'info', stream: options.logs };
   const app = buildServer({
-    engine: opened.engine,
+    engine: options.wrapEngine?.(opened.engine) ?? opened.engine,
     service: opened.service,
     clock,
     metrics,

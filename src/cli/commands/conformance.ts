@@ -5,14 +5,14 @@
  */
 import { parseArgs } from 'node:util';
 import { BatonError } from '../../core/errors.js';
-import { reportError, wantsHelp, type Command } from '../command.js';
+import { printJson, reportError, wantsHelp, type Command } from '../command.js';
 import type { ConformanceEngine } from '../conformance/report.js';
 import { CASES, runConformance } from '../conformance/runner.js';
 import { redactUrl } from '../../server/open.js';
 import { EXIT, type CliIo } from '../io.js';
 
 const USAGE = `usage: baton conformance [--engine sqlite | --engine postgres --postgres URL] [--out DIR]
-                         [--case AOC-CASE-0NN]...
+                         [--case AOC-CASE-0NN]... [--json]
 
 Run the AOC conformance cases (AOC-CASE-001 … 012) against the real occurrences service and the
 sandbox payments provider over HTTP on 127.0.0.1. The service keeps its state on a temporary SQLite
@@ -20,7 +20,8 @@ file (default), or with --engine postgres on a scratch database the run creates 
 URL and drops at the end (the user needs CREATEDB; the password can stay in PGPASSWORD). Writes
 DIR/report.json and DIR/report.md (default DIR: ./conformance-report), labelled
 "same-team runner, synthetic provider", naming the engine. Exit 0 when every case passes, 1
-otherwise, 2 on bad arguments.
+otherwise, 2 on bad arguments. --json prints one JSON document instead of the progress lines
+(they go to stderr): {"report": the report.json document, "files": {"json","markdown"}}.
 `;
 
 interface Parsed {
@@ -28,6 +29,7 @@ interface Parsed {
   readonly only: string[] | undefined;
   readonly engine: ConformanceEngine;
   readonly postgresUrl: string | undefined;
+  readonly json: boolean;
 }
 
 function engineOf(engine: string | undefined, url: string | undefined): ConformanceEngine {
@@ -52,6 +54,7 @@ function parse(argv: string[]): Parsed {
         postgres: { type: 'string' },
         out: { type: 'string' },
         case: { type: 'string', multiple: true },
+        json: { type: 'boolean' },
       },
       strict: true,
       allowPositionals: false,
@@ -69,6 +72,7 @@ function parse(argv: string[]): Parsed {
     only: values.case,
     engine,
     postgresUrl: values.postgres,
+    json: values.json === true,
   };
 }
 
@@ -78,17 +82,22 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   try {
-    const { out, only, engine, postgresUrl } = parse(argv);
+    const { out, only, engine, postgresUrl, json } = parse(argv);
     const where =
       postgresUrl === undefined ? 'SQLite' : `PostgreSQL at ${redactUrl(postgresUrl)}, scratch database`;
-    io.stdout(`AOC conformance — same-team runner, synthetic provider (sandbox over HTTP, ${where})\n`);
+    const say = (text: string): void => (json ? io.stderr(text) : io.stdout(text));
+    say(`AOC conformance — same-team runner, synthetic provider (sandbox over HTTP, ${where})\n`);
     const result = await runConformance({
       out,
       engine,
       ...(postgresUrl !== undefined && { postgresUrl }),
       ...(only && { only }),
-      onProgress: (line) => io.stdout(`${line}\n`),
+      onProgress: (line) => say(`${line}\n`),
     });
+    if (json) {
+      printJson(io, { report: result.report, files: result.files });
+      return result.passed ? EXIT.ok : EXIT.negative;
+    }
     const s = result.report.summary;
     io.stdout(`${s.pass}/${s.total} passed, ${s.fail} failed, ${s.unsupported} unsupported\n`);
     io.stdout(`report: ${result.files.json}\n        ${result.files.markdown}\n`);

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { canonicalize } from '../../core/jcs.js';
 import { digestJcs } from '../../core/digest.js';
 import { parseStrictJson } from '../../core/json.js';
@@ -6,19 +6,35 @@ import { BatonError } from '../../core/errors.js';
 import { readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 
-async function readDocument(argv: string[], io: CliIo): Promise<unknown> {
+async function readDocument(
+  argv: string[],
+  io: CliIo,
+  json: boolean,
+): Promise<{ doc: unknown; json: boolean }> {
   let positionals: string[];
+  let values: { json?: boolean | undefined };
   try {
-    ({ positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: {} }));
+    const options: NonNullable<ParseArgsConfig['options']> = json ? { json: { type: 'boolean' } } : {};
+    const parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options });
+    positionals = parsed.positionals;
+    values = { json: parsed.values['json'] === true };
   } catch (cause) {
     throw new BatonError('usage', 'unknown option', {}, { cause });
   }
   if (positionals.length > 1) throw new BatonError('usage', 'expected at most one FILE');
-  return parseStrictJson(await readInput(positionals[0], io));
+  return { doc: parseStrictJson(await readInput(positionals[0], io)), json: values.json === true };
 }
 
-function documentCommand(name: string, summary: string, render: (doc: unknown) => string): Command {
-  const usage = `usage: baton ${name} [FILE|-]\n\n${summary}\nReads standard input when FILE is - or absent. Invalid input (malformed JSON, duplicate members,\nlone surrogates, numbers out of range) prints nothing on stdout, names the error code on stderr and\nexits 2.\n`;
+/** `json`: the member name of the one-document `--json` answer (`jcs` prints JSON already). */
+function documentCommand(
+  name: string,
+  summary: string,
+  render: (doc: unknown) => string,
+  json?: string,
+): Command {
+  const flag = json === undefined ? '' : ' [--json]';
+  const jsonHelp = json === undefined ? '' : `--json prints one JSON document {"${json}":"…"}.\n`;
+  const usage = `usage: baton ${name}${flag} [FILE|-]\n\n${summary}\nReads standard input when FILE is - or absent. Invalid input (malformed JSON, duplicate members,\nlone surrogates, numbers out of range) prints nothing on stdout, names the error code on stderr and\nexits 2.\n${jsonHelp}`;
   return {
     name,
     summary,
@@ -29,8 +45,9 @@ function documentCommand(name: string, summary: string, render: (doc: unknown) =
         return EXIT.ok;
       }
       try {
-        const output = render(await readDocument(argv, io));
-        io.stdout(output);
+        const input = await readDocument(argv, io, json !== undefined);
+        const output = render(input.doc);
+        io.stdout(input.json ? `${JSON.stringify({ [json ?? name]: output })}\n` : output);
         return EXIT.ok;
       } catch (error) {
         return reportError(error, io);
@@ -49,4 +66,5 @@ export const digestCommand = documentCommand(
   'digest',
   "Print 'sha-256:' + base64url (no padding) of the SHA-256 of the document's JCS bytes.",
   digestJcs,
+  'digest',
 );

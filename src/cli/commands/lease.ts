@@ -25,13 +25,13 @@ import {
   verifyLeaseText,
   type LeaseChecks,
 } from '../../leases/index.js';
-import { readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { printJson, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 
-const USAGE = `usage: baton lease keygen --out DIR
+const USAGE = `usage: baton lease keygen --out DIR [--json]
        baton lease sign --key PRIVATE.pem [FILE|-]
        baton lease verify --key PUBLIC.pem [--now RFC3339] [--epoch N] [--state-digest sha256:HEX]
-                          [--inverse-payload FILE] [--target URI] [FILE|-]
+                          [--inverse-payload FILE] [--target URI] [--json] [FILE|-]
 
 keygen  writes DIR/private.pem (PKCS#8, mode 0600) and DIR/public.pem (SPKI) and prints the kid.
 sign    prints the lease signed with Ed25519 over the JCS of the lease without its signature member.
@@ -39,6 +39,8 @@ verify  checks every rule it has the facts for: shape, signature, recovery mode,
         target (--target), clock skew and expiry (against --now, default the system clock), fence epoch
         (--epoch: the resource's current epoch), pre-image (--state-digest) and inverse payload
         (--inverse-payload). Prints 'valid' and exits 0, or the refusal code and exits 1.
+--json  one JSON document: keygen {"kid","private","public"} (the files' paths); verify
+        {"valid":true} or {"valid":false,"code","rule","message"}. sign always prints JSON.
 `;
 
 type Values = Record<string, string | boolean | undefined>;
@@ -69,7 +71,7 @@ function one(positionals: string[]): string | undefined {
 }
 
 async function keygen(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parse(argv, { out: { type: 'string' } });
+  const { values } = parse(argv, { out: { type: 'string' }, json: { type: 'boolean' } });
   if (typeof values.out !== 'string') throw new BatonError('usage', '--out DIR is required');
   const pair = generateEd25519KeyPair();
   await mkdir(values.out, { recursive: true });
@@ -87,7 +89,10 @@ async function keygen(argv: string[], io: CliIo): Promise<number> {
       { cause },
     );
   }
-  io.stdout(`${pair.kid}\n`);
+  if (values['json'] === true) {
+    const [priv, pub] = [join(values.out, 'private.pem'), join(values.out, 'public.pem')];
+    printJson(io, { kid: pair.kid, private: priv, public: pub });
+  } else io.stdout(`${pair.kid}\n`);
   return EXIT.ok;
 }
 
@@ -132,10 +137,19 @@ async function verify(argv: string[], io: CliIo): Promise<number> {
     'state-digest': { type: 'string' },
     'inverse-payload': { type: 'string' },
     target: { type: 'string' },
+    json: { type: 'boolean' },
   });
   if (typeof values.key !== 'string') throw new BatonError('usage', '--key PUBLIC.pem is required');
   const checks = await verifyChecks(values);
   const verdict = verifyLeaseText(await readInput(one(positionals), io), checks);
+  if (values['json'] === true) {
+    const r = verdict.ok ? undefined : verdict.rejection;
+    printJson(
+      io,
+      r === undefined ? { valid: true } : { valid: false, code: r.code, rule: r.rule, message: r.message },
+    );
+    return verdict.ok ? EXIT.ok : EXIT.negative;
+  }
   if (verdict.ok) {
     io.stdout('valid\n');
     return EXIT.ok;

@@ -19,20 +19,25 @@ import type { StoreEngine } from '../../store/engine.js';
 import { appliedMigrations } from '../../store/migrations.js';
 import { verifyEvidence, type EvidenceProgress } from '../../store/evidence-verify.js';
 import { exportEvidence, type CheckpointSigner } from '../../store/evidence-export.js';
-import { wantsHelp, type Command } from '../command.js';
+import { printJson, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
-import { DEFAULT_DB, openExisting, parse, reportStoreError, withEngine } from './store-args.js';
+import type { StoreChoice } from '../../server/open.js';
+import { DEFAULT_DB, parse, reportStoreError, withEngine } from './store-args.js';
+import { openStoreEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
-const USAGE = `usage: baton log verify [--db FILE]
-       baton log export [--db FILE] [--out FILE] [--key PEM]
+const USAGE = `usage: baton log verify [--db FILE | --postgres URL] [--json]
+       baton log export [--db FILE | --postgres URL [--domain-key FILE]] [--out FILE] [--key PEM]
 
 verify  Re-walk every evidence chain: recompute each hash, check each prev link, the global seq
         and the heads table. Prints a summary; on a broken chain prints the first broken link
-        (seq, subject, reason) and exits 1.
+        (seq, subject, reason) and exits 1. --json prints one JSON document instead:
+        {"ok":B,"events":N,"subjects":N,"problems":N,"firstBroken":{"seq","subject","reason"}|null}
 export  Write the log as JSON Lines (stdout, or --out FILE) closed by a checkpoint signed with the
-        domain's Ed25519 key: --key PEM, else FILE.domain-key.pem beside the database (exit 2 if
-        neither exists). A log that does not verify gets no checkpoint (exit 1).
-The database defaults to ${DEFAULT_DB}; it is never created.
+        domain's Ed25519 key: --key PEM, else FILE.domain-key.pem beside the SQLite database, or
+        the --domain-key file of a PostgreSQL store (exit 2 if none exists). A log that does not
+        verify gets no checkpoint (exit 1). Its output is already JSON Lines (no --json).
+The SQLite database defaults to ${DEFAULT_DB} and is never created; a PostgreSQL one must exist.
+${STORE_USAGE}
 `;
 
 const PROGRESS_EVERY = 10_000;
@@ -53,9 +58,21 @@ async function requireEvidenceLog(engine: StoreEngine): Promise<void> {
   }
 }
 
-async function verify(engine: StoreEngine, io: CliIo): Promise<number> {
+async function verify(engine: StoreEngine, io: CliIo, json: boolean): Promise<number> {
   await requireEvidenceLog(engine);
   const r = await verifyEvidence(engine, progress(io, 'verified'));
+  if (json) {
+    const b = r.firstBroken;
+    printJson(io, {
+      ok: r.ok,
+      events: r.events,
+      subjects: r.subjects,
+      problems: r.problems,
+      firstBroken:
+        b === undefined ? null : { seq: b.seq ?? null, subject: b.subject ?? null, reason: b.reason },
+    });
+    return r.ok ? EXIT.ok : EXIT.negative;
+  }
   const summary = `${r.events} events in ${r.subjects} subjects`;
   if (r.ok) {
     io.stdout(`evidence log OK: ${summary}\n`);
@@ -67,9 +84,14 @@ async function verify(engine: StoreEngine, io: CliIo): Promise<number> {
   return EXIT.negative;
 }
 
-/** The domain key: --key, else `<db>.domain-key.pem` (owned by the occurrences context); never created. */
-function loadSigner(db: string, keyFile: string | undefined): CheckpointSigner {
-  const path = keyFile ?? `${db}.domain-key.pem`;
+/** The store's own domain key file: beside a SQLite database, or the PostgreSQL --domain-key. */
+function domainKeyOf(choice: StoreChoice): string {
+  return choice.kind === 'sqlite' ? `${choice.path}.domain-key.pem` : choice.domainKeyFile;
+}
+
+/** The domain key: --key, else the store's domain key file (owned by the occurrences context); never created. */
+function loadSigner(choice: StoreChoice, keyFile: string | undefined): CheckpointSigner {
+  const path = keyFile ?? domainKeyOf(choice);
   if (!existsSync(path)) {
     throw new BatonError(
       'usage',
@@ -130,28 +152,27 @@ export async function runLog(argv: string[], io: CliIo): Promise<number> {
       strict: true,
       allowPositionals: true,
       options: {
-        db: { type: 'string', default: DEFAULT_DB },
+        ...STORE_OPTIONS,
         out: { type: 'string' },
         key: { type: 'string' },
+        json: { type: 'boolean' },
       },
     });
     const [action, ...extra] = positionals;
     if (extra.length > 0 || (action !== 'verify' && action !== 'export')) {
       throw new BatonError('usage', 'expected `baton log verify` or `baton log export` (see --help)');
     }
+    const choice = storeChoice(values);
+    const open = (): Promise<StoreEngine> => openStoreEngine(choice, { create: false });
     if (action === 'verify') {
       if (values.out !== undefined || values.key !== undefined) {
         throw new BatonError('usage', '--out and --key belong to `baton log export`');
       }
-      return await withEngine(
-        () => openExisting(values.db),
-        (engine) => verify(engine, io),
-      );
+      return await withEngine(open, (engine) => verify(engine, io, values.json === true));
     }
-    return await withEngine(
-      () => openExisting(values.db),
-      (engine) => exportLog(engine, io, loadSigner(values.db, values.key), values.out),
-    );
+    if (values.json === true) throw new BatonError('usage', '`baton log export` already writes JSON Lines');
+    const sign = loadSigner(choice, values.key);
+    return await withEngine(open, (engine) => exportLog(engine, io, sign, values.out));
   } catch (error) {
     return reportStoreError(error, io);
   }

@@ -1,15 +1,19 @@
-/** `baton migrate [--db FILE]`: apply pending schema migrations (DESIGN.md §2). */
-import { wantsHelp, type Command } from '../command.js';
+/** `baton migrate [store] [--json]`: apply pending schema migrations (DESIGN.md §2). */
+import { printJson, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { migrate } from '../../store/migrations.js';
-import { openSqliteEngine } from '../../store/sqlite.js';
-import { DEFAULT_DB, parse, reportStoreError, withEngine } from './store-args.js';
+import { reportStoreError, parse, withEngine } from './store-args.js';
+import { openStoreEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
-const USAGE = `usage: baton migrate [--db FILE]
+const USAGE = `usage: baton migrate [--db FILE | --postgres URL] [--json]
 
-Apply every pending schema migration to the SQLite database FILE (default ${DEFAULT_DB}), creating
-it if needed. Each migration runs in its own transaction; running it again is harmless. A database
-written by a newer Baton (a migration this version does not know) is refused with exit 1.
+Apply every pending schema migration to the store: the SQLite database FILE (created if needed),
+or the PostgreSQL database at URL (which must exist; an unreachable server is named with its
+address and nothing is written). Each migration runs in its own transaction; running it again is
+harmless, also from several processes at once. A database written by a newer Baton (a migration
+this version does not know) is refused with exit 1.
+--json  print one JSON document: {"applied":[{"id":N,"name":"…"}…],"version":N}
+${STORE_USAGE}
 `;
 
 export async function runMigrate(argv: string[], io: CliIo): Promise<number> {
@@ -22,17 +26,23 @@ export async function runMigrate(argv: string[], io: CliIo): Promise<number> {
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: { db: { type: 'string', default: DEFAULT_DB } },
+      options: { ...STORE_OPTIONS, json: { type: 'boolean' } },
     });
+    const choice = storeChoice(values);
     return await withEngine(
-      () => openSqliteEngine(values.db),
+      () => openStoreEngine(choice, { create: true }),
       async (engine) => {
         const result = await migrate(engine);
-        const names = result.applied.map((m) => `${m.id} ${m.name}`).join(', ');
+        const applied = result.applied.map((m) => ({ id: m.id, name: m.name }));
+        if (values.json === true) {
+          printJson(io, { applied, version: result.version });
+          return EXIT.ok;
+        }
+        const names = applied.map((m) => `${m.id} ${m.name}`).join(', ');
         io.stdout(
-          result.applied.length === 0
+          applied.length === 0
             ? `schema is current (version ${result.version})\n`
-            : `applied ${result.applied.length} migration(s): ${names}; schema version ${result.version}\n`,
+            : `applied ${applied.length} migration(s): ${names}; schema version ${result.version}\n`,
         );
         return EXIT.ok;
       },

@@ -13,25 +13,49 @@ import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { createToken } from '../../server/tokens.js';
 import { staticKeys, type KeyResolver } from '../../providers/index.js';
 import { hasActiveAdmin } from '../../store/principals.js';
-import { untilStopped, wantsHelp, type Command } from '../command.js';
+import {
+  envUsage,
+  printJson,
+  SIGNAL_EXIT,
+  stopSignals,
+  wantsHelp,
+  type Command,
+  type StopCause,
+  type StopSignals,
+} from '../command.js';
+import { drain } from '../../server/shutdown.js';
 import { applyConfig, describeOutcome, describePrintOnce } from '../config/apply.js';
 import { storeTarget } from '../config/target.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
-const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
-                   [--log-level fatal|error|warn|info|debug|trace|silent] [--config FILE]
+const SERVE_OPTIONS = {
+  ...STORE_OPTIONS,
+  port: { type: 'string', env: 'BATON_PORT' },
+  host: { type: 'string', env: 'BATON_HOST' },
+  'log-level': { type: 'string', env: 'BATON_LOG_LEVEL' },
+  'shutdown-timeout': { type: 'string', env: 'BATON_SHUTDOWN_TIMEOUT' },
+  config: { type: 'string', env: 'BATON_CONFIG' },
+  json: { type: 'boolean' },
+} as const;
 
-Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then finish in-flight requests and stop.
+const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
+                   [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--json]
+
+Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
+in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
+connections are cut (exit 1); a second SIGINT or SIGTERM cuts them at once (exit 130 or 143).
 Defaults: --db ./baton.db, --port 4000 (0 picks a free port), --host 127.0.0.1, --log-level info.
-Migrations run at start. If the store has no active admin token, one is created and printed once.
-Prints "baton listening on http://HOST:PORT (STORE)" when ready; logs go to stderr as JSON lines.
+Migrations run at start. Once listening, if the store has no active admin token, one is created
+and printed once. Then prints "baton listening on http://HOST:PORT (STORE)"; logs go to stderr as
+JSON lines. --json prints, once ready, one JSON line instead of both:
+{"url":"http://HOST:PORT","store":"STORE","adminToken":"btk…"|null}. See docs/operations.md.
 --config FILE applies a baton.config.json (docs/config.md) to the store before listening, exactly as
 \`baton apply\` would (idempotent; a conflict stops the start); its summary goes to stderr.
 ${STORE_USAGE}
-Environment: BATON_HMAC_SECRETS="secretId=BASE64URL[,secretId=BASE64URL…]" gives reconcile the
-HMAC secrets that provider profiles pin by id (Ed25519 pins need none).
+${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
+                           that provider profiles pin by id, for reconcile (Ed25519 pins need none)
 `;
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -39,8 +63,39 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 function port(text: string | undefined): number {
   if (text === undefined) return 4000;
   if (!/^[0-9]{1,5}$/.test(text) || Number(text) > 65535)
-    throw new BatonError('usage', '--port must be 0..65535');
+    throw new BatonError('usage', '--port (BATON_PORT) must be 0..65535');
   return Number(text);
+}
+
+/** Seconds, whole or decimal, 0 < S <= 3600; returned in milliseconds. */
+function shutdownTimeout(text: string | undefined): number {
+  if (text === undefined) return 10_000;
+  const s = Number(text);
+  if (!/^[0-9]{1,4}(\.[0-9]{1,3})?$/.test(text) || s <= 0 || s > 3600) {
+    throw new BatonError(
+      'usage',
+      '--shutdown-timeout (BATON_SHUTDOWN_TIMEOUT) must be seconds, 0 < S <= 3600',
+    );
+  }
+  return Math.round(s * 1000);
+}
+
+/** The listen failure, naming its cause and the address: `EADDRINUSE 127.0.0.1:4000`. */
+function listenError(cause: unknown, host: string, wanted: number): BatonError {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'error';
+  const why: Readonly<Record<string, string>> = {
+    EADDRINUSE: 'the address is already in use',
+    EACCES: 'permission denied (ports below 1024 need privileges)',
+    EADDRNOTAVAIL: 'no local interface has this address',
+    ENOTFOUND: 'the host name does not resolve',
+  };
+  const detail = why[code] ?? (cause instanceof Error ? cause.message : 'unknown failure');
+  return new BatonError(
+    'unavailable',
+    `cannot listen on ${code} ${urlHost(host)}:${wanted}: ${detail}`,
+    {},
+    { cause },
+  );
 }
 
 /** BATON_HMAC_SECRETS, parsed; the values never appear in an error message. */
@@ -59,14 +114,21 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-async function firstAdmin(opened: OpenedBaton, io: CliIo): Promise<void> {
-  if (await hasActiveAdmin(opened.engine)) return;
+/** The first admin token's secret, when the store had no active admin (shown once by the caller). */
+async function firstAdmin(opened: OpenedBaton): Promise<string | null> {
+  if (await hasActiveAdmin(opened.engine)) return null;
   const created = await createToken(
     opened.engine,
     { role: 'admin', name: 'initial-admin' },
     { clock: systemClock, actor: 'serve:first-start' },
   );
-  io.stdout(`initial admin token (shown once; only its digest is stored): ${created.token}\n`);
+  return created.token;
+}
+
+interface Started {
+  readonly opened: OpenedBaton;
+  readonly app: ReturnType<typeof buildServer>;
+  readonly timeoutMs: number;
 }
 
 /** `--config`: applied in process, before the server listens, so "listening" means "configured". */
@@ -76,34 +138,19 @@ async function applyAtStart(file: string, opened: OpenedBaton, io: CliIo): Promi
   io.stdout(describePrintOnce(outcome));
 }
 
-export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
-  if (wantsHelp(argv)) {
-    io.stdout(USAGE);
-    return EXIT.ok;
-  }
-  let opened: OpenedBaton | undefined;
+/** Open, listen, then (only once listening) mint the first admin token and print the address. */
+async function start(argv: string[], io: CliIo): Promise<Started> {
+  const { values } = parse({ args: argv, strict: true, allowPositionals: false, options: SERVE_OPTIONS });
+  const level = values['log-level'] ?? 'info';
+  if (!LEVELS.includes(level))
+    throw new BatonError('usage', `--log-level (BATON_LOG_LEVEL) must be one of ${LEVELS.join(', ')}`);
+  const host = values.host ?? '127.0.0.1';
+  const wanted = port(values.port);
+  const timeoutMs = shutdownTimeout(values['shutdown-timeout']);
+  const keys = hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']);
+  const opened = await openBaton(storeChoice(values));
   let app: ReturnType<typeof buildServer> | undefined;
   try {
-    const { values } = parse({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        ...STORE_OPTIONS,
-        port: { type: 'string' },
-        host: { type: 'string' },
-        'log-level': { type: 'string' },
-        config: { type: 'string' },
-      },
-    });
-    const level = values['log-level'] ?? 'info';
-    if (!LEVELS.includes(level))
-      throw new BatonError('usage', `--log-level must be one of ${LEVELS.join(', ')}`);
-    const host = values.host ?? '127.0.0.1';
-    const wanted = port(values.port);
-    const keys = hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']);
-    opened = await openBaton(storeChoice(values));
-    await firstAdmin(opened, io);
     if (values.config !== undefined) await applyAtStart(values.config, opened, io);
     app = buildServer({
       engine: opened.engine,
@@ -112,18 +159,67 @@ export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): P
       logger: { level, stream: process.stderr },
     });
     await app.listen({ port: wanted, host }).catch((cause: unknown) => {
-      throw new BatonError('usage', `cannot listen on ${host}:${wanted}`, {}, { cause });
+      throw listenError(cause, host, wanted);
     });
-    const actual = (app.server.address() as AddressInfo).port;
-    io.stdout(`baton listening on http://${urlHost(host)}:${actual} (${opened.description})\n`);
+    // After the listen: a server that cannot listen leaves no admin token nobody was shown.
+    const adminToken = await firstAdmin(opened);
+    const url = `http://${urlHost(host)}:${(app.server.address() as AddressInfo).port}`;
+    if (values.json === true) {
+      printJson(io, { url, store: opened.description, adminToken });
+    } else {
+      if (adminToken !== null) {
+        io.stdout(`initial admin token (shown once; only its digest is stored): ${adminToken}\n`);
+      }
+      io.stdout(`baton listening on ${url} (${opened.description})\n`);
+    }
+    return { opened, app, timeoutMs };
   } catch (error) {
     await app?.close();
-    await opened?.close();
+    await opened.close();
+    throw error;
+  }
+}
+
+export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
+  if (wantsHelp(argv)) {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+  // Listen for the signals before the ready line: a signal that came between the line and the
+  // listener would find the default disposition and kill the process mid-start.
+  const signals = stopSignals(stop);
+  try {
+    return await serveUntilStopped(argv, io, signals);
+  } finally {
+    signals.dispose();
+  }
+}
+
+async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals): Promise<number> {
+  let started: Started;
+  try {
+    started = await start(argv, io);
+  } catch (error) {
     return reportStoreError(error, io);
   }
-  await untilStopped(stop);
-  await app.close();
+  const { app, opened, timeoutMs } = started;
+  const first = await signals.first;
+  io.stderr(`baton: ${first}: draining (at most ${timeoutMs / 1000} s; a second signal cuts it short)\n`);
+  let second: StopCause | undefined;
+  const again = signals.second.then((cause) => {
+    second = cause;
+    io.stderr(`baton: ${cause} again: closing the remaining connections now\n`);
+  });
+  const result = await drain(app, timeoutMs, again);
   await opened.close();
+  if (second !== undefined) {
+    io.stderr('baton: stopped (forced)\n');
+    return SIGNAL_EXIT[second];
+  }
+  if (!result.drained) {
+    io.stderr(`baton: stopped: requests still in flight after ${timeoutMs / 1000} s were cut\n`);
+    return EXIT.negative;
+  }
   io.stderr('baton: stopped\n');
   return EXIT.ok;
 }

@@ -13,11 +13,11 @@ import {
 import { randomIdSource } from '../../core/ids.js';
 import { signingKeyFrom, type SigningKey } from '../../leases/index.js';
 import { startSor } from '../../sor/server.js';
-import { reportError, wantsHelp, type Command } from '../command.js';
+import { printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 
 const USAGE = `usage: baton sor [--port N] [--host HOST] [--db FILE] [--key PRIVATE.pem] [--trust PUBLIC.pem]...
-                 [--operator-token-file FILE] [--public-url URL]
+                 [--operator-token-file FILE] [--public-url URL] [--json]
 
 Runs the reference PTCL system of record (inventory allocations) until interrupted.
   --port N               listen port (default 8787; 0 picks a free one)
@@ -28,6 +28,8 @@ Runs the reference PTCL system of record (inventory allocations) until interrupt
   --operator-token-file  bearer token for escrow approval and the audit log (default: $BATON_SOR_OPERATOR_TOKEN,
                          else a fresh token printed once)
   --public-url URL       canonical origin of sor_target_uri values (default http://HOST:PORT)
+  --json                 print one JSON line when ready instead of the text lines:
+                         {"url","receiptKid","freshKey":B,"operatorToken":T|null}
 `;
 
 async function pem(file: string): Promise<string> {
@@ -63,6 +65,7 @@ function options(argv: string[]) {
         trust: { type: 'string', multiple: true, default: [] },
         'operator-token-file': { type: 'string' },
         'public-url': { type: 'string' },
+        json: { type: 'boolean' },
       },
     }).values;
   } catch (cause) {
@@ -105,13 +108,17 @@ export async function runSor(argv: string[], io: CliIo, stop?: Promise<void>): P
     }).catch((cause: unknown) => {
       throw new BatonError('unavailable', `cannot start on ${v.host}:${port}`, {}, { cause });
     });
-    io.stdout(
-      `sor listening on ${sor.url}\nreceipt key ${signer.kid}${v.key === undefined ? ' (fresh for this run)' : ''}\n`,
-    );
-    if (trusted.length === 0) io.stderr('warning: no --trust keys: every lease will be refused\n');
-    if (fromFile === undefined && process.env['BATON_SOR_OPERATOR_TOKEN'] === undefined) {
-      io.stdout(`operator token (shown once): ${token}\n`);
+    const shown = fromFile === undefined && process.env['BATON_SOR_OPERATOR_TOKEN'] === undefined;
+    if (v.json === true) {
+      const operatorToken = shown ? token : null;
+      printJson(io, { url: sor.url, receiptKid: signer.kid, freshKey: v.key === undefined, operatorToken });
+    } else {
+      io.stdout(
+        `sor listening on ${sor.url}\nreceipt key ${signer.kid}${v.key === undefined ? ' (fresh for this run)' : ''}\n`,
+      );
+      if (shown) io.stdout(`operator token (shown once): ${token}\n`);
     }
+    if (trusted.length === 0) io.stderr('warning: no --trust keys: every lease will be refused\n');
     await (stop ?? untilSignal());
     await sor.close();
     return EXIT.ok;

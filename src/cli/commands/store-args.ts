@@ -1,20 +1,20 @@
 /** Shared plumbing of the store commands (`migrate`, `log`): parsing, opening, error exits. */
 import { existsSync } from 'node:fs';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { parseArgs, ParseArgsConfig } from 'node:util';
 import { BatonError, isBatonError } from '../../core/errors.js';
 import { openSqliteEngine } from '../../store/sqlite.js';
 import type { StoreEngine } from '../../store/engine.js';
+import { parseOptions } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 
 export const DEFAULT_DB = './baton.db';
 
-/** `parseArgs` with positionals, turning its TypeError into a `usage` error (exit 2). */
+/**
+ * `parseArgs` with positionals and environment fallbacks (options declaring `env`; see
+ * parseOptions in ../command.ts), turning its TypeError into a `usage` error (exit 2).
+ */
 export function parse<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
-  try {
-    return parseArgs(config);
-  } catch (cause) {
-    throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
-  }
+  return parseOptions(config);
 }
 
 /** Open an existing database (inspection commands never create one). */
@@ -25,10 +25,10 @@ export function openExisting(db: string): StoreEngine {
 
 /** Run a command body with an engine, closing it whatever happens. */
 export async function withEngine(
-  open: () => StoreEngine,
+  open: () => StoreEngine | Promise<StoreEngine>,
   body: (engine: StoreEngine) => Promise<number>,
 ): Promise<number> {
-  const engine = open();
+  const engine = await open();
   try {
     return await body(engine);
   } finally {

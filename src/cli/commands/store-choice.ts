@@ -4,25 +4,28 @@
  * database (DESIGN.md §10), which must then share one domain key file too. The password can stay
  * out of argv: `pg` reads PGPASSWORD.
  */
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { BatonError } from '../../core/errors.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { migrate } from '../../store/migrations.js';
-import { openPostgresEngine } from '../../store/postgres.js';
 import { openSqliteEngine } from '../../store/sqlite.js';
-import type { StoreChoice } from '../../server/open.js';
-import { DEFAULT_DB } from './store-args.js';
+import { openReachablePostgres, type StoreChoice } from '../../server/open.js';
+import { DEFAULT_DB, openExisting } from './store-args.js';
 
+/** Each also read from the environment (a flag wins); --postgres on the command line hides BATON_DB. */
 export const STORE_OPTIONS = {
-  db: { type: 'string' },
-  postgres: { type: 'string' },
-  'domain-key': { type: 'string' },
-  pool: { type: 'string' },
+  db: { type: 'string', env: 'BATON_DB', unlessGiven: ['postgres'] },
+  postgres: { type: 'string', env: 'BATON_POSTGRES_URL', unlessGiven: ['db'] },
+  'domain-key': { type: 'string', env: 'BATON_DOMAIN_KEY', unlessGiven: ['db'] },
+  pool: { type: 'string', env: 'BATON_POOL', unlessGiven: ['db'] },
 } as const;
 
 export const STORE_USAGE = `store: --db FILE (SQLite, default ${DEFAULT_DB}) or --postgres URL with
        --domain-key FILE (default ./baton.domain-key.pem; every server sharing the database needs it)
        and --pool N (PostgreSQL connections this process holds at most, 1..1000, default 10: give
-       about one per concurrent request it should serve at once)`;
+       about one per concurrent request it should serve at once); each also read from BATON_DB,
+       BATON_POSTGRES_URL, BATON_DOMAIN_KEY, BATON_POOL when its flag is absent (docs/operations.md)`;
 
 function pool(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -61,12 +64,28 @@ export function storeChoice(values: {
   return { kind: 'sqlite', path: values.db ?? DEFAULT_DB };
 }
 
+/**
+ * An engine over the chosen store: SQLite created only with `create` (inspection commands never
+ * create one); PostgreSQL only once its server answered (an unreachable one writes nothing).
+ */
+export async function openStoreEngine(
+  choice: StoreChoice,
+  options: { readonly create: boolean },
+): Promise<StoreEngine> {
+  if (choice.kind === 'postgres') {
+    return openReachablePostgres(choice.url, { maxConnections: choice.maxConnections });
+  }
+  if (!options.create) return openExisting(choice.path);
+  const folder = dirname(choice.path);
+  if (!existsSync(folder)) {
+    throw new BatonError('usage', `no folder ${folder} for the SQLite database ${choice.path}`);
+  }
+  return openSqliteEngine(choice.path);
+}
+
 /** An engine over the chosen store with every migration applied. */
 export async function openMigratedEngine(choice: StoreChoice): Promise<StoreEngine> {
-  const engine =
-    choice.kind === 'sqlite'
-      ? openSqliteEngine(choice.path)
-      : openPostgresEngine(choice.url, { maxConnections: choice.maxConnections });
+  const engine = await openStoreEngine(choice, { create: true });
   try {
     await migrate(engine);
     return engine;

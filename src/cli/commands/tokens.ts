@@ -11,23 +11,37 @@ import { formatRfc3339 } from '../../core/time.js';
 import { createToken, isPrincipalRole } from '../../server/tokens.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { listTokens, revokeToken, type TokenRecord } from '../../store/principals.js';
-import { wantsHelp, type Command } from '../command.js';
+import type { JsonObject } from '../../core/json.js';
+import { printJson, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
 import { openMigratedEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
-const USAGE = `usage: baton tokens create --role operator|admin [--name NAME] [store]
-       baton tokens list [store]
-       baton tokens revoke ID [store]
+const USAGE = `usage: baton tokens create --role operator|admin [--name NAME] [store] [--json]
+       baton tokens list [store] [--json]
+       baton tokens revoke ID [store] [--json]
 
 Manage the bearer tokens of the HTTP API. create prints the new token once on stdout (keep it: only
 its digest is stored). revoke is immediate and idempotent. Roles: admin (tokens, domain
 configuration, and everything an operator may), operator (takeover, authorities, profiles,
 queries, evidence). Executor credentials come from a takeover, not from here.
+--json  one JSON document: create {"token","id","role","name"}; list {"tokens":[T…]}; revoke T,
+        where T is {"id","role","name","createdAt","revokedAt"} (RFC 3339 times, revokedAt null
+        while active). Never a secret but the one create returns.
 ${STORE_USAGE}
 `;
 
 const ACTOR = 'cli:tokens';
+
+function tokenJson(t: TokenRecord): JsonObject {
+  return {
+    id: t.id,
+    role: t.role,
+    name: t.name,
+    createdAt: formatRfc3339(t.createdAt),
+    revokedAt: t.revokedAt === null ? null : formatRfc3339(t.revokedAt),
+  };
+}
 
 function line(t: TokenRecord): string {
   const state = t.revokedAt === null ? 'active' : `revoked ${formatRfc3339(t.revokedAt)}`;
@@ -44,7 +58,12 @@ export async function runTokens(argv: string[], io: CliIo): Promise<number> {
       args: argv,
       strict: true,
       allowPositionals: true,
-      options: { ...STORE_OPTIONS, role: { type: 'string' }, name: { type: 'string' } },
+      options: {
+        ...STORE_OPTIONS,
+        role: { type: 'string' },
+        name: { type: 'string' },
+        json: { type: 'boolean' },
+      },
     });
     const [action, ...rest] = positionals;
     const arity = action === 'revoke' ? 1 : 0;
@@ -74,7 +93,7 @@ async function act(
   engine: StoreEngine,
   action: string,
   id: string | undefined,
-  values: { role?: string; name?: string },
+  values: { role?: string; name?: string; json?: boolean },
   io: CliIo,
 ): Promise<number> {
   if (action === 'create') {
@@ -90,15 +109,19 @@ async function act(
       { clock: systemClock, actor: ACTOR },
     );
     io.stderr(`created ${created.role} token ${created.id} (${created.name}); the secret is shown once:\n`);
-    io.stdout(`${created.token}\n`);
+    if (values.json === true) {
+      printJson(io, { token: created.token, id: created.id, role: created.role, name: created.name });
+    } else io.stdout(`${created.token}\n`);
     return EXIT.ok;
   }
   if (action === 'list') {
-    for (const t of await listTokens(engine)) io.stdout(line(t));
+    const tokens = await listTokens(engine);
+    if (values.json === true) printJson(io, { tokens: tokens.map(tokenJson) });
+    else for (const t of tokens) io.stdout(line(t));
     return EXIT.ok;
   }
   const revoked = await revokeToken(engine, id ?? '', systemClock.wallMs(), ACTOR);
-  io.stdout(line(revoked));
+  io.stdout(values.json === true ? `${JSON.stringify(tokenJson(revoked))}\n` : line(revoked));
   return EXIT.ok;
 }
 

@@ -4,8 +4,8 @@
  * counts and the API's shape, never records; `baton serve` binds to 127.0.0.1 by default.
  */
 import { BatonError } from '../../core/errors.js';
-import type { OccurrenceCounts } from '../../occurrences/index.js';
 import { migrations } from '../../store/migrations/index.js';
+import { readOpenGauges, type OpenGauges } from '../../store/occurrences-gauges.js';
 import { METRICS_CONTENT_TYPE } from '../metrics.js';
 import type { RouteSpec, ServerDeps } from '../route.js';
 import { anyObject, count, object, type Schema } from '../schemas/common.js';
@@ -27,9 +27,10 @@ async function schemaVersion(deps: ServerDeps): Promise<number> {
   return Math.max(0, ...applied);
 }
 
-async function countsOrUndefined(deps: ServerDeps): Promise<OccurrenceCounts | undefined> {
+/** Cheap reads only (no table count per scrape; store/occurrences-gauges.ts). */
+async function gaugesOrUndefined(deps: ServerDeps): Promise<OpenGauges | undefined> {
   try {
-    return await deps.service.counts();
+    return await readOpenGauges(deps.engine);
   } catch {
     return undefined; // rendered as baton_store_up 0: a scrape must not fail with the store
   }
@@ -67,7 +68,7 @@ export function opsRoutes(deps: ServerDeps, openapi: () => unknown): RouteSpec[]
       produces: METRICS_CONTENT_TYPE,
       schema: { response: { 200: { type: 'string' } } },
       handler: async () => ({
-        body: deps.metrics.render(await countsOrUndefined(deps), deps.engine.commitStats?.()),
+        body: await deps.metrics.render(await gaugesOrUndefined(deps), deps.engine.commitStats?.()),
       }),
     },
     {
