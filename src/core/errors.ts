@@ -98,6 +98,14 @@ export const ERROR_CODES = {
   // --- missions / observations -----------------------------------------------------------------
   mission_not_active: spec(403),
   mission_status_unavailable: spec(503, true),
+  // harness (build spec A6): the stored half
+  mission_binding_missing: spec(409),
+  mission_binding_invalid: spec(400),
+  stop_matrix_invalid: spec(400),
+  work_item_not_found: spec(404),
+  work_item_conflict: spec(409),
+  work_item_not_dispatchable: spec(409),
+  successor_binding_required: spec(409),
   observation_record_invalid: spec(400),
 } as const satisfies Record<string, CodeSpec>;
 

@@ -1,0 +1,8 @@
+// The public surface of src/missions (the stored half of the Mission-aware harness).
+export * from './verified.js';
+export * from './model.js';
+export * from './matrix.js';
+export * from './view.js';
+export * from './machine.js';
+export * from './evidence.js';
+export * from './cache-key.js';

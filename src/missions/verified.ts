@@ -1,0 +1,49 @@
+/**
+ * What a verified Mission Status answer or lifecycle SET says, after every check of the build spec's
+ * A3.2 (status) or A3.4 (SET) passed. The harness applies only these to a mission view (A3.3); a
+ * relayed status JWT from an executor is evidence only and never becomes one of these (C-A29).
+ */
+export interface VerifiedMissionStatus {
+  readonly source: 'status';
+  /** `iss`, which equals `mission.origin` (A3.2 step 5, C-A10). */
+  readonly origin: string;
+  readonly missionId: string;
+  /** As received; only the exact string `active` permits anything (MCO-01). */
+  readonly state: string;
+  readonly authorityHash: string | null;
+  /** `mission.expires_at` (RFC 3339): the reliance bound. */
+  readonly expiresAt: string;
+  readonly missionExpiry: string | null;
+  /** `iat`, seconds since the epoch. */
+  readonly issuedAt: number;
+  /** When Baton verified it (RFC 3339, Baton's clock). */
+  readonly checkedAt: string;
+  /** A3.2 step 8 before the action-class bound: min(expires_at + 30 s if active else 0, mission_expiry). */
+  readonly freshUntil: string;
+  /** The compact JWS as received, archived so it re-verifies after key rotation. */
+  readonly jws: string;
+  /** `sha-256:` + base64url of the JWS bytes. */
+  readonly jwsDigest: string;
+  readonly kid: string;
+  /** RFC 7638 thumbprint of the verifying JWK. */
+  readonly jwkThumbprint: string;
+}
+
+export interface VerifiedMissionSignal {
+  readonly source: 'signal';
+  readonly origin: string;
+  readonly missionId: string;
+  readonly state: string;
+  readonly priorState: string | null;
+  /** Strictly growing per mission; approval is 1 (MSG-02). */
+  readonly version: number;
+  /** `committed_at` (RFC 3339, the issuer's clock). */
+  readonly committedAt: string;
+  readonly jti: string;
+  readonly issuedAt: number;
+  /** `sha-256:` + base64url of the SET's compact bytes (replay comparison, C-A18). */
+  readonly digest: string;
+  readonly reason: string | null;
+}
+
+export type VerifiedMissionState = VerifiedMissionStatus | VerifiedMissionSignal;
