@@ -6,3 +6,6 @@ export * from './view.js';
 export * from './machine.js';
 export * from './evidence.js';
 export * from './cache-key.js';
+export * from './ports.js';
+export * from './inputs.js';
+export * from './service.js';

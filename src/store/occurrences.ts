@@ -20,12 +20,14 @@ import type { StoreEngine } from './engine.js';
 import { migrate } from './migrations.js';
 import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js';
 import { OccurrencesRepositorySql } from './occurrences-repository.js';
+import type { MissionGate } from './missions-gate.js';
 import { openSqliteEngine, type SqliteEngineOptions } from './sqlite.js';
 
-export function occurrencesUnitOfWork(engine: StoreEngine): OccurrencesUnitOfWork {
+/** `gate`: the harness's Mission gate (A3.6); without one, governed occurrences never enter. */
+export function occurrencesUnitOfWork(engine: StoreEngine, gate?: MissionGate): OccurrencesUnitOfWork {
   const profiles: ProfileCache = new Map();
   return {
-    run: (fn) => engine.transaction((tx) => fn(new OccurrencesRepositorySql(tx, profiles))),
+    run: (fn) => engine.transaction((tx) => fn(new OccurrencesRepositorySql(tx, profiles, gate))),
     read: (fn) => engine.read((ex) => fn(new OccurrencesReaderSql(ex, '', profiles))),
   };
 }
@@ -97,6 +99,8 @@ export interface OccurrencesOptions {
   readonly sqlite?: SqliteEngineOptions;
   /** Create the domain key when it is missing (default true); false: refuse (`key_invalid`). */
   readonly createDomainKey?: boolean;
+  /** The harness's Mission gate (build spec A3.6); default: governed occurrences never enter. */
+  readonly missionGate?: MissionGate;
 }
 
 export interface OccurrencesOnSqlite {
@@ -120,7 +124,7 @@ export async function openOccurrencesOn(
   const domainKey = loadOrCreateDomainKey(keyBase, options.createDomainKey ?? true);
   await migrate(engine);
   const service = new OccurrencesService({
-    uow: occurrencesUnitOfWork(engine),
+    uow: occurrencesUnitOfWork(engine, options.missionGate),
     domainKey: { kid: domainKey.kid, publicKey: domainKey.publicKeyB64 },
     clock: options.clock,
     ids: options.ids,
