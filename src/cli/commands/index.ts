@@ -1,6 +1,7 @@
 import type { Command } from '../command.js';
 import { conformanceCommand } from './conformance.js';
 import { demoCommand } from './demo.js';
+import { harnessCommand, stopMatrixCommand } from './harness.js';
 import { digestCommand, jcsCommand } from './jcs.js';
 import { leaseCommand } from './lease.js';
 import { logCommand } from './log.js';
@@ -18,6 +19,8 @@ export const commands: readonly Command[] = [
   migrateCommand,
   logCommand,
   reconcileCommand,
+  harnessCommand,
+  stopMatrixCommand,
   sandboxCommand,
   sorCommand,
   leaseCommand,

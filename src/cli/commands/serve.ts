@@ -13,17 +13,20 @@ import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { createToken } from '../../server/tokens.js';
 import { staticKeys, type KeyResolver } from '../../providers/index.js';
 import { hasActiveAdmin } from '../../store/principals.js';
-import { untilStopped, wantsHelp, type Command } from '../command.js';
+import { parseMatrix, type PinnedMatrix } from '../../missions/index.js';
+import { readInput, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
-                   [--log-level fatal|error|warn|info|debug|trace|silent]
+                   [--log-level fatal|error|warn|info|debug|trace|silent] [--stop-matrix FILE]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then finish in-flight requests and stop.
 Defaults: --db ./baton.db, --port 4000 (0 picks a free port), --host 127.0.0.1, --log-level info.
 Migrations run at start. If the store has no active admin token, one is created and printed once.
+--stop-matrix: the harness's stop-behaviour matrix (docs/harness.md); one that misses the draft's
+minimums exits 2 with stop_matrix_invalid before anything is opened. Default: baton-default@1.
 Prints "baton listening on http://HOST:PORT (STORE)" when ready; logs go to stderr as JSON lines.
 ${STORE_USAGE}
 Environment: BATON_HMAC_SECRETS="secretId=BASE64URL[,secretId=BASE64URL…]" gives reconcile the
@@ -49,6 +52,10 @@ export function hmacSecretsFromEnv(text: string | undefined): KeyResolver {
     secrets[m[1] ?? ''] = Buffer.from(m[2] ?? '', 'base64url');
   }
   return staticKeys(secrets);
+}
+
+async function readStopMatrix(file: string | undefined, io: CliIo): Promise<PinnedMatrix | undefined> {
+  return file === undefined ? undefined : parseMatrix(await readInput(file, io));
 }
 
 function urlHost(host: string): string {
@@ -82,15 +89,18 @@ export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): P
         port: { type: 'string' },
         host: { type: 'string' },
         'log-level': { type: 'string' },
+        'stop-matrix': { type: 'string' },
       },
     });
+    // HAR-25 / A3.10: an invalid matrix refuses to start (exit 2), before the store is touched.
+    const stopMatrix = await readStopMatrix(values['stop-matrix'], io);
     const level = values['log-level'] ?? 'info';
     if (!LEVELS.includes(level))
       throw new BatonError('usage', `--log-level must be one of ${LEVELS.join(', ')}`);
     const host = values.host ?? '127.0.0.1';
     const wanted = port(values.port);
     const keys = hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']);
-    opened = await openBaton(storeChoice(values));
+    opened = await openBaton(storeChoice(values), stopMatrix === undefined ? {} : { stopMatrix });
     await firstAdmin(opened, io);
     app = buildServer({
       engine: opened.engine,
