@@ -105,6 +105,7 @@ export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): P
     app = buildServer({
       engine: opened.engine,
       service: opened.service,
+      harness: opened.harness,
       keys,
       logger: { level, stream: process.stderr },
     });
