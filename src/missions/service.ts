@@ -33,6 +33,7 @@ import {
 import { behaviourFor, DEFAULT_MATRIX, type PinnedMatrix } from './matrix.js';
 import {
   isActive,
+  isTerminal,
   missionSubject,
   rowOf,
   sessionSubject,
@@ -527,12 +528,7 @@ export class MissionsService {
         now,
         'system',
       );
-      if (
-        before === undefined ||
-        before.state === null ||
-        ['revoked', 'expired', 'completed', 'superseded', 'cascaded'].includes(before.state)
-      )
-        return;
+      if (before === undefined || before.state === null || isTerminal(before.state)) return;
       await repo.saveView(
         {
           ...before,

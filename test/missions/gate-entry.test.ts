@@ -6,13 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isBatonError } from '../../src/core/errors.js';
-import {
-  ACTION_CLASSES,
-  DEFAULT_MATRIX,
-  MATRIX_ROWS,
-  pin,
-  type StopMatrix,
-} from '../../src/missions/index.js';
+import { ACTION_CLASSES, DEFAULT_MATRIX, pin, type StopMatrix } from '../../src/missions/index.js';
 import { OccurrencesService } from '../../src/occurrences/index.js';
 import { occurrencesUnitOfWork } from '../../src/store/index.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -27,7 +21,6 @@ function strictMatrix() {
   const rows = { ...DEFAULT_MATRIX.matrix.rows } as Record<string, unknown>;
   for (const r of ['revoked', 'expired', 'completed', 'cascaded'])
     rows[r] = Object.fromEntries(ACTION_CLASSES.map((c) => [c, 'terminate']));
-  void MATRIX_ROWS;
   return pin({ ...DEFAULT_MATRIX.matrix, id: 'strict', rows } as unknown as StopMatrix);
 }
 

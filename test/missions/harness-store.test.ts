@@ -301,6 +301,20 @@ for (const e of engines) {
     }
   });
 
+  test(`[${e.name}] A3.2 step 9 a refused Status makes an active view unknown, never keeps it; terminal stays`, async (t) => {
+    const w = await world(t, e);
+    await w.harness.applyVerifiedStatus(verifiedStatus('active', T0));
+    await w.harness.recordStatusRefused(ORIGIN, MISSION, 'signature', 'signature_invalid');
+    const v = await w.harness.getView(ORIGIN, MISSION);
+    assert.equal(v?.state, null);
+    assert.equal(w.harness.assessView(v).verdict, 'unknown');
+    await w.harness.applyVerifiedSignal(verifiedSignal('revoked', 2, T0 + 1));
+    await w.harness.recordStatusRefused(ORIGIN, MISSION, 'nonce', 'jose_claim_invalid');
+    assert.equal((await w.harness.getView(ORIGIN, MISSION))?.state, 'revoked');
+    const types = (await w.harness.events(`mission:${ORIGIN}#${MISSION}`)).map((x) => x.type);
+    assert.equal(types.filter((x) => x === 'mission_status_refused').length, 2);
+  });
+
   test(`[${e.name}] A3.10 a matrix ref is immutable: the same ref with other content is refused`, async (t) => {
     const w = await world(t, e);
     const rows = Object.fromEntries(
