@@ -121,6 +121,14 @@ export const ERROR_CODES = {
   mission_signal_invalid: spec(400),
   /** A `baton.mission-issuer/1` pin document is malformed or unsafe. */
   mission_issuer_pin_invalid: spec(400),
+  // harness (build spec A6): the stored half
+  mission_binding_missing: spec(409),
+  mission_binding_invalid: spec(400),
+  stop_matrix_invalid: spec(400),
+  work_item_not_found: spec(404),
+  work_item_conflict: spec(409),
+  work_item_not_dispatchable: spec(409),
+  successor_binding_required: spec(409),
   observation_record_invalid: spec(400),
 } as const satisfies Record<string, CodeSpec>;
 

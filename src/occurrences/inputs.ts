@@ -48,6 +48,11 @@ export interface CreateInput {
   readonly request: JsonObject;
   readonly authority: { readonly id: string; readonly amount: number };
   readonly linkedIds?: readonly LinkedIdentifier[];
+  /**
+   * The harness work item this governed occurrence belongs to (Mission build spec A3.6): its
+   * binding and action class gate provider entry.
+   */
+  readonly workItemId?: string;
 }
 
 export interface RemedyInput extends CreateInput {
@@ -157,12 +162,13 @@ export interface CreateFields {
   readonly request: JsonObject;
   readonly authority: { readonly id: string; readonly amount: number };
   readonly linkedIds: LinkedIdentifier[];
+  readonly workItemId: string | null;
   readonly remedy: { readonly of: string; readonly kind: RemedyKind } | null;
 }
 
 export function readCreate(input: unknown, remedy = false): CreateFields {
   const base = ['credential', 'creationKey', 'provider', 'request', 'authority'];
-  const f = r.object(input, '$', remedy ? [...base, 'remedyOf', 'kind'] : base, ['linkedIds']);
+  const f = r.object(input, '$', remedy ? [...base, 'remedyOf', 'kind'] : base, ['linkedIds', 'workItemId']);
   const p = r.object(
     f['provider'],
     '$.provider',
@@ -185,6 +191,7 @@ export function readCreate(input: unknown, remedy = false): CreateFields {
       amount: r.integer(a['amount'], '$.authority.amount', 1),
     },
     linkedIds: readLinkedIds(f['linkedIds']),
+    workItemId: r.optionalString(f['workItemId'], '$.workItemId', NAME) ?? null,
     remedy: remedy
       ? {
           of: r.string(f['remedyOf'], '$.remedyOf', NAME),

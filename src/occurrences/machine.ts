@@ -18,7 +18,12 @@ export {
   type CreateState,
 } from './machine/create.js';
 export { decideEnter, type EnterDecision, type EnterState } from './machine/enter.js';
-export { decideRelease, type ReleaseDecision, type ReleaseState } from './machine/release.js';
+export {
+  decideRelease,
+  decideStopRelease,
+  type ReleaseDecision,
+  type ReleaseState,
+} from './machine/release.js';
 export { decideObserve, type ObserveDecision } from './machine/observe.js';
 export {
   ACKNOWLEDGEMENT_SOURCE,

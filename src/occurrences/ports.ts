@@ -87,7 +87,32 @@ export interface OccurrencesReader {
   listEvents(subject: string): Promise<EvidenceEvent[]>;
 }
 
+/**
+ * The Mission gate's answer inside provider entry (Mission build spec A3.6). The store implements
+ * the gate over the harness (the occurrences context knows no Mission record): it locks the mission
+ * view and the work item AFTER the lineage and the occurrence, and has already written the item's
+ * stop and its Harness Evidence when it answers `stop` — the entry then commits them with
+ * `mission_checked` and refuses (C-A25).
+ */
+export interface MissionGateView {
+  readonly decision: 'continue' | 'stop';
+  readonly code?:
+    | 'mission_not_active'
+    | 'mission_status_unavailable'
+    | 'mission_binding_missing'
+    | 'work_item_not_dispatchable';
+  /** The stop is `terminate`: release the reservation in the same transaction. */
+  readonly release: boolean;
+  /** The body of the occurrence's `mission_checked` event. */
+  readonly checked: JsonObject;
+}
+
 export interface OccurrencesRepository extends OccurrencesReader {
+  /** A3.6: undefined for an ungoverned occurrence (one created without a work item). */
+  checkMissionGate(occurrenceId: string, actor: string): Promise<MissionGateView | undefined>;
+  /** A3.6 `create checks too`: link a governed occurrence to its running item; refuses unless active. */
+  linkWorkItem(occurrenceId: string, workItemId: string, lineage: string): Promise<void>;
+
   lockDomain(): Promise<DomainRecord | undefined>;
   insertDomain(domain: DomainRecord): Promise<void>;
   updateDomain(domain: DomainRecord, previousVersion: number): Promise<void>;

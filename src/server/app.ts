@@ -29,6 +29,8 @@ import { opsRoutes } from './routes/ops.js';
 import { queryRoutes } from './routes/queries.js';
 import { setupRoutes } from './routes/setup.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { harnessRoutes } from './routes/harness.js';
+import type { MissionsService } from '../missions/index.js';
 
 export const DEFAULT_BODY_LIMIT = 1_048_576;
 export const API_VERSION = '0.1.0';
@@ -57,6 +59,8 @@ export interface ServerOptions {
    * answers; Ed25519 pins need none (the profile pins the public key). Default: none.
    */
   readonly keys?: KeyResolver;
+  /** The harness over the same store (`openBaton` returns it): /v1/harness and /v1/missions. */
+  readonly harness?: MissionsService;
 }
 
 function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['logger'] {
@@ -137,6 +141,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     clock: options.clock ?? systemClock,
     metrics,
     sources: new StatusSources({ keys: options.keys ?? NO_KEYS, clock: options.clock ?? systemClock }),
+    ...(options.harness !== undefined && { harness: options.harness }),
   };
   const routes: RouteSpec[] = [];
   const doc = (): unknown => openApiDocument(routes, API_VERSION);
@@ -149,6 +154,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...observationRoutes(deps),
     ...queryRoutes(deps),
     ...tokenRoutes(deps),
+    ...harnessRoutes(deps),
   );
   for (const spec of routes) registerRoute(app, deps, spec);
   return app;

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
+import type { MissionsService, PinnedMatrix } from '../missions/index.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import type { StoreEngine } from '../store/engine.js';
 import { openOccurrencesOn, openOccurrencesOnSqlite } from '../store/occurrences.js';
@@ -27,6 +28,8 @@ export type StoreChoice =
 export interface OpenedBaton {
   readonly engine: StoreEngine;
   readonly service: OccurrencesService;
+  /** The Mission-aware harness over the same store (docs/harness.md). */
+  readonly harness: MissionsService;
   /** What to print: never a password. */
   readonly description: string;
   close(): Promise<void>;
@@ -100,8 +103,18 @@ async function openPostgres(
         path: keyFile,
       });
     }
-    const { service } = await openOccurrencesOn(engine, keyFile.slice(0, -KEY_SUFFIX.length), options);
-    return { engine, service, description: `postgres ${redactUrl(url)}`, close: () => engine.close() };
+    const { service, harness } = await openOccurrencesOn(
+      engine,
+      keyFile.slice(0, -KEY_SUFFIX.length),
+      options,
+    );
+    return {
+      engine,
+      service,
+      harness,
+      description: `postgres ${redactUrl(url)}`,
+      close: () => engine.close(),
+    };
   } catch (error) {
     await engine.close();
     throw error;
@@ -115,6 +128,8 @@ async function openPostgres(
 export interface OpenOptions {
   readonly clock?: Clock;
   readonly createDomainKey?: boolean;
+  /** The validated stop matrix for the harness (`baton serve --stop-matrix`). */
+  readonly stopMatrix?: PinnedMatrix;
 }
 
 export async function openBaton(choice: StoreChoice, options: OpenOptions = {}): Promise<OpenedBaton> {
@@ -129,6 +144,7 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
   return {
     engine: opened.engine,
     service: opened.service,
+    harness: opened.harness,
     description: `sqlite ${choice.path}`,
     close: opened.close,
   };

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
+import type { MissionsService } from '../missions/index.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import type { StatusSources } from '../providers/index.js';
 import type { StoreEngine } from '../store/engine.js';
@@ -28,6 +29,8 @@ export interface ServerDeps {
   readonly metrics: Metrics;
   /** Baton's trusted status-source layer, for reconcile. */
   readonly sources: StatusSources;
+  /** The Mission-aware harness (docs/harness.md); its routes answer 503 without one. */
+  readonly harness?: MissionsService;
 }
 
 export interface HandlerInput {

@@ -42,3 +42,12 @@ export {
   type OccurrencesOnSqlite,
   type OccurrencesOptions,
 } from './occurrences.js';
+export {
+  harnessGate,
+  missionsUnitOfWork,
+  occurrenceSide,
+  openHarnessOn,
+  type HarnessOnOptions,
+} from './missions.js';
+export { NO_HARNESS, type MissionGate } from './missions-gate.js';
+export { MissionsReaderSql, MissionsRepositorySql } from './missions-repository.js';

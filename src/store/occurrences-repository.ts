@@ -22,8 +22,10 @@ import type {
   PlannedEvent,
   RegisteredProfile,
   EvidenceEvent,
+  MissionGateView,
 } from '../occurrences/index.js';
 import type { Transaction } from './engine.js';
+import { NO_HARNESS, type MissionGate } from './missions-gate.js';
 import { appendEvidenceRun, startsChain, type EvidenceInput } from './evidence-log.js';
 import { domainLimitError, OpenStripes, preferredStripe } from './occurrences-limits.js';
 import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js';
@@ -48,10 +50,22 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   /** Requests read or written in this transaction (immutable once inserted). */
   readonly #requests = new Map<string, JsonObject>();
 
-  constructor(tx: Transaction, profiles?: ProfileCache) {
+  readonly #gate: MissionGate;
+
+  constructor(tx: Transaction, profiles?: ProfileCache, gate: MissionGate = NO_HARNESS) {
     super(tx, tx.forUpdate, profiles);
     this.#tx = tx;
     this.#stripes = new OpenStripes(tx);
+    this.#gate = gate;
+  }
+
+  /** Mission build spec A3.6: locks the mission view and item after lineage and occurrence. */
+  checkMissionGate(occurrenceId: string, actor: string): Promise<MissionGateView | undefined> {
+    return this.#gate.check(this.#tx, occurrenceId, actor);
+  }
+
+  linkWorkItem(occurrenceId: string, workItemId: string, lineage: string): Promise<void> {
+    return this.#gate.link(this.#tx, occurrenceId, workItemId, lineage);
   }
 
   protected override seen(record: OccurrenceRecord, stripe: number | null): void {

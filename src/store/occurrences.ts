@@ -20,12 +20,16 @@ import type { StoreEngine } from './engine.js';
 import { migrate } from './migrations.js';
 import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js';
 import { OccurrencesRepositorySql } from './occurrences-repository.js';
+import type { MissionGate } from './missions-gate.js';
+import { harnessGate, openHarnessOn } from './missions.js';
+import { DEFAULT_MATRIX, type MissionsService, type PinnedMatrix } from '../missions/index.js';
 import { openSqliteEngine, type SqliteEngineOptions } from './sqlite.js';
 
-export function occurrencesUnitOfWork(engine: StoreEngine): OccurrencesUnitOfWork {
+/** `gate`: the harness's Mission gate (A3.6); without one, governed occurrences never enter. */
+export function occurrencesUnitOfWork(engine: StoreEngine, gate?: MissionGate): OccurrencesUnitOfWork {
   const profiles: ProfileCache = new Map();
   return {
-    run: (fn) => engine.transaction((tx) => fn(new OccurrencesRepositorySql(tx, profiles))),
+    run: (fn) => engine.transaction((tx) => fn(new OccurrencesRepositorySql(tx, profiles, gate))),
     read: (fn) => engine.read((ex) => fn(new OccurrencesReaderSql(ex, '', profiles))),
   };
 }
@@ -97,10 +101,13 @@ export interface OccurrencesOptions {
   readonly sqlite?: SqliteEngineOptions;
   /** Create the domain key when it is missing (default true); false: refuse (`key_invalid`). */
   readonly createDomainKey?: boolean;
+  /** The stop matrix the harness enforces (validated, A3.10); default DEFAULT_MATRIX. */
+  readonly stopMatrix?: PinnedMatrix;
 }
 
 export interface OccurrencesOnSqlite {
   readonly service: OccurrencesService;
+  readonly harness: MissionsService;
   readonly engine: StoreEngine;
   readonly domainKey: DomainKeyPair;
   readonly close: () => Promise<void>;
@@ -115,18 +122,25 @@ export async function openOccurrencesOn(
   engine: StoreEngine,
   keyBase: string,
   options: OccurrencesOptions = {},
-): Promise<{ service: OccurrencesService; domainKey: DomainKeyPair }> {
+): Promise<{ service: OccurrencesService; domainKey: DomainKeyPair; harness: MissionsService }> {
   // The key first: a refused open (no key, and none may be created) migrates nothing.
   const domainKey = loadOrCreateDomainKey(keyBase, options.createDomainKey ?? true);
   await migrate(engine);
+  // The harness gates governed provider entry (Mission build spec A3.6) with the domain's key.
+  const harness = openHarnessOn(engine, {
+    domainPrivateKey: domainKey.privateKey,
+    ...(options.clock !== undefined && { clock: options.clock }),
+    ...(options.ids !== undefined && { ids: options.ids }),
+  });
+  await harness.registerMatrix(options.stopMatrix ?? DEFAULT_MATRIX);
   const service = new OccurrencesService({
-    uow: occurrencesUnitOfWork(engine),
+    uow: occurrencesUnitOfWork(engine, harnessGate(harness)),
     domainKey: { kid: domainKey.kid, publicKey: domainKey.publicKeyB64 },
     clock: options.clock,
     ids: options.ids,
   });
   await checkDomainKey(service, domainKey);
-  return { service, domainKey };
+  return { service, domainKey, harness };
 }
 
 /** Open (creating and migrating if needed) a SQLite file and return the occurrences service over it. */
@@ -136,8 +150,8 @@ export async function openOccurrencesOnSqlite(
 ): Promise<OccurrencesOnSqlite> {
   const engine = openSqliteEngine(path, options.sqlite);
   try {
-    const { service, domainKey } = await openOccurrencesOn(engine, path, options);
-    return { service, engine, domainKey, close: () => engine.close() };
+    const { service, domainKey, harness } = await openOccurrencesOn(engine, path, options);
+    return { service, harness, engine, domainKey, close: () => engine.close() };
   } catch (error) {
     await engine.close();
     throw error;

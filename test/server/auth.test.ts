@@ -47,6 +47,12 @@ const observation = (): JsonObject => ({
   carried: { account: 'acct_sandbox_001' },
 });
 
+const HARNESS_BINDING = {
+  mission_id: 'msn_x',
+  mission_origin: 'https://as.example.com',
+  stop_policy: 'baton-default@1',
+};
+
 const occ = (suffix: string) => (t: Target) => `/v1/occurrences/${t.occurrence}${suffix}`;
 const fixed = (p: string) => () => p;
 
@@ -204,6 +210,92 @@ const ROUTES: readonly RouteCase[] = [
     body: () => ({ role: 'operator' }),
   },
   { method: 'GET', template: '/v1/tokens', roles: ['admin'], scope: 'none', path: fixed('/v1/tokens') },
+  // The harness (docs/harness.md): item routes check lineage ownership inside the handler.
+  {
+    method: 'POST',
+    template: '/v1/harness/sessions',
+    roles: ALL,
+    scope: 'none',
+    path: fixed('/v1/harness/sessions'),
+    body: () => ({ mission_binding: HARNESS_BINDING }),
+  },
+  {
+    method: 'POST',
+    template: '/v1/harness/items',
+    roles: ALL,
+    scope: 'none',
+    path: fixed('/v1/harness/items'),
+    body: () => ({
+      kind: 'queue_item',
+      action_class: 'consequential_read',
+      mission_binding: HARNESS_BINDING,
+    }),
+  },
+  {
+    method: 'GET',
+    template: '/v1/harness/items/{id}',
+    roles: ALL,
+    scope: 'none',
+    path: fixed('/v1/harness/items/wrk_x'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/harness/items',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/harness/items'),
+  },
+  {
+    method: 'POST',
+    template: '/v1/harness/dispatch',
+    roles: EX,
+    scope: 'none',
+    path: fixed('/v1/harness/dispatch'),
+    body: () => ({ itemId: 'wrk_x' }),
+  },
+  ...(['resume', 'retry', 'complete'] as const).map((verb) => ({
+    method: 'POST',
+    template: `/v1/harness/items/{id}/${verb}`,
+    roles: EX,
+    scope: 'none' as const,
+    path: fixed(`/v1/harness/items/wrk_x/${verb}`),
+  })),
+  {
+    method: 'POST',
+    template: '/v1/harness/items/{id}/stop',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/harness/items/wrk_x/stop'),
+    body: () => ({ decision: 'suppress' }),
+  },
+  {
+    method: 'POST',
+    template: '/v1/harness/items/{id}/requeue',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/harness/items/wrk_x/requeue'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/harness/evidence',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/harness/evidence?origin=https%3A%2F%2Fas.example.com&mission=msn_x'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/harness/policy',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/harness/policy'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/missions/{origin}/{missionId}',
+    roles: ALL,
+    scope: 'none',
+    path: fixed('/v1/missions/https%3A%2F%2Fas.example.com/msn_x'),
+  },
   {
     method: 'DELETE',
     template: '/v1/tokens/{id}',

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { ManualClock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
+import type { MissionsService } from '../../src/missions/index.js';
 import type { OccurrencesService } from '../../src/occurrences/index.js';
 import type { KeyResolver } from '../../src/providers/index.js';
 import { buildServer, Metrics } from '../../src/server/index.js';
@@ -35,6 +36,7 @@ export interface Api {
   readonly app: FastifyInstance;
   readonly engine: StoreEngine;
   readonly service: OccurrencesService;
+  readonly harness: MissionsService;
   readonly clock: ManualClock;
   readonly metrics: Metrics;
   readonly dir: string;
@@ -72,6 +74,7 @@ export async function startApi(
   const app = buildServer({
     engine: options.wrapEngine?.(opened.engine) ?? opened.engine,
     service: opened.service,
+    harness: opened.harness,
     clock,
     metrics,
     logger,
@@ -94,6 +97,7 @@ export async function startApi(
     app,
     engine: opened.engine,
     service: opened.service,
+    harness: opened.harness,
     clock,
     metrics,
     dir,

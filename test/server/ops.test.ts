@@ -130,11 +130,11 @@ test('the OpenAPI document is OpenAPI 3.1 and lists every route with its schemas
       const isPublic = (op['security'] as unknown[]).length === 0;
       assert.equal(isPublic, !path.startsWith('/v1/'), `${id}: every /v1 route needs a bearer token`);
       if (method === 'post' || method === 'put') {
-        const needsBody = !/\/(enter|takeover|reconcile)$/.test(path);
+        const needsBody = !/\/(enter|takeover|reconcile|resume|retry|complete|requeue)$/.test(path);
         assert.equal((op['requestBody'] as JsonObject | undefined)?.['required'], needsBody, `${id} body`);
       }
     }
   }
-  assert.equal(n, 31, 'four operational routes and 27 under /v1');
+  assert.equal(n, 44, 'four operational routes, 27 under /v1 and 13 harness/mission routes');
   t.diagnostic(`checked ${n} operations`);
 });

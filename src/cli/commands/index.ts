@@ -2,6 +2,7 @@ import type { Command } from '../command.js';
 import { applyCommand } from './apply.js';
 import { conformanceCommand } from './conformance.js';
 import { demoCommand } from './demo.js';
+import { harnessCommand, stopMatrixCommand } from './harness.js';
 import { digestCommand, jcsCommand } from './jcs.js';
 import { issuerCommand } from './issuer.js';
 import { leaseCommand } from './lease.js';
@@ -28,6 +29,8 @@ export const commands: readonly Command[] = [
   logCommand,
   occurrencesCommand,
   reconcileCommand,
+  harnessCommand,
+  stopMatrixCommand,
   sandboxCommand,
   sorCommand,
   leaseCommand,

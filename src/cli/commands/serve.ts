@@ -16,6 +16,7 @@ import { hasActiveAdmin } from '../../store/principals.js';
 import {
   envUsage,
   printJson,
+  readInput,
   SIGNAL_EXIT,
   stopSignals,
   wantsHelp,
@@ -24,6 +25,7 @@ import {
   type StopSignals,
 } from '../command.js';
 import { drain } from '../../server/shutdown.js';
+import { parseMatrix, type PinnedMatrix } from '../../missions/index.js';
 import { applyConfig, describeOutcome, describePrintOnce } from '../config/apply.js';
 import { storeTarget } from '../config/target.js';
 import { EXIT, type CliIo } from '../io.js';
@@ -37,11 +39,12 @@ const SERVE_OPTIONS = {
   'log-level': { type: 'string', env: 'BATON_LOG_LEVEL' },
   'shutdown-timeout': { type: 'string', env: 'BATON_SHUTDOWN_TIMEOUT' },
   config: { type: 'string', env: 'BATON_CONFIG' },
+  'stop-matrix': { type: 'string', env: 'BATON_STOP_MATRIX' },
   json: { type: 'boolean' },
 } as const;
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
-                   [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--json]
+                   [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE] [--json]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
 in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
@@ -53,6 +56,8 @@ JSON lines. --json prints, once ready, one JSON line instead of both:
 {"url":"http://HOST:PORT","store":"STORE","adminToken":"btk…"|null}. See docs/operations.md.
 --config FILE applies a baton.config.json (docs/config.md) to the store before listening, exactly as
 \`baton apply\` would (idempotent; a conflict stops the start); its summary goes to stderr.
+--stop-matrix: the harness's stop-behaviour matrix (docs/harness.md); one that misses the draft's
+minimums exits 2 with stop_matrix_invalid before anything is opened. Default: baton-default@1.
 ${STORE_USAGE}
 ${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
                            that provider profiles pin by id, for reconcile (Ed25519 pins need none)
@@ -131,6 +136,10 @@ interface Started {
   readonly timeoutMs: number;
 }
 
+async function readStopMatrix(file: string | undefined, io: CliIo): Promise<PinnedMatrix | undefined> {
+  return file === undefined ? undefined : parseMatrix(await readInput(file, io));
+}
+
 /** `--config`: applied in process, before the server listens, so "listening" means "configured". */
 async function applyAtStart(file: string, opened: OpenedBaton, io: CliIo): Promise<void> {
   const outcome = await applyConfig(file, storeTarget(opened.engine, opened.service));
@@ -148,13 +157,16 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   const wanted = port(values.port);
   const timeoutMs = shutdownTimeout(values['shutdown-timeout']);
   const keys = hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']);
-  const opened = await openBaton(storeChoice(values));
+  // HAR-25 / A3.10: an invalid matrix refuses to start (exit 2), before the store is touched.
+  const stopMatrix = await readStopMatrix(values['stop-matrix'], io);
+  const opened = await openBaton(storeChoice(values), stopMatrix === undefined ? {} : { stopMatrix });
   let app: ReturnType<typeof buildServer> | undefined;
   try {
     if (values.config !== undefined) await applyAtStart(values.config, opened, io);
     app = buildServer({
       engine: opened.engine,
       service: opened.service,
+      harness: opened.harness,
       keys,
       logger: { level, stream: process.stderr },
     });

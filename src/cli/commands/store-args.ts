@@ -36,7 +36,12 @@ export async function withEngine(
   }
 }
 
-const BAD_INPUT: ReadonlySet<string> = new Set(['usage', 'key_invalid', 'key_unsupported']);
+const BAD_INPUT: ReadonlySet<string> = new Set([
+  'usage',
+  'key_invalid',
+  'key_unsupported',
+  'stop_matrix_invalid',
+]);
 
 /** Bad arguments or key files exit 2; any other typed failure (newer schema, corrupt store, busy) exits 1. */
 export function reportStoreError(error: unknown, io: CliIo): number {

@@ -66,3 +66,47 @@ export function decideRelease(state: ReleaseState, now: number): ReleaseDecision
   };
   return { occurrence, authority, events: [event(occurrenceSubject(o.id), 'released', body)] };
 }
+
+/**
+ * A harness stop with `terminate` (Mission build spec A3.7): the domain itself releases a reserved
+ * occurrence of the terminated work. Still only while reserved: the serialized absence of the entry
+ * marker, read under this transaction's lock, is the proof of non-entry (AOC-REQ-008).
+ */
+export function decideStopRelease(
+  occurrence: OccurrenceRecord,
+  authority: AuthorityRecord,
+  reason: string,
+  now: number,
+): ReleaseDecision | Rejection {
+  const o = occurrence;
+  if (o.phase === 'entered' || o.phase === 'resolved') {
+    return reject('already_entered', 'an entered occurrence is never released', { phase: o.phase });
+  }
+  if (o.phase !== 'reserved')
+    return reject('not_reserved', 'the occurrence is not reserved', { phase: o.phase });
+  if (authority.id !== o.authority.id || authority.reserved < o.authority.amount) {
+    return reject('store_corrupt', 'the reserved authority of this occurrence is missing');
+  }
+  const released: OccurrenceRecord = {
+    ...o,
+    phase: 'released',
+    releasedAt: now,
+    updatedAt: now,
+    version: o.version + 1,
+  };
+  const a: AuthorityRecord = {
+    ...authority,
+    reserved: authority.reserved - o.authority.amount,
+    updatedAt: now,
+    version: authority.version + 1,
+  };
+  const body = {
+    capturedGeneration: o.capturedGeneration,
+    proof: 'serialized_absence_of_provider_entry',
+    cause: 'mission_stop',
+    reason,
+    requestDigest: o.provider.requestDigest,
+    authority: { id: a.id, returned: o.authority.amount, reservedAfter: a.reserved },
+  };
+  return { occurrence: released, authority: a, events: [event(occurrenceSubject(o.id), 'released', body)] };
+}

@@ -34,7 +34,12 @@ function insertRefusal(result: Exclude<OccurrenceInsert, { ok: true }>): BatonEr
 
 type Build = (caller: Caller, repo: OccurrencesRepository, occurrenceId: string) => Promise<CreateCommand>;
 
-async function runCreate(ctx: ServiceContext, credential: string, build: Build): Promise<CreateResult> {
+async function runCreate(
+  ctx: ServiceContext,
+  credential: string,
+  build: Build,
+  workItemId: string | null = null,
+): Promise<CreateResult> {
   const occurrenceId = ctx.ids.id('occ');
   return ctx.uow.run(async (repo) => {
     const now = ctx.clock.wallMs();
@@ -55,9 +60,17 @@ async function runCreate(ctx: ServiceContext, credential: string, build: Build):
       counts: await repo.countOpen(lineage.id),
     };
     const d = decided(decideCreate(state, cmd, now));
-    if (d.kind === 'existing') return { occurrence: view(d.occurrence), created: false };
+    // Mission A3.6: a governed occurrence is linked to its running item (the gate refuses otherwise).
+    const link = (id: string) =>
+      workItemId === null ? undefined : repo.linkWorkItem(id, workItemId, lineage.id);
+    if (d.kind === 'existing') {
+      // A3.8 / C-A28: a retry's idempotency key resolves to the original; only a reserved one is relinked.
+      if (d.occurrence.phase === 'reserved') await link(d.occurrence.id);
+      return { occurrence: view(d.occurrence), created: false };
+    }
     const inserted = await repo.insertOccurrence(d.occurrence, cmd.request);
     if (!inserted.ok) throw insertRefusal(inserted);
+    await link(d.occurrence.id);
     await repo.updateAuthority(d.authority, state.authority?.version ?? 0);
     await appendAll(repo, d.events, now, executorActor(caller));
     return { occurrence: view(d.occurrence), created: true };
@@ -82,7 +95,7 @@ function command(f: CreateFields, occurrenceId: string, reissueOf: string | null
 
 export async function create(ctx: ServiceContext, input: unknown): Promise<CreateResult> {
   const f = readCreate(input);
-  return runCreate(ctx, f.credential, (_c, _r, id) => Promise.resolve(command(f, id)));
+  return runCreate(ctx, f.credential, (_c, _r, id) => Promise.resolve(command(f, id)), f.workItemId);
 }
 
 /** AOC-REQ-012: a remedy is its own occurrence, linked to the original, which never changes. */

@@ -5,10 +5,11 @@ import { readEnter, readRelease } from '../inputs.js';
 import { checkExpectedBinding } from '../machine/binding.js';
 import type { Caller } from '../machine/common.js';
 import { decideEnter } from '../machine/enter.js';
-import { decideRelease } from '../machine/release.js';
-import type { AuthorityRecord, LineageRecord, OccurrenceRecord } from '../model.js';
+import { decideRelease, decideStopRelease } from '../machine/release.js';
+import { occurrenceSubject } from '../machine/common.js';
+import type { AuthorityRecord, LineageRecord, OccurrenceRecord, PlannedEvent } from '../model.js';
 import { nativeKeyHeader } from '../profile.js';
-import type { OccurrencesRepository } from '../ports.js';
+import type { MissionGateView, OccurrencesRepository } from '../ports.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
 import { appendAll, authenticate, decided, executorActor, fail, requireDomain, view } from './context.js';
 
@@ -48,9 +49,13 @@ async function lockAll(
   return { caller, lineage, occurrence, authority };
 }
 
+interface Refused {
+  readonly refused: NonNullable<MissionGateView['code']>;
+}
+
 export async function enter(ctx: ServiceContext, input: unknown): Promise<EntryTicket> {
   const cmd = readEnter(input);
-  return ctx.uow.run(async (repo) => {
+  const answer = await ctx.uow.run(async (repo): Promise<EntryTicket | Refused> => {
     const now = ctx.clock.wallMs();
     const domain = await requireDomain(repo);
     const l = await lockAll(repo, cmd.credential, cmd.occurrenceId);
@@ -58,7 +63,11 @@ export async function enter(ctx: ServiceContext, input: unknown): Promise<EntryT
     if (mismatch !== undefined) fail(mismatch);
     const counts = await repo.countOpen(l.lineage.id);
     const { caller, lineage, occurrence, authority } = l;
+    // AOC refusals first (nothing is written for them); then the Mission's last check (A3.6).
     const d = decided(decideEnter({ caller, lineage, occurrence, authority, domain, counts }, now));
+    const actor = executorActor(l.caller);
+    const gate = await repo.checkMissionGate(l.occurrence.id, actor);
+    if (gate !== undefined && gate.decision === 'stop') return refuseByMission(repo, l, gate, now, actor);
     const request = await repo.getRequest(l.occurrence.id);
     const profile = await repo.getProfile(
       l.occurrence.provider.profileId,
@@ -69,7 +78,8 @@ export async function enter(ctx: ServiceContext, input: unknown): Promise<EntryT
     // Authority moves to consumed and entry is recorded BEFORE anything is sent (AOC-REQ-012).
     await repo.updateOccurrence(d.occurrence, l.occurrence.version);
     await repo.updateAuthority(d.authority, l.authority.version);
-    await appendAll(repo, d.events, now, executorActor(l.caller));
+    const checked = gate === undefined ? [] : [missionChecked(l.occurrence.id, gate)];
+    await appendAll(repo, [...checked, ...d.events], now, actor);
     const b = d.occurrence.provider;
     return {
       occurrence: view(d.occurrence),
@@ -82,6 +92,36 @@ export async function enter(ctx: ServiceContext, input: unknown): Promise<EntryT
       environment: b.environment,
     };
   });
+  // C-A25: a Mission stop is a recorded refusal — committed above, answered here; provider never called.
+  if ('refused' in answer) {
+    throw new BatonError(answer.refused, 'the Mission does not permit provider entry now', {
+      occurrenceId: cmd.occurrenceId,
+    });
+  }
+  return answer;
+}
+
+function missionChecked(occurrenceId: string, gate: MissionGateView): PlannedEvent {
+  return { subject: occurrenceSubject(occurrenceId), type: 'mission_checked', body: gate.checked };
+}
+
+/** Commit the stop: `mission_checked`, and on `terminate` the release of the reservation (A3.7). */
+async function refuseByMission(
+  repo: OccurrencesRepository,
+  l: Locked,
+  gate: MissionGateView,
+  now: number,
+  actor: string,
+): Promise<Refused> {
+  const events: PlannedEvent[] = [missionChecked(l.occurrence.id, gate)];
+  if (gate.release) {
+    const r = decided(decideStopRelease(l.occurrence, l.authority, 'mission_stop', now));
+    await repo.updateOccurrence(r.occurrence, l.occurrence.version);
+    await repo.updateAuthority(r.authority, l.authority.version);
+    events.push(...r.events);
+  }
+  await appendAll(repo, events, now, actor);
+  return { refused: gate.code ?? 'mission_not_active' };
 }
 
 export async function release(ctx: ServiceContext, input: unknown): Promise<OccurrenceView> {

@@ -42,7 +42,8 @@ const createMembers = {
   linkedIds,
 };
 
-export const createBody: Schema = object(createMembers, ['linkedIds']);
+/** `workItemId`: the harness work item of a governed occurrence (docs/harness.md, A3.6). */
+export const createBody: Schema = object({ ...createMembers, workItemId: name }, ['linkedIds', 'workItemId']);
 
 export const remedyBody: Schema = object({ ...createMembers, kind: oneOf(REMEDY_KINDS) }, ['linkedIds']);
 

@@ -1,0 +1,154 @@
+/**
+ * `baton harness list|show|stop|requeue` (operator views and actions over the stored harness,
+ * docs/harness.md) and `baton stop-matrix check FILE` (A3.10: the validation `baton serve` runs).
+ */
+import { BatonError } from '../../core/errors.js';
+import { parseMatrix } from '../../missions/index.js';
+import { openBaton, type OpenedBaton } from '../../server/open.js';
+import { readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { EXIT, type CliIo } from '../io.js';
+import { parse, reportStoreError } from './store-args.js';
+import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
+
+const HARNESS_USAGE = `usage: baton harness list [--mission ORIGIN#ID] [--state S[,S…]] [store]
+       baton harness show ITEM [store]
+       baton harness stop ITEM --decision suppress|pause|terminate|handoff [store]
+       baton harness requeue ITEM [store]
+
+list     Work items as JSON lines (id, kind, state, mission, action class, version).
+show     One item and its evidence chain (work:ITEM) as JSON.
+stop     Operator stop (reason operator_stop, Harness Evidence signed with the domain key);
+         terminate also releases the item's reserved occurrence.
+requeue  Back to queued; the next dispatch checks the Mission again (superseded: exit 2,
+         successor_binding_required).
+The domain key must exist (it is never created here).
+${STORE_USAGE}
+`;
+
+async function withBaton<T>(
+  values: Parameters<typeof storeChoice>[0],
+  fn: (b: OpenedBaton) => Promise<T>,
+): Promise<T> {
+  const opened = await openBaton(storeChoice(values), { createDomainKey: false });
+  try {
+    return await fn(opened);
+  } finally {
+    await opened.close();
+  }
+}
+
+function missionFilter(text: string | undefined): { origin: string; id: string } | undefined {
+  if (text === undefined) return undefined;
+  const at = text.lastIndexOf('#');
+  if (at <= 0 || at === text.length - 1) throw new BatonError('usage', '--mission must be ORIGIN#ID');
+  return { origin: text.slice(0, at), id: text.slice(at + 1) };
+}
+
+async function runHarness(argv: string[], io: CliIo): Promise<number> {
+  if (wantsHelp(argv) || argv.length === 0) {
+    io.stdout(HARNESS_USAGE);
+    return argv.length === 0 ? EXIT.usage : EXIT.ok;
+  }
+  try {
+    const [verb, ...rest] = argv;
+    const { values, positionals } = parse({
+      args: rest,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        ...STORE_OPTIONS,
+        mission: { type: 'string' },
+        state: { type: 'string' },
+        decision: { type: 'string' },
+      },
+    });
+    const item = (): string => {
+      const id = positionals[0];
+      if (id === undefined || positionals.length !== 1)
+        throw new BatonError('usage', `baton harness ${verb} needs one ITEM`);
+      return id;
+    };
+    const out = (v: unknown): void => io.stdout(`${JSON.stringify(v)}\n`);
+    if (verb === 'list') {
+      const mission = missionFilter(values.mission);
+      const states = values.state?.split(',');
+      await withBaton(values, async (b) => {
+        for (const i of await b.harness.listItems({
+          ...(mission && { mission }),
+          ...(states && { states }),
+        })) {
+          out({
+            id: i.id,
+            kind: i.kind,
+            state: i.state,
+            mission: i.binding && `${i.binding.mission_origin}#${i.binding.mission_id}`,
+            actionClass: i.actionClass,
+            version: i.version,
+          });
+        }
+      });
+    } else if (verb === 'show') {
+      const id = item();
+      await withBaton(values, async (b) =>
+        out({ item: await b.harness.getItem(id), evidence: await b.harness.events(`work:${id}`) }),
+      );
+    } else if (verb === 'stop') {
+      const id = item();
+      if (values.decision === undefined) throw new BatonError('usage', 'stop needs --decision');
+      await withBaton(values, async (b) => out(await b.harness.stop(id, values.decision, 'operator:cli')));
+    } else if (verb === 'requeue') {
+      const id = item();
+      await withBaton(values, async (b) => out(await b.harness.requeue(id, 'operator:cli')));
+    } else {
+      throw new BatonError('usage', 'expected list, show, stop or requeue');
+    }
+    return EXIT.ok;
+  } catch (error) {
+    return reportStoreError(error, io);
+  }
+}
+
+export const harnessCommand: Command = {
+  name: 'harness',
+  summary: 'List, show, stop or requeue harness work items.',
+  usage: HARNESS_USAGE,
+  run: runHarness,
+};
+
+const MATRIX_USAGE = `usage: baton stop-matrix check FILE|-
+
+Validate a stop-behaviour matrix (docs/harness.md): strict JSON, every state row (revoked, expired,
+completed, cascaded, suspended, superseded, unknown, stale, other) × every action class present
+and within the draft's minimum, never continue. Prints "REF DIGEST" and exits 0; otherwise names
+stop_matrix_invalid and the failing cell on stderr and exits 2 (as baton serve --stop-matrix does).
+`;
+
+export const stopMatrixCommand: Command = {
+  name: 'stop-matrix',
+  summary: 'Validate a stop-behaviour matrix against the harness draft minimums.',
+  usage: MATRIX_USAGE,
+  async run(argv, io) {
+    if (wantsHelp(argv)) {
+      io.stdout(MATRIX_USAGE);
+      return EXIT.ok;
+    }
+    try {
+      if (argv[0] !== 'check' || argv.length > 2)
+        throw new BatonError('usage', 'usage: baton stop-matrix check FILE|-');
+      const m = parseMatrix(await readInput(argv[1], io));
+      io.stdout(`${m.ref} ${m.digest}\n`);
+      return EXIT.ok;
+    } catch (error) {
+      if (error instanceof BatonError && error.code === 'stop_matrix_invalid') {
+        const where = ['row', 'actionClass', 'member', 'path']
+          .map((k) => error.details[k])
+          .filter((x): x is string => typeof x === 'string');
+        io.stderr(
+          `error: stop_matrix_invalid: ${error.message}${where.length > 0 ? ` (${where.join(' ')})` : ''}\n`,
+        );
+        return EXIT.usage;
+      }
+      return reportError(error, io);
+    }
+  },
+};

@@ -1,0 +1,113 @@
+/**
+ * Cached connections under a Mission (seed §8, HAR-16..19; build spec A3.9). A cached connection
+ * is never evidence of an active Mission: every `get` (1) verifies the cached `at+jwt` (type, issuer,
+ * audience, expiry, the `mission` claim equal to the binding, `cnf.jkt` equal to the holder key),
+ * (2) asks Baton's check for the Mission (`check`, A3.1 without the CAS), and (3) leaves a
+ * consequential use to occurrence `enter`. A non-active Mission makes its entries unusable and
+ * closes them (`cache_disabled`). The key covers mission, audience, actor, sender key and authority
+ * hash, so another Mission never hits another's entry (HAR-18/19).
+ */
+import { jwtVerify, type JWTVerifyGetKey, type KeyObject } from 'jose';
+import { BatonError } from '../core/errors.js';
+import { connectionCacheKey, type CacheKeyParts } from '../missions/index.js';
+
+export interface CachedConnection<C> {
+  readonly connection: C;
+  /** The RFC 9068 access token the connection carries. */
+  readonly accessToken: string;
+  close?(): Promise<void> | void;
+}
+
+export interface CacheCheck {
+  /** Baton's answer for the Mission now: only `active` lets a cached connection be used. */
+  (missionOrigin: string, missionId: string): Promise<'active' | 'non_active' | 'unknown' | 'stale'>;
+}
+
+export interface ConnectionCacheOptions {
+  readonly key: KeyObject | JWTVerifyGetKey;
+  readonly issuer: string;
+  readonly check: CacheCheck;
+  readonly algorithms?: readonly string[];
+  /** Where `cache_disabled` decisions go (the caller records them, e.g. to Baton). */
+  readonly onDisabled?: (parts: CacheKeyParts, reason: string) => void;
+}
+
+export class ConnectionCache<C> {
+  readonly #o: ConnectionCacheOptions;
+  readonly #entries = new Map<
+    string,
+    { parts: CacheKeyParts; entry: CachedConnection<C>; usable: boolean }
+  >();
+
+  constructor(o: ConnectionCacheOptions) {
+    this.#o = o;
+  }
+
+  put(parts: CacheKeyParts, entry: CachedConnection<C>): string {
+    const key = connectionCacheKey(parts);
+    this.#entries.set(key, { parts, entry, usable: true });
+    return key;
+  }
+
+  /** The connection for exactly these parts, or undefined (a miss); throws when the Mission forbids use. */
+  async get(parts: CacheKeyParts): Promise<C | undefined> {
+    const found = this.#entries.get(connectionCacheKey(parts));
+    if (found === undefined || !found.usable) return undefined;
+    if (!(await this.#tokenValid(found.entry.accessToken, parts))) {
+      await this.#disable(connectionCacheKey(parts), 'token_invalid');
+      return undefined;
+    }
+    const verdict = await this.#o.check(parts.missionOrigin, parts.missionId);
+    if (verdict !== 'active') {
+      await this.disableMission(
+        parts.missionOrigin,
+        parts.missionId,
+        verdict === 'non_active' ? 'mission_not_active' : 'mission_state_stale',
+      );
+      throw new BatonError(
+        verdict === 'non_active' ? 'mission_not_active' : 'mission_status_unavailable',
+        'the Mission does not permit using this cached connection',
+      );
+    }
+    return found.entry.connection;
+  }
+
+  async #tokenValid(token: string, parts: CacheKeyParts): Promise<boolean> {
+    try {
+      const { payload } = await jwtVerify(token, this.#o.key as KeyObject, {
+        typ: 'at+jwt',
+        issuer: this.#o.issuer,
+        audience: parts.audience,
+        algorithms: [...(this.#o.algorithms ?? ['ES256', 'EdDSA'])],
+      });
+      const m = payload['mission'] as
+        { id?: unknown; origin?: unknown; authority_hash?: unknown } | undefined;
+      if (m?.id !== parts.missionId || m.origin !== parts.missionOrigin) return false;
+      if (parts.authorityHash !== null && m.authority_hash !== parts.authorityHash) return false;
+      const cnf = payload['cnf'] as { jkt?: unknown } | undefined;
+      return parts.cnfJkt === null ? cnf?.jkt === undefined : cnf?.jkt === parts.cnfJkt;
+    } catch {
+      return false; // any verification failure is a miss, never a use
+    }
+  }
+
+  async #disable(key: string, reason: string): Promise<void> {
+    const e = this.#entries.get(key);
+    if (e === undefined || !e.usable) return;
+    e.usable = false;
+    await e.entry.close?.();
+    this.#o.onDisabled?.(e.parts, reason);
+  }
+
+  /** HAR-17: every entry of the Mission becomes unusable for new governed work and is closed. */
+  async disableMission(origin: string, missionId: string, reason = 'mission_not_active'): Promise<number> {
+    let n = 0;
+    for (const [key, e] of this.#entries) {
+      if (e.usable && e.parts.missionOrigin === origin && e.parts.missionId === missionId) {
+        await this.#disable(key, reason);
+        n++;
+      }
+    }
+    return n;
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The harness SDK over HTTP (build spec A6; docs/harness.md): an executor's sessions and governed
+ * work. Every dispatch/resume/retry goes through Baton's check (A3.1); a committed Mission stop
+ * comes back as the BatonError the server answered (403 `mission_not_active`, 503
+ * `mission_status_unavailable`, 409 `mission_binding_missing`). Pass the item id as `workItemId`
+ * in the occurrence operation so provider entry is gated too (A3.6).
+ */
+import type { JsonObject } from '../core/json.js';
+import type { MissionBinding, SessionRecord, WorkItemRecord } from '../missions/index.js';
+import {
+  endpoint,
+  exchange,
+  expectMembers,
+  type Endpoint,
+  type Exchange,
+  type Fetch,
+} from './http-transport.js';
+
+export interface HarnessClientOptions {
+  readonly baseUrl: string;
+  /** The executor credential from takeover (items belong to its lineage). */
+  readonly credential: string;
+  readonly fetch?: Fetch;
+}
+
+export interface EnqueueInput {
+  readonly kind?: WorkItemRecord['kind'];
+  readonly action_class: WorkItemRecord['actionClass'];
+  readonly mission_binding?: Pick<
+    MissionBinding,
+    'mission_id' | 'mission_origin' | 'stop_policy' | 'authority_hash' | 'enforcement_scope'
+  >;
+  readonly session_id?: string;
+  readonly parent_item?: string;
+  readonly not_before?: string;
+  readonly expires_at?: string;
+  readonly idempotency_key?: string;
+  readonly queue_item_id?: string;
+}
+
+const seg = encodeURIComponent;
+
+export class HarnessClient {
+  readonly #o: HarnessClientOptions;
+  readonly #endpoint: Endpoint;
+
+  constructor(o: HarnessClientOptions) {
+    this.#o = o;
+    this.#endpoint = endpoint(o.baseUrl, o.fetch === undefined ? {} : { fetch: o.fetch });
+  }
+
+  async #call<T>(x: Omit<Exchange, 'bearer'>, members: readonly string[]): Promise<T> {
+    const full = { ...x, bearer: this.#o.credential };
+    return expectMembers<T>(full, await exchange(this.#endpoint, full), members);
+  }
+
+  session(binding: EnqueueInput['mission_binding'], sessionId?: string): Promise<SessionRecord> {
+    const body = {
+      mission_binding: binding,
+      ...(sessionId !== undefined && { session_id: sessionId }),
+    } as JsonObject;
+    return this.#call({ method: 'POST', path: '/v1/harness/sessions', body, safeToRetry: false }, ['id']);
+  }
+
+  /** Not safe to retry without `queue_item_id` (a repeat with one answers `work_item_conflict`). */
+  enqueue(input: EnqueueInput): Promise<WorkItemRecord> {
+    const body = { kind: 'queue_item', ...input } as JsonObject;
+    return this.#call(
+      { method: 'POST', path: '/v1/harness/items', body, safeToRetry: input.queue_item_id !== undefined },
+      ['id', 'state'],
+    );
+  }
+
+  /** HAR-20: a sub-agent handle records its actor and how it is governed; no authority by descent. */
+  spawn(
+    parentItem: string,
+    handle: JsonObject,
+    input: Omit<EnqueueInput, 'kind' | 'parent_item'>,
+  ): Promise<WorkItemRecord> {
+    const body = { ...input, kind: 'subagent_handle', parent_item: parentItem, handle } as JsonObject;
+    return this.#call({ method: 'POST', path: '/v1/harness/items', body, safeToRetry: false }, [
+      'id',
+      'state',
+    ]);
+  }
+
+  dispatch(itemId: string): Promise<{ item: WorkItemRecord; recheckAt: number | null }> {
+    return this.#call(
+      { method: 'POST', path: '/v1/harness/dispatch', body: { itemId }, safeToRetry: false },
+      ['item', 'recheckAt'],
+    );
+  }
+
+  resume(itemId: string): Promise<{ item: WorkItemRecord; recheckAt: number | null }> {
+    return this.#call(
+      { method: 'POST', path: `/v1/harness/items/${seg(itemId)}/resume`, body: {}, safeToRetry: false },
+      ['item', 'recheckAt'],
+    );
+  }
+
+  /** A3.8: a new item with `retry_of` and the same idempotency key (= the occurrence creationKey). */
+  retry(itemId: string): Promise<WorkItemRecord> {
+    return this.#call(
+      { method: 'POST', path: `/v1/harness/items/${seg(itemId)}/retry`, body: {}, safeToRetry: false },
+      ['id', 'retryOf'],
+    );
+  }
+
+  complete(itemId: string): Promise<WorkItemRecord> {
+    return this.#call(
+      { method: 'POST', path: `/v1/harness/items/${seg(itemId)}/complete`, body: {}, safeToRetry: false },
+      ['id', 'state'],
+    );
+  }
+
+  get(itemId: string): Promise<{ item: WorkItemRecord; evidence: JsonObject[] }> {
+    return this.#call({ method: 'GET', path: `/v1/harness/items/${seg(itemId)}`, safeToRetry: true }, [
+      'item',
+      'evidence',
+    ]);
+  }
+}

@@ -1,0 +1,875 @@
+/**
+ * The harness service (DESIGN.md §1 imperative shell): each command is ONE transaction that locks
+ * what it decides on — mission view, then item(s), then occurrences — applies the pure machine,
+ * writes with version CAS and appends its evidence (subjects `mission:<origin>#<id>`, `work:<id>`,
+ * `session:<id>`). No network I/O inside a transaction: a needed Status fetch runs before, through
+ * the `StatusFetcher` port, and lands in its own transaction (A3.1 step 3). Only verified Status
+ * answers and verified SETs move a view (C-A29).
+ */
+import type { Clock } from '../core/clock.js';
+import { BatonError } from '../core/errors.js';
+import type { IdSource } from '../core/ids.js';
+import type { JsonObject } from '../core/json.js';
+import { formatRfc3339 } from '../core/time.js';
+import {
+  harnessEvidence,
+  type EvidenceDraft,
+  type HarnessEvidence,
+  type SignedHarnessEvidence,
+} from './evidence.js';
+import { readItem, readSession, readStopBehaviour } from './inputs.js';
+import {
+  decideCheck,
+  decideComplete,
+  decideRequeue,
+  decideRetry,
+  decideStop,
+  isRefusal,
+  missionOf,
+  propagationTargets,
+  type Decision,
+  type Refusal,
+} from './machine.js';
+import { behaviourFor, DEFAULT_MATRIX, type PinnedMatrix } from './matrix.js';
+import {
+  isActive,
+  isTerminal,
+  missionSubject,
+  rowOf,
+  sessionSubject,
+  workSubject,
+  type MissionBinding,
+  type MissionRef,
+  type MissionViewRecord,
+  type SessionRecord,
+  type StopBehaviour,
+  type WorkItemRecord,
+} from './model.js';
+import type {
+  ItemFilter,
+  MissionsReader,
+  MissionsRepository,
+  MissionsUnitOfWork,
+  OccurrenceSide,
+  PlannedEvent,
+  StatusFetcher,
+  StoredEvent,
+} from './ports.js';
+import type { VerifiedMissionSignal, VerifiedMissionStatus } from './verified.js';
+import {
+  applySignal,
+  applyStatus,
+  assess,
+  DEFAULT_BOUNDS,
+  emptyView,
+  type Assessment,
+  type StalenessBounds,
+} from './view.js';
+
+export interface HarnessOptions {
+  readonly uow: MissionsUnitOfWork;
+  readonly clock: Clock;
+  readonly ids: IdSource;
+  /** Signs with the domain key in the jws-compact envelope (C-A5). */
+  readonly sign: (e: HarnessEvidence) => Promise<SignedHarnessEvidence>;
+  readonly bounds?: StalenessBounds;
+  readonly fetchStatus?: StatusFetcher;
+}
+
+export interface DispatchAnswer {
+  readonly item: WorkItemRecord;
+  readonly recheckAt: number | null;
+}
+
+export type SignalResult = 'applied' | 'ignored' | 'duplicate' | 'replay_conflict';
+
+/** What the provider-entry check answers (A3.6); events go on the occurrence's chain. */
+export interface EntryCheck {
+  readonly decision: 'continue' | 'stop';
+  readonly code?:
+    | 'mission_not_active'
+    | 'mission_status_unavailable'
+    | 'mission_binding_missing'
+    | 'work_item_not_dispatchable';
+  /** `terminate`: the reserved occurrence is to be released in the same transaction. */
+  readonly release: boolean;
+  readonly checked: JsonObject;
+}
+
+const sameBinding = (a: MissionBinding, b: MissionBinding): boolean =>
+  a.mission_id === b.mission_id && a.mission_origin === b.mission_origin;
+
+function refusalError(r: Refusal): BatonError {
+  return new BatonError(r.code, r.message);
+}
+
+export class MissionsService {
+  readonly #o: HarnessOptions;
+  readonly #bounds: StalenessBounds;
+  readonly #matrices = new Map<string, PinnedMatrix>();
+
+  constructor(o: HarnessOptions) {
+    this.#o = o;
+    this.#bounds = o.bounds ?? DEFAULT_BOUNDS;
+  }
+
+  get bounds(): StalenessBounds {
+    return this.#bounds;
+  }
+
+  #now(): number {
+    return this.#o.clock.wallMs();
+  }
+
+  /** Register an immutable matrix (A3.10); a ref already bound to other content is refused. */
+  async registerMatrix(m: PinnedMatrix = DEFAULT_MATRIX): Promise<PinnedMatrix> {
+    const ok = await this.#o.uow.run((repo) => repo.insertMatrix(m, this.#now()));
+    if (!ok)
+      throw new BatonError('stop_matrix_invalid', `${m.ref} is already registered with other content`, {
+        ref: m.ref,
+      });
+    this.#matrices.set(m.ref, m);
+    return m;
+  }
+
+  async #matrix(repo: MissionsReader, ref: string): Promise<PinnedMatrix> {
+    const cached = this.#matrices.get(ref);
+    if (cached !== undefined) return cached;
+    const m = await repo.getMatrix(ref);
+    if (m === undefined)
+      throw new BatonError('mission_binding_invalid', `stop_policy ${ref} names no registered matrix`, {
+        ref,
+      });
+    this.#matrices.set(ref, m);
+    return m;
+  }
+
+  // --- evidence ----------------------------------------------------------------------------------
+
+  async #emit(
+    repo: MissionsRepository,
+    drafts: readonly EvidenceDraft[],
+    now: number,
+    actor: string,
+    extra: PlannedEvent[] = [],
+  ): Promise<void> {
+    const events: PlannedEvent[] = [...extra];
+    for (const d of drafts) {
+      const signed = await this.#o.sign(harnessEvidence(d, this.#o.ids.id('hrn'), now));
+      const body = signed as unknown as JsonObject;
+      if (d.workItem !== null && d.workItem !== undefined)
+        events.push({ subject: workSubject(d.workItem), type: 'harness_evidence', body });
+      if (d.sessionId !== null && d.sessionId !== undefined)
+        events.push({ subject: sessionSubject(d.sessionId), type: 'harness_evidence', body });
+      events.push({
+        subject: missionSubject(d.mission.origin, d.mission.id),
+        type: 'harness_evidence',
+        body,
+      });
+    }
+    await repo.appendEvents(groupBySubject(events), now, actor);
+  }
+
+  async #move(
+    repo: MissionsRepository,
+    before: WorkItemRecord,
+    after: WorkItemRecord,
+  ): Promise<PlannedEvent> {
+    await repo.updateItem(after, before.version);
+    return {
+      subject: workSubject(after.id),
+      type: 'work_state_changed',
+      body: { from: before.state, to: after.state, version: after.version },
+    };
+  }
+
+  // --- sessions and items ------------------------------------------------------------------------
+
+  async createSession(input: unknown, actor: string): Promise<SessionRecord> {
+    const s = readSession(input);
+    return this.#o.uow.run(async (repo) => {
+      const now = this.#now();
+      await this.#matrix(repo, s.binding.stop_policy);
+      const rec: SessionRecord = {
+        id: s.sessionId ?? this.#o.ids.id('sess'),
+        lineage: s.lineage,
+        binding: s.binding,
+        tainted: false,
+        createdAt: now,
+        version: 1,
+      };
+      if (!(await repo.insertSession(rec)))
+        throw new BatonError('work_item_conflict', 'the session id is taken');
+      await repo.appendEvents(
+        [
+          {
+            subject: sessionSubject(rec.id),
+            type: 'session_created',
+            body: { binding: rec.binding as unknown as JsonObject, lineage: rec.lineage },
+          },
+        ],
+        now,
+        actor,
+      );
+      return rec;
+    });
+  }
+
+  /** HAR-01/04/05/11/14: every governed item is bound; a child copies or narrows its parent's binding. */
+  async createItem(input: unknown, actor: string): Promise<WorkItemRecord> {
+    const f = readItem(input);
+    return this.#o.uow.run(async (repo) => {
+      const now = this.#now();
+      const session = f.sessionId === null ? undefined : await repo.getSession(f.sessionId);
+      if (f.sessionId !== null && session === undefined)
+        throw new BatonError('work_item_not_found', 'no such session');
+      const parent = f.parentId === null ? undefined : await repo.getItem(f.parentId);
+      if (f.parentId !== null && parent === undefined)
+        throw new BatonError('work_item_not_found', 'no such parent item');
+      const binding = f.binding ?? parent?.binding ?? session?.binding;
+      // HAR-01 / A7#16: governed work without a binding is refused at create.
+      if (binding === undefined || binding === null)
+        throw new BatonError('mission_binding_missing', 'governed work needs a mission_binding (HAR-01)');
+      checkChild(binding, parent?.binding ?? session?.binding ?? undefined, f.handle);
+      const matrix = await this.#matrix(repo, binding.stop_policy);
+      const item: WorkItemRecord = {
+        id: f.itemId ?? this.#o.ids.id('wrk'),
+        kind: f.kind,
+        sessionId: f.sessionId,
+        lineage: f.lineage ?? session?.lineage ?? parent?.lineage ?? null,
+        parentId: f.parentId,
+        binding,
+        actionClass: f.actionClass,
+        notBefore: f.notBefore,
+        expiresAt: f.expiresAt,
+        retryOf: null,
+        idempotencyKey: f.idempotencyKey,
+        state: 'queued',
+        hold: false,
+        handle: f.handle,
+        occurrenceId: null,
+        claimedGeneration: null,
+        matrixDigest: matrix.digest,
+        createdAt: now,
+        updatedAt: now,
+        version: 1,
+      };
+      if (!(await repo.insertItem(item))) throw new BatonError('work_item_conflict', 'the item id is taken');
+      await repo.appendEvents([workCreated(item)], now, actor);
+      return item;
+    });
+  }
+
+  // --- A3.1 dispatch / resume --------------------------------------------------------------------
+
+  /**
+   * Dispatch or resume one item (A3.1). A stop is COMMITTED (transition + evidence) and then
+   * answered with its code (C-A25); only `continue` returns normally.
+   */
+  async dispatch(itemId: string, actor: string, generation?: number): Promise<DispatchAnswer> {
+    await this.#refreshIfNeeded(itemId);
+    const d = await this.#o.uow.run((repo, occ) => this.#dispatchInTx(repo, occ, itemId, actor, generation));
+    if (d.kind === 'refused') throw refusalError(d);
+    if (d.kind === 'stop') {
+      throw new BatonError(d.code, `the item was ${d.item.state}: ${d.evidence.reason}`, {
+        itemId,
+        state: d.item.state,
+        decision: d.behaviour,
+        reason: d.evidence.reason,
+      });
+    }
+    return { item: d.item, recheckAt: d.recheckAt };
+  }
+
+  /** A3.1 step 3: a stale or unknown view is refreshed from Status OUTSIDE the check's transaction. */
+  async #refreshIfNeeded(itemId: string): Promise<void> {
+    const fetch = this.#o.fetchStatus;
+    if (fetch === undefined) return;
+    const item = await this.#o.uow.read((r) => r.getItem(itemId));
+    if (item?.binding === null || item?.binding === undefined) return;
+    const b = item.binding;
+    const view = await this.#o.uow.read((r) => r.getView(b.mission_origin, b.mission_id));
+    const a = assess(view, b.authority_hash, item.actionClass, this.#now(), this.#bounds);
+    if (a.verdict !== 'stale' && a.verdict !== 'unknown') return;
+    let status: VerifiedMissionStatus;
+    try {
+      status = await fetch(b.mission_origin, b.mission_id);
+    } catch (error) {
+      // Unavailable or refused: the view stays stale/unknown, so the check below pauses (A3.5).
+      if (error instanceof BatonError) return;
+      throw error;
+    }
+    await this.applyVerifiedStatus(status);
+  }
+
+  async #dispatchInTx(
+    repo: MissionsRepository,
+    occ: OccurrenceSide,
+    itemId: string,
+    actor: string,
+    generation?: number,
+  ): Promise<Decision> {
+    const now = this.#now();
+    const peek = await repo.getItem(itemId);
+    if (peek === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+    // Lock order everywhere: mission view, then items (then occurrences).
+    const view =
+      peek.binding === null
+        ? undefined
+        : await repo.lockView(peek.binding.mission_origin, peek.binding.mission_id);
+    const item = await repo.lockItem(itemId);
+    if (item === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+    const a =
+      item.binding === null
+        ? undefined
+        : assess(view, item.binding.authority_hash, item.actionClass, now, this.#bounds);
+    const matrix =
+      item.binding === null ? DEFAULT_MATRIX : await this.#matrix(repo, item.binding.stop_policy);
+    const inFlight = item.occurrenceId === null ? false : await occ.inFlight(item.occurrenceId);
+    const d = decideCheck({ item, assessment: a, matrix: matrix.matrix, now, inFlight, mode: 'dispatch' });
+    if (d.kind === 'refused') return d;
+    const next =
+      d.kind === 'continue' && generation !== undefined
+        ? { ...d.item, claimedGeneration: generation }
+        : d.item;
+    const moved = await this.#move(repo, item, next);
+    if (d.kind === 'stop' && d.behaviour === 'terminate' && item.occurrenceId !== null) {
+      await occ.releaseReserved(item.occurrenceId, d.evidence.reason, now);
+    }
+    await this.#emit(repo, [d.evidence], now, actor, [moved]);
+    if (d.kind === 'stop' && a?.verdict === 'non_active' && view !== undefined) {
+      await this.#propagate(repo, occ, view, now, actor);
+    }
+    return { ...d, item: next };
+  }
+
+  async complete(itemId: string, actor: string): Promise<WorkItemRecord> {
+    return this.#o.uow.run(async (repo) => {
+      const now = this.#now();
+      const item = await this.#lockedItem(repo, itemId);
+      const next = decideComplete(item, now);
+      if (isRefusal(next)) throw refusalError(next);
+      await repo.appendEvents([await this.#move(repo, item, next)], now, actor);
+      return next;
+    });
+  }
+
+  async #lockedItem(repo: MissionsRepository, itemId: string): Promise<WorkItemRecord> {
+    const peek = await repo.getItem(itemId);
+    if (peek === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+    if (peek.binding !== null) await repo.lockView(peek.binding.mission_origin, peek.binding.mission_id);
+    const item = await repo.lockItem(itemId);
+    if (item === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+    return item;
+  }
+
+  /** Operator stop (reason `operator_stop`); terminate releases the reserved occurrence. */
+  async stop(itemId: string, decision: unknown, actor: string): Promise<WorkItemRecord> {
+    const behaviour: StopBehaviour = readStopBehaviour(decision);
+    return this.#o.uow.run(async (repo, occ) => {
+      const now = this.#now();
+      const item = await this.#lockedItem(repo, itemId);
+      const view =
+        item.binding === null
+          ? undefined
+          : await repo.getView(item.binding.mission_origin, item.binding.mission_id);
+      const s = decideStop(item, behaviour, 'operator_stop', observed(view), now);
+      if (s === undefined)
+        throw new BatonError('work_item_not_dispatchable', `a ${item.state} item cannot be stopped that way`);
+      const moved = await this.#move(repo, item, s.item);
+      if (behaviour === 'terminate' && item.occurrenceId !== null)
+        await occ.releaseReserved(item.occurrenceId, 'operator_stop', now);
+      await this.#emit(repo, [s.evidence], now, actor, [moved]);
+      return s.item;
+    });
+  }
+
+  /** Operator requeue (A2.7): back to queued; the next dispatch checks. Superseded needs a rebind. */
+  async requeue(itemId: string, actor: string): Promise<WorkItemRecord> {
+    return this.#o.uow.run(async (repo) => {
+      const now = this.#now();
+      const item = await this.#lockedItem(repo, itemId);
+      const view =
+        item.binding === null
+          ? undefined
+          : await repo.getView(item.binding.mission_origin, item.binding.mission_id);
+      const next = decideRequeue({ ...item, hold: false }, view?.state ?? null, now);
+      if (isRefusal(next)) throw refusalError(next);
+      await repo.appendEvents([await this.#move(repo, item, next)], now, actor);
+      return next;
+    });
+  }
+
+  /** A3.8: a retry is a new item (`retry_of`, same idempotency key = occurrence creationKey, C-A28). */
+  async retry(itemId: string, actor: string): Promise<WorkItemRecord> {
+    return this.#o.uow.run(async (repo) => {
+      const now = this.#now();
+      const original = await this.#lockedItem(repo, itemId);
+      const next = decideRetry(original, this.#o.ids.id('wrk'), now);
+      if (isRefusal(next)) throw refusalError(next);
+      if (!(await repo.insertItem(next))) throw new BatonError('work_item_conflict', 'the retry id is taken');
+      await repo.appendEvents([workCreated(next)], now, actor);
+      return next;
+    });
+  }
+
+  // --- views: only verified inputs move them (C-A29) ---------------------------------------------
+
+  /** After the consuming half verified a Status answer (A3.2 steps 1–8): step 9 + A3.3 + A3.7. */
+  async applyVerifiedStatus(
+    s: VerifiedMissionStatus,
+  ): Promise<{ applied: boolean; reason?: string; stopped: number }> {
+    return this.#o.uow.run(async (repo, occ) => {
+      const now = this.#now();
+      const before = (await repo.lockView(s.origin, s.missionId)) ?? emptyView(s.origin, s.missionId, now);
+      const change = applyStatus(before, s, now);
+      await repo.archiveStatus(s, now);
+      const body: JsonObject = {
+        jws_digest: s.jwsDigest,
+        kid: s.kid,
+        thumbprint: s.jwkThumbprint,
+        state: s.state,
+        expires_at: s.expiresAt,
+        checked_at: s.checkedAt,
+        applied: change.applied,
+        ...(!change.applied && { reason: change.reason }),
+      };
+      await repo.appendEvents(
+        [{ subject: missionSubject(s.origin, s.missionId), type: 'mission_status_verified', body }],
+        now,
+        'system',
+      );
+      if (!change.applied) return { applied: false, reason: change.reason, stopped: 0 };
+      await repo.saveView(change.view, before.version);
+      const stopped = isActive(change.view.state)
+        ? 0
+        : await this.#propagate(repo, occ, change.view, now, 'system');
+      return { applied: true, stopped };
+    });
+  }
+
+  /**
+   * After the consuming half verified a lifecycle SET (A3.4 steps 1–4): replay (step 5), ordering
+   * (step 6) and application with stop propagation (step 7), in one transaction. The push route
+   * answers 202 for every result but `replay_conflict` (400 `invalid_request`, C-A18).
+   */
+  async applyVerifiedSignal(
+    s: VerifiedMissionSignal,
+  ): Promise<{ result: SignalResult; gap: boolean; stopped: number }> {
+    return this.#o.uow.run(async (repo, occ) => {
+      const now = this.#now();
+      const subject = missionSubject(s.origin, s.missionId);
+      const seen = await repo.recordSet(s.origin, s.jti, s.digest, now);
+      if (seen !== 'new') {
+        const type = seen === 'same' ? 'mission_signal_duplicate' : 'mission_signal_rejected';
+        await repo.appendEvents(
+          [{ subject, type, body: { jti: s.jti, digest: s.digest, same_bytes: seen === 'same' } }],
+          now,
+          'system',
+        );
+        return { result: seen === 'same' ? 'duplicate' : 'replay_conflict', gap: false, stopped: 0 };
+      }
+      const before = (await repo.lockView(s.origin, s.missionId)) ?? emptyView(s.origin, s.missionId, now);
+      const change = applySignal(before, s, now, now + this.#bounds.maxStaleSeconds * 1000);
+      if (!change.applied) {
+        await repo.appendEvents(
+          [
+            {
+              subject,
+              type: 'mission_signal_ignored',
+              body: { jti: s.jti, version: s.version, reason: change.reason },
+            },
+          ],
+          now,
+          'system',
+        );
+        return { result: 'ignored', gap: false, stopped: 0 };
+      }
+      await repo.saveView(change.view, before.version);
+      const events: PlannedEvent[] = [
+        {
+          subject,
+          type: 'mission_signal_applied',
+          body: {
+            jti: s.jti,
+            version: s.version,
+            prior_state: s.priorState,
+            state: s.state,
+            committed_at: s.committedAt,
+            digest: s.digest,
+          },
+        },
+      ];
+      if (change.gap)
+        events.push({
+          subject,
+          type: 'mission_signal_gap',
+          body: { last: before.signalVersion, version: s.version },
+        });
+      await repo.appendEvents(events, now, 'system');
+      const stopped = isActive(s.state) ? 0 : await this.#propagate(repo, occ, change.view, now, 'system');
+      return { result: 'applied', gap: change.gap, stopped };
+    });
+  }
+
+  /** A3.2 step 9 failure: the view becomes unknown (never keeps a stale `active`); terminal stays. */
+  async recordStatusRefused(origin: string, missionId: string, check: string, code: string): Promise<void> {
+    await this.#o.uow.run(async (repo) => {
+      const now = this.#now();
+      const before = await repo.lockView(origin, missionId);
+      await repo.appendEvents(
+        [
+          {
+            subject: missionSubject(origin, missionId),
+            type: 'mission_status_refused',
+            body: { check, code },
+          },
+        ],
+        now,
+        'system',
+      );
+      if (before === undefined || before.state === null || isTerminal(before.state)) return;
+      await repo.saveView(
+        {
+          ...before,
+          state: null,
+          stateSource: null,
+          freshUntil: null,
+          updatedAt: now,
+          version: before.version + 1,
+        },
+        before.version,
+      );
+    });
+  }
+
+  // --- A3.7 stop propagation ---------------------------------------------------------------------
+
+  async #propagate(
+    repo: MissionsRepository,
+    occ: OccurrenceSide,
+    view: MissionViewRecord,
+    now: number,
+    actor: string,
+  ): Promise<number> {
+    const stopped: MissionRef = { id: view.missionId, origin: view.origin };
+    const items = await repo.lockDependents(view.origin, view.missionId);
+    const independent = new Set<string>();
+    for (const i of items) {
+      const m = i.handle?.governed_by.mission;
+      if (i.handle?.governed_by.kind !== 'independent_mission' || m === undefined) continue;
+      const v = await repo.getView(m.origin, m.id);
+      if (assess(v, m.authority_hash, i.actionClass, now, this.#bounds).verdict === 'active')
+        independent.add(`${m.origin}#${m.id}`);
+    }
+    const targets = propagationTargets(stopped, items, (m) => independent.has(`${m.origin}#${m.id}`));
+    const o = observed(view);
+    const drafts: EvidenceDraft[] = [];
+    const moves: PlannedEvent[] = [];
+    let count = 0;
+    for (const t of targets) {
+      if (t.action === 'continue') {
+        drafts.push({
+          ...baseDraft(t.item, o),
+          eventType: 'subagent_continued',
+          decision: 'continue',
+          reason: 'independent_mission_active',
+        });
+        continue;
+      }
+      const matrix =
+        t.item.binding === null ? DEFAULT_MATRIX : await this.#matrix(repo, t.item.binding.stop_policy);
+      const inFlight = t.item.occurrenceId === null ? false : await occ.inFlight(t.item.occurrenceId);
+      const s = decideStop(
+        t.item,
+        behaviourFor(matrix.matrix, rowOf(view.state ?? 'unknown'), t.item.actionClass, inFlight),
+        t.reason,
+        o,
+        now,
+      );
+      if (s === undefined) continue;
+      moves.push(await this.#move(repo, t.item, s.item));
+      if (s.behaviour === 'terminate' && t.item.occurrenceId !== null)
+        await occ.releaseReserved(t.item.occurrenceId, t.reason, now);
+      drafts.push(s.evidence);
+      count++;
+    }
+    // HAR-17: the Mission's cached connections are unusable for new governed work.
+    await repo.flagCache(view.origin, view.missionId, 'mission_not_active', now);
+    await this.#emit(repo, drafts, now, actor, moves);
+    return count;
+  }
+
+  // --- A3.6 provider entry (called by the store inside the occurrences' enter transaction) -------
+
+  /** `enter`: repeat A3.1 steps 1–4 for the governed occurrence's item, in the caller's transaction. */
+  async checkEntryInTx(
+    repo: MissionsRepository,
+    occ: OccurrenceSide,
+    occurrenceId: string,
+    actor: string,
+  ): Promise<EntryCheck | undefined> {
+    const gate = await repo.getGate(occurrenceId);
+    if (gate === undefined) return undefined;
+    const now = this.#now();
+    const view = await repo.lockView(gate.missionOrigin, gate.missionId);
+    const item = await repo.lockItem(gate.workItemId);
+    if (item === undefined)
+      throw new BatonError('store_corrupt', 'a governed occurrence names a missing work item');
+    const a =
+      item.binding === null
+        ? undefined
+        : assess(view, item.binding.authority_hash, item.actionClass, now, this.#bounds);
+    const matrix =
+      item.binding === null ? DEFAULT_MATRIX : await this.#matrix(repo, item.binding.stop_policy);
+    const d = decideCheck({
+      item,
+      assessment: a,
+      matrix: matrix.matrix,
+      now,
+      inFlight: false,
+      mode: 'enter',
+    });
+    const checked = (decision: string, extra: JsonObject = {}): JsonObject => ({
+      mission: missionOf(item) as unknown as JsonObject,
+      work_item: item.id,
+      action_class: item.actionClass,
+      state: a?.state ?? 'unknown',
+      state_source: a?.stateSource ?? 'harness',
+      freshness: freshness(a),
+      decision,
+      ...extra,
+    });
+    if (d.kind === 'continue') return { decision: 'continue', release: false, checked: checked('continue') };
+    if (d.kind === 'refused') {
+      // The item was already stopped (say by a SET): refuse without a second transition.
+      const code =
+        a === undefined
+          ? 'mission_binding_missing'
+          : a.verdict === 'active'
+            ? 'work_item_not_dispatchable'
+            : a.verdict === 'non_active'
+              ? 'mission_not_active'
+              : 'mission_status_unavailable';
+      return {
+        decision: 'stop',
+        code,
+        release: false,
+        checked: checked('suppress', { item_state: item.state }),
+      };
+    }
+    const moved = await this.#move(repo, item, d.item);
+    await this.#emit(repo, [d.evidence], now, actor, [moved]);
+    if (a?.verdict === 'non_active' && view !== undefined)
+      await this.#propagateExcept(repo, occ, view, now, actor);
+    return {
+      decision: 'stop',
+      code: d.code,
+      release: d.behaviour === 'terminate',
+      checked: checked(d.behaviour, { reason: d.evidence.reason }),
+    };
+  }
+
+  async #propagateExcept(
+    repo: MissionsRepository,
+    occ: OccurrenceSide,
+    view: MissionViewRecord,
+    now: number,
+    actor: string,
+  ): Promise<void> {
+    // The entry's own occurrence is released by the enter transaction itself (it holds that row).
+    await this.#propagate(
+      repo,
+      {
+        ...occ,
+        releaseReserved: async () => Promise.resolve('none' as const),
+        inFlight: (id) => occ.inFlight(id),
+      },
+      view,
+      now,
+      actor,
+    );
+  }
+
+  /** `create` checks too (A3.6) but only `enter` decides: refuse unless the item runs under an active Mission. */
+  async linkAtCreateInTx(
+    repo: MissionsRepository,
+    occurrenceId: string,
+    workItemId: string,
+    lineage: string,
+  ): Promise<void> {
+    const peek = await repo.getItem(workItemId);
+    if (peek === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+    if (peek.binding === null)
+      throw new BatonError('mission_binding_missing', 'the work item has no mission binding (HAR-07)');
+    const view = await repo.lockView(peek.binding.mission_origin, peek.binding.mission_id);
+    const item = await repo.lockItem(workItemId);
+    if (item === undefined || item.binding === null)
+      throw new BatonError('work_item_not_found', 'no such work item');
+    if (item.lineage !== null && item.lineage !== lineage)
+      throw new BatonError('forbidden', 'the work item belongs to another lineage');
+    if (item.state !== 'running')
+      throw new BatonError(
+        'work_item_not_dispatchable',
+        `a ${item.state} item cannot create governed occurrences`,
+      );
+    const a = assess(view, item.binding.authority_hash, item.actionClass, this.#now(), this.#bounds);
+    if (a.verdict === 'non_active') throw new BatonError('mission_not_active', 'the Mission is not active');
+    if (a.verdict !== 'active')
+      throw new BatonError('mission_status_unavailable', 'the Mission state is unknown or stale');
+    await repo.linkOccurrence({
+      occurrenceId,
+      workItemId,
+      missionOrigin: item.binding.mission_origin,
+      missionId: item.binding.mission_id,
+      actionClass: item.actionClass,
+    });
+    if (item.occurrenceId !== occurrenceId) {
+      await repo.updateItem(
+        { ...item, occurrenceId, updatedAt: this.#now(), version: item.version + 1 },
+        item.version,
+      );
+      await repo.appendEvents(
+        [{ subject: workSubject(item.id), type: 'occurrence_linked', body: { occurrence_id: occurrenceId } }],
+        this.#now(),
+        'system',
+      );
+    }
+  }
+
+  // --- reads -------------------------------------------------------------------------------------
+
+  getItem(id: string): Promise<WorkItemRecord> {
+    return this.#o.uow.read(async (r) => {
+      const i = await r.getItem(id);
+      if (i === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+      return i;
+    });
+  }
+
+  listItems(filter: ItemFilter = {}): Promise<WorkItemRecord[]> {
+    return this.#o.uow.read((r) => r.listItems(filter));
+  }
+
+  getView(origin: string, missionId: string): Promise<MissionViewRecord | undefined> {
+    return this.#o.uow.read((r) => r.getView(origin, missionId));
+  }
+
+  /** The view as a check at `now` would read it for a class (for `GET /v1/missions/...`). */
+  assessView(
+    view: MissionViewRecord | undefined,
+    actionClass: WorkItemRecord['actionClass'] = 'consequential_write',
+  ): Assessment {
+    return assess(view, undefined, actionClass, this.#now(), this.#bounds);
+  }
+
+  events(subject: string): Promise<StoredEvent[]> {
+    return this.#o.uow.read((r) => r.listEvents(subject));
+  }
+
+  cacheFlags(origin: string, missionId: string): Promise<{ reason: string; at: number }[]> {
+    return this.#o.uow.read((r) => r.listCacheFlags(origin, missionId));
+  }
+}
+
+function observed(view: MissionViewRecord | undefined): {
+  state: string;
+  stateSource: string;
+  checkedAt: number | null;
+  freshUntil: number | null;
+} {
+  return {
+    state: view?.state ?? 'unknown',
+    stateSource: view?.stateSource ?? 'harness',
+    checkedAt: view?.checkedAt ?? null,
+    freshUntil: view?.freshUntil ?? null,
+  };
+}
+
+function baseDraft(
+  item: WorkItemRecord,
+  o: ReturnType<typeof observed>,
+): Omit<EvidenceDraft, 'eventType' | 'decision' | 'reason'> {
+  return {
+    mission: missionOf(item),
+    sessionId: item.sessionId,
+    workItem: item.id,
+    actor: item.handle?.actor.client_id ?? null,
+    state: o.state,
+    prior: item.state,
+    resulting: item.state,
+    stateSource: o.stateSource,
+    checkedAt: o.checkedAt,
+    expiresAt: o.freshUntil,
+  };
+}
+
+function freshness(a: Assessment | undefined): JsonObject | null {
+  if (a?.checkedAt === null || a?.checkedAt === undefined || a.freshUntil === null) return null;
+  return { checked_at: formatRfc3339(a.checkedAt), expires_at: formatRfc3339(a.freshUntil) };
+}
+
+function workCreated(item: WorkItemRecord): PlannedEvent {
+  return {
+    subject: workSubject(item.id),
+    type: 'work_created',
+    body: {
+      kind: item.kind,
+      binding: item.binding as unknown as JsonObject,
+      action_class: item.actionClass,
+      matrix_digest: item.matrixDigest,
+      retry_of: item.retryOf,
+      parent_item: item.parentId,
+      handle: item.handle as unknown as JsonObject,
+    },
+  };
+}
+
+/** The evidence log appends consecutive events of a subject together; keep each subject's order. */
+function groupBySubject(events: readonly PlannedEvent[]): PlannedEvent[] {
+  const order: string[] = [];
+  const by = new Map<string, PlannedEvent[]>();
+  for (const e of events) {
+    let list = by.get(e.subject);
+    if (list === undefined) by.set(e.subject, (list = []));
+    if (!order.includes(e.subject)) order.push(e.subject);
+    list.push(e);
+  }
+  return order.flatMap((s) => by.get(s) ?? []);
+}
+
+/**
+ * HAR-04/05/20 / A7#17: a child copies or narrows its parent's binding; one under a different
+ * Mission is only a sub-agent handle that records the relation.
+ */
+function checkChild(
+  binding: MissionBinding,
+  parent: MissionBinding | undefined,
+  handle: WorkItemRecord['handle'],
+): void {
+  if (parent === undefined) return;
+  if (!sameBinding(binding, parent)) {
+    const g = handle?.governed_by;
+    const recorded =
+      handle !== null &&
+      handle.parent_mission.id === parent.mission_id &&
+      handle.parent_mission.origin === parent.mission_origin &&
+      g !== undefined &&
+      (g.kind === 'child_mission' || g.kind === 'independent_mission') &&
+      g.mission?.id === binding.mission_id &&
+      g.mission.origin === binding.mission_origin;
+    if (!recorded)
+      throw new BatonError(
+        'mission_binding_invalid',
+        'a child under another Mission must record its relation to the parent (HAR-05)',
+      );
+    return;
+  }
+  // Same Mission: the child may not widen (drop or change a known authority hash).
+  if (parent.authority_hash !== undefined && binding.authority_hash !== parent.authority_hash) {
+    throw new BatonError(
+      'mission_binding_invalid',
+      'a child binding may copy or narrow, never widen, its parent’s (HAR-04)',
+    );
+  }
+}

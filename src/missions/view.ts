@@ -1,0 +1,204 @@
+/**
+ * The stored mission view (build spec A3.3 precedence, A3.5 staleness) as pure functions. Only a
+ * verified Status answer or a verified lifecycle SET moves a view (C-A29); both arrive as the
+ * objects of ./verified.ts. Terminal from any authenticated source is sticky; a SET applies only if
+ * its `version` is above the last applied one; a Status answer may lift a non-active SET only if
+ * it was issued after that SET was committed; everything may move toward non-active.
+ */
+import { parseRfc3339 } from '../core/time.js';
+import {
+  isActive,
+  isTerminal,
+  rowOf,
+  type ActionClass,
+  type MatrixRow,
+  type MissionViewRecord,
+} from './model.js';
+import type { VerifiedMissionSignal, VerifiedMissionStatus } from './verified.js';
+
+export type ViewChange =
+  | { readonly applied: true; readonly view: MissionViewRecord; readonly gap: boolean }
+  | {
+      readonly applied: false;
+      readonly reason: 'terminal_sticky' | 'version_not_newer' | 'status_older_than_signal';
+    };
+
+export function emptyView(origin: string, missionId: string, now: number): MissionViewRecord {
+  return {
+    origin,
+    missionId,
+    state: null,
+    stateSource: null,
+    authorityHash: null,
+    signalVersion: 0,
+    lastSignalJti: null,
+    nonActiveCommittedAt: null,
+    statusIssuedAt: null,
+    checkedAt: null,
+    freshUntil: null,
+    missionExpiry: null,
+    updatedAt: now,
+    version: 0,
+  };
+}
+
+/** Bounds (A3.5, C-A8), seconds; all capped by the issuer's `mission_max_stale_seconds`. */
+export interface StalenessBounds {
+  readonly readSeconds: number;
+  readonly writeSeconds: number;
+  /** High-consequence classes: a Status answer at most this old (0 s reuse ⇒ ~fetched now). */
+  readonly highConsequenceSeconds: number;
+  readonly maxStaleSeconds: number;
+}
+
+export const DEFAULT_BOUNDS: StalenessBounds = {
+  readSeconds: 900,
+  writeSeconds: 300,
+  highConsequenceSeconds: 5,
+  maxStaleSeconds: 60,
+};
+
+export function classBoundSeconds(b: StalenessBounds, c: ActionClass): number {
+  const own =
+    c === 'non_consequential' || c === 'consequential_read'
+      ? b.readSeconds
+      : c === 'consequential_write'
+        ? b.writeSeconds
+        : b.highConsequenceSeconds;
+  return Math.min(own, b.maxStaleSeconds);
+}
+
+export function applyStatus(view: MissionViewRecord, s: VerifiedMissionStatus, now: number): ViewChange {
+  if (isTerminal(view.state)) return { applied: false, reason: 'terminal_sticky' };
+  const iatMs = s.issuedAt * 1000;
+  // A3.3: lifting a non-active SET needs a Status issued after that SET was committed.
+  if (isActive(s.state) && !isActive(view.state) && view.nonActiveCommittedAt !== null) {
+    if (!(iatMs > view.nonActiveCommittedAt)) return { applied: false, reason: 'status_older_than_signal' };
+  }
+  const next: MissionViewRecord = {
+    ...view,
+    state: s.state,
+    stateSource: 'status',
+    authorityHash: s.authorityHash,
+    statusIssuedAt: iatMs,
+    checkedAt: parseRfc3339(s.checkedAt),
+    freshUntil: parseRfc3339(s.freshUntil),
+    missionExpiry: s.missionExpiry === null ? view.missionExpiry : parseRfc3339(s.missionExpiry),
+    updatedAt: now,
+    version: view.version + 1,
+  };
+  return { applied: true, view: next, gap: false };
+}
+
+/**
+ * `liveUntil` is how long the signal source counts as fresh without another event (stream
+ * liveness: applied time + `mission_max_stale_seconds`, A3.5).
+ */
+export function applySignal(
+  view: MissionViewRecord,
+  s: VerifiedMissionSignal,
+  now: number,
+  liveUntil: number,
+): ViewChange {
+  if (isTerminal(view.state)) return { applied: false, reason: 'terminal_sticky' };
+  if (!(s.version > view.signalVersion)) return { applied: false, reason: 'version_not_newer' };
+  const committed = parseRfc3339(s.committedAt);
+  const next: MissionViewRecord = {
+    ...view,
+    state: s.state,
+    stateSource: 'signal',
+    signalVersion: s.version,
+    lastSignalJti: s.jti,
+    nonActiveCommittedAt: isActive(s.state) ? view.nonActiveCommittedAt : committed,
+    checkedAt: now,
+    freshUntil: isActive(s.state) ? liveUntil : now,
+    updatedAt: now,
+    version: view.version + 1,
+  };
+  return { applied: true, view: next, gap: s.version > view.signalVersion + 1 };
+}
+
+/** What a check at `now` concludes for one action class (A3.1 steps 3–5). */
+export interface Assessment {
+  /** `active` only when the exact state is active, the hash matches and the bound holds. */
+  readonly verdict: 'active' | 'non_active' | 'unknown' | 'stale';
+  /** The matrix row for a stop; undefined when active. */
+  readonly row: MatrixRow | undefined;
+  /** As observed (`unknown` when nothing authenticated is known). */
+  readonly state: string;
+  readonly stateSource: string;
+  readonly reason:
+    | 'mission_active'
+    | 'mission_not_active'
+    | 'mission_state_unknown'
+    | 'mission_state_stale'
+    | 'authority_hash_mismatch';
+  /** RFC-3339-ready instants (ms) for the evidence `freshness` member; null when never checked. */
+  readonly checkedAt: number | null;
+  readonly freshUntil: number | null;
+}
+
+export function freshUntilFor(view: MissionViewRecord, b: StalenessBounds, c: ActionClass): number | null {
+  if (view.freshUntil === null || view.checkedAt === null) return null;
+  if (view.stateSource === 'signal') return view.freshUntil;
+  return Math.min(view.freshUntil, view.checkedAt + classBoundSeconds(b, c) * 1000);
+}
+
+export function assess(
+  view: MissionViewRecord | undefined,
+  bindingAuthorityHash: string | undefined,
+  c: ActionClass,
+  now: number,
+  b: StalenessBounds,
+): Assessment {
+  if (view === undefined || view.state === null) {
+    return {
+      verdict: 'unknown',
+      row: 'unknown',
+      state: 'unknown',
+      stateSource: 'harness',
+      reason: 'mission_state_unknown',
+      checkedAt: null,
+      freshUntil: null,
+    };
+  }
+  const base = { state: view.state, stateSource: view.stateSource ?? 'harness', checkedAt: view.checkedAt };
+  const until = freshUntilFor(view, b, c);
+  if (!isActive(view.state)) {
+    return {
+      ...base,
+      verdict: 'non_active',
+      row: rowOf(view.state),
+      reason: 'mission_not_active',
+      freshUntil: until,
+    };
+  }
+  // A3.2 step 7: a known binding hash that differs is not active for that binding.
+  if (
+    bindingAuthorityHash !== undefined &&
+    view.authorityHash !== null &&
+    view.authorityHash !== bindingAuthorityHash
+  ) {
+    return {
+      ...base,
+      verdict: 'non_active',
+      row: 'other',
+      reason: 'authority_hash_mismatch',
+      freshUntil: until,
+    };
+  }
+  if (view.missionExpiry !== null && view.missionExpiry <= now) {
+    return {
+      ...base,
+      state: 'expired',
+      verdict: 'non_active',
+      row: 'expired',
+      reason: 'mission_not_active',
+      freshUntil: until,
+    };
+  }
+  if (until === null || now > until) {
+    return { ...base, verdict: 'stale', row: 'stale', reason: 'mission_state_stale', freshUntil: until };
+  }
+  return { ...base, verdict: 'active', row: undefined, reason: 'mission_active', freshUntil: until };
+}

@@ -1,0 +1,316 @@
+/**
+ * The harness over HTTP (build spec A6; docs/harness.md): sessions, work items, dispatch/resume,
+ * retry, complete (executor), stop/requeue (operator), the evidence and the published policy.
+ * Executors act only on their own lineage's items (another lineage's answers like a missing one)
+ * and dispatch under their own generation. A committed Mission stop answers 403/503 (C-A25).
+ */
+import { BatonError } from '../../core/errors.js';
+import {
+  ACTION_CLASSES,
+  BEHAVIOURS,
+  DEFAULT_MATRIX,
+  ITEM_KINDS,
+  ITEM_STATES,
+  missionSubject,
+  type MissionsService,
+  type WorkItemRecord,
+} from '../../missions/index.js';
+import { principalActor } from '../auth.js';
+import { bodyObject, param, timed, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
+import {
+  anyJson,
+  anyObject,
+  array,
+  epochMs,
+  int,
+  name,
+  nullable,
+  object,
+  oneOf,
+  type Schema,
+} from '../schemas/common.js';
+import { emptyBody } from '../schemas/inputs.js';
+
+const idParams = object({ id: name });
+const binding: Schema = {
+  type: 'object',
+  additionalProperties: true,
+  required: ['mission_id', 'mission_origin', 'stop_policy'],
+};
+
+export const workItem: Schema = {
+  type: 'object',
+  additionalProperties: true,
+  required: ['id', 'kind', 'state', 'actionClass', 'version'],
+  properties: {
+    id: name,
+    kind: oneOf(ITEM_KINDS),
+    state: oneOf(ITEM_STATES),
+    binding: nullable(binding),
+    actionClass: oneOf(ACTION_CLASSES),
+    version: int,
+    createdAt: epochMs,
+    updatedAt: epochMs,
+  },
+};
+
+const itemBody: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'action_class'],
+  properties: {
+    queue_item_id: name,
+    kind: oneOf(ITEM_KINDS),
+    action_class: oneOf(ACTION_CLASSES),
+    session_id: name,
+    lineage: name,
+    parent_item: name,
+    mission_binding: anyObject,
+    not_before: { type: 'string' },
+    expires_at: { type: 'string' },
+    idempotency_key: name,
+    handle: anyObject,
+  },
+};
+
+const sessionBody: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['mission_binding'],
+  properties: { session_id: name, lineage: name, mission_binding: anyObject },
+};
+
+const events: Schema = array({ type: 'object', additionalProperties: true });
+
+function harnessOf(deps: ServerDeps): MissionsService {
+  if (deps.harness === undefined) throw new BatonError('unavailable', 'this server runs no harness');
+  return deps.harness;
+}
+
+/** An executor acts only on its own lineage's items; operators see all. */
+async function visibleItem(deps: ServerDeps, input: HandlerInput, id: string): Promise<WorkItemRecord> {
+  const item = await harnessOf(deps).getItem(id);
+  const p = input.principal;
+  if (p?.kind === 'executor' && item.lineage !== p.lineage)
+    throw new BatonError('work_item_not_found', 'no such work item');
+  return item;
+}
+
+function actor(input: HandlerInput): string {
+  const p = input.principal;
+  if (p === undefined) throw new BatonError('unauthenticated', 'a credential is required');
+  return principalActor(p);
+}
+
+function itemCommand(
+  deps: ServerDeps,
+  verb: 'resume' | 'retry' | 'complete',
+  run: (h: MissionsService, id: string, input: HandlerInput) => Promise<unknown>,
+): RouteSpec {
+  return {
+    method: 'POST',
+    url: `/v1/harness/items/:id/${verb}`,
+    operationId: `${verb}WorkItem`,
+    summary: `${verb[0]?.toUpperCase() ?? ''}${verb.slice(1)} a work item (A3.1 check first; a stop is committed, then refused)`,
+    tag: 'harness',
+    roles: ['executor'],
+    schema: { params: idParams, body: emptyBody, response: { 200: anyObject, 201: workItem } },
+    handler: async (input) => {
+      const id = param(input, 'id');
+      await visibleItem(deps, input, id);
+      const body = await timed(deps, `harness_${verb}`, () => run(harnessOf(deps), id, input));
+      return { status: verb === 'retry' ? 201 : 200, body };
+    },
+  };
+}
+
+const generationOf = (input: HandlerInput): number | undefined =>
+  input.principal?.kind === 'executor' ? input.principal.generation : undefined;
+
+export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
+  return [
+    {
+      method: 'POST',
+      url: '/v1/harness/sessions',
+      operationId: 'createHarnessSession',
+      summary: 'A governed session bound to a Mission (HAR-01/02)',
+      tag: 'harness',
+      roles: ['executor', 'operator'],
+      schema: { body: sessionBody, response: { 201: anyObject } },
+      handler: async (input) => ({
+        status: 201,
+        body: await harnessOf(deps).createSession(bodyObject(input), actor(input)),
+      }),
+    },
+    {
+      method: 'POST',
+      url: '/v1/harness/items',
+      operationId: 'createWorkItem',
+      summary:
+        'Enqueue governed work: a bound task node, queue item, job or sub-agent handle (HAR-04/11/14/20)',
+      tag: 'harness',
+      roles: ['executor', 'operator'],
+      schema: { body: itemBody, response: { 201: workItem } },
+      handler: async (input) => {
+        const body = bodyObject(input);
+        const p = input.principal;
+        // An executor's items belong to its own lineage, whatever the body says.
+        const owned = p?.kind === 'executor' ? { ...body, lineage: p.lineage } : body;
+        return {
+          status: 201,
+          body: await timed(deps, 'harness_create', () => harnessOf(deps).createItem(owned, actor(input))),
+        };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/harness/items/:id',
+      operationId: 'getWorkItem',
+      summary: 'A work item and its evidence chain (work:<id>)',
+      tag: 'harness',
+      roles: ['executor', 'operator'],
+      schema: { params: idParams, response: { 200: object({ item: workItem, evidence: events }) } },
+      handler: async (input) => {
+        const id = param(input, 'id');
+        const item = await visibleItem(deps, input, id);
+        return { body: { item, evidence: await harnessOf(deps).events(`work:${id}`) } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/harness/items',
+      operationId: 'listWorkItems',
+      summary: 'Work items, optionally of one Mission and in some states',
+      tag: 'harness',
+      roles: ['operator'],
+      schema: {
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { origin: { type: 'string' }, mission: name, state: { type: 'string' } },
+        },
+        response: { 200: object({ items: array(workItem) }) },
+      },
+      handler: async (input) => {
+        const { origin, mission, state } = input.query;
+        const filter = {
+          ...(origin !== undefined && mission !== undefined && { mission: { origin, id: mission } }),
+          ...(state !== undefined && { states: state.split(',') }),
+        };
+        return { body: { items: await harnessOf(deps).listItems(filter) } };
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/harness/dispatch',
+      operationId: 'dispatchWorkItem',
+      summary: 'Dispatch a queued or paused item after the resume check (A3.1)',
+      tag: 'harness',
+      roles: ['executor'],
+      schema: {
+        body: object({ itemId: name }),
+        response: { 200: object({ item: workItem, recheckAt: nullable(epochMs) }) },
+      },
+      handler: async (input) => {
+        const id = String(bodyObject(input)['itemId']);
+        await visibleItem(deps, input, id);
+        return {
+          body: await timed(deps, 'harness_dispatch', () =>
+            harnessOf(deps).dispatch(id, actor(input), generationOf(input)),
+          ),
+        };
+      },
+    },
+    itemCommand(deps, 'resume', (h, id, input) => h.dispatch(id, actor(input), generationOf(input))),
+    itemCommand(deps, 'retry', (h, id, input) => h.retry(id, actor(input))),
+    itemCommand(deps, 'complete', (h, id, input) => h.complete(id, actor(input))),
+    {
+      method: 'POST',
+      url: '/v1/harness/items/:id/stop',
+      operationId: 'stopWorkItem',
+      summary: 'Operator stop (reason operator_stop); terminate releases the reserved occurrence',
+      tag: 'harness',
+      roles: ['operator'],
+      schema: {
+        params: idParams,
+        body: object({ decision: oneOf(BEHAVIOURS.filter((b) => b !== 'continue')) }),
+        response: { 200: workItem },
+      },
+      handler: async (input) => ({
+        body: await harnessOf(deps).stop(param(input, 'id'), bodyObject(input)['decision'], actor(input)),
+      }),
+    },
+    {
+      method: 'POST',
+      url: '/v1/harness/items/:id/requeue',
+      operationId: 'requeueWorkItem',
+      summary: 'Operator requeue: back to queued, checked again at the next dispatch',
+      tag: 'harness',
+      roles: ['operator'],
+      schema: { params: idParams, body: emptyBody, response: { 200: workItem } },
+      handler: async (input) => ({ body: await harnessOf(deps).requeue(param(input, 'id'), actor(input)) }),
+    },
+    {
+      method: 'GET',
+      url: '/v1/harness/evidence',
+      operationId: 'listHarnessEvidence',
+      summary: 'The evidence chain of one Mission (mission:<origin>#<id>)',
+      tag: 'harness',
+      roles: ['operator'],
+      schema: {
+        querystring: object({ origin: { type: 'string' }, mission: name }),
+        response: { 200: object({ subject: { type: 'string' }, events }) },
+      },
+      handler: async (input) => {
+        const subject = missionSubject(input.query['origin'] ?? '', input.query['mission'] ?? '');
+        return { body: { subject, events: await harnessOf(deps).events(subject) } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/harness/policy',
+      operationId: 'getHarnessPolicy',
+      summary:
+        'Published staleness bounds, the default stop matrix, the claimed subset and paths outside it (HAR-27)',
+      tag: 'harness',
+      roles: ['operator'],
+      schema: { response: { 200: anyObject } },
+      handler: () => {
+        const h = harnessOf(deps);
+        return Promise.resolve({
+          body: {
+            bounds: h.bounds,
+            matrix: {
+              ref: DEFAULT_MATRIX.ref,
+              digest: DEFAULT_MATRIX.digest,
+              document: DEFAULT_MATRIX.matrix,
+            },
+            claim: ['governed queue (dispatch, resume, retry)', 'occurrence provider entry (enter)'],
+            outside: [
+              'executor code between dispatch and enter',
+              'the domain’s declared bypass paths',
+              'reconciliation reads (C-A26)',
+            ],
+          },
+        });
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/missions/:origin/:missionId',
+      operationId: 'getMissionView',
+      summary: 'The stored Mission view and what a check would conclude now (A3.3, A3.5)',
+      tag: 'missions',
+      roles: ['operator', 'executor'],
+      schema: {
+        params: object({ origin: { type: 'string', minLength: 1, maxLength: 512 }, missionId: name }),
+        response: { 200: object({ view: nullable(anyObject), assessment: anyJson }) },
+      },
+      handler: async (input) => {
+        const h = harnessOf(deps);
+        const view = await h.getView(param(input, 'origin'), param(input, 'missionId'));
+        return { body: { view: view ?? null, assessment: h.assessView(view) } };
+      },
+    },
+  ];
+}

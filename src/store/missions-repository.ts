@@ -1,0 +1,337 @@
+/**
+ * The SQL implementation of the harness port (src/missions/ports.ts): one portable SQL text for
+ * both engines. Every item and view update is a compare-and-set on `version` (HAR-28); SET replay
+ * is the UNIQUE (iss, jti) index (C-A18); events go to the one evidence log.
+ */
+import { BatonError } from '../core/errors.js';
+import { canonicalize } from '../core/jcs.js';
+import {
+  pin,
+  validateMatrix,
+  type ItemFilter,
+  type MissionsReader,
+  type MissionsRepository,
+  type MissionViewRecord,
+  type OccurrenceGate,
+  type PinnedMatrix,
+  type PlannedEvent,
+  type SessionRecord,
+  type SetSeen,
+  type StoredEvent,
+  type VerifiedMissionStatus,
+  type WorkItemRecord,
+} from '../missions/index.js';
+import type { SqlExecutor, SqlValue, Transaction } from './engine.js';
+import { appendEvidenceRun, listEvidence, type EvidenceInput } from './evidence-log.js';
+import { json, num } from './occurrences-rows.js';
+import * as rows from './missions-rows.js';
+
+const ITEM_COLS = rows.ITEM_COLUMNS.join(', ');
+const VIEW_COLS = rows.VIEW_COLUMNS.join(', ');
+const marks = (n: number): string => Array<string>(n).fill('?').join(', ');
+
+export class MissionsReaderSql implements MissionsReader {
+  readonly #ex: SqlExecutor;
+  protected readonly lock: string;
+
+  constructor(ex: SqlExecutor, lock = '') {
+    this.#ex = ex;
+    this.lock = lock;
+  }
+
+  protected async view(
+    origin: string,
+    missionId: string,
+    lock: boolean,
+  ): Promise<MissionViewRecord | undefined> {
+    const r = await this.#ex.get<rows.ViewRow>(
+      `SELECT ${VIEW_COLS} FROM msn_views WHERE origin = ? AND mission_id = ?${lock ? this.lock : ''}`,
+      [origin, missionId],
+    );
+    return r === undefined ? undefined : rows.viewFromRow(r);
+  }
+
+  getView(origin: string, missionId: string): Promise<MissionViewRecord | undefined> {
+    return this.view(origin, missionId, false);
+  }
+
+  protected async item(id: string, lock: boolean): Promise<WorkItemRecord | undefined> {
+    const r = await this.#ex.get<rows.ItemRow>(
+      `SELECT ${ITEM_COLS} FROM msn_items WHERE id = ?${lock ? this.lock : ''}`,
+      [id],
+    );
+    return r === undefined ? undefined : rows.itemFromRow(r);
+  }
+
+  getItem(id: string): Promise<WorkItemRecord | undefined> {
+    return this.item(id, false);
+  }
+
+  async listItems(f: ItemFilter): Promise<WorkItemRecord[]> {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    if (f.mission !== undefined) {
+      where.push('mission_origin = ? AND mission_id = ?');
+      params.push(f.mission.origin, f.mission.id);
+    }
+    if (f.states !== undefined && f.states.length > 0) {
+      where.push(`state IN (${marks(f.states.length)})`);
+      params.push(...f.states);
+    }
+    const sql = `SELECT ${ITEM_COLS} FROM msn_items${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, id LIMIT ?`;
+    const found = await this.#ex.all<rows.ItemRow>(sql, [...params, f.limit ?? 1000]);
+    return found.map(rows.itemFromRow);
+  }
+
+  protected async session(id: string, lock: boolean): Promise<SessionRecord | undefined> {
+    const r = await this.#ex.get<rows.SessionRow>(
+      `SELECT id, lineage, binding, tainted, created_at, version FROM msn_sessions WHERE id = ?${lock ? this.lock : ''}`,
+      [id],
+    );
+    return r === undefined ? undefined : rows.sessionFromRow(r);
+  }
+
+  getSession(id: string): Promise<SessionRecord | undefined> {
+    return this.session(id, false);
+  }
+
+  async getMatrix(ref: string): Promise<PinnedMatrix | undefined> {
+    const r = await this.#ex.get<{ document: string; digest: string }>(
+      'SELECT document, digest FROM msn_stop_matrices WHERE ref = ?',
+      [ref],
+    );
+    if (r === undefined) return undefined;
+    const pinned = pin(validateMatrix(json(r.document)));
+    if (pinned.digest !== r.digest)
+      throw new BatonError('store_corrupt', 'a stored stop matrix no longer matches its digest');
+    return pinned;
+  }
+
+  async listEvents(subject: string): Promise<StoredEvent[]> {
+    const events = await listEvidence(this.#ex, subject);
+    return events.map((e) => ({
+      subject: e.subject,
+      type: e.type,
+      body: e.body,
+      seq: e.seq,
+      at: e.at,
+      actor: e.actor,
+      hash: e.hash,
+    }));
+  }
+
+  async listCacheFlags(origin: string, missionId: string): Promise<{ reason: string; at: number }[]> {
+    const found = await this.#ex.all<{ reason: string; flagged_at: number | string }>(
+      'SELECT reason, flagged_at FROM msn_cache_flags WHERE mission_origin = ? AND mission_id = ? ORDER BY flagged_at',
+      [origin, missionId],
+    );
+    return found.map((r) => ({ reason: r.reason, at: num(r.flagged_at) }));
+  }
+
+  async getGate(occurrenceId: string): Promise<OccurrenceGate | undefined> {
+    const r = await this.#ex.get<{
+      occurrence_id: string;
+      work_item_id: string;
+      mission_origin: string;
+      mission_id: string;
+      action_class: OccurrenceGate['actionClass'];
+    }>(
+      'SELECT occurrence_id, work_item_id, mission_origin, mission_id, action_class FROM msn_occurrence_gates WHERE occurrence_id = ?',
+      [occurrenceId],
+    );
+    return r === undefined
+      ? undefined
+      : {
+          occurrenceId: r.occurrence_id,
+          workItemId: r.work_item_id,
+          missionOrigin: r.mission_origin,
+          missionId: r.mission_id,
+          actionClass: r.action_class,
+        };
+  }
+}
+
+export class MissionsRepositorySql extends MissionsReaderSql implements MissionsRepository {
+  readonly #tx: Transaction;
+
+  constructor(tx: Transaction) {
+    super(tx, tx.forUpdate);
+    this.#tx = tx;
+  }
+
+  async #one(sql: string, params: readonly SqlValue[], what: string): Promise<void> {
+    const { changes } = await this.#tx.run(sql, params);
+    if (changes !== 1) throw new BatonError('work_item_conflict', `the ${what} changed concurrently; retry`);
+  }
+
+  lockView(origin: string, missionId: string): Promise<MissionViewRecord | undefined> {
+    return this.view(origin, missionId, true);
+  }
+
+  async saveView(v: MissionViewRecord, previousVersion: number): Promise<void> {
+    if (previousVersion === 0) {
+      await this.#one(
+        `INSERT INTO msn_views (${VIEW_COLS}) VALUES (${marks(rows.VIEW_COLUMNS.length)}) ON CONFLICT DO NOTHING`,
+        rows.viewValues(v),
+        'mission view',
+      );
+      return;
+    }
+    const sets = rows.VIEW_COLUMNS.slice(2)
+      .map((c) => `${c} = ?`)
+      .join(', ');
+    await this.#one(
+      `UPDATE msn_views SET ${sets} WHERE origin = ? AND mission_id = ? AND version = ?`,
+      [...rows.viewValues(v).slice(2), v.origin, v.missionId, previousVersion],
+      'mission view',
+    );
+  }
+
+  async recordSet(iss: string, jti: string, digest: string, at: number): Promise<SetSeen> {
+    const { changes } = await this.#tx.run(
+      'INSERT INTO msn_sets_seen (iss, jti, digest, received_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [iss, jti, digest, at],
+    );
+    if (changes === 1) return 'new';
+    const r = await this.#tx.get<{ digest: string }>(
+      'SELECT digest FROM msn_sets_seen WHERE iss = ? AND jti = ?',
+      [iss, jti],
+    );
+    return r?.digest === digest ? 'same' : 'different';
+  }
+
+  async archiveStatus(s: VerifiedMissionStatus, at: number): Promise<void> {
+    await this.#tx.run(
+      'INSERT INTO msn_status_archive (jws_digest, origin, mission_id, jws, kid, thumbprint, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [s.jwsDigest, s.origin, s.missionId, s.jws, s.kid, s.jwkThumbprint, at],
+    );
+    await this.#tx.run(
+      'INSERT INTO msn_keys (origin, kid, thumbprint, jwk, first_seen_at) VALUES (?, ?, ?, NULL, ?) ON CONFLICT DO NOTHING',
+      [s.origin, s.kid, s.jwkThumbprint, at],
+    );
+  }
+
+  async insertMatrix(m: PinnedMatrix, at: number): Promise<boolean> {
+    await this.#tx.run(
+      'INSERT INTO msn_stop_matrices (ref, digest, document, registered_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [m.ref, m.digest, canonicalize(m.matrix), at],
+    );
+    const r = await this.#tx.get<{ digest: string }>('SELECT digest FROM msn_stop_matrices WHERE ref = ?', [
+      m.ref,
+    ]);
+    return r?.digest === m.digest;
+  }
+
+  async insertSession(s: SessionRecord): Promise<boolean> {
+    const { changes } = await this.#tx.run(
+      'INSERT INTO msn_sessions (id, lineage, mission_origin, mission_id, binding, tainted, created_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [
+        s.id,
+        s.lineage,
+        s.binding.mission_origin,
+        s.binding.mission_id,
+        canonicalize(s.binding),
+        s.tainted ? 1 : 0,
+        s.createdAt,
+        s.version,
+      ],
+    );
+    return changes === 1;
+  }
+
+  lockSession(id: string): Promise<SessionRecord | undefined> {
+    return this.session(id, true);
+  }
+
+  updateSession(s: SessionRecord, previousVersion: number): Promise<void> {
+    return this.#one(
+      'UPDATE msn_sessions SET tainted = ?, version = ? WHERE id = ? AND version = ?',
+      [s.tainted ? 1 : 0, s.version, s.id, previousVersion],
+      'session',
+    );
+  }
+
+  async insertItem(i: WorkItemRecord): Promise<boolean> {
+    const { changes } = await this.#tx.run(
+      `INSERT INTO msn_items (${ITEM_COLS}) VALUES (${marks(rows.ITEM_COLUMNS.length)}) ON CONFLICT DO NOTHING`,
+      rows.itemValues(i),
+    );
+    return changes === 1;
+  }
+
+  lockItem(id: string): Promise<WorkItemRecord | undefined> {
+    return this.item(id, true);
+  }
+
+  updateItem(i: WorkItemRecord, previousVersion: number): Promise<void> {
+    // Only the mutable state: identity, binding and kind never change in place.
+    return this.#one(
+      'UPDATE msn_items SET state = ?, hold = ?, occurrence_id = ?, claimed_generation = ?, updated_at = ?, version = ? WHERE id = ? AND version = ?',
+      [
+        i.state,
+        i.hold ? 1 : 0,
+        i.occurrenceId,
+        i.claimedGeneration,
+        i.updatedAt,
+        i.version,
+        i.id,
+        previousVersion,
+      ],
+      'work item',
+    );
+  }
+
+  async lockDependents(origin: string, missionId: string): Promise<WorkItemRecord[]> {
+    const found = await this.#tx.all<rows.ItemRow>(
+      `SELECT ${ITEM_COLS} FROM msn_items
+        WHERE state IN ('queued', 'running', 'paused', 'suppressed', 'handed_off')
+          AND ((mission_origin = ? AND mission_id = ?) OR (parent_mission_origin = ? AND parent_mission_id = ?))
+        ORDER BY id${this.lock}`,
+      [origin, missionId, origin, missionId],
+    );
+    const items = found.map(rows.itemFromRow);
+    // Descendants (HAR-04) through parent_id, to a fixpoint, locked in id order per round.
+    const seen = new Set(items.map((i) => i.id));
+    for (let frontier = [...seen]; frontier.length > 0;) {
+      const kids = await this.#tx.all<rows.ItemRow>(
+        `SELECT ${ITEM_COLS} FROM msn_items WHERE parent_id IN (${marks(frontier.length)}) AND state IN ('queued', 'running', 'paused', 'suppressed', 'handed_off') ORDER BY id${this.lock}`,
+        frontier,
+      );
+      frontier = [];
+      for (const k of kids.map(rows.itemFromRow)) {
+        if (seen.has(k.id)) continue;
+        seen.add(k.id);
+        items.push(k);
+        frontier.push(k.id);
+      }
+    }
+    return items;
+  }
+
+  async linkOccurrence(g: OccurrenceGate): Promise<void> {
+    await this.#tx.run(
+      `INSERT INTO msn_occurrence_gates (occurrence_id, work_item_id, mission_origin, mission_id, action_class) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (occurrence_id) DO UPDATE SET work_item_id = excluded.work_item_id`,
+      [g.occurrenceId, g.workItemId, g.missionOrigin, g.missionId, g.actionClass],
+    );
+  }
+
+  async flagCache(origin: string, missionId: string, reason: string, at: number): Promise<void> {
+    await this.#tx.run(
+      'INSERT INTO msn_cache_flags (mission_origin, mission_id, reason, flagged_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [origin, missionId, reason, at],
+    );
+  }
+
+  async appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<void> {
+    for (let i = 0; i < events.length;) {
+      const subject = events[i]?.subject;
+      const run: EvidenceInput[] = [];
+      for (; i < events.length && events[i]?.subject === subject; i++) {
+        const e = events[i] as PlannedEvent;
+        run.push({ subject: e.subject, type: e.type, body: e.body, at, actor });
+      }
+      await appendEvidenceRun(this.#tx, run);
+    }
+  }
+}

@@ -1,0 +1,92 @@
+/** Shared fixtures for the harness tests: a bound item, views and pre-verified inputs. */
+import { formatRfc3339 } from '../../src/core/time.js';
+import type { MissionBinding, WorkItemRecord } from '../../src/missions/model.js';
+import type { VerifiedMissionSignal, VerifiedMissionStatus } from '../../src/missions/verified.js';
+
+export const ORIGIN = 'https://as.example.com';
+export const MISSION = 'msn_8RfX2Lqv9TqMv4z7sA2bN1k0YpEdHc9-';
+export const T0 = Date.parse('2026-11-02T08:00:00Z');
+
+export const binding: MissionBinding = {
+  mission_id: MISSION,
+  mission_origin: ORIGIN,
+  stop_policy: 'baton-default@1',
+};
+
+export function item(over: Partial<WorkItemRecord> = {}): WorkItemRecord {
+  return {
+    id: 'wrk_1',
+    kind: 'queue_item',
+    sessionId: 'sess_agent_42',
+    lineage: 'invoice-agent',
+    parentId: null,
+    binding,
+    actionClass: 'consequential_write',
+    notBefore: null,
+    expiresAt: null,
+    retryOf: null,
+    idempotencyKey: 'idem-1',
+    state: 'queued',
+    hold: false,
+    handle: null,
+    occurrenceId: null,
+    claimedGeneration: null,
+    matrixDigest: null,
+    createdAt: T0,
+    updatedAt: T0,
+    version: 1,
+    ...over,
+  };
+}
+
+/**
+ * What the status verifier (the other half, src/missions/status.ts) outputs after every A3.2
+ * check passed. Tests here drive the view with these pre-verified inputs.
+ */
+export function verifiedStatus(
+  state: string,
+  at: number,
+  over: Partial<VerifiedMissionStatus> = {},
+): VerifiedMissionStatus {
+  const expires = at + 60_000;
+  return {
+    source: 'status',
+    origin: ORIGIN,
+    missionId: MISSION,
+    state,
+    authorityHash: null,
+    expiresAt: formatRfc3339(expires),
+    missionExpiry: '2026-12-31T23:59:59Z',
+    issuedAt: Math.floor(at / 1000),
+    checkedAt: formatRfc3339(at),
+    freshUntil: formatRfc3339(state === 'active' ? expires + 30_000 : expires),
+    jws: 'eyJ.eyJ.sig',
+    jwsDigest: 'sha-256:AAAA',
+    kid: 'sa-key-2026-q3',
+    jwkThumbprint: 'thumb',
+    ...over,
+  };
+}
+
+/** A pre-verified lifecycle SET (what the SET receiver outputs after A3.4 steps 1–5). */
+export function verifiedSignal(
+  state: string,
+  version: number,
+  at: number,
+  over: Partial<VerifiedMissionSignal> = {},
+): VerifiedMissionSignal {
+  return {
+    source: 'signal',
+    origin: ORIGIN,
+    missionId: MISSION,
+    state,
+    priorState: version === 1 ? null : 'active',
+    version,
+    committedAt: formatRfc3339(at),
+    jti: `set_${version}_${at}`,
+    issuedAt: Math.floor(at / 1000),
+    digest: `sha-256:d${version}`,
+    reason: null,
+    ...over,
+  };
+}

@@ -1,0 +1,71 @@
+/** HAR-16..19 A3.9 A7#19: cached connections are keyed per Mission and re-checked on every use. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SignJWT, generateKeyPair } from 'jose';
+import { isBatonError } from '../../src/core/errors.js';
+import { ConnectionCache } from '../../src/client/connection-cache.js';
+import type { CacheKeyParts } from '../../src/missions/index.js';
+import { MISSION, ORIGIN } from './fixtures.js';
+
+const { privateKey, publicKey } = await generateKeyPair('ES256');
+const other = await generateKeyPair('ES256');
+const AUD = 'https://erp.example.com';
+const now = Math.floor(Date.now() / 1000);
+
+function token(
+  over: { typ?: string; mission?: unknown; jkt?: string; exp?: number; key?: typeof privateKey } = {},
+) {
+  return new SignJWT({
+    mission: over.mission ?? { id: MISSION, origin: ORIGIN, authority_hash: 'sha-256:a' },
+    cnf: { jkt: over.jkt ?? 'holder' },
+    client_id: 's6BhdRkqt3',
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: over.typ ?? 'at+jwt' })
+    .setIssuer(ORIGIN)
+    .setAudience(AUD)
+    .setIssuedAt(now - 10)
+    .setExpirationTime(over.exp ?? now + 300)
+    .sign(over.key ?? privateKey);
+}
+
+const parts: CacheKeyParts = {
+  missionId: MISSION,
+  missionOrigin: ORIGIN,
+  audience: AUD,
+  actor: 'agent',
+  cnfJkt: 'holder',
+  authorityHash: 'sha-256:a',
+};
+
+test('HAR-18/19 A7#19 a narrowed authority hash or another Mission misses; a bad token is never used; non-active disables and closes', async () => {
+  let verdict: 'active' | 'non_active' = 'active';
+  const disabled: string[] = [];
+  const cache = new ConnectionCache<string>({
+    key: publicKey,
+    issuer: ORIGIN,
+    check: () => Promise.resolve(verdict),
+    onDisabled: (_p, r) => disabled.push(r),
+  });
+  let closed = 0;
+  cache.put(parts, { connection: 'conn-A', accessToken: await token(), close: () => void closed++ });
+  assert.equal(await cache.get(parts), 'conn-A');
+  assert.equal(await cache.get({ ...parts, authorityHash: 'sha-256:narrowed' }), undefined);
+  assert.equal(await cache.get({ ...parts, missionId: 'msn_B' }), undefined);
+  for (const [i, bad] of [
+    await token({ typ: 'JWT' }),
+    await token({ exp: now - 120 }),
+    await token({ jkt: 'foreign' }),
+    await token({ key: other.privateKey }),
+    await token({ mission: { id: 'msn_B', origin: ORIGIN } }),
+  ].entries()) {
+    const p = { ...parts, actor: `a${i}` };
+    cache.put(p, { connection: 'bad', accessToken: bad });
+    assert.equal(await cache.get(p), undefined, `bad token ${i} is never used`);
+  }
+  verdict = 'non_active';
+  await assert.rejects(cache.get(parts), (e: unknown) => isBatonError(e, 'mission_not_active'));
+  assert.equal(closed, 1);
+  assert.ok(disabled.includes('mission_not_active'));
+  verdict = 'active';
+  assert.equal(await cache.get(parts), undefined, 'a disabled entry stays unusable');
+});
