@@ -99,6 +99,9 @@ export const ERROR_CODES = {
   mission_not_active: spec(403),
   mission_status_unavailable: spec(503, true),
   observation_record_invalid: spec(400),
+  observation_record_conflict: spec(409),
+  observation_profile_unsupported: spec(400),
+  observation_record_not_found: spec(404),
 } as const satisfies Record<string, CodeSpec>;
 
 export type BatonErrorCode = keyof typeof ERROR_CODES;

@@ -42,3 +42,16 @@ export {
   type OccurrencesOnSqlite,
   type OccurrencesOptions,
 } from './occurrences.js';
+export {
+  ContinuityStore,
+  type ContinuityOptions,
+  type FicQuery,
+  type ProjectionResult,
+} from './observations-service.js';
+export {
+  LOCAL_PRODUCER,
+  getArtifact,
+  putArtifact,
+  type InsertResult,
+  type StoredRecord,
+} from './observations-records.js';

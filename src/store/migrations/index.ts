@@ -7,5 +7,6 @@ import { migration as m001 } from './001_evidence_log.js';
 import { migration as m002 } from './002_occurrences.js';
 import { migration as m003 } from './003_api_tokens.js';
 import { migration as m004 } from './004_no_hot_rows.js';
+import { migration as m007 } from './007_observations.js';
 
-export const migrations: readonly Migration[] = [m001, m002, m003, m004];
+export const migrations: readonly Migration[] = [m001, m002, m003, m004, m007];
