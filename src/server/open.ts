@@ -7,7 +7,7 @@ import type { Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import type { StoreEngine } from '../store/engine.js';
-import { openOccurrencesOn, openOccurrencesOnSqlite } from '../store/occurrences.js';
+import { openOccurrencesOn, openOccurrencesOnSqlite, type DomainKeyPair } from '../store/occurrences.js';
 import { openPostgresEngine } from '../store/postgres.js';
 
 export const KEY_SUFFIX = '.domain-key.pem';
@@ -25,6 +25,8 @@ export type StoreChoice =
 export interface OpenedBaton {
   readonly engine: StoreEngine;
   readonly service: OccurrencesService;
+  /** The domain's key pair (Baton signs its own continuity records with it). */
+  readonly domainKey: DomainKeyPair;
   /** What to print: never a password. */
   readonly description: string;
   close(): Promise<void>;
@@ -51,8 +53,18 @@ async function openPostgres(
   }
   const engine = openPostgresEngine(url, { maxConnections: choice.maxConnections });
   try {
-    const { service } = await openOccurrencesOn(engine, keyFile.slice(0, -KEY_SUFFIX.length), options);
-    return { engine, service, description: `postgres ${redactUrl(url)}`, close: () => engine.close() };
+    const { service, domainKey } = await openOccurrencesOn(
+      engine,
+      keyFile.slice(0, -KEY_SUFFIX.length),
+      options,
+    );
+    return {
+      engine,
+      service,
+      domainKey,
+      description: `postgres ${redactUrl(url)}`,
+      close: () => engine.close(),
+    };
   } catch (error) {
     await engine.close();
     throw error;
@@ -74,6 +86,7 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
   return {
     engine: opened.engine,
     service: opened.service,
+    domainKey: opened.domainKey,
     description: `sqlite ${choice.path}`,
     close: opened.close,
   };

@@ -5,7 +5,9 @@ import { digestCommand, jcsCommand } from './jcs.js';
 import { leaseCommand } from './lease.js';
 import { logCommand } from './log.js';
 import { migrateCommand } from './migrate.js';
+import { observeCommand } from './observe.js';
 import { reconcileCommand } from './reconcile.js';
+import { reportCommand } from './report.js';
 import { sandboxCommand } from './sandbox.js';
 import { serveCommand } from './serve.js';
 import { sorCommand } from './sor.js';
@@ -25,4 +27,6 @@ export const commands: readonly Command[] = [
   digestCommand,
   demoCommand,
   conformanceCommand,
+  observeCommand,
+  reportCommand,
 ];
