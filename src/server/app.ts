@@ -10,16 +10,19 @@
  * 5. the handler, which calls the service: one command, one transaction;
  * 6. every error becomes an RFC 9457 problem with the stable BatonError code.
  */
+import type { KeyObject } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseStrictJson } from '../core/json.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import { NO_KEYS, StatusSources, type KeyResolver } from '../providers/index.js';
 import type { StoreEngine } from '../store/engine.js';
+import { ContinuityStore } from '../store/observations-service.js';
 import { Metrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, schemaError, toBatonError, toProblem } from './problem.js';
 import { registerRoute, type RouteSpec, type ServerDeps } from './route.js';
+import { continuityRoutes } from './routes/continuity.js';
 import { lineageRoutes } from './routes/lineages.js';
 import { observationRoutes } from './routes/observations.js';
 import { occurrenceRoutes } from './routes/occurrences.js';
@@ -55,6 +58,8 @@ export interface ServerOptions {
    * answers; Ed25519 pins need none (the profile pins the public key). Default: none.
    */
   readonly keys?: KeyResolver;
+  /** The domain's Ed25519 private key: Baton signs its own continuity records with it (routes/continuity.ts). */
+  readonly signingKey?: KeyObject;
 }
 
 function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['logger'] {
@@ -125,6 +130,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     clock: options.clock ?? systemClock,
     metrics,
     sources: new StatusSources({ keys: options.keys ?? NO_KEYS, clock: options.clock ?? systemClock }),
+    ...(options.signingKey !== undefined && {
+      continuity: new ContinuityStore({
+        engine: options.engine,
+        signingKey: options.signingKey,
+        clock: options.clock,
+      }),
+    }),
   };
   const routes: RouteSpec[] = [];
   const doc = (): unknown => openApiDocument(routes, API_VERSION);
@@ -136,6 +148,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...observationRoutes(deps),
     ...queryRoutes(deps),
     ...tokenRoutes(deps),
+    ...continuityRoutes(deps),
   );
   for (const spec of routes) registerRoute(app, deps, spec);
   return app;

@@ -10,6 +10,7 @@ import { BatonError } from '../core/errors.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import type { StatusSources } from '../providers/index.js';
 import type { StoreEngine } from '../store/engine.js';
+import type { ContinuityStore } from '../store/observations-service.js';
 import {
   authenticate,
   authorize,
@@ -28,6 +29,8 @@ export interface ServerDeps {
   readonly metrics: Metrics;
   /** Baton's trusted status-source layer, for reconcile. */
   readonly sources: StatusSources;
+  /** Continuity records (routes/continuity.ts); absent when the server was given no signing key. */
+  readonly continuity?: ContinuityStore;
 }
 
 export interface HandlerInput {

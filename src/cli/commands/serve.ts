@@ -95,6 +95,7 @@ export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): P
     app = buildServer({
       engine: opened.engine,
       service: opened.service,
+      signingKey: opened.domainKey.privateKey,
       keys,
       logger: { level, stream: process.stderr },
     });
