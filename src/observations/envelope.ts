@@ -43,10 +43,10 @@ export async function signRecord(
   if (checked.evidence_envelope !== undefined)
     refuseSigned('$.evidence_envelope', 'the record is already signed');
   requireSignedMembers(checked);
-  const signed = await signEvidenceEnvelope({ ...checked } as Readonly<Record<string, unknown>>, privateKey, {
+  const signed = await signEvidenceEnvelope({ ...checked }, privateKey, {
     typ: OBSERVATION_JWS_TYP,
   });
-  return signed as unknown as ObservationRecord;
+  return signed;
 }
 
 export interface VerifyOptions extends ReadOptions {

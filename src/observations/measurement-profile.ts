@@ -88,7 +88,7 @@ export function readMeasurementProfile(input: string | Uint8Array | Record<strin
   });
   const weights = parseWeights(o['weights']);
   for (const name of weights.names) {
-    if (!Object.hasOwn(o['dimensions'] as object, name))
+    if (!Object.hasOwn(o['dimensions'], name))
       bad(`$.weights.${name}`, 'weighs a dimension the profile does not define');
   }
   const profile = o as unknown as MeasurementProfile;

@@ -70,7 +70,7 @@ export function checkEnums(r: ObservationRecord): void {
       );
     }
   });
-  for (const [name, value] of Object.entries(r.outcome)) {
+  for (const [name, value] of Object.entries(r.outcome) as [string, string | null][]) {
     if (value !== null && !STAGE.test(value))
       refuse('enum', `$.outcome.${name}`, 'must be an upper-case label or null');
   }

@@ -82,7 +82,10 @@ function phaseBefore(chain: VerifiedChain, seq: number): string | null {
     if (e.type === 'occurrence_created') phase = 'reserved';
     else if (e.type === 'provider_entered') phase = 'entered';
     else if (e.type === 'released') phase = 'released';
-    else if (e.type === 'state_changed') phase = String(obj(obj(e.body)['to'])['phase'] ?? phase);
+    else if (e.type === 'state_changed') {
+      const to = obj(obj(e.body)['to'])['phase'];
+      if (typeof to === 'string') phase = to;
+    }
   }
   return phase;
 }
@@ -169,9 +172,18 @@ export async function enteredOccurrences(
 ): Promise<EnteredOccurrence[]> {
   const where = ['entered_at IS NOT NULL'];
   const params: (string | number)[] = [];
-  if (f.lineage !== undefined) (where.push('lineage = ?'), params.push(f.lineage));
-  if (f.from !== undefined) (where.push('entered_at >= ?'), params.push(f.from));
-  if (f.to !== undefined) (where.push('entered_at <= ?'), params.push(f.to));
+  if (f.lineage !== undefined) {
+    where.push('lineage = ?');
+    params.push(f.lineage);
+  }
+  if (f.from !== undefined) {
+    where.push('entered_at >= ?');
+    params.push(f.from);
+  }
+  if (f.to !== undefined) {
+    where.push('entered_at <= ?');
+    params.push(f.to);
+  }
   const rows = await ex.all<{ id: string; lineage: string; entered_at: number | string }>(
     `SELECT id, lineage, entered_at FROM aoc_occurrences WHERE ${where.join(' AND ')} ORDER BY entered_at, id`,
     params,

@@ -174,10 +174,22 @@ export interface RecordFilter {
 export async function listStoredRecords(ex: SqlExecutor, filter: RecordFilter = {}): Promise<StoredRecord[]> {
   const where: string[] = [];
   const params: (string | number)[] = [];
-  if (filter.scope !== undefined) (where.push('scope_id = ?'), params.push(filter.scope));
-  if (filter.eventType !== undefined) (where.push('event_type = ?'), params.push(filter.eventType));
-  if (filter.from !== undefined) (where.push('observed_at >= ?'), params.push(filter.from));
-  if (filter.to !== undefined) (where.push('observed_at <= ?'), params.push(filter.to));
+  if (filter.scope !== undefined) {
+    where.push('scope_id = ?');
+    params.push(filter.scope);
+  }
+  if (filter.eventType !== undefined) {
+    where.push('event_type = ?');
+    params.push(filter.eventType);
+  }
+  if (filter.from !== undefined) {
+    where.push('observed_at >= ?');
+    params.push(filter.from);
+  }
+  if (filter.to !== undefined) {
+    where.push('observed_at <= ?');
+    params.push(filter.to);
+  }
   const rows = await ex.all<RecordRow>(
     `SELECT ${COLUMNS} FROM cop_records ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY observed_at, producer, record_id`,
     params,

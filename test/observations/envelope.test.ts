@@ -65,7 +65,7 @@ test('B7-13 OBS-12: wrong audience, expired, future, unknown profile, other key,
   await refusedWith({ ...signed, limitations: ['edited'] }, 'signature_invalid');
   await refusedWith(signable(), 'observation_record_invalid', '$.evidence_envelope');
   const { audience: _a, ...noAudience } = signable();
-  await assert.rejects(signRecord(noAudience as ObservationRecord, key.privateKey), /\$\.audience/);
+  await assert.rejects(signRecord(noAudience, key.privateKey), /\$\.audience/);
 });
 
 test('B7-6 OBS-10: a jcs digest that does not match the stored artifact fails; another representation never matches', () => {

@@ -75,7 +75,7 @@ test('B3.1 over HTTP: a refusal keeps its code, rule and path; version 2 is obse
   const bad = await call('POST', '/v1/continuity/records', { ...example(), colour: 'blue' });
   assert.equal(bad.status, 400);
   assert.equal(bad.body['code'], 'observation_record_invalid');
-  assert.match(String(bad.body['detail']), /\$\.colour/);
+  assert.match(bad.text, /\$\.colour/);
   const v2 = await call('POST', '/v1/continuity/records', { ...example(), version: '2' });
   assert.equal(v2.body['code'], 'observation_profile_unsupported');
 });

@@ -123,7 +123,7 @@ export async function withContinuity(
   values: Record<string, string | boolean | undefined>,
   body: (c: ContinuityStore) => Promise<number>,
 ): Promise<number> {
-  const choice = storeChoice(values as Parameters<typeof storeChoice>[0]);
+  const choice = storeChoice(values);
   const opened = await openBaton(choice, { createDomainKey: false });
   try {
     return await body(
