@@ -24,8 +24,8 @@ export const REPORT_LABELS: ReportLabels = {
 export const EVENT_SURFACES = [
   'HTTP API routes under /v1 (takeover, create, enter, release, observe, remedy)',
   'SDK (BatonClient and its in-process twin)',
-  'SET receiver (Mission Signals)',
-  'Mission Status polling',
+  'SET receiver (Mission Signals), when missions are configured',
+  'Mission Status polling, when missions are configured',
   'reconcile (Baton’s own pinned status sources)',
 ] as const;
 

@@ -106,8 +106,11 @@ async function registeredDigests(ex: SqlExecutor, beforeSeq: number): Promise<Se
 }
 
 /** Facts for the handoff record of every takeover on every lineage. */
-export async function handoffFacts(ex: SqlExecutor, domain: string): Promise<HandoffFacts[]> {
-  const lineages = await ex.all<{ id: string }>('SELECT id FROM aoc_lineages ORDER BY id');
+export async function handoffFacts(ex: SqlExecutor, domain: string, only?: string): Promise<HandoffFacts[]> {
+  const lineages =
+    only === undefined
+      ? await ex.all<{ id: string }>('SELECT id FROM aoc_lineages ORDER BY id')
+      : await ex.all<{ id: string }>('SELECT id FROM aoc_lineages WHERE id = ?', [only]);
   const domainChain = await readChain(ex, `domain:${domain}`);
   const out: HandoffFacts[] = [];
   for (const { id: lineage } of lineages) {

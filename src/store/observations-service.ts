@@ -84,9 +84,12 @@ export class ContinuityStore {
     return d;
   }
 
-  /** Write the handoff record of every takeover not yet recorded (B3.3); safe to run any number of times. */
-  async project(actor = 'system:observations'): Promise<ProjectionResult> {
-    const facts = await this.#engine.read(async (ex) => handoffFacts(ex, (await this.#domain(ex)).id));
+  /**
+   * Write the handoff record of every takeover (of one lineage, or all) not yet recorded (B3.3);
+   * safe to run any number of times.
+   */
+  async project(actor = 'system:observations', lineage?: string): Promise<ProjectionResult> {
+    const facts = await this.#engine.read(async (ex) => handoffFacts(ex, (await this.#domain(ex)).id, lineage));
     let created = 0;
     let existing = 0;
     const conflicts: string[] = [];
