@@ -51,13 +51,18 @@ const facts = (i: number): HandoffFacts => ({
   reconfiguredBy: null,
 });
 
-async function perSecond(fn: (i: number) => unknown | Promise<unknown>): Promise<number> {
+async function perSecond(fn: (i: number) => unknown): Promise<number> {
   const t = performance.now();
   for (let i = 0; i < N; i++) await fn(i);
   return (N / (performance.now() - t)) * 1000;
 }
 
-async function compare(name: string, measured: (i: number) => unknown, raw: (i: number) => unknown, target: number) {
+async function compare(
+  name: string,
+  measured: (i: number) => unknown,
+  raw: (i: number) => unknown,
+  target: number,
+) {
   const a: number[] = [];
   const b: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
@@ -90,8 +95,15 @@ await compare(
 const signature = ed25519Sign(key.privateKey, canonicalBytes(unsigned));
 await compare(
   'verification per signed record',
-  () => verifyRecord(readRecord(sampleBytes).record, { key: key.publicKey, audience: 'urn:baton:bench', now: Date.UTC(2026, 0, 2) }),
-  () => ed25519Verify(key.publicKey, canonicalBytes(JSON.parse(sampleBytes.toString('utf8'))), signature) && sha256(sampleBytes),
+  () =>
+    verifyRecord(readRecord(sampleBytes).record, {
+      key: key.publicKey,
+      audience: 'urn:baton:bench',
+      now: Date.UTC(2026, 0, 2),
+    }),
+  () =>
+    ed25519Verify(key.publicKey, canonicalBytes(JSON.parse(sampleBytes.toString('utf8'))), signature) &&
+    sha256(sampleBytes),
   0.5,
 );
 
@@ -101,7 +113,10 @@ async function takeoverRound(mode: 'off' | 'each' | 'batched'): Promise<number> 
   try {
     await opened.service.configureDomain({ ...domainConfig(), id: 'bench' } as never);
     await opened.service.registerProfile(paymentsProfile());
-    const continuity = new ContinuityStore({ engine: opened.engine, signingKey: opened.domainKey.privateKey });
+    const continuity = new ContinuityStore({
+      engine: opened.engine,
+      signingKey: opened.domainKey.privateKey,
+    });
     const t = performance.now();
     for (let i = 0; i < TAKEOVERS; i++) {
       await opened.service.takeover({ lineage: `L${i}` });
@@ -117,7 +132,9 @@ async function takeoverRound(mode: 'off' | 'each' | 'batched'): Promise<number> 
 
 const rounds: Record<'off' | 'each' | 'batched', number[]> = { off: [], each: [], batched: [] };
 for (let r = 0; r < ROUNDS; r++) {
-  for (const mode of r % 2 === 0 ? (['off', 'each', 'batched'] as const) : (['batched', 'each', 'off'] as const)) {
+  for (const mode of r % 2 === 0
+    ? (['off', 'each', 'batched'] as const)
+    : (['batched', 'each', 'off'] as const)) {
     rounds[mode].push(await takeoverRound(mode));
   }
 }
