@@ -89,7 +89,9 @@ export class ContinuityStore {
    * safe to run any number of times.
    */
   async project(actor = 'system:observations', lineage?: string): Promise<ProjectionResult> {
-    const facts = await this.#engine.read(async (ex) => handoffFacts(ex, (await this.#domain(ex)).id, lineage));
+    const facts = await this.#engine.read(async (ex) =>
+      handoffFacts(ex, (await this.#domain(ex)).id, lineage),
+    );
     let created = 0;
     let existing = 0;
     const conflicts: string[] = [];
