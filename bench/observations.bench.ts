@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalBytes, canonicalize } from '../src/core/jcs.js';
+import { parseStrictJson } from '../src/core/json.js';
 import { digestJcs, sha256 } from '../src/core/digest.js';
 import { ed25519Sign, ed25519Verify, generateEd25519KeyPair } from '../src/core/ed25519.js';
 import {
