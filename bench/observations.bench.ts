@@ -97,7 +97,7 @@ const signature = ed25519Sign(key.privateKey, canonicalBytes(unsigned));
 await compare(
   'verification per signed record',
   () =>
-    verifyRecord(readRecord(sampleBytes).record, {
+    verifyRecord(parseStrictJson(sampleBytes), {
       key: key.publicKey,
       audience: 'urn:baton:bench',
       now: Date.UTC(2026, 0, 2),
