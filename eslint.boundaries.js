@@ -3,6 +3,8 @@
 // Direction: core <- domain contexts <- store <- server/client/mcp/console <- cli.
 const DOMAINS = ['occurrences', 'providers', 'missions', 'leases', 'observations'];
 const EDGES = ['store', 'sor', 'issuer', 'server', 'client', 'mcp', 'console', 'cli'];
+// Contexts that decide (entry, dispatch, fencing): they never read observations or its metrics (OBS-15).
+const DECIDERS = ['occurrences', 'missions', 'leases'];
 const DRIVERS = ['better-sqlite3', 'pg', 'pg-*', 'kysely'];
 
 const layer = (name) => `(?:\\.\\.?/)+(?:src/)?${name}(?:/|$)`;
@@ -42,8 +44,12 @@ export const boundaries = [
     files: [`src/${d}/**/*.ts`],
     rules: {
       'no-restricted-imports': restrict(
-        [`^(?:${anyOf(EDGES)})`, deepContextImport(d)],
-        `a domain context (${d}) may not import store, server, client, mcp, console, cli, a driver, or another context's internals (DESIGN.md §1)`,
+        [
+          `^(?:${anyOf(EDGES)})`,
+          deepContextImport(d),
+          ...(DECIDERS.includes(d) ? [`^(?:\\.\\./)+observations(?:/|$)`] : []),
+        ],
+        `a domain context (${d}) may not import store, server, client, mcp, console, cli, a driver, or another context's internals (DESIGN.md §1)${DECIDERS.includes(d) ? '; nor observations: no metric may take part in a decision (OBS-15)' : ''}`,
       ),
     },
   })),

@@ -130,6 +130,9 @@ export const ERROR_CODES = {
   work_item_not_dispatchable: spec(409),
   successor_binding_required: spec(409),
   observation_record_invalid: spec(400),
+  observation_record_conflict: spec(409),
+  observation_profile_unsupported: spec(400),
+  observation_record_not_found: spec(404),
 } as const satisfies Record<string, CodeSpec>;
 
 export type BatonErrorCode = keyof typeof ERROR_CODES;

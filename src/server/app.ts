@@ -10,6 +10,7 @@
  * 5. the handler, which calls the service: one command, one transaction;
  * 6. every error becomes an RFC 9457 problem with the stable BatonError code.
  */
+import type { KeyObject } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseStrictJson } from '../core/json.js';
@@ -17,11 +18,13 @@ import type { OccurrencesService } from '../occurrences/index.js';
 import { NO_KEYS, StatusSources, type KeyResolver } from '../providers/index.js';
 import type { StoreEngine } from '../store/engine.js';
 import { clientErrors, frameworkErrors, MAX_PARAM_LENGTH } from './framework-errors.js';
+import { ContinuityStore } from '../store/observations-service.js';
 import { Metrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, schemaError, toBatonError, toProblem } from './problem.js';
 import { registerRoute, type RouteSpec, type ServerDeps } from './route.js';
 import { adminReadRoutes } from './routes/admin-reads.js';
+import { continuityRoutes } from './routes/continuity.js';
 import { lineageRoutes } from './routes/lineages.js';
 import { observationRoutes } from './routes/observations.js';
 import { occurrenceRoutes } from './routes/occurrences.js';
@@ -61,6 +64,8 @@ export interface ServerOptions {
   readonly keys?: KeyResolver;
   /** The harness over the same store (`openBaton` returns it): /v1/harness and /v1/missions. */
   readonly harness?: MissionsService;
+  /** The domain's Ed25519 private key: Baton signs its own continuity records with it (routes/continuity.ts). */
+  readonly signingKey?: KeyObject;
 }
 
 function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['logger'] {
@@ -142,6 +147,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     metrics,
     sources: new StatusSources({ keys: options.keys ?? NO_KEYS, clock: options.clock ?? systemClock }),
     ...(options.harness !== undefined && { harness: options.harness }),
+    ...(options.signingKey !== undefined && {
+      continuity: new ContinuityStore({
+        engine: options.engine,
+        signingKey: options.signingKey,
+        clock: options.clock,
+      }),
+    }),
   };
   const routes: RouteSpec[] = [];
   const doc = (): unknown => openApiDocument(routes, API_VERSION);
@@ -155,6 +167,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...queryRoutes(deps),
     ...tokenRoutes(deps),
     ...harnessRoutes(deps),
+    ...continuityRoutes(deps),
   );
   for (const spec of routes) registerRoute(app, deps, spec);
   return app;

@@ -10,7 +10,7 @@ import { BatonError } from '../core/errors.js';
 import type { MissionsService, PinnedMatrix } from '../missions/index.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import type { StoreEngine } from '../store/engine.js';
-import { openOccurrencesOn, openOccurrencesOnSqlite } from '../store/occurrences.js';
+import { openOccurrencesOn, openOccurrencesOnSqlite, type DomainKeyPair } from '../store/occurrences.js';
 import { openPostgresEngine } from '../store/postgres.js';
 
 export const KEY_SUFFIX = '.domain-key.pem';
@@ -30,6 +30,8 @@ export interface OpenedBaton {
   readonly service: OccurrencesService;
   /** The Mission-aware harness over the same store (docs/harness.md). */
   readonly harness: MissionsService;
+  /** The domain's key pair (Baton signs its own continuity records with it). */
+  readonly domainKey: DomainKeyPair;
   /** What to print: never a password. */
   readonly description: string;
   close(): Promise<void>;
@@ -103,7 +105,7 @@ async function openPostgres(
         path: keyFile,
       });
     }
-    const { service, harness } = await openOccurrencesOn(
+    const { service, harness, domainKey } = await openOccurrencesOn(
       engine,
       keyFile.slice(0, -KEY_SUFFIX.length),
       options,
@@ -112,6 +114,7 @@ async function openPostgres(
       engine,
       service,
       harness,
+      domainKey,
       description: `postgres ${redactUrl(url)}`,
       close: () => engine.close(),
     };
@@ -145,6 +148,7 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
     engine: opened.engine,
     service: opened.service,
     harness: opened.harness,
+    domainKey: opened.domainKey,
     description: `sqlite ${choice.path}`,
     close: opened.close,
   };

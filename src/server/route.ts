@@ -11,6 +11,7 @@ import type { MissionsService } from '../missions/index.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import type { StatusSources } from '../providers/index.js';
 import type { StoreEngine } from '../store/engine.js';
+import type { ContinuityStore } from '../store/observations-service.js';
 import {
   authenticate,
   authorize,
@@ -31,6 +32,8 @@ export interface ServerDeps {
   readonly sources: StatusSources;
   /** The Mission-aware harness (docs/harness.md); its routes answer 503 without one. */
   readonly harness?: MissionsService;
+  /** Continuity records (routes/continuity.ts); absent when the server was given no signing key. */
+  readonly continuity?: ContinuityStore;
 }
 
 export interface HandlerInput {

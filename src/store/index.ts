@@ -51,3 +51,16 @@ export {
 } from './missions.js';
 export { NO_HARNESS, type MissionGate } from './missions-gate.js';
 export { MissionsReaderSql, MissionsRepositorySql } from './missions-repository.js';
+export {
+  ContinuityStore,
+  type ContinuityOptions,
+  type FicQuery,
+  type ProjectionResult,
+} from './observations-service.js';
+export {
+  LOCAL_PRODUCER,
+  getArtifact,
+  putArtifact,
+  type InsertResult,
+  type StoredRecord,
+} from './observations-records.js';

@@ -48,6 +48,14 @@ const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
 )`;
 
 /**
+ * A SQLite `CREATE TRIGGER … BEGIN stmt; … END` body holds `;` of its own: the statement ends only
+ * at the `;` after its END (migration 007's append-only triggers).
+ */
+function insideTriggerBody(current: string): boolean {
+  return /^\s*CREATE\s+TRIGGER\b/i.test(current) && !/\bEND\s*$/i.test(current);
+}
+
+/**
  * Split a script on `;` outside quotes and `--` comments. Portable migrations hold plain DDL/DML,
  * no procedural bodies, so this is all the parsing they need.
  */
@@ -65,7 +73,7 @@ export function splitStatements(script: string): string[] {
       const end = script.indexOf('\n', i);
       i = end < 0 ? script.length : end;
       continue;
-    } else if (c === ';') {
+    } else if (c === ';' && !insideTriggerBody(current)) {
       out.push(current);
       current = '';
       continue;

@@ -43,9 +43,17 @@ test('12 of 12 cases pass; the report is complete, labelled, and leaks no secret
     untestedProviderSemantics: unknown[];
     missingStatusKnowledge: unknown[];
     unsupportedCases: unknown[];
+    labels: Record<string, string>;
   };
   assert.equal(report.label, 'same-team runner, synthetic provider');
   assert.match(md, /same-team runner, synthetic provider/);
+  // B7-16 OBS-06: the continuity observation profile's labels.
+  assert.deepEqual(report.labels, {
+    provider: 'SIMULATED',
+    independent_reproduction: 'NOT_RUN',
+    runner: 'same-team',
+  });
+  assert.match(md, /provider results \*\*SIMULATED\*\*.*independent reproduction \*\*NOT_RUN\*\*/);
   assert.deepEqual(
     report.cases.map((c) => [c.id, c.result]),
     Array.from({ length: 12 }, (_, i) => [`AOC-CASE-${String(i + 1).padStart(3, '0')}`, 'pass']),

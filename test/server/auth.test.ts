@@ -303,6 +303,51 @@ const ROUTES: readonly RouteCase[] = [
     scope: 'none',
     path: fixed(`/v1/tokens/tok_${'0'.repeat(32)}`),
   },
+  // Continuity observation records (docs/observations.md).
+  {
+    method: 'POST',
+    template: '/v1/continuity/records',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/continuity/records'),
+    body: () => ({ version: '1' }),
+  },
+  {
+    method: 'GET',
+    template: '/v1/continuity/records',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/continuity/records?producer=urn:x&id=y'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/continuity/metrics/fic',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/continuity/metrics/fic'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/continuity/metrics/cif',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/continuity/metrics/cif'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/continuity/coverage',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/continuity/coverage'),
+  },
+  {
+    method: 'POST',
+    template: '/v1/continuity/profiles',
+    roles: ['admin'],
+    scope: 'none',
+    path: fixed('/v1/continuity/profiles'),
+    body: () => ({}),
+  },
 ];
 
 interface Fixture {

@@ -10,7 +10,9 @@ import { logCommand } from './log.js';
 import { migrateCommand } from './migrate.js';
 import { missionsCommand } from './missions.js';
 import { occurrencesCommand } from './occurrences.js';
+import { observeCommand } from './observe.js';
 import { reconcileCommand } from './reconcile.js';
+import { reportCommand } from './report.js';
 import { sandboxCommand } from './sandbox.js';
 import { authoritiesCommand, domainCommand, profilesCommand } from './setup-verbs.js';
 import { serveCommand } from './serve.js';
@@ -40,4 +42,6 @@ export const commands: readonly Command[] = [
   digestCommand,
   demoCommand,
   conformanceCommand,
+  observeCommand,
+  reportCommand,
 ];

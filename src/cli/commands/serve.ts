@@ -167,6 +167,7 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       engine: opened.engine,
       service: opened.service,
       harness: opened.harness,
+      signingKey: opened.domainKey.privateKey,
       keys,
       logger: { level, stream: process.stderr },
     });

@@ -6,10 +6,16 @@
  * knowledge, bypass paths and untested provider semantics. Labelled as what it is.
  */
 import type { BypassPath, DomainLimits } from '../../occurrences/index.js';
+import { runLabels, type RunLabels } from '../../observations/index.js';
 import type { OccurrenceFacts } from './facts.js';
 import type { Check } from './kit.js';
 
 export const LABEL = 'same-team runner, synthetic provider';
+/**
+ * The continuity observation profile's labels (OBS-06, B6): results against the synthetic sandbox
+ * are SIMULATED, a local run never counts as independent reproduction, the runner is same-team.
+ */
+export const LABELS: RunLabels = runLabels({ syntheticProvider: true });
 export const ALL_REQUIREMENTS = Array.from(
   { length: 13 },
   (_, i) => `AOC-REQ-${String(i + 1).padStart(3, '0')}`,
@@ -39,6 +45,7 @@ export interface ProfileEntry {
 export interface ConformanceReport {
   readonly format: 'baton.aoc-conformance-report/1';
   readonly label: typeof LABEL;
+  readonly labels: RunLabels;
   readonly generatedAt: string;
   readonly implementation: { readonly name: string; readonly version: string; readonly node: string };
   readonly engine: string;
@@ -114,6 +121,7 @@ export function renderMarkdown(r: ConformanceReport): string {
     '',
     `**${r.label.toUpperCase()}.** ${r.limitations[0] ?? ''}`,
     '',
+    `- labels (OBS-06): provider results **${r.labels.provider}** (synthetic sandbox); independent reproduction **${r.labels.independent_reproduction}**; runner **${r.labels.runner}**`,
     `- implementation: ${r.implementation.name} ${r.implementation.version} (Node ${r.implementation.node}), engine ${r.engine}`,
     `- generated: ${r.generatedAt}`,
     `- test-input digest: \`${r.testInputDigest}\``,

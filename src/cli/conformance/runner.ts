@@ -117,6 +117,7 @@ function buildReport(
   return {
     format: 'baton.aoc-conformance-report/1',
     label: r.LABEL,
+    labels: r.LABELS,
     generatedAt: formatRfc3339(Date.now()),
     implementation: { ...implementationVersion(), node: process.version },
     engine,

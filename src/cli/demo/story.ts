@@ -16,7 +16,7 @@ import {
   sandboxDeployment,
   type SandboxProvider,
 } from '../../providers/index.js';
-import { openOccurrencesOnSqlite, type OccurrencesOnSqlite } from '../../store/index.js';
+import { ContinuityStore, openOccurrencesOnSqlite, type OccurrencesOnSqlite } from '../../store/index.js';
 import { DEMO_DOMAIN } from './domain.js';
 import { runWorker } from './processes.js';
 import { AUTHORITY, ENV, lastReason, LINEAGE } from './shared.js';
@@ -115,6 +115,22 @@ async function unsign(w: World, print: (l: string) => void): Promise<void> {
   }
 }
 
+/**
+ * Continuity records (docs/observations.md): one signed handoff record per takeover, projected
+ * from the evidence log. Four takeovers ⇒ four records, none in conflict with its facts.
+ */
+async function recordHandoffs(w: World, print: (l: string) => void): Promise<boolean> {
+  const continuity = new ContinuityStore({
+    engine: w.opened.engine,
+    signingKey: w.opened.domainKey.privateKey,
+  });
+  const p = await continuity.project('system:demo');
+  print(
+    `continuity: ${p.created} signed handoff record(s), one per takeover (memory UNKNOWN); \`baton report --db ${w.db}\` counts them, \`baton observe export --db ${w.db}\` prints them for \`baton observe verify\``,
+  );
+  return p.created === 4 && p.conflicts.length === 0;
+}
+
 export async function runDemo(options: DemoOptions): Promise<boolean> {
   const print = options.print;
   const dir = options.db === undefined ? mkdtempSync(join(tmpdir(), 'baton-demo-')) : undefined;
@@ -147,8 +163,9 @@ export async function runDemo(options: DemoOptions): Promise<boolean> {
       counts.every((c) => c.effects === 1) &&
       stuck?.unresolved === true &&
       reason === 'unauthenticated';
-    printSummary(counts, reason, facts, print);
-    return facts;
+    const handoffs = await recordHandoffs(w, print);
+    printSummary(counts, reason, facts && handoffs, print);
+    return facts && handoffs;
   } finally {
     await w.sandbox.close();
     await w.opened.close();

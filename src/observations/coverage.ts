@@ -1,0 +1,119 @@
+/**
+ * The continuity report (OBS-18, OBS-26, B3.8, B6 `baton report`): what Baton observed, what it
+ * cannot observe, and how far its figures reach. Pure: the store gathers the facts.
+ */
+import type { BypassPath } from '../occurrences/index.js';
+import type { CifResult, FicResult } from './metrics.js';
+import { WITNESS_LIMITATION } from './handoff.js';
+import type { StudySummary } from './study.js';
+
+/** OBS-06 labels of the report itself: Baton's own log, observed by Baton, reproduced by nobody else. */
+export interface ReportLabels {
+  readonly records: 'OBSERVED_WITH_STATED_EVIDENCE';
+  readonly independent_reproduction: 'NOT_RUN';
+  readonly runner: 'same-team';
+}
+
+export const REPORT_LABELS: ReportLabels = {
+  records: 'OBSERVED_WITH_STATED_EVIDENCE',
+  independent_reproduction: 'NOT_RUN',
+  runner: 'same-team',
+};
+
+/** Where Baton sees events (B6): everything else is a blind spot. */
+export const EVENT_SURFACES = [
+  'HTTP API routes under /v1 (takeover, create, enter, release, observe, remedy)',
+  'SDK (BatonClient and its in-process twin)',
+  'SET receiver (Mission Signals), when missions are configured',
+  'Mission Status polling, when missions are configured',
+  'reconcile (Baton’s own pinned status sources)',
+] as const;
+
+export interface SeriesPoint {
+  /** RFC 3339 instant of the handoff (or window end) the point describes. */
+  readonly at: string;
+  readonly label: string;
+  readonly fic: string | null;
+  readonly cif: string | null;
+}
+
+export interface ContinuityReport {
+  readonly type: 'baton.continuity-report/1';
+  readonly generated_at: string;
+  readonly producer: string;
+  readonly labels: ReportLabels;
+  readonly records: {
+    readonly total: number;
+    readonly handoff: number;
+    readonly signed: number;
+    readonly corrections: number;
+    readonly by_event_type: Readonly<Record<string, number>>;
+  };
+  readonly fic_obs: FicResult;
+  readonly cif: CifResult;
+  readonly series: readonly SeriesPoint[];
+  readonly event_surfaces: readonly string[];
+  readonly blind_spots: {
+    readonly bypass_paths: readonly BypassPath[];
+    readonly executor_local_code: string;
+    readonly memory: string;
+  };
+  readonly retention: string;
+  readonly sampling: string;
+  readonly witness_dependence: readonly string[];
+  readonly planned_cases: StudySummary | null;
+}
+
+export interface ReportInput {
+  readonly now: string;
+  readonly producer: string;
+  readonly records: readonly {
+    readonly event_type: string;
+    readonly signed: boolean;
+    readonly correction: boolean;
+  }[];
+  readonly fic: FicResult;
+  readonly cif: CifResult;
+  readonly series: readonly SeriesPoint[];
+  readonly bypassPaths: readonly BypassPath[];
+  readonly plannedCases?: StudySummary;
+}
+
+export function buildReport(input: ReportInput): ContinuityReport {
+  const byType: Record<string, number> = {};
+  for (const r of input.records) byType[r.event_type] = (byType[r.event_type] ?? 0) + 1;
+  const sample = input.fic.sample;
+  return {
+    type: 'baton.continuity-report/1',
+    generated_at: input.now,
+    producer: input.producer,
+    labels: REPORT_LABELS,
+    records: {
+      total: input.records.length,
+      handoff: byType['handoff'] ?? 0,
+      signed: input.records.filter((r) => r.signed).length,
+      corrections: input.records.filter((r) => r.correction).length,
+      by_event_type: byType,
+    },
+    fic_obs: input.fic,
+    cif: input.cif,
+    series: input.series,
+    event_surfaces: [...EVENT_SURFACES],
+    blind_spots: {
+      bypass_paths: input.bypassPaths,
+      executor_local_code: 'code that runs inside an executor between Baton calls is not observed',
+      memory: 'executor memory and context are not observed (memory is always UNKNOWN)',
+    },
+    retention:
+      'evidence events and observation records are append-only and never deleted by Baton; provider status sources keep their own retention horizons (see each provider profile)',
+    sampling:
+      sample === null
+        ? 'FIC_obs audited every entered occurrence in the window'
+        : `FIC_obs audited a seeded sample of ${sample.size} (seed ${JSON.stringify(sample.seed)}): a sample, not the universe`,
+    witness_dependence: [
+      WITNESS_LIMITATION,
+      'one witness (Baton’s evidence log); a witness count is not coverage',
+    ],
+    planned_cases: input.plannedCases ?? null,
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * Passes 3–7 of the validation order (B3.1), on a value whose shape is already checked:
+ * version/profile/crit → enums → semantic rules → RFC 3339 → digest objects.
+ */
+import { isRfc3339DateTime, parseDigest } from '../core/index.js';
+import {
+  DIMENSIONS,
+  EVENT_TYPES,
+  EVIDENCE_METHODS,
+  OBSERVATION_PROFILE,
+  OBSERVATION_VERSION,
+  REPRESENTATIONS,
+  STATUSES,
+  VERIFICATION_CLASSES,
+  type ObservationRecord,
+} from './model.js';
+import { refuse } from './refusal.js';
+
+/** Extensions Baton implements; a `crit` name outside this set is refused (C-B3, OBS-09). */
+export const IMPLEMENTED_EXTENSIONS: ReadonlySet<string> = new Set<string>();
+
+/** A URI as the binding uses them: a scheme, a colon, something after it. */
+const URI = /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/;
+const STAGE = /^[A-Z][A-Z0-9_]*$/;
+/** OBS-12/OBS-30: credentials never ride in a record. */
+const SECRET_NAMES =
+  /^(credential|credentials|secret|password|token|access_token|private_key|authorization)$/i;
+const CREDENTIAL_LOCATOR =
+  /(^bearer\s)|([?&#](access_token|token|secret|api_key|apikey|sig)=)|(eyJ[\w-]{4,}\.eyJ[\w-]{4,}\.)|(:\/\/[^/@\s]+:[^/@\s]+@)/i;
+
+const oneOf = (list: readonly string[], value: string): boolean => list.includes(value);
+
+export function checkProfile(r: ObservationRecord): void {
+  if (r.version !== OBSERVATION_VERSION) refuse('version', '$.version', 'must be "1"');
+  if (r.profile !== undefined && r.profile !== OBSERVATION_PROFILE) {
+    refuse('profile', '$.profile', `must be ${OBSERVATION_PROFILE}`);
+  }
+  r.crit?.forEach((name, i) => {
+    if (!IMPLEMENTED_EXTENSIONS.has(name))
+      refuse('crit', `$.crit[${i}]`, 'names an extension Baton does not implement');
+  });
+}
+
+export function checkEnums(r: ObservationRecord): void {
+  if (!oneOf(EVENT_TYPES, r.event_type) && !URI.test(r.event_type)) {
+    refuse('enum', '$.event_type', 'is not a known event type or a URI');
+  }
+  r.invariants.forEach((inv, i) => {
+    if (!oneOf(DIMENSIONS, inv.dimension) && !URI.test(inv.dimension)) {
+      refuse('enum', `$.invariants[${i}].dimension`, 'is not a known dimension or a URI');
+    }
+    if (!oneOf(STATUSES, inv.status))
+      refuse('enum', `$.invariants[${i}].status`, 'must be MATCH, MISMATCH, UNKNOWN or NOT_APPLICABLE');
+  });
+  r.evidence.forEach((e, i) => {
+    if (!oneOf(EVIDENCE_METHODS, e.method))
+      refuse('enum', `$.evidence[${i}].method`, 'is not an evidence method');
+    if (!oneOf(VERIFICATION_CLASSES, e.verification)) {
+      refuse('enum', `$.evidence[${i}].verification`, 'is not a verification class');
+    }
+    const d = e.byte_digest;
+    if (d === null) return;
+    if (d.algorithm !== 'sha-256')
+      refuse('enum', `$.evidence[${i}].byte_digest.algorithm`, 'must be "sha-256"');
+    if (!oneOf(REPRESENTATIONS, d.representation)) {
+      refuse(
+        'enum',
+        `$.evidence[${i}].byte_digest.representation`,
+        'must be raw, redacted, normalized_text or jcs',
+      );
+    }
+  });
+  for (const [name, value] of Object.entries(r.outcome) as [string, string | null][]) {
+    if (value !== null && !STAGE.test(value))
+      refuse('enum', `$.outcome.${name}`, 'must be an upper-case label or null');
+  }
+  if (r.classification !== undefined && !oneOf(VERIFICATION_CLASSES, r.classification)) {
+    refuse('enum', '$.classification', 'is not a verification class');
+  }
+}
+
+function checkExtensions(r: ObservationRecord): void {
+  for (const name of Object.keys(r.extensions ?? {})) {
+    if (!URI.test(name)) refuse('uri', `$.extensions.${name}`, 'extension names must be URIs');
+  }
+  scanSecrets(r.extensions, '$.extensions');
+}
+
+function scanSecrets(value: unknown, path: string): void {
+  if (Array.isArray(value)) value.forEach((v, i) => scanSecrets(v, `${path}[${i}]`));
+  else if (typeof value === 'object' && value !== null) {
+    for (const [name, v] of Object.entries(value)) {
+      if (SECRET_NAMES.test(name))
+        refuse('secret_member', `${path}.${name}`, 'a record never carries credentials');
+      scanSecrets(v, `${path}.${name}`);
+    }
+  }
+}
+
+export function checkSemantics(r: ObservationRecord): void {
+  r.invariants.forEach((inv, i) => {
+    const at = `$.invariants[${i}]`;
+    if ((inv.status === 'UNKNOWN' || inv.status === 'NOT_APPLICABLE') && inv.reason === null) {
+      refuse('reason_required', `${at}.reason`, `${inv.status} needs a reason`);
+    }
+    if ((inv.status === 'MATCH' || inv.status === 'MISMATCH') && inv.reference === null) {
+      refuse('reference_required', `${at}.reference`, `${inv.status} needs reference evidence`);
+    }
+    // OBS-13: without evidence nothing is decided.
+    if ((inv.status === 'MATCH' || inv.status === 'MISMATCH') && r.evidence.length === 0) {
+      refuse(
+        'decided_without_evidence',
+        `${at}.status`,
+        'a record without evidence cannot decide an invariant',
+      );
+    }
+  });
+  r.evidence.forEach((e, i) => {
+    if (CREDENTIAL_LOCATOR.test(e.locator)) {
+      refuse('credential_in_locator', `$.evidence[${i}].locator`, 'looks like it carries a credential');
+    }
+  });
+  if (r.supersedes !== undefined && r.supersedes !== null && r.analysis_revision === undefined) {
+    refuse('analysis_revision_required', '$.analysis_revision', 'a correction names its analysis revision');
+  }
+  if (r.independence_claimed === true && r.colocated_roles === undefined) {
+    refuse(
+      'independence_undisclosed',
+      '$.colocated_roles',
+      'claiming independence requires disclosing co-located roles',
+    );
+  }
+  checkExtensions(r);
+}
+
+export function checkTimes(r: ObservationRecord): void {
+  for (const name of ['observed_at', 'issued_at', 'expires_at'] as const) {
+    const value = r[name];
+    if (value !== undefined && !isRfc3339DateTime(value))
+      refuse('time', `$.${name}`, 'must be an RFC 3339 date-time');
+  }
+}
+
+function checkDigestValue(value: string, path: string): void {
+  try {
+    parseDigest(value);
+  } catch {
+    refuse('digest', path, 'must be "sha-256:" + 43 base64url characters');
+  }
+}
+
+export function checkDigests(r: ObservationRecord): void {
+  r.evidence.forEach((e, i) => {
+    if (e.byte_digest !== null) checkDigestValue(e.byte_digest.value, `$.evidence[${i}].byte_digest.value`);
+  });
+  r.references?.forEach((ref, i) => checkDigestValue(ref.digest, `$.references[${i}].digest`));
+}

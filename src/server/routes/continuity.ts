@@ -1,0 +1,151 @@
+/**
+ * Continuity observation records (B6; the name avoids the AOC provider `observations` routes).
+ * Unsigned records are accepted from an authenticated operator (the operator is their producer,
+ * locally); a signed record must verify under the domain key for the domain as audience — Baton
+ * knows no other producer's key, so it refuses rather than store an unverifiable signature.
+ * Metrics and coverage run the idempotent handoff projector first. Nothing here is an
+ * authorization: CIF answers carry `authorizes: false` (OBS-15).
+ */
+import { importEd25519PublicKey } from '../../core/ed25519.js';
+import { BatonError } from '../../core/errors.js';
+import { parseRfc3339 } from '../../core/time.js';
+import {
+  producerOf,
+  readRecordValue,
+  verifyRecord,
+  type ObservationRecord,
+} from '../../observations/index.js';
+import type { ContinuityStore } from '../../store/index.js';
+import { actorOf } from '../auth.js';
+import { bodyObject, timed, tokenOf, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
+import { anyObject } from '../schemas/common.js';
+import {
+  cifQuery,
+  cifResult,
+  coverageReport,
+  ficQuery,
+  ficResult,
+  profileResult,
+  recordBody,
+  recordChain,
+  recordQuery,
+  submitResult,
+} from '../schemas/continuity.js';
+
+function store(deps: ServerDeps): ContinuityStore {
+  if (deps.continuity === undefined) {
+    throw new BatonError('unavailable', 'continuity records need the domain signing key (serve passes it)');
+  }
+  return deps.continuity;
+}
+
+const q = (input: HandlerInput, name: string): string | undefined => input.query[name];
+
+async function submit(deps: ServerDeps, input: HandlerInput): Promise<ObservationRecord> {
+  const { record } = readRecordValue(bodyObject(input));
+  if (record.evidence_envelope === undefined) return record;
+  const domain = await deps.service.getDomain();
+  const publicKey = importEd25519PublicKey({ raw: Buffer.from(domain.publicKey, 'base64url') });
+  const audience = producerOf(domain.id);
+  await verifyRecord(record, { key: publicKey, audience, producers: [audience], now: deps.clock.wallMs() });
+  return record;
+}
+
+function ficArgs(input: HandlerInput) {
+  const sample = q(input, 'sample');
+  if ((sample === undefined) !== (q(input, 'seed') === undefined)) {
+    throw new BatonError('input_invalid', 'sample and seed go together', { path: '$.sample' });
+  }
+  const from = q(input, 'from');
+  const to = q(input, 'to');
+  return {
+    ...(q(input, 'lineage') !== undefined && { lineage: q(input, 'lineage') }),
+    ...(from !== undefined && { from: parseRfc3339(from) }),
+    ...(to !== undefined && { to: parseRfc3339(to) }),
+    ...(sample !== undefined && { sample: { size: Number(sample), seed: q(input, 'seed') ?? '' } }),
+  };
+}
+
+export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
+  return [
+    {
+      method: 'POST',
+      url: '/v1/continuity/records',
+      operationId: 'submitContinuityRecord',
+      summary: 'Store a continuity observation record (plain, or signed by the domain key)',
+      tag: 'continuity',
+      roles: ['operator', 'admin'],
+      schema: { body: recordBody, response: { 200: submitResult, 201: submitResult } },
+      handler: async (input) => {
+        const record = await submit(deps, input);
+        const r = await timed(deps, 'continuity_submit', () =>
+          store(deps).submit(record, actorOf(tokenOf(input))),
+        );
+        return { status: r.status === 'created' ? 201 : 200, body: { status: r.status, record: r.stored } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/continuity/records',
+      operationId: 'getContinuityRecord',
+      summary: 'A stored record and the corrections appended after it',
+      tag: 'continuity',
+      roles: ['operator', 'admin'],
+      schema: { querystring: recordQuery, response: { 200: recordChain } },
+      handler: async (input) => {
+        await store(deps).project();
+        const found = await store(deps).get(q(input, 'producer') ?? '', q(input, 'id') ?? '');
+        if (found === undefined) throw new BatonError('observation_record_not_found', 'no such record');
+        return { body: found };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/continuity/metrics/fic',
+      operationId: 'continuityFic',
+      summary: 'FIC_obs over entered occurrences in a window (all, or a seeded sample)',
+      tag: 'continuity',
+      roles: ['operator', 'admin'],
+      schema: { querystring: ficQuery, response: { 200: ficResult } },
+      handler: async (input) => ({ body: await store(deps).fic(ficArgs(input)) }),
+    },
+    {
+      method: 'GET',
+      url: '/v1/continuity/metrics/cif',
+      operationId: 'continuityCif',
+      summary: 'CIF over stored records under a measurement profile (never an authorization)',
+      tag: 'continuity',
+      roles: ['operator', 'admin'],
+      schema: { querystring: cifQuery, response: { 200: cifResult } },
+      handler: async (input) => {
+        await store(deps).project();
+        const profile = q(input, 'profile');
+        return { body: await store(deps).cif(profile === undefined ? {} : { profile }) };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/continuity/coverage',
+      operationId: 'continuityCoverage',
+      summary: 'The continuity report: records, FIC_obs, CIF, event surfaces, blind spots',
+      tag: 'continuity',
+      roles: ['operator', 'admin'],
+      schema: { response: { 200: coverageReport } },
+      handler: async () => ({ body: await store(deps).report() }),
+    },
+    {
+      method: 'POST',
+      url: '/v1/continuity/profiles',
+      operationId: 'registerMeasurementProfile',
+      summary: 'Pin a baton.measurement-profile/1 document by digest',
+      tag: 'continuity',
+      roles: ['admin'],
+      schema: { body: anyObject, response: { 200: profileResult, 201: profileResult } },
+      handler: async (input) => {
+        const r = await store(deps).registerProfile(bodyObject(input));
+        const body = { id: r.profile.id, version: r.profile.version, digest: r.digest, status: r.status };
+        return { status: r.status === 'created' ? 201 : 200, body };
+      },
+    },
+  ];
+}

@@ -1,0 +1,237 @@
+/**
+ * Facts for continuity records and metrics, read from the evidence log itself (B3.3, B3.5): every
+ * chain used is re-verified here (hashes, prev links, positions and the recorded head), so an
+ * edited event or row is a failed criterion, not a silent pass.
+ */
+import type { JsonValue } from '../core/json.js';
+import type { BypassPath } from '../occurrences/index.js';
+import type { ActionEvidence, ChainEvent, HandoffFacts } from '../observations/index.js';
+import type { SqlExecutor } from './engine.js';
+import { EVIDENCE_COLUMNS, evidenceHashOfText, type EvidenceRow } from './evidence-log.js';
+
+export interface VerifiedChain {
+  readonly subject: string;
+  readonly verifies: boolean;
+  readonly events: readonly (ChainEvent & {
+    readonly idx: number;
+    readonly hash: string;
+    readonly at: number;
+    readonly actor: string;
+  })[];
+}
+
+export async function readChain(ex: SqlExecutor, subject: string): Promise<VerifiedChain> {
+  const rows = await ex.all<EvidenceRow>(
+    `SELECT ${EVIDENCE_COLUMNS} FROM evidence_events WHERE subject = ? ORDER BY idx`,
+    [subject],
+  );
+  const head = await ex.get<{ head: string; count: number | string }>(
+    'SELECT head, count FROM evidence_heads WHERE subject = ?',
+    [subject],
+  );
+  let ok = rows.length === 0 ? head === undefined : head !== undefined && Number(head.count) === rows.length;
+  let prev: string | null = null;
+  const events = rows.map((row, i) => {
+    const at = Number(row.at);
+    let body: JsonValue = null;
+    try {
+      body = JSON.parse(row.body) as JsonValue;
+    } catch {
+      ok = false;
+    }
+    const hash = evidenceHashOfText(
+      { prev: row.prev, subject: row.subject, type: row.type, at, actor: row.actor },
+      row.body,
+    );
+    if (hash !== row.hash || row.prev !== prev || Number(row.idx) !== i + 1) ok = false;
+    prev = row.hash;
+    return {
+      seq: Number(row.seq),
+      idx: Number(row.idx),
+      type: row.type,
+      body,
+      hash: row.hash,
+      at,
+      actor: row.actor,
+    };
+  });
+  if (head !== undefined && head.head !== prev) ok = false;
+  return { subject, verifies: ok, events };
+}
+
+export interface DomainFacts {
+  readonly id: string;
+  readonly bypassPaths: readonly BypassPath[];
+}
+
+export async function readDomain(ex: SqlExecutor): Promise<DomainFacts | undefined> {
+  const row = await ex.get<{ id: string; bypass_paths: string }>('SELECT id, bypass_paths FROM aoc_domain');
+  return row === undefined
+    ? undefined
+    : { id: row.id, bypassPaths: JSON.parse(row.bypass_paths) as BypassPath[] };
+}
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
+
+/** The phase an occurrence had just before `seq`, replayed from its chain. */
+function phaseBefore(chain: VerifiedChain, seq: number): string | null {
+  let phase: string | null = null;
+  for (const e of chain.events) {
+    if (e.seq >= seq) break;
+    if (e.type === 'occurrence_created') phase = 'reserved';
+    else if (e.type === 'provider_entered') phase = 'entered';
+    else if (e.type === 'released') phase = 'released';
+    else if (e.type === 'state_changed') {
+      const to = obj(obj(e.body)['to'])['phase'];
+      if (typeof to === 'string') phase = to;
+    }
+  }
+  return phase;
+}
+
+async function lineageOccurrences(ex: SqlExecutor, lineage: string): Promise<string[]> {
+  const rows = await ex.all<{ id: string }>('SELECT id FROM aoc_occurrences WHERE lineage = ? ORDER BY id', [
+    lineage,
+  ]);
+  return rows.map((r) => r.id);
+}
+
+async function registeredDigests(ex: SqlExecutor, beforeSeq: number): Promise<Set<string>> {
+  const rows = await ex.all<{ body: string }>(
+    "SELECT body FROM evidence_events WHERE type = 'profile_registered' AND seq < ?",
+    [beforeSeq],
+  );
+  return new Set(rows.map((r) => String(obj(JSON.parse(r.body))['digest'])));
+}
+
+/** Facts for the handoff record of every takeover on every lineage. */
+export async function handoffFacts(ex: SqlExecutor, domain: string, only?: string): Promise<HandoffFacts[]> {
+  const lineages =
+    only === undefined
+      ? await ex.all<{ id: string }>('SELECT id FROM aoc_lineages ORDER BY id')
+      : await ex.all<{ id: string }>('SELECT id FROM aoc_lineages WHERE id = ?', [only]);
+  const domainChain = await readChain(ex, `domain:${domain}`);
+  const out: HandoffFacts[] = [];
+  for (const { id: lineage } of lineages) {
+    const chain = await readChain(ex, `lineage:${lineage}`);
+    const occurrences = await Promise.all(
+      (await lineageOccurrences(ex, lineage)).map((o) => readChain(ex, `occurrence:${o}`)),
+    );
+    let previousSeq = 0;
+    for (const e of chain.events.filter((x) => x.type === 'generation_advanced')) {
+      const body = obj(e.body);
+      const delivered = obj(body['delivered']);
+      const open = occurrences.filter((c) => {
+        const p = phaseBefore(c, e.seq);
+        return p === 'reserved' || p === 'entered';
+      });
+      const registered = await registeredDigests(ex, e.seq);
+      const unregistered = open
+        .map((c) => String(obj(obj(c.events[0]?.body)['provider'])['profileDigest']))
+        .filter((d) => !registered.has(d));
+      const authorityEvents = await ex.get<{ n: number | string }>(
+        "SELECT COUNT(*) AS n FROM evidence_events WHERE subject LIKE 'authority:%' AND at = ? AND actor = ? AND seq BETWEEN ? AND ?",
+        [e.at, e.actor, e.seq - 1, e.seq + 1],
+      );
+      const reconfigured = domainChain.events.filter((d) => d.seq > previousSeq && d.seq < e.seq).at(-1);
+      out.push({
+        domain,
+        lineage,
+        takeover: {
+          seq: e.seq,
+          idx: e.idx,
+          hash: e.hash,
+          at: e.at,
+          generation: Number(body['generation']),
+          retiredGeneration: body['retiredGeneration'] === null ? null : Number(body['retiredGeneration']),
+          delivered: {
+            reserved: (delivered['reserved'] as string[] | undefined) ?? [],
+            unresolved: (delivered['unresolved'] as string[] | undefined) ?? [],
+          },
+        },
+        authorityEventsWithTakeover: Number(authorityEvents?.n ?? 0),
+        lineageChainVerifies: chain.verifies,
+        openAtSeq: open.map((c) => c.subject.slice('occurrence:'.length)),
+        unregisteredProfileDigests: [...new Set(unregistered)],
+        reconfiguredBy: previousSeq === 0 ? null : (reconfigured?.hash ?? null),
+      });
+      previousSeq = e.seq;
+    }
+  }
+  return out;
+}
+
+export interface EnteredOccurrence {
+  readonly id: string;
+  readonly lineage: string;
+  readonly enteredAt: number;
+}
+
+/** The FIC_obs universe: occurrences entered in the window (and lineage), one entry = one action. */
+export async function enteredOccurrences(
+  ex: SqlExecutor,
+  f: { lineage?: string; from?: number; to?: number },
+): Promise<EnteredOccurrence[]> {
+  const where = ['entered_at IS NOT NULL'];
+  const params: (string | number)[] = [];
+  if (f.lineage !== undefined) {
+    where.push('lineage = ?');
+    params.push(f.lineage);
+  }
+  if (f.from !== undefined) {
+    where.push('entered_at >= ?');
+    params.push(f.from);
+  }
+  if (f.to !== undefined) {
+    where.push('entered_at <= ?');
+    params.push(f.to);
+  }
+  const rows = await ex.all<{ id: string; lineage: string; entered_at: number | string }>(
+    `SELECT id, lineage, entered_at FROM aoc_occurrences WHERE ${where.join(' AND ')} ORDER BY entered_at, id`,
+    params,
+  );
+  return rows.map((r) => ({ id: r.id, lineage: r.lineage, enteredAt: Number(r.entered_at) }));
+}
+
+interface BindingRow {
+  profile_id: string;
+  profile_version: string;
+  profile_digest: string;
+  account: string;
+  environment: string;
+  request_digest: string;
+  native_key_rule: string;
+  native_key: string | null;
+  provider_reference: string | null;
+}
+
+export async function actionEvidence(ex: SqlExecutor, o: EnteredOccurrence): Promise<ActionEvidence> {
+  const chain = await readChain(ex, `occurrence:${o.id}`);
+  const lineage = await readChain(ex, `lineage:${o.lineage}`);
+  const row = await ex.get<BindingRow>(
+    'SELECT profile_id, profile_version, profile_digest, account, environment, request_digest, native_key_rule, native_key, provider_reference FROM aoc_occurrences WHERE id = ?',
+    [o.id],
+  );
+  return {
+    occurrence: o.id,
+    chainVerifies: chain.verifies,
+    events: chain.events,
+    lineageChainVerifies: lineage.verifies,
+    lineageEvents: lineage.events,
+    storedBinding:
+      row === undefined
+        ? null
+        : {
+            profileId: row.profile_id,
+            profileVersion: row.profile_version,
+            profileDigest: row.profile_digest,
+            account: row.account,
+            environment: row.environment,
+            requestDigest: row.request_digest,
+            nativeKeyRule: row.native_key_rule,
+            nativeKey: row.native_key,
+            providerReference: row.provider_reference,
+          },
+  };
+}

@@ -1,0 +1,297 @@
+/**
+ * The continuity record store (B6, OBS-08): insert-only. The same (producer, record_id) with the
+ * same bytes is a no-op; with other bytes a 409 `observation_record_conflict`; a correction is a new
+ * record whose `supersedes` names a stored predecessor, which never changes. Every stored record
+ * appends `observation_recorded` to its own evidence chain (`observation:<producer>/<record_id>`),
+ * a correction also `observation_corrected` to its predecessor's.
+ */
+import { BatonError } from '../core/errors.js';
+import { canonicalize } from '../core/jcs.js';
+import { digestBytes } from '../core/digest.js';
+import { parseRfc3339 } from '../core/time.js';
+import { readRecordValue, type ObservationRecord } from '../observations/index.js';
+import type { SqlExecutor, Transaction } from './engine.js';
+import { appendEvidence } from './evidence-log.js';
+
+/** The namespace of a record that names no producer (allowed locally, B2). */
+export const LOCAL_PRODUCER = 'urn:baton:local';
+
+export interface StoredRecord {
+  readonly producer: string;
+  readonly record_id: string;
+  readonly digest: string;
+  readonly record: ObservationRecord;
+  readonly signed: boolean;
+  readonly created_at: number;
+}
+
+interface RecordRow {
+  producer: string;
+  record_id: string;
+  digest: string;
+  body: string;
+  envelope: string | null;
+  created_at: number | string;
+}
+
+const COLUMNS = 'producer, record_id, digest, body, envelope, created_at';
+export const observationSubject = (producer: string, id: string): string => `observation:${producer}/${id}`;
+
+function fromRow(row: RecordRow): StoredRecord {
+  return {
+    producer: row.producer,
+    record_id: row.record_id,
+    digest: row.digest,
+    record: JSON.parse(row.body) as ObservationRecord,
+    signed: row.envelope !== null,
+    created_at: Number(row.created_at),
+  };
+}
+
+export interface InsertResult {
+  readonly status: 'created' | 'exists';
+  readonly stored: StoredRecord;
+}
+
+export async function getStoredRecord(
+  ex: SqlExecutor,
+  producer: string,
+  id: string,
+): Promise<StoredRecord | undefined> {
+  const row = await ex.get<RecordRow>(
+    `SELECT ${COLUMNS} FROM cop_records WHERE producer = ? AND record_id = ?`,
+    [producer, id],
+  );
+  return row === undefined ? undefined : fromRow(row);
+}
+
+/** Store a record (already read and, if it crossed a boundary, verified) in the caller's transaction. */
+export async function insertRecord(
+  tx: Transaction,
+  record: ObservationRecord,
+  now: number,
+  actor: string,
+): Promise<InsertResult> {
+  readRecordValue(record);
+  const producer = record.producer ?? LOCAL_PRODUCER;
+  const body = canonicalize(record);
+  const digest = digestBytes(body);
+  const supersedes = record.supersedes ?? null;
+  if (supersedes !== null && (await getStoredRecord(tx, producer, supersedes)) === undefined) {
+    throw new BatonError(
+      'observation_record_invalid',
+      '$.supersedes names no stored record of this producer',
+      {
+        rule: 'supersedes_unknown',
+        path: '$.supersedes',
+      },
+    );
+  }
+  const { changes } = await tx.run(
+    `INSERT INTO cop_records (producer, record_id, digest, body, event_type, scope_id, observed_at, supersedes, analysis_revision, envelope, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    [
+      producer,
+      record.record_id,
+      digest,
+      body,
+      record.event_type,
+      record.scope_id,
+      parseRfc3339(record.observed_at),
+      supersedes,
+      record.analysis_revision ?? null,
+      record.evidence_envelope?.value ?? null,
+      now,
+    ],
+  );
+  if (changes === 0) {
+    const existing = await getStoredRecord(tx, producer, record.record_id);
+    if (existing === undefined) throw new BatonError('internal', 'a conflicting record vanished');
+    if (existing.digest !== digest) {
+      throw new BatonError(
+        'observation_record_conflict',
+        'this producer already stored other bytes under this record_id',
+        {
+          producer,
+          record_id: record.record_id,
+        },
+      );
+    }
+    return { status: 'exists', stored: existing };
+  }
+  const subject = observationSubject(producer, record.record_id);
+  await appendEvidence(tx, {
+    subject,
+    type: 'observation_recorded',
+    body: { digest, event_type: record.event_type, supersedes },
+    at: now,
+    actor,
+  });
+  if (supersedes !== null) {
+    await appendEvidence(tx, {
+      subject: observationSubject(producer, supersedes),
+      type: 'observation_corrected',
+      body: { by: record.record_id, digest },
+      at: now,
+      actor,
+    });
+  }
+  const stored = await getStoredRecord(tx, producer, record.record_id);
+  if (stored === undefined) throw new BatonError('internal', 'an inserted record is not readable');
+  return { status: 'created', stored };
+}
+
+/** A record and the corrections appended after it, oldest first (the original is never changed). */
+export async function recordWithCorrections(
+  ex: SqlExecutor,
+  producer: string,
+  id: string,
+): Promise<{ record: StoredRecord; corrections: StoredRecord[] } | undefined> {
+  const record = await getStoredRecord(ex, producer, id);
+  if (record === undefined) return undefined;
+  const corrections: StoredRecord[] = [];
+  const seen = new Set([id]);
+  for (let current = id; ;) {
+    const next = await ex.get<RecordRow>(
+      `SELECT ${COLUMNS} FROM cop_records WHERE producer = ? AND supersedes = ? ORDER BY created_at, record_id`,
+      [producer, current],
+    );
+    if (next === undefined || seen.has(next.record_id)) break;
+    seen.add(next.record_id);
+    corrections.push(fromRow(next));
+    current = next.record_id;
+  }
+  return { record, corrections };
+}
+
+export interface RecordFilter {
+  readonly scope?: string;
+  readonly eventType?: string;
+  readonly from?: number;
+  readonly to?: number;
+}
+
+export async function listStoredRecords(ex: SqlExecutor, filter: RecordFilter = {}): Promise<StoredRecord[]> {
+  const where: string[] = [];
+  const params: (string | number)[] = [];
+  if (filter.scope !== undefined) {
+    where.push('scope_id = ?');
+    params.push(filter.scope);
+  }
+  if (filter.eventType !== undefined) {
+    where.push('event_type = ?');
+    params.push(filter.eventType);
+  }
+  if (filter.from !== undefined) {
+    where.push('observed_at >= ?');
+    params.push(filter.from);
+  }
+  if (filter.to !== undefined) {
+    where.push('observed_at <= ?');
+    params.push(filter.to);
+  }
+  const rows = await ex.all<RecordRow>(
+    `SELECT ${COLUMNS} FROM cop_records ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY observed_at, producer, record_id`,
+    params,
+  );
+  return rows.map(fromRow);
+}
+
+export interface StoredArtifact {
+  readonly locator: string;
+  readonly digest: string;
+  readonly representation: string;
+  readonly mediaType: string;
+  readonly bytes: Buffer;
+}
+
+export async function putArtifact(
+  tx: Transaction,
+  a: { locator: string; representation: string; mediaType: string; bytes: Uint8Array; redactedOf?: string },
+  now: number,
+): Promise<void> {
+  const digest = digestBytes(a.bytes);
+  const { changes } = await tx.run(
+    `INSERT INTO cop_artifacts (locator, digest, representation, media_type, bytes, redacted_of, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    [
+      a.locator,
+      digest,
+      a.representation,
+      a.mediaType,
+      Buffer.from(a.bytes).toString('base64url'),
+      a.redactedOf ?? null,
+      now,
+    ],
+  );
+  if (changes === 0) {
+    const existing = await getArtifact(tx, a.locator);
+    if (existing?.digest !== digest) {
+      throw new BatonError('observation_record_conflict', 'another artifact is stored at this locator', {
+        locator: a.locator,
+      });
+    }
+  }
+}
+
+export async function getArtifact(ex: SqlExecutor, locator: string): Promise<StoredArtifact | undefined> {
+  const row = await ex.get<{
+    locator: string;
+    digest: string;
+    representation: string;
+    media_type: string;
+    bytes: string;
+  }>('SELECT locator, digest, representation, media_type, bytes FROM cop_artifacts WHERE locator = ?', [
+    locator,
+  ]);
+  return row === undefined
+    ? undefined
+    : {
+        locator: row.locator,
+        digest: row.digest,
+        representation: row.representation,
+        mediaType: row.media_type,
+        bytes: Buffer.from(row.bytes, 'base64url'),
+      };
+}
+
+export async function putProfile(
+  tx: Transaction,
+  p: { id: string; version: string; digest: string; body: string },
+  now: number,
+): Promise<'created' | 'exists'> {
+  const { changes } = await tx.run(
+    'INSERT INTO cop_profiles (id, version, digest, body, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    [p.id, p.version, p.digest, p.body, now],
+  );
+  if (changes > 0) return 'created';
+  const row = await tx.get<{ digest: string }>(
+    'SELECT digest FROM cop_profiles WHERE id = ? AND version = ?',
+    [p.id, p.version],
+  );
+  if (row?.digest !== p.digest) {
+    throw new BatonError(
+      'observation_record_conflict',
+      'this profile id and version are pinned to another document',
+      {
+        id: p.id,
+        version: p.version,
+      },
+    );
+  }
+  return 'exists';
+}
+
+export async function getProfileBody(
+  ex: SqlExecutor,
+  id: string,
+  version?: string,
+): Promise<string | undefined> {
+  const row = await ex.get<{ body: string }>(
+    version === undefined
+      ? 'SELECT body FROM cop_profiles WHERE id = ? ORDER BY created_at DESC LIMIT 1'
+      : 'SELECT body FROM cop_profiles WHERE id = ? AND version = ?',
+    version === undefined ? [id] : [id, version],
+  );
+  return row?.body;
+}

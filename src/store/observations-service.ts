@@ -1,0 +1,244 @@
+/**
+ * The continuity observation service over a store (B6): Baton's own handoff records projected
+ * from the evidence log, records submitted by others, FIC_obs, CIF and the report. The projector
+ * is idempotent on `record_id` and runs over the log whenever records are read (report, metrics,
+ * GET), so the takeover transaction is untouched (docs/observations.md, "When the projector runs").
+ */
+import type { KeyObject } from 'node:crypto';
+import { systemClock, type Clock } from '../core/clock.js';
+import { BatonError, isBatonError } from '../core/errors.js';
+import { formatRfc3339 } from '../core/time.js';
+import { BYPASS_PATH_KINDS } from '../occurrences/index.js';
+import {
+  HANDOFF_PROFILE,
+  buildReport,
+  cif,
+  failedCriteria,
+  ficObs,
+  producerOf,
+  projectHandoff,
+  readMeasurementProfile,
+  seededSample,
+  signRecord,
+  type CifResult,
+  type ContinuityReport,
+  type FicResult,
+  type ObservationRecord,
+  type PinnedProfile,
+  type SeriesPoint,
+} from '../observations/index.js';
+import type { SqlExecutor, StoreEngine } from './engine.js';
+import {
+  actionEvidence,
+  enteredOccurrences,
+  handoffFacts,
+  readDomain,
+  type DomainFacts,
+} from './observations-facts.js';
+import {
+  getProfileBody,
+  insertRecord,
+  listStoredRecords,
+  putProfile,
+  recordWithCorrections,
+  type InsertResult,
+  type StoredRecord,
+} from './observations-records.js';
+
+export interface ProjectionResult {
+  readonly created: number;
+  readonly existing: number;
+  /** Records whose facts changed since they were stored: the evidence was altered (never overwritten). */
+  readonly conflicts: readonly string[];
+}
+
+export interface FicQuery {
+  readonly lineage?: string;
+  readonly from?: number;
+  readonly to?: number;
+  readonly sample?: { readonly size: number; readonly seed: string };
+}
+
+export interface ContinuityOptions {
+  readonly engine: StoreEngine;
+  /** The domain's Ed25519 private key: Baton signs its own records with it. */
+  readonly signingKey: KeyObject;
+  readonly clock?: Clock;
+}
+
+export class ContinuityStore {
+  readonly #engine: StoreEngine;
+  readonly #key: KeyObject;
+  readonly #clock: Clock;
+
+  constructor(options: ContinuityOptions) {
+    this.#engine = options.engine;
+    this.#key = options.signingKey;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  async #domain(ex: SqlExecutor): Promise<DomainFacts> {
+    const d = await readDomain(ex);
+    if (d === undefined)
+      throw new BatonError('domain_not_found', 'the coordination domain is not configured');
+    return d;
+  }
+
+  /**
+   * Write the handoff record of every takeover (of one lineage, or all) not yet recorded (B3.3);
+   * safe to run any number of times.
+   */
+  async project(actor = 'system:observations', lineage?: string): Promise<ProjectionResult> {
+    const facts = await this.#engine.read(async (ex) =>
+      handoffFacts(ex, (await this.#domain(ex)).id, lineage),
+    );
+    let created = 0;
+    let existing = 0;
+    const conflicts: string[] = [];
+    for (const f of facts) {
+      const signed = await signRecord(projectHandoff(f), this.#key);
+      try {
+        const r = await this.#engine.transaction((tx) =>
+          insertRecord(tx, signed, this.#clock.wallMs(), actor),
+        );
+        if (r.status === 'created') created++;
+        else existing++;
+      } catch (error) {
+        if (!isBatonError(error, 'observation_record_conflict')) throw error;
+        conflicts.push(signed.record_id);
+      }
+    }
+    return { created, existing, conflicts };
+  }
+
+  /** Store a record someone submitted (already read and, when signed, verified by the caller). */
+  submit(record: ObservationRecord, actor: string): Promise<InsertResult> {
+    return this.#engine.transaction((tx) => insertRecord(tx, record, this.#clock.wallMs(), actor));
+  }
+
+  get(
+    producer: string,
+    id: string,
+  ): Promise<{ record: StoredRecord; corrections: StoredRecord[] } | undefined> {
+    return this.#engine.read((ex) => recordWithCorrections(ex, producer, id));
+  }
+
+  list(filter: Parameters<typeof listStoredRecords>[1] = {}): Promise<StoredRecord[]> {
+    return this.#engine.read((ex) => listStoredRecords(ex, filter));
+  }
+
+  async registerProfile(
+    input: string | Uint8Array | Record<string, unknown>,
+  ): Promise<PinnedProfile & { status: 'created' | 'exists' }> {
+    const pinned = readMeasurementProfile(input);
+    const status = await this.#engine.transaction((tx) =>
+      putProfile(
+        tx,
+        {
+          id: pinned.profile.id,
+          version: pinned.profile.version,
+          digest: pinned.digest,
+          body: JSON.stringify(pinned.profile),
+        },
+        this.#clock.wallMs(),
+      ),
+    );
+    return { ...pinned, status };
+  }
+
+  async #profile(id?: string): Promise<PinnedProfile> {
+    if (id === undefined || id === HANDOFF_PROFILE.id) return readMeasurementProfile({ ...HANDOFF_PROFILE });
+    const body = await this.#engine.read((ex) => getProfileBody(ex, id));
+    if (body === undefined) throw new BatonError('not_found', 'no measurement profile with this id', { id });
+    return readMeasurementProfile(body);
+  }
+
+  /** FIC_obs over the entered occurrences of a window (B3.5). */
+  async fic(q: FicQuery = {}): Promise<FicResult> {
+    return this.#engine.read(async (ex) => {
+      const domain = await this.#domain(ex);
+      const universe = await enteredOccurrences(ex, q);
+      const chosen =
+        q.sample === undefined
+          ? universe
+          : (() => {
+              const ids = new Set(
+                seededSample(
+                  universe.map((u) => u.id),
+                  q.sample.size,
+                  q.sample.seed,
+                ),
+              );
+              return universe.filter((u) => ids.has(u.id));
+            })();
+      const audited = [];
+      for (const o of chosen)
+        audited.push({ occurrence: o.id, failed: failedCriteria(await actionEvidence(ex, o)) });
+      return ficObs({
+        universe: universe.length,
+        audited,
+        sample: q.sample === undefined ? null : { size: q.sample.size, seed: q.sample.seed },
+        everyBypassAbsent: BYPASS_PATH_KINDS.every((k) =>
+          domain.bypassPaths.some((p) => p.kind === k && p.status === 'absent'),
+        ),
+      });
+    });
+  }
+
+  /** CIF over the stored records of a window under a measurement profile (B3.6). */
+  async cif(q: { profile?: string; from?: number; to?: number } = {}): Promise<CifResult> {
+    const pinned = await this.#profile(q.profile);
+    const records = await this.list({ from: q.from, to: q.to });
+    return cif(
+      records.map((r) => r.record),
+      pinned.weights,
+      pinned.profile.required,
+      pinned.profile.weights_version,
+    );
+  }
+
+  /** FIC_obs and CIF after each handoff, cumulatively: the report's charts. */
+  async series(): Promise<SeriesPoint[]> {
+    const handoffs = await this.list({ eventType: 'handoff' });
+    const pinned = await this.#profile();
+    const points: SeriesPoint[] = [];
+    for (const [i, h] of handoffs.entries()) {
+      const to = Date.parse(h.record.observed_at);
+      const f = await this.fic({ to });
+      const c = cif(
+        handoffs.slice(0, i + 1).map((r) => r.record),
+        pinned.weights,
+        pinned.profile.required,
+        pinned.profile.weights_version,
+      );
+      points.push({
+        at: h.record.observed_at,
+        label: `${h.record.scope_id} generation ${String(h.record.authority_epoch)}`,
+        fic: f.value?.decimal ?? null,
+        cif: c.value?.decimal ?? null,
+      });
+    }
+    return points;
+  }
+
+  /** Project, then report (B3.8, OBS-18). */
+  async report(q: FicQuery = {}): Promise<ContinuityReport & { projection: ProjectionResult }> {
+    const projection = await this.project();
+    const domain = await this.#engine.read((ex) => this.#domain(ex));
+    const records = await this.list();
+    const report = buildReport({
+      now: formatRfc3339(this.#clock.wallMs()),
+      producer: producerOf(domain.id),
+      records: records.map((r) => ({
+        event_type: r.record.event_type,
+        signed: r.signed,
+        correction: r.record.supersedes !== undefined && r.record.supersedes !== null,
+      })),
+      fic: await this.fic(q),
+      cif: await this.cif(),
+      series: await this.series(),
+      bypassPaths: domain.bypassPaths,
+    });
+    return { ...report, projection };
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * B7-17 OBS-15 OBS-28: no stored FIC/CIF value or record changes an entry decision. The lint rule
+ * refuses any import of observations from occurrences, missions or leases; behaviourally, two
+ * stores that differ only in their continuity records and profiles make the same decisions.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import test from 'node:test';
+import { ESLint } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { isBatonError } from '../../src/core/errors.js';
+import { HANDOFF_PROFILE } from '../../src/observations/index.js';
+import { repoRoot } from '../support/paths.js';
+import { sqliteUnderTest } from '../store/engines.js';
+import { createInput } from '../occurrences/helpers.js';
+import { decidedRecord, prepare, type Prepared } from './support.js';
+
+const { boundaries } = (await import(pathToFileURL(join(repoRoot, 'eslint.boundaries.js')).href)) as {
+  boundaries: unknown[];
+};
+const eslint = new ESLint({
+  cwd: repoRoot,
+  overrideConfigFile: true,
+  overrideConfig: [
+    { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } },
+    ...(boundaries as []),
+  ],
+});
+
+async function ruleIds(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  assert.ok(result);
+  return result.messages.map((m) => m.ruleId ?? `fatal: ${m.message}`);
+}
+
+for (const ctx of ['occurrences', 'missions', 'leases']) {
+  test(`B7-17 OBS-15 lint: src/${ctx} may not import observations, even its index`, async () => {
+    for (const code of [
+      "import { cif } from '../observations/index.js';",
+      "import { ficObs } from '../observations/metrics.js';",
+      "import { cif } from '../../observations/index.js';",
+    ]) {
+      const ids = await ruleIds(`src/${ctx}/machine/fixture.ts`, code);
+      assert.ok(ids.length > 0 && ids.every((id) => id === 'no-restricted-imports'), code);
+    }
+  });
+}
+
+test('B7-17 lint: observations itself may read occurrences through its index (reports only)', async () => {
+  assert.deepEqual(
+    await ruleIds(
+      'src/observations/fixture.ts',
+      "import type { BypassPath } from '../occurrences/index.js';",
+    ),
+    [],
+  );
+});
+
+/** One command sequence: create, enter, a refused entry, a takeover and an entry by the retired generation. */
+async function decisions(p: Prepared): Promise<string[]> {
+  const out: string[] = [];
+  const g1 = await p.svc.takeover({ lineage: 'L' });
+  const a = await p.svc.create(createInput(g1.credential, 'a'));
+  const t = await p.svc.enter({ credential: g1.credential, occurrenceId: a.occurrence.id });
+  out.push(`enter ${t.occurrence.phase}`);
+  for (const attempt of [
+    () => p.svc.enter({ credential: g1.credential, occurrenceId: a.occurrence.id }),
+    async () => {
+      const b = await p.svc.create(createInput(g1.credential, 'b'));
+      await p.svc.takeover({ lineage: 'L' });
+      return p.svc.enter({ credential: g1.credential, occurrenceId: b.occurrence.id });
+    },
+  ]) {
+    try {
+      await attempt();
+      out.push('admitted');
+    } catch (err) {
+      out.push(isBatonError(err) ? err.code : 'non-baton error');
+    }
+  }
+  return out;
+}
+
+test('B7-17 OBS-15 behaviour: a store full of MISMATCH records and a hostile profile decides exactly like a clean one', async (t) => {
+  const clean = await prepare(t, sqliteUnderTest);
+  const noisy = await prepare(t, sqliteUnderTest);
+  const bad = ['state', 'policy', 'authority', 'lineage'].map((dimension) => ({
+    dimension,
+    status: 'MISMATCH' as const,
+    reference: 'urn:baton:r',
+    reason: 'x',
+  }));
+  for (let i = 0; i < 5; i++) {
+    await noisy.continuity.submit(
+      decidedRecord({ producer: 'urn:baton:test-domain', record_id: `r${i}`, invariants: bad }),
+      'operator',
+    );
+  }
+  await noisy.continuity.registerProfile({
+    ...HANDOFF_PROFILE,
+    id: 'urn:example:hostile',
+    weights: { lineage: '1' },
+  });
+  const cifBefore = await noisy.continuity.cif();
+  assert.equal(cifBefore.value?.decimal, '1.000000', 'the noisy store really has the worst CIF');
+  const [x, y] = [await decisions(clean), await decisions(noisy)];
+  assert.deepEqual(y, x);
+  assert.deepEqual(x, ['enter entered', 'already_entered', 'generation_retired']);
+});

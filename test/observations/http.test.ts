@@ -1,0 +1,127 @@
+/**
+ * The /v1/continuity routes over a real HTTP server on 127.0.0.1 (B6): records in and out with
+ * their correction chain, refusals with their rule codes, signed records, metrics, coverage and
+ * the OpenAPI document.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type TestContext } from 'node:test';
+import { ManualClock } from '../../src/core/clock.js';
+import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
+import { OBSERVATION_PROFILE, signRecord } from '../../src/observations/index.js';
+import { buildServer, createToken } from '../../src/server/index.js';
+import { openBaton } from '../../src/server/open.js';
+import { domainConfig, paymentsProfile, request, T0, type Answer } from '../server/helpers.js';
+import { decidedRecord, example } from './support.js';
+
+async function start(t: TestContext) {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-continuity-'));
+  const clock = new ManualClock(T0);
+  const opened = await openBaton({ kind: 'sqlite', path: join(dir, 'baton.db') }, { clock });
+  const app = buildServer({
+    engine: opened.engine,
+    service: opened.service,
+    clock,
+    signingKey: opened.domainKey.privateKey,
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(async () => {
+    await app.close();
+    await opened.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const admin = (await createToken(opened.engine, { role: 'admin' }, { clock, actor: 'test' })).token;
+  const operator = (await createToken(opened.engine, { role: 'operator' }, { clock, actor: 'test' })).token;
+  const call = (method: string, path: string, body?: unknown, token = operator): Promise<Answer> =>
+    request(url, method, path, { token, ...(body !== undefined && { body }) });
+  assert.equal((await call('PUT', '/v1/domain', domainConfig(), admin)).status, 200);
+  assert.ok([200, 201].includes((await call('POST', '/v1/profiles', paymentsProfile())).status));
+  return { call, admin, opened, clock };
+}
+
+test('B6 B7-8: POST and GET records over HTTP, 409 on other bytes, corrections appended', async (t) => {
+  const { call } = await start(t);
+  const rec = decidedRecord({ producer: 'urn:example:p' });
+  const first = await call('POST', '/v1/continuity/records', rec);
+  assert.equal(first.status, 201, first.text);
+  assert.equal((await call('POST', '/v1/continuity/records', rec)).status, 200);
+  const conflict = await call('POST', '/v1/continuity/records', { ...rec, limitations: [] });
+  assert.equal(conflict.status, 409);
+  assert.equal(conflict.body['code'], 'observation_record_conflict');
+  const fix = {
+    ...rec,
+    record_id: 'fix-1',
+    event_type: 'correction',
+    supersedes: rec.record_id,
+    analysis_revision: 'r2',
+  };
+  assert.equal((await call('POST', '/v1/continuity/records', fix)).status, 201);
+  const got = await call(
+    'GET',
+    `/v1/continuity/records?producer=urn:example:p&id=${encodeURIComponent(rec.record_id)}`,
+  );
+  assert.equal(got.status, 200, got.text);
+  assert.equal((got.body['corrections'] as unknown[]).length, 1);
+  const missing = await call('GET', '/v1/continuity/records?producer=urn:example:p&id=nope');
+  assert.equal(missing.status, 404);
+});
+
+test('B3.1 over HTTP: a refusal keeps its code, rule and path; version 2 is observation_profile_unsupported', async (t) => {
+  const { call } = await start(t);
+  const bad = await call('POST', '/v1/continuity/records', { ...example(), colour: 'blue' });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body['code'], 'observation_record_invalid');
+  assert.match(bad.text, /\$\.colour/);
+  const v2 = await call('POST', '/v1/continuity/records', { ...example(), version: '2' });
+  assert.equal(v2.body['code'], 'observation_profile_unsupported');
+});
+
+test('B7-13 over HTTP: a record signed by another key is refused; one signed by the domain key is stored', async (t) => {
+  const { call, opened } = await start(t);
+  const signable = decidedRecord({
+    record_id: 'signed-1',
+    profile: OBSERVATION_PROFILE,
+    producer: 'urn:baton:test-domain',
+    audience: 'urn:baton:test-domain',
+    issued_at: new Date(T0).toISOString(),
+    expires_at: new Date(T0 + 3_600_000).toISOString(),
+  });
+  const foreign = await signRecord(signable, generateEd25519KeyPair().privateKey);
+  const refused = await call('POST', '/v1/continuity/records', foreign);
+  assert.equal(refused.status, 401, refused.text);
+  const ours = await signRecord(signable, opened.domainKey.privateKey);
+  const ok = await call('POST', '/v1/continuity/records', ours);
+  assert.equal(ok.status, 201, ok.text);
+  assert.equal((ok.body['record'] as { signed: boolean }).signed, true);
+});
+
+test('B6: takeover over HTTP, then FIC, CIF and coverage count its handoff record; OpenAPI lists the routes', async (t) => {
+  const { call } = await start(t);
+  assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
+  assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
+  const cov = await call('GET', '/v1/continuity/coverage');
+  assert.equal(cov.status, 200, cov.text);
+  assert.equal((cov.body['records'] as { handoff: number }).handoff, 2);
+  const cif = await call('GET', '/v1/continuity/metrics/cif');
+  assert.equal(cif.body['complete'], true, cif.text);
+  assert.equal(cif.body['authorizes'], false);
+  const fic = await call('GET', '/v1/continuity/metrics/fic');
+  assert.equal(fic.body['reason'], 'undefined_n_zero', 'nothing entered yet');
+  const sampleOnly = await call('GET', '/v1/continuity/metrics/fic?sample=3');
+  assert.equal(sampleOnly.status, 400);
+  const doc = await call('GET', '/openapi.json');
+  const paths = Object.keys(doc.body['paths'] as object);
+  for (const p of [
+    '/v1/continuity/records',
+    '/v1/continuity/metrics/fic',
+    '/v1/continuity/metrics/cif',
+    '/v1/continuity/coverage',
+    '/v1/continuity/profiles',
+  ]) {
+    assert.ok(paths.includes(p), p);
+  }
+});

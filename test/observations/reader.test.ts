@@ -1,0 +1,242 @@
+/**
+ * The strict reader (B7 1–7, 15, 21; OBS-09, OBS-10, OBS-12, OBS-13): one refusal per rule, with
+ * its code, rule name and JSON path, in the spec's validation order.
+ */
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { digestJcs } from '../../src/core/digest.js';
+import { isBatonError } from '../../src/core/errors.js';
+import { readRecord, readRecordValue } from '../../src/observations/index.js';
+import { EXAMPLE_BYTES, EXAMPLE_DIGEST, decidedRecord, example } from './support.js';
+
+function refused(input: string | Uint8Array, code: string, rule: string, path?: string): void {
+  assert.throws(
+    () => readRecord(input),
+    (err: unknown) => {
+      assert.ok(isBatonError(err), String(err));
+      assert.equal(err.code, code, err.message);
+      assert.equal(err.details['rule'], rule, err.message);
+      if (path !== undefined) assert.equal(err.details['path'], path, err.message);
+      return true;
+    },
+  );
+}
+
+const text = (value: unknown): string => JSON.stringify(value);
+const invalid = 'observation_record_invalid';
+
+test('B7-1: the draft example validates unchanged and digests to the published value', () => {
+  const { record, unapprovedLocators } = readRecord(EXAMPLE_BYTES);
+  assert.equal(digestJcs(record), EXAMPLE_DIGEST);
+  // Its locator is not an approved Baton location: flagged, never fetched (OBS-12).
+  assert.deepEqual(unapprovedLocators, ['$.evidence[0].locator']);
+});
+
+test('B7-2 OBS-09: duplicate member names are refused, top level, nested and escaped', () => {
+  const body = EXAMPLE_BYTES.toString('utf8');
+  refused(body.replace('"version": "1",', '"version": "1", "version": "1",'), invalid, 'bytes', '$.version');
+  refused(
+    body.replace('"domain": "operator-device-1",', '"domain": "a", "domain": "b",'),
+    invalid,
+    'bytes',
+    '$.domain',
+  );
+  refused(
+    body.replace('"record_id":', '"record\\u005fid": "x", "record_id":'),
+    invalid,
+    'bytes',
+    '$.record_id',
+  );
+});
+
+test('B7-3 OBS-09: a record inside prose, with trailing text, or two concatenated objects is refused', () => {
+  const body = EXAMPLE_BYTES.toString('utf8');
+  refused(`Here is the record: ${body}`, invalid, 'bytes');
+  refused(`${body} trailing`, invalid, 'bytes');
+  refused(`${body}${body}`, invalid, 'bytes');
+  refused(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), EXAMPLE_BYTES]), invalid, 'bytes');
+  refused('[1]', invalid, 'type', '$');
+});
+
+test('B7-4 OBS-09 C-B3: unknown members, critical extensions and versions', () => {
+  refused(text({ ...example(), colour: 'blue' }), invalid, 'unknown_member', '$.colour');
+  refused(
+    text({ ...example(), order: { domain: 'd', sequence: null, uncertainty_ms: null, x: 1 } }),
+    invalid,
+    'unknown_member',
+    '$.order.x',
+  );
+  refused(
+    text({ ...example(), extensions: { 'urn:x:ext': 1 }, crit: ['urn:x:ext'] }),
+    'observation_profile_unsupported',
+    'crit',
+    '$.crit[0]',
+  );
+  const kept = readRecord(text({ ...example(), extensions: { 'urn:x:note': { a: 1 } } }));
+  assert.deepEqual(kept.uninterpreted, ['urn:x:note']);
+  refused(text({ ...example(), version: '2' }), 'observation_profile_unsupported', 'version', '$.version');
+  refused(text({ ...example(), version: 1 }), invalid, 'type', '$.version');
+  refused(
+    text({ ...example(), profile: 'urn:other:1' }),
+    'observation_profile_unsupported',
+    'profile',
+    '$.profile',
+  );
+  const { record_id: _dropped, ...missing } = example();
+  refused(text(missing), invalid, 'missing_member', '$.record_id');
+});
+
+test('B7-5 OBS-13 C-B6: reasons, references and status spelling', () => {
+  const inv = (i: Record<string, unknown>): string => text({ ...example(), invariants: [i] });
+  refused(
+    inv({ dimension: 'memory', status: 'NOT_APPLICABLE', reference: null, reason: null }),
+    invalid,
+    'reason_required',
+    '$.invariants[0].reason',
+  );
+  refused(
+    inv({ dimension: 'memory', status: 'UNKNOWN', reference: null, reason: null }),
+    invalid,
+    'reason_required',
+  );
+  refused(
+    inv({ dimension: 'memory', status: 'MATCH', reference: null, reason: null }),
+    invalid,
+    'reference_required',
+    '$.invariants[0].reference',
+  );
+  refused(
+    inv({ dimension: 'memory', status: 'match', reference: 'x', reason: null }),
+    invalid,
+    'enum',
+    '$.invariants[0].status',
+  );
+  refused(text({ ...example(), invariants: [] }), invalid, 'array_length', '$.invariants');
+});
+
+test('B7-6 OBS-10 C-B4: byte digests state what they digest', () => {
+  const ev = (d: unknown): string =>
+    text({
+      ...example(),
+      evidence: [
+        { locator: 'urn:baton:x', method: 'direct_capture', verification: 'SIMULATED', byte_digest: d },
+      ],
+    });
+  refused(ev(EXAMPLE_DIGEST), invalid, 'type', '$.evidence[0].byte_digest');
+  refused(
+    ev({ algorithm: 'sha-256', artifact: 'a', value: EXAMPLE_DIGEST }),
+    invalid,
+    'missing_member',
+    '$.evidence[0].byte_digest.representation',
+  );
+  refused(
+    ev({ algorithm: 'sha-256', representation: 'jcs', value: EXAMPLE_DIGEST }),
+    invalid,
+    'missing_member',
+    '$.evidence[0].byte_digest.artifact',
+  );
+  refused(
+    ev({ algorithm: 'sha-256', representation: 'jcs', artifact: 'a', value: `sha256:${'ab'.repeat(32)}` }),
+    invalid,
+    'digest',
+    '$.evidence[0].byte_digest.value',
+  );
+  refused(
+    ev({ algorithm: 'sha-256', representation: 'canonical', artifact: 'a', value: EXAMPLE_DIGEST }),
+    invalid,
+    'enum',
+  );
+  readRecord(ev({ algorithm: 'sha-256', representation: 'jcs', artifact: 'a', value: EXAMPLE_DIGEST }));
+});
+
+test('B7-7 OBS-05/06: verification classes and methods are closed and not interchangeable', () => {
+  const ev = (method: string, verification: string): string =>
+    text({ ...example(), evidence: [{ locator: 'urn:baton:x', method, verification, byte_digest: null }] });
+  refused(ev('direct_capture', 'VERIFIED'), invalid, 'enum', '$.evidence[0].verification');
+  refused(ev('MANUAL_UNATTESTED', 'operator_transcription'), invalid, 'enum', '$.evidence[0].method');
+});
+
+test('B3.1: the validation order names the first failing pass, not a later one', () => {
+  // An unknown member (pass 2) beside a bad version (pass 3) and a bad status (pass 4).
+  const record = {
+    ...example(),
+    version: '2',
+    extra: true,
+    invariants: [{ dimension: 'memory', status: 'x', reference: null, reason: null }],
+  };
+  refused(text(record), invalid, 'unknown_member', '$.extra');
+  const { extra: _e, ...noExtra } = record;
+  refused(text(noExtra), 'observation_profile_unsupported', 'version');
+  refused(text({ ...noExtra, version: '1' }), invalid, 'enum');
+  refused(text({ ...example(), observed_at: '2026-10-12 04:05:00' }), invalid, 'time', '$.observed_at');
+});
+
+test('B7-15 OBS-12: a locator outside the approved prefixes is flagged, never fetched', () => {
+  const r = readRecordValue(
+    decidedRecord({
+      evidence: [
+        {
+          locator: 'https://attacker.example/x',
+          method: 'direct_capture',
+          verification: 'SIMULATED',
+          byte_digest: null,
+        },
+      ],
+    }),
+  );
+  assert.deepEqual(r.unapprovedLocators, ['$.evidence[0].locator']);
+  const approved = readRecordValue(
+    decidedRecord({
+      evidence: [
+        {
+          locator: 'https://attacker.example/x',
+          method: 'direct_capture',
+          verification: 'SIMULATED',
+          byte_digest: null,
+        },
+      ],
+    }),
+    { approvedLocatorPrefixes: ['https://attacker.example/'] },
+  );
+  assert.deepEqual(approved.unapprovedLocators, []);
+});
+
+test('B7-21 OBS-30: credentials never ride in a record', () => {
+  refused(
+    text({ ...example(), extensions: { 'urn:x:e': { credential: 'c' } } }),
+    invalid,
+    'secret_member',
+    '$.extensions.urn:x:e.credential',
+  );
+  refused(text({ ...example(), extensions: { 'urn:x:e': [{ secret: 'c' }] } }), invalid, 'secret_member');
+  refused(text({ ...example(), credential: 'x' }), invalid, 'unknown_member', '$.credential');
+  for (const locator of [
+    'Bearer abcdef',
+    'https://h.example/x?access_token=abc',
+    'urn:baton:eyJhbGciOi.eyJzdWIiOi.sig',
+  ]) {
+    refused(
+      text({
+        ...example(),
+        evidence: [{ locator, method: 'direct_capture', verification: 'SIMULATED', byte_digest: null }],
+      }),
+      invalid,
+      'credential_in_locator',
+      '$.evidence[0].locator',
+    );
+  }
+});
+
+test('OBS-13: a record without evidence cannot decide an invariant', () => {
+  refused(
+    text(decidedRecord({ evidence: [] })),
+    invalid,
+    'decided_without_evidence',
+    '$.invariants[0].status',
+  );
+});
+
+test('OBS-04/08: claimed independence needs disclosed co-location; a correction names its revision', () => {
+  refused(text({ ...example(), independence_claimed: true }), invalid, 'independence_undisclosed');
+  refused(text({ ...example(), supersedes: 'urn:x' }), invalid, 'analysis_revision_required');
+});
