@@ -99,6 +99,10 @@ export const ERROR_CODES = {
   mission_not_active: spec(403),
   mission_status_unavailable: spec(503, true),
   observation_record_invalid: spec(400),
+  // --- mcp (the gateway) -----------------------------------------------------------------------
+  mcp_policy_invalid: spec(400),
+  /** An upstream MCP server does not offer what the policy names, or answered unusably. */
+  mcp_upstream_invalid: spec(502),
 } as const satisfies Record<string, CodeSpec>;
 
 export type BatonErrorCode = keyof typeof ERROR_CODES;

@@ -4,6 +4,7 @@ import { demoCommand } from './demo.js';
 import { digestCommand, jcsCommand } from './jcs.js';
 import { leaseCommand } from './lease.js';
 import { logCommand } from './log.js';
+import { mcpCommand } from './mcp.js';
 import { migrateCommand } from './migrate.js';
 import { reconcileCommand } from './reconcile.js';
 import { sandboxCommand } from './sandbox.js';
@@ -20,6 +21,7 @@ export const commands: readonly Command[] = [
   reconcileCommand,
   sandboxCommand,
   sorCommand,
+  mcpCommand,
   leaseCommand,
   jcsCommand,
   digestCommand,
