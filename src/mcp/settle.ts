@@ -131,7 +131,8 @@ export async function settle(ctx: Ctx, d: DerivedCall, o: OccurrenceView): Promi
   const read = await consultReadTool(ctx, d, latest);
   return {
     occurrence: read.occurrence ?? latest,
-    missingKnowledge: missing ?? 'unauthenticated',
+    // The read tool's recorded answer is the latest evidence: its reason (unauthenticated) is what is missing.
+    missingKnowledge: read.missing ?? missing,
     readTool: read.meta,
   };
 }
@@ -157,7 +158,7 @@ async function consultReadTool(
   ctx: Ctx,
   d: DerivedCall,
   o: OccurrenceView,
-): Promise<{ occurrence?: OccurrenceView; meta: JsonObject }> {
+): Promise<{ occurrence?: OccurrenceView; missing?: string | null; meta: JsonObject }> {
   const name = ctx.policy.settle.readTool?.name ?? '';
   const args = readArguments(ctx, d, o);
   if (typeof args === 'string')
@@ -180,7 +181,7 @@ async function consultReadTool(
     recorded: rec.ok,
     answer: body,
   };
-  return rec.ok ? { occurrence: rec.value.occurrence, meta } : { meta };
+  return rec.ok ? { occurrence: rec.value.occurrence, missing: rec.value.missingKnowledge, meta } : { meta };
 }
 
 /** The answer for what Baton knows now: the kept upstream answer, or an honest statement of state. */

@@ -38,6 +38,8 @@ export interface UpstreamControl {
   lastMeta?: Record<string, unknown>;
   /** Resolves each time a payment was applied during a hang. */
   onHang?: () => void;
+  /** While a hanging payment is being applied, `payment_status` waits for it (no race with timeouts). */
+  applying?: Promise<void>;
 }
 
 export const TOOLS = [
@@ -90,12 +92,15 @@ async function pay(
   const { idempotency_key: key, ...body } = args;
   if (typeof key !== 'string') return text({ error: 'idempotency_key is required' }, true);
   if (control.delayMs > 0) await new Promise((r) => setTimeout(r, control.delayMs));
+  let applied = (): void => undefined;
+  if (control.hangAfterApply > 0) control.applying = new Promise((resolve) => (applied = resolve));
   const res = await fetch(`${sandboxUrl}/v1/accounts/${ACCOUNT}/payments`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'idempotency-key': key },
     body: JSON.stringify(body),
   });
   const answer = (await res.json()) as Record<string, unknown>;
+  applied();
   if (control.hangAfterApply > 0) {
     control.hangAfterApply -= 1;
     control.onHang?.();
@@ -104,7 +109,12 @@ async function pay(
   return text(answer, res.status >= 400);
 }
 
-async function status(sandboxUrl: string, args: Record<string, unknown>): Promise<CallToolResult> {
+async function status(
+  sandboxUrl: string,
+  control: UpstreamControl,
+  args: Record<string, unknown>,
+): Promise<CallToolResult> {
+  await control.applying;
   const key = encodeURIComponent(String(args['idempotency_key']));
   const res = await fetch(`${sandboxUrl}/v1/accounts/${ACCOUNT}/payments/by-key/${key}`);
   return text((await res.json()) as object, res.status >= 400);
@@ -122,7 +132,7 @@ export function paymentsServer(sandboxUrl: string, control: UpstreamControl): Se
     control.lastMeta = request.params._meta;
     const args = request.params.arguments ?? {};
     if (name === 'pay') return pay(sandboxUrl, control, args);
-    if (name === 'payment_status') return status(sandboxUrl, args);
+    if (name === 'payment_status') return status(sandboxUrl, control, args);
     if (name === 'echo')
       return { content: [{ type: 'text', text: String(args['text']) }], _meta: { echoed: true } };
     throw new Error(`unknown tool ${name}`);
