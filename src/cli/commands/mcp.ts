@@ -46,7 +46,7 @@ Each MCP session takes over the policy's lineage as a new executor generation.
                            counts as lost (default ${DEFAULT_UPSTREAM_TIMEOUT_MS})
 `;
 
-const OPTIONS = {
+export const MCP_OPTIONS = {
   policy: { type: 'string' },
   baton: { type: 'string' },
   'token-file': { type: 'string' },
@@ -116,9 +116,9 @@ async function token(file: string | undefined): Promise<string> {
 
 function parse(
   argv: string[],
-): ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; strict: true }>>['values'] {
+): ReturnType<typeof parseArgs<{ args: string[]; options: typeof MCP_OPTIONS; strict: true }>>['values'] {
   try {
-    return parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }).values;
+    return parseArgs({ args: argv, options: MCP_OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (cause) {
     throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
   }
@@ -137,6 +137,15 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
     if (v.policy === undefined) throw new BatonError('usage', '--policy FILE is required');
     if (v.baton === undefined || !URL.canParse(v.baton))
       throw new BatonError('usage', '--baton URL is required');
+    // Usage first: nothing is read, connected or taken over before every flag is known good.
+    const specs = upstreams(v.upstream ?? [], v['upstream-stdio'] ?? []);
+    const timeoutMs = whole(
+      v['upstream-timeout-ms'],
+      'upstream-timeout-ms',
+      DEFAULT_UPSTREAM_TIMEOUT_MS,
+      3_600_000,
+    );
+    const port = v.http === undefined ? undefined : whole(v.http, 'http', 0, 65535);
     const policy = parsePolicy(
       await readFile(v.policy).catch((cause: unknown) => {
         throw new BatonError('usage', `cannot read ${v.policy}`, {}, { cause });
@@ -150,22 +159,17 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
     gateway = await startGateway({
       baton,
       policy,
-      upstreams: upstreams(v.upstream ?? [], v['upstream-stdio'] ?? []),
+      upstreams: specs,
       leaseKeys: await leaseKeys(v['lease-key'] ?? []),
-      upstreamTimeoutMs: whole(
-        v['upstream-timeout-ms'],
-        'upstream-timeout-ms',
-        DEFAULT_UPSTREAM_TIMEOUT_MS,
-        3_600_000,
-      ),
+      upstreamTimeoutMs: timeoutMs,
       log,
     });
-    if (v.http === undefined) {
+    if (port === undefined) {
       const { closed } = await serveStdio(gateway);
       log(`mcp: serving stdio for ${policy.tools.size} consequential tool(s)`);
       await Promise.race([closed, untilStopped(stop)]);
     } else {
-      http = await serveHttp(gateway, whole(v.http, 'http', 0, 65535), v.host ?? '127.0.0.1', log);
+      http = await serveHttp(gateway, port, v.host ?? '127.0.0.1', log);
       io.stdout(`${JSON.stringify({ url: http.url, lineage: policy.lineage })}\n`);
       log(`mcp: serving ${http.url} (SIGINT or SIGTERM stops it)`);
       await untilStopped(stop);
