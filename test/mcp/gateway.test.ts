@@ -84,6 +84,10 @@ test('AOC-REQ-002/-010: a consequential call succeeds once; its repeat returns t
   assert.equal(o.effect, 'occurred', 'settled by the pinned status source (AOC-REQ-009)');
   assert.equal((first.structuredContent as { status: string }).status, 'succeeded');
   const key = await nativeKey(w, o.id);
+  const evidence = (await w.store.service.getOccurrence(o.id)).evidence.filter(
+    (e) => e.type === 'observation_recorded',
+  );
+  assert.equal(evidence.length, 2, 'the upstream’s answer (unauthenticated) and the pinned status source’s');
   assert.equal(
     (first.structuredContent as { idempotency_key: string }).idempotency_key,
     key,

@@ -31,7 +31,7 @@ test('AOC-REQ-009: a lost answer, status sources off: the read tool answers "suc
       readTool: { name: 'payment_status', arguments: { idempotency_key: { from: 'nativeKey' } } },
     },
   });
-  const { client } = await inProcessGateway(t, { ...w, policy }, { upstreamTimeoutMs: 300 });
+  const { client } = await inProcessGateway(t, { ...w, policy }, { upstreamTimeoutMs: 4_000 });
   w.control.hangAfterApply = 1;
   const r = (await client.callTool({ name: 'pay', arguments: payArgs('inv-lost') })) as CallToolResult;
   assert.equal(r.isError, true);
