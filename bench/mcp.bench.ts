@@ -28,7 +28,10 @@ import {
   loadProfile,
   sandboxDeployment,
   staticKeys,
+  StatusSources,
 } from '../src/providers/index.js';
+import { InProcessBatonClient } from '../src/client/index.js';
+import { parsePolicy, serveHttp, startGateway } from '../src/mcp/index.js';
 import { buildServer, createToken } from '../src/server/index.js';
 import { openOccurrencesOnSqlite } from '../src/store/index.js';
 import { MAIN, policyFor, UPSTREAM_SCRIPT } from '../test/mcp/world.js';
@@ -95,7 +98,21 @@ async function world(dir: string) {
     await store.close();
     await sandbox.close();
   };
-  return { sandbox, batonUrl: `http://127.0.0.1:${port}`, token, upstream, policyFile, close };
+  // The same domain through the in-process client: the gateway's own cost without Baton's HTTP hops.
+  const inProcess = new InProcessBatonClient({
+    service: store.service,
+    statusSources: new StatusSources({ keys }),
+  });
+  return {
+    sandbox,
+    batonUrl: `http://127.0.0.1:${port}`,
+    token,
+    upstream,
+    policyFile,
+    profile,
+    inProcess,
+    close,
+  };
 }
 
 type World = Awaited<ReturnType<typeof world>>;
@@ -205,6 +222,20 @@ async function main(): Promise<void> {
       () => directStdio.close(),
       () => viaStdio.close(),
     );
+    // In-process: the gateway in this process over InProcessBatonClient (same SQLite store), served on HTTP.
+    const policy = parsePolicy(JSON.stringify({ ...policyFor(w.profile), lineage: 'bench-in-process' }));
+    const local = await startGateway({
+      baton: w.inProcess,
+      policy,
+      upstreams: [{ name: 'p', url: w.upstream.url }],
+    });
+    const localHttp = await serveHttp(local, 0, '127.0.0.1');
+    const viaLocal = await connect(new StreamableHTTPClientTransport(new URL(localHttp.url)));
+    stops.push(
+      () => viaLocal.close(),
+      () => localHttp.close(),
+      () => local.close(),
+    );
     console.log(
       `mcp gateway bench: SQLite, rounds ${ROUNDS} x ${ROUND_MS} ms, Baton HTTP server in the bench process`,
     );
@@ -230,6 +261,16 @@ async function main(): Promise<void> {
         plan,
       );
       lines.push(() => summary('stdio', c, io, 'stdio gateway', 'stdio direct'));
+      const ip = await compare(
+        `in-process c=${c}`,
+        [
+          side('in-process gateway', [viaLocal], pay(`i${c}`, false)),
+          side('http direct', [directHttp], pay(`id${c}`, true)),
+        ],
+        c,
+        plan,
+      );
+      lines.push(() => summary('http, Baton in-process', c, ip, 'in-process gateway', 'http direct'));
     }
     console.log('\nfigures (per consequential call; added = gateway − direct):');
     for (const l of lines) l();
