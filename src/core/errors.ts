@@ -133,6 +133,10 @@ export const ERROR_CODES = {
   observation_record_conflict: spec(409),
   observation_profile_unsupported: spec(400),
   observation_record_not_found: spec(404),
+  // --- mcp (the gateway) -----------------------------------------------------------------------
+  mcp_policy_invalid: spec(400),
+  /** An upstream MCP server does not offer what the policy names, or answered unusably. */
+  mcp_upstream_invalid: spec(502),
 } as const satisfies Record<string, CodeSpec>;
 
 export type BatonErrorCode = keyof typeof ERROR_CODES;

@@ -135,6 +135,10 @@ test('the OpenAPI document is OpenAPI 3.1 and lists every route with its schemas
       }
     }
   }
-  assert.equal(n, 50, 'four operational routes, 33 under /v1 (six of them /v1/continuity) and 13 harness/mission routes');
+  assert.equal(
+    n,
+    50,
+    'four operational routes, 33 under /v1 (six of them /v1/continuity) and 13 harness/mission routes',
+  );
   t.diagnostic(`checked ${n} operations`);
 });

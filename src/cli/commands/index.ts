@@ -7,6 +7,7 @@ import { digestCommand, jcsCommand } from './jcs.js';
 import { issuerCommand } from './issuer.js';
 import { leaseCommand } from './lease.js';
 import { logCommand } from './log.js';
+import { mcpCommand } from './mcp.js';
 import { migrateCommand } from './migrate.js';
 import { missionsCommand } from './missions.js';
 import { occurrencesCommand } from './occurrences.js';
@@ -35,6 +36,7 @@ export const commands: readonly Command[] = [
   stopMatrixCommand,
   sandboxCommand,
   sorCommand,
+  mcpCommand,
   leaseCommand,
   issuerCommand,
   missionsCommand,

@@ -1,0 +1,193 @@
+/**
+ * `baton mcp`: the MCP gateway (docs/mcp.md). Speaks MCP to the agent on stdio (default) or
+ * Streamable HTTP (--http), and MCP to one or more upstream servers; consequential tools (the policy's)
+ * run under Baton occurrences through Baton's HTTP API. On stdio, stdout is the MCP channel: this
+ * command writes nothing else there; its log goes to stderr.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { HttpBatonClient } from '../../client/index.js';
+import { importEd25519PublicKey } from '../../core/ed25519.js';
+import { BatonError } from '../../core/errors.js';
+import { keyRing, type KeyResolver } from '../../leases/index.js';
+import {
+  parsePolicy,
+  serveHttp,
+  serveStdio,
+  startGateway,
+  DEFAULT_UPSTREAM_TIMEOUT_MS,
+  type UpstreamSpec,
+} from '../../mcp/index.js';
+import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
+import { EXIT, type CliIo } from '../io.js';
+
+const USAGE = `usage: baton mcp --policy FILE --baton URL (--upstream [NAME=]URL | --upstream-stdio [NAME=]COMMAND)...
+                 [--http PORT] [--host H] [--lease-key PUBLIC.pem]... [--upstream-timeout-ms MS]
+
+Run the MCP gateway: an MCP server in front of upstream MCP servers. Tools, resources and prompts pass
+through; the tools the policy marks consequential run create -> enter -> upstream call with Baton's
+native key -> settle, so a repeated call returns the original outcome and is never sent twice.
+Each MCP session takes over the policy's lineage as a new executor generation.
+
+  --policy FILE            the tool policy (baton.mcp-policy/1, strict JSON; docs/mcp.md)
+  --baton URL              Baton's HTTP API (baton serve), e.g. http://127.0.0.1:8080; the operator
+                           token comes from BATON_TOKEN or --token-file
+  --token-file FILE        read the operator token from FILE instead of BATON_TOKEN
+  --upstream [NAME=]URL    an upstream MCP server over Streamable HTTP (repeatable)
+  --upstream-stdio [NAME=]COMMAND
+                           an upstream MCP server the gateway starts, talking stdio; COMMAND is split
+                           on spaces, no shell (repeatable)
+  --http PORT              serve Streamable HTTP at http://HOST:PORT/mcp (0: any free port; prints one
+                           JSON line with the url) instead of stdio
+  --host H                 the address for --http (default 127.0.0.1)
+  --lease-key PUBLIC.pem   an Ed25519 public key trusted to sign PTCL leases in _meta.compensationLease
+                           (repeatable); without one, a call carrying a lease is refused
+  --upstream-timeout-ms MS how long a consequential call waits for the upstream before its answer
+                           counts as lost (default ${DEFAULT_UPSTREAM_TIMEOUT_MS})
+`;
+
+export const MCP_OPTIONS = {
+  policy: { type: 'string' },
+  baton: { type: 'string' },
+  'token-file': { type: 'string' },
+  upstream: { type: 'string', multiple: true },
+  'upstream-stdio': { type: 'string', multiple: true },
+  http: { type: 'string' },
+  host: { type: 'string' },
+  'lease-key': { type: 'string', multiple: true },
+  'upstream-timeout-ms': { type: 'string' },
+} as const;
+
+function named(text: string, index: number): { name: string; rest: string } {
+  const m = /^([A-Za-z0-9][A-Za-z0-9._-]{0,63})=(.+)$/s.exec(text);
+  return m === null
+    ? { name: `upstream-${index + 1}`, rest: text }
+    : { name: m[1] as string, rest: m[2] as string };
+}
+
+function upstreams(http: readonly string[], stdio: readonly string[]): UpstreamSpec[] {
+  const specs: UpstreamSpec[] = [];
+  for (const text of http) {
+    const { name, rest } = named(text, specs.length);
+    if (!URL.canParse(rest) || !/^https?:$/.test(new URL(rest).protocol)) {
+      throw new BatonError('usage', '--upstream must be an http(s) URL');
+    }
+    specs.push({ name, url: rest });
+  }
+  for (const text of stdio) {
+    const { name, rest } = named(text, specs.length);
+    const [command, ...args] = rest.split(' ').filter((s) => s !== '');
+    if (command === undefined) throw new BatonError('usage', '--upstream-stdio needs a command');
+    specs.push({ name, command, args });
+  }
+  if (specs.length === 0)
+    throw new BatonError('usage', 'at least one --upstream or --upstream-stdio is required');
+  return specs;
+}
+
+function whole(text: string | undefined, name: string, fallback: number, max: number): number {
+  if (text === undefined) return fallback;
+  if (!/^[0-9]{1,9}$/.test(text) || Number(text) > max)
+    throw new BatonError('usage', `--${name} must be a whole number up to ${max}`);
+  return Number(text);
+}
+
+async function readText(file: string, what: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (cause) {
+    throw new BatonError('usage', `cannot read the ${what} file ${file}`, { file }, { cause });
+  }
+}
+
+async function leaseKeys(files: readonly string[]): Promise<KeyResolver | undefined> {
+  if (files.length === 0) return undefined;
+  const keys = [];
+  for (const f of files) keys.push(importEd25519PublicKey({ pem: await readText(f, 'lease key') }));
+  return keyRing(keys);
+}
+
+async function token(file: string | undefined): Promise<string> {
+  const text = file === undefined ? process.env['BATON_TOKEN'] : (await readText(file, 'token')).trim();
+  if (text === undefined || text === '')
+    throw new BatonError('usage', 'an operator token is required: BATON_TOKEN or --token-file');
+  return text;
+}
+
+function parse(
+  argv: string[],
+): ReturnType<typeof parseArgs<{ args: string[]; options: typeof MCP_OPTIONS; strict: true }>>['values'] {
+  try {
+    return parseArgs({ args: argv, options: MCP_OPTIONS, strict: true, allowPositionals: false }).values;
+  } catch (cause) {
+    throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
+  }
+}
+
+export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
+  if (wantsHelp(argv)) {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+  const log = (line: string): void => io.stderr(`${line}\n`);
+  let gateway;
+  let http;
+  try {
+    const v = parse(argv);
+    if (v.policy === undefined) throw new BatonError('usage', '--policy FILE is required');
+    if (v.baton === undefined || !URL.canParse(v.baton))
+      throw new BatonError('usage', '--baton URL is required');
+    // Usage first: nothing is read, connected or taken over before every flag is known good.
+    const specs = upstreams(v.upstream ?? [], v['upstream-stdio'] ?? []);
+    const timeoutMs = whole(
+      v['upstream-timeout-ms'],
+      'upstream-timeout-ms',
+      DEFAULT_UPSTREAM_TIMEOUT_MS,
+      3_600_000,
+    );
+    const port = v.http === undefined ? undefined : whole(v.http, 'http', 0, 65535);
+    const policy = parsePolicy(
+      await readFile(v.policy).catch((cause: unknown) => {
+        throw new BatonError('usage', `cannot read ${v.policy}`, {}, { cause });
+      }),
+    );
+    for (const p of policy.tools.values()) {
+      if (p.mission !== null)
+        log(`mcp: tool ${p.tool} declares a mission binding: validated, NOT enforced by this build`);
+    }
+    const baton = new HttpBatonClient({ baseUrl: v.baton, token: await token(v['token-file']) });
+    gateway = await startGateway({
+      baton,
+      policy,
+      upstreams: specs,
+      leaseKeys: await leaseKeys(v['lease-key'] ?? []),
+      upstreamTimeoutMs: timeoutMs,
+      log,
+    });
+    if (port === undefined) {
+      const { closed } = await serveStdio(gateway);
+      log(`mcp: serving stdio for ${policy.tools.size} consequential tool(s)`);
+      await Promise.race([closed, untilStopped(stop)]);
+    } else {
+      http = await serveHttp(gateway, port, v.host ?? '127.0.0.1', log);
+      io.stdout(`${JSON.stringify({ url: http.url, lineage: policy.lineage })}\n`);
+      log(`mcp: serving ${http.url} (SIGINT or SIGTERM stops it)`);
+      await untilStopped(stop);
+    }
+  } catch (error) {
+    await http?.close();
+    await gateway?.close();
+    return reportError(error, io);
+  }
+  await http?.close();
+  await gateway.close();
+  log('mcp: stopped');
+  return EXIT.ok;
+}
+
+export const mcpCommand: Command = {
+  name: 'mcp',
+  summary: 'Run the MCP gateway: consequential tool calls under occurrences, everything else passed through.',
+  usage: USAGE,
+  run: (argv, io) => runMcp(argv, io),
+};

@@ -1,0 +1,155 @@
+/**
+ * One consequential tool call through the gateway (docs/mcp.md "A consequential call"):
+ * derive → lease → mission gate → create → enter → the upstream call with Baton's native key →
+ * acknowledge (unauthenticated evidence) → reconcile (Baton's pinned status sources, which alone
+ * settle). The one rule above all: an entered occurrence is never sent again (AOC-REQ-010); a repeat
+ * of the same call (same creation key) is answered from what is known, without calling upstream.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Executor } from '../client/index.js';
+import { isBatonError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import type { OccurrenceView } from '../occurrences/index.js';
+import { deriveCall, placeNativeKey, type DerivedCall } from './derive.js';
+import { checkLease } from './lease.js';
+import { toolError } from './results.js';
+import {
+  answerFromState,
+  attempt,
+  callUpstream,
+  recordAnswer,
+  settle,
+  type Ctx,
+  type Step,
+} from './settle.js';
+
+export type { Ctx } from './settle.js';
+
+function refused(code: string, o?: OccurrenceView): CallToolResult {
+  const what = 'Baton refused the call; nothing was sent upstream';
+  return toolError(code, what, o === undefined ? {} : { occurrence: o });
+}
+
+export async function callConsequential(
+  ctx: Ctx,
+  params: { name: string; arguments?: unknown; _meta?: unknown },
+): Promise<CallToolResult> {
+  let d: DerivedCall;
+  let forward: JsonObject;
+  try {
+    d = deriveCall(ctx.policy, params.arguments, params._meta);
+    forward = checkLease(d.meta, ctx.leaseKeys, ctx.clock.wallMs());
+  } catch (error) {
+    if (!isBatonError(error)) throw error;
+    return toolError(error.code, error.message);
+  }
+  if (ctx.policy.mission !== null) {
+    const ex = ctx.executor;
+    const rule = ctx.policy.mission;
+    const verdict = await ctx.missions.check({
+      tool: ctx.policy.tool,
+      rule,
+      meta: d.meta,
+      lineage: ex.lineage,
+      generation: ex.generation,
+    });
+    if (!verdict.ok) return toolError(verdict.code, verdict.message);
+  }
+  // Two identical calls in flight in this session wait for one outcome (the agent's retry after a timeout).
+  const key = JSON.stringify([ctx.executor.generation, d.operation]);
+  const running = ctx.inflight.get(key);
+  if (running !== undefined) return markRepeat(await running);
+  const p = run(ctx, d, forward);
+  ctx.inflight.set(key, p);
+  try {
+    return await p;
+  } finally {
+    ctx.inflight.delete(key);
+  }
+}
+
+function markRepeat(r: CallToolResult): CallToolResult {
+  const meta = r._meta?.['baton/occurrence'];
+  if (typeof meta !== 'object' || meta === null) return r;
+  return { ...r, _meta: { ...r._meta, 'baton/occurrence': { ...meta, repeat: true } } };
+}
+
+async function run(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<CallToolResult> {
+  const ex = ctx.executor;
+  const created = await attempt(() => ex.create(d.operation));
+  if (!created.ok) {
+    if (created.refusal) return refused(created.code);
+    const msg = "Baton's answer to create was lost; nothing was sent upstream; the same call may be repeated";
+    return toolError('create_unconfirmed', msg, { details: { cause: created.code } });
+  }
+  let o = created.value.occurrence;
+  if (o.phase === 'released' || (o.phase === 'reserved' && o.capturedGeneration !== ex.generation)) {
+    const taken = await reissue(ex, d, o);
+    if (!taken.ok)
+      return taken.refusal
+        ? refused(taken.code, o)
+        : toolError(taken.code, 'reissue unconfirmed', { occurrence: o });
+    o = taken.value;
+  }
+  if (o.phase !== 'reserved') return repeat(ctx, d, o);
+  return enterAndSend(ctx, d, o, forward);
+}
+
+/**
+ * A predecessor's pre-entry reservation (DESIGN.md §3): the successor cannot enter it, so it releases
+ * it (its un-entered state is the proof nothing was sent) and the domain mints a linked new
+ * occurrence. The reissue's creation key names this generation, so a repeat finds it again.
+ */
+async function reissue(ex: Executor, d: DerivedCall, o: OccurrenceView): Promise<Step<OccurrenceView>> {
+  let source = o;
+  if (source.phase === 'reserved') {
+    const rel = await attempt(() => ex.release(o.id, o.provider.requestDigest));
+    if (!rel.ok) return rel;
+    source = rel.value;
+  }
+  const creationKey = `${d.operation.creationKey}:g${ex.generation}`;
+  const re = await attempt(() => ex.reissue({ occurrenceId: source.id, creationKey }));
+  if (!re.ok) return re;
+  const next = re.value.occurrence;
+  if (next.phase === 'released') return { ok: false, refusal: true, code: 'released' };
+  return { ok: true, value: next };
+}
+
+/** Already entered (or resolved): never sent again. Ask the status sources once, then answer. */
+async function repeat(ctx: Ctx, d: DerivedCall, o: OccurrenceView): Promise<CallToolResult> {
+  const settled = o.unresolved ? await settle(ctx, d, o) : { occurrence: o, missingKnowledge: null };
+  return answerFromState(ctx, settled, { repeat: true });
+}
+
+async function enterAndSend(
+  ctx: Ctx,
+  d: DerivedCall,
+  o: OccurrenceView,
+  forward: JsonObject,
+): Promise<CallToolResult> {
+  const entered = await attempt(() => ctx.executor.enter(o.id));
+  if (!entered.ok) {
+    if (entered.refusal) return refused(entered.code, o);
+    // The entry may have applied: it is never tried again for this occurrence, and nothing is sent.
+    const msg = "Baton's answer to entry was lost; nothing was sent upstream and nothing will be";
+    return toolError('entry_unconfirmed', msg, {
+      occurrence: { ...o, unresolved: true },
+      facts: { repeat: false, upstreamAnswer: false, missingKnowledge: 'unavailable' },
+    });
+  }
+  const ticket = entered.value;
+  const placed = placeNativeKey(ctx.policy.nativeKey, ticket.nativeKey, d.arguments, forward);
+  let answer: CallToolResult;
+  try {
+    answer = await callUpstream(ctx, {
+      name: ctx.policy.tool,
+      arguments: placed.arguments,
+      _meta: placed.meta,
+    });
+  } catch {
+    // Lost or ambiguous: the upstream may have applied it. Settle from the status sources, never resend.
+    const settled = await settle(ctx, d, ticket.occurrence);
+    return answerFromState(ctx, settled, { repeat: false, lost: true });
+  }
+  return recordAnswer(ctx, ticket, answer);
+}

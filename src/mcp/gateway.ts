@@ -1,0 +1,250 @@
+/**
+ * The MCP gateway (DESIGN.md §1 `src/mcp/`, docs/mcp.md): an MCP server in front of one or more
+ * upstream MCP servers. Tools, resources and prompts pass through; consequential tools (the policy's)
+ * run under occurrences. Each MCP session is one executor generation of the policy's lineage: a
+ * session starts with a takeover (AOC-REQ-006), so a restarted gateway, or a second one, retires its
+ * predecessor, and the predecessor's in-doubt calls are reported (AOC-REQ-005), never repeated.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type ServerCapabilities,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Executor } from '../client/index.js';
+import { systemClock } from '../core/clock.js';
+import { BatonError } from '../core/errors.js';
+import { callConsequential, type Ctx } from './consequential.js';
+import { MISSIONS_NOT_ENFORCED, OutcomeCache, type GatewayOptions } from './gateway-types.js';
+import { handoverReport } from './handover.js';
+import { annotateTool } from './annotate.js';
+import type { McpPolicy } from './policy.js';
+import {
+  connectUpstream,
+  GATEWAY_INFO,
+  listPrompts,
+  listResources,
+  listResourceTemplates,
+  listTools,
+  type Upstream,
+  type UpstreamSpec,
+} from './upstream.js';
+
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+
+export interface GatewaySession {
+  readonly server: Server;
+  readonly executor: Executor;
+}
+
+export interface Gateway {
+  readonly upstreams: readonly Upstream[];
+  /** A new MCP session: a takeover of the lineage, then a Server to connect to a transport. */
+  session(): Promise<GatewaySession>;
+  close(): Promise<void>;
+}
+
+interface Routes {
+  readonly tools: Map<string, { upstream: Upstream; tool: Tool }>;
+}
+
+async function routeTools(upstreams: readonly Upstream[]): Promise<Routes> {
+  const tools = new Map<string, { upstream: Upstream; tool: Tool }>();
+  for (const u of upstreams) {
+    for (const tool of await listTools(u)) {
+      if (tools.has(tool.name)) {
+        throw new BatonError('mcp_upstream_invalid', `tool ${tool.name} is offered by two upstreams`, {
+          tool: tool.name,
+        });
+      }
+      tools.set(tool.name, { upstream: u, tool });
+    }
+  }
+  return { tools };
+}
+
+/** A tool the policy lists but no upstream offers is an error at start (issue 15, item 2). */
+function checkPolicy(policy: McpPolicy, routes: Routes): void {
+  for (const p of policy.tools.values()) {
+    const route = routes.tools.get(p.tool);
+    if (route === undefined)
+      throw new BatonError('mcp_upstream_invalid', `policy tool ${p.tool} is not offered upstream`, {
+        tool: p.tool,
+      });
+    if (p.upstream !== null && route.upstream.name !== p.upstream) {
+      throw new BatonError(
+        'mcp_upstream_invalid',
+        `policy tool ${p.tool} is not offered by upstream ${p.upstream}`,
+        { tool: p.tool },
+      );
+    }
+    const read = p.settle.readTool;
+    if (read !== null && routes.tools.get(read.name)?.upstream !== route.upstream) {
+      throw new BatonError(
+        'mcp_upstream_invalid',
+        `read tool ${read.name} is not offered by ${p.tool}'s upstream`,
+        { tool: read.name },
+      );
+    }
+  }
+}
+
+function capabilities(upstreams: readonly Upstream[]): ServerCapabilities {
+  const any = (k: 'resources' | 'prompts'): boolean => upstreams.some((u) => u.capabilities[k] !== undefined);
+  return {
+    tools: {},
+    ...(any('resources') ? { resources: {} } : {}),
+    ...(any('prompts') ? { prompts: {} } : {}),
+  };
+}
+
+export async function startGateway(
+  options: GatewayOptions & { readonly upstreams: readonly UpstreamSpec[] },
+): Promise<Gateway> {
+  if (options.upstreams.length === 0)
+    throw new BatonError('usage', 'the gateway needs at least one upstream');
+  const upstreams: Upstream[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.allSettled(upstreams.map((u) => u.close()));
+  };
+  try {
+    for (const spec of options.upstreams) upstreams.push(await connectUpstream(spec));
+    const routes = await routeTools(upstreams);
+    checkPolicy(options.policy, routes);
+    const shared = { cache: new OutcomeCache(), routes };
+    return {
+      upstreams,
+      session: () => openSession(options, upstreams, shared),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+async function openSession(
+  options: GatewayOptions,
+  upstreams: readonly Upstream[],
+  shared: { cache: OutcomeCache; routes: Routes },
+): Promise<GatewaySession> {
+  const executor = await options.baton.takeover(options.policy.lineage);
+  const report = handoverReport(executor);
+  options.log?.(report.line);
+  const server = new Server(GATEWAY_INFO, {
+    capabilities: capabilities(upstreams),
+    instructions: report.instructions,
+  });
+  const inflight = new Map<string, Promise<CallToolResult>>();
+  const ctxFor = (name: string): Ctx | undefined => {
+    const p = options.policy.tools.get(name);
+    const route = shared.routes.tools.get(name);
+    if (p === undefined || route === undefined) return undefined;
+    return {
+      executor,
+      upstream: route.upstream,
+      policy: p,
+      cache: shared.cache,
+      inflight,
+      leaseKeys: options.leaseKeys,
+      missions: options.missions ?? MISSIONS_NOT_ENFORCED,
+      clock: options.clock ?? systemClock,
+      upstreamTimeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
+      hasOutputSchema: route.tool.outputSchema !== undefined,
+    };
+  };
+  registerTools(server, options.policy, upstreams, shared.routes, ctxFor);
+  registerResources(server, upstreams);
+  registerPrompts(server, upstreams);
+  return { server, executor };
+}
+
+function registerTools(
+  server: Server,
+  policy: McpPolicy,
+  upstreams: readonly Upstream[],
+  routes: Routes,
+  ctxFor: (name: string) => Ctx | undefined,
+): void {
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const tools: Tool[] = [];
+    for (const u of upstreams) {
+      for (const tool of await listTools(u)) {
+        const p = policy.tools.get(tool.name);
+        tools.push(p === undefined ? tool : annotateTool(tool, p, policy.lineage));
+      }
+    }
+    return { tools };
+  });
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const ctx = ctxFor(request.params.name);
+    // A consequential call ignores the agent's cancellation: Baton's record must be completed.
+    if (ctx !== undefined) return callConsequential(ctx, request.params);
+    const route = routes.tools.get(request.params.name);
+    if (route === undefined)
+      throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    return route.upstream.client.request(
+      { method: 'tools/call', params: request.params },
+      CallToolResultSchema,
+      { signal: extra.signal },
+    );
+  });
+}
+
+function registerResources(server: Server, upstreams: readonly Upstream[]): void {
+  const owners = upstreams.filter((u) => u.capabilities.resources !== undefined);
+  if (owners.length === 0) return;
+  const byUri = new Map<string, Upstream>();
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    const resources = [];
+    for (const u of owners) {
+      for (const r of await listResources(u)) {
+        byUri.set(r.uri, u);
+        resources.push(r);
+      }
+    }
+    return { resources };
+  });
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+    const resourceTemplates = [];
+    for (const u of owners) resourceTemplates.push(...(await listResourceTemplates(u)));
+    return { resourceTemplates };
+  });
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    // One upstream with resources owns every URI; with several, only a listed URI is routed.
+    const u = byUri.get(request.params.uri) ?? (owners.length === 1 ? owners[0] : undefined);
+    if (u === undefined) throw new McpError(ErrorCode.InvalidParams, 'Resource not listed by any upstream');
+    return u.client.readResource(request.params, { signal: extra.signal });
+  });
+}
+
+function registerPrompts(server: Server, upstreams: readonly Upstream[]): void {
+  const owners = upstreams.filter((u) => u.capabilities.prompts !== undefined);
+  if (owners.length === 0) return;
+  const byName = new Map<string, Upstream>();
+  server.setRequestHandler(ListPromptsRequestSchema, async () => {
+    const prompts = [];
+    for (const u of owners) {
+      for (const p of await listPrompts(u)) {
+        byName.set(p.name, u);
+        prompts.push(p);
+      }
+    }
+    return { prompts };
+  });
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+    const u = byName.get(request.params.name) ?? (owners.length === 1 ? owners[0] : undefined);
+    if (u === undefined) throw new McpError(ErrorCode.InvalidParams, 'Prompt not listed by any upstream');
+    return u.client.getPrompt(request.params, { signal: extra.signal });
+  });
+}

@@ -1,0 +1,12 @@
+// The public surface of src/mcp: the MCP gateway (DESIGN.md §1, docs/mcp.md).
+export { DEFAULT_UPSTREAM_TIMEOUT_MS, startGateway, type Gateway, type GatewaySession } from './gateway.js';
+export {
+  MISSIONS_NOT_ENFORCED,
+  type GatewayOptions,
+  type MissionGate,
+  type MissionVerdict,
+} from './gateway-types.js';
+export { parsePolicy, POLICY_FORMAT, readPolicy, type McpPolicy, type ToolPolicy } from './policy.js';
+export { META_CONSEQUENTIAL, META_ERROR, META_OCCURRENCE } from './results.js';
+export { serveHttp, serveStdio, type HttpGateway } from './serve.js';
+export type { UpstreamSpec } from './upstream.js';

@@ -1,0 +1,111 @@
+/**
+ * The gateway's downstream transports: stdio (one session: the process is the session) and
+ * Streamable HTTP on 127.0.0.1 by default (one session per `Mcp-Session-Id`, each its own
+ * takeover). HTTP request bodies are parsed strictly (src/core/json.ts: duplicate members refused).
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isBatonError } from '../core/errors.js';
+import { parseStrictJson, type JsonValue } from '../core/json.js';
+import type { Gateway } from './gateway.js';
+
+/** Serve one session on stdin/stdout until the agent closes stdin. */
+export async function serveStdio(gateway: Gateway): Promise<{ closed: Promise<void> }> {
+  const session = await gateway.session();
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    process.stdin.once('end', () => resolve());
+  });
+  await session.server.connect(transport);
+  return { closed };
+}
+
+export interface HttpGateway {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 4 * 1024 * 1024;
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new Error('body too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+export async function serveHttp(
+  gateway: Gateway,
+  port: number,
+  host: string,
+  log?: (line: string) => void,
+): Promise<HttpGateway> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp')
+      return jsonRpcError(res, 404, -32000, 'not found: use /mcp');
+    const id = req.headers['mcp-session-id'];
+    let body: JsonValue | undefined;
+    if (req.method === 'POST') {
+      try {
+        body = parseStrictJson(await readBody(req));
+      } catch (error) {
+        return jsonRpcError(
+          res,
+          400,
+          -32700,
+          isBatonError(error) ? `parse error: ${error.code}` : 'parse error',
+        );
+      }
+    }
+    const existing = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (existing !== undefined) return existing.handleRequest(req, res, body);
+    if (id !== undefined || req.method !== 'POST' || !isInitializeRequest(body)) {
+      return jsonRpcError(res, 400, -32000, 'no valid session: initialize first');
+    }
+    const session = await gateway.session();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sid) => void sessions.set(sid, transport),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+    };
+    await session.server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log?.(`mcp: http request failed: ${isBatonError(error) ? error.code : 'internal'}`);
+      if (!res.headersSent)
+        jsonRpcError(res, 500, -32603, isBatonError(error) ? `baton: ${error.code}` : 'internal error');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${bound}/mcp`,
+    close: async () => {
+      await Promise.allSettled([...sessions.values()].map((t) => t.close()));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * `baton mcp` in-process: --help documents every flag it parses; bad usage, a bad policy and a
+ * policy tool missing upstream are refused at start with a stable code and exit 2, before serving.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { main } from '../../src/cli/baton.js';
+import { MCP_OPTIONS } from '../../src/cli/commands/mcp.js';
+import type { CliIo } from '../../src/cli/io.js';
+import { makeWorld, policyFor } from './world.js';
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: CliIo = {
+    stdout: (s) => void (out += s),
+    stderr: (s) => void (err += s),
+    readStdin: () => Promise.resolve(Buffer.alloc(0)),
+  };
+  return { code: await main(argv, io), out, err };
+}
+
+test('baton mcp --help documents every flag', async () => {
+  const { code, out } = await run(['mcp', '--help']);
+  assert.equal(code, 0);
+  for (const flag of Object.keys(MCP_OPTIONS))
+    assert.match(out, new RegExp(`^\\s+--${flag}\\b`, 'm'), `--${flag}`);
+});
+
+test('baton mcp refuses bad usage, a bad policy and a policy tool missing upstream (exit 2)', async (t) => {
+  assert.match((await run(['mcp'])).err, /error: usage: --policy FILE is required/);
+  const w = await makeWorld(t);
+  const base = ['mcp', '--policy', w.policyFile, '--baton', w.batonUrl];
+  assert.match(
+    (await run([...base, '--upstream', 'ftp://x'])).err,
+    /error: usage: --upstream must be an http\(s\) URL/,
+  );
+  const bad = join(w.dir, 'bad.json');
+  writeFileSync(bad, '{"format":"baton.mcp-policy/1","format":"x"}');
+  const dup = await run(['mcp', '--policy', bad, '--baton', w.batonUrl, '--upstream', w.upstreamUrl]);
+  assert.equal(dup.code, 2);
+  assert.match(dup.err, /error: mcp_policy_invalid/);
+  const missing = policyFor(w.provider.profile);
+  (missing['tools'] as Record<string, unknown>)['refund'] = (missing['tools'] as Record<string, unknown>)[
+    'pay'
+  ];
+  const file = join(w.dir, 'missing.json');
+  writeFileSync(file, JSON.stringify(missing));
+  process.env['BATON_TOKEN'] = w.token;
+  t.after(() => delete process.env['BATON_TOKEN']);
+  const r = await run(['mcp', '--policy', file, '--baton', w.batonUrl, '--upstream', w.upstreamUrl]);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /error: mcp_upstream_invalid: policy tool refund is not offered upstream/);
+  assert.equal((await w.store.service.counts()).total, 0);
+});

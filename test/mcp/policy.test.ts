@@ -1,0 +1,84 @@
+/**
+ * The policy document `baton.mcp-policy/1`: strict JSON, unknown members and bad pointers refused with
+ * `mcp_policy_invalid`; the worked example in docs/mcp.md is a valid policy; the published JSON
+ * Schema names exactly the members the reader accepts.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { isBatonError } from '../../src/core/errors.js';
+import { parsePolicy } from '../../src/mcp/index.js';
+import { repoRoot } from '../support/paths.js';
+
+const docs = readFileSync(join(repoRoot, 'docs', 'mcp.md'), 'utf8');
+const example = /<!-- mcp-policy-example:start -->\n```json\n([\s\S]*?)```/.exec(docs)?.[1] ?? '';
+
+const refused = (text: string): boolean => {
+  try {
+    parsePolicy(text);
+    return false;
+  } catch (e) {
+    return isBatonError(e, 'mcp_policy_invalid');
+  }
+};
+
+function variant(edit: (tool: Record<string, unknown>) => void): string {
+  const doc = JSON.parse(example) as { tools: { pay: Record<string, unknown> } };
+  edit(doc.tools.pay);
+  return JSON.stringify(doc);
+}
+
+test('the worked example in docs/mcp.md is a valid policy', () => {
+  const p = parsePolicy(example);
+  const pay = p.tools.get('pay');
+  assert.equal(p.lineage, 'payments-agent');
+  assert.deepEqual(pay?.nativeKey, { to: 'argument', pointer: '/idempotency_key' });
+  assert.equal(pay?.mission?.required, true);
+});
+
+test('mcp_policy_invalid: duplicate members, unknown members, bad pointers, ambiguous amounts, wrong format', () => {
+  assert.ok(
+    refused(example.replace('"lineage": "payments-agent",', '"lineage": "a", "lineage": "b",')),
+    'duplicate',
+  );
+  assert.ok(refused(variant((t) => (t['retries'] = 3))), 'unknown member');
+  assert.ok(
+    refused(variant((t) => (t['creationKey'] = { from: 'arguments', pointers: ['invoice'] }))),
+    'pointer',
+  );
+  assert.ok(refused(variant((t) => (t['creationKey'] = { from: 'arguments', pointers: [] }))), 'no pointer');
+  assert.ok(
+    refused(variant((t) => (t['authority'] = { id: 'payouts', amount: { pointer: '/amount', fixed: 1 } }))),
+  );
+  assert.ok(
+    refused(variant((t) => (t['nativeKey'] = { to: 'argument', pointer: '' }))),
+    'whole-arguments key',
+  );
+  assert.ok(refused(variant((t) => (t['settle'] = { statusSources: false }))), 'nothing could settle');
+  assert.ok(refused(example.replace('baton.mcp-policy/1', 'baton.mcp-policy/2')), 'format');
+  assert.ok(refused('{"format":"baton.mcp-policy/1",'), 'not JSON');
+});
+
+test('schemas/mcp-tool-policy.schema.json names exactly the members the reader accepts', () => {
+  const schema = JSON.parse(
+    readFileSync(join(repoRoot, 'schemas', 'mcp-tool-policy.schema.json'), 'utf8'),
+  ) as {
+    properties: Record<string, unknown>;
+    $defs: { tool: { properties: Record<string, unknown>; required: string[] } };
+  };
+  assert.deepEqual(Object.keys(schema.properties).sort(), ['format', 'lineage', 'tools']);
+  const members = Object.keys(schema.$defs.tool.properties).sort();
+  assert.deepEqual(members, [
+    'acknowledgement',
+    'authority',
+    'creationKey',
+    'mission',
+    'nativeKey',
+    'provider',
+    'request',
+    'settle',
+    'upstream',
+  ]);
+  assert.deepEqual(schema.$defs.tool.required.sort(), ['authority', 'creationKey', 'provider']);
+});

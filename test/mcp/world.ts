@@ -1,0 +1,164 @@
+/**
+ * The gateway tests' world, all real: the sandbox provider (the effect oracle) on 127.0.0.1:0, a
+ * SQLite Baton store with the sandbox profile registered, Baton's HTTP server (src/server) on
+ * 127.0.0.1:0 with its status sources, an operator token, the test upstream MCP server over
+ * Streamable HTTP, and a policy file. Gateways are in-process (SDK InMemoryTransport downstream) or
+ * `baton mcp` child processes on stdio.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { HttpBatonClient } from '../../src/client/index.js';
+import { systemClock } from '../../src/core/clock.js';
+import type { JsonObject } from '../../src/core/json.js';
+import { parsePolicy, startGateway, type Gateway, type GatewayOptions } from '../../src/mcp/index.js';
+import { buildServer, createToken } from '../../src/server/index.js';
+import { AUTHORITY, openStore, startSandbox, type Provider, type Store } from '../client/support.js';
+import { newControl, serveUpstreamHttp, type UpstreamControl } from './upstream-payments.js';
+
+export const LINEAGE = 'payments-agent';
+
+export interface World {
+  readonly dir: string;
+  readonly provider: Provider;
+  readonly store: Store;
+  readonly batonUrl: string;
+  readonly token: string;
+  readonly upstreamUrl: string;
+  readonly control: UpstreamControl;
+  readonly policy: JsonObject;
+  readonly policyFile: string;
+  baton(): HttpBatonClient;
+}
+
+export function policyFor(profile: { id: string; version: string }, extra: JsonObject = {}): JsonObject {
+  return {
+    format: 'baton.mcp-policy/1',
+    lineage: LINEAGE,
+    tools: {
+      pay: {
+        provider: { profileId: profile.id, profileVersion: profile.version },
+        creationKey: { from: 'arguments', pointers: ['/invoice'] },
+        nativeKey: { to: 'argument', pointer: '/idempotency_key' },
+        authority: { id: AUTHORITY, amount: { pointer: '/amount' } },
+        acknowledgement: { status: '/status', reference: '/reference' },
+        settle: {
+          readTool: { name: 'payment_status', arguments: { idempotency_key: { from: 'nativeKey' } } },
+        },
+        ...extra,
+      },
+    },
+  };
+}
+
+export async function makeWorld(t: TestContext, options: { total?: number } = {}): Promise<World> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-mcp-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const provider = await startSandbox(t);
+  const store = await openStore(t, provider, options.total ?? 100_000);
+  const app = buildServer({ engine: store.engine, service: store.service, keys: provider.keys });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(() => app.close());
+  const { port } = app.server.address() as AddressInfo;
+  const { token } = await createToken(
+    store.engine,
+    { role: 'operator' },
+    { clock: systemClock, actor: 'test' },
+  );
+  const control = newControl();
+  const upstream = await serveUpstreamHttp(provider.sandbox.url, control);
+  t.after(() => upstream.close());
+  const policy = policyFor(provider.profile);
+  const policyFile = join(dir, 'policy.json');
+  writeFileSync(policyFile, JSON.stringify(policy, null, 2));
+  const batonUrl = `http://127.0.0.1:${port}`;
+  return {
+    dir,
+    provider,
+    store,
+    batonUrl,
+    token,
+    upstreamUrl: upstream.url,
+    control,
+    policy,
+    policyFile,
+    baton: () => new HttpBatonClient({ baseUrl: batonUrl, token }),
+  };
+}
+
+/** An in-process gateway in front of the world's HTTP upstream, and an SDK client on it. */
+export async function inProcessGateway(
+  t: TestContext,
+  w: World,
+  extra: Partial<GatewayOptions> = {},
+): Promise<{ gateway: Gateway; client: Client }> {
+  const gateway = await startGateway({
+    baton: w.baton(),
+    policy: parsePolicy(JSON.stringify(w.policy)),
+    upstreams: [{ name: 'payments', url: w.upstreamUrl }],
+    upstreamTimeoutMs: 5_000,
+    ...extra,
+  });
+  t.after(() => gateway.close());
+  return { gateway, client: await connectSession(t, gateway) };
+}
+
+export async function connectSession(t: TestContext, gateway: Gateway): Promise<Client> {
+  const session = await gateway.session();
+  const [down, up] = InMemoryTransport.createLinkedPair();
+  await session.server.connect(up);
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(down);
+  t.after(() => client.close());
+  return client;
+}
+
+const fromTs = import.meta.url.endsWith('.ts');
+export const MAIN = fileURLToPath(new URL(`../../src/cli/main.${fromTs ? 'ts' : 'js'}`, import.meta.url));
+export const UPSTREAM_SCRIPT = fileURLToPath(
+  new URL(`./upstream-payments.${fromTs ? 'ts' : 'js'}`, import.meta.url),
+);
+
+/** `baton mcp` as a child process on stdio, as an agent's MCP client config would start it. */
+export async function childGateway(
+  t: TestContext,
+  w: World,
+  upstream: string[] = ['--upstream', `payments=${w.upstreamUrl}`],
+): Promise<{ client: Client; transport: StdioClientTransport }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [
+      MAIN,
+      'mcp',
+      '--policy',
+      w.policyFile,
+      '--baton',
+      w.batonUrl,
+      '--upstream-timeout-ms',
+      '5000',
+      ...upstream,
+    ],
+    env: { PATH: process.env['PATH'] ?? '', BATON_TOKEN: w.token },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(transport, { timeout: 20_000 });
+  t.after(() => client.close());
+  return { client, transport };
+}
+
+/** A `pay` call's arguments as an agent sends them (no idempotency key: Baton supplies it). */
+export function payArgs(invoice: string, amount = 1_250): JsonObject {
+  return { amount, currency: 'eur', payee: 'acme-supplies', invoice };
+}
+
+export function nativeKeyOf(meta: unknown): string {
+  const m = meta as { 'baton/occurrence'?: { id?: string } } | undefined;
+  return m?.['baton/occurrence']?.id ?? '';
+}
