@@ -14,6 +14,7 @@ import {
   sandboxDeployment,
   type SandboxProvider,
 } from '../../src/providers/index.js';
+import { DEMO_DOMAIN } from '../../src/cli/demo/domain.js';
 import { openOccurrencesOnSqlite } from '../../src/store/index.js';
 import { EXAMPLE_ENV, LINEAGE, AUTHORITY } from './payments.js';
 
@@ -34,24 +35,8 @@ export async function startWorld(dir: string): Promise<World> {
   const opened = await openOccurrencesOnSqlite(db);
   try {
     const svc = opened.service;
-    await svc.configureDomain({
-      id: 'engine-example',
-      limits: {
-        maxPendingPerLineage: 10,
-        maxInFlightPerLineage: 10,
-        maxPendingPerDomain: 100,
-        maxInFlightPerDomain: 100,
-        entryWindowSeconds: 300,
-      },
-      bypassPaths: [
-        { kind: 'direct', status: 'present', description: 'the sandbox accepts payments from any caller' },
-        { kind: 'administrator', status: 'present', description: 'the sandbox admin API' },
-        { kind: 'break-glass', status: 'absent', description: 'none issued' },
-        { kind: 'queued', status: 'absent', description: 'none' },
-        { kind: 'alternate-protocol', status: 'absent', description: 'none' },
-        { kind: 'system-of-record', status: 'unknown', description: 'not reconciled by the example' },
-      ],
-    });
+    // The demo's domain (finite limits, an honest bypass disclosure) under the example's own id.
+    await svc.configureDomain({ ...DEMO_DOMAIN, id: 'engine-example' });
     const p = await svc.registerProfile(
       deployProfile(loadProfile('sandbox-payments'), sandboxDeployment(sandbox)),
     );

@@ -69,11 +69,7 @@ export class AdminClient {
 
   /** Refuses (`input_invalid`) a base URL that is not absolute http(s), as HttpBatonClient does. */
   constructor(options: AdminClientOptions) {
-    const { fetch: fetchFn, timeoutMs } = options;
-    this.#endpoint = endpoint(options.baseUrl, {
-      ...(fetchFn === undefined ? {} : { fetch: fetchFn }),
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    });
+    this.#endpoint = endpoint(options.baseUrl, { fetch: options.fetch, timeoutMs: options.timeoutMs });
     this.#token = options.token;
   }
 

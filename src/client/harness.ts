@@ -46,7 +46,7 @@ export class HarnessClient {
 
   constructor(o: HarnessClientOptions) {
     this.#o = o;
-    this.#endpoint = endpoint(o.baseUrl, o.fetch === undefined ? {} : { fetch: o.fetch });
+    this.#endpoint = endpoint(o.baseUrl, { fetch: o.fetch });
   }
 
   async #call<T>(x: Omit<Exchange, 'bearer'>, members: readonly string[]): Promise<T> {

@@ -142,11 +142,7 @@ export class HttpBatonClient implements BatonClient {
 
   /** Refuses (`input_invalid`) a base URL that is not absolute http(s), or carries user info, a query or a fragment. */
   constructor(options: HttpBatonClientOptions) {
-    const { fetch: fetchFn, timeoutMs } = options;
-    this.#endpoint = endpoint(options.baseUrl, {
-      ...(fetchFn === undefined ? {} : { fetch: fetchFn }),
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    });
+    this.#endpoint = endpoint(options.baseUrl, { fetch: options.fetch, timeoutMs: options.timeoutMs });
     this.#token = options.token;
   }
 

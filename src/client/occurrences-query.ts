@@ -63,11 +63,7 @@ export class OccurrencesQuery {
   readonly #token: string;
 
   constructor(options: OccurrencesQueryOptions) {
-    const { fetch: fetchFn, timeoutMs } = options;
-    this.#endpoint = endpoint(options.baseUrl, {
-      ...(fetchFn === undefined ? {} : { fetch: fetchFn }),
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    });
+    this.#endpoint = endpoint(options.baseUrl, { fetch: options.fetch, timeoutMs: options.timeoutMs });
     this.#token = options.token;
   }
 
