@@ -39,24 +39,29 @@ function refuseRelease(state: ReleaseState): Rejection | undefined {
   return undefined;
 }
 
+/** The released tombstone and its returned reservation: one transition for both release paths. */
+function released(
+  o: OccurrenceRecord,
+  a: AuthorityRecord,
+  now: number,
+): { occurrence: OccurrenceRecord; authority: AuthorityRecord } {
+  return {
+    occurrence: { ...o, phase: 'released', releasedAt: now, updatedAt: now, version: o.version + 1 },
+    authority: {
+      ...a,
+      reserved: a.reserved - o.authority.amount,
+      updatedAt: now,
+      version: a.version + 1,
+    },
+  };
+}
+
 export function decideRelease(state: ReleaseState, now: number): ReleaseDecision | Rejection {
   const refused = refuseRelease(state);
   if (refused !== undefined) return refused;
   const o = state.occurrence;
   const a = state.authority;
-  const occurrence: OccurrenceRecord = {
-    ...o,
-    phase: 'released',
-    releasedAt: now,
-    updatedAt: now,
-    version: o.version + 1,
-  };
-  const authority: AuthorityRecord = {
-    ...a,
-    reserved: a.reserved - o.authority.amount,
-    updatedAt: now,
-    version: a.version + 1,
-  };
+  const { occurrence, authority } = released(o, a, now);
   const body = {
     generation: state.caller.generation,
     capturedGeneration: o.capturedGeneration,
@@ -87,19 +92,8 @@ export function decideStopRelease(
   if (authority.id !== o.authority.id || authority.reserved < o.authority.amount) {
     return reject('store_corrupt', 'the reserved authority of this occurrence is missing');
   }
-  const released: OccurrenceRecord = {
-    ...o,
-    phase: 'released',
-    releasedAt: now,
-    updatedAt: now,
-    version: o.version + 1,
-  };
-  const a: AuthorityRecord = {
-    ...authority,
-    reserved: authority.reserved - o.authority.amount,
-    updatedAt: now,
-    version: authority.version + 1,
-  };
+  const next = released(o, authority, now);
+  const a = next.authority;
   const body = {
     capturedGeneration: o.capturedGeneration,
     proof: 'serialized_absence_of_provider_entry',
@@ -108,5 +102,5 @@ export function decideStopRelease(
     requestDigest: o.provider.requestDigest,
     authority: { id: a.id, returned: o.authority.amount, reservedAfter: a.reserved },
   };
-  return { occurrence: released, authority: a, events: [event(occurrenceSubject(o.id), 'released', body)] };
+  return { ...next, events: [event(occurrenceSubject(o.id), 'released', body)] };
 }
