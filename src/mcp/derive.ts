@@ -60,7 +60,8 @@ function amountOf(p: ToolPolicy, args: JsonObject): number {
 
 function object(value: unknown, path: string): JsonObject {
   if (value === undefined) return {};
-  return r.object(value, path, [], Object.keys(value as object));
+  // Tool arguments and `_meta` arrive as parsed JSON, so their members are JSON values.
+  return r.object(value, path, [], Object.keys(value as object)) as JsonObject;
 }
 
 export function deriveCall(p: ToolPolicy, rawArgs: unknown, rawMeta: unknown): DerivedCall {

@@ -173,7 +173,7 @@ function readTool(value: unknown, path: string): ReadToolRule | null {
       'true is not supported: only a status source pinned in the provider profile may settle (AOC-REQ-009)',
     );
   }
-  const a = r.object(f['arguments'], `${path}.arguments`, [], Object.keys((f['arguments'] ?? {}) as object));
+  const a = r.object(f['arguments'], `${path}.arguments`, [], Object.keys(f['arguments'] ?? {}));
   const args = Object.fromEntries(
     Object.entries(a).map(([k, v]) => [k, readArgument(v, `${path}.arguments.${k}`)]),
   );
@@ -229,7 +229,7 @@ function toolPolicy(tool: string, value: unknown, path: string): ToolPolicy {
 export function readPolicy(value: unknown): McpPolicy {
   const f = r.object(value, '$', ['format', 'lineage', 'tools']);
   if (f['format'] !== POLICY_FORMAT) r.fail('$.format', `must be ${POLICY_FORMAT}`);
-  const t = r.object(f['tools'], '$.tools', [], Object.keys((f['tools'] ?? {}) as object));
+  const t = r.object(f['tools'], '$.tools', [], Object.keys(f['tools'] ?? {}));
   const tools = new Map<string, ToolPolicy>();
   for (const [name, spec] of Object.entries(t)) {
     const path = `$.tools.${name}`;
