@@ -41,6 +41,8 @@ export const ERROR_CODES = {
   conflict: spec(409),
   unauthenticated: spec(401),
   forbidden: spec(403),
+  // console sessions (docs/console.md): a state-changing call without the session's CSRF token
+  csrf_invalid: spec(403),
   unavailable: spec(503, true),
   store_busy: spec(503, true),
   store_corrupt: spec(500),

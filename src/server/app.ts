@@ -34,6 +34,10 @@ import { setupRoutes } from './routes/setup.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { harnessRoutes } from './routes/harness.js';
 import type { MissionsService } from '../missions/index.js';
+import { registerConsole } from '../console/static.js';
+import { EventStreams } from './events.js';
+import { eventRoutes } from './routes/events.js';
+import { sessionRoutes } from './routes/session.js';
 
 export const DEFAULT_BODY_LIMIT = 1_048_576;
 export const API_VERSION = '0.1.0';
@@ -66,6 +70,12 @@ export interface ServerOptions {
   readonly harness?: MissionsService;
   /** The domain's Ed25519 private key: Baton signs its own continuity records with it (routes/continuity.ts). */
   readonly signingKey?: KeyObject;
+  /** Serve the operator console at /console/ (default true; `baton serve --no-console`). */
+  readonly console?: boolean;
+  /** Console session lifetime (default 8 h; docs/console.md). */
+  readonly sessionTtlMs?: number;
+  /** How often GET /v1/events reads the evidence log (default 500 ms). */
+  readonly eventPollMs?: number;
 }
 
 function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['logger'] {
@@ -169,6 +179,14 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...harnessRoutes(deps),
     ...continuityRoutes(deps),
   );
+  const streams = new EventStreams(options.engine, options.eventPollMs);
+  routes.push(...sessionRoutes(deps, options.sessionTtlMs), ...eventRoutes(streams));
   for (const spec of routes) registerRoute(app, deps, spec);
+  // Open event streams would hold a drain until its deadline: end them first.
+  app.addHook('preClose', (done) => {
+    streams.closeAll();
+    done();
+  });
+  if (options.console !== false) registerConsole(app);
   return app;
 }

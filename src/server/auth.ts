@@ -10,6 +10,7 @@ import { digestBytes } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
 import type { StoreEngine } from '../store/engine.js';
 import { findExecutorCredential, type PrincipalRole } from '../store/principals.js';
+import { authenticateSession } from './sessions.js';
 import { looksLikePrincipalToken, verifyToken } from './tokens.js';
 
 export type Role = PrincipalRole | 'executor';
@@ -19,6 +20,8 @@ export interface TokenPrincipal {
   readonly role: PrincipalRole;
   readonly tokenId: string;
   readonly name: string;
+  /** Present when the caller came with a console session cookie instead of the bearer token. */
+  readonly session?: { readonly id: string; readonly expiresAt: number; readonly csrfToken: string };
 }
 
 export interface ExecutorPrincipal {
@@ -62,6 +65,25 @@ export async function authenticate(engine: StoreEngine, header: string | undefin
     lineage: found.lineage,
     generation: found.generation,
     credential: bearer,
+  };
+}
+
+/**
+ * A console session (src/server/sessions.ts) as the principal of its token. The bearer header,
+ * when present, wins: a request is never authenticated by both.
+ */
+export async function authenticateCookie(
+  engine: StoreEngine,
+  cookie: string,
+  request: { method: string; csrf: string | undefined; now: number },
+): Promise<TokenPrincipal> {
+  const { session, csrfToken } = await authenticateSession(engine, cookie, request);
+  return {
+    kind: 'token',
+    role: session.role,
+    tokenId: session.tokenId,
+    name: session.name,
+    session: { id: session.id, expiresAt: session.expiresAt, csrfToken },
   };
 }
 

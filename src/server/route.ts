@@ -14,6 +14,7 @@ import type { StoreEngine } from '../store/engine.js';
 import type { ContinuityStore } from '../store/observations-service.js';
 import {
   authenticate,
+  authenticateCookie,
   authorize,
   type ExecutorPrincipal,
   type Principal,
@@ -21,6 +22,7 @@ import {
   type TokenPrincipal,
 } from './auth.js';
 import type { Metrics } from './metrics.js';
+import { cookieValue, CSRF_HEADER, SESSION_COOKIE } from './sessions.js';
 import { problem, type Schema } from './schemas/common.js';
 
 export interface ServerDeps {
@@ -41,11 +43,17 @@ export interface HandlerInput {
   readonly body: unknown;
   readonly params: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
+  /** Whether the request came over https (cookies are then `Secure`). */
+  readonly secure: boolean;
+  /** Aborted when the client goes away; only for `streams` routes (server-sent events). */
+  readonly closed?: AbortSignal;
 }
 
 export interface Reply {
   readonly status?: number;
   readonly body: unknown;
+  /** Extra response headers (Set-Cookie on sign-in and sign-out). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface RouteSchema {
@@ -66,6 +74,8 @@ export interface RouteSpec {
   readonly schema: RouteSchema;
   /** The success content type when it is not JSON. */
   readonly produces?: string;
+  /** The body is a long-lived stream (server-sent events): the handler gets `closed`. */
+  readonly streams?: boolean;
   readonly handler: (input: HandlerInput) => Promise<Reply>;
 }
 
@@ -84,7 +94,7 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
       roles === 'public'
         ? undefined
         : async (request) => {
-            const principal = await authenticate(deps.engine, request.headers.authorization);
+            const principal = await principalOf(deps, request);
             authorize(principal, roles);
             principals.set(request, principal);
           },
@@ -94,12 +104,34 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
         body: request.body,
         params: request.params as Record<string, string>,
         query: request.query as Record<string, string>,
+        secure: request.protocol === 'https',
+        ...(spec.streams === true && { closed: closedSignal(request) }),
       });
       reply.code(out.status ?? 200);
+      if (out.headers !== undefined) reply.headers(out.headers);
       if (spec.produces !== undefined) reply.type(spec.produces);
       return out.body;
     },
   });
+}
+
+/** The bearer token when there is an Authorization header, else the console session cookie. */
+export async function principalOf(deps: ServerDeps, request: FastifyRequest): Promise<Principal> {
+  const header = request.headers.authorization;
+  const cookie = cookieValue(request.headers.cookie, SESSION_COOKIE);
+  if (header !== undefined || cookie === undefined) return authenticate(deps.engine, header);
+  const csrf = request.headers[CSRF_HEADER];
+  return authenticateCookie(deps.engine, cookie, {
+    method: request.method,
+    csrf: typeof csrf === 'string' ? csrf : undefined,
+    now: deps.clock.wallMs(),
+  });
+}
+
+function closedSignal(request: FastifyRequest): AbortSignal {
+  const controller = new AbortController();
+  request.raw.socket.once('close', () => controller.abort());
+  return controller.signal;
 }
 
 /** Run one service command, recording its duration (one command = one transaction). */

@@ -41,10 +41,12 @@ const SERVE_OPTIONS = {
   config: { type: 'string', env: 'BATON_CONFIG' },
   'stop-matrix': { type: 'string', env: 'BATON_STOP_MATRIX' },
   json: { type: 'boolean' },
+  'no-console': { type: 'boolean', env: 'BATON_NO_CONSOLE' },
 } as const;
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
                    [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE] [--json]
+                   [--no-console]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
 in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
@@ -53,7 +55,9 @@ Defaults: --db ./baton.db, --port 4000 (0 picks a free port), --host 127.0.0.1, 
 Migrations run at start. Once listening, if the store has no active admin token, one is created
 and printed once. Then prints "baton listening on http://HOST:PORT (STORE)"; logs go to stderr as
 JSON lines. --json prints, once ready, one JSON line instead of both:
-{"url":"http://HOST:PORT","store":"STORE","adminToken":"btk…"|null}. See docs/operations.md.
+{"url":"http://HOST:PORT","store":"STORE","adminToken":"btk…"|null,"console":URL|null}.
+See docs/operations.md. The operator console (docs/console.md) is served at URL/console/ and its
+address printed after the listening line ("console at URL/console/"); --no-console turns it off.
 --config FILE applies a baton.config.json (docs/config.md) to the store before listening, exactly as
 \`baton apply\` would (idempotent; a conflict stops the start); its summary goes to stderr.
 --stop-matrix: the harness's stop-behaviour matrix (docs/harness.md); one that misses the draft's
@@ -170,6 +174,7 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       signingKey: opened.domainKey.privateKey,
       keys,
       logger: { level, stream: process.stderr },
+      console: values['no-console'] !== true,
     });
     await app.listen({ port: wanted, host }).catch((cause: unknown) => {
       throw listenError(cause, host, wanted);
@@ -177,13 +182,16 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
     // After the listen: a server that cannot listen leaves no admin token nobody was shown.
     const adminToken = await firstAdmin(opened);
     const url = `http://${urlHost(host)}:${(app.server.address() as AddressInfo).port}`;
+    const consoleUrl = values['no-console'] === true ? null : `${url}/console/`;
     if (values.json === true) {
-      printJson(io, { url, store: opened.description, adminToken });
+      printJson(io, { url, store: opened.description, adminToken, console: consoleUrl });
     } else {
       if (adminToken !== null) {
         io.stdout(`initial admin token (shown once; only its digest is stored): ${adminToken}\n`);
       }
       io.stdout(`baton listening on ${url} (${opened.description})\n`);
+      if (consoleUrl !== null)
+        io.stdout(`console at ${consoleUrl} (sign in with an operator or admin token)\n`);
     }
     return { opened, app, timeoutMs };
   } catch (error) {
