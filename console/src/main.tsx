@@ -1,0 +1,137 @@
+/** The operator console (issue 14, docs/console.md): sign-in, then the pages by hash route. */
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ok, setCsrf } from './api.js';
+import { ErrorNote } from './format.js';
+import { href, useRoute } from './router.js';
+import { Overview } from './pages/overview.js';
+import { OccurrenceList } from './pages/occurrences.js';
+import { OccurrencePage } from './pages/occurrence.js';
+import { LineagePage } from './pages/lineage.js';
+import { VerifyPage } from './pages/verify.js';
+import { AuthoritiesPage } from './pages/authorities.js';
+import { TokensPage } from './pages/tokens.js';
+import './style.css';
+
+export interface SessionView {
+  readonly role: 'operator' | 'admin';
+  readonly name: string;
+  readonly tokenId: string;
+  readonly expiresAt: number;
+  readonly csrfToken: string;
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: (s: SessionView) => void }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState<unknown>();
+  const submit = async (e: Event): Promise<void> => {
+    e.preventDefault();
+    try {
+      onSignedIn(ok(await api.POST('/v1/session', { body: { token } })));
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <main class="signin">
+      <h1>Baton console</h1>
+      <form onSubmit={(e) => void submit(e)}>
+        <label for="token">Operator or admin token</label>
+        <input
+          id="token"
+          type="password"
+          autocomplete="off"
+          value={token}
+          onInput={(e) => setToken((e.target as HTMLInputElement).value)}
+          required
+        />
+        <button type="submit">Sign in</button>
+      </form>
+      <ErrorNote error={error} />
+    </main>
+  );
+}
+
+const PAGES: readonly (readonly [string, string, boolean])[] = [
+  ['overview', 'Overview', false],
+  ['occurrences', 'Occurrences', false],
+  ['lineages', 'Lineages', false],
+  ['authorities', 'Authority budgets', false],
+  ['verify', 'Evidence verification', false],
+  ['tokens', 'Tokens', true],
+];
+
+function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: () => void }) {
+  const route = useRoute();
+  const signOut = async (): Promise<void> => {
+    await api.DELETE('/v1/session');
+    setCsrf(undefined);
+    onSignedOut();
+  };
+  const admin = session.role === 'admin';
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Baton</span>
+        <nav aria-label="Pages">
+          {PAGES.filter(([, , adminOnly]) => admin || !adminOnly).map(([page, label]) => (
+            <a href={href(page)} aria-current={route.page === page ? 'page' : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <span class="who">
+          {session.name} ({session.role})
+          <button type="button" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </span>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Page page={route.page} arg={route.arg} query={route.query} session={session} />
+      </main>
+    </>
+  );
+}
+
+function Page(p: { page: string; arg: string | undefined; query: URLSearchParams; session: SessionView }) {
+  switch (p.page) {
+    case 'occurrences':
+      return p.arg === undefined ? <OccurrenceList query={p.query} /> : <OccurrencePage id={p.arg} />;
+    case 'lineages':
+      return <LineagePage lineage={p.arg} />;
+    case 'authorities':
+      return <AuthoritiesPage />;
+    case 'verify':
+      return <VerifyPage />;
+    case 'tokens':
+      return p.session.role === 'admin' ? <TokensPage /> : <p>This page is for admins.</p>;
+    default:
+      return <Overview />;
+  }
+}
+
+function App() {
+  const [session, setSession] = useState<SessionView | null | undefined>(undefined);
+  useEffect(() => {
+    void api.GET('/v1/session').then((r) => setSession(r.data ?? null));
+  }, []);
+  useEffect(() => setCsrf(session?.csrfToken), [session]);
+  if (session === undefined) return <p aria-busy="true">Loading…</p>;
+  if (session === null)
+    return (
+      <SignIn
+        onSignedIn={(s) => {
+          setCsrf(s.csrfToken);
+          setSession(s);
+        }}
+      />
+    );
+  return <Shell session={session} onSignedOut={() => setSession(null)} />;
+}
+
+const root = document.getElementById('app');
+if (root !== null) render(<App />, root);

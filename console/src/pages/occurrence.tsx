@@ -1,0 +1,191 @@
+/**
+ * One occurrence: the timeline of every evidence event (time, actor, generation, body) with the
+ * chain walk's verdict per event, the provider binding and native key, missing knowledge in plain
+ * words, linked occurrences as links, the lineage's handovers, and "reconcile now" (operators and
+ * admins; the answer's evidence is shown). Release and remedies belong to the reservation's
+ * executor (AOC-REQ-008, -012), so the console links to the CLI for them instead of a button.
+ */
+import { useState } from 'preact/hooks';
+import { api, ok } from '../api.js';
+import { useEvidenceEvents } from '../events.js';
+import { ErrorNote, MISSING_KNOWLEDGE, Time } from '../format.js';
+import { useLoad } from '../load.js';
+import { href } from '../router.js';
+import { StateBadge } from './occurrences.js';
+
+interface EvidenceEvent {
+  readonly seq: number;
+  readonly type: string;
+  readonly body?: unknown;
+  readonly at: number;
+  readonly actor: string;
+  readonly hash: string;
+}
+
+function generationOf(e: EvidenceEvent): string {
+  const b = e.body as Record<string, unknown> | null | undefined;
+  const g = b?.['generation'] ?? b?.['capturedGeneration'] ?? b?.['enteredGeneration'];
+  const m = /#(\d+)$/.exec(e.actor);
+  return typeof g === 'number' ? String(g) : (m?.[1] ?? '—');
+}
+
+function reasonsOf(body: unknown): string[] {
+  const found = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (typeof v === 'object' && v !== null) {
+      for (const [k, x] of Object.entries(v)) {
+        if (k === 'missingKnowledge' || k === 'reason' || k === 'reasons') {
+          for (const r of [x].flat()) if (typeof r === 'string' && r in MISSING_KNOWLEDGE) found.add(r);
+        }
+        walk(x);
+      }
+    }
+  };
+  walk(body);
+  return [...found];
+}
+
+function Timeline({ events, verified }: { events: readonly EvidenceEvent[]; verified: ReadonlySet<number> }) {
+  return (
+    <ol class="timeline">
+      {events.map((e) => (
+        <li>
+          <div class="event-head">
+            <strong>{e.type}</strong> <Time ms={e.at} /> · {e.actor} · generation {generationOf(e)} ·{' '}
+            {verified.has(e.seq) ? (
+              <span class="badge good">chain verified</span>
+            ) : (
+              <span class="badge bad">chain broken</span>
+            )}
+          </div>
+          {reasonsOf(e.body).map((r) => (
+            <p class="reason">
+              Missing knowledge ({r}): {MISSING_KNOWLEDGE[r]}
+            </p>
+          ))}
+          <details>
+            <summary>Body (seq {e.seq})</summary>
+            <pre>{JSON.stringify(e.body, null, 2)}</pre>
+          </details>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function OccurrencePage({ id }: { id: string }) {
+  const detail = useLoad(
+    async () => ok(await api.GET('/v1/occurrences/{id}', { params: { path: { id } } })),
+    [id],
+  );
+  useEvidenceEvents(() => detail.reload(), `occurrence:${id}`);
+  const [confirming, setConfirming] = useState(false);
+  const [result, setResult] = useState<unknown>();
+  const [error, setError] = useState<unknown>();
+  const reconcile = async (): Promise<void> => {
+    setConfirming(false);
+    try {
+      setResult(ok(await api.POST('/v1/occurrences/{id}/reconcile', { params: { path: { id } }, body: {} })));
+      setError(undefined);
+      detail.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const d = detail.value;
+  if (d === undefined) return <ErrorNote error={detail.error} />;
+  const o = d.occurrence;
+  const verified = new Set(d.chains.occurrence.verified);
+  const links: [string, string | null][] = [
+    ['Remedy of', o.remedyOf],
+    ['Re-issue of', o.reissueOf],
+  ];
+  return (
+    <section aria-labelledby="o-h">
+      <h1 id="o-h">
+        Occurrence {o.id} <StateBadge o={o} />
+      </h1>
+      <dl class="facts">
+        <dt>Lineage</dt>
+        <dd>
+          <a href={href('lineages', o.lineage)}>{o.lineage}</a> (captured generation {o.capturedGeneration})
+        </dd>
+        <dt>Phase / outcome / effect</dt>
+        <dd>
+          {o.phase} / {o.outcome} / {o.effect}
+        </dd>
+        <dt>Provider binding</dt>
+        <dd>
+          {o.provider.profileId}@{o.provider.profileVersion} · {o.provider.account} · {o.provider.environment}
+        </dd>
+        <dt>Native key</dt>
+        <dd>
+          <code>{o.provider.nativeKey ?? '—'}</code> ({o.provider.nativeKeyRule})
+        </dd>
+        <dt>Provider reference</dt>
+        <dd>{o.provider.providerReference ?? '—'}</dd>
+        <dt>Creation key</dt>
+        <dd>{o.creationBinding.key}</dd>
+        <dt>Authority</dt>
+        <dd>
+          {o.authority.amount} {o.authority.unit} of {o.authority.id}
+        </dd>
+        <dt>Created / entered / resolved</dt>
+        <dd>
+          <Time ms={o.createdAt} /> / <Time ms={o.enteredAt} /> / <Time ms={o.resolvedAt} />
+        </dd>
+        {links
+          .filter(([, v]) => v !== null)
+          .map(([label, v]) => (
+            <>
+              <dt>{label}</dt>
+              <dd>
+                <a href={href('occurrences', v ?? '')}>{v}</a>
+              </dd>
+            </>
+          ))}
+        {o.linkedIds.map((l) => (
+          <>
+            <dt>{l.type}</dt>
+            <dd>{l.value}</dd>
+          </>
+        ))}
+      </dl>
+      <div class="actions">
+        {confirming ? (
+          <div role="dialog" aria-labelledby="confirm-h" class="confirm">
+            <p id="confirm-h">Ask the pinned status sources about {o.id} now?</p>
+            <button type="button" onClick={() => void reconcile()}>
+              Confirm reconcile
+            </button>
+            <button type="button" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </div>
+        ) : (
+          <button type="button" onClick={() => setConfirming(true)}>
+            Reconcile now
+          </button>
+        )}
+        <p class="muted">
+          Release and remedies are the executor's commands (AOC-REQ-008, -012): <code>baton occurrences</code>{' '}
+          and the SDK.
+        </p>
+      </div>
+      <ErrorNote error={error} />
+      {result !== undefined && (
+        <details open class="result">
+          <summary>Reconcile answer</summary>
+          <pre>{JSON.stringify(result, null, 2)}</pre>
+        </details>
+      )}
+      <h2>
+        Evidence ({d.evidence.length} events, chain {d.chains.occurrence.ok ? 'verified' : 'BROKEN'})
+      </h2>
+      <Timeline events={d.evidence} verified={verified} />
+      <h2>Handovers of the lineage</h2>
+      <Timeline events={d.handovers} verified={new Set(d.chains.lineage.verified)} />
+    </section>
+  );
+}

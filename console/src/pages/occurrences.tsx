@@ -1,0 +1,182 @@
+/**
+ * Occurrences: filters (phase, outcome, lineage, profile, creation key, time), search by id or
+ * creation key, cursor pages over the list API's index, live updates via GET /v1/events.
+ */
+import { useState } from 'preact/hooks';
+import { api, ok } from '../api.js';
+import type { paths } from '../generated/api.js';
+import { useEvidenceEvents } from '../events.js';
+import { ErrorNote, Time } from '../format.js';
+import { useLoad } from '../load.js';
+import { href } from '../router.js';
+
+type Query = NonNullable<paths['/v1/occurrences']['get']['parameters']['query']>;
+type OccurrencePage = Awaited<ReturnType<typeof listPage>>;
+export type Occurrence = OccurrencePage['occurrences'][number];
+
+const PHASES = ['reserved', 'entered', 'resolved', 'released'];
+const OUTCOMES = ['unknown', 'accepted', 'success', 'not_accepted', 'final_failure'];
+const FILTERS = ['phase', 'outcome', 'lineage', 'profile', 'creationKey', 'from', 'to'] as const;
+
+async function listPage(query: Query) {
+  return ok(await api.GET('/v1/occurrences', { params: { query } }));
+}
+
+function queryOf(params: URLSearchParams, cursor: string | undefined): Query {
+  const q: Record<string, string> = {};
+  for (const k of FILTERS) {
+    const v = params.get(k);
+    if (v !== null && v !== '') q[k] = k === 'from' || k === 'to' ? new Date(v).toISOString() : v;
+  }
+  if (cursor !== undefined) q['cursor'] = cursor;
+  q['limit'] = '25';
+  return q;
+}
+
+export function StateBadge({
+  o,
+}: {
+  o: { phase: string; outcome: string; unresolved: boolean; conflict: boolean };
+}) {
+  const label = o.conflict
+    ? 'conflict'
+    : o.unresolved
+      ? 'unresolved'
+      : o.phase === 'resolved'
+        ? o.outcome
+        : o.phase;
+  const cls = o.unresolved || o.conflict ? 'bad' : o.outcome === 'success' ? 'good' : 'plain';
+  return <span class={`badge ${cls}`}>{label === 'success' ? 'succeeded' : label}</span>;
+}
+
+export function OccurrenceList({ query }: { query: URLSearchParams }) {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const page = useLoad(() => listPage(queryOf(query, cursor)), [query.toString(), cursor]);
+  const [live, setLive] = useState(0);
+  useEvidenceEvents((subject) => {
+    if (subject.startsWith('occurrence:')) {
+      setLive((n) => n + 1);
+      if (cursor === undefined) page.reload();
+    }
+  });
+  const [search, setSearch] = useState('');
+  const go = (e: Event): void => {
+    e.preventDefault();
+    const form = new FormData(e.target as HTMLFormElement);
+    const p = new URLSearchParams();
+    for (const k of FILTERS) {
+      const v = form.get(k);
+      if (typeof v === 'string' && v !== '') p.set(k, v);
+    }
+    setCursors([]);
+    location.hash = href('occurrences', undefined, p);
+  };
+  const find = (e: Event): void => {
+    e.preventDefault();
+    const s = search.trim();
+    if (s === '') return;
+    if (s.startsWith('occ_')) location.hash = href('occurrences', s);
+    else location.hash = href('occurrences', undefined, new URLSearchParams({ creationKey: s }));
+  };
+  return (
+    <section aria-labelledby="occ-h">
+      <h1 id="occ-h">Occurrences</h1>
+      <form class="search" role="search" onSubmit={find}>
+        <label for="search">Search by occurrence id or creation key</label>
+        <input id="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
+        <button type="submit">Find</button>
+      </form>
+      <form class="filters" onSubmit={go}>
+        <Select name="phase" label="Phase" values={PHASES} value={query.get('phase')} />
+        <Select name="outcome" label="Outcome" values={OUTCOMES} value={query.get('outcome')} />
+        {(['lineage', 'profile', 'creationKey'] as const).map((k) => (
+          <span class="field">
+            <label for={`f-${k}`}>
+              {k === 'creationKey' ? 'Creation key' : k[0]?.toUpperCase() + k.slice(1)}
+            </label>
+            <input id={`f-${k}`} name={k} value={query.get(k) ?? ''} />
+          </span>
+        ))}
+        <span class="field">
+          <label for="f-from">Created from</label>
+          <input id="f-from" name="from" type="datetime-local" value={query.get('from') ?? ''} />
+        </span>
+        <span class="field">
+          <label for="f-to">Created before</label>
+          <input id="f-to" name="to" type="datetime-local" value={query.get('to') ?? ''} />
+        </span>
+        <button type="submit">Apply filters</button>
+      </form>
+      <p class="muted" aria-live="polite">
+        Live: {live} new evidence event{live === 1 ? '' : 's'} since this page opened.
+      </p>
+      <ErrorNote error={page.error} />
+      <div class="scroll">
+        <table>
+          <caption class="sr-only">Occurrences, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Occurrence</th>
+              <th scope="col">State</th>
+              <th scope="col">Lineage</th>
+              <th scope="col">Profile</th>
+              <th scope="col">Creation key</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(page.value?.occurrences ?? []).map((o) => (
+              <tr>
+                <td>
+                  <a href={href('occurrences', o.id)}>{o.id}</a>
+                </td>
+                <td>
+                  <StateBadge o={o} />
+                </td>
+                <td>
+                  <a href={href('lineages', o.lineage)}>{o.lineage}</a>
+                </td>
+                <td>{o.provider.profileId}</td>
+                <td>{o.creationBinding.key}</td>
+                <td>
+                  <Time ms={o.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <nav class="pager" aria-label="Pages of occurrences">
+        <button
+          type="button"
+          disabled={cursors.length === 0}
+          onClick={() => setCursors(cursors.slice(0, -1))}
+        >
+          Previous page
+        </button>
+        <button
+          type="button"
+          disabled={page.value?.nextCursor == null}
+          onClick={() => page.value?.nextCursor != null && setCursors([...cursors, page.value.nextCursor])}
+        >
+          Next page
+        </button>
+      </nav>
+    </section>
+  );
+}
+
+function Select(p: { name: string; label: string; values: readonly string[]; value: string | null }) {
+  return (
+    <span class="field">
+      <label for={`f-${p.name}`}>{p.label}</label>
+      <select id={`f-${p.name}`} name={p.name} value={p.value ?? ''}>
+        <option value="">any</option>
+        {p.values.map((v) => (
+          <option value={v}>{v}</option>
+        ))}
+      </select>
+    </span>
+  );
+}

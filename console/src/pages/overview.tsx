@@ -1,0 +1,78 @@
+/** Overview: counts by phase and outcome, unresolved work first (docs/console.md). */
+import { api, ok } from '../api.js';
+import { useEvidenceEvents } from '../events.js';
+import { age, ErrorNote, Time } from '../format.js';
+import { useLoad } from '../load.js';
+import { href } from '../router.js';
+import { StateBadge } from './occurrences.js';
+
+function Bars({ title, values }: { title: string; values: Readonly<Record<string, number>> }) {
+  const max = Math.max(1, ...Object.values(values));
+  return (
+    <figure class="bars">
+      <figcaption>{title}</figcaption>
+      <table>
+        <tbody>
+          {Object.entries(values).map(([k, v]) => (
+            <tr>
+              <th scope="row">{k}</th>
+              <td>
+                <meter min={0} max={max} value={v} aria-label={`${k}: ${v}`} />
+              </td>
+              <td class="num">{v}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </figure>
+  );
+}
+
+export function Overview() {
+  const counts = useLoad(async () => ok(await api.GET('/v1/counts')), []);
+  const open = useLoad(
+    async () =>
+      ok(
+        await api.GET('/v1/occurrences', {
+          params: { query: { phase: 'entered', outcome: 'unknown', limit: '10' } },
+        }),
+      ),
+    [],
+  );
+  useEvidenceEvents(() => {
+    counts.reload();
+    open.reload();
+  });
+  const c = counts.value;
+  const unresolved = (open.value?.occurrences ?? []).filter((o) => o.unresolved);
+  const oldest = unresolved.reduce<number | undefined>(
+    (m, o) => (m === undefined || o.createdAt < m ? o.createdAt : m),
+    undefined,
+  );
+  return (
+    <section aria-labelledby="ov-h">
+      <h1 id="ov-h">Overview</h1>
+      <ErrorNote error={counts.error ?? open.error} />
+      <h2>Unresolved first</h2>
+      <p class="big">
+        <strong>{c?.unresolved ?? '…'}</strong> unresolved, <strong>{c?.conflicts ?? '…'}</strong> in
+        conflict, of {c?.total ?? '…'} occurrences.
+        {oldest !== undefined && <> The oldest shown has waited {age(oldest)}.</>}
+      </p>
+      <ul class="plain">
+        {unresolved.map((o) => (
+          <li>
+            <a href={href('occurrences', o.id)}>{o.id}</a> <StateBadge o={o} /> {o.lineage} · created{' '}
+            <Time ms={o.createdAt} />
+          </li>
+        ))}
+      </ul>
+      {c !== undefined && (
+        <div class="grid">
+          <Bars title="By phase" values={c.byPhase} />
+          <Bars title="By outcome" values={c.byOutcome} />
+        </div>
+      )}
+    </section>
+  );
+}
