@@ -20,29 +20,31 @@ function LineageView({ lineage }: { lineage: string }) {
       <p>
         Retired generations: {v.retiredGenerations.length === 0 ? 'none' : v.retiredGenerations.join(', ')}
       </p>
-      <table>
-        <caption>Generations</caption>
-        <thead>
-          <tr>
-            <th scope="col">Generation</th>
-            <th scope="col">Issued</th>
-            <th scope="col">Retired</th>
-          </tr>
-        </thead>
-        <tbody>
-          {v.credentials.map((c) => (
+      <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
+        <table>
+          <caption>Generations</caption>
+          <thead>
             <tr>
-              <td>{c.generation}</td>
-              <td>
-                <Time ms={c.issuedAt} />
-              </td>
-              <td>
-                {c.retiredAt === null ? <span class="badge good">current</span> : <Time ms={c.retiredAt} />}
-              </td>
+              <th scope="col">Generation</th>
+              <th scope="col">Issued</th>
+              <th scope="col">Retired</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {v.credentials.map((c) => (
+              <tr>
+                <td>{c.generation}</td>
+                <td>
+                  <Time ms={c.issuedAt} />
+                </td>
+                <td>
+                  {c.retiredAt === null ? <span class="badge good">current</span> : <Time ms={c.retiredAt} />}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       <h2>Takeovers and handovers</h2>
       <ol class="timeline">
         {v.evidence.map((e) => (

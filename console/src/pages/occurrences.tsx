@@ -112,7 +112,7 @@ export function OccurrenceList({ query }: { query: URLSearchParams }) {
         Live: {live} new evidence event{live === 1 ? '' : 's'} since this page opened.
       </p>
       <ErrorNote error={page.error} />
-      <div class="scroll">
+      <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
         <table>
           <caption class="sr-only">Occurrences, newest first</caption>
           <thead>
