@@ -16,6 +16,7 @@ import {
   failedCriteria,
   ficObs,
   producerOf,
+  projectBarrier,
   projectHandoff,
   readMeasurementProfile,
   seededSample,
@@ -28,6 +29,7 @@ import {
   type SeriesPoint,
 } from '../observations/index.js';
 import type { SqlExecutor, StoreEngine } from './engine.js';
+import { barrierFacts } from './observations-barriers.js';
 import {
   actionEvidence,
   enteredOccurrences,
@@ -85,18 +87,22 @@ export class ContinuityStore {
   }
 
   /**
-   * Write the handoff record of every takeover (of one lineage, or all) not yet recorded (B3.3);
-   * safe to run any number of times.
+   * Write the handoff record of every takeover (of one lineage, or all) not yet recorded (B3.3)
+   * and, unless a lineage is named, every revocation-barrier record (B3.4); safe to run any
+   * number of times.
    */
   async project(actor = 'system:observations', lineage?: string): Promise<ProjectionResult> {
-    const facts = await this.#engine.read(async (ex) =>
-      handoffFacts(ex, (await this.#domain(ex)).id, lineage),
-    );
+    const records = await this.#engine.read(async (ex) => {
+      const domain = (await this.#domain(ex)).id;
+      const handoffs = (await handoffFacts(ex, domain, lineage)).map(projectHandoff);
+      if (lineage !== undefined) return handoffs;
+      return [...handoffs, ...(await barrierFacts(ex, domain)).map(projectBarrier)];
+    });
     let created = 0;
     let existing = 0;
     const conflicts: string[] = [];
-    for (const f of facts) {
-      const signed = await signRecord(projectHandoff(f), this.#key);
+    for (const record of records) {
+      const signed = await signRecord(record, this.#key);
       try {
         const r = await this.#engine.transaction((tx) =>
           insertRecord(tx, signed, this.#clock.wallMs(), actor),
