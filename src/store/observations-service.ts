@@ -61,19 +61,28 @@ export interface FicQuery {
   readonly sample?: { readonly size: number; readonly seed: string };
 }
 
+/** Told about every record the projector writes or refuses (the server counts them, issue 12 §5). */
+export interface ProjectionObserver {
+  written(eventType: string): void;
+  refused(code: string): void;
+}
+
 export interface ContinuityOptions {
   readonly engine: StoreEngine;
   /** The domain's Ed25519 private key: Baton signs its own records with it. */
   readonly signingKey: KeyObject;
   readonly clock?: Clock;
+  readonly observer?: ProjectionObserver;
 }
 
 export class ContinuityStore {
   readonly #engine: StoreEngine;
   readonly #key: KeyObject;
   readonly #clock: Clock;
+  readonly #observer: ProjectionObserver | undefined;
 
   constructor(options: ContinuityOptions) {
+    this.#observer = options.observer;
     this.#engine = options.engine;
     this.#key = options.signingKey;
     this.#clock = options.clock ?? systemClock;
@@ -107,10 +116,13 @@ export class ContinuityStore {
         const r = await this.#engine.transaction((tx) =>
           insertRecord(tx, signed, this.#clock.wallMs(), actor),
         );
-        if (r.status === 'created') created++;
-        else existing++;
+        if (r.status === 'created') {
+          created++;
+          this.#observer?.written(signed.event_type);
+        } else existing++;
       } catch (error) {
         if (!isBatonError(error, 'observation_record_conflict')) throw error;
+        this.#observer?.refused(error.code);
         conflicts.push(signed.record_id);
       }
     }
