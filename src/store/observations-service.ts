@@ -28,7 +28,7 @@ import {
   type PinnedProfile,
   type SeriesPoint,
 } from '../observations/index.js';
-import type { SqlExecutor, StoreEngine } from './engine.js';
+import type { SqlExecutor, StoreEngine, Transaction } from './engine.js';
 import { barrierFacts } from './observations-barriers.js';
 import {
   actionEvidence,
@@ -46,6 +46,9 @@ import {
   type InsertResult,
   type StoredRecord,
 } from './observations-records.js';
+
+/** Records per projection transaction: bounded, so a first projection of a long log never holds the writer long. */
+const PROJECTION_BATCH = 256;
 
 export interface ProjectionResult {
   readonly created: number;
@@ -107,26 +110,47 @@ export class ContinuityStore {
       if (lineage !== undefined) return handoffs;
       return [...handoffs, ...(await barrierFacts(ex, domain)).map(projectBarrier)];
     });
+    const signed = await Promise.all(records.map((r) => signRecord(r, this.#key)));
     let created = 0;
     let existing = 0;
     const conflicts: string[] = [];
-    for (const record of records) {
-      const signed = await signRecord(record, this.#key);
-      try {
-        const r = await this.#engine.transaction((tx) =>
-          insertRecord(tx, signed, this.#clock.wallMs(), actor),
-        );
-        if (r.status === 'created') {
+    for (let i = 0; i < signed.length; i += PROJECTION_BATCH) {
+      const batch = signed.slice(i, i + PROJECTION_BATCH);
+      const outcomes = await this.#engine.transaction((tx) => this.#insertAll(tx, batch, actor));
+      outcomes.forEach((o, j) => {
+        const r = batch[j] as ObservationRecord;
+        if (o === 'created') {
           created++;
-          this.#observer?.written(signed.event_type);
-        } else existing++;
-      } catch (error) {
-        if (!isBatonError(error, 'observation_record_conflict')) throw error;
-        this.#observer?.refused(error.code);
-        conflicts.push(signed.record_id);
-      }
+          this.#observer?.written(r.event_type);
+        } else if (o === 'exists') existing++;
+        else {
+          this.#observer?.refused('observation_record_conflict');
+          conflicts.push(r.record_id);
+        }
+      });
     }
     return { created, existing, conflicts };
+  }
+
+  /**
+   * One transaction per batch (one COMMIT instead of one per record). A conflict is found by a
+   * read after `ON CONFLICT DO NOTHING`, never by a failed statement, so the batch goes on.
+   */
+  async #insertAll(
+    tx: Transaction,
+    batch: readonly ObservationRecord[],
+    actor: string,
+  ): Promise<('created' | 'exists' | 'conflict')[]> {
+    const out: ('created' | 'exists' | 'conflict')[] = [];
+    for (const r of batch) {
+      try {
+        out.push((await insertRecord(tx, r, this.#clock.wallMs(), actor)).status);
+      } catch (error) {
+        if (!isBatonError(error, 'observation_record_conflict')) throw error;
+        out.push('conflict');
+      }
+    }
+    return out;
   }
 
   /** Store a record someone submitted (already read and, when signed, verified by the caller). */
