@@ -15,7 +15,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { type Sha256HexTag, sha256HexTag } from './digest.js';
-import { publicKeyDefect, signatureDefect } from './ed25519-policy.js';
+import { publicKeyDefect, signatureDefect, type PublicKeyDefect } from './ed25519-policy.js';
 import { BatonError } from './errors.js';
 
 /** SubjectPublicKeyInfo for id-Ed25519 (1.3.101.112) with a 32-byte BIT STRING (RFC 8410 §4). */
@@ -57,10 +57,18 @@ export function generateEd25519KeyPair(): Ed25519KeyPair {
 }
 
 /** The raw 32-byte public key; a private key yields its public half. */
+/** KeyObjects are immutable: their raw public key is exported once (signing and kid checks are hot). */
+const rawPublicKeys = new WeakMap<KeyObject, Buffer>();
+
 export function publicKeyRaw(k: KeyObject): Buffer {
-  assertEd25519(k, 'any');
-  const pub = k.type === 'private' ? createPublicKey(k) : k;
-  return pub.export({ format: 'der', type: 'spki' }).subarray(SPKI_PREFIX.length);
+  let raw = rawPublicKeys.get(k);
+  if (raw === undefined) {
+    assertEd25519(k, 'any');
+    const pub = k.type === 'private' ? createPublicKey(k) : k;
+    raw = pub.export({ format: 'der', type: 'spki' }).subarray(SPKI_PREFIX.length);
+    rawPublicKeys.set(k, raw);
+  }
+  return Buffer.from(raw); // a copy: the cached bytes stay what the key says
 }
 
 /** The kid rule: 'sha256:' + lowercase hex SHA-256 of the raw 32-byte public key. */
@@ -199,15 +207,20 @@ export function ed25519Sign(privateKey: KeyObject, message: Uint8Array): Buffer 
 }
 
 /** Policy results per key object, so the key checks run once per key rather than per signature. */
-const keyVerdicts = new WeakMap<KeyObject, boolean>();
+const keyVerdicts = new WeakMap<KeyObject, PublicKeyDefect | null>();
 
-function keyAcceptable(publicKey: KeyObject): boolean {
+/** `publicKeyDefect` of a key object, computed once per key (the curve check is a modular power). */
+export function keyDefectOf(publicKey: KeyObject): PublicKeyDefect | undefined {
   let verdict = keyVerdicts.get(publicKey);
   if (verdict === undefined) {
-    verdict = publicKeyDefect(publicKeyRaw(publicKey)) === undefined;
+    verdict = publicKeyDefect(publicKeyRaw(publicKey)) ?? null;
     keyVerdicts.set(publicKey, verdict);
   }
-  return verdict;
+  return verdict ?? undefined;
+}
+
+function keyAcceptable(publicKey: KeyObject): boolean {
+  return keyDefectOf(publicKey) === undefined;
 }
 
 /**

@@ -4,7 +4,7 @@
  * mapped to BatonError codes. jose does the cryptography and the claim checks; this file only
  * decides what is allowed and how failures are named.
  */
-import { createPublicKey, KeyObject, verify as cryptoVerify } from 'node:crypto';
+import { KeyObject, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import {
   CompactSign,
   compactVerify,
@@ -26,10 +26,10 @@ import {
   ed25519Kid,
   exportEd25519PublicJwk,
   importEd25519PublicKey,
-  publicKeyRaw,
+  keyDefectOf,
   type Ed25519PublicJwk,
 } from './ed25519.js';
-import { publicKeyDefect, signatureDefect } from './ed25519-policy.js';
+import { signatureDefect } from './ed25519-policy.js';
 import { BatonError, type BatonErrorCode } from './errors.js';
 
 /** Asymmetric JWS algorithms an allowlist may name; 'none' and HMAC can never be allowed. */
@@ -147,7 +147,7 @@ function precheck(token: string, key: VerificationKey, algorithms: readonly JwsA
   if (key instanceof KeyObject && key.asymmetricKeyType === 'ed25519') {
     const expected = ed25519Kid(key);
     if (kid !== expected) throw new BatonError('kid_mismatch', 'JWS kid does not name the verification key');
-    const defect = publicKeyDefect(publicKeyRaw(key));
+    const defect = keyDefectOf(key);
     if (defect !== undefined) {
       throw new BatonError('key_invalid', `Ed25519 public key refused by policy: ${defect}`, {
         reason: defect,
@@ -167,7 +167,7 @@ function signingHeader(privateKey: KeyObject, typ: string, alg: 'EdDSA' | 'Ed255
   if (privateKey.type !== 'private' || privateKey.asymmetricKeyType !== 'ed25519') {
     throw new BatonError('key_unsupported', 'Baton signs with Ed25519 private keys only');
   }
-  return { alg, typ, kid: ed25519Kid(createPublicKey(privateKey)) };
+  return { alg, typ, kid: ed25519Kid(privateKey) };
 }
 
 export interface SignJwsOptions {
@@ -182,11 +182,18 @@ export async function signJws(
   options: SignJwsOptions,
 ): Promise<string> {
   const header = signingHeader(privateKey, options.typ, options.alg ?? 'EdDSA');
-  try {
-    return await new CompactSign(payload).setProtectedHeader(header).sign(privateKey);
-  } catch (error) {
-    throw mapJoseError(error);
-  }
+  return Promise.resolve(compactEd25519(header, payload, privateKey));
+}
+
+/**
+ * RFC 7515 §7.1 compact serialization signed with node:crypto: the same bytes jose's CompactSign
+ * writes for this header (JSON.stringify in {alg, typ, kid} order; Ed25519 is deterministic), at a
+ * fraction of its cost (jose goes through WebCrypto's thread pool per signature; continuity records
+ * and Harness Evidence are signed per event, bench/observations.bench.ts).
+ */
+function compactEd25519(header: SigningHeader, payload: Uint8Array, privateKey: KeyObject): string {
+  const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(payload).toString('base64url')}`;
+  return `${input}.${cryptoSign(null, Buffer.from(input, 'latin1'), privateKey).toString('base64url')}`;
 }
 
 /** A private key with its own kid (a Mission issuer's ES256 or Ed25519 key, not Baton's kid rule). */
@@ -248,11 +255,42 @@ export function verifyCompactSignature(jws: string, key: KeyObject, alg: JwsAlgo
   }
   if (alg === 'EdDSA' || alg === 'Ed25519') {
     if (key.asymmetricKeyType !== 'ed25519' || signatureDefect(signature) !== undefined) return false;
-    if (publicKeyDefect(publicKeyRaw(key)) !== undefined) return false;
+    if (keyDefectOf(key) !== undefined) return false;
     return cryptoVerify(null, input, key, signature);
   }
   return false;
 }
+
+/**
+ * The common case without jose's WebCrypto round trip: one Ed25519 KeyObject, an EdDSA header with
+ * nothing jose would interpret beyond alg/typ/kid (no `crit`, no `b64`, no `jwk`…), canonical
+ * base64url segments. The signature is checked by verifyCompactSignature (Baton's Ed25519 policy);
+ * a bad one is `signature_invalid` as from jose. Anything else returns undefined: jose decides.
+ */
+function directEd25519Payload(
+  jws: string,
+  key: VerificationKey,
+  header: VerifiedHeader,
+): Uint8Array | undefined {
+  if (!(key instanceof KeyObject) || key.type !== 'public' || key.asymmetricKeyType !== 'ed25519')
+    return undefined;
+  if (header.alg !== 'EdDSA' || Object.keys(header).some((n) => !PLAIN_HEADER.has(n))) return undefined;
+  const parts = jws.split('.');
+  if (parts.length !== 3) return undefined;
+  const payload = Buffer.from(parts[1] ?? '', 'base64url');
+  if (payload.toString('base64url') !== parts[1]) return undefined;
+  if (!verifyCompactSignature(jws, key, 'EdDSA'))
+    throw new BatonError(
+      'signature_invalid',
+      'JOSE verification failed (ERR_JWS_SIGNATURE_VERIFICATION_FAILED)',
+      {
+        joseCode: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+      },
+    );
+  return new Uint8Array(payload);
+}
+
+const PLAIN_HEADER = new Set(['alg', 'typ', 'kid', 'cty']);
 
 export interface VerifyJwsOptions {
   typ: string;
@@ -271,10 +309,14 @@ export async function verifyJws(
 ): Promise<VerifiedJws> {
   const header = precheck(jws, key, checkAllowlist(options.algorithms ?? DEFAULT_JWS_ALGORITHMS));
   let payload: Uint8Array;
-  try {
-    ({ payload } = await compactVerify(jws, key, { algorithms: [header.alg] }));
-  } catch (error) {
-    throw mapJoseError(error);
+  const direct = directEd25519Payload(jws, key, header);
+  if (direct !== undefined) payload = direct;
+  else {
+    try {
+      ({ payload } = await compactVerify(jws, key, { algorithms: [header.alg] }));
+    } catch (error) {
+      throw mapJoseError(error);
+    }
   }
   if (typeof header.typ !== 'string' || normalizeTyp(header.typ) !== normalizeTyp(options.typ)) {
     throw new BatonError('jose_claim_invalid', 'unexpected JWS "typ"', {

@@ -70,7 +70,9 @@ export function checkEnums(r: ObservationRecord): void {
       );
     }
   });
+  // C-B5: the six stages are labels; `operation_ref` and `decision_ref` are stable ids (OBS-19 joins).
   for (const [name, value] of Object.entries(r.outcome) as [string, string | null][]) {
+    if (name === 'operation_ref' || name === 'decision_ref') continue;
     if (value !== null && !STAGE.test(value))
       refuse('enum', `$.outcome.${name}`, 'must be an upper-case label or null');
   }

@@ -97,33 +97,40 @@ const MAX_STRING = 4096;
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function checkString(value: unknown, path: string, nullable: boolean): void {
+// Paths are built only on refusal or when descending: a record has ~60 members and the reader
+// runs on every stored, signed or verified record (bench/observations.bench.ts).
+type Key = string | number;
+const join = (parent: string, key: Key): string =>
+  typeof key === 'number' ? `${parent}[${key}]` : `${parent}.${key}`;
+
+function checkString(value: unknown, parent: string, key: Key, nullable: boolean): void {
   if (value === null && nullable) return;
   if (typeof value !== 'string')
-    refuse('type', path, nullable ? 'must be a string or null' : 'must be a string');
+    refuse('type', join(parent, key), nullable ? 'must be a string or null' : 'must be a string');
   if (value.length === 0 || value.length > MAX_STRING)
-    refuse('string_length', path, 'must be 1 to 4096 characters');
+    refuse('string_length', join(parent, key), 'must be 1 to 4096 characters');
 }
 
-function checkKind(kind: Kind, value: unknown, path: string): void {
-  if (kind === 'string' || kind === 'string?') return checkString(value, path, kind === 'string?');
+const isCount = (v: unknown): boolean =>
+  v === null || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0);
+
+function checkKind(kind: Kind, value: unknown, parent: string, key: Key): void {
+  if (kind === 'string' || kind === 'string?') return checkString(value, parent, key, kind === 'string?');
   if (kind === 'boolean') {
-    if (typeof value !== 'boolean') refuse('type', path, 'must be true or false');
+    if (typeof value !== 'boolean') refuse('type', join(parent, key), 'must be true or false');
     return;
   }
-  if (kind === 'epoch') {
-    if (value === null || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)) return;
-    return checkString(value, path, false);
-  }
+  if (kind === 'epoch') return isCount(value) ? undefined : checkString(value, parent, key, false);
   if (kind === 'count?') {
-    if (value === null || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)) return;
-    refuse('type', path, 'must be a non-negative integer or null');
+    if (isCount(value)) return;
+    refuse('type', join(parent, key), 'must be a non-negative integer or null');
   }
-  if (kind === 'strings') return checkKind({ array: 'string' }, value, path);
+  if (kind === 'strings') return checkKind(STRINGS, value, parent, key);
   if (kind === 'any-object') {
-    if (!isObject(value)) refuse('type', path, 'must be an object');
+    if (!isObject(value)) refuse('type', join(parent, key), 'must be an object');
     return;
   }
+  const path = join(parent, key);
   if ('object' in kind) {
     if (value === null && kind.nullable === true) return;
     return checkObject(kind.object, value, path);
@@ -131,24 +138,32 @@ function checkKind(kind: Kind, value: unknown, path: string): void {
   if (!Array.isArray(value)) refuse('type', path, 'must be an array');
   if (value.length < (kind.min ?? 0))
     refuse('array_length', path, `must hold at least ${kind.min ?? 0} item(s)`);
-  value.forEach((item, i) => {
-    if (kind.array === 'string') checkString(item, `${path}[${i}]`, false);
-    else checkObject(kind.array, item, `${path}[${i}]`);
-  });
+  for (let i = 0; i < value.length; i++) {
+    if (kind.array === 'string') checkString(value[i], path, i, false);
+    else checkObject(kind.array, value[i], join(path, i));
+  }
 }
+
+const STRINGS: Kind = { array: 'string' };
+const entriesOf = new WeakMap<Spec, readonly (readonly [string, Member])[]>();
 
 function checkObject(spec: Spec, value: unknown, path: string): void {
   if (!isObject(value)) refuse('type', path, 'must be an object');
-  for (const name of Object.keys(value)) {
-    if (!Object.hasOwn(spec, name))
+  for (const name in value) {
+    if (Object.hasOwn(value, name) && !Object.hasOwn(spec, name))
       refuse('unknown_member', `${path}.${name}`, 'is not a member of this object');
   }
-  for (const [name, member] of Object.entries(spec)) {
+  let entries = entriesOf.get(spec);
+  if (entries === undefined) {
+    entries = Object.entries(spec);
+    entriesOf.set(spec, entries);
+  }
+  for (const [name, member] of entries) {
     if (!Object.hasOwn(value, name)) {
       if (member.required) refuse('missing_member', `${path}.${name}`, 'is required');
       continue;
     }
-    checkKind(member.kind, value[name], `${path}.${name}`);
+    checkKind(member.kind, value[name], path, name);
   }
 }
 

@@ -24,7 +24,7 @@ import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, schemaError, toBatonError, toProblem } from './problem.js';
 import { registerRoute, type RouteSpec, type ServerDeps } from './route.js';
 import { adminReadRoutes } from './routes/admin-reads.js';
-import { continuityRoutes } from './routes/continuity.js';
+import { continuityCounters, continuityRoutes } from './routes/continuity.js';
 import { lineageRoutes } from './routes/lineages.js';
 import { observationRoutes } from './routes/observations.js';
 import { occurrenceRoutes } from './routes/occurrences.js';
@@ -162,6 +162,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         engine: options.engine,
         signingKey: options.signingKey,
         clock: options.clock,
+        observer: continuityCounters(metrics),
       }),
     }),
   };

@@ -6,6 +6,7 @@
  * occurrences or evidence ever recorded. Several servers sharing PostgreSQL report the same gauges.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { EVENT_TYPES } from '../observations/index.js';
 import type { CommitStats } from '../store/engine.js';
 import type { OpenGauges } from '../store/occurrences-gauges.js';
 
@@ -13,6 +14,11 @@ export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** Seconds; one command is one transaction, typically well under 10 ms on SQLite. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** A submitted record's event type may be any URI: bound the label set (prometheus cardinality). */
+function eventTypeLabel(t: string): string {
+  return (EVENT_TYPES as readonly string[]).includes(t) ? t : 'uri';
+}
 
 let processRegistry: Registry | undefined;
 
@@ -52,6 +58,8 @@ export class Metrics {
   readonly #unresolved: Gauge;
   readonly #conflicting: Gauge;
   readonly #byPhase: Gauge<'phase'>;
+  readonly #continuityWritten: Counter<'event_type' | 'via'>;
+  readonly #continuityRefused: Counter<'code' | 'via'>;
 
   constructor() {
     const registers = [this.#counters];
@@ -84,6 +92,19 @@ export class Metrics {
       help: 'Duration of one service command (one store transaction).',
       labelNames: ['operation'],
       buckets: BUCKETS,
+      registers,
+    });
+    // Issue 12 §5: continuity records written and refused (docs/observations.md "Metrics").
+    this.#continuityWritten = new Counter({
+      name: 'baton_continuity_records_written_total',
+      help: 'Continuity observation records stored by this process, by event type (a URI type counts as "uri") and path (projector, submit).',
+      labelNames: ['event_type', 'via'],
+      registers,
+    });
+    this.#continuityRefused = new Counter({
+      name: 'baton_continuity_records_refused_total',
+      help: 'Continuity observation records refused by this process, by BatonError code and path (projector, submit).',
+      labelNames: ['code', 'via'],
       registers,
     });
     this.#storeUp = new Gauge({
@@ -142,6 +163,14 @@ export class Metrics {
 
   countRefusal(code: string): void {
     this.#refusals.inc({ code });
+  }
+
+  countContinuityWritten(eventType: string, via: 'projector' | 'submit'): void {
+    this.#continuityWritten.inc({ event_type: eventTypeLabel(eventType), via });
+  }
+
+  countContinuityRefused(code: string, via: 'projector' | 'submit'): void {
+    this.#continuityRefused.inc({ code, via });
   }
 
   /** One answered request: `route` is the route's pattern (`/v1/occurrences/:id`), never the URL. */

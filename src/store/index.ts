@@ -55,6 +55,7 @@ export {
   ContinuityStore,
   type ContinuityOptions,
   type FicQuery,
+  type ProjectionObserver,
   type ProjectionResult,
 } from './observations-service.js';
 export {

@@ -16,6 +16,7 @@ import {
   failedCriteria,
   ficObs,
   producerOf,
+  projectBarrier,
   projectHandoff,
   readMeasurementProfile,
   seededSample,
@@ -27,7 +28,8 @@ import {
   type PinnedProfile,
   type SeriesPoint,
 } from '../observations/index.js';
-import type { SqlExecutor, StoreEngine } from './engine.js';
+import type { SqlExecutor, StoreEngine, Transaction } from './engine.js';
+import { barrierFacts } from './observations-barriers.js';
 import {
   actionEvidence,
   enteredOccurrences,
@@ -45,6 +47,9 @@ import {
   type StoredRecord,
 } from './observations-records.js';
 
+/** Records per projection transaction: bounded, so a first projection of a long log never holds the writer long. */
+const PROJECTION_BATCH = 256;
+
 export interface ProjectionResult {
   readonly created: number;
   readonly existing: number;
@@ -59,19 +64,28 @@ export interface FicQuery {
   readonly sample?: { readonly size: number; readonly seed: string };
 }
 
+/** Told about every record the projector writes or refuses (the server counts them, issue 12 §5). */
+export interface ProjectionObserver {
+  written(eventType: string): void;
+  refused(code: string): void;
+}
+
 export interface ContinuityOptions {
   readonly engine: StoreEngine;
   /** The domain's Ed25519 private key: Baton signs its own records with it. */
   readonly signingKey: KeyObject;
   readonly clock?: Clock;
+  readonly observer?: ProjectionObserver;
 }
 
 export class ContinuityStore {
   readonly #engine: StoreEngine;
   readonly #key: KeyObject;
   readonly #clock: Clock;
+  readonly #observer: ProjectionObserver | undefined;
 
   constructor(options: ContinuityOptions) {
+    this.#observer = options.observer;
     this.#engine = options.engine;
     this.#key = options.signingKey;
     this.#clock = options.clock ?? systemClock;
@@ -85,30 +99,58 @@ export class ContinuityStore {
   }
 
   /**
-   * Write the handoff record of every takeover (of one lineage, or all) not yet recorded (B3.3);
-   * safe to run any number of times.
+   * Write the handoff record of every takeover (of one lineage, or all) not yet recorded (B3.3)
+   * and, unless a lineage is named, every revocation-barrier record (B3.4); safe to run any
+   * number of times.
    */
   async project(actor = 'system:observations', lineage?: string): Promise<ProjectionResult> {
-    const facts = await this.#engine.read(async (ex) =>
-      handoffFacts(ex, (await this.#domain(ex)).id, lineage),
-    );
+    const records = await this.#engine.read(async (ex) => {
+      const domain = (await this.#domain(ex)).id;
+      const handoffs = (await handoffFacts(ex, domain, lineage)).map(projectHandoff);
+      if (lineage !== undefined) return handoffs;
+      return [...handoffs, ...(await barrierFacts(ex, domain)).map(projectBarrier)];
+    });
+    const signed = await Promise.all(records.map((r) => signRecord(r, this.#key)));
     let created = 0;
     let existing = 0;
     const conflicts: string[] = [];
-    for (const f of facts) {
-      const signed = await signRecord(projectHandoff(f), this.#key);
-      try {
-        const r = await this.#engine.transaction((tx) =>
-          insertRecord(tx, signed, this.#clock.wallMs(), actor),
-        );
-        if (r.status === 'created') created++;
-        else existing++;
-      } catch (error) {
-        if (!isBatonError(error, 'observation_record_conflict')) throw error;
-        conflicts.push(signed.record_id);
-      }
+    for (let i = 0; i < signed.length; i += PROJECTION_BATCH) {
+      const batch = signed.slice(i, i + PROJECTION_BATCH);
+      const outcomes = await this.#engine.transaction((tx) => this.#insertAll(tx, batch, actor));
+      outcomes.forEach((o, j) => {
+        const r = batch[j] as ObservationRecord;
+        if (o === 'created') {
+          created++;
+          this.#observer?.written(r.event_type);
+        } else if (o === 'exists') existing++;
+        else {
+          this.#observer?.refused('observation_record_conflict');
+          conflicts.push(r.record_id);
+        }
+      });
     }
     return { created, existing, conflicts };
+  }
+
+  /**
+   * One transaction per batch (one COMMIT instead of one per record). A conflict is found by a
+   * read after `ON CONFLICT DO NOTHING`, never by a failed statement, so the batch goes on.
+   */
+  async #insertAll(
+    tx: Transaction,
+    batch: readonly ObservationRecord[],
+    actor: string,
+  ): Promise<('created' | 'exists' | 'conflict')[]> {
+    const out: ('created' | 'exists' | 'conflict')[] = [];
+    for (const r of batch) {
+      try {
+        out.push((await insertRecord(tx, r, this.#clock.wallMs(), actor)).status);
+      } catch (error) {
+        if (!isBatonError(error, 'observation_record_conflict')) throw error;
+        out.push('conflict');
+      }
+    }
+    return out;
   }
 
   /** Store a record someone submitted (already read and, when signed, verified by the caller). */

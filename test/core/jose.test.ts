@@ -224,3 +224,33 @@ test('signing refuses keys that are not Ed25519 private keys', async () => {
   await rejectsWith(signJws(Buffer.from('x'), rsa, { typ: TYP }), 'key_unsupported');
   await rejectsWith(signJws(Buffer.from('x'), signer.publicKey, { typ: TYP }), 'key_unsupported');
 });
+
+test('signJws writes exactly the bytes jose CompactSign writes for {alg, typ, kid}, and they verify', async () => {
+  const signer = generateEd25519KeyPair();
+  for (const payload of [Buffer.from('{"a":1}'), Buffer.alloc(0), Buffer.from('é€😀'.repeat(50))]) {
+    const ours = await signJws(payload, signer.privateKey, { typ: TYP });
+    const theirs = await new CompactSign(payload)
+      .setProtectedHeader({ alg: 'EdDSA', typ: TYP, kid: ed25519Kid(signer.publicKey) })
+      .sign(signer.privateKey);
+    assert.equal(ours, theirs);
+    const { payload: back } = await verifyJws(ours, signer.publicKey, { typ: TYP });
+    assert.deepEqual(Buffer.from(back), payload);
+  }
+});
+
+test('verifyJws on the direct Ed25519 path refuses an edited payload or signature as signature_invalid', async () => {
+  const signer = generateEd25519KeyPair();
+  const jws = await signJws(Buffer.from('{"a":1}'), signer.privateKey, { typ: TYP });
+  const [h, p, s] = jws.split('.') as [string, string, string];
+  const otherPayload = Buffer.from('{"a":2}').toString('base64url');
+  await rejectsWith(
+    verifyJws(`${h}.${otherPayload}.${s}`, signer.publicKey, { typ: TYP }),
+    'signature_invalid',
+  );
+  const flipped = Buffer.from(s, 'base64url');
+  flipped[0] = (flipped[0] ?? 0) ^ 1;
+  await rejectsWith(
+    verifyJws(`${h}.${p}.${flipped.toString('base64url')}`, signer.publicKey, { typ: TYP }),
+    'signature_invalid',
+  );
+});

@@ -125,3 +125,31 @@ test('B6: takeover over HTTP, then FIC, CIF and coverage count its handoff recor
     assert.ok(paths.includes(p), p);
   }
 });
+
+test('issue 12 §5: /metrics counts continuity records written (projector, submit) and refused by code', async (t) => {
+  const { call } = await start(t);
+  const metric = async (line: RegExp): Promise<number> => {
+    const m = await call('GET', '/metrics');
+    assert.equal(m.status, 200);
+    const hit = m.text.split('\n').find((l) => line.test(l));
+    return hit === undefined ? 0 : Number(hit.split(' ').at(-1));
+  };
+  const written = (type: string, via: string) =>
+    metric(new RegExp(`^baton_continuity_records_written_total\\{event_type="${type}",via="${via}"\\} `));
+  const refused = (code: string) =>
+    metric(new RegExp(`^baton_continuity_records_refused_total\\{code="${code}",via="submit"\\} `));
+  assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
+  assert.equal((await call('GET', '/v1/continuity/coverage')).status, 200);
+  assert.equal((await call('GET', '/v1/continuity/coverage')).status, 200);
+  assert.equal(await written('handoff', 'projector'), 1, 'the second projection wrote nothing');
+  const rec = decidedRecord({ producer: 'urn:example:p' });
+  assert.equal((await call('POST', '/v1/continuity/records', rec)).status, 201);
+  assert.equal((await call('POST', '/v1/continuity/records', rec)).status, 200);
+  assert.equal((await call('POST', '/v1/continuity/records', { ...rec, limitations: [] })).status, 409);
+  assert.equal((await call('POST', '/v1/continuity/records', { ...rec, version: '2' })).status, 400);
+  assert.equal((await call('POST', '/v1/continuity/records', { ...rec, extra: 1 })).status, 400);
+  assert.equal(await written(String(rec.event_type), 'submit'), 1, 'same bytes again is not a write');
+  assert.equal(await refused('observation_record_conflict'), 1);
+  assert.equal(await refused('observation_profile_unsupported'), 1);
+  assert.equal(await refused('observation_record_invalid'), 1);
+});

@@ -7,7 +7,7 @@
  * authorization: CIF answers carry `authorizes: false` (OBS-15).
  */
 import { importEd25519PublicKey } from '../../core/ed25519.js';
-import { BatonError } from '../../core/errors.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseRfc3339 } from '../../core/time.js';
 import {
   producerOf,
@@ -15,7 +15,7 @@ import {
   verifyRecord,
   type ObservationRecord,
 } from '../../observations/index.js';
-import type { ContinuityStore } from '../../store/index.js';
+import type { ContinuityStore, ProjectionObserver } from '../../store/index.js';
 import { actorOf } from '../auth.js';
 import { bodyObject, timed, tokenOf, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
 import { anyObject } from '../schemas/common.js';
@@ -31,6 +31,29 @@ import {
   recordQuery,
   submitResult,
 } from '../schemas/continuity.js';
+
+/** The projector's writes and refusals, counted in `baton_continuity_records_*_total{via="projector"}`. */
+export function continuityCounters(metrics: ServerDeps['metrics']): ProjectionObserver {
+  return {
+    written: (t) => metrics.countContinuityWritten(t, 'projector'),
+    refused: (code) => metrics.countContinuityRefused(code, 'projector'),
+  };
+}
+
+/** A submission: every refusal (reader, signature, conflict) is counted by its code, then answered. */
+async function counted<T extends { status: string; record: ObservationRecord }>(
+  deps: ServerDeps,
+  fn: () => Promise<T>,
+): Promise<T> {
+  try {
+    const r = await fn();
+    if (r.status === 'created') deps.metrics.countContinuityWritten(r.record.event_type, 'submit');
+    return r;
+  } catch (error) {
+    if (isBatonError(error)) deps.metrics.countContinuityRefused(error.code, 'submit');
+    throw error;
+  }
+}
 
 function store(deps: ServerDeps): ContinuityStore {
   if (deps.continuity === undefined) {
@@ -77,10 +100,13 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['operator', 'admin'],
       schema: { body: recordBody, response: { 200: submitResult, 201: submitResult } },
       handler: async (input) => {
-        const record = await submit(deps, input);
-        const r = await timed(deps, 'continuity_submit', () =>
-          store(deps).submit(record, actorOf(tokenOf(input))),
-        );
+        const r = await counted(deps, async () => {
+          const record = await submit(deps, input);
+          const stored = await timed(deps, 'continuity_submit', () =>
+            store(deps).submit(record, actorOf(tokenOf(input))),
+          );
+          return { ...stored, record };
+        });
         return { status: r.status === 'created' ? 201 : 200, body: { status: r.status, record: r.stored } };
       },
     },
