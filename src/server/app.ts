@@ -34,6 +34,8 @@ import { setupRoutes } from './routes/setup.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { harnessRoutes } from './routes/harness.js';
 import type { MissionsService } from '../missions/index.js';
+import { wireMissionConsumer, type MissionConsumer } from './mission-consumer.js';
+import { missionRoutes } from './routes/missions.js';
 
 export const DEFAULT_BODY_LIMIT = 1_048_576;
 export const API_VERSION = '0.1.0';
@@ -64,6 +66,11 @@ export interface ServerOptions {
   readonly keys?: KeyResolver;
   /** The harness over the same store (`openBaton` returns it): /v1/harness and /v1/missions. */
   readonly harness?: MissionsService;
+  /**
+   * The Mission consumer (issuer registry, Status client, SET receipt); default: one over the
+   * same engine and harness, wired as the harness's Status fetcher (src/server/mission-consumer.ts).
+   */
+  readonly missions?: MissionConsumer;
   /** The domain's Ed25519 private key: Baton signs its own continuity records with it (routes/continuity.ts). */
   readonly signingKey?: KeyObject;
 }
@@ -87,6 +94,15 @@ function strictJsonBodies(app: FastifyInstance, limit: number): void {
         done(error as Error, undefined);
       }
     },
+  );
+}
+
+/** RFC 8935 push bodies (the SET push receiver, routes/missions.ts): the raw compact SET, 64 KiB at most. */
+function secEventBodies(app: FastifyInstance): void {
+  app.addContentTypeParser(
+    'application/secevent+jwt',
+    { parseAs: 'string', bodyLimit: 64 * 1024 },
+    (_req, raw: string, done) => done(null, raw),
   );
 }
 
@@ -139,6 +155,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     },
   });
   strictJsonBodies(app, bodyLimit);
+  secEventBodies(app);
   problems(app, metrics);
   const deps: ServerDeps = {
     engine: options.engine,
@@ -147,6 +164,16 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     metrics,
     sources: new StatusSources({ keys: options.keys ?? NO_KEYS, clock: options.clock ?? systemClock }),
     ...(options.harness !== undefined && { harness: options.harness }),
+    ...(options.harness !== undefined && {
+      missions:
+        options.missions ??
+        wireMissionConsumer({
+          engine: options.engine,
+          harness: options.harness,
+          clock: options.clock ?? systemClock,
+          metrics: metrics.missions,
+        }),
+    }),
     ...(options.signingKey !== undefined && {
       continuity: new ContinuityStore({
         engine: options.engine,
@@ -167,6 +194,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...queryRoutes(deps),
     ...tokenRoutes(deps),
     ...harnessRoutes(deps),
+    ...missionRoutes(deps),
     ...continuityRoutes(deps),
   );
   for (const spec of routes) registerRoute(app, deps, spec);

@@ -8,6 +8,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CommitStats } from '../store/engine.js';
 import type { OpenGauges } from '../store/occurrences-gauges.js';
+import { MissionMetrics } from './mission-metrics.js';
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -52,6 +53,8 @@ export class Metrics {
   readonly #unresolved: Gauge;
   readonly #conflicting: Gauge;
   readonly #byPhase: Gauge<'phase'>;
+  /** Mission checks, harness stops, SETs received (src/server/mission-metrics.ts). */
+  readonly missions: MissionMetrics;
 
   constructor() {
     const registers = [this.#counters];
@@ -108,6 +111,7 @@ export class Metrics {
       labelNames: ['phase'],
       registers: store,
     });
+    this.missions = new MissionMetrics(this.#counters);
     this.#commitFamilies();
   }
 

@@ -21,6 +21,7 @@ import {
   type TokenPrincipal,
 } from './auth.js';
 import type { Metrics } from './metrics.js';
+import type { MissionConsumer } from './mission-consumer.js';
 import { problem, type Schema } from './schemas/common.js';
 
 export interface ServerDeps {
@@ -32,6 +33,8 @@ export interface ServerDeps {
   readonly sources: StatusSources;
   /** The Mission-aware harness (docs/harness.md); its routes answer 503 without one. */
   readonly harness?: MissionsService;
+  /** The Mission consumer (routes/missions.ts); present with the harness. */
+  readonly missions?: MissionConsumer;
   /** Continuity records (routes/continuity.ts); absent when the server was given no signing key. */
   readonly continuity?: ContinuityStore;
 }
@@ -41,6 +44,8 @@ export interface HandlerInput {
   readonly body: unknown;
   readonly params: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
+  /** The request headers (routes that authenticate themselves: the RFC 8935 push receiver). */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 export interface Reply {
@@ -66,6 +71,13 @@ export interface RouteSpec {
   readonly schema: RouteSchema;
   /** The success content type when it is not JSON. */
   readonly produces?: string;
+  /** The request content type when it is not JSON (its parser is in app.ts). */
+  readonly consumes?: string;
+  /**
+   * `ssf-stream`: a `public` route for Baton's principals that checks an SSF stream bearer itself
+   * (RFC 8935 push); documented with bearer security all the same.
+   */
+  readonly auth?: 'ssf-stream';
   readonly handler: (input: HandlerInput) => Promise<Reply>;
 }
 
@@ -94,6 +106,7 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
         body: request.body,
         params: request.params as Record<string, string>,
         query: request.query as Record<string, string>,
+        headers: request.headers,
       });
       reply.code(out.status ?? 200);
       if (spec.produces !== undefined) reply.type(spec.produces);
