@@ -18,6 +18,7 @@ import {
 } from '../../src/missions/index.js';
 import type { OccurrencesService } from '../../src/occurrences/index.js';
 import { buildServer } from '../../src/server/app.js';
+import { wireMissionConsumer, type MissionConsumer } from '../../src/server/mission-consumer.js';
 import { Metrics } from '../../src/server/metrics.js';
 import { createToken } from '../../src/server/tokens.js';
 import type { StoreEngine } from '../../src/store/engine.js';
@@ -37,6 +38,9 @@ export interface ConsumerWorld {
   readonly harness: MissionsService;
   readonly service: OccurrencesService;
   readonly metrics: Metrics;
+  readonly missions: MissionConsumer;
+  /** Baton restarted: a second harness and consumer over the same store (another engine). */
+  restarted(): Promise<{ harness: MissionsService; missions: MissionConsumer }>;
   readonly admin: string;
   readonly operator: string;
   readonly pin: IssuerPin;
@@ -55,11 +59,18 @@ export async function consumerWorld(t: TestContext, e: EngineUnderTest): Promise
   await opened.service.registerProfile(paymentsProfile(), 'test');
   await opened.service.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 100_000 }, 'test');
   const metrics = new Metrics();
+  const missions = wireMissionConsumer({
+    engine: store.engine,
+    harness: opened.harness,
+    clock: systemClock,
+    metrics: metrics.missions,
+  });
   const app = buildServer({
     engine: store.engine,
     service: opened.service,
     harness: opened.harness,
     metrics,
+    missions,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const issuer = await startWorld();
@@ -86,6 +97,17 @@ export async function consumerWorld(t: TestContext, e: EngineUnderTest): Promise
     harness: opened.harness,
     service: opened.service,
     metrics,
+    missions,
+    async restarted() {
+      const again = await openOccurrencesOn(store.another(), join(dir, 'baton'), { clock: systemClock });
+      const consumer = wireMissionConsumer({
+        engine: store.another(),
+        harness: again.harness,
+        clock: systemClock,
+        metrics: new Metrics().missions,
+      });
+      return { harness: again.harness, missions: consumer };
+    },
     admin,
     operator,
     pin,
