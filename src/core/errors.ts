@@ -123,6 +123,10 @@ export const ERROR_CODES = {
   mission_signal_invalid: spec(400),
   /** A `baton.mission-issuer/1` pin document is malformed or unsafe. */
   mission_issuer_pin_invalid: spec(400),
+  /** No issuer is pinned under that identifier (the registry, docs/missions.md). */
+  mission_issuer_not_found: spec(404),
+  /** The issuer is pinned with another pin or stream bearer: pins are immutable. */
+  mission_issuer_conflict: spec(409),
   // harness (build spec A6): the stored half
   mission_binding_missing: spec(409),
   mission_binding_invalid: spec(400),

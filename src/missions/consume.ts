@@ -22,6 +22,7 @@ export {
 } from './status.js';
 export * from './signals.js';
 export * from './issuer-pin.js';
+export * from './registration.js';
 export * from './jwks.js';
 export * from './nonces.js';
 export * from './replay.js';

@@ -6,6 +6,7 @@
  * the `StatusFetcher` port, and lands in its own transaction (A3.1 step 3). Only verified Status
  * answers and verified SETs move a view (C-A29).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
 import type { IdSource } from '../core/ids.js';
@@ -103,14 +104,53 @@ function refusalError(r: Refusal): BatonError {
   return new BatonError(r.code, r.message);
 }
 
+/** Told of every Harness Evidence object once its transaction committed (metrics, logs). */
+export type EvidenceListener = (e: EvidenceDraft) => void;
+
 export class MissionsService {
   readonly #o: HarnessOptions;
   readonly #bounds: StalenessBounds;
   readonly #matrices = new Map<string, PinnedMatrix>();
+  #fetchStatus: StatusFetcher | undefined;
+  readonly #listeners: EvidenceListener[] = [];
+  /** The evidence a running command wrote, told to listeners only after its COMMIT. */
+  readonly #pending = new AsyncLocalStorage<EvidenceDraft[]>();
 
   constructor(o: HarnessOptions) {
-    this.#o = o;
     this.#bounds = o.bounds ?? DEFAULT_BOUNDS;
+    this.#fetchStatus = o.fetchStatus;
+    const uow = o.uow;
+    this.#o = {
+      ...o,
+      uow: {
+        read: (fn) => uow.read(fn),
+        run: async (fn) => {
+          const pending: EvidenceDraft[] = [];
+          // PostgreSQL re-runs fn after a serialization failure: only the last run's evidence counts.
+          const result = await this.#pending.run(pending, () =>
+            uow.run((repo, occ) => {
+              pending.length = 0;
+              return fn(repo, occ);
+            }),
+          );
+          this.#tell(pending);
+          return result;
+        },
+      },
+    };
+  }
+
+  /**
+   * Late wiring by the server (the store opens before the issuer registry is read): the Status
+   * fetcher of A3.1 step 3, and listeners told of committed Harness Evidence.
+   */
+  attach(o: { readonly fetchStatus?: StatusFetcher; readonly onEvidence?: EvidenceListener }): void {
+    if (o.fetchStatus !== undefined) this.#fetchStatus = o.fetchStatus;
+    if (o.onEvidence !== undefined) this.#listeners.push(o.onEvidence);
+  }
+
+  #tell(drafts: readonly EvidenceDraft[]): void {
+    for (const d of drafts) for (const listen of this.#listeners) listen(d);
   }
 
   get bounds(): StalenessBounds {
@@ -154,6 +194,10 @@ export class MissionsService {
     extra: PlannedEvent[] = [],
   ): Promise<void> {
     const events: PlannedEvent[] = [...extra];
+    const pending = this.#pending.getStore();
+    // Outside a harness command (the entry check runs in the occurrences transaction): told now.
+    if (pending === undefined) this.#tell(drafts);
+    else pending.push(...drafts);
     for (const d of drafts) {
       const signed = await this.#o.sign(harnessEvidence(d, this.#o.ids.id('hrn'), now));
       const body = signed as unknown as JsonObject;
@@ -283,7 +327,7 @@ export class MissionsService {
 
   /** A3.1 step 3: a stale or unknown view is refreshed from Status OUTSIDE the check's transaction. */
   async #refreshIfNeeded(itemId: string): Promise<void> {
-    const fetch = this.#o.fetchStatus;
+    const fetch = this.#fetchStatus;
     if (fetch === undefined) return;
     const item = await this.#o.uow.read((r) => r.getItem(itemId));
     if (item?.binding === null || item?.binding === undefined) return;

@@ -38,6 +38,8 @@ import { registerConsole } from '../console/static.js';
 import { EventStreams } from './events.js';
 import { eventRoutes } from './routes/events.js';
 import { sessionRoutes } from './routes/session.js';
+import { wireMissionConsumer, type MissionConsumer } from './mission-consumer.js';
+import { missionRoutes } from './routes/missions.js';
 
 export const DEFAULT_BODY_LIMIT = 1_048_576;
 export const API_VERSION = '0.1.0';
@@ -68,6 +70,11 @@ export interface ServerOptions {
   readonly keys?: KeyResolver;
   /** The harness over the same store (`openBaton` returns it): /v1/harness and /v1/missions. */
   readonly harness?: MissionsService;
+  /**
+   * The Mission consumer (issuer registry, Status client, SET receipt); default: one over the
+   * same engine and harness, wired as the harness's Status fetcher (src/server/mission-consumer.ts).
+   */
+  readonly missions?: MissionConsumer;
   /** The domain's Ed25519 private key: Baton signs its own continuity records with it (routes/continuity.ts). */
   readonly signingKey?: KeyObject;
   /** Serve the operator console at /console/ (default true; `baton serve --no-console`). */
@@ -97,6 +104,15 @@ function strictJsonBodies(app: FastifyInstance, limit: number): void {
         done(error as Error, undefined);
       }
     },
+  );
+}
+
+/** RFC 8935 push bodies (the SET push receiver, routes/missions.ts): the raw compact SET, 64 KiB at most. */
+function secEventBodies(app: FastifyInstance): void {
+  app.addContentTypeParser(
+    'application/secevent+jwt',
+    { parseAs: 'string', bodyLimit: 64 * 1024 },
+    (_req, raw: string, done) => done(null, raw),
   );
 }
 
@@ -149,6 +165,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     },
   });
   strictJsonBodies(app, bodyLimit);
+  secEventBodies(app);
   problems(app, metrics);
   const deps: ServerDeps = {
     engine: options.engine,
@@ -157,6 +174,16 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     metrics,
     sources: new StatusSources({ keys: options.keys ?? NO_KEYS, clock: options.clock ?? systemClock }),
     ...(options.harness !== undefined && { harness: options.harness }),
+    ...(options.harness !== undefined && {
+      missions:
+        options.missions ??
+        wireMissionConsumer({
+          engine: options.engine,
+          harness: options.harness,
+          clock: options.clock ?? systemClock,
+          metrics: metrics.missions,
+        }),
+    }),
     ...(options.signingKey !== undefined && {
       continuity: new ContinuityStore({
         engine: options.engine,
@@ -178,6 +205,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...queryRoutes(deps),
     ...tokenRoutes(deps),
     ...harnessRoutes(deps),
+    ...missionRoutes(deps),
     ...continuityRoutes(deps),
   );
   const streams = new EventStreams(options.engine, options.eventPollMs);

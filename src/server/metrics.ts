@@ -9,6 +9,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { EVENT_TYPES } from '../observations/index.js';
 import type { CommitStats } from '../store/engine.js';
 import type { OpenGauges } from '../store/occurrences-gauges.js';
+import { MissionMetrics } from './mission-metrics.js';
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -60,6 +61,8 @@ export class Metrics {
   readonly #byPhase: Gauge<'phase'>;
   readonly #continuityWritten: Counter<'event_type' | 'via'>;
   readonly #continuityRefused: Counter<'code' | 'via'>;
+  /** Mission checks, harness stops, SETs received (src/server/mission-metrics.ts). */
+  readonly missions: MissionMetrics;
 
   constructor() {
     const registers = [this.#counters];
@@ -129,6 +132,7 @@ export class Metrics {
       labelNames: ['phase'],
       registers: store,
     });
+    this.missions = new MissionMetrics(this.#counters);
     this.#commitFamilies();
   }
 

@@ -41,7 +41,9 @@ function operation(spec: RouteSpec): Doc {
   const responses: Doc = {};
   for (const [status, schema] of Object.entries(spec.schema.response)) {
     const type = spec.produces ?? 'application/json';
-    responses[status] = { description: status === '201' ? 'Created' : 'OK', content: { [type]: { schema } } };
+    const description =
+      status === '201' ? 'Created' : status === '202' ? 'Accepted' : status >= '400' ? 'Refused' : 'OK';
+    responses[status] = { description, content: { [type]: { schema } } };
   }
   const problemResponse = (description: string): Doc => ({
     description,
@@ -54,15 +56,22 @@ function operation(spec: RouteSpec): Doc {
     operationId: spec.operationId,
     summary: spec.summary,
     tags: [spec.tag],
-    security: spec.roles === 'public' ? [] : [{ bearer: [] }],
+    security: spec.roles === 'public' && spec.auth === undefined ? [] : [{ bearer: [] }],
     'x-baton-roles':
       spec.roles === 'public'
-        ? []
+        ? spec.auth === 'ssf-stream'
+          ? ['ssf-transmitter']
+          : []
         : [...new Set([...spec.roles, ...(spec.roles.includes('operator') ? ['admin'] : [])])],
     parameters: parameters(spec),
     ...(body === undefined
       ? {}
-      : { requestBody: { required: !acceptsNull(body), content: { 'application/json': { schema: body } } } }),
+      : {
+          requestBody: {
+            required: !acceptsNull(body),
+            content: { [spec.consumes ?? 'application/json']: { schema: body } },
+          },
+        }),
     responses,
   };
 }

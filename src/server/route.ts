@@ -23,6 +23,7 @@ import {
 } from './auth.js';
 import type { Metrics } from './metrics.js';
 import { cookieValue, CSRF_HEADER, SESSION_COOKIE } from './sessions.js';
+import type { MissionConsumer } from './mission-consumer.js';
 import { problem, type Schema } from './schemas/common.js';
 
 export interface ServerDeps {
@@ -34,6 +35,8 @@ export interface ServerDeps {
   readonly sources: StatusSources;
   /** The Mission-aware harness (docs/harness.md); its routes answer 503 without one. */
   readonly harness?: MissionsService;
+  /** The Mission consumer (routes/missions.ts); present with the harness. */
+  readonly missions?: MissionConsumer;
   /** Continuity records (routes/continuity.ts); absent when the server was given no signing key. */
   readonly continuity?: ContinuityStore;
 }
@@ -47,6 +50,8 @@ export interface HandlerInput {
   readonly secure: boolean;
   /** Aborted when the client goes away; only for `streams` routes (server-sent events). */
   readonly closed?: AbortSignal;
+  /** The request headers (routes that authenticate themselves: the RFC 8935 push receiver). */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 export interface Reply {
@@ -76,6 +81,13 @@ export interface RouteSpec {
   readonly produces?: string;
   /** The body is a long-lived stream (server-sent events): the handler gets `closed`. */
   readonly streams?: boolean;
+  /** The request content type when it is not JSON (its parser is in app.ts). */
+  readonly consumes?: string;
+  /**
+   * `ssf-stream`: a `public` route for Baton's principals that checks an SSF stream bearer itself
+   * (RFC 8935 push); documented with bearer security all the same.
+   */
+  readonly auth?: 'ssf-stream';
   readonly handler: (input: HandlerInput) => Promise<Reply>;
 }
 
@@ -106,6 +118,7 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
         query: request.query as Record<string, string>,
         secure: request.protocol === 'https',
         ...(spec.streams === true && { closed: closedSignal(request) }),
+        headers: request.headers,
       });
       reply.code(out.status ?? 200);
       if (out.headers !== undefined) reply.headers(out.headers);

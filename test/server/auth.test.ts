@@ -307,6 +307,37 @@ const ROUTES: readonly RouteCase[] = [
     scope: 'none',
     path: fixed(`/v1/tokens/tok_${'0'.repeat(32)}`),
   },
+  // The Mission consumer (docs/missions.md); the RFC 8935 push route authenticates its stream
+  // bearer itself (signals-push-serve.test.ts) and is not in this matrix.
+  {
+    method: 'POST',
+    template: '/v1/missions/issuers',
+    roles: ['admin'],
+    scope: 'none',
+    path: fixed('/v1/missions/issuers'),
+    body: () => ({ pin: {} }),
+  },
+  {
+    method: 'GET',
+    template: '/v1/missions/issuers',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/missions/issuers'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/missions/issuers/{issuer}',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/missions/issuers/https%3A%2F%2Fas.example.com'),
+  },
+  {
+    method: 'POST',
+    template: '/v1/missions/{origin}/{missionId}/check',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/missions/https%3A%2F%2Fas.example.com/msn_x/check'),
+  },
   // Continuity observation records (docs/observations.md).
   {
     method: 'POST',
@@ -422,8 +453,10 @@ test('the matrix covers every /v1 route the OpenAPI document lists, with the sam
   for (const [path, ops] of Object.entries(doc['paths'] as Record<string, JsonObject>)) {
     if (!path.startsWith('/v1/')) continue;
     for (const [method, op] of Object.entries(ops)) {
-      // Public /v1 routes (console sign-in takes its token in the body) are not in the role matrix.
-      if (((op as JsonObject)['x-baton-roles'] as string[]).length === 0) continue;
+      // Public /v1 routes (console sign-in takes its token in the body) and the RFC 8935 push receiver
+      // (it checks its SSF stream bearer itself) are not in the role matrix.
+      const roles = (op as JsonObject)['x-baton-roles'] as string[];
+      if (roles.length === 0 || roles.includes('ssf-transmitter')) continue;
       listed.push(
         `${method.toUpperCase()} ${path} ${[...((op as JsonObject)['x-baton-roles'] as string[])].sort().join(',')}`,
       );

@@ -25,6 +25,9 @@ import {
   type StopSignals,
 } from '../command.js';
 import { drain } from '../../server/shutdown.js';
+import { Metrics } from '../../server/metrics.js';
+import { wireMissionConsumer, type MissionConsumer } from '../../server/mission-consumer.js';
+import { parsePollInterval, startPollLoop, type PollLoop } from '../../server/mission-poll-loop.js';
 import { parseMatrix, type PinnedMatrix } from '../../missions/index.js';
 import { applyConfig, describeOutcome, describePrintOnce } from '../config/apply.js';
 import { storeTarget } from '../config/target.js';
@@ -40,13 +43,14 @@ const SERVE_OPTIONS = {
   'shutdown-timeout': { type: 'string', env: 'BATON_SHUTDOWN_TIMEOUT' },
   config: { type: 'string', env: 'BATON_CONFIG' },
   'stop-matrix': { type: 'string', env: 'BATON_STOP_MATRIX' },
+  'missions-poll-every': { type: 'string', env: 'BATON_MISSIONS_POLL_EVERY' },
   json: { type: 'boolean' },
   'no-console': { type: 'boolean', env: 'BATON_NO_CONSOLE' },
 } as const;
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
-                   [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE] [--json]
-                   [--no-console]
+                   [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE]
+                   [--missions-poll-every DURATION] [--json] [--no-console]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
 in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
@@ -62,6 +66,9 @@ address printed after the listening line ("console at URL/console/"); --no-conso
 \`baton apply\` would (idempotent; a conflict stops the start); its summary goes to stderr.
 --stop-matrix: the harness's stop-behaviour matrix (docs/harness.md); one that misses the draft's
 minimums exits 2 with stop_matrix_invalid before anything is opened. Default: baton-default@1.
+--missions-poll-every: poll every pinned issuer whose stream is RFC 8936 poll (docs/missions.md) once
+per DURATION (500ms, 30s, 2m; 100 ms..1 h). Without it, poll streams are not polled. Pushed SETs
+(RFC 8935) arrive at POST /v1/missions/signals/{issuer} either way.
 ${STORE_USAGE}
 ${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
                            that provider profiles pin by id, for reconcile (Ed25519 pins need none)
@@ -138,6 +145,27 @@ interface Started {
   readonly opened: OpenedBaton;
   readonly app: ReturnType<typeof buildServer>;
   readonly timeoutMs: number;
+  readonly poll: PollLoop | undefined;
+}
+
+function pollEvery(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = parsePollInterval(text);
+  if (ms === undefined)
+    throw new BatonError(
+      'usage',
+      '--missions-poll-every (BATON_MISSIONS_POLL_EVERY) must be 100ms..60m, e.g. 30s',
+    );
+  return ms;
+}
+
+/** The pinned issuers at start, one line on stderr (docs/missions.md "Issuer registry"). */
+async function describeIssuers(missions: MissionConsumer, io: CliIo): Promise<void> {
+  const pinned = await missions.registry.list();
+  const by = (d: string): number => pinned.filter((i) => i.pin.stream?.delivery === d).length;
+  io.stderr(
+    `mission issuers pinned: ${pinned.length} (push ${by('urn:ietf:rfc:8935')}, poll ${by('urn:ietf:rfc:8936')})\n`,
+  );
 }
 
 async function readStopMatrix(file: string | undefined, io: CliIo): Promise<PinnedMatrix | undefined> {
@@ -160,14 +188,27 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   const host = values.host ?? '127.0.0.1';
   const wanted = port(values.port);
   const timeoutMs = shutdownTimeout(values['shutdown-timeout']);
+  const pollMs = pollEvery(values['missions-poll-every']);
   const keys = hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']);
   // HAR-25 / A3.10: an invalid matrix refuses to start (exit 2), before the store is touched.
   const stopMatrix = await readStopMatrix(values['stop-matrix'], io);
   const opened = await openBaton(storeChoice(values), stopMatrix === undefined ? {} : { stopMatrix });
   let app: ReturnType<typeof buildServer> | undefined;
+  let poll: PollLoop | undefined;
   try {
     if (values.config !== undefined) await applyAtStart(values.config, opened, io);
+    const metrics = new Metrics();
+    const missions = wireMissionConsumer({
+      engine: opened.engine,
+      harness: opened.harness,
+      clock: systemClock,
+      metrics: metrics.missions,
+      onError: (error, what) => app?.log.warn({ err: error, what }, 'mission consumer step failed'),
+    });
+    await describeIssuers(missions, io);
     app = buildServer({
+      metrics,
+      missions,
       engine: opened.engine,
       service: opened.service,
       harness: opened.harness,
@@ -179,6 +220,10 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
     await app.listen({ port: wanted, host }).catch((cause: unknown) => {
       throw listenError(cause, host, wanted);
     });
+    if (pollMs !== undefined)
+      poll = startPollLoop(missions, pollMs, (error) =>
+        app?.log.warn({ err: error }, 'SET poll round failed'),
+      );
     // After the listen: a server that cannot listen leaves no admin token nobody was shown.
     const adminToken = await firstAdmin(opened);
     const url = `http://${urlHost(host)}:${(app.server.address() as AddressInfo).port}`;
@@ -193,8 +238,9 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       if (consoleUrl !== null)
         io.stdout(`console at ${consoleUrl} (sign in with an operator or admin token)\n`);
     }
-    return { opened, app, timeoutMs };
+    return { opened, app, timeoutMs, poll };
   } catch (error) {
+    await poll?.stop();
     await app?.close();
     await opened.close();
     throw error;
@@ -223,8 +269,9 @@ async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals
   } catch (error) {
     return reportStoreError(error, io);
   }
-  const { app, opened, timeoutMs } = started;
+  const { app, opened, timeoutMs, poll } = started;
   const first = await signals.first;
+  await poll?.stop();
   io.stderr(`baton: ${first}: draining (at most ${timeoutMs / 1000} s; a second signal cuts it short)\n`);
   let second: StopCause | undefined;
   const again = signals.second.then((cause) => {

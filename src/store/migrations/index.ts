@@ -10,6 +10,7 @@ import { migration as m004 } from './004_no_hot_rows.js';
 import { migration as m005 } from './005_occurrence_listing.js';
 import { migration as m006 } from './006_missions.js';
 import { migration as m007 } from './007_observations.js';
+import { migration as m008 } from './008_mission_issuers.js';
 import { migration as m011 } from './011_console_sessions.js';
 
-export const migrations: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m011];
+export const migrations: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m011];

@@ -1,0 +1,332 @@
+/**
+ * The Mission consumer of a running server (issue 11 §2; build spec A3.2, A3.4, A3.5): the pinned
+ * issuer registry, one key source per issuer (jose's createRemoteJWKSet over the pinned
+ * `jwks_uri`, every key it verifies with archived in `msn_keys`), one Status client per issuer
+ * (nonce, private_key_jwt), the RFC 8935 push receiver and the RFC 8936 poll rounds. It applies
+ * only what verified (C-A29) and only through the harness service, which commits the view, the
+ * stop propagation and the Harness Evidence in one transaction; the answer follows the COMMIT.
+ */
+import type { Clock } from '../core/clock.js';
+import { digestEquals } from '../core/digest.js';
+import { BatonError, isBatonError } from '../core/errors.js';
+import {
+  bearerDigest,
+  isActive,
+  MissionStatusClient,
+  parsePushedSet,
+  remoteMissionKeys,
+  SetPoller,
+  setJti,
+  type FetchLike,
+  type IssuerPin,
+  type MissionKeySource,
+  type MissionsService,
+  type PushAnswer,
+  type PushRequest,
+  type SeenOutcome,
+  type StatusFetchResult,
+  type VerifiedMissionStatus,
+  type VerifiedSet,
+} from '../missions/index.js';
+import type { StoreEngine } from '../store/engine.js';
+import { IssuerRegistry, StoredKeyArchive, type RegisteredIssuer } from '../store/missions-issuers.js';
+import type { MissionCheckResult, MissionMetrics } from './mission-metrics.js';
+import { clientKeyOf, resolveSecret, type SecretResolver } from './mission-secrets.js';
+
+export interface MissionConsumerOptions {
+  readonly engine: StoreEngine;
+  readonly harness: MissionsService;
+  readonly clock: Clock;
+  readonly metrics: MissionMetrics;
+  readonly resolveSecret?: SecretResolver;
+  readonly fetch?: FetchLike;
+  /** A background step failed (a gap's Status check, a poll round): logged by the server. */
+  readonly onError?: (error: unknown, what: string) => void;
+  /** jose's refetch cooldown for an unknown kid (default 30 s, A5). */
+  readonly jwksCooldownMs?: number;
+}
+
+export type CheckOutcome =
+  | {
+      readonly kind: 'verified';
+      readonly status: VerifiedMissionStatus;
+      readonly applied: boolean;
+      readonly stopped: number;
+    }
+  | { readonly kind: 'unknown'; readonly result: StatusFetchResult & { kind: 'unknown' } };
+
+export interface PollOutcome {
+  readonly issuer: string;
+  readonly applied: number;
+  readonly duplicates: number;
+  readonly refused: number;
+  readonly error: string | null;
+}
+
+const AUTH_FAILED: PushAnswer = {
+  status: 401,
+  body: { err: 'authentication_failed', description: 'stream bearer missing or wrong' },
+};
+
+const UNKNOWN_RESULT: Readonly<Record<string, MissionCheckResult>> = {
+  refused: 'refused',
+  not_found: 'not_found',
+  unauthorized: 'unauthorized',
+  rate_limited: 'rate_limited',
+};
+
+export class MissionConsumer {
+  readonly registry: IssuerRegistry;
+  readonly archive: StoredKeyArchive;
+  readonly #o: MissionConsumerOptions;
+  readonly #keys = new Map<string, MissionKeySource>();
+  readonly #clients = new Map<string, MissionStatusClient>();
+  readonly #pollers = new Map<string, SetPoller>();
+
+  constructor(o: MissionConsumerOptions) {
+    this.#o = o;
+    this.registry = new IssuerRegistry(o.engine);
+    this.archive = new StoredKeyArchive(o.engine, () => o.clock.wallMs());
+  }
+
+  get metrics(): MissionMetrics {
+    return this.#o.metrics;
+  }
+
+  keysFor(pin: IssuerPin): MissionKeySource {
+    let keys = this.#keys.get(pin.issuer);
+    if (keys === undefined) {
+      keys = remoteMissionKeys({
+        origin: pin.issuer,
+        jwksUri: pin.jwks_uri,
+        archive: this.archive,
+        ...(this.#o.jwksCooldownMs !== undefined && { cooldownMs: this.#o.jwksCooldownMs }),
+      });
+      this.#keys.set(pin.issuer, keys);
+    }
+    return keys;
+  }
+
+  #client(pin: IssuerPin): MissionStatusClient {
+    let client = this.#clients.get(pin.issuer);
+    if (client === undefined) {
+      client = new MissionStatusClient({
+        pin,
+        clientKey: clientKeyOf(pin, this.#o.resolveSecret ?? resolveSecret),
+        keys: this.keysFor(pin),
+        clock: this.#o.clock,
+        ...(this.#o.fetch !== undefined && { fetch: this.#o.fetch }),
+      });
+      this.#clients.set(pin.issuer, client);
+    }
+    return client;
+  }
+
+  // --- Status (A3.2) ---------------------------------------------------------------------------
+
+  /**
+   * Fetch and verify one Status answer, then apply it (verified) or record the refusal (the view
+   * becomes unknown: refused, 404, 401). 429, 503 and network failures change no view; a stale
+   * view pauses work by itself (A3.5). Never network I/O inside a store transaction.
+   */
+  async check(origin: string, missionId: string): Promise<CheckOutcome> {
+    const pinned = await this.registry.require(origin);
+    let result: StatusFetchResult;
+    try {
+      result = await this.#client(pinned.pin).check(missionId);
+    } catch (error) {
+      // The client key cannot be loaded: a local fault, reported as unavailable, never active.
+      if (!isBatonError(error, 'key_invalid') && !isBatonError(error, 'key_unsupported')) throw error;
+      result = {
+        kind: 'unknown',
+        reason: 'unavailable',
+        httpStatus: null,
+        retryAfterSec: null,
+        refusal: null,
+      };
+    }
+    if (result.kind === 'verified') {
+      const applied = await this.#o.harness.applyVerifiedStatus(result.status);
+      this.#o.metrics.countCheck(isActive(result.status.state) ? 'active' : 'not_active');
+      return { kind: 'verified', status: result.status, applied: applied.applied, stopped: applied.stopped };
+    }
+    this.#o.metrics.countCheck(UNKNOWN_RESULT[result.reason] ?? 'unavailable');
+    if (result.reason === 'refused' || result.reason === 'not_found' || result.reason === 'unauthorized') {
+      const check = result.refusal?.check ?? `http_${result.httpStatus ?? 0}`;
+      await this.#o.harness.recordStatusRefused(origin, missionId, check, result.reason);
+    }
+    return { kind: 'unknown', result };
+  }
+
+  /** The harness's StatusFetcher (A3.1 step 3): a verified answer, or a typed refusal. */
+  readonly fetchStatus = async (origin: string, missionId: string): Promise<VerifiedMissionStatus> => {
+    const outcome = await this.check(origin, missionId);
+    if (outcome.kind === 'verified') return outcome.status;
+    throw unknownError(outcome.result);
+  };
+
+  // --- SET receipt (A3.4) ----------------------------------------------------------------------
+
+  /** RFC 8935 push to `POST /v1/missions/signals/{issuer}`: 202 after COMMIT, or the 400/401 body. */
+  async receivePush(issuer: string, request: PushRequest): Promise<PushAnswer> {
+    const pinned = await this.registry.get(issuer);
+    // An unknown issuer and a wrong bearer answer alike: the route is no oracle of the registry.
+    if (
+      pinned?.bearerDigest === null ||
+      pinned === undefined ||
+      !bearerMatches(request, pinned.bearerDigest)
+    ) {
+      this.#o.metrics.countSet('authentication_failed');
+      return AUTH_FAILED;
+    }
+    const parsed = await parsePushedSet(request, {
+      keys: this.keysFor(pinned.pin),
+      expect: expectation(pinned.pin),
+      bearer: bearerOf(request),
+      nowMs: this.#o.clock.wallMs(),
+    });
+    if (!parsed.ok) {
+      this.#o.metrics.countSet(parsed.answer.status === 202 ? 'applied' : parsed.answer.body.err);
+      return parsed.answer;
+    }
+    const outcome = await this.#apply(pinned, parsed.set);
+    if (outcome === 'conflict')
+      return {
+        status: 400,
+        body: { err: 'invalid_request', description: 'jti already received with other bytes' },
+      };
+    return { status: 202 };
+  }
+
+  /** One verified SET, replay-checked and applied in one transaction; liveness recorded. */
+  async #apply(pinned: RegisteredIssuer, set: VerifiedSet): Promise<SeenOutcome> {
+    const now = this.#o.clock.wallMs();
+    if (set.kind === 'stream') {
+      const { jti, digest } = setJti(set);
+      const seen = await this.registry.recordStreamSet(pinned.issuer, jti, digest, now);
+      this.#o.metrics.countSet(seen === 'new' ? 'stream' : seen === 'same' ? 'duplicate' : 'invalid_request');
+      return seen === 'new' ? 'new' : seen === 'same' ? 'duplicate' : 'conflict';
+    }
+    const applied = await this.#o.harness.applyVerifiedSignal(set.signal);
+    await this.registry.touchStream(pinned.issuer, now);
+    const label = applied.result === 'replay_conflict' ? 'invalid_request' : applied.result;
+    this.#o.metrics.countSet(label);
+    if (applied.gap)
+      this.#background(this.check(set.signal.origin, set.signal.missionId), 'gap status check');
+    if (applied.result === 'replay_conflict') return 'conflict';
+    return applied.result === 'duplicate' ? 'duplicate' : 'new';
+  }
+
+  #background(p: Promise<unknown>, what: string): void {
+    p.catch((error: unknown) => this.#o.onError?.(error, what));
+  }
+
+  // --- RFC 8936 poll ---------------------------------------------------------------------------
+
+  #poller(pinned: RegisteredIssuer): SetPoller | undefined {
+    const endpoint = pinned.pin.stream?.endpoint;
+    if (pinned.pin.stream?.delivery !== 'urn:ietf:rfc:8936' || endpoint === undefined) return undefined;
+    if (pinned.pollBearerRef === null) return undefined;
+    let poller = this.#pollers.get(pinned.issuer);
+    if (poller === undefined) {
+      poller = new SetPoller({
+        endpoint,
+        bearer: (this.#o.resolveSecret ?? resolveSecret)(pinned.pollBearerRef),
+        keys: this.keysFor(pinned.pin),
+        expect: expectation(pinned.pin),
+        clock: this.#o.clock,
+        onSet: (set) => this.#apply(pinned, set),
+        ...(this.#o.fetch !== undefined && { fetch: this.#o.fetch }),
+      });
+      this.#pollers.set(pinned.issuer, poller);
+    }
+    return poller;
+  }
+
+  /** One poll round for every pinned poll stream; a failing stream is recorded, never fatal. */
+  async pollAll(): Promise<PollOutcome[]> {
+    const out: PollOutcome[] = [];
+    for (const pinned of await this.registry.list()) {
+      let poller: SetPoller | undefined;
+      try {
+        poller = this.#poller(pinned);
+      } catch (error) {
+        out.push(await this.#pollFailed(pinned.issuer, error));
+        continue;
+      }
+      if (poller === undefined) continue;
+      try {
+        const round = await poller.pollOnce();
+        await this.registry.recordPoll(pinned.issuer, this.#o.clock.wallMs(), null);
+        for (const _ of Object.keys(round.refused)) this.#o.metrics.countSet('refused_by_poll');
+        out.push({
+          issuer: pinned.issuer,
+          applied: round.applied.length,
+          duplicates: round.duplicates,
+          refused: Object.keys(round.refused).length,
+          error: null,
+        });
+      } catch (error) {
+        out.push(await this.#pollFailed(pinned.issuer, error));
+      }
+    }
+    return out;
+  }
+
+  async #pollFailed(issuer: string, error: unknown): Promise<PollOutcome> {
+    const code = error instanceof BatonError ? error.code : 'internal';
+    await this.registry.recordPoll(issuer, this.#o.clock.wallMs(), code);
+    this.#o.onError?.(error, `poll ${issuer}`);
+    return { issuer, applied: 0, duplicates: 0, refused: 0, error: code };
+  }
+}
+
+function expectation(pin: IssuerPin): {
+  issuer: string;
+  audience: string;
+  algorithms: IssuerPin['algorithms'];
+} {
+  return { issuer: pin.issuer, audience: pin.audience, algorithms: pin.algorithms };
+}
+
+function bearerOf(request: PushRequest): string {
+  const h = request.authorization;
+  return typeof h === 'string' && h.startsWith('Bearer ') ? h.slice(7) : '';
+}
+
+/** RFC 8935 §2.2 transmitter authentication: the presented bearer's digest, constant time. */
+function bearerMatches(request: PushRequest, digest: string): boolean {
+  const presented = bearerOf(request);
+  return presented !== '' && digestEquals(bearerDigest(presented), digest);
+}
+
+export function unknownError(r: StatusFetchResult & { kind: 'unknown' }): BatonError {
+  const details = {
+    reason: r.reason,
+    httpStatus: r.httpStatus,
+    retryAfterSec: r.retryAfterSec,
+    ...(r.refusal !== null && { check: r.refusal.check, step: r.refusal.step }),
+  };
+  if (r.reason === 'refused')
+    return new BatonError(
+      'mission_status_invalid',
+      `the Status answer failed check ${r.refusal?.check ?? '?'}`,
+      details,
+    );
+  return new BatonError('mission_status_unavailable', `Mission Status is unavailable (${r.reason})`, details);
+}
+
+/**
+ * A consumer wired into its harness: the harness's Status fetcher (A3.1 step 3) and the stop
+ * counter `baton_harness_stops_total{decision,reason}` over committed Harness Evidence.
+ */
+export function wireMissionConsumer(o: MissionConsumerOptions): MissionConsumer {
+  const consumer = new MissionConsumer(o);
+  o.harness.attach({
+    fetchStatus: consumer.fetchStatus,
+    onEvidence: (e) => {
+      if (e.decision !== 'continue') o.metrics.countStop(e.decision, e.reason);
+    },
+  });
+  return consumer;
+}

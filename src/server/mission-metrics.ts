@@ -1,0 +1,49 @@
+/**
+ * The Mission consumer's and the harness's counters (issue 11 §5; build spec A6 "Metrics"), on the
+ * server's per-process registry (src/server/metrics.ts). Label values are closed sets: a check's
+ * result, an RFC 8935 answer code, a Harness Evidence decision and reason (A2.6) — never an id.
+ */
+import { Counter, type Registry } from 'prom-client';
+
+export type MissionCheckResult =
+  'active' | 'not_active' | 'refused' | 'not_found' | 'unauthorized' | 'rate_limited' | 'unavailable';
+
+export class MissionMetrics {
+  readonly #checks: Counter<'result'>;
+  readonly #stops: Counter<'decision' | 'reason'>;
+  readonly #sets: Counter<'result'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.#checks = new Counter({
+      name: 'baton_mission_checks_total',
+      help: 'Mission Status fetches by this process, by outcome (active, not_active, refused, not_found, unauthorized, rate_limited, unavailable).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#stops = new Counter({
+      name: 'baton_harness_stops_total',
+      help: 'Harness Evidence written by this process for a stop (decision other than continue), by decision and reason.',
+      labelNames: ['decision', 'reason'],
+      registers,
+    });
+    this.#sets = new Counter({
+      name: 'baton_sets_received_total',
+      help: 'SETs received by push or poll, by result (applied, ignored, duplicate, stream, or the RFC 8935 error code).',
+      labelNames: ['result'],
+      registers,
+    });
+  }
+
+  countCheck(result: MissionCheckResult): void {
+    this.#checks.inc({ result });
+  }
+
+  countStop(decision: string, reason: string): void {
+    this.#stops.inc({ decision, reason });
+  }
+
+  countSet(result: string): void {
+    this.#sets.inc({ result });
+  }
+}

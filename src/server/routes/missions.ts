@@ -1,0 +1,250 @@
+/**
+ * The Mission consumer over HTTP (build spec A6; docs/missions.md): the pinned issuer registry
+ * (admin writes, operators read), an operator's "check now" (A3.2 → the harness), and the RFC 8935
+ * SET push receiver `POST /v1/missions/signals/{issuer}`, which authenticates the SSF stream's
+ * bearer itself (constant time, against its stored digest) and answers RFC 8935's own bodies —
+ * `202`, or `400`/`401` `{err, description}` — not problem+json.
+ */
+import { BatonError } from '../../core/errors.js';
+import { readIssuerRegistration, SET_MEDIA_TYPE } from '../../missions/index.js';
+import type { RegisteredIssuer } from '../../store/missions-issuers.js';
+import { principalActor } from '../auth.js';
+import type { MissionConsumer } from '../mission-consumer.js';
+import { unknownError } from '../mission-consumer.js';
+import { param, timed, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
+import {
+  anyJson,
+  anyObject,
+  array,
+  bool,
+  epochMs,
+  nullable,
+  object,
+  oneOf,
+  type Schema,
+} from '../schemas/common.js';
+import { emptyBody } from '../schemas/inputs.js';
+
+const issuerParam: Schema = { type: 'string', minLength: 1, maxLength: 512 };
+
+const issuerView: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'issuer',
+    'pin',
+    'pinDigest',
+    'delivery',
+    'pushBearer',
+    'pollBearerRef',
+    'registeredAt',
+    'lastSetAt',
+    'lastPollAt',
+    'lastPollError',
+    'streamLive',
+  ],
+  properties: {
+    issuer: { type: 'string' },
+    pin: anyObject,
+    pinDigest: { type: 'string' },
+    delivery: nullable(oneOf(['urn:ietf:rfc:8935', 'urn:ietf:rfc:8936'])),
+    pushBearer: bool,
+    pollBearerRef: nullable({ type: 'string' }),
+    registeredAt: epochMs,
+    lastSetAt: nullable(epochMs),
+    lastPollAt: nullable(epochMs),
+    lastPollError: nullable({ type: 'string' }),
+    streamLive: bool,
+  },
+};
+
+const registrationBody: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['pin'],
+  properties: {
+    pin: anyObject,
+    pushBearer: { type: 'string', minLength: 32, maxLength: 512 },
+    pollBearerRef: { type: 'string', minLength: 5, maxLength: 1030 },
+  },
+};
+
+const setError: Schema = object({
+  err: oneOf([
+    'invalid_request',
+    'invalid_key',
+    'invalid_issuer',
+    'invalid_audience',
+    'authentication_failed',
+    'access_denied',
+  ]),
+  description: { type: 'string' },
+});
+
+function consumerOf(deps: ServerDeps): MissionConsumer {
+  if (deps.missions === undefined) throw new BatonError('unavailable', 'this server runs no harness');
+  return deps.missions;
+}
+
+/**
+ * A3.5 liveness: a stream is live while its last verified SET (or, for poll, its last answered
+ * poll) is within the pin's `max_stale_seconds`. A silent stream extends nothing: signal views go
+ * stale on their own bound and the next check fetches Status.
+ */
+export function streamLive(i: RegisteredIssuer, now: number): boolean {
+  const bound = i.pin.bounds.max_stale_seconds * 1000;
+  const lastPoll = i.lastPollError === null ? i.lastPollAt : null;
+  const last = Math.max(i.lastSetAt ?? -Infinity, lastPoll ?? -Infinity);
+  return i.pin.stream !== null && Number.isFinite(last) && now - last <= bound;
+}
+
+export function issuerBody(i: RegisteredIssuer, now: number): Record<string, unknown> {
+  return {
+    issuer: i.issuer,
+    pin: i.pin,
+    pinDigest: i.pinDigest,
+    delivery: i.pin.stream?.delivery ?? null,
+    pushBearer: i.bearerDigest !== null,
+    pollBearerRef: i.pollBearerRef,
+    registeredAt: i.registeredAt,
+    lastSetAt: i.lastSetAt,
+    lastPollAt: i.lastPollAt,
+    lastPollError: i.lastPollError,
+    streamLive: streamLive(i, now),
+  };
+}
+
+function actor(input: HandlerInput): string {
+  if (input.principal === undefined) throw new BatonError('unauthenticated', 'a credential is required');
+  return principalActor(input.principal);
+}
+
+function header(input: HandlerInput, name: string): string | undefined {
+  const v = input.headers?.[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+function pushRoute(deps: ServerDeps): RouteSpec {
+  return {
+    method: 'POST',
+    url: '/v1/missions/signals/:issuer',
+    operationId: 'pushMissionSet',
+    summary:
+      'RFC 8935 push of a lifecycle SET from a pinned issuer (A3.4): 202 after COMMIT, or 400/401 {err, description}',
+    tag: 'missions',
+    roles: 'public',
+    auth: 'ssf-stream',
+    consumes: SET_MEDIA_TYPE,
+    schema: {
+      params: object({ issuer: issuerParam }),
+      // Any body reaches the handler, so a wrong media type is answered in RFC 8935's form.
+      body: { description: 'the compact SET, Content-Type application/secevent+jwt' },
+      response: { 202: anyJson, 400: setError, 401: setError },
+    },
+    handler: async (input) => {
+      const answer = await timed(deps, 'mission_set_push', () =>
+        consumerOf(deps).receivePush(param(input, 'issuer'), {
+          contentType: header(input, 'content-type'),
+          authorization: header(input, 'authorization'),
+          body: typeof input.body === 'string' ? input.body : '',
+        }),
+      );
+      return answer.status === 202
+        ? { status: 202, body: undefined }
+        : { status: answer.status, body: answer.body };
+    },
+  };
+}
+
+export function missionRoutes(deps: ServerDeps): RouteSpec[] {
+  const now = (): number => deps.clock.wallMs();
+  return [
+    {
+      method: 'POST',
+      url: '/v1/missions/issuers',
+      operationId: 'pinMissionIssuer',
+      summary:
+        'Pin a Mission issuer (baton.mission-issuer/1) with its SSF stream bearer: 201 created, 200 unchanged, 409 mission_issuer_conflict',
+      tag: 'missions',
+      roles: ['admin'],
+      schema: { body: registrationBody, response: { 200: issuerView, 201: issuerView } },
+      handler: async (input) => {
+        const reg = readIssuerRegistration(input.body);
+        const done = await consumerOf(deps).registry.register(reg, actor(input), now());
+        return { status: done.action === 'created' ? 201 : 200, body: issuerBody(done.issuer, now()) };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/missions/issuers',
+      operationId: 'listMissionIssuers',
+      summary: 'The pinned Mission issuers, their streams and liveness (A3.5); never a bearer',
+      tag: 'missions',
+      roles: ['operator'],
+      schema: { response: { 200: object({ issuers: array(issuerView) }) } },
+      handler: async () => ({
+        body: { issuers: (await consumerOf(deps).registry.list()).map((i) => issuerBody(i, now())) },
+      }),
+    },
+    {
+      method: 'GET',
+      url: '/v1/missions/issuers/:issuer',
+      operationId: 'getMissionIssuer',
+      summary: 'One pinned Mission issuer',
+      tag: 'missions',
+      roles: ['operator'],
+      schema: { params: object({ issuer: issuerParam }), response: { 200: issuerView } },
+      handler: async (input) => ({
+        body: issuerBody(await consumerOf(deps).registry.require(param(input, 'issuer')), now()),
+      }),
+    },
+    {
+      method: 'POST',
+      url: '/v1/missions/:origin/:missionId/check',
+      operationId: 'checkMission',
+      summary:
+        'Fetch Mission Status now (A3.2) and apply it; refused answers make the view unknown (502 mission_status_invalid), unreachable ones 503',
+      tag: 'missions',
+      roles: ['operator'],
+      schema: {
+        params: object({ origin: issuerParam, missionId: { type: 'string', minLength: 1, maxLength: 256 } }),
+        body: emptyBody,
+        response: {
+          200: object({
+            state: { type: 'string' },
+            active: bool,
+            applied: bool,
+            stopped: { type: 'integer' },
+            expiresAt: { type: 'string' },
+            checkedAt: { type: 'string' },
+            jwsDigest: { type: 'string' },
+            assessment: anyJson,
+          }),
+        },
+      },
+      handler: async (input) => {
+        const origin = param(input, 'origin');
+        const missionId = param(input, 'missionId');
+        const c = consumerOf(deps);
+        const outcome = await timed(deps, 'mission_check', () => c.check(origin, missionId));
+        if (outcome.kind === 'unknown') throw unknownError(outcome.result);
+        const s = outcome.status;
+        const h = deps.harness;
+        const view = h === undefined ? undefined : await h.getView(origin, missionId);
+        return {
+          body: {
+            state: s.state,
+            active: s.state === 'active',
+            applied: outcome.applied,
+            stopped: outcome.stopped,
+            expiresAt: s.expiresAt,
+            checkedAt: s.checkedAt,
+            jwsDigest: s.jwsDigest,
+            assessment: h === undefined ? null : h.assessView(view),
+          },
+        };
+      },
+    },
+    pushRoute(deps),
+  ];
+}
