@@ -304,6 +304,19 @@ export class MissionsService {
     });
   }
 
+  /**
+   * AOC-REQ-006, A7#21: a retired generation's dispatch is refused inside the dispatch transaction,
+   * not only when its credential is authenticated (a takeover may commit in between).
+   */
+  async #refuseRetired(occ: OccurrenceSide, item: WorkItemRecord, generation?: number): Promise<void> {
+    if (generation === undefined || item.lineage === null) return;
+    const current = await occ.currentGeneration(item.lineage);
+    if (current !== null && current !== generation)
+      throw new BatonError('generation_retired', 'this executor generation was retired by a takeover', {
+        lineage: item.lineage,
+      });
+  }
+
   // --- A3.1 dispatch / resume --------------------------------------------------------------------
 
   /**
@@ -363,6 +376,7 @@ export class MissionsService {
         : await repo.lockView(peek.binding.mission_origin, peek.binding.mission_id);
     const item = await repo.lockItem(itemId);
     if (item === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+    await this.#refuseRetired(occ, item, generation);
     const a =
       item.binding === null
         ? undefined

@@ -44,6 +44,9 @@ export function occurrenceSide(tx: Transaction): OccurrenceSide {
       const o = await new OccurrencesRepositorySql(tx).getOccurrence(occurrenceId);
       return o !== undefined && o.phase !== 'reserved' && o.phase !== 'released' && isUnresolved(o);
     },
+    async currentGeneration(lineage) {
+      return (await new OccurrencesRepositorySql(tx).getLineage(lineage))?.generation ?? null;
+    },
   };
 }
 

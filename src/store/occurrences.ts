@@ -22,7 +22,12 @@ import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js
 import { OccurrencesRepositorySql } from './occurrences-repository.js';
 import type { MissionGate } from './missions-gate.js';
 import { harnessGate, openHarnessOn } from './missions.js';
-import { DEFAULT_MATRIX, type MissionsService, type PinnedMatrix } from '../missions/index.js';
+import {
+  DEFAULT_MATRIX,
+  type MissionsService,
+  type PinnedMatrix,
+  type StatusFetcher,
+} from '../missions/index.js';
 import { openSqliteEngine, type SqliteEngineOptions } from './sqlite.js';
 
 /** `gate`: the harness's Mission gate (A3.6); without one, governed occurrences never enter. */
@@ -103,6 +108,8 @@ export interface OccurrencesOptions {
   readonly createDomainKey?: boolean;
   /** The stop matrix the harness enforces (validated, A3.10); default DEFAULT_MATRIX. */
   readonly stopMatrix?: PinnedMatrix;
+  /** The harness's Status fetch for stale or unknown views (A3.1 step 3); default none. */
+  readonly fetchStatus?: StatusFetcher;
 }
 
 export interface OccurrencesOnSqlite {
@@ -131,6 +138,7 @@ export async function openOccurrencesOn(
     domainPrivateKey: domainKey.privateKey,
     ...(options.clock !== undefined && { clock: options.clock }),
     ...(options.ids !== undefined && { ids: options.ids }),
+    ...(options.fetchStatus !== undefined && { fetchStatus: options.fetchStatus }),
   });
   await harness.registerMatrix(options.stopMatrix ?? DEFAULT_MATRIX);
   const service = new OccurrencesService({

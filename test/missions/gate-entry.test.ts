@@ -200,14 +200,31 @@ for (const e of engines) {
     assert.equal((await w.harness.getItem(late.id)).state, 'suppressed');
   });
 
-  test(`[${e.name}] A7#21 after takeover the predecessor's enter is generation_retired; nothing is entered`, async (t) => {
+  test(`[${e.name}] HAR-06 A7#21 after takeover the predecessor's enter and dispatch are generation_retired; nothing is entered`, async (t) => {
     const w = await world(t, e);
     await w.harness.applyVerifiedStatus(verifiedStatus('active', T0));
     const { g, occurrence } = await running(w);
-    await w.occurrences.takeover({ lineage: 'invoice-agent' });
+    const queued = await w.harness.createItem(
+      {
+        kind: 'queue_item',
+        action_class: 'consequential_write',
+        lineage: 'invoice-agent',
+        mission_binding: binding,
+        idempotency_key: 'pay-2',
+      },
+      'executor',
+    );
+    const successor = await w.occurrences.takeover({ lineage: 'invoice-agent' });
     assert.equal(
       await code(w.occurrences.enter({ credential: g.credential, occurrenceId: occurrence.id })),
       'generation_retired',
+    );
+    // AOC-REQ-006 inside the dispatch transaction too, not only at authentication.
+    assert.equal(await code(w.harness.dispatch(queued.id, 'executor', g.generation)), 'generation_retired');
+    assert.equal((await w.harness.getItem(queued.id)).state, 'queued');
+    assert.equal(
+      (await w.harness.dispatch(queued.id, 'executor', successor.generation)).item.state,
+      'running',
     );
     assert.equal((await w.occurrences.getOccurrence(occurrence.id)).occurrence.phase, 'reserved');
   });

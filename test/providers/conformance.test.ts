@@ -46,6 +46,9 @@ test('12 of 12 cases pass; the report is complete, labelled, and leaks no secret
     labels: Record<string, string>;
   };
   assert.equal(report.label, 'same-team runner, synthetic provider');
+  assert.equal(run.report.format, 'baton.aoc-conformance-report/1');
+  assert.equal(run.report.suite, 'aoc');
+  assert.equal(run.report.summary.notRun, 0);
   assert.match(md, /same-team runner, synthetic provider/);
   // B7-16 OBS-06: the continuity observation profile's labels.
   assert.deepEqual(report.labels, {
@@ -53,7 +56,11 @@ test('12 of 12 cases pass; the report is complete, labelled, and leaks no secret
     independent_reproduction: 'NOT_RUN',
     runner: 'same-team',
   });
-  assert.match(md, /provider results \*\*SIMULATED\*\*.*independent reproduction \*\*NOT_RUN\*\*/);
+  assert.match(
+    md,
+    /provider results \*\*SIMULATED\*\* \(synthetic sandbox\); independent reproduction \*\*NOT_RUN\*\*; runner \*\*same-team\*\*/,
+  );
+  assert.doesNotMatch(md, /Mission issuer/, 'the AOC suite runs no Mission issuer');
   assert.deepEqual(
     report.cases.map((c) => [c.id, c.result]),
     Array.from({ length: 12 }, (_, i) => [`AOC-CASE-${String(i + 1).padStart(3, '0')}`, 'pass']),

@@ -1,18 +1,20 @@
 /**
- * `baton conformance`: run AOC-CASE-001 … 012 against the real service (SQLite in a temp dir) and
- * the sandbox provider over HTTP, print one line per case and write report.json and report.md
- * (docs/conformance.md). Exit 0 only when every case passes.
+ * `baton conformance`: run AOC-CASE-001 … 012 (default `--suite aoc`) against the real service
+ * (SQLite in a temp dir) and the sandbox provider over HTTP, or with `--suite harness` the Mission
+ * build spec's 25 acceptance tests (HAR-CASE-001 … 025) against the reference Mission issuer; print
+ * one line per case and write report.json and report.md (docs/conformance.md).
  */
 import { parseArgs } from 'node:util';
 import { BatonError } from '../../core/errors.js';
 import { printJson, reportError, wantsHelp, type Command } from '../command.js';
-import type { ConformanceEngine } from '../conformance/report.js';
+import { HARNESS_CASES, runHarnessConformance } from '../conformance/harness-runner.js';
+import type { ConformanceEngine, ConformanceSuite } from '../conformance/report.js';
 import { CASES, runConformance } from '../conformance/runner.js';
 import { redactUrl } from '../../server/open.js';
 import { EXIT, type CliIo } from '../io.js';
 
-const USAGE = `usage: baton conformance [--engine sqlite | --engine postgres --postgres URL] [--out DIR]
-                         [--case AOC-CASE-0NN]... [--json]
+const USAGE = `usage: baton conformance [--suite aoc|harness] [--engine sqlite | --engine postgres --postgres URL]
+                         [--out DIR] [--case AOC-CASE-0NN | --case HAR-CASE-0NN]... [--json]
 
 Run the AOC conformance cases (AOC-CASE-001 … 012) against the real occurrences service and the
 sandbox payments provider over HTTP on 127.0.0.1. The service keeps its state on a temporary SQLite
@@ -22,9 +24,16 @@ DIR/report.json and DIR/report.md (default DIR: ./conformance-report), labelled
 "same-team runner, synthetic provider", naming the engine. Exit 0 when every case passes, 1
 otherwise, 2 on bad arguments. --json prints one JSON document instead of the progress lines
 (they go to stderr): {"report": the report.json document, "files": {"json","markdown"}}.
+
+--suite harness runs the Mission-aware harness acceptance tests (HAR-CASE-001 … 025, build spec
+A7) against Baton's reference Mission issuer on 127.0.0.1 (SETs pushed to a receiver of the
+runner, Status fetched by Baton's client) and the same engines, in the same report format,
+labelled "same-team runner, SIMULATED issuer". A case part that cannot run here is reported
+NOT_RUN with its reason, never passed; exit 0 when no case failed.
 `;
 
 interface Parsed {
+  readonly suite: ConformanceSuite;
   readonly out: string;
   readonly only: string[] | undefined;
   readonly engine: ConformanceEngine;
@@ -50,6 +59,7 @@ function parse(argv: string[]): Parsed {
     ({ values } = parseArgs({
       args: argv,
       options: {
+        suite: { type: 'string' },
         engine: { type: 'string' },
         postgres: { type: 'string' },
         out: { type: 'string' },
@@ -63,11 +73,14 @@ function parse(argv: string[]): Parsed {
     throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
   }
   const engine = engineOf(values.engine, values.postgres);
-  const ids = CASES.map((c) => c.id);
+  const suite = values.suite ?? 'aoc';
+  if (suite !== 'aoc' && suite !== 'harness') throw new BatonError('usage', '--suite must be aoc or harness');
+  const ids = (suite === 'aoc' ? CASES : HARNESS_CASES).map((c) => c.id);
   for (const id of values.case ?? []) {
     if (!ids.includes(id)) throw new BatonError('usage', `unknown case ${id.slice(0, 32)}`);
   }
   return {
+    suite,
     out: values.out ?? './conformance-report',
     only: values.case,
     engine,
@@ -82,12 +95,16 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   try {
-    const { out, only, engine, postgresUrl, json } = parse(argv);
+    const { suite, out, only, engine, postgresUrl, json } = parse(argv);
     const where =
       postgresUrl === undefined ? 'SQLite' : `PostgreSQL at ${redactUrl(postgresUrl)}, scratch database`;
     const say = (text: string): void => (json ? io.stderr(text) : io.stdout(text));
-    say(`AOC conformance — same-team runner, synthetic provider (sandbox over HTTP, ${where})\n`);
-    const result = await runConformance({
+    say(
+      suite === 'aoc'
+        ? `AOC conformance — same-team runner, synthetic provider (sandbox over HTTP, ${where})\n`
+        : `Harness conformance — same-team runner, SIMULATED issuer (reference issuer on loopback, ${where})\n`,
+    );
+    const result = await (suite === 'aoc' ? runConformance : runHarnessConformance)({
       out,
       engine,
       ...(postgresUrl !== undefined && { postgresUrl }),
@@ -99,7 +116,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       return result.passed ? EXIT.ok : EXIT.negative;
     }
     const s = result.report.summary;
-    io.stdout(`${s.pass}/${s.total} passed, ${s.fail} failed, ${s.unsupported} unsupported\n`);
+    io.stdout(
+      `${s.pass}/${s.total} passed, ${s.fail} failed, ${s.unsupported} unsupported${suite === 'harness' ? `, ${s.notRun} NOT_RUN` : ''}\n`,
+    );
     io.stdout(`report: ${result.files.json}\n        ${result.files.markdown}\n`);
     return result.passed ? EXIT.ok : EXIT.negative;
   } catch (error) {
@@ -109,7 +128,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 
 export const conformanceCommand: Command = {
   name: 'conformance',
-  summary: 'Run the AOC conformance cases against the sandbox and write a report.',
+  summary: 'Run the AOC (or --suite harness) conformance cases and write a report.',
   usage: USAGE,
   run,
 };

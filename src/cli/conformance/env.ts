@@ -25,6 +25,7 @@ import {
   type SandboxProvider,
   type WebhookRecorded,
 } from '../../providers/index.js';
+import type { MissionsService, StatusFetcher } from '../../missions/index.js';
 import type { OccurrencesService } from '../../occurrences/index.js';
 import type { StoreEngine } from '../../store/index.js';
 import { openOccurrencesOn, openOccurrencesOnSqlite, openPostgresEngine } from '../../store/index.js';
@@ -35,6 +36,8 @@ export const WEBHOOK_PATH = '/hooks/sandbox-payments';
 
 export interface Env {
   readonly svc: OccurrencesService;
+  /** The harness gating governed entry (the harness suite drives it; the AOC cases never bind). */
+  readonly harness: MissionsService;
   readonly engine: StoreEngine;
   readonly clock: ManualClock;
   readonly sandbox: SandboxProvider;
@@ -91,39 +94,57 @@ class Closers {
 
 /** Where the run keeps its state: a SQLite file in the temp dir, or a scratch database on a server. */
 export type ConformanceStore =
-  { readonly kind: 'sqlite' } | { readonly kind: 'postgres'; readonly url: string };
+  | { readonly kind: 'sqlite' }
+  | { readonly kind: 'postgres'; readonly url: string; readonly scratch?: string };
+
+export interface EnvOptions {
+  /** The harness's Status fetch (the harness suite's issuer); default none. */
+  readonly fetchStatus?: StatusFetcher;
+}
 
 async function openService(
   dir: string,
   clock: ManualClock,
   store: ConformanceStore,
   closers: Closers,
-): Promise<{ svc: OccurrencesService; engine: StoreEngine }> {
+  o: EnvOptions,
+): Promise<{ svc: OccurrencesService; harness: MissionsService; engine: StoreEngine }> {
+  const options = { clock, ...(o.fetchStatus !== undefined && { fetchStatus: o.fetchStatus }) };
   if (store.kind === 'sqlite') {
-    const opened = await openOccurrencesOnSqlite(join(dir, 'conformance.db'), { clock });
+    const opened = await openOccurrencesOnSqlite(join(dir, 'conformance.db'), options);
     closers.push(() => opened.close());
-    return { svc: opened.service, engine: opened.engine };
+    return { svc: opened.service, harness: opened.harness, engine: opened.engine };
   }
-  const scratch = await createScratchDatabase(store.url, 'conformance');
+  const scratch = await createScratchDatabase(store.url, store.scratch ?? 'conformance');
   closers.push(() => scratch.drop());
   const engine = openPostgresEngine(scratch.url);
   closers.push(() => engine.close());
-  const { service } = await openOccurrencesOn(engine, join(dir, 'conformance'), { clock });
-  return { svc: service, engine };
+  const { service, harness } = await openOccurrencesOn(engine, join(dir, 'conformance'), options);
+  return { svc: service, harness, engine };
 }
 
-export async function openEnv(dir: string, store: ConformanceStore = { kind: 'sqlite' }): Promise<Env> {
+export async function openEnv(
+  dir: string,
+  store: ConformanceStore = { kind: 'sqlite' },
+  o: EnvOptions = {},
+  clock: ManualClock = new ManualClock(Date.now()),
+): Promise<Env> {
   const closers = new Closers();
   try {
-    return await open(dir, store, closers);
+    return await open(dir, store, closers, o, clock);
   } catch (error) {
     await closers.closeAll();
     throw error;
   }
 }
 
-async function open(dir: string, store: ConformanceStore, closers: Closers): Promise<Env> {
-  const clock = new ManualClock(Date.now());
+async function open(
+  dir: string,
+  store: ConformanceStore,
+  closers: Closers,
+  o: EnvOptions,
+  clock: ManualClock,
+): Promise<Env> {
   const hmacSecret = randomBytes(32);
   const adminToken = randomBytes(24).toString('base64url');
   const secrets = new Set<string>([adminToken]);
@@ -131,7 +152,7 @@ async function open(dir: string, store: ConformanceStore, closers: Closers): Pro
   const sandbox = createSandboxProvider({ hmacSecret, adminToken, clock });
   closers.push(() => sandbox.close());
   const url = await sandbox.listen(0, '127.0.0.1');
-  const { svc, engine } = await openService(dir, clock, store, closers);
+  const { svc, harness, engine } = await openService(dir, clock, store, closers, o);
   await svc.configureDomain(CONFORMANCE_DOMAIN);
   const deployment = sandboxDeployment(sandbox);
   const keys = staticKeys({ [deployment.hmacSecretId ?? '']: hmacSecret });
@@ -158,6 +179,7 @@ async function open(dir: string, store: ConformanceStore, closers: Closers): Pro
   );
   return {
     svc,
+    harness,
     engine,
     clock,
     sandbox,

@@ -11,17 +11,33 @@ import type { OccurrenceFacts } from './facts.js';
 import type { Check } from './kit.js';
 
 export const LABEL = 'same-team runner, synthetic provider';
+/** The harness suite's label (issue 11 §6): the Mission issuer is the reference issuer. */
+export const HARNESS_LABEL = 'same-team runner, SIMULATED issuer';
+
+export type ConformanceSuite = 'aoc' | 'harness';
+
 /**
- * The continuity observation profile's labels (OBS-06, B6): results against the synthetic sandbox
- * are SIMULATED, a local run never counts as independent reproduction, the runner is same-team.
+ * The continuity observation profile's labels (OBS-06, B3.8): results against the synthetic
+ * sandbox are SIMULATED, and so are the reference Mission issuer's answers; a local run never
+ * counts as independent reproduction; the runner is same-team.
  */
-export const LABELS: RunLabels = runLabels({ syntheticProvider: true });
+export interface ReportLabels extends RunLabels {
+  /** Only in the harness report: the Mission issuer it ran against. */
+  readonly issuer?: 'SIMULATED';
+}
+
+export const LABELS: ReportLabels = runLabels({ syntheticProvider: true });
+export const HARNESS_LABELS: ReportLabels = {
+  ...runLabels({ syntheticProvider: true }),
+  issuer: 'SIMULATED',
+};
 export const ALL_REQUIREMENTS = Array.from(
   { length: 13 },
   (_, i) => `AOC-REQ-${String(i + 1).padStart(3, '0')}`,
 );
 
-export type CaseResult = 'pass' | 'fail' | 'unsupported';
+/** `not_run`: part of the case could not be exercised here (its reasons say which); never a pass. */
+export type CaseResult = 'pass' | 'fail' | 'unsupported' | 'not_run';
 
 export interface CaseReport {
   readonly id: string;
@@ -32,6 +48,8 @@ export interface CaseReport {
   readonly checks: readonly Check[];
   readonly occurrences: readonly OccurrenceFacts[];
   readonly error?: string;
+  /** Why (part of) the case was not run; present only when the result is `not_run`. */
+  readonly notRun?: readonly string[];
 }
 
 export interface ProfileEntry {
@@ -43,9 +61,10 @@ export interface ProfileEntry {
 }
 
 export interface ConformanceReport {
-  readonly format: 'baton.aoc-conformance-report/1';
-  readonly label: typeof LABEL;
-  readonly labels: RunLabels;
+  readonly format: 'baton.aoc-conformance-report/1' | 'baton.harness-conformance-report/1';
+  readonly suite: ConformanceSuite;
+  readonly label: typeof LABEL | typeof HARNESS_LABEL;
+  readonly labels: ReportLabels;
   readonly generatedAt: string;
   readonly implementation: { readonly name: string; readonly version: string; readonly node: string };
   readonly engine: string;
@@ -57,6 +76,7 @@ export interface ConformanceReport {
     readonly pass: number;
     readonly fail: number;
     readonly unsupported: number;
+    readonly notRun: number;
   };
   readonly cases: readonly CaseReport[];
   readonly requirementsEvaluated: readonly string[];
@@ -92,13 +112,25 @@ const ENGINE_NAMES: Readonly<Record<ConformanceEngine, string>> = {
 };
 
 /** What a passing report does not establish; the first line heads the Markdown report. */
-export function limitations(engine: ConformanceEngine): readonly string[] {
+export function limitations(engine: ConformanceEngine, suite: ConformanceSuite = 'aoc'): readonly string[] {
   const other: ConformanceEngine = engine === 'sqlite' ? 'postgres' : 'sqlite';
+  const head =
+    suite === 'harness'
+      ? [
+          "Passing these local cases establishes consistency with the Mission-aware harness build spec (A7) against Baton's own reference issuer, not interoperability with any other Mission issuer, deployment or adoption (HAR-27).",
+          'The runner, the service, the reference Mission issuer and the sandbox are maintained by the same team; the issuer and the provider are SIMULATED.',
+          'The claim covers the governed queue and provider entry; executor code between dispatch and entry, AOC bypass paths and reconciliation reads stay outside it (docs/harness.md).',
+        ]
+      : [
+          'Passing these local cases establishes consistency with the profile, not independent interoperability, live-provider correctness, deployment or adoption (AOC "Conformance").',
+          'The runner, the service and the sandbox are maintained by the same team.',
+        ];
   return [
-    'Passing these local cases establishes consistency with the profile, not independent interoperability, live-provider correctness, deployment or adoption (AOC "Conformance").',
-    'The runner, the service and the sandbox are maintained by the same team.',
+    ...head,
     `Only the ${ENGINE_NAMES[engine]} engine was exercised in this run; ${ENGINE_NAMES[other]} is not covered by this report.`,
-    'Fencing inside the coordination domain does not stop the disclosed bypass paths; AOC-CASE-005 demonstrates the direct path.',
+    suite === 'harness'
+      ? 'Mission gating inside the coordination domain does not stop the disclosed bypass paths.'
+      : 'Fencing inside the coordination domain does not stop the disclosed bypass paths; AOC-CASE-005 demonstrates the direct path.',
   ];
 }
 
@@ -115,17 +147,24 @@ function occurrenceRow(c: CaseReport, f: OccurrenceFacts): string {
   return `| ${c.id} | ${f.role} | \`${f.occurrenceId}\` | ${gen} | ${state} (${s.outcome}, effect ${s.effect}${s.conflict ? ', conflict' : ''}) | ${f.entry.attempts} | ${a.id}: reserved ${a.reserved}, consumed ${a.consumed}/${a.total} | ${f.providerEffects} | ${f.evidence.sources.join(', ') || '–'} | ${mk} | \`${f.providerBindingDigest}\` |`;
 }
 
+function labelsLine(l: ReportLabels): string {
+  const issuer = l.issuer === undefined ? '' : `; Mission issuer **${l.issuer}** (reference issuer)`;
+  return `- labels (OBS-06): provider results **${l.provider}** (synthetic sandbox)${issuer}; independent reproduction **${l.independent_reproduction}**; runner **${l.runner}**`;
+}
+
 export function renderMarkdown(r: ConformanceReport): string {
+  const title =
+    r.suite === 'harness' ? 'Harness (Mission-aware) conformance report' : 'AOC conformance report';
   const lines = [
-    `# AOC conformance report — ${r.label}`,
+    `# ${title} — ${r.label}`,
     '',
     `**${r.label.toUpperCase()}.** ${r.limitations[0] ?? ''}`,
     '',
-    `- labels (OBS-06): provider results **${r.labels.provider}** (synthetic sandbox); independent reproduction **${r.labels.independent_reproduction}**; runner **${r.labels.runner}**`,
+    labelsLine(r.labels),
     `- implementation: ${r.implementation.name} ${r.implementation.version} (Node ${r.implementation.node}), engine ${r.engine}`,
     `- generated: ${r.generatedAt}`,
     `- test-input digest: \`${r.testInputDigest}\``,
-    `- summary: ${r.summary.pass} pass, ${r.summary.fail} fail, ${r.summary.unsupported} unsupported of ${r.summary.total}`,
+    `- summary: ${r.summary.pass} pass, ${r.summary.fail} fail, ${r.summary.unsupported} unsupported, ${r.summary.notRun} NOT_RUN of ${r.summary.total}`,
     `- requirements evaluated: ${r.requirementsEvaluated.join(', ')}`,
     ...r.requirementsWithoutCase.map((x) => `- not evaluated by a case: ${x.id} — ${x.note}`),
     `- unsupported cases: ${r.unsupportedCases.length === 0 ? 'none' : r.unsupportedCases.join(', ')}`,
@@ -145,7 +184,7 @@ export function renderMarkdown(r: ConformanceReport): string {
     '|---|---|---|---|---|',
     ...r.cases.map(
       (c) =>
-        `| ${c.id} | **${c.result}** | ${c.title} | ${c.requirements.join(' ')} | ${c.checks.filter((x) => x.ok).length}/${c.checks.length} |`,
+        `| ${c.id} | **${c.result === 'not_run' ? 'NOT_RUN' : c.result}** | ${c.title} | ${c.requirements.join(' ')} | ${c.checks.filter((x) => x.ok).length}/${c.checks.length} |`,
     ),
     '',
     '## Occurrences',
@@ -164,6 +203,7 @@ export function renderMarkdown(r: ConformanceReport): string {
       `input digest \`${c.inputDigest}\`${c.error === undefined ? '' : ` — error: ${c.error}`}`,
       '',
       ...c.checks.map((x) => `- ${mark(x.ok)}: ${x.name}`),
+      ...(c.notRun ?? []).map((x) => `- NOT_RUN: ${x}`),
       '',
     ]),
     '## Missing status knowledge',

@@ -50,7 +50,7 @@ export interface ConformanceRun {
   readonly secrets: readonly string[];
 }
 
-function implementationVersion(): { name: string; version: string } {
+export function implementationVersion(): { name: string; version: string } {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const file = join(dir, 'package.json');
@@ -64,7 +64,7 @@ function implementationVersion(): { name: string; version: string } {
   }
 }
 
-function errorText(error: unknown): string {
+export function errorText(error: unknown): string {
   if (isBatonError(error)) return `${error.code}: ${error.message}`;
   return error instanceof Error ? `${error.name}: ${error.message}` : 'unknown failure';
 }
@@ -90,7 +90,7 @@ async function runCase(env: Env, c: CaseDefinition): Promise<r.CaseReport> {
   };
 }
 
-function profileEntry(p: RegisteredProfile, file: SandboxProfileName): r.ProfileEntry {
+export function profileEntry(p: RegisteredProfile, file: SandboxProfileName): r.ProfileEntry {
   const template = loadProfile(file);
   const kinds = [
     p.document.acknowledgement.authentication,
@@ -116,6 +116,7 @@ function buildReport(
   const templates = (['sandbox-payments', 'sandbox-payments-ed25519'] as const).map((f) => loadProfile(f));
   return {
     format: 'baton.aoc-conformance-report/1',
+    suite: 'aoc',
     label: r.LABEL,
     labels: r.LABELS,
     generatedAt: formatRfc3339(Date.now()),
@@ -136,6 +137,7 @@ function buildReport(
       pass: count('pass'),
       fail: count('fail'),
       unsupported: count('unsupported'),
+      notRun: count('not_run'),
     },
     cases,
     requirementsEvaluated: evaluated,
@@ -160,7 +162,7 @@ function buildReport(
     ),
     bypassPaths: bypass,
     untestedProviderSemantics: r.UNTESTED_PROVIDER_SEMANTICS,
-    limitations: r.limitations(engine),
+    limitations: r.limitations(engine, 'aoc'),
   };
 }
 

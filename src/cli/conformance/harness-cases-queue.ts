@@ -1,0 +1,241 @@
+/**
+ * A7 #1, #2, #12–#16, #21: governed queue items and provider entry under Missions moved by SETs the
+ * reference issuer pushes (or Status it answers); the sandbox's effect counter is the oracle.
+ */
+import type { CaseDefinition } from './case.js';
+import type { HarnessKit } from './harness-kit.js';
+
+type HarnessCase = CaseDefinition<HarnessKit>;
+
+export const QUEUE_CASES: readonly HarnessCase[] = [
+  {
+    id: 'HAR-CASE-001',
+    title: 'A7#1 a pushed revocation between enqueue and dispatch suppresses the item, evidenced, 0 effects',
+    requirements: ['HAR-11', 'HAR-13', 'HAR-26', 'MSG-02'],
+    inputs: { push: ['approval v1', 'revoke v2'], then: 'dispatch' },
+    async run(kit) {
+      const m = await kit.mission();
+      const e = await kit.executor(kit.name('lineage'));
+      const item = await kit.enqueue(m, { lineage: e.lineage });
+      await kit.operate(m, 'revoke');
+      kit.check('the revocation SET was answered 202', kit.env.pushes.at(-1)?.answer.status === 202);
+      kit.check('the item is suppressed', (await kit.item(item.id)).state === 'suppressed');
+      const [ev] = await kit.evidence(item.id);
+      kit.check(
+        'signed evidence queue_suppressed / suppress / mission_not_active / revoked / signal',
+        ev !== undefined &&
+          [ev.event_type, ev.decision, ev.reason, ev.state, ev.state_source].join() ===
+            'queue_suppressed,suppress,mission_not_active,revoked,signal',
+      );
+      await kit.refused(
+        'dispatch after the revocation',
+        kit.env.harness.dispatch(item.id, 'executor', e.generation),
+        'work_item_not_dispatchable',
+      );
+      kit.check('the evidence chain verifies', await kit.chainVerifies());
+      kit.check('no provider effect', (await kit.totalEffects()) === 0);
+    },
+  },
+  {
+    id: 'HAR-CASE-002',
+    title:
+      'A7#2 revoked after dispatch, before enter ⇒ 403 mission_not_active, still reserved, mission_checked committed, 0 effects',
+    requirements: ['HAR-24', 'HAR-26', 'C-A25', 'AOC-REQ-008'],
+    inputs: { push: ['approval v1', 'revoke v2'], between: ['dispatch', 'enter'] },
+    async run(kit) {
+      const m = await kit.mission();
+      const { e, item } = await kit.running(m);
+      const o = await kit.governed(e, item, 'dispatched');
+      await kit.operate(m, 'revoke');
+      await kit.refused('enter after the revocation', kit.enter(e, o.id), 'mission_not_active');
+      const after = await kit.view(o.id);
+      kit.check(
+        `the occurrence stays reserved (${after.phase})`,
+        after.phase === 'reserved' || after.phase === 'released',
+      );
+      const checked = (await kit.occurrenceEvents(o.id)).find((x) => x.type === 'mission_checked');
+      const body = (checked?.body ?? {}) as Record<string, unknown>;
+      kit.check(
+        'mission_checked committed with the revoked state and a stop decision',
+        body['state'] === 'revoked' && body['decision'] !== 'continue',
+      );
+      kit.check(
+        'no provider entry, no effect',
+        (await kit.entries(o.id)) === 0 && (await kit.totalEffects()) === 0,
+      );
+      kit.skip(
+        'the terminate row releasing the reservation: the default matrix suppresses (gate-entry.test.ts covers a terminate matrix)',
+      );
+    },
+  },
+  {
+    id: 'HAR-CASE-012',
+    title:
+      'A7#12 suspend pauses; resume (active v3) dispatches after a check; a late suspended v2 is ignored',
+    requirements: ['MSG-02', 'HAR-13', 'HAR-06'],
+    inputs: { push: ['approval v1', 'suspend v2 (held, reordered)', 'resume v3'] },
+    async run(kit) {
+      const m = await kit.mission();
+      const e = await kit.executor(kit.name('lineage'));
+      const item = await kit.enqueue(m, { lineage: e.lineage });
+      await kit.operate(m, 'suspend');
+      const paused = await kit.item(item.id);
+      kit.check(`suspended ⇒ the item is paused (${paused.state})`, paused.state === 'paused');
+      await kit.operate(m, 'resume');
+      await kit.env.harness.requeue(item.id, 'operator');
+      const d = await kit.env.harness.dispatch(item.id, 'executor', e.generation);
+      kit.check('after resume v3 the item dispatches', d.item.state === 'running');
+      // The late v2: the issuer holds the next SET and delivers it after the following one.
+      await kit.faults([], ['reorder']);
+      await kit.operate(m, 'suspend');
+      await kit.operate(m, 'resume');
+      const view = await kit.env.harness.getView(kit.env.pin.issuer, m);
+      const late = kit.env.pushes.at(-1);
+      kit.check(
+        `the late suspended SET is ignored (view ${view?.state} v${view?.signalVersion}, ${late?.result})`,
+        view?.state === 'active' && view.signalVersion === 5 && late?.result === 'ignored',
+      );
+    },
+  },
+  {
+    id: 'HAR-CASE-013',
+    title:
+      'A7#13 a silent stream past mission_max_stale_seconds ⇒ Status polled; 503 pauses; 404 unknown; 429 Retry-After',
+    requirements: ['HAR-10', 'MSG-03', 'A3.5', 'C-A14'],
+    inputs: { silentSeconds: 61, faults: ['http_503', 'http_404', 'http_429'] },
+    async run(kit) {
+      const m = await kit.mission();
+      const e = await kit.executor(kit.name('lineage'));
+      const item = await kit.enqueue(m, { lineage: e.lineage });
+      kit.env.clock.advance(61_000);
+      const before = kit.env.fetches.length;
+      await kit.faults(['http_503']);
+      await kit.refused(
+        'dispatch with the stream silent and Status 503',
+        kit.env.harness.dispatch(item.id, 'executor', e.generation),
+        'mission_status_unavailable',
+      );
+      kit.check('the stale view made Baton poll Status', kit.env.fetches.length === before + 1);
+      const ev = (await kit.evidence(item.id)).at(-1);
+      kit.check(
+        'paused with mission_state_stale',
+        (await kit.item(item.id)).state === 'paused' &&
+          ev?.event_type === 'mission_state_stale' &&
+          ev.decision === 'pause',
+      );
+      await kit.faults(['http_404']);
+      const nf = await kit.statusCheck(m);
+      const view = await kit.env.harness.getView(kit.env.pin.issuer, m);
+      kit.check(
+        '404 is unknown, never revoked',
+        nf.kind === 'unknown' && nf.reason === 'not_found' && view?.state === 'active',
+      );
+      await kit.faults(['http_429']);
+      const rl = await kit.statusCheck(m);
+      kit.check(
+        '429 carries Retry-After',
+        rl.kind === 'unknown' && rl.reason === 'rate_limited' && (rl.retryAfterSec ?? 0) > 0,
+      );
+    },
+  },
+  {
+    id: 'HAR-CASE-014',
+    title:
+      'A7#14 a retry after revocation is suppressed; a retry of an entered occurrence only reconciles (effects stay 1)',
+    requirements: ['HAR-12', 'C-A28', 'AOC-REQ-010'],
+    inputs: { retry: ['of an entered occurrence', 'after revocation'] },
+    async run(kit) {
+      const m = await kit.mission();
+      const { e, item } = await kit.running(m);
+      const o = await kit.governed(e, item, 'paid');
+      await kit.send(await kit.enter(e, o.id));
+      await kit.env.harness.complete(item.id, 'executor');
+      const retry = await kit.env.harness.retry(item.id, 'executor');
+      await kit.env.harness.dispatch(retry.id, 'executor', e.generation);
+      const again = await kit.env.svc.create({
+        ...kit.createInput(
+          e,
+          retry.idempotencyKey ?? '',
+          { amount: 1000, currency: 'eur', payee: 'acme-supplies', invoice: retry.idempotencyKey ?? '' },
+          'payouts',
+        ),
+        workItemId: retry.id,
+      });
+      kit.check(
+        'the retry resolves to the original occurrence',
+        !again.created && again.occurrence.id === o.id,
+      );
+      await kit.refused('re-entering it', kit.enter(e, o.id), 'already_entered');
+      kit.check('effects stay 1', kit.effects(await kit.view(o.id)) === 1);
+      await kit.env.harness.complete(retry.id, 'executor');
+      await kit.operate(m, 'revoke');
+      const late = await kit.env.harness.retry(retry.id, 'executor');
+      await kit.refused(
+        'a retry after revocation',
+        kit.env.harness.dispatch(late.id, 'executor', e.generation),
+        'mission_not_active',
+      );
+      kit.check('it is suppressed', (await kit.item(late.id)).state === 'suppressed');
+    },
+  },
+  {
+    id: 'HAR-CASE-015',
+    title: 'A7#15 an item past expires_at is suppressed although the Mission is active',
+    requirements: ['HAR-15', 'HAR-26'],
+    inputs: { expiresInSeconds: 1 },
+    async run(kit) {
+      const m = await kit.mission();
+      const e = await kit.executor(kit.name('lineage'));
+      const expires = new Date(kit.env.clock.wallMs() + 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const item = await kit.enqueue(m, { lineage: e.lineage, expires_at: expires });
+      kit.env.clock.advance(2000);
+      await kit.refusal(kit.env.harness.dispatch(item.id, 'executor', e.generation));
+      const ev = (await kit.evidence(item.id)).at(-1);
+      kit.check(
+        `queue_suppressed / queue_item_expired / state active (${ev?.event_type}, ${ev?.reason}, ${ev?.state})`,
+        ev?.event_type === 'queue_suppressed' && ev.reason === 'queue_item_expired' && ev.state === 'active',
+      );
+      kit.check('the item is suppressed', (await kit.item(item.id)).state === 'suppressed');
+    },
+  },
+  {
+    id: 'HAR-CASE-016',
+    title: 'A7#16 governed work without a Mission binding is refused at create',
+    requirements: ['HAR-01', 'HAR-07'],
+    inputs: { binding: null },
+    async run(kit) {
+      await kit.refused('a governed item without binding', kit.enqueue(null), 'mission_binding_missing');
+      kit.skip('a legacy unbound row: only a database edit makes one (test/missions/harness-store.test.ts)');
+    },
+  },
+  {
+    id: 'HAR-CASE-021',
+    title:
+      'A7#21 takeover with a running item: the successor passes a check before enter; the predecessor is generation_retired',
+    requirements: ['HAR-06', 'AOC-REQ-006'],
+    inputs: { takeover: 'with a running item' },
+    async run(kit) {
+      const m = await kit.mission();
+      const { e, item } = await kit.running(m);
+      const o = await kit.governed(e, item, 'predecessor');
+      const queued = await kit.enqueue(m, { lineage: e.lineage });
+      const successor = await kit.executor(e.lineage);
+      await kit.refused('the predecessor enters', kit.enter(e, o.id), 'generation_retired');
+      await kit.refused(
+        'the predecessor dispatches',
+        kit.env.harness.dispatch(queued.id, 'executor', e.generation),
+        'generation_retired',
+      );
+      kit.check('nothing was entered for the predecessor', (await kit.entries(o.id)) === 0);
+      const { item: mine } = await kit.env.harness.dispatch(queued.id, 'executor', successor.generation);
+      const next = await kit.governed(successor, mine, 'successor');
+      await kit.send(await kit.enter(successor, next.id));
+      const types = (await kit.occurrenceEvents(next.id)).map((x) => x.type);
+      kit.check(
+        'the successor passed a Mission check (mission_checked) before its entry',
+        types.includes('mission_checked') &&
+          types.indexOf('mission_checked') < types.indexOf('provider_entered'),
+      );
+    },
+  },
+];

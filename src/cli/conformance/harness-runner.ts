@@ -1,0 +1,188 @@
+/**
+ * `baton conformance --suite harness`: the 25 acceptance tests of the Mission build spec (A7) as
+ * cases HAR-CASE-001 … 025, against the reference Mission issuer on loopback and Baton's harness
+ * and provider entry (SQLite in a temp dir, or a scratch PostgreSQL database), written in the AOC
+ * suite's report format (report.ts) labelled "same-team runner, SIMULATED issuer". A case passes
+ * only when every check holds and every part of its A7 test ran; a part that cannot run here makes
+ * it NOT_RUN with the reason, never a pass.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { digestJcs } from '../../core/digest.js';
+import { BatonError } from '../../core/errors.js';
+import { formatRfc3339 } from '../../core/time.js';
+import { DEFAULT_MATRIX } from '../../missions/index.js';
+import type { CaseDefinition } from './case.js';
+import { CONFORMANCE_DOMAIN } from './domain.js';
+import type { ConformanceStore } from './env.js';
+import { QUEUE_CASES } from './harness-cases-queue.js';
+import { SIGNAL_CASES } from './harness-cases-signals.js';
+import { STATUS_CASES } from './harness-cases-status.js';
+import { WORK_CASES } from './harness-cases-work.js';
+import { openHarnessEnv, type HarnessEnv } from './harness-env.js';
+import { HarnessKit } from './harness-kit.js';
+import * as r from './report.js';
+import {
+  errorText,
+  implementationVersion,
+  profileEntry,
+  type ConformanceOptions,
+  type ConformanceRun,
+} from './runner.js';
+
+const byId = (a: CaseDefinition<HarnessKit>, b: CaseDefinition<HarnessKit>) => a.id.localeCompare(b.id);
+
+export const HARNESS_CASES: readonly CaseDefinition<HarnessKit>[] = [
+  ...QUEUE_CASES,
+  ...STATUS_CASES,
+  ...SIGNAL_CASES,
+  ...WORK_CASES,
+].sort(byId);
+
+/** The requirement ids the harness cases can evaluate (HAR-01 … HAR-29). */
+const HAR_REQUIREMENTS = Array.from({ length: 29 }, (_, i) => `HAR-${String(i + 1).padStart(2, '0')}`);
+
+export const HARNESS_UNTESTED: readonly string[] = [
+  "any Mission issuer other than Baton's reference issuer (same team, SIMULATED)",
+  'mTLS and DPoP client authentication at the Status endpoint (private_key_jwt only, C-A13)',
+  'RFC 8936 poll delivery and SSF stream verification SETs (push only in this suite)',
+  'the HTTP route POST /v1/missions/signals/{issuer} of `baton serve` (the suite drives the service layer it calls)',
+  'the SDK ConnectionCache (A7#19) and executor code between dispatch and entry',
+];
+
+async function runCase(env: HarnessEnv, c: CaseDefinition<HarnessKit>): Promise<r.CaseReport> {
+  const kit = new HarnessKit(env, c.id);
+  let error: string | undefined;
+  try {
+    await c.run(kit);
+  } catch (e) {
+    error = errorText(e);
+  } finally {
+    await kit.clearFaults().catch(() => undefined);
+  }
+  const checksOk = kit.checks.every((x) => x.ok);
+  const result: r.CaseResult =
+    error !== undefined || !checksOk
+      ? 'fail'
+      : kit.notRun.length > 0
+        ? 'not_run'
+        : kit.checks.length > 0
+          ? 'pass'
+          : 'fail';
+  return {
+    id: c.id,
+    title: c.title,
+    result,
+    requirements: c.requirements,
+    inputDigest: digestJcs({ id: c.id, inputs: c.inputs }),
+    checks: kit.checks,
+    occurrences: await kit.facts(),
+    ...(error !== undefined && { error }),
+    ...(result === 'not_run' && { notRun: kit.notRun }),
+  };
+}
+
+function buildReport(
+  env: HarnessEnv,
+  cases: r.CaseReport[],
+  engine: r.ConformanceEngine,
+  bypass: r.ConformanceReport['bypassPaths'],
+): r.ConformanceReport {
+  const count = (x: r.CaseResult) => cases.filter((c) => c.result === x).length;
+  const evaluated = [...new Set(cases.flatMap((c) => c.requirements))].sort();
+  return {
+    format: 'baton.harness-conformance-report/1',
+    suite: 'harness',
+    label: r.HARNESS_LABEL,
+    labels: r.HARNESS_LABELS,
+    generatedAt: formatRfc3339(Date.now()),
+    implementation: { ...implementationVersion(), node: process.version },
+    engine,
+    profiles: [profileEntry(env.profile, 'sandbox-payments')],
+    testInputDigest: digestJcs({
+      cases: HARNESS_CASES.map((c) => ({ id: c.id, inputs: c.inputs })),
+      domain: CONFORMANCE_DOMAIN,
+      matrix: DEFAULT_MATRIX.digest,
+    }),
+    domain: { id: CONFORMANCE_DOMAIN.id, limits: CONFORMANCE_DOMAIN.limits },
+    summary: {
+      total: cases.length,
+      pass: count('pass'),
+      fail: count('fail'),
+      unsupported: count('unsupported'),
+      notRun: count('not_run'),
+    },
+    cases,
+    requirementsEvaluated: evaluated,
+    requirementsWithoutCase: HAR_REQUIREMENTS.filter((id) => !evaluated.includes(id)).map((id) => ({
+      id,
+      note: 'no harness case evaluates it in this run',
+    })),
+    unsupportedCases: cases
+      .filter((c) => c.result === 'unsupported' || c.result === 'not_run')
+      .map((c) => c.id),
+    missingStatusKnowledge: cases.flatMap((c) =>
+      c.occurrences
+        .filter((f) => f.state.unresolved)
+        .map((f) => ({
+          case: c.id,
+          role: f.role,
+          occurrenceId: f.occurrenceId,
+          state: `${f.state.phase}/${f.state.outcome}/${f.state.effect}`,
+          reasons: f.evidence.missingKnowledge,
+        })),
+    ),
+    bypassPaths: bypass,
+    untestedProviderSemantics: [...r.UNTESTED_PROVIDER_SEMANTICS, ...HARNESS_UNTESTED],
+    limitations: r.limitations(engine, 'harness'),
+  };
+}
+
+function storeOf(options: ConformanceOptions): ConformanceStore {
+  if ((options.engine ?? 'sqlite') === 'sqlite') return { kind: 'sqlite' };
+  if (options.postgresUrl === undefined) {
+    throw new BatonError('usage', 'the PostgreSQL engine needs a server URL (--postgres URL)');
+  }
+  return { kind: 'postgres', url: options.postgresUrl, scratch: 'harness_conformance' };
+}
+
+export async function runHarnessConformance(options: ConformanceOptions): Promise<ConformanceRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-harness-conformance-'));
+  const cases: r.CaseReport[] = [];
+  let env: HarnessEnv | undefined;
+  try {
+    env = await openHarnessEnv(dir, storeOf(options));
+    await env.svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 10_000_000 });
+    for (const c of HARNESS_CASES.filter((x) => options.only === undefined || options.only.includes(x.id))) {
+      const report = await runCase(env, c);
+      cases.push(report);
+      const passed = report.checks.filter((x) => x.ok).length;
+      const shown = report.result === 'not_run' ? 'NOT_RUN' : report.result;
+      options.onProgress?.(
+        `${c.id} ${shown.padEnd(4)} ${c.title} (${passed}/${report.checks.length} checks)${report.error ? ` — ${report.error}` : ''}`,
+      );
+    }
+    const report = buildReport(
+      env,
+      cases,
+      options.engine ?? 'sqlite',
+      (await env.svc.getDomain()).bypassPaths,
+    );
+    const json = `${JSON.stringify(report, null, 2)}\n`;
+    const markdown = r.renderMarkdown(report);
+    if (r.findLeak([json, markdown], env.secrets)) {
+      throw new BatonError('internal', 'the conformance report would contain a secret; nothing was written');
+    }
+    mkdirSync(options.out, { recursive: true });
+    const files = { json: join(options.out, 'report.json'), markdown: join(options.out, 'report.md') };
+    writeFileSync(files.json, json);
+    writeFileSync(files.markdown, markdown);
+    // NOT_RUN cases are not failures of the run, and never passes: `passed` means no case failed.
+    const passed = report.summary.fail === 0 && report.summary.total > 0;
+    return { report, passed, files, secrets: [...env.secrets] };
+  } finally {
+    await env?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
