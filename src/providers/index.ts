@@ -34,3 +34,14 @@ export {
   type WebhookReceiverOptions,
   type WebhookRecorded,
 } from './status-sources/index.js';
+export {
+  CREDENTIAL_ENCODINGS,
+  CREDENTIALS_FORMAT,
+  resolveCredentials,
+  validateCredentials,
+  type CredentialEncoding,
+  type CredentialReference,
+  type CredentialsDocument,
+  type CredentialSources,
+  type ResolvedSecrets,
+} from './credentials.js';
