@@ -45,3 +45,12 @@ export {
   type CredentialSources,
   type ResolvedSecrets,
 } from './credentials.js';
+export { applyRead, type ReadFacts, type ReadOutcome } from './declared/read.js';
+export { authenticateFetched, credentialHeaders } from './declared/channel.js';
+export {
+  deliveryObservation,
+  readDelivery,
+  type DeliveryHeaders,
+  type DeliveryInput,
+  type DeliveryReading,
+} from './declared/webhook.js';
