@@ -7,10 +7,12 @@ export {
   loadProfile,
   profilesDir,
   SANDBOX_PROFILES,
+  SHIPPED_PROFILES,
   sandboxDeployment,
   sandboxEntryUrl,
   type Deployment,
   type SandboxProfileName,
+  type ShippedProfileName,
 } from './profiles.js';
 export {
   backoffMs,
