@@ -81,6 +81,10 @@ export const ERROR_CODES = {
   provider_unreachable: spec(502, true),
   provider_response_invalid: spec(502),
   status_source_invalid: spec(502),
+  /** A credentials document (`baton.credentials/1`) breaks its rules (docs/providers.md "Credentials"). */
+  credentials_invalid: spec(400),
+  /** A credential reference names an environment variable or file that is not there (a start error). */
+  credential_unresolved: spec(500),
   // --- leases (PTCL): wire codes keep the draft's ERR_ spelling --------------------------------
   ERR_STALE_FENCE_EPOCH: spec(409),
   ERR_PRE_IMAGE_MISMATCH: spec(409),

@@ -8,10 +8,12 @@ export {
   nativeKeyHeader,
   profileDigest,
   readProviderReference,
+  referenceMatches,
   requestDigest,
   validateProfile,
   type ReferenceReading,
 } from './profile.js';
+export { pinIdentities } from './profile-parts.js';
 export * from './machine.js';
 export type * from './inputs.js';
 export { readAuthorityInput, readDomainConfig } from './inputs.js';

@@ -46,10 +46,15 @@ function readTime(value: unknown): number {
 }
 
 function readCarried(value: unknown): CarriedBinding {
-  const f = r.object(value, '$.carried', [], CARRIED);
+  const f = r.object(value, '$.carried', [], [...CARRIED, 'amount', 'unit']);
   const get = (k: (typeof CARRIED)[number]): string | null =>
     r.optionalString(f[k], `$.carried.${k}`, undefined, 512) ?? null;
+  // Only when stated: format 1 observations keep their evidence bodies exactly as before.
+  const amount = f['amount'] === undefined ? {} : { amount: r.integer(f['amount'], '$.carried.amount', 0) };
+  const unit = f['unit'] === undefined ? {} : { unit: r.string(f['unit'], '$.carried.unit', undefined, 64) };
   return {
+    ...amount,
+    ...unit,
     account: get('account'),
     environment: get('environment'),
     requestDigest: get('requestDigest'),

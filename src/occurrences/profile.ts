@@ -9,14 +9,22 @@ import { BatonError } from '../core/errors.js';
 import { canonicalBytes } from '../core/jcs.js';
 import { readAuthorityTie } from './authority-tie.js';
 import { readAuthentication, readStatuses } from './profile-parts.js';
-import type { ProviderProfile, NativeKeyRule, StatusSource, StatusMapping } from './profile-types.js';
+import type {
+  AuthorityTie,
+  ProviderProfile,
+  NativeKeyRule,
+  StatusSource,
+  StatusMapping,
+} from './profile-types.js';
 import {
   COMPLETENESS,
   NATIVE_KEY_MEMBERS,
   PAGINATION,
-  PROFILE_FORMAT,
+  PROFILE_FORMAT_V2,
+  PROFILE_FORMATS,
   STATUS_SOURCE_KINDS,
 } from './profile-types.js';
+import { readEntryV2, readSourceV2, type V2Context } from './profile-v2.js';
 import { Reader } from './validate.js';
 import type { Fields } from './validate.js';
 
@@ -79,9 +87,10 @@ function readNativeKey(value: unknown): NativeKeyRule['rule'] {
   return rule;
 }
 
-function readReference(value: unknown): void {
-  const f = r.object(value, '$.reference', ['member', 'pattern']);
-  r.string(f['member'], '$.reference.member', MEMBER);
+function readReference(value: unknown, v2: boolean): void {
+  // Format 2 reads the reference with each rule's pointer; the pattern still says what one looks like.
+  const f = r.object(value, '$.reference', v2 ? ['pattern'] : ['member', 'pattern']);
+  if (!v2) r.string(f['member'], '$.reference.member', MEMBER);
   const pattern = r.string(f['pattern'], '$.reference.pattern', /^\^.*\$$/, 200);
   try {
     new RegExp(pattern, 'u');
@@ -96,23 +105,31 @@ function readUrl(value: unknown, path: string): void {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') r.fail(path, 'must be an http(s) URL');
 }
 
-function readSource(value: unknown, path: string, keyRule: NativeKeyRule['rule']): string {
-  const f = r.object(value, path, [
-    'id',
-    'kind',
-    'url',
-    'authentication',
-    'retentionSeconds',
-    'freshnessSeconds',
-    'completeness',
-    'pagination',
-  ]);
+const SOURCE_V2 = ['method', 'credential', 'read', 'notFound', 'listing'];
+
+function readSource(value: unknown, path: string, keyRule: NativeKeyRule['rule'], v2?: V2Context): string {
+  const f = r.object(
+    value,
+    path,
+    [
+      'id',
+      'kind',
+      'url',
+      'authentication',
+      'retentionSeconds',
+      'freshnessSeconds',
+      'completeness',
+      'pagination',
+    ],
+    v2 === undefined ? [] : SOURCE_V2,
+  );
   const id = r.string(f['id'], `${path}.id`, MEMBER);
   const kind = r.oneOf(f['kind'], `${path}.kind`, STATUS_SOURCE_KINDS);
   if (kind === 'lookup_by_key' && keyRule === 'none')
     r.fail(`${path}.kind`, 'lookup_by_key needs a native key rule');
   readUrl(f['url'], `${path}.url`);
-  readAuthentication(r, f['authentication'], `${path}.authentication`, readUrl);
+  if (v2 === undefined) readAuthentication(r, f['authentication'], `${path}.authentication`, readUrl);
+  else readSourceV2(v2, f, path, kind);
   r.integer(f['retentionSeconds'], `${path}.retentionSeconds`, 1, MAX_SECONDS);
   r.integer(f['freshnessSeconds'], `${path}.freshnessSeconds`, 1, MAX_SECONDS);
   r.oneOf(f['completeness'], `${path}.completeness`, COMPLETENESS);
@@ -121,6 +138,7 @@ function readSource(value: unknown, path: string, keyRule: NativeKeyRule['rule']
 }
 
 function readTop(value: unknown): Fields {
+  const f0 = r.anyObject(value, '$');
   const f = r.object(
     value,
     '$',
@@ -138,9 +156,9 @@ function readTop(value: unknown): Fields {
       'statusSources',
       'statuses',
     ],
-    ['authority'],
+    f0['format'] === PROFILE_FORMAT_V2 ? ['authority', 'entry'] : ['authority'],
   );
-  if (f['format'] !== PROFILE_FORMAT) r.fail('$.format', `must be "${PROFILE_FORMAT}"`);
+  r.oneOf(f['format'], '$.format', PROFILE_FORMATS);
   r.string(f['id'], '$.id', PROFILE_ID);
   r.string(f['version'], '$.version', VERSION);
   const provider = r.object(f['provider'], '$.provider', ['name', 'apiVersion']);
@@ -161,12 +179,23 @@ export function validateProfile(value: unknown): ProviderProfile {
   const request = readRequest(f['request']);
   if (f['authority'] !== undefined) readAuthorityTie(r, f['authority'], request, MEMBER);
   const keyRule = readNativeKey(f['nativeKey']);
-  readReference(f['reference']);
-  const ack = r.object(f['acknowledgement'], '$.acknowledgement', ['authentication', 'freshnessSeconds']);
-  readAuthentication(r, ack['authentication'], '$.acknowledgement.authentication', readUrl);
+  const v2: V2Context | undefined =
+    f['format'] === PROFILE_FORMAT_V2
+      ? { r, readUrl, tie: f['authority'] as AuthorityTie | undefined }
+      : undefined;
+  readReference(f['reference'], v2 !== undefined);
+  const ack = r.object(
+    f['acknowledgement'],
+    '$.acknowledgement',
+    ['authentication', 'freshnessSeconds'],
+    v2 === undefined ? [] : ['read'],
+  );
+  if (v2 === undefined)
+    readAuthentication(r, ack['authentication'], '$.acknowledgement.authentication', readUrl);
+  else readEntryV2(v2, f['entry'], ack);
   r.integer(ack['freshnessSeconds'], '$.acknowledgement.freshnessSeconds', 1, MAX_SECONDS);
   const sources = r.array(f['statusSources'], '$.statusSources', 1, 16);
-  const ids = sources.map((s, i) => readSource(s, `$.statusSources[${i}]`, keyRule));
+  const ids = sources.map((s, i) => readSource(s, `$.statusSources[${i}]`, keyRule, v2));
   if (new Set(ids).size !== ids.length) r.fail('$.statusSources', 'source ids must be unique');
   readStatuses(r, f['statuses'], MEMBER);
   return value as ProviderProfile;
@@ -236,10 +265,17 @@ function referencePattern(source: string): RegExp {
   return re;
 }
 
+/** Whether a reference has the form the profile's pattern says. */
+export function referenceMatches(profile: ProviderProfile, value: string): boolean {
+  return referencePattern(profile.reference.pattern).test(value);
+}
+
 /** Read the provider reference from a native answer by the profile's rule. */
 export function readProviderReference(profile: ProviderProfile, response: unknown): ReferenceReading {
   if (typeof response !== 'object' || response === null || Array.isArray(response)) return { kind: 'absent' };
   const { member, pattern } = profile.reference;
+  // Format 2: the status-source layer reads the reference by the rule's pointer and states it.
+  if (member === undefined) return { kind: 'absent' };
   if (!Object.hasOwn(response, member)) return { kind: 'absent' };
   const value = (response as Fields)[member];
   if (typeof value !== 'string' || !referencePattern(pattern).test(value)) return { kind: 'malformed' };

@@ -7,10 +7,12 @@ export {
   loadProfile,
   profilesDir,
   SANDBOX_PROFILES,
+  SHIPPED_PROFILES,
   sandboxDeployment,
   sandboxEntryUrl,
   type Deployment,
   type SandboxProfileName,
+  type ShippedProfileName,
 } from './profiles.js';
 export {
   backoffMs,
@@ -34,3 +36,23 @@ export {
   type WebhookReceiverOptions,
   type WebhookRecorded,
 } from './status-sources/index.js';
+export {
+  CREDENTIAL_ENCODINGS,
+  CREDENTIALS_FORMAT,
+  resolveCredentials,
+  validateCredentials,
+  type CredentialEncoding,
+  type CredentialReference,
+  type CredentialsDocument,
+  type CredentialSources,
+  type ResolvedSecrets,
+} from './credentials.js';
+export { applyRead, type ReadFacts, type ReadOutcome } from './declared/read.js';
+export { authenticateFetched, credentialHeaders } from './declared/channel.js';
+export {
+  deliveryObservation,
+  readDelivery,
+  type DeliveryHeaders,
+  type DeliveryInput,
+  type DeliveryReading,
+} from './declared/webhook.js';

@@ -10,15 +10,20 @@ import type { SandboxPin } from './sandbox/index.js';
 export interface KeyResolver {
   /** The HMAC secret a pin names by id, or undefined when this process does not hold it. */
   hmacSecret(secretId: string): Uint8Array | undefined;
+  /**
+   * Any secret by id from the same map (a webhook endpoint secret, the credential a lookup sends):
+   * the ids a profile names, resolved at start from credential references (credentials.ts).
+   */
+  secret(id: string): Uint8Array | undefined;
 }
 
-/** A resolver over secrets held in memory (from the environment, a key file, or a test). */
+/** A resolver over secrets held in memory (from credential references, the environment, a test). */
 export function staticKeys(secrets: Readonly<Record<string, Uint8Array>>): KeyResolver {
   const map = new Map(Object.entries(secrets));
-  return { hmacSecret: (id) => map.get(id) };
+  return { hmacSecret: (id) => map.get(id), secret: (id) => map.get(id) };
 }
 
-export const NO_KEYS: KeyResolver = { hmacSecret: () => undefined };
+export const NO_KEYS: KeyResolver = { hmacSecret: () => undefined, secret: () => undefined };
 
 export type PinMaterial =
   | { readonly ok: true; readonly pin: SandboxPin; readonly id: string }

@@ -19,6 +19,16 @@ import type { SandboxProvider } from './sandbox/index.js';
 export const SANDBOX_PROFILES = ['sandbox-payments', 'sandbox-payments-ed25519'] as const;
 export type SandboxProfileName = (typeof SANDBOX_PROFILES)[number];
 
+/** Every profile `profiles/` ships (docs/providers.md, one section each). */
+export const SHIPPED_PROFILES = [
+  ...SANDBOX_PROFILES,
+  'stripe-payment-intents',
+  'stripe-refunds',
+  'standard-webhooks-v1',
+  'standard-webhooks-v1a',
+] as const;
+export type ShippedProfileName = (typeof SHIPPED_PROFILES)[number];
+
 /** `profiles/`, found from this file upwards (works from src/ and from dist/src/). */
 export function profilesDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -31,7 +41,7 @@ export function profilesDir(): string {
 }
 
 /** Read and validate one checked-in profile document. */
-export function loadProfile(name: SandboxProfileName): ProviderProfile {
+export function loadProfile(name: ShippedProfileName): ProviderProfile {
   return validateProfile(parseStrictJson(readFileSync(join(profilesDir(), `${name}.json`))));
 }
 
@@ -53,6 +63,8 @@ function rebase(url: string, origin: string | undefined): string {
 
 function repin(pin: AuthenticationPin, d: Deployment): AuthenticationPin {
   if (pin.kind === 'hmac-sha256' && d.hmacSecretId !== undefined) return { ...pin, secretId: d.hmacSecretId };
+  // A channel is the origin Baton calls: it moves with the provider's API.
+  if (pin.kind === 'channel') return { ...pin, origin: new URL(d.origin).origin };
   if (pin.kind === 'ed25519' && d.ed25519 !== undefined) return { ...pin, ...d.ed25519 };
   return pin;
 }
@@ -65,6 +77,9 @@ export function deployProfile(template: ProviderProfile, d: Deployment): Provide
   const document = {
     ...template,
     version: `${template.version}.${tag}`,
+    ...(template.entry !== undefined && {
+      entry: { ...template.entry, url: rebase(template.entry.url, d.origin) },
+    }),
     acknowledgement: {
       ...template.acknowledgement,
       authentication: repin(template.acknowledgement.authentication, d),

@@ -33,6 +33,7 @@ import { applyConfig, describeOutcome, describePrintOnce } from '../config/apply
 import { storeTarget } from '../config/target.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
+import { hmacSecretsMap, serveKeys } from './serve-credentials.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const SERVE_OPTIONS = {
@@ -44,13 +45,14 @@ const SERVE_OPTIONS = {
   config: { type: 'string', env: 'BATON_CONFIG' },
   'stop-matrix': { type: 'string', env: 'BATON_STOP_MATRIX' },
   'missions-poll-every': { type: 'string', env: 'BATON_MISSIONS_POLL_EVERY' },
+  credentials: { type: 'string', env: 'BATON_CREDENTIALS' },
   json: { type: 'boolean' },
   'no-console': { type: 'boolean', env: 'BATON_NO_CONSOLE' },
 } as const;
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
                    [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE]
-                   [--missions-poll-every DURATION] [--json] [--no-console]
+                   [--credentials FILE] [--missions-poll-every DURATION] [--json] [--no-console]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
 in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
@@ -69,6 +71,10 @@ minimums exits 2 with stop_matrix_invalid before anything is opened. Default: ba
 --missions-poll-every: poll every pinned issuer whose stream is RFC 8936 poll (docs/missions.md) once
 per DURATION (500ms, 30s, 2m; 100 ms..1 h). Without it, poll streams are not polled. Pushed SETs
 (RFC 8935) arrive at POST /v1/missions/signals/{issuer} either way.
+--credentials FILE: a baton.credentials/1 document mapping the secret ids provider profiles name
+(webhook secrets, lookup credentials) to {"env": NAME} or {"file": PATH} references, resolved once
+at start; a missing one exits with credential_unresolved before anything is opened
+(docs/providers.md "Credentials"). Values are never logged, stored or shown.
 ${STORE_USAGE}
 ${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
                            that provider profiles pin by id, for reconcile (Ed25519 pins need none)
@@ -116,14 +122,7 @@ function listenError(cause: unknown, host: string, wanted: number): BatonError {
 
 /** BATON_HMAC_SECRETS, parsed; the values never appear in an error message. */
 export function hmacSecretsFromEnv(text: string | undefined): KeyResolver {
-  const secrets: Record<string, Uint8Array> = {};
-  for (const item of (text ?? '').split(',').filter((x) => x.trim() !== '')) {
-    const m = /^\s*([A-Za-z0-9._:-]{1,128})=([A-Za-z0-9_-]{43,})\s*$/.exec(item);
-    if (m === null)
-      throw new BatonError('usage', 'BATON_HMAC_SECRETS must be id=base64url pairs of 32+ bytes');
-    secrets[m[1] ?? ''] = Buffer.from(m[2] ?? '', 'base64url');
-  }
-  return staticKeys(secrets);
+  return staticKeys(hmacSecretsMap(text));
 }
 
 function urlHost(host: string): string {
@@ -189,7 +188,7 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   const wanted = port(values.port);
   const timeoutMs = shutdownTimeout(values['shutdown-timeout']);
   const pollMs = pollEvery(values['missions-poll-every']);
-  const keys = hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']);
+  const keys = await serveKeys(values.credentials, io);
   // HAR-25 / A3.10: an invalid matrix refuses to start (exit 2), before the store is touched.
   const stopMatrix = await readStopMatrix(values['stop-matrix'], io);
   const opened = await openBaton(storeChoice(values), stopMatrix === undefined ? {} : { stopMatrix });

@@ -6,7 +6,8 @@
  */
 import type { JsonValue } from '../../core/json.js';
 import type { MissingKnowledgeReason, OccurrenceRecord } from '../model.js';
-import { findStatusSource, mapStatus, readProviderReference } from '../profile.js';
+import { findStatusSource, mapStatus, readProviderReference, referenceMatches } from '../profile.js';
+import { pinIdentities } from '../profile-parts.js';
 import type { AuthenticationPin, ProviderProfile, StatusMapping, StatusSource } from '../profile-types.js';
 
 export const ACKNOWLEDGEMENT_SOURCE = 'acknowledgement';
@@ -23,6 +24,13 @@ export interface CarriedBinding {
   readonly requestDigest: string | null;
   readonly nativeKey: string | null;
   readonly providerReference: string | null;
+  /**
+   * Format 2 read rules: the amount and the unit value (e.g. `usd`) the answer states. Compared
+   * with the authority the occurrence spends, through the profile's tie (AOC-REQ-003, -012): an
+   * answer about another amount or currency is about another payment.
+   */
+  readonly amount?: number;
+  readonly unit?: string;
 }
 
 export interface ObservationCommand {
@@ -63,10 +71,7 @@ function sourceView(profile: ProviderProfile, id: string): SourceView | undefine
 }
 
 function pinMatches(pin: AuthenticationPin, presented: string | null): boolean {
-  if (presented === null) return false;
-  if (pin.kind === 'hmac-sha256') return pin.secretId === presented;
-  if (pin.kind === 'ed25519') return pin.kid === presented;
-  return pin.kids.includes(presented);
+  return presented !== null && pinIdentities(pin).includes(presented);
 }
 
 const miss = (missing: MissingKnowledgeReason, bindReference: string | null = null): Assessment => ({
@@ -85,7 +90,18 @@ function answerReference(
   const fromBody = read.kind === 'found' ? read.value : null;
   const stated = cmd.carried.providerReference;
   if (stated !== null && fromBody !== null && stated !== fromBody) return { ok: false, value: null };
+  if (stated !== null && !referenceMatches(profile, stated)) return { ok: false, value: null };
   return { ok: true, value: stated ?? fromBody };
+}
+
+/** A stated amount must be the authority amount; a stated unit must map, by the tie, to its unit. */
+function authorityMatches(o: OccurrenceRecord, profile: ProviderProfile, c: CarriedBinding): boolean {
+  if (c.amount !== undefined && c.amount !== o.authority.amount) return false;
+  if (c.unit === undefined) return true;
+  const tie = profile.authority;
+  if (tie === undefined || !('amount' in tie) || typeof tie.unit === 'string') return false;
+  const values = tie.unit.values;
+  return Object.hasOwn(values, c.unit) && values[c.unit] === o.authority.unit;
 }
 
 /**
@@ -101,6 +117,7 @@ function bindingOf(o: OccurrenceRecord, profile: ProviderProfile, cmd: Observati
   if (c.environment !== null && c.environment !== b.environment) return { ok: false as const };
   if (c.requestDigest !== null && c.requestDigest !== b.requestDigest) return { ok: false as const };
   if (c.nativeKey !== null && c.nativeKey !== b.nativeKey) return { ok: false as const };
+  if (!authorityMatches(o, profile, c)) return { ok: false as const };
   if (reference !== null && b.providerReference !== null && reference !== b.providerReference) {
     return { ok: false as const };
   }

@@ -19,6 +19,7 @@ import type {
 import { findStatusSource, profileDigest } from '../../occurrences/index.js';
 import type { KeyResolver } from '../key-resolver.js';
 import type { SourceContext } from './context.js';
+import { declaredListing, declaredLookup } from '../declared/sources.js';
 import { listing } from './listing.js';
 import { lookup } from './lookup.js';
 import type { SourceReading } from './reading.js';
@@ -75,6 +76,13 @@ export class StatusSources {
       throw new BatonError('status_source_invalid', 'the profile pins no active source with this id', {
         source: sourceId,
       });
+    }
+    // Format 2 sources carry their own read rules; format 1 ones speak the sandbox's wire format.
+    if (source.read !== undefined) {
+      const declared = { ...source, read: source.read };
+      return source.kind === 'listing'
+        ? declaredListing(this.#ctx, profile, o, declared)
+        : declaredLookup(this.#ctx, profile, o, declared);
     }
     return source.kind === 'listing' ? listing(this.#ctx, o, source) : lookup(this.#ctx, o, source);
   }

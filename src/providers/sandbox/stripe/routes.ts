@@ -13,6 +13,7 @@ import { resourceMissing, stripeError, type StripeAnswer } from './errors.js';
 import { FormError, parseForm, type FormObject } from './form.js';
 import { intentView, refundView } from './model.js';
 import { confirmIntent, createIntent, createRefund, type Outcome } from './operations.js';
+import { listEvents } from './events.js';
 import { searchIntents } from './search.js';
 import type { StripeState } from './state.js';
 
@@ -163,6 +164,9 @@ export function registerStripeRoutes(app: FastifyInstance, state: StripeState, s
         : { status: 200, body: intentView(p) };
     return sendStripe(reply, request, answer);
   });
+  app.get('/v1/events', async (request: FastifyRequest<{ Querystring: Record<string, string> }>, reply) =>
+    sendStripe(reply, request, listEvents(state, request.query)),
+  );
   app.get('/v1/refunds/:id', async (request: WithId, reply) => {
     const r = state.refunds.get(request.params.id);
     const answer =

@@ -1,0 +1,103 @@
+/**
+ * Credential references (issue 13 §1, docs/providers.md "Credentials"). A profile names the
+ * secrets its pins and lookups need by id (`secretId`, `credential`); a credentials document maps
+ * each id to a REFERENCE — an environment variable or a file — never to the value. `baton serve`
+ * resolves every reference once, at start, into the one secrets map (id → bytes) the status-source
+ * layer, the webhook receiver and the lookups read through a KeyResolver. A missing variable or
+ * file stops the start with `credential_unresolved`, naming the id and the reference, never a
+ * value. Values are never written to evidence, logs, errors or metrics.
+ */
+import { BatonError } from '../core/errors.js';
+import { Reader } from '../occurrences/index.js';
+
+export const CREDENTIALS_FORMAT = 'baton.credentials/1';
+
+/** How the referenced text becomes key bytes: as its UTF-8 bytes (default) or base64url-decoded. */
+export const CREDENTIAL_ENCODINGS = ['utf8', 'base64url'] as const;
+export type CredentialEncoding = (typeof CREDENTIAL_ENCODINGS)[number];
+
+export type CredentialReference =
+  | { readonly env: string; readonly encoding?: CredentialEncoding }
+  | { readonly file: string; readonly encoding?: CredentialEncoding };
+
+export interface CredentialsDocument {
+  readonly format: typeof CREDENTIALS_FORMAT;
+  /** Credential id (what a profile's `secretId` / `credential` names) → where its value lives. */
+  readonly credentials: Readonly<Record<string, CredentialReference>>;
+}
+
+/** The resolved secrets: id → bytes. This map is what `staticKeys` takes. */
+export type ResolvedSecrets = Readonly<Record<string, Uint8Array>>;
+
+const r = new Reader('credentials_invalid');
+export const CREDENTIAL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+function readReference(value: unknown, path: string): CredentialReference {
+  const head = r.object(value, path, [], ['env', 'file', 'encoding']);
+  const encoding =
+    head['encoding'] === undefined
+      ? undefined
+      : r.oneOf(head['encoding'], `${path}.encoding`, CREDENTIAL_ENCODINGS);
+  const enc = encoding === undefined ? {} : { encoding };
+  if (head['env'] !== undefined && head['file'] === undefined) {
+    return { env: r.string(head['env'], `${path}.env`, ENV_NAME), ...enc };
+  }
+  if (head['file'] !== undefined && head['env'] === undefined) {
+    const file = r.string(head['file'], `${path}.file`, undefined, 4096);
+    if (!file.startsWith('/')) r.fail(`${path}.file`, 'must be an absolute path');
+    return { file, ...enc };
+  }
+  return r.fail(path, 'must name exactly one of env or file');
+}
+
+/** Validate a parsed credentials document (from parseStrictJson). */
+export function validateCredentials(value: unknown): CredentialsDocument {
+  r.noNul(value, '$');
+  const f = r.object(value, '$', ['format', 'credentials']);
+  if (f['format'] !== CREDENTIALS_FORMAT) r.fail('$.format', `must be "${CREDENTIALS_FORMAT}"`);
+  const map = f['credentials'];
+  const ids = typeof map === 'object' && map !== null ? Object.keys(map) : [];
+  const refs = r.object(map, '$.credentials', [], ids);
+  if (ids.length > 256) r.fail('$.credentials', 'may name at most 256 credentials');
+  const credentials: Record<string, CredentialReference> = {};
+  for (const id of ids) {
+    r.string(id, `$.credentials (name)`, CREDENTIAL_ID);
+    credentials[id] = readReference(refs[id], `$.credentials.${id}`);
+  }
+  return { format: CREDENTIALS_FORMAT, credentials };
+}
+
+/** Where resolution reads: injected, so the rule is testable and the process's I/O stays at the edge. */
+export interface CredentialSources {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The file's text, or undefined when it cannot be read (the reason is not needed, nor shown). */
+  readonly readFile: (path: string) => string | undefined;
+}
+
+function unresolved(id: string, ref: CredentialReference, why: string): BatonError {
+  const where = 'env' in ref ? { env: ref.env } : { file: ref.file };
+  const named = 'env' in ref ? `environment variable ${ref.env}` : `file ${ref.file}`;
+  return new BatonError('credential_unresolved', `credential ${id}: the ${named} ${why}`, { id, ...where });
+}
+
+function decode(id: string, ref: CredentialReference, text: string): Uint8Array {
+  if (ref.encoding !== 'base64url') return Buffer.from(text, 'utf8');
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) throw unresolved(id, ref, 'is not base64url');
+  return Buffer.from(text, 'base64url');
+}
+
+/**
+ * Resolve every reference. A file's one trailing newline is not part of the secret (editors add
+ * one); anything else is. Empty values are refused: an empty secret authenticates nothing.
+ */
+export function resolveCredentials(doc: CredentialsDocument, sources: CredentialSources): ResolvedSecrets {
+  const out: Record<string, Uint8Array> = {};
+  for (const [id, ref] of Object.entries(doc.credentials)) {
+    const raw = 'env' in ref ? sources.env[ref.env] : sources.readFile(ref.file)?.replace(/\r?\n$/, '');
+    if (raw === undefined) throw unresolved(id, ref, 'is not set or cannot be read');
+    if (raw === '') throw unresolved(id, ref, 'is empty');
+    out[id] = decode(id, ref, raw);
+  }
+  return out;
+}

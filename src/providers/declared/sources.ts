@@ -1,0 +1,220 @@
+/**
+ * Format 2 status sources (docs/providers.md): a lookup (by key or by reference) or a paged
+ * listing, each described by its profile — method, URL template, the credential it sends, read
+ * rules, the not-found answer, the listing's pointers. Baton asks, authenticates the answer by the
+ * source's pin (a channel or a signature), reads it by the rule and hands the service an
+ * observation; the service alone judges it (AOC-REQ-009).
+ */
+import { resolveJsonPointer } from '../../core/json-pointer.js';
+import type { JsonObject, JsonValue } from '../../core/json.js';
+import type { AnswerRead, OccurrenceView, ProviderProfile, StatusSource } from '../../occurrences/index.js';
+import { exchange, type ExchangeResult } from '../http-client.js';
+import { bindingValues } from '../status-sources/lookup.js';
+import type { SourceContext } from '../status-sources/context.js';
+import { answered, unavailable, type ReadingBase, type SourceReading } from '../status-sources/reading.js';
+import { expandUrl } from '../url-template.js';
+import { asObject, parseAnswer, type Authentication } from '../wire.js';
+import { authenticateFetched, credentialHeaders } from './channel.js';
+import { applyRead } from './read.js';
+
+type Got =
+  | {
+      readonly ok: true;
+      readonly res: Extract<ExchangeResult, { ok: true }>;
+      readonly json: JsonObject;
+      readonly auth: Authentication;
+    }
+  | { readonly ok: false; readonly detail: string; readonly json?: JsonObject };
+
+async function fetchOnce(ctx: SourceContext, source: StatusSource, url: URL): Promise<Got> {
+  const headers = credentialHeaders(source.credential, ctx.keys);
+  // Without its credential the call is not made: an unauthenticated question gets no trusted answer.
+  if (headers === undefined) return { ok: false, detail: 'credential_not_held' };
+  const res = await exchange({
+    method: 'GET',
+    url,
+    headers: { accept: 'application/json', ...headers },
+    timeoutMs: ctx.timeoutMs,
+  });
+  if (!res.ok) return { ok: false, detail: res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}` };
+  const json = asObject(parseAnswer(res.body));
+  if (json === undefined) return { ok: false, detail: `http ${res.status} unreadable` };
+  const message = { method: 'GET', path: res.path, body: res.body, headers: res.headers };
+  const fetched = { url, credential: source.credential?.id, message };
+  const auth = authenticateFetched(source.authentication, fetched, ctx.keys, ctx.clock.wallMs());
+  return { ok: true, res, json, auth };
+}
+
+function notFound(source: StatusSource, status: number, json: JsonObject): boolean {
+  const rule = source.notFound;
+  return (
+    rule !== undefined && status === rule.httpStatus && resolveJsonPointer(json, rule.pointer) === rule.equals
+  );
+}
+
+/** The binding fields of a "no such object" answer: what was asked for, about the pinned account. */
+function askedFor(profile: ProviderProfile, read: AnswerRead, o: OccurrenceView, json: JsonObject) {
+  const named =
+    read.account.pointer === undefined ? undefined : resolveJsonPointer(json, read.account.pointer);
+  const account =
+    typeof named === 'string' ? named : read.account.whenAbsent === 'pinned' ? profile.account : undefined;
+  return {
+    ...(account !== undefined && { account }),
+    ...(o.provider.nativeKey !== null && { nativeKey: o.provider.nativeKey }),
+    ...(o.provider.providerReference !== null && { providerReference: o.provider.providerReference }),
+  };
+}
+
+export async function declaredLookup(
+  ctx: SourceContext,
+  profile: ProviderProfile,
+  o: OccurrenceView,
+  source: StatusSource & { read: AnswerRead },
+): Promise<SourceReading> {
+  const base: ReadingBase = { occurrenceId: o.id, source: source.id, kind: source.kind };
+  const got = await fetchOnce(ctx, source, expandUrl(source.url, bindingValues(o)));
+  const now = ctx.clock.wallMs();
+  if (!got.ok) return unavailable(base, now, got.detail);
+  const { res, json, auth } = got;
+  const detail = `http ${res.status}`;
+  if (notFound(source, res.status, json)) {
+    const carried = askedFor(profile, source.read, o, json);
+    return answered(base, now, {
+      result: 'not_found',
+      carried,
+      observedAt: undefined,
+      response: json,
+      complete: true,
+      auth,
+      detail: `${detail} not_found`,
+    });
+  }
+  if (res.status !== 200) return unavailable(base, now, `${detail} unexpected answer`, json);
+  const read = applyRead(source.read, json, profile.account);
+  if (!read.ok) return unavailable(base, now, `${detail} malformed: ${read.why}`, json);
+  const { nativeStatus, carried, observedAt } = read.facts;
+  return answered(base, now, {
+    result: 'found',
+    nativeStatus,
+    carried,
+    observedAt,
+    response: json,
+    complete: true,
+    auth,
+    detail,
+  });
+}
+
+function matchesBinding(
+  o: OccurrenceView,
+  carried: { readonly nativeKey?: string | null; readonly providerReference?: string | null },
+): boolean {
+  const key = o.provider.nativeKey;
+  const ref = o.provider.providerReference;
+  return (key !== null && carried.nativeKey === key) || (ref !== null && carried.providerReference === ref);
+}
+
+/**
+ * Walk the listing from its first page. Items the rule cannot read are passed over (they may be
+ * other objects); only an item bound by key or reference is an answer. Absence is stated as the
+ * layer's own "no item for this key", complete only when every page was read and authentic.
+ */
+export async function declaredListing(
+  ctx: SourceContext,
+  profile: ProviderProfile,
+  o: OccurrenceView,
+  source: StatusSource & { read: AnswerRead },
+): Promise<SourceReading> {
+  const base: ReadingBase = { occurrenceId: o.id, source: source.id, kind: source.kind };
+  const rule = source.listing;
+  if (rule === undefined) return unavailable(base, ctx.clock.wallMs(), 'no listing rule');
+  let cursor: string | undefined;
+  let first: { json: JsonObject; auth: Authentication } | undefined;
+  for (let n = 1; n <= ctx.maxPages; n += 1) {
+    const url = expandUrl(source.url, bindingValues(o));
+    url.searchParams.set(rule.limitParam, String(ctx.pageSize));
+    if (cursor !== undefined) url.searchParams.set(rule.cursorParam, cursor);
+    const got = await fetchOnce(ctx, source, url);
+    const now = ctx.clock.wallMs();
+    if (!got.ok) return unavailable(base, now, `page ${n}: ${got.detail}`);
+    const items = resolveJsonPointer(got.json, rule.items);
+    if (got.res.status !== 200 || !Array.isArray(items))
+      return unavailable(base, now, `page ${n}: http ${got.res.status}`, got.json);
+    first ??= { json: got.json, auth: got.auth };
+    for (const item of items) {
+      const read = applyRead(source.read, item, profile.account);
+      if (!read.ok || !matchesBinding(o, read.facts.carried)) continue;
+      const { nativeStatus, carried, observedAt } = read.facts;
+      const response = asObject(item) ?? got.json;
+      return answered(base, now, {
+        result: 'found',
+        nativeStatus,
+        carried,
+        observedAt,
+        response,
+        complete: true,
+        auth: got.auth,
+        detail: `page ${n}`,
+      });
+    }
+    const more = resolveJsonPointer(got.json, rule.hasMore) === true;
+    const last: JsonValue | undefined =
+      items.length === 0 ? undefined : resolveJsonPointer(items[items.length - 1], rule.cursor);
+    if (!more || typeof last !== 'string' || !got.auth.verified) {
+      const complete = !more && got.auth.verified;
+      return absent(
+        profile,
+        source,
+        o,
+        base,
+        now,
+        first,
+        got.auth,
+        complete,
+        complete ? `read ${n} pages to the end` : `page ${n}: incomplete`,
+      );
+    }
+    cursor = last;
+  }
+  const now = ctx.clock.wallMs();
+  if (first === undefined) return unavailable(base, now, 'no page was read');
+  return absent(
+    profile,
+    source,
+    o,
+    base,
+    now,
+    first,
+    first.auth,
+    false,
+    `stopped after ${ctx.maxPages} pages`,
+  );
+}
+
+function absent(
+  profile: ProviderProfile,
+  source: StatusSource & { read: AnswerRead },
+  o: OccurrenceView,
+  base: ReadingBase,
+  now: number,
+  first: { json: JsonObject },
+  auth: Authentication,
+  complete: boolean,
+  detail: string,
+): SourceReading {
+  const carried = {
+    // A listing authenticated for the account (its channel or its key) lists that account's objects.
+    ...(source.read.account.whenAbsent === 'pinned' && { account: profile.account }),
+    ...(o.provider.nativeKey !== null && { nativeKey: o.provider.nativeKey }),
+    ...(o.provider.providerReference !== null && { providerReference: o.provider.providerReference }),
+  };
+  return answered(base, now, {
+    result: 'not_found',
+    carried,
+    observedAt: undefined,
+    response: first.json,
+    complete,
+    auth,
+    detail,
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * A real world for the Stripe profile tests: a SQLite file with the occurrences service, the
+ * Stripe-compatible sandbox (`baton sandbox --flavor stripe`) on 127.0.0.1:0, a shipped Stripe
+ * profile deployed to it, the official `stripe` client pointed at it, and the status sources with
+ * the credentials resolved from references. A compatible local server, not Stripe's servers.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import Stripe from 'stripe';
+import type { JsonObject } from '../../src/core/json.js';
+import type {
+  EntryTicket,
+  OccurrencesService,
+  OccurrenceView,
+  RegisteredProfile,
+} from '../../src/occurrences/index.js';
+import {
+  deployProfile,
+  loadProfile,
+  resolveCredentials,
+  staticKeys,
+  StatusSources,
+  validateCredentials,
+  type KeyResolver,
+  type ShippedProfileName,
+} from '../../src/providers/index.js';
+import { createStripeSandbox, type StripeSandbox } from '../../src/providers/sandbox/stripe/index.js';
+import { openOccurrencesOnSqlite } from '../../src/store/index.js';
+import { domainConfig } from '../occurrences/helpers.js';
+
+export interface StripeWorld {
+  readonly svc: OccurrencesService;
+  readonly sandbox: StripeSandbox;
+  readonly stripe: Stripe;
+  readonly profile: RegisteredProfile;
+  readonly keys: KeyResolver;
+  readonly sources: StatusSources;
+  readonly credential: string;
+  readonly domainId: string;
+}
+
+/** The credentials document a deployment would keep beside its config: references only. */
+export const CREDENTIALS = {
+  format: 'baton.credentials/1',
+  credentials: {
+    'stripe-secret-key': { env: 'STRIPE_SECRET_KEY' },
+    'stripe-webhook-secret': { env: 'STRIPE_WEBHOOK_SECRET' },
+  },
+};
+
+export async function openStripeWorld(
+  t: TestContext,
+  name: ShippedProfileName = 'stripe-payment-intents',
+): Promise<StripeWorld> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-stripe-'));
+  const sandbox = createStripeSandbox();
+  const url = await sandbox.listen(0);
+  const opened = await openOccurrencesOnSqlite(join(dir, 'baton.db'));
+  t.after(async () => {
+    await sandbox.close();
+    await opened.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const svc = opened.service;
+  const domain = await svc.configureDomain(domainConfig() as never);
+  const profile = await svc.registerProfile(deployProfile(loadProfile(name), { origin: url }));
+  await svc.createAuthority({ id: 'payouts', unit: 'USD-cents', total: 1_000_000 });
+  const env = { STRIPE_SECRET_KEY: sandbox.secretKey, STRIPE_WEBHOOK_SECRET: sandbox.webhookSecret };
+  const secrets = resolveCredentials(validateCredentials(CREDENTIALS), { env, readFile: () => undefined });
+  const keys = staticKeys(secrets);
+  const { port } = new URL(url);
+  const stripe = new Stripe(sandbox.secretKey, { host: '127.0.0.1', port: Number(port), protocol: 'http' });
+  const { credential } = await svc.takeover({ lineage: 'invoice-agent' });
+  const sources = new StatusSources({ keys, pageSize: 5 });
+  return { svc, sandbox, stripe, profile, keys, sources, credential, domainId: domain.id };
+}
+
+export async function enterOne(
+  w: StripeWorld,
+  creationKey: string,
+  request: JsonObject,
+  amount: number,
+): Promise<EntryTicket> {
+  const { occurrence } = await w.svc.create({
+    credential: w.credential,
+    creationKey,
+    provider: { profileId: w.profile.id, profileVersion: w.profile.version },
+    request,
+    authority: { id: 'payouts', amount },
+  });
+  return w.svc.enter({ credential: w.credential, occurrenceId: occurrence.id });
+}
+
+export async function view(w: StripeWorld, id: string): Promise<OccurrenceView> {
+  return w.svc.getOccurrenceView(id);
+}
