@@ -17,6 +17,7 @@ export {
   lineageLister,
   Reconciler,
   reconcileOccurrence,
+  visitOccurrence,
   type ReconcileProgress,
   type ReconcileReport,
   type OccurrenceReconciled,
@@ -34,3 +35,23 @@ export {
   type WebhookReceiverOptions,
   type WebhookRecorded,
 } from './status-sources/index.js';
+export {
+  eventNativeKey,
+  readEvent,
+  verifyDelivery,
+  webhookObservation,
+  webhookSource,
+  type Delivery,
+  type DeliveryFailure,
+  type DeliveryVerdict,
+  type EventReading,
+  type WebhookEvent,
+} from './webhook-intake.js';
+export {
+  backoffDelayMs,
+  MAX_RETRY_AFTER_MS,
+  nextAskAt,
+  parseRetryAfter,
+  seededRandom,
+  type BackoffPolicy,
+} from './reconcile-schedule.js';

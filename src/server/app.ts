@@ -34,6 +34,9 @@ import { setupRoutes } from './routes/setup.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { harnessRoutes } from './routes/harness.js';
 import type { MissionsService } from '../missions/index.js';
+import { ReconcileMetrics } from './reconcile-metrics.js';
+import { registerWebhookRoute, webhookRouteSpec } from './routes/webhooks.js';
+import { ReconciliationStore } from '../store/reconciliation.js';
 
 export const DEFAULT_BODY_LIMIT = 1_048_576;
 export const API_VERSION = '0.1.0';
@@ -66,6 +69,28 @@ export interface ServerOptions {
   readonly harness?: MissionsService;
   /** The domain's Ed25519 private key: Baton signs its own continuity records with it (routes/continuity.ts). */
   readonly signingKey?: KeyObject;
+  /** Reconciliation metrics shared with serve's background reconciler (made here when absent). */
+  readonly reconcileMetrics?: ReconcileMetrics;
+}
+
+/** POST /v1/webhooks/{profileId} (routes/webhooks.ts): raw bytes, so it is not a RouteSpec route. */
+function webhooks(app: FastifyInstance, options: ServerOptions, metrics: Metrics, clock: Clock): RouteSpec {
+  const store = new ReconciliationStore(options.engine);
+  const reconcile =
+    options.reconcileMetrics ??
+    new ReconcileMetrics(
+      () => store.oldestUnresolvedEnteredAt(),
+      () => clock.wallMs(),
+    );
+  metrics.attach(reconcile.registry);
+  registerWebhookRoute(app, {
+    engine: options.engine,
+    service: options.service,
+    keys: options.keys ?? NO_KEYS,
+    clock,
+    metrics: reconcile,
+  });
+  return webhookRouteSpec;
 }
 
 function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['logger'] {
@@ -170,5 +195,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...continuityRoutes(deps),
   );
   for (const spec of routes) registerRoute(app, deps, spec);
+  routes.push(webhooks(app, options, metrics, deps.clock));
   return app;
 }
