@@ -85,6 +85,14 @@ export const ERROR_CODES = {
   credentials_invalid: spec(400),
   /** A credential reference names an environment variable or file that is not there (a start error). */
   credential_unresolved: spec(500),
+  /** A webhook delivery's signature is absent, malformed or wrong for the profile's pin (details.reason). */
+  webhook_unauthenticated: spec(401),
+  /** An authentic webhook delivery signed outside the replay window. */
+  webhook_stale: spec(401),
+  /** An authenticated delivery that is not an event Baton can read (no event id, not JSON). */
+  webhook_event_invalid: spec(400),
+  /** The profile has no registered version with a webhook status source. */
+  webhook_source_missing: spec(404),
   // --- leases (PTCL): wire codes keep the draft's ERR_ spelling --------------------------------
   ERR_STALE_FENCE_EPOCH: spec(409),
   ERR_PRE_IMAGE_MISMATCH: spec(409),

@@ -19,6 +19,7 @@ export {
   lineageLister,
   Reconciler,
   reconcileOccurrence,
+  visitOccurrence,
   type ReconcileProgress,
   type ReconcileReport,
   type OccurrenceReconciled,
@@ -56,3 +57,23 @@ export {
   type DeliveryInput,
   type DeliveryReading,
 } from './declared/webhook.js';
+export {
+  eventNativeKey,
+  readEvent,
+  verifyDelivery,
+  webhookObservation,
+  webhookSource,
+  type Delivery,
+  type DeliveryFailure,
+  type DeliveryVerdict,
+  type EventReading,
+  type WebhookEvent,
+} from './webhook-intake.js';
+export {
+  backoffDelayMs,
+  MAX_RETRY_AFTER_MS,
+  nextAskAt,
+  parseRetryAfter,
+  seededRandom,
+  type BackoffPolicy,
+} from './reconcile-schedule.js';

@@ -27,6 +27,9 @@ export interface ReconcileProgress {
   readonly interpretation: string | null;
   readonly missingKnowledge: MissingKnowledgeReason | null;
   readonly unresolved: boolean;
+  /** The source's kind, and the provider's `Retry-After` on its answer when it sent one. */
+  readonly kind?: StatusSourceKind;
+  readonly retryAfter?: string;
 }
 
 export interface ReconcileReport {
@@ -119,28 +122,46 @@ export class Reconciler {
   async #visit(pass: number, occurrence: OccurrenceView, tally: Tally): Promise<void> {
     const o = this.#o;
     tally.visited.add(occurrence.id);
-    const { provider } = occurrence;
-    const profile = (await o.service.getProfile(provider.profileId, provider.profileVersion)).document;
-    let current = occurrence;
-    for (const source of o.sources.applicable(profile, current, o.kinds ?? ACTIVE_KINDS)) {
-      const reading = await o.sources.query(profile, current, source.id);
-      const result = await recordReading(o.service, reading, o.requestedBy);
-      current = result.occurrence;
-      tally.count(result.missingKnowledge);
-      if (!current.unresolved) tally.resolved.add(current.id);
-      o.onProgress?.({
-        pass,
-        occurrenceId: current.id,
-        source: source.id,
-        detail: reading.detail,
-        effective: result.effective,
-        interpretation: result.interpretation,
-        missingKnowledge: result.missingKnowledge,
-        unresolved: current.unresolved,
-      });
-      if (result.effective || !current.unresolved) return;
-    }
+    await visitOccurrence(o, occurrence, (p) => {
+      tally.count(p.missingKnowledge);
+      if (!p.unresolved) tally.resolved.add(p.occurrenceId);
+      o.onProgress?.({ ...p, pass });
+    });
   }
+}
+
+/**
+ * One pass of the applicable pinned sources over one occurrence, in order, until one answer is
+ * effective or the occurrence is resolved (the reconciler's visit; serve's background reconciler
+ * calls it once per claimed occurrence). Evidence only: it never enters (AOC-REQ-010).
+ */
+export async function visitOccurrence(
+  o: Pick<ReconcilerOptions, 'service' | 'sources' | 'kinds' | 'requestedBy'>,
+  occurrence: OccurrenceView,
+  onProgress: (p: ReconcileProgress) => void,
+): Promise<OccurrenceView> {
+  const { provider } = occurrence;
+  const profile = (await o.service.getProfile(provider.profileId, provider.profileVersion)).document;
+  let current = occurrence;
+  for (const source of o.sources.applicable(profile, current, o.kinds ?? ACTIVE_KINDS)) {
+    const reading = await o.sources.query(profile, current, source.id);
+    const result = await recordReading(o.service, reading, o.requestedBy);
+    current = result.occurrence;
+    onProgress({
+      pass: 1,
+      occurrenceId: current.id,
+      source: source.id,
+      kind: source.kind,
+      detail: reading.detail,
+      effective: result.effective,
+      interpretation: result.interpretation,
+      missingKnowledge: result.missingKnowledge,
+      unresolved: current.unresolved,
+      ...(reading.retryAfter !== undefined && { retryAfter: reading.retryAfter }),
+    });
+    if (result.effective || !current.unresolved) return current;
+  }
+  return current;
 }
 
 /** One occurrence after one reconciler pass over it, and what the pass saw. */

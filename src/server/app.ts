@@ -40,6 +40,9 @@ import { eventRoutes } from './routes/events.js';
 import { sessionRoutes } from './routes/session.js';
 import { wireMissionConsumer, type MissionConsumer } from './mission-consumer.js';
 import { missionRoutes } from './routes/missions.js';
+import { ReconcileMetrics } from './reconcile-metrics.js';
+import { registerWebhookRoute, webhookRouteSpec } from './routes/webhooks.js';
+import { ReconciliationStore } from '../store/reconciliation.js';
 
 export const DEFAULT_BODY_LIMIT = 1_048_576;
 export const API_VERSION = '0.1.0';
@@ -83,6 +86,28 @@ export interface ServerOptions {
   readonly sessionTtlMs?: number;
   /** How often GET /v1/events reads the evidence log (default 500 ms). */
   readonly eventPollMs?: number;
+  /** Reconciliation metrics shared with serve's background reconciler (made here when absent). */
+  readonly reconcileMetrics?: ReconcileMetrics;
+}
+
+/** POST /v1/webhooks/{profileId} (routes/webhooks.ts): raw bytes, so it is not a RouteSpec route. */
+function webhooks(app: FastifyInstance, options: ServerOptions, metrics: Metrics, clock: Clock): RouteSpec {
+  const store = new ReconciliationStore(options.engine);
+  const reconcile =
+    options.reconcileMetrics ??
+    new ReconcileMetrics(
+      () => store.oldestUnresolvedEnteredAt(),
+      () => clock.wallMs(),
+    );
+  metrics.attach(reconcile.registry);
+  registerWebhookRoute(app, {
+    engine: options.engine,
+    service: options.service,
+    keys: options.keys ?? NO_KEYS,
+    clock,
+    metrics: reconcile,
+  });
+  return webhookRouteSpec;
 }
 
 function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['logger'] {
@@ -217,5 +242,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     done();
   });
   if (options.console !== false) registerConsole(app);
+  routes.push(webhooks(app, options, metrics, deps.clock));
   return app;
 }

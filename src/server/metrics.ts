@@ -50,6 +50,7 @@ export class Metrics {
   readonly #store = new Registry();
   readonly #commitsRegistry = new Registry();
   #commits: CommitStats = { commits: 0, transactions: 0, rolledBack: 0, largestBatch: 0 };
+  readonly #attached: Registry[] = [];
   readonly #entries: Counter;
   readonly #refusals: Counter<'code'>;
   readonly #requests: Counter<'method' | 'route' | 'status'>;
@@ -161,6 +162,11 @@ export class Metrics {
     });
   }
 
+  /** Another context's registry, rendered after this one's counters (reconcile-metrics.ts). */
+  attach(registry: Registry): void {
+    if (!this.#attached.includes(registry)) this.#attached.push(registry);
+  }
+
   countEntry(): void {
     this.#entries.inc();
   }
@@ -195,6 +201,7 @@ export class Metrics {
   async render(open: OpenGauges | undefined, commits?: CommitStats): Promise<string> {
     this.#storeUp.set(open === undefined ? 0 : 1);
     const parts = [await this.#counters.metrics()];
+    for (const r of this.#attached) parts.push(await r.metrics());
     if (open !== undefined) {
       this.#unresolved.set(open.entered);
       this.#conflicting.set(open.conflicts);

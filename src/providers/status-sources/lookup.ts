@@ -31,9 +31,20 @@ export async function lookup(
   o: OccurrenceView,
   source: StatusSource,
 ): Promise<SourceReading> {
-  const base = { occurrenceId: o.id, source: source.id, kind: source.kind };
   const url = expandUrl(source.url, bindingValues(o));
   const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs });
+  const reading = read(ctx, o, source, res);
+  const retryAfter = res.ok ? res.headers['retry-after'] : undefined;
+  return typeof retryAfter === 'string' ? { ...reading, retryAfter } : reading;
+}
+
+function read(
+  ctx: SourceContext,
+  o: OccurrenceView,
+  source: StatusSource,
+  res: Awaited<ReturnType<typeof exchange>>,
+): SourceReading {
+  const base = { occurrenceId: o.id, source: source.id, kind: source.kind };
   const now = ctx.clock.wallMs();
   if (!res.ok)
     return unavailable(base, now, res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}`);

@@ -19,6 +19,8 @@ export interface SourceReading {
   /** What happened, for people: `http 200`, `timeout`, `unsigned`, `stopped after 3 pages`… */
   readonly detail: string;
   readonly observation: ObservationInput;
+  /** The provider's `Retry-After` on this answer, as sent (the background reconciler honours it). */
+  readonly retryAfter?: string;
 }
 
 export interface ReadingBase {

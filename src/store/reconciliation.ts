@@ -1,0 +1,139 @@
+/**
+ * The store side of reconciliation in `baton serve` (migration 010, docs/providers.md
+ * "Reconciliation in serve"): seen webhook event ids, reconciler claims with expiry, and the few
+ * reads the receiver and the background reconciler need. One SQL text per query for both engines.
+ *
+ * The single-asker rule (issue 13 §4): a server asks about an occurrence only after claiming it
+ * with ONE atomic conditional upsert — the row is taken only when no live claim holds it and its
+ * backoff has passed. On PostgreSQL concurrent upserts of one row serialize on its row lock (a
+ * serialization failure re-runs the transaction, which then finds the claim taken); on SQLite the
+ * one writer lock does the same. No read-then-write decides anything.
+ */
+import type { SqlValue, StoreEngine } from './engine.js';
+
+const num = (v: number | string | bigint | null | undefined): number => Number(v ?? 0);
+
+export interface ClaimTaken {
+  readonly occurrenceId: string;
+  /** Unanswered asks so far (0 for an occurrence never asked). */
+  readonly attempts: number;
+}
+
+export class ReconciliationStore {
+  constructor(private readonly engine: StoreEngine) {}
+
+  /** The latest registered version of a profile (the webhook route's pins come from it). */
+  async latestProfileVersion(profileId: string): Promise<string | undefined> {
+    const row = await this.engine.read((ex) =>
+      ex.get<{ version: string }>(
+        'SELECT version FROM aoc_profiles WHERE id = ? ORDER BY registered_at DESC, version DESC LIMIT 1',
+        [profileId],
+      ),
+    );
+    return row?.version;
+  }
+
+  /** The occurrence a native key was sent for under this profile (the unique native-key index). */
+  async occurrenceByNativeKey(
+    profileId: string,
+    account: string,
+    environment: string,
+    nativeKey: string,
+  ): Promise<string | undefined> {
+    const row = await this.engine.read((ex) =>
+      ex.get<{ id: string }>(
+        'SELECT id FROM aoc_occurrences WHERE profile_id = ? AND account = ? AND environment = ? AND native_key = ?',
+        [profileId, account, environment, nativeKey],
+      ),
+    );
+    return row?.id;
+  }
+
+  /** Remember a provider event id; false when it was already seen (a duplicate delivery). */
+  async markEventSeen(
+    profileId: string,
+    eventId: string,
+    occurrenceId: string | null,
+    at: number,
+  ): Promise<boolean> {
+    const { changes } = await this.engine.transaction((tx) =>
+      tx.run(
+        'INSERT INTO prv_webhook_events (profile_id, event_id, occurrence_id, received_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+        [profileId, eventId, occurrenceId, at],
+      ),
+    );
+    return changes === 1;
+  }
+
+  /** Undo markEventSeen when recording failed, so the provider's retry is not taken for a duplicate. */
+  async forgetEvent(profileId: string, eventId: string): Promise<void> {
+    await this.engine.transaction((tx) =>
+      tx.run('DELETE FROM prv_webhook_events WHERE profile_id = ? AND event_id = ?', [profileId, eventId]),
+    );
+  }
+
+  /** Unresolved occurrences whose claim (if any) is free and due, oldest entry first. */
+  async dueOccurrences(now: number, limit: number): Promise<string[]> {
+    const rows = await this.engine.read((ex) =>
+      ex.all<{ id: string }>(
+        `SELECT o.id FROM aoc_occurrences o LEFT JOIN prv_reconcile_claims c ON c.occurrence_id = o.id
+         WHERE o.phase = 'entered' AND (c.occurrence_id IS NULL OR (c.next_at <= ? AND c.claimed_until <= ?))
+         ORDER BY o.entered_at, o.id LIMIT ?`,
+        [now, now, limit],
+      ),
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Take the claim on one occurrence until `until`, or undefined when another holder has it or it is not due. */
+  async claim(
+    occurrenceId: string,
+    holder: string,
+    now: number,
+    until: number,
+  ): Promise<ClaimTaken | undefined> {
+    const params: SqlValue[] = [occurrenceId, holder, until, now, now];
+    const row = await this.engine.transaction((tx) =>
+      tx.get<{ attempts: number | string }>(
+        `INSERT INTO prv_reconcile_claims (occurrence_id, holder, claimed_until, attempts, next_at)
+         VALUES (?, ?, ?, 0, 0)
+         ON CONFLICT (occurrence_id) DO UPDATE SET holder = excluded.holder, claimed_until = excluded.claimed_until
+         WHERE prv_reconcile_claims.claimed_until <= ? AND prv_reconcile_claims.next_at <= ?
+         RETURNING attempts`,
+        params,
+      ),
+    );
+    return row === undefined ? undefined : { occurrenceId, attempts: num(row.attempts) };
+  }
+
+  /** Give a claim back with the next ask's earliest time; a resolved occurrence's claim is dropped. */
+  async release(
+    occurrenceId: string,
+    holder: string,
+    next:
+      | { readonly resolved: true }
+      | { readonly resolved: false; readonly attempts: number; readonly nextAt: number },
+  ): Promise<void> {
+    await this.engine.transaction((tx) =>
+      next.resolved
+        ? tx.run('DELETE FROM prv_reconcile_claims WHERE occurrence_id = ? AND holder = ?', [
+            occurrenceId,
+            holder,
+          ])
+        : tx.run(
+            'UPDATE prv_reconcile_claims SET holder = NULL, claimed_until = 0, attempts = ?, next_at = ? WHERE occurrence_id = ? AND holder = ?',
+            [next.attempts, next.nextAt, occurrenceId, holder],
+          ),
+    );
+  }
+
+  /** When the oldest unresolved occurrence was entered (ms), or undefined when none is. */
+  async oldestUnresolvedEnteredAt(): Promise<number | undefined> {
+    const row = await this.engine.read((ex) =>
+      ex.get<{ at: number | string | null }>(
+        "SELECT MIN(entered_at) AS at FROM aoc_occurrences WHERE phase = 'entered'",
+      ),
+    );
+    return row?.at === null || row?.at === undefined ? undefined : num(row.at);
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * `POST /v1/webhooks/{profileId}` inside the server (issue 13 §4, §7), on SQLite and PostgreSQL,
+ * fed by the real sandbox and by deliveries signed here with the sandbox's own scheme: a signed
+ * event resolves; a duplicate (the sandbox's re-delivery, a replayed capture) answers 200 and
+ * records nothing; an out-of-order older event never moves the occurrence backwards; tampered,
+ * unsigned and expired deliveries are refused with a problem and change nothing but the evidence
+ * (AOC-CASE-009).
+ */
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import { formatRfc3339 } from '../../src/core/time.js';
+import { sandboxSignedString, signSandboxMessage } from '../../src/providers/index.js';
+import { postgresForTests } from '../support/postgres.js';
+import { assertProblem, request, type Answer } from './helpers.js';
+import {
+  openReconcileWorld,
+  pay,
+  paymentView,
+  SANDBOX_ADMIN,
+  type EngineName,
+  type ReconcileWorld,
+} from './reconcile-world.js';
+
+const db = await postgresForTests();
+const engines: EngineName[] = db === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
+
+async function world(t: TestContext, engine: EngineName): Promise<ReconcileWorld> {
+  return openReconcileWorld(t, { engine, ...(engine === 'postgres' && { postgresUrl: await db!.schema() }) });
+}
+
+interface Signed {
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+/** An event about the payment, signed for the receiver's path at `atMs` (the sandbox's scheme). */
+function signEvent(w: ReconcileWorld, id: string, data: Record<string, unknown>, atMs: number): Signed {
+  const body = JSON.stringify({
+    id,
+    object: 'event',
+    type: `payment.${String(data['status'])}`,
+    created_at: formatRfc3339(atMs),
+    data,
+  });
+  const key = { kind: 'hmac' as const, secretId: w.secretId, secret: w.secret };
+  const header = signSandboxMessage(
+    key,
+    sandboxSignedString({ method: 'POST', path: w.hookPath, body }),
+    atMs,
+  );
+  return { body, headers: { 'sandbox-signature': header } };
+}
+
+function deliver(w: ReconcileWorld, s: Signed, path = w.hookPath): Promise<Answer> {
+  return request(w.url, 'POST', path, { raw: s.body, headers: s.headers });
+}
+
+async function observations(
+  w: ReconcileWorld,
+  id: string,
+): Promise<{ missing: string | null; source: string }[]> {
+  const { evidence } = await w.svc.getOccurrence(id);
+  return evidence
+    .filter((e) => e.type === 'observation_recorded')
+    .map((e) => {
+      const b = e.body as { source: string; interpretation: { missingKnowledge: string | null } };
+      return { missing: b.interpretation.missingKnowledge, source: b.source };
+    });
+}
+
+async function deliveries(w: ReconcileWorld): Promise<string> {
+  const res = await fetch(`${w.url}/metrics`);
+  return (await res.text())
+    .split('\n')
+    .filter((l) => l.startsWith('baton_webhook_deliveries_total'))
+    .join('\n');
+}
+
+for (const engine of engines) {
+  test(`[${engine}] the sandbox's signed webhook resolves a lost answer; its re-delivery is a duplicate that records nothing`, async (t) => {
+    const w = await world(t, engine);
+    const ticket = await pay(w, 'inv-hook-1', ['drop_response_after_apply']);
+    await w.sandbox.webhooksIdle();
+    const id = ticket.occurrence.id;
+    const after = await w.svc.getOccurrence(id);
+    assert.equal(after.occurrence.outcome, 'success');
+    assert.equal(after.occurrence.unresolved, false);
+    const seen = await observations(w, id);
+    assert.deepEqual(
+      seen.map((o) => o.missing),
+      ['unavailable', null],
+      'the lost answer, then the webhook',
+    );
+    const replay = await fetch(`${w.sandbox.url}/admin/webhooks/replay`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SANDBOX_ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ key: ticket.nativeKey }),
+    });
+    const replayed = (await replay.json()) as { deliveries: { status: number; result: string }[] };
+    assert.deepEqual(
+      replayed.deliveries.map((d) => [d.result, d.status]),
+      [['delivered', 200]],
+    );
+    assert.equal((await observations(w, id)).length, 2, 'the duplicate recorded nothing');
+    assert.equal((await w.svc.getOccurrence(id)).evidence.length, after.evidence.length);
+    assert.match(await deliveries(w), /result="duplicate"\} 1/);
+    assert.match(await deliveries(w), /result="recorded"\} 1/);
+  });
+
+  test(`[${engine}] out of order: an older "pending" event after "succeeded" never moves the occurrence back`, async (t) => {
+    const w = await world(t, engine);
+    const ticket = await pay(w, 'inv-hook-2', ['drop_response_after_apply', 'drop_webhook']);
+    const id = ticket.occurrence.id;
+    const view = await paymentView(w, ticket.nativeKey!);
+    assert.equal(view['status'], 'succeeded');
+    const now = w.clock.wallMs();
+    const newer = signEvent(w, 'evt_newer', view, now);
+    const older = signEvent(
+      w,
+      'evt_older',
+      { ...view, status: 'pending', observed_at: formatRfc3339(now - 5_000) },
+      now,
+    );
+    const first = await deliver(w, newer);
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(first.body, { received: true, duplicate: false, recorded: true, effective: true });
+    const second = await deliver(w, older);
+    assert.equal(second.status, 200, second.text);
+    assert.equal(second.body['recorded'], true);
+    const { occurrence } = await w.svc.getOccurrence(id);
+    assert.equal(occurrence.outcome, 'success', 'still success');
+    assert.equal(occurrence.effect, 'occurred');
+    assert.equal(occurrence.conflict, false, 'pending then succeeded is no contradiction');
+    assert.equal(occurrence.unresolved, false);
+    assert.equal((await observations(w, id)).length, 3);
+  });
+
+  test(`[${engine}] tampered, unsigned, expired and replayed deliveries settle nothing`, async (t) => {
+    const w = await world(t, engine);
+    const ticket = await pay(w, 'inv-hook-3', ['drop_response_after_apply', 'drop_webhook']);
+    const id = ticket.occurrence.id;
+    const view = await paymentView(w, ticket.nativeKey!);
+    const now = w.clock.wallMs();
+    const good = signEvent(w, 'evt_good', view, now);
+
+    const tampered = { ...good, body: good.body.replace('"amount":1250', '"amount":1251') };
+    assert.notEqual(tampered.body, good.body);
+    assertProblem(await deliver(w, tampered), 401, 'webhook_unauthenticated');
+    const unsigned = await deliver(w, { body: good.body, headers: {} });
+    assertProblem(unsigned, 401, 'webhook_unauthenticated');
+    assert.equal(
+      (unsigned.body['details'] as { reason: string } | undefined)?.reason ?? unsigned.body['reason'],
+      'unsigned',
+    );
+    const otherPath = await deliver(w, good, `/v1/webhooks/${w.profile.id}?moved=1`);
+    assertProblem(otherPath, 401, 'webhook_unauthenticated');
+    const expired = signEvent(w, 'evt_old', view, now - 10 * 60_000);
+    assertProblem(await deliver(w, expired), 401, 'webhook_stale');
+    assertProblem(await deliver(w, good, '/v1/webhooks/no-such-profile'), 404, 'webhook_source_missing');
+
+    let o = await w.svc.getOccurrence(id);
+    assert.equal(o.occurrence.unresolved, true, 'nothing unauthenticated settled it');
+    assert.deepEqual(
+      (await observations(w, id)).map((x) => x.missing),
+      ['unavailable', 'unauthenticated', 'unauthenticated', 'unauthenticated', 'unauthenticated'],
+      'each refused delivery about a known occurrence is kept as evidence only',
+    );
+    const accepted = await deliver(w, good);
+    assert.equal(accepted.status, 200, accepted.text);
+    assert.equal(accepted.body['effective'], true);
+    const before = (await w.svc.getOccurrence(id)).evidence.length;
+    const replayed = await deliver(w, good);
+    assert.equal(replayed.status, 200, replayed.text);
+    assert.deepEqual(replayed.body, { received: true, duplicate: true, recorded: false });
+    o = await w.svc.getOccurrence(id);
+    assert.equal(o.evidence.length, before, 'the replay recorded nothing');
+    assert.equal(o.occurrence.outcome, 'success');
+    assert.equal(w.sandbox.effectCount(ticket.nativeKey!), 1);
+    const counted = await deliveries(w);
+    assert.match(counted, /result="unauthenticated"\} 3/);
+    assert.match(counted, /result="stale"\} 1/);
+    assert.match(counted, /result="no_source"\} 1/);
+  });
+
+  test(`[${engine}] an authenticated body that is not an event is refused; another event type is acknowledged once`, async (t) => {
+    const w = await world(t, engine);
+    const now = w.clock.wallMs();
+    const key = { kind: 'hmac' as const, secretId: w.secretId, secret: w.secret };
+    const sign = (body: string): Signed => ({
+      body,
+      headers: {
+        'sandbox-signature': signSandboxMessage(
+          key,
+          sandboxSignedString({ method: 'POST', path: w.hookPath, body }),
+          now,
+        ),
+      },
+    });
+    assertProblem(await deliver(w, sign('not json')), 400, 'webhook_event_invalid');
+    const other = sign(
+      JSON.stringify({ id: 'evt_other', object: 'event', type: 'account.updated', data: {} }),
+    );
+    const first = await deliver(w, other);
+    assert.equal(first.status, 202, first.text);
+    assert.deepEqual(first.body, { received: true, duplicate: false, recorded: false });
+    const again = await deliver(w, other);
+    assert.equal(again.status, 200);
+    assert.equal(again.body['duplicate'], true);
+  });
+}
