@@ -5,6 +5,7 @@
  */
 import type { JsonObject } from '../core/json.js';
 import type {
+  CreateAndEnterResult,
   CreateResult,
   EntryTicket,
   ExpectedBinding,
@@ -14,7 +15,7 @@ import type {
   OccurrenceView,
   TakeoverResult,
 } from '../occurrences/index.js';
-import type { OccurrenceReconciled } from '../providers/index.js';
+import type { AcknowledgedSettled, OccurrenceReconciled } from '../providers/index.js';
 import { evidenceOnly, type ProviderAdapter, type ProviderCall } from './adapter.js';
 import {
   endpoint,
@@ -55,6 +56,8 @@ const CREATED = ['occurrence', 'created'];
 const TICKET = ['occurrence', 'request', 'requestDigest', 'nativeKey', 'nativeKeyHeader', 'profile'];
 const OBSERVED = ['occurrence', 'effective', 'interpretation', 'missingKnowledge', 'changed'];
 const OPEN = ['reserved', 'unresolved'];
+const CREATED_ENTERED = [...CREATED, 'ticket'];
+const SETTLED = ['occurrence', 'report', 'missingKnowledge'];
 
 const seg = encodeURIComponent;
 const json = (value: object): JsonObject => value as JsonObject;
@@ -96,6 +99,17 @@ class HttpExecutor implements Executor {
     return this.#call({ method: 'POST', path, body, safeToRetry: false }, TICKET, options);
   }
 
+  /** NOT safe to retry blindly: a lost answer may be a lost ticket (a repeat answers `ticket: null`). */
+  createAndEnter(
+    operation: Operation,
+    expect?: ExpectedBinding,
+    options?: CallOptions,
+  ): Promise<CreateAndEnterResult> {
+    const body = json(expect === undefined ? operation : { ...operation, expect });
+    const x = { method: 'POST', path: '/v1/occurrences/create-and-enter', body, safeToRetry: false } as const;
+    return this.#call(x, CREATED_ENTERED, options);
+  }
+
   /** Safe in effect (a repeat is refused `not_reserved`), though the repeat's answer differs. */
   async release(occurrenceId: string, requestDigest: string, options?: CallOptions): Promise<OccurrenceView> {
     const path = `/v1/occurrences/${seg(occurrenceId)}/release`;
@@ -120,11 +134,21 @@ class HttpExecutor implements Executor {
     return this.#call({ method: 'POST', path, body: json(body), safeToRetry: false }, OBSERVED, options);
   }
 
+  /** Not idempotent (a repeat appends a second acknowledgement); never an entry. */
+  acknowledgeAndSettle(
+    acknowledgement: ExecutorAcknowledgement,
+    options?: CallOptions,
+  ): Promise<AcknowledgedSettled> {
+    const { occurrenceId, ...body } = evidenceOnly(acknowledgement);
+    const path = `/v1/occurrences/${seg(occurrenceId)}/acknowledge-and-settle`;
+    const x = { method: 'POST', path, body: json(body), safeToRetry: false } as const;
+    return this.#call(x, [...SETTLED, 'acknowledgement'], options);
+  }
+
   /** Evidence only, never an entry: safe to retry (a repeat asks the status sources again). */
   reconcile(occurrenceId: string, options?: CallOptions): Promise<OccurrenceReconciled> {
     const path = `/v1/occurrences/${seg(occurrenceId)}/reconcile`;
-    const members = ['occurrence', 'report', 'missingKnowledge'];
-    return this.#call({ method: 'POST', path, body: {}, safeToRetry: true }, members, options);
+    return this.#call({ method: 'POST', path, body: {}, safeToRetry: true }, SETTLED, options);
   }
 
   perform(

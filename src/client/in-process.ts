@@ -5,6 +5,7 @@
  */
 import { BatonError } from '../core/errors.js';
 import type {
+  CreateAndEnterResult,
   CreateResult,
   EntryTicket,
   ExpectedBinding,
@@ -14,7 +15,13 @@ import type {
   OccurrencesService,
   OccurrenceView,
 } from '../occurrences/index.js';
-import { reconcileOccurrence, type OccurrenceReconciled, type StatusSources } from '../providers/index.js';
+import {
+  acknowledgeAndSettle,
+  reconcileOccurrence,
+  type AcknowledgedSettled,
+  type OccurrenceReconciled,
+  type StatusSources,
+} from '../providers/index.js';
 import { evidenceOnly, type ProviderAdapter, type ProviderCall } from './adapter.js';
 import { perform } from './perform.js';
 import type {
@@ -77,6 +84,12 @@ class InProcessExecutor implements Executor {
     return this.#service.enter(expect === undefined ? input : { ...input, expect });
   }
 
+  /** The create's own checks stand in for #own: a creation binding is scoped to this lineage. */
+  createAndEnter(operation: Operation, expect?: ExpectedBinding): Promise<CreateAndEnterResult> {
+    const input = { ...operation, credential: this.#credential };
+    return this.#service.createAndEnter(expect === undefined ? input : { ...input, expect });
+  }
+
   async release(occurrenceId: string, requestDigest: string): Promise<OccurrenceView> {
     await this.#own(occurrenceId);
     return this.#service.release({ credential: this.#credential, occurrenceId, requestDigest });
@@ -98,6 +111,15 @@ class InProcessExecutor implements Executor {
     await this.#own(input.occurrenceId);
     const actor = `executor:${this.lineage}#${this.generation}`;
     return this.#service.recordAcknowledgement({ ...input, authentication: { verified: false } }, actor);
+  }
+
+  /** Without status sources it records the acknowledgement alone and says no source was asked. */
+  async acknowledgeAndSettle(acknowledgement: ExecutorAcknowledgement): Promise<AcknowledgedSettled> {
+    const input = evidenceOnly(acknowledgement);
+    await this.#own(input.occurrenceId);
+    const actor = `executor:${this.lineage}#${this.generation}`;
+    const ack = { ...input, authentication: { verified: false } };
+    return acknowledgeAndSettle(this.#service, this.#sources, ack, actor);
   }
 
   async reconcile(occurrenceId: string): Promise<OccurrenceReconciled> {

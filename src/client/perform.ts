@@ -1,6 +1,7 @@
 /**
- * `executor.perform(operation, adapter)` (DESIGN.md §8): create → enter → send → acknowledge →
- * reconcile (one pass of Baton's status sources, which alone may resolve it), with
+ * `executor.perform(operation, adapter)` (DESIGN.md §8): create-and-enter → send →
+ * acknowledge-and-settle (one pass of Baton's status sources, which alone may resolve it) — two
+ * calls to Baton per lifecycle (issue 16 §4) — with
  * one rule above all: an entered occurrence is never entered or sent again (AOC-REQ-010). On any
  * doubt it stops, leaves the occurrence as it is (unresolved once entered) and says why; the
  * successor's takeover lists it (AOC-REQ-005) and status sources, not retries, resolve it.
@@ -10,9 +11,10 @@ import type { EntryTicket, OccurrenceView } from '../occurrences/index.js';
 import { evidenceOnly, toAdapter, type ProviderAdapter, type ProviderCall } from './adapter.js';
 import type { CallOptions, ExecutorAcknowledgement, Executor, Operation, PerformResult } from './types.js';
 
-type Calls = Pick<Executor, 'create' | 'enter' | 'acknowledge' | 'reconcile'>;
+type Calls = Pick<Executor, 'createAndEnter' | 'acknowledgeAndSettle'>;
 
-type Step<T> = { ok: true; value: T } | { ok: false; refusal: boolean; code: string };
+type Step<T> =
+  { ok: true; value: T } | { ok: false; refusal: boolean; code: string; details?: Record<string, unknown> };
 
 /**
  * A refusal is Baton's answer that the command did not apply (one transaction, rolled back). A
@@ -28,7 +30,8 @@ async function attempt<T>(call: () => Promise<T>): Promise<Step<T>> {
   try {
     return { ok: true, value: await call() };
   } catch (error) {
-    if (isBatonError(error)) return { ok: false, refusal: isRefusal(error), code: error.code };
+    if (isBatonError(error))
+      return { ok: false, refusal: isRefusal(error), code: error.code, details: error.details };
     return { ok: false, refusal: false, code: 'internal' };
   }
 }
@@ -64,6 +67,12 @@ async function send(adapter: ProviderAdapter, ticket: EntryTicket): Promise<Step
   return sent.ok ? sent : { ...sent, refusal: false };
 }
 
+/** The occurrence a refusal names (create-and-enter puts it in `details` when it committed the create). */
+function refusedOccurrence(details: Record<string, unknown> | undefined): string | null {
+  const id = details?.['occurrenceId'];
+  return typeof id === 'string' ? id : null;
+}
+
 export async function perform(
   x: Calls,
   operation: Operation,
@@ -71,22 +80,18 @@ export async function perform(
   options?: CallOptions,
 ): Promise<PerformResult> {
   const adapter = toAdapter(provider);
-  const created = await attempt(() => x.create(operation, options));
-  if (!created.ok) {
-    // Nothing was entered: create never calls the provider. Repeating perform is safe (creation binding).
-    const status = created.refusal ? 'refused' : 'unresolved';
-    const reason = created.refusal ? created.code : 'create_unconfirmed';
-    return { status, occurrenceId: null, reason, adapterCalls: 0, errorCode: created.code };
+  // Call 1 of 2 (issue 16 §4): create and enter in one transaction.
+  const started = await attempt(() => x.createAndEnter(operation, undefined, options));
+  if (!started.ok) {
+    // Refused: nothing was entered (a fresh create may have committed, named in the details).
+    // Doubt: it may have entered — a repeat returns the original with no ticket, never a second entry.
+    const occurrenceId = started.refusal ? refusedOccurrence(started.details) : null;
+    const status = started.refusal ? 'refused' : 'unresolved';
+    const reason = started.refusal ? started.code : 'entry_unconfirmed';
+    return { status, occurrenceId, reason, adapterCalls: 0, errorCode: started.code };
   }
-  const o = created.value.occurrence;
-  if (o.phase !== 'reserved') return fromState(o, 0, { reason: `existing_${o.phase}` });
-
-  const entered = await attempt(() => x.enter(o.id, undefined, options));
-  if (!entered.ok) {
-    if (entered.refusal) return { ...fromState(o, 0), status: 'refused', reason: entered.code };
-    return unresolved(o, 'entry_unconfirmed', 0, entered.code);
-  }
-  const ticket = entered.value;
+  const { occurrence: o, ticket } = started.value;
+  if (ticket === null) return fromState(o, 0, { reason: `existing_${o.phase}` });
 
   const answer = await send(adapter, ticket);
   if (!answer.ok) return unresolved(ticket.occurrence, 'adapter_failed', 1, answer.code);
@@ -94,23 +99,15 @@ export async function perform(
     return unresolved(ticket.occurrence, 'acknowledgement_mismatch', 1);
   }
 
-  const recorded = await attempt(() => x.acknowledge(evidenceOnly(answer.value), options));
-  if (!recorded.ok) return unresolved(ticket.occurrence, 'acknowledgement_not_recorded', 1, recorded.code);
-  // Recorded as evidence: the executor's word never moves the outcome (AOC-REQ-009).
-  const r = recorded.value;
-  if (!r.occurrence.unresolved) return fromState(r.occurrence, 1);
-  // Baton's own status sources may: one pass, now, so that a confirmed effect is known at once.
-  const checked = await attempt(() => x.reconcile(ticket.occurrence.id, options));
-  if (!checked.ok) {
-    // The pass did not run or its answer was lost: what the acknowledgement left unknown stands.
-    const missing = r.missingKnowledge === null ? {} : { missingKnowledge: r.missingKnowledge };
-    return fromState(r.occurrence, 1, { reason: 'awaiting_status', errorCode: checked.code, ...missing });
-  }
-  const latest = checked.value.occurrence;
-  if (!latest.unresolved) return fromState(latest, 1);
+  // Call 2 of 2: the answer as (unauthenticated) evidence and one pass of Baton's own status
+  // sources, which alone may resolve it (AOC-REQ-009), in one transaction.
+  const settled = await attempt(() => x.acknowledgeAndSettle(evidenceOnly(answer.value), options));
+  if (!settled.ok) return unresolved(ticket.occurrence, 'acknowledgement_not_recorded', 1, settled.code);
+  const s = settled.value;
+  if (!s.occurrence.unresolved) return fromState(s.occurrence, 1);
   // Still open: say what the status sources left unknown (the acknowledgement's reason if none answered).
-  const unknown = checked.value.missingKnowledge ?? r.missingKnowledge;
-  return fromState(latest, 1, {
+  const unknown = s.missingKnowledge ?? s.acknowledgement.missingKnowledge;
+  return fromState(s.occurrence, 1, {
     reason: 'awaiting_status',
     ...(unknown === null ? {} : { missingKnowledge: unknown }),
   });

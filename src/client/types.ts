@@ -5,6 +5,7 @@
  */
 import type {
   AcknowledgementInput,
+  CreateAndEnterResult,
   CreateInput,
   CreateResult,
   EntryTicket,
@@ -17,7 +18,7 @@ import type {
   ReissueInput,
   RemedyInput,
 } from '../occurrences/index.js';
-import type { OccurrenceReconciled } from '../providers/index.js';
+import type { AcknowledgedSettled, OccurrenceReconciled } from '../providers/index.js';
 import type { ProviderAdapter, ProviderCall } from './adapter.js';
 
 /**
@@ -92,6 +93,17 @@ export interface Executor {
   create(operation: Operation, options?: CallOptions): Promise<CreateResult>;
   /** NOT safe to retry blindly: after a lost answer, query the occurrence instead (AOC-REQ-010). */
   enter(occurrenceId: string, expect?: ExpectedBinding, options?: CallOptions): Promise<EntryTicket>;
+  /**
+   * create then enter in ONE call and one transaction (issue 16 §4): `ticket` is what to send, or
+   * null when the creation binding returned an occurrence past `reserved`. NOT safe to retry blindly:
+   * after a lost answer it may have entered; a repeat returns the original with no ticket, never a
+   * second entry. An entry refusal after a fresh create keeps the reservation (its id in `details`).
+   */
+  createAndEnter(
+    operation: Operation,
+    expect?: ExpectedBinding,
+    options?: CallOptions,
+  ): Promise<CreateAndEnterResult>;
   release(occurrenceId: string, requestDigest: string, options?: CallOptions): Promise<OccurrenceView>;
   reissue(operation: ReissueOperation, options?: CallOptions): Promise<CreateResult>;
   remedy(operation: RemedyOperation, options?: CallOptions): Promise<CreateResult>;
@@ -104,7 +116,16 @@ export interface Executor {
    */
   reconcile(occurrenceId: string, options?: CallOptions): Promise<OccurrenceReconciled>;
   /**
-   * create → enter → adapter.send → acknowledge → reconcile; never retries an entered occurrence.
+   * acknowledge then reconcile in ONE call, recorded in one transaction (issue 16 §4). Not
+   * idempotent, like acknowledge: a repeat appends a second acknowledgement. Never enters.
+   */
+  acknowledgeAndSettle(
+    acknowledgement: ExecutorAcknowledgement,
+    options?: CallOptions,
+  ): Promise<AcknowledgedSettled>;
+  /**
+   * createAndEnter → adapter.send → acknowledgeAndSettle (two calls to Baton); never retries an
+   * entered occurrence.
    * `adapter` may be a plain async function that sends the ticket with the caller's own client.
    * `options` apply to each of its calls to Baton (each gets the whole `timeoutMs`), not to the adapter.
    */

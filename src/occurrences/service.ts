@@ -24,9 +24,19 @@ import type { OccurrencesUnitOfWork } from './ports.js';
 import type { RegisteredProfile } from './profile-types.js';
 import type { DomainPublicKey, OccurrenceView, ServiceContext } from './service/context.js';
 import { create, reissue, remedy, type CreateResult } from './service/create.js';
+import {
+  createAndEnter,
+  type CreateAndEnterInput,
+  type CreateAndEnterResult,
+} from './service/create-enter.js';
 import { enter, release, type EntryTicket } from './service/entry.js';
 import { listOccurrences, type ListInput, type OccurrencePage } from './service/listing.js';
-import { observe, type ObserveResult } from './service/observe.js';
+import {
+  acknowledgeAndObserve,
+  observe,
+  type AcknowledgedObserved,
+  type ObserveResult,
+} from './service/observe.js';
 import * as admin from './service/admin-reads.js';
 import * as q from './service/queries.js';
 import * as setup from './service/setup.js';
@@ -80,6 +90,11 @@ export class OccurrencesService {
     return enter(this.#ctx, input);
   }
 
+  /** create then enter in ONE transaction, one answer with the ticket (issue 16 §4; same refusals). */
+  createAndEnter(input: CreateAndEnterInput): Promise<CreateAndEnterResult> {
+    return createAndEnter(this.#ctx, input);
+  }
+
   release(input: ReleaseInput): Promise<OccurrenceView> {
     return release(this.#ctx, input);
   }
@@ -100,6 +115,19 @@ export class OccurrencesService {
    */
   recordAcknowledgement(input: AcknowledgementInput, actor?: string): Promise<ObserveResult> {
     return observe(this.#ctx, input, true, actor);
+  }
+
+  /**
+   * The acknowledgement and the status observations read for it, in ONE transaction (issue 16 §4,
+   * acknowledge-and-settle): the same evidence as recordAcknowledgement then observe each.
+   */
+  acknowledgeAndObserve(
+    ack: AcknowledgementInput,
+    observations: readonly ObservationInput[],
+    ackActor?: string,
+    requestedBy?: string,
+  ): Promise<AcknowledgedObserved> {
+    return acknowledgeAndObserve(this.#ctx, ack, observations, ackActor, requestedBy);
   }
 
   /** `requestedBy`: the principal that asked for the reconcile, recorded in the evidence. */

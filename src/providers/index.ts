@@ -26,6 +26,7 @@ export {
   type ReconcilerOptions,
   type ReconcilerService,
 } from './reconciler.js';
+export { acknowledgeAndSettle, type AcknowledgedSettled, type SettleService } from './settle.js';
 export {
   ACTIVE_KINDS,
   occurrenceIdFromKey,

@@ -27,6 +27,7 @@ import { adminReadRoutes } from './routes/admin-reads.js';
 import { continuityCounters, continuityRoutes } from './routes/continuity.js';
 import { lineageRoutes } from './routes/lineages.js';
 import { observationRoutes } from './routes/observations.js';
+import { lifecycleRoutes } from './routes/lifecycle.js';
 import { occurrenceRoutes } from './routes/occurrences.js';
 import { opsRoutes } from './routes/ops.js';
 import { queryRoutes } from './routes/queries.js';
@@ -227,6 +228,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...lineageRoutes(deps),
     ...occurrenceRoutes(deps),
     ...observationRoutes(deps),
+    ...lifecycleRoutes(deps),
     ...queryRoutes(deps),
     ...tokenRoutes(deps),
     ...harnessRoutes(deps),

@@ -190,6 +190,29 @@ export function performCases(label: string, env: MakeEnv): void {
     assert.deepEqual([late.status, late.reason, late.adapterCalls], ['refused', 'generation_retired', 0]);
   });
 
+  test(`${label}: a crash right after the send: the successor settles it from the status source, never resends`, async (t) => {
+    const { client, sandbox, provider, op } = await env(t);
+    const ex = await client.takeover('invoice-agent');
+    const hanging = new HangingAdapter(provider);
+    void ex.perform(op('k-crash-settle'), hanging); // sent, then this worker is gone
+    const occurrenceId = await hanging.sent;
+    const successor = await client.takeover('invoice-agent');
+    assert.deepEqual(
+      successor.handover.unresolved.map((o) => o.id),
+      [occurrenceId],
+    );
+    const settled = await successor.reconcile(occurrenceId);
+    assert.deepEqual(
+      [settled.occurrence.phase, settled.occurrence.effect, settled.occurrence.unresolved],
+      ['resolved', 'occurred', false],
+    );
+    const adapter = new CountingAdapter(provider);
+    const r = await successor.perform(op('k-crash-settle'), adapter);
+    assert.deepEqual([r.status, r.reason, r.adapterCalls], ['succeeded', 'existing_resolved', 0]);
+    assert.deepEqual([hanging.calls, adapter.calls], [1, 0], 'one send, made by the crashed worker');
+    assert.equal(sandbox.effectCount(await nativeKeyOf(client, occurrenceId)), 1);
+  });
+
   test(`${label}: perform refuses without calling the adapter`, async (t) => {
     const { client, sandbox, provider, op } = await env(t, { total: 5_000 });
     const adapter = new CountingAdapter(provider);

@@ -17,7 +17,7 @@ import { CountingAdapter, openStore, payments, startSandbox } from './support.js
 async function serve(t: TestContext) {
   const provider = await startSandbox(t);
   const store = await openStore(t, provider);
-  const app = buildServer({ engine: store.engine, service: store.service });
+  const app = buildServer({ engine: store.engine, service: store.service, keys: provider.keys });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
   const { port } = app.server.address() as AddressInfo;
@@ -42,36 +42,36 @@ function losingAnswers(pattern: RegExp): typeof fetch {
   };
 }
 
-test('a lost answer to enter: entered, adapter never called, perform reports unresolved', async (t) => {
+test('a lost answer to create-and-enter: entered, adapter never called, perform reports unresolved', async (t) => {
   const { provider, op, baseUrl, token } = await serve(t);
-  const client = new HttpBatonClient({ baseUrl, token, fetch: losingAnswers(/\/enter$/) });
+  const client = new HttpBatonClient({ baseUrl, token, fetch: losingAnswers(/\/create-and-enter$/) });
   const ex = await client.takeover('invoice-agent');
   const adapter = new CountingAdapter(provider);
   const r = await ex.perform(op('k-lost'), adapter);
   assert.deepEqual(
-    [r.status, r.reason, r.errorCode, r.adapterCalls],
-    ['unresolved', 'entry_unconfirmed', 'unavailable', 0],
+    [r.status, r.reason, r.errorCode, r.occurrenceId, r.adapterCalls],
+    ['unresolved', 'entry_unconfirmed', 'unavailable', null, 0],
   );
-  assert.ok(r.occurrenceId !== null);
+  const open = await client.listUnresolved('invoice-agent');
+  assert.equal(open.length, 1, 'the lost call did enter');
+  const again = await new HttpBatonClient({ baseUrl, token })
+    .resume(ex.binding())
+    .perform(op('k-lost'), adapter);
   assert.deepEqual(
-    (await client.listUnresolved('invoice-agent')).map((o) => o.id),
-    [r.occurrenceId],
+    [again.status, again.reason, again.occurrenceId, again.adapterCalls],
+    ['unresolved', 'existing_entered', open[0]?.id, 0],
   );
-  const again = await ex.perform(op('k-lost'), adapter);
-  assert.deepEqual([again.status, again.reason, again.adapterCalls], ['unresolved', 'existing_entered', 0]);
   assert.equal(adapter.calls, 0);
   assert.equal(provider.sandbox.effects().length, 0);
 });
 
-test('a lost answer to create is safe: repeating perform finds the same occurrence', async (t) => {
-  const { provider, op, baseUrl, token } = await serve(t);
+test('a lost answer to create is safe: repeating create finds the same occurrence', async (t) => {
+  const { op, baseUrl, token } = await serve(t);
   const lossy = new HttpBatonClient({ baseUrl, token, fetch: losingAnswers(/\/v1\/occurrences$/) });
-  const r = await (
-    await lossy.takeover('invoice-agent')
-  ).perform(op('k-create'), new CountingAdapter(provider));
-  assert.deepEqual(
-    [r.status, r.reason, r.occurrenceId, r.adapterCalls],
-    ['unresolved', 'create_unconfirmed', null, 0],
+  const lost = (await lossy.takeover('invoice-agent')).create(op('k-create'));
+  await assert.rejects(
+    lost,
+    (e: unknown) => isBatonError(e, 'unavailable') && e.details['safeToRetry'] === true,
   );
   const client = new HttpBatonClient({ baseUrl, token });
   const ex = await client.takeover('invoice-agent');
@@ -79,6 +79,56 @@ test('a lost answer to create is safe: repeating perform finds the same occurren
   assert.equal(open.reserved.length, 1, 'the lost create did apply');
   const replay = await ex.create(op('k-create'));
   assert.deepEqual([replay.created, replay.occurrence.id], [false, open.reserved[0]?.id]);
+});
+
+test('a lost answer to acknowledge-and-settle: it applied; the repeat finds it settled and never resends', async (t) => {
+  const { provider, op, baseUrl, token } = await serve(t);
+  const lossy = new HttpBatonClient({ baseUrl, token, fetch: losingAnswers(/\/acknowledge-and-settle$/) });
+  const ex = await lossy.takeover('invoice-agent');
+  const adapter = new CountingAdapter(provider);
+  const r = await ex.perform(op('k-settle'), adapter);
+  assert.deepEqual(
+    [r.status, r.reason, r.errorCode, r.adapterCalls],
+    ['unresolved', 'acknowledgement_not_recorded', 'unavailable', 1],
+  );
+  // It applied: the acknowledgement and the status source's signed answer are both in the evidence.
+  const sources = (await lossy.getOccurrence(r.occurrenceId ?? '')).evidence
+    .filter((e) => e.type === 'observation_recorded')
+    .map((e) => (e.body as { observation: { source: string } }).observation.source);
+  assert.deepEqual(sources, ['acknowledgement', 'by-key']);
+  const again = await ex.perform(op('k-settle'), adapter);
+  assert.deepEqual([again.status, again.reason, again.adapterCalls], ['succeeded', 'existing_resolved', 0]);
+  assert.equal(adapter.calls, 1);
+  assert.equal(provider.sandbox.effects().length, 1);
+});
+
+/** A fetch that counts the calls it carries, by method and path. */
+function counting(calls: string[]): typeof fetch {
+  return (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : input instanceof URL ? input.href : input);
+    calls.push(`${init?.method ?? 'GET'} ${url.pathname}`);
+    return fetch(input, init);
+  };
+}
+
+test('perform makes two calls to Baton per lifecycle: create-and-enter, acknowledge-and-settle', async (t) => {
+  const { provider, op, baseUrl, token } = await serve(t);
+  const calls: string[] = [];
+  const client = new HttpBatonClient({ baseUrl, token, fetch: counting(calls) });
+  const ex = await client.takeover('invoice-agent');
+  calls.length = 0;
+  const adapter = new CountingAdapter(provider);
+  const r = await ex.perform(op('k-two'), adapter);
+  assert.deepEqual([r.status, r.adapterCalls], ['succeeded', 1]);
+  assert.deepEqual(calls, [
+    'POST /v1/occurrences/create-and-enter',
+    `POST /v1/occurrences/${r.occurrenceId ?? ''}/acknowledge-and-settle`,
+  ]);
+  // A replay is one call: the creation binding answers with the resolved original, no ticket.
+  calls.length = 0;
+  const again = await ex.perform(op('k-two'), adapter);
+  assert.deepEqual([again.status, again.reason, calls.length], ['succeeded', 'existing_resolved', 1]);
+  assert.equal(provider.sandbox.effects().length, 1);
 });
 
 test('errors keep their code; a non-problem page and an unreachable server map by status', async (t) => {

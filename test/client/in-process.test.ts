@@ -26,7 +26,7 @@ test('in-process without status sources: perform sends once and stops at awaitin
   const r = await ex.perform(payments(provider)('k-no-sources'), adapter);
   assert.deepEqual(
     [r.status, r.reason, r.errorCode, r.missingKnowledge, r.adapterCalls],
-    ['unresolved', 'awaiting_status', 'unavailable', 'unauthenticated', 1],
+    ['unresolved', 'awaiting_status', undefined, 'unauthenticated', 1],
   );
   assert.ok(r.occurrenceId !== null);
   await assert.rejects(ex.reconcile(r.occurrenceId), (e: unknown) => isBatonError(e, 'unavailable'));

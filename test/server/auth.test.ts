@@ -127,6 +127,14 @@ const ROUTES: readonly RouteCase[] = [
     path: fixed('/v1/occurrences'),
     body: () => createBody('matrix-new'),
   },
+  {
+    method: 'POST',
+    template: '/v1/occurrences/create-and-enter',
+    roles: EX,
+    scope: 'none',
+    path: fixed('/v1/occurrences/create-and-enter'),
+    body: () => createBody('matrix-new-entered'),
+  },
   // An executor's list is its own lineage's (test/server/occurrences-list.test.ts).
   { method: 'GET', template: '/v1/occurrences', roles: ALL, scope: 'none', path: fixed('/v1/occurrences') },
   { method: 'GET', template: '/v1/occurrences/{id}', roles: ALL, scope: 'occurrence', path: occ('') },
@@ -168,6 +176,14 @@ const ROUTES: readonly RouteCase[] = [
     roles: EX,
     scope: 'occurrence',
     path: occ('/acknowledgements'),
+    body: observation,
+  },
+  {
+    method: 'POST',
+    template: '/v1/occurrences/{id}/acknowledge-and-settle',
+    roles: EX,
+    scope: 'occurrence',
+    path: occ('/acknowledge-and-settle'),
     body: observation,
   },
   {
@@ -511,7 +527,7 @@ test('an executor naming another lineage: 404 for its occurrences, 403 for the l
     else await refused(f, r, f.other, f.tokens.executor, 403, 'forbidden');
     n += 1;
   }
-  assert.equal(n, 10, 'eight occurrence routes and two lineage routes are open to executors');
+  assert.equal(n, 11, 'nine occurrence routes and two lineage routes are open to executors');
   t.diagnostic(`checked ${n} cases`);
 });
 

@@ -24,7 +24,6 @@ import {
   type PerformResult,
   type ProviderAdapter,
 } from '../../src/client/index.js';
-import { BatonError } from '../../src/core/errors.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { BYPASS_PATH_KINDS, type EntryTicket, type OccurrenceView } from '../../src/occurrences/index.js';
 import {
@@ -232,13 +231,28 @@ async function worker(run: Run, index: number): Promise<void> {
   }
 }
 
-/** The executor's steps without its status-source step: perform then stops at awaiting_status. */
+/**
+ * The executor's steps without its status-source pass: the acknowledgement alone is recorded (the
+ * single-step route), no source is asked, and perform stops at awaiting_status.
+ */
 function withoutReconcile(exec: Executor): Parameters<typeof perform>[0] {
   return {
-    create: (o) => exec.create(o),
-    enter: (id, expect) => exec.enter(id, expect),
-    acknowledge: (a) => exec.acknowledge(a),
-    reconcile: () => Promise.reject(new BatonError('unavailable', 'this worker does not reconcile (test)')),
+    createAndEnter: (o, expect) => exec.createAndEnter(o, expect),
+    acknowledgeAndSettle: async (a) => {
+      const acknowledgement = await exec.acknowledge(a);
+      const { occurrence } = acknowledgement;
+      const unresolved = occurrence.unresolved ? [occurrence.id] : [];
+      const report = {
+        passes: 0,
+        visited: 0,
+        observations: 0,
+        effective: 0,
+        resolved: [],
+        unresolved,
+        byReason: {},
+      };
+      return { occurrence, acknowledgement, report, missingKnowledge: null };
+    },
   };
 }
 
@@ -260,7 +274,7 @@ async function operations(run: Run, index: number): Promise<void> {
       if (r.status === 'refused' || r.errorCode !== undefined) run.tally(run.refusals, code(r) ?? '?');
       if (code(r) === 'generation_retired') {
         exec = run.clients[server]!.resume(await successor(run, lineage, exec.generation));
-      } else if (r.errorCode === 'unavailable' || r.reason === 'create_unconfirmed') {
+      } else if (r.errorCode === 'unavailable' || r.reason === 'entry_unconfirmed') {
         // The server may be gone: carry on against a surviving one (the creation binding makes
         // the repeated create return the same occurrence; an entered one is never sent again).
         if (run.servers[server]!.dead) server = run.live(server + 1);

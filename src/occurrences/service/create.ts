@@ -32,7 +32,11 @@ function insertRefusal(result: Exclude<OccurrenceInsert, { ok: true }>): BatonEr
   return new BatonError('provider_binding_conflict', 'the derived native key is already bound');
 }
 
-type Build = (caller: Caller, repo: OccurrencesRepository, occurrenceId: string) => Promise<CreateCommand>;
+export type Build = (
+  caller: Caller,
+  repo: OccurrencesRepository,
+  occurrenceId: string,
+) => Promise<CreateCommand>;
 
 async function runCreate(
   ctx: ServiceContext,
@@ -41,40 +45,53 @@ async function runCreate(
   workItemId: string | null = null,
 ): Promise<CreateResult> {
   const occurrenceId = ctx.ids.id('occ');
-  return ctx.uow.run(async (repo) => {
-    const now = ctx.clock.wallMs();
-    const domain = await requireDomain(repo);
-    const caller = await authenticate(repo, credential);
-    const lineage = await repo.lockLineage(caller.lineage);
-    if (lineage === undefined) throw new BatonError('lineage_not_found', 'the credential names no lineage');
-    const cmd = await build(caller, repo, occurrenceId);
-    const linkId = cmd.remedy?.of ?? cmd.reissueOf;
-    const state = {
-      domain,
-      lineage,
-      caller,
-      profile: await repo.getProfile(cmd.profileId, cmd.profileVersion),
-      existing: await repo.findByCreationBinding(lineage.id, cmd.creationKey),
-      link: linkId === null ? undefined : await repo.lockOccurrence(linkId),
-      authority: await repo.lockAuthority(cmd.authority.id),
-      counts: await repo.countOpen(lineage.id),
-    };
-    const d = decided(decideCreate(state, cmd, now));
-    // Mission A3.6: a governed occurrence is linked to its running item (the gate refuses otherwise).
-    const link = (id: string) =>
-      workItemId === null ? undefined : repo.linkWorkItem(id, workItemId, lineage.id);
-    if (d.kind === 'existing') {
-      // A3.8 / C-A28: a retry's idempotency key resolves to the original; only a reserved one is relinked.
-      if (d.occurrence.phase === 'reserved') await link(d.occurrence.id);
-      return { occurrence: view(d.occurrence), created: false };
-    }
-    const inserted = await repo.insertOccurrence(d.occurrence, cmd.request);
-    if (!inserted.ok) throw insertRefusal(inserted);
-    await link(d.occurrence.id);
-    await repo.updateAuthority(d.authority, state.authority?.version ?? 0);
-    await appendAll(repo, d.events, now, executorActor(caller));
-    return { occurrence: view(d.occurrence), created: true };
-  });
+  return ctx.uow.run((repo) => createIn(ctx, repo, occurrenceId, credential, build, workItemId));
+}
+
+/**
+ * The create transition inside a transaction the caller opened: `runCreate` alone, or
+ * create-and-enter (service/create-enter.ts) followed by the entry in the same transaction.
+ */
+export async function createIn(
+  ctx: ServiceContext,
+  repo: OccurrencesRepository,
+  occurrenceId: string,
+  credential: string,
+  build: Build,
+  workItemId: string | null,
+): Promise<CreateResult> {
+  const now = ctx.clock.wallMs();
+  const domain = await requireDomain(repo);
+  const caller = await authenticate(repo, credential);
+  const lineage = await repo.lockLineage(caller.lineage);
+  if (lineage === undefined) throw new BatonError('lineage_not_found', 'the credential names no lineage');
+  const cmd = await build(caller, repo, occurrenceId);
+  const linkId = cmd.remedy?.of ?? cmd.reissueOf;
+  const state = {
+    domain,
+    lineage,
+    caller,
+    profile: await repo.getProfile(cmd.profileId, cmd.profileVersion),
+    existing: await repo.findByCreationBinding(lineage.id, cmd.creationKey),
+    link: linkId === null ? undefined : await repo.lockOccurrence(linkId),
+    authority: await repo.lockAuthority(cmd.authority.id),
+    counts: await repo.countOpen(lineage.id),
+  };
+  const d = decided(decideCreate(state, cmd, now));
+  // Mission A3.6: a governed occurrence is linked to its running item (the gate refuses otherwise).
+  const link = (id: string) =>
+    workItemId === null ? undefined : repo.linkWorkItem(id, workItemId, lineage.id);
+  if (d.kind === 'existing') {
+    // A3.8 / C-A28: a retry's idempotency key resolves to the original; only a reserved one is relinked.
+    if (d.occurrence.phase === 'reserved') await link(d.occurrence.id);
+    return { occurrence: view(d.occurrence), created: false };
+  }
+  const inserted = await repo.insertOccurrence(d.occurrence, cmd.request);
+  if (!inserted.ok) throw insertRefusal(inserted);
+  await link(d.occurrence.id);
+  await repo.updateAuthority(d.authority, state.authority?.version ?? 0);
+  await appendAll(repo, d.events, now, executorActor(caller));
+  return { occurrence: view(d.occurrence), created: true };
 }
 
 function command(f: CreateFields, occurrenceId: string, reissueOf: string | null = null): CreateCommand {
@@ -96,6 +113,11 @@ function command(f: CreateFields, occurrenceId: string, reissueOf: string | null
 export async function create(ctx: ServiceContext, input: unknown): Promise<CreateResult> {
   const f = readCreate(input);
   return runCreate(ctx, f.credential, (_c, _r, id) => Promise.resolve(command(f, id)), f.workItemId);
+}
+
+/** The plain create's command builder, for create-and-enter (one transaction for both). */
+export function createBuild(f: CreateFields): Build {
+  return (_c, _r, id) => Promise.resolve(command(f, id));
 }
 
 /** AOC-REQ-012: a remedy is its own occurrence, linked to the original, which never changes. */

@@ -1,10 +1,10 @@
 /** Provider entry and pre-entry release: each one transaction over lineage, occurrence and authority. */
 import { BatonError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json.js';
-import { readEnter, readRelease } from '../inputs.js';
+import { readEnter, readRelease, type EnterInput } from '../inputs.js';
 import { checkExpectedBinding } from '../machine/binding.js';
 import type { Caller } from '../machine/common.js';
-import { decideEnter } from '../machine/enter.js';
+import { decideEnter, type EnterDecision as Decided } from '../machine/enter.js';
 import { decideRelease, decideStopRelease } from '../machine/release.js';
 import { occurrenceSubject } from '../machine/common.js';
 import type { AuthorityRecord, LineageRecord, OccurrenceRecord, PlannedEvent } from '../model.js';
@@ -49,56 +49,86 @@ async function lockAll(
   return { caller, lineage, occurrence, authority };
 }
 
-interface Refused {
+export interface Refused {
   readonly refused: NonNullable<MissionGateView['code']>;
 }
 
 export async function enter(ctx: ServiceContext, input: unknown): Promise<EntryTicket> {
   const cmd = readEnter(input);
-  const answer = await ctx.uow.run(async (repo): Promise<EntryTicket | Refused> => {
-    const now = ctx.clock.wallMs();
-    const domain = await requireDomain(repo);
-    const l = await lockAll(repo, cmd.credential, cmd.occurrenceId);
-    const mismatch = checkExpectedBinding(l.occurrence, cmd.expect);
-    if (mismatch !== undefined) fail(mismatch);
-    const counts = await repo.countOpen(l.lineage.id);
-    const { caller, lineage, occurrence, authority } = l;
-    // AOC refusals first (nothing is written for them); then the Mission's last check (A3.6).
-    const d = decided(decideEnter({ caller, lineage, occurrence, authority, domain, counts }, now));
-    const actor = executorActor(l.caller);
-    const gate = await repo.checkMissionGate(l.occurrence.id, actor);
-    if (gate !== undefined && gate.decision === 'stop') return refuseByMission(repo, l, gate, now, actor);
-    const request = await repo.getRequest(l.occurrence.id);
-    const profile = await repo.getProfile(
-      l.occurrence.provider.profileId,
-      l.occurrence.provider.profileVersion,
-    );
-    if (request === undefined || profile === undefined)
-      throw new BatonError('store_corrupt', 'the bound request or profile is missing');
-    // Authority moves to consumed and entry is recorded BEFORE anything is sent (AOC-REQ-012).
-    await repo.updateOccurrence(d.occurrence, l.occurrence.version);
-    await repo.updateAuthority(d.authority, l.authority.version);
-    const checked = gate === undefined ? [] : [missionChecked(l.occurrence.id, gate)];
-    await appendAll(repo, [...checked, ...d.events], now, actor);
-    const b = d.occurrence.provider;
-    return {
-      occurrence: view(d.occurrence),
-      request,
-      requestDigest: b.requestDigest,
-      nativeKey: b.nativeKey,
-      nativeKeyHeader: nativeKeyHeader(profile.document),
-      profile: { id: b.profileId, version: b.profileVersion, digest: b.profileDigest },
-      account: b.account,
-      environment: b.environment,
-    };
-  });
-  // C-A25: a Mission stop is a recorded refusal — committed above, answered here; provider never called.
+  return answered(await ctx.uow.run((repo) => enterIn(ctx, repo, cmd)), cmd.occurrenceId);
+}
+
+/** C-A25: a Mission stop is a recorded refusal — committed by then, answered here; provider never called. */
+export function answered(answer: EntryTicket | Refused, occurrenceId: string): EntryTicket {
   if ('refused' in answer) {
-    throw new BatonError(answer.refused, 'the Mission does not permit provider entry now', {
-      occurrenceId: cmd.occurrenceId,
-    });
+    throw new BatonError(answer.refused, 'the Mission does not permit provider entry now', { occurrenceId });
   }
   return answer;
+}
+
+/** Locked and decided, nothing written yet: every AOC refusal of entry is thrown before this exists. */
+export interface EntryDecision {
+  readonly l: Locked;
+  readonly d: Decided;
+  readonly now: number;
+}
+
+export async function decideEntry(
+  ctx: ServiceContext,
+  repo: OccurrencesRepository,
+  cmd: Required<EnterInput>,
+): Promise<EntryDecision> {
+  const now = ctx.clock.wallMs();
+  const domain = await requireDomain(repo);
+  const l = await lockAll(repo, cmd.credential, cmd.occurrenceId);
+  const mismatch = checkExpectedBinding(l.occurrence, cmd.expect);
+  if (mismatch !== undefined) fail(mismatch);
+  const counts = await repo.countOpen(l.lineage.id);
+  const { caller, lineage, occurrence, authority } = l;
+  // AOC refusals first (nothing is written for them); then the Mission's last check (A3.6).
+  const d = decided(decideEnter({ caller, lineage, occurrence, authority, domain, counts }, now));
+  return { l, d, now };
+}
+
+/** The entry transition inside a transaction the caller opened (enter, create-and-enter). */
+export async function enterIn(
+  ctx: ServiceContext,
+  repo: OccurrencesRepository,
+  cmd: Required<EnterInput>,
+): Promise<EntryTicket | Refused> {
+  return applyEntry(repo, await decideEntry(ctx, repo, cmd));
+}
+
+export async function applyEntry(
+  repo: OccurrencesRepository,
+  { l, d, now }: EntryDecision,
+): Promise<EntryTicket | Refused> {
+  const actor = executorActor(l.caller);
+  const gate = await repo.checkMissionGate(l.occurrence.id, actor);
+  if (gate !== undefined && gate.decision === 'stop') return refuseByMission(repo, l, gate, now, actor);
+  const request = await repo.getRequest(l.occurrence.id);
+  const profile = await repo.getProfile(
+    l.occurrence.provider.profileId,
+    l.occurrence.provider.profileVersion,
+  );
+  if (request === undefined || profile === undefined)
+    throw new BatonError('store_corrupt', 'the bound request or profile is missing');
+  // Authority moves to consumed and entry is recorded BEFORE anything is sent (AOC-REQ-012).
+  await repo.updateOccurrence(d.occurrence, l.occurrence.version);
+  await repo.updateAuthority(d.authority, l.authority.version);
+  const checked = gate === undefined ? [] : [missionChecked(l.occurrence.id, gate)];
+  await appendAll(repo, [...checked, ...d.events], now, actor);
+  const b = d.occurrence.provider;
+  return {
+    occurrence: view(d.occurrence),
+    request,
+    requestDigest: b.requestDigest,
+    nativeKey: b.nativeKey,
+    nativeKeyHeader: nativeKeyHeader(profile.document),
+    profile: { id: b.profileId, version: b.profileVersion, digest: b.profileDigest },
+    account: b.account,
+    environment: b.environment,
+  };
 }
 
 function missionChecked(occurrenceId: string, gate: MissionGateView): PlannedEvent {

@@ -7,7 +7,9 @@
 import { BatonError } from '../../core/errors.js';
 import { readObservation } from '../inputs-observe.js';
 import { decideObserve } from '../machine/observe.js';
+import type { ObservationCommand } from '../machine/assess.js';
 import type { Interpretation, MissingKnowledgeReason } from '../model.js';
+import type { OccurrencesRepository } from '../ports.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
 import { appendAll, view } from './context.js';
 
@@ -31,35 +33,76 @@ export async function observe(
   requestedBy?: string,
 ): Promise<ObserveResult> {
   const cmd = readObservation(input, acknowledgement);
+  return ctx.uow.run((repo) => observeIn(ctx, repo, cmd, actor, requestedBy));
+}
+
+/** What acknowledge-and-settle (issue 16 §4) records in one transaction: the executor's word, then Baton's. */
+export interface AcknowledgedObserved {
+  readonly acknowledgement: ObserveResult;
+  /** One per status observation given, in order (the last one is the occurrence as it stands). */
+  readonly observations: readonly ObserveResult[];
+}
+
+/**
+ * The provider's acknowledgement (recorded under `ackActor`, unauthenticated unless the trusted
+ * layer says otherwise) and the status-source observations already read for the same occurrence,
+ * in ONE transaction and in that order — the evidence create-then-acknowledge-then-reconcile
+ * would append, without the transactions between them.
+ */
+export async function acknowledgeAndObserve(
+  ctx: ServiceContext,
+  ack: unknown,
+  observations: readonly unknown[],
+  ackActor?: string,
+  requestedBy?: string,
+): Promise<AcknowledgedObserved> {
+  const a = readObservation(ack, true);
+  const cmds = observations.map((o) => readObservation(o));
+  if (cmds.some((c) => c.occurrenceId !== a.occurrenceId)) {
+    throw new BatonError('observation_invalid', 'every observation must name the acknowledged occurrence');
+  }
   return ctx.uow.run(async (repo) => {
-    const now = ctx.clock.wallMs();
-    if (cmd.observedAt > now + FUTURE_SKEW_MS) {
-      throw new BatonError('observation_invalid', 'observedAt lies in the future');
-    }
-    const o = await repo.lockOccurrence(cmd.occurrenceId);
-    if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
-    const profile = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
-    if (profile === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
-    const d = decideObserve(o, profile.document, cmd, now, requestedBy);
-    if (d.assessment.bindReference !== null) {
-      const added = await repo.addLinkedId(o, {
-        type: 'provider_reference',
-        value: d.assessment.bindReference,
-      });
-      if (!added)
-        throw new BatonError(
-          'provider_binding_conflict',
-          'this provider reference is bound to another occurrence',
-        );
-    }
-    if (d.occurrence !== o) await repo.updateOccurrence(d.occurrence, o.version);
-    await appendAll(repo, d.events, now, actor ?? `status-source:${cmd.source}`);
-    return {
-      occurrence: view(d.occurrence),
-      effective: d.assessment.missing === null,
-      interpretation: d.assessment.mapping?.interpretation ?? null,
-      missingKnowledge: d.assessment.missing,
-      changed: d.changed,
-    };
+    const acknowledgement = await observeIn(ctx, repo, a, ackActor);
+    const seen: ObserveResult[] = [];
+    for (const c of cmds) seen.push(await observeIn(ctx, repo, c, undefined, requestedBy));
+    return { acknowledgement, observations: seen };
   });
+}
+
+async function observeIn(
+  ctx: ServiceContext,
+  repo: OccurrencesRepository,
+  cmd: ObservationCommand,
+  actor?: string,
+  requestedBy?: string,
+): Promise<ObserveResult> {
+  const now = ctx.clock.wallMs();
+  if (cmd.observedAt > now + FUTURE_SKEW_MS) {
+    throw new BatonError('observation_invalid', 'observedAt lies in the future');
+  }
+  const o = await repo.lockOccurrence(cmd.occurrenceId);
+  if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
+  const profile = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
+  if (profile === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
+  const d = decideObserve(o, profile.document, cmd, now, requestedBy);
+  if (d.assessment.bindReference !== null) {
+    const added = await repo.addLinkedId(o, {
+      type: 'provider_reference',
+      value: d.assessment.bindReference,
+    });
+    if (!added)
+      throw new BatonError(
+        'provider_binding_conflict',
+        'this provider reference is bound to another occurrence',
+      );
+  }
+  if (d.occurrence !== o) await repo.updateOccurrence(d.occurrence, o.version);
+  await appendAll(repo, d.events, now, actor ?? `status-source:${cmd.source}`);
+  return {
+    occurrence: view(d.occurrence),
+    effective: d.assessment.missing === null,
+    interpretation: d.assessment.mapping?.interpretation ?? null,
+    missingKnowledge: d.assessment.missing,
+    changed: d.changed,
+  };
 }

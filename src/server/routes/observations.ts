@@ -30,7 +30,7 @@ import { acknowledgementBody, emptyBody, observationBody } from '../schemas/inpu
 import { observeResult, occurrence } from '../schemas/records.js';
 import { checkVisible } from './occurrences.js';
 
-function unauthenticatedReport(input: HandlerInput, occurrenceId: string): Record<string, unknown> {
+export function unauthenticatedReport(input: HandlerInput, occurrenceId: string): Record<string, unknown> {
   const { authentication, occurrenceId: named, ...rest } = bodyObject(input);
   // The SDK's acknowledgement carries the id; it must name the occurrence of the path.
   if (named !== undefined && named !== occurrenceId) {
@@ -48,7 +48,7 @@ function unauthenticatedReport(input: HandlerInput, occurrenceId: string): Recor
 }
 
 const ids: Schema = array({ type: 'string' });
-const reconcileResult = object({
+export const reconcileResult = object({
   occurrence,
   report: object({
     passes: count,

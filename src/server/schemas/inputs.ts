@@ -60,6 +60,16 @@ export const enterBody: Schema = {
   },
 };
 
+/** create-and-enter (issue 16 §4): the create body plus entry's optional `expect`. */
+export const createEnterBody: Schema = object(
+  {
+    ...createMembers,
+    workItemId: name,
+    expect: (enterBody['properties'] as Record<string, Schema>)['expect'] ?? {},
+  },
+  ['linkedIds', 'workItemId', 'expect'],
+);
+
 export const emptyBody: Schema = {
   type: ['object', 'null'],
   additionalProperties: false,

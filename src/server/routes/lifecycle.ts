@@ -1,0 +1,61 @@
+/**
+ * The two calls a guarded lifecycle needs with `perform` (issue 16 §4): create-and-enter and
+ * acknowledge-and-settle. Each composes the single steps' service commands in one transaction and
+ * keeps their refusals and evidence; the single-step routes stay (docs/api.md "Fewer calls").
+ */
+import type { AcknowledgementInput, CreateAndEnterInput } from '../../occurrences/index.js';
+import { acknowledgeAndSettle } from '../../providers/index.js';
+import { principalActor } from '../auth.js';
+import { bodyObject, executorOf, param, timed, type RouteSpec, type ServerDeps } from '../route.js';
+import { bool, idParams, nullable, object } from '../schemas/common.js';
+import { acknowledgementBody, createEnterBody } from '../schemas/inputs.js';
+import { entryTicket, observeResult, occurrence } from '../schemas/records.js';
+import { reconcileResult, unauthenticatedReport } from './observations.js';
+import { checkVisible } from './occurrences.js';
+
+const createEnterResult = object({ occurrence, created: bool, ticket: nullable(entryTicket) });
+
+const settleMembers = (reconcileResult['properties'] ?? {}) as Record<string, Record<string, unknown>>;
+const ackSettleResult = object({ ...settleMembers, acknowledgement: observeResult });
+
+export function lifecycleRoutes(deps: ServerDeps): RouteSpec[] {
+  const svc = deps.service;
+  return [
+    {
+      method: 'POST',
+      url: '/v1/occurrences/create-and-enter',
+      operationId: 'createAndEnterOccurrence',
+      summary:
+        'Create, reserve and bind an occurrence and enter it, in one transaction; the answer carries the ticket',
+      tag: 'occurrences',
+      roles: ['executor'],
+      schema: { body: createEnterBody, response: { 200: createEnterResult, 201: createEnterResult } },
+      handler: async (input) => {
+        const credential = executorOf(input).credential;
+        const cmd = { ...bodyObject(input), credential } as unknown as CreateAndEnterInput;
+        const r = await timed(deps, 'create_and_enter', () => svc.createAndEnter(cmd));
+        if (r.ticket !== null) deps.metrics.countEntry();
+        return { status: r.created ? 201 : 200, body: r };
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/occurrences/:id/acknowledge-and-settle',
+      operationId: 'acknowledgeAndSettle',
+      summary:
+        'Record the provider’s answer (unauthenticated) and one pass of the pinned status sources, in one transaction',
+      tag: 'observations',
+      roles: ['executor'],
+      schema: { params: idParams, body: acknowledgementBody, response: { 200: ackSettleResult } },
+      handler: async (input) => {
+        const id = param(input, 'id');
+        await checkVisible(deps, input, id);
+        const ack = unauthenticatedReport(input, id) as unknown as AcknowledgementInput;
+        // The executor reports the answer and asks for the pass: both name it in the evidence.
+        const actor = principalActor(executorOf(input));
+        const settled = () => acknowledgeAndSettle(svc, deps.sources, ack, actor, actor);
+        return { body: await timed(deps, 'acknowledge_and_settle', settled) };
+      },
+    },
+  ];
+}
