@@ -14,6 +14,7 @@ import type { StoreEngine } from '../store/engine.js';
 import type { ContinuityStore } from '../store/observations-service.js';
 import {
   authenticate,
+  authenticateForCommand,
   authorize,
   type ExecutorPrincipal,
   type Principal,
@@ -67,6 +68,11 @@ export interface RouteSpec {
   /** The success content type when it is not JSON. */
   readonly produces?: string;
   readonly handler: (input: HandlerInput) => Promise<Reply>;
+  /**
+   * The handler's command authenticates an executor credential inside its own transaction
+   * (issue 16 §1): onRequest then reads nothing for one (principal kind `executor-bearer`).
+   */
+  readonly authenticatesExecutor?: true;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -84,7 +90,11 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
       roles === 'public'
         ? undefined
         : async (request) => {
-            const principal = await authenticate(deps.engine, request.headers.authorization);
+            const header = request.headers.authorization;
+            const principal =
+              spec.authenticatesExecutor === true
+                ? await authenticateForCommand(deps.engine, header)
+                : await authenticate(deps.engine, header);
             authorize(principal, roles);
             principals.set(request, principal);
           },
@@ -117,6 +127,14 @@ export function executorOf(input: HandlerInput): ExecutorPrincipal {
   if (input.principal?.kind !== 'executor')
     throw new BatonError('forbidden', 'an executor credential is required');
   return input.principal;
+}
+
+/** The executor credential of a route whose command authenticates it (`authenticatesExecutor`). */
+export function executorCredential(input: HandlerInput): string {
+  const p = input.principal;
+  if (p?.kind !== 'executor' && p?.kind !== 'executor-bearer')
+    throw new BatonError('forbidden', 'an executor credential is required');
+  return p.credential;
 }
 
 export function tokenOf(input: HandlerInput): TokenPrincipal {

@@ -21,10 +21,14 @@ export function zeroCounts(): StatementCounts {
   return { statements: 0, transactions: 0, reads: 0, texts: [] };
 }
 
-function counted<E extends SqlExecutor>(inner: E, counts: StatementCounts, onFirst: () => void): E {
+function counted<E extends SqlExecutor>(
+  inner: E,
+  counts: StatementCounts,
+  onFirst: (texts: string[]) => void,
+): E {
   let first = true;
   const note = (sql: string): void => {
-    if (first) onFirst();
+    if (first) onFirst(counts.texts);
     first = false;
     counts.statements += 1;
     counts.texts.push(sql.replace(/\s+/g, ' ').trim().slice(0, 90));
@@ -50,11 +54,23 @@ function counted<E extends SqlExecutor>(inner: E, counts: StatementCounts, onFir
 /** `engine`, counting into the returned `counts` (reset it by replacing its members). */
 export function countingEngine(engine: StoreEngine): { engine: StoreEngine; counts: StatementCounts } {
   const counts = zeroCounts();
-  const tx = (tx: Transaction): Transaction => counted(tx, counts, () => void (counts.transactions += 1));
+  const tx = (tx: Transaction): Transaction =>
+    counted(tx, counts, (texts) => {
+      counts.transactions += 1;
+      texts.push('-- write transaction');
+    });
   const wrapped: StoreEngine = {
     kind: engine.kind,
     transaction: (fn) => engine.transaction((t) => fn(tx(t))),
-    read: (fn) => engine.read((ex) => fn(counted(ex, counts, () => void (counts.reads += 1)))),
+    read: (fn) =>
+      engine.read((ex) =>
+        fn(
+          counted(ex, counts, (texts) => {
+            counts.reads += 1;
+            texts.push('-- read-only snapshot');
+          }),
+        ),
+      ),
     close: () => engine.close(),
     ...(engine.migrationTransaction !== undefined && {
       migrationTransaction: <T>(fn: (t: Transaction) => Promise<T>) =>
