@@ -76,6 +76,8 @@ export interface OccurrencesReader {
   listProfiles(limit: number): Promise<RegisteredProfile[]>;
   getLineage(id: string): Promise<LineageRecord | undefined>;
   listCredentials(lineage: string): Promise<CredentialRecord[]>;
+  /** The executor credential with this secret digest (only digests are stored). */
+  findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined>;
   getAuthority(id: string): Promise<AuthorityRecord | undefined>;
   /** Every authority budget, ordered by id; at most `limit`. */
   listAuthorities(limit: number): Promise<AuthorityRecord[]>;
@@ -124,7 +126,6 @@ export interface OccurrencesRepository extends OccurrencesReader {
   insertLineage(lineage: LineageRecord): Promise<void>;
   updateLineage(lineage: LineageRecord, previousVersion: number): Promise<void>;
 
-  findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined>;
   /** Returns false when a credential for (lineage, generation) already exists. */
   insertCredential(credential: CredentialRecord): Promise<boolean>;
   retireCredentials(lineage: string, belowGeneration: number, at: number): Promise<void>;

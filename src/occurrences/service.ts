@@ -8,6 +8,7 @@ import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
 import type { IdSource } from '../core/ids.js';
 import { randomIdSource } from '../core/ids.js';
+import type { Caller } from './machine/common.js';
 import type { AuthorityRecord, DomainRecord } from './model.js';
 import type { AcknowledgementInput, ObservationInput } from './inputs-observe.js';
 import type {
@@ -130,6 +131,15 @@ export class OccurrencesService {
     return acknowledgeAndObserve(this.#ctx, ack, observations, ackActor, requestedBy);
   }
 
+  /**
+   * An executor's acknowledgement (evidence only, AOC-REQ-009): the credential is authenticated,
+   * and the occurrence checked to be its lineage's, inside the command's own transaction; it is
+   * recorded under `executor:<lineage>#<generation>` (issue 16 §1).
+   */
+  acknowledgeAs(input: AcknowledgementInput, credential: string): Promise<ObserveResult> {
+    return observe(this.#ctx, input, true, undefined, undefined, { credential });
+  }
+
   /** `requestedBy`: the principal that asked for the reconcile, recorded in the evidence. */
   observe(input: ObservationInput, actor?: string, requestedBy?: string): Promise<ObserveResult> {
     return observe(this.#ctx, input, false, actor, requestedBy);
@@ -139,6 +149,14 @@ export class OccurrencesService {
 
   getOccurrenceView(id: string): Promise<OccurrenceView> {
     return q.getOccurrenceView(this.#ctx, id);
+  }
+
+  /** The occurrence if this executor credential may see it, and who it is, in one snapshot. */
+  getOccurrenceViewAs(
+    id: string,
+    credential: string,
+  ): Promise<{ readonly occurrence: OccurrenceView; readonly caller: Caller }> {
+    return q.getOccurrenceViewAs(this.#ctx, id, credential);
   }
 
   getOccurrence(id: string): Promise<q.OccurrenceDetail> {

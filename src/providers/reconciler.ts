@@ -178,26 +178,34 @@ export interface OccurrenceReconciled {
 /**
  * One pass of the pinned status sources over one occurrence, while it is unresolved (the
  * `reconcile` route and `executor.reconcile`). Evidence only: it never enters (AOC-REQ-010).
+ * `target`: the occurrence's id, or the occurrence as the caller just read it (the route reads it
+ * once, with the caller's authentication: issue 16 §1). The occurrence is read at most once here;
+ * afterwards it is what the last observation's own transaction returned, never re-read.
  */
 export async function reconcileOccurrence(
   service: ReconcilerService & Pick<OccurrencesService, 'getOccurrenceView'>,
   sources: StatusSources,
-  occurrenceId: string,
+  target: string | OccurrenceView,
   requestedBy?: string,
 ): Promise<OccurrenceReconciled> {
-  const current = (): Promise<OccurrenceView> => service.getOccurrenceView(occurrenceId);
+  let latest = typeof target === 'string' ? await service.getOccurrenceView(target) : target;
   let missingKnowledge: MissingKnowledgeReason | null = null;
+  const observing: ReconcilerService = {
+    getProfile: (id, version) => service.getProfile(id, version),
+    observe: async (...args) => {
+      const r = await service.observe(...args);
+      latest = r.occurrence;
+      return r;
+    },
+  };
   const reconciler = new Reconciler({
-    service,
+    service: observing,
     sources,
     maxPasses: 1,
-    list: async () => {
-      const o = await current();
-      return o.unresolved ? [o] : [];
-    },
+    list: () => Promise.resolve(latest.unresolved ? [latest] : []),
     onProgress: (p) => void (missingKnowledge = p.missingKnowledge),
     ...(requestedBy === undefined ? {} : { requestedBy }),
   });
   const report = await reconciler.run();
-  return { occurrence: await current(), report, missingKnowledge };
+  return { occurrence: latest, report, missingKnowledge };
 }

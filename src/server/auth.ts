@@ -33,7 +33,18 @@ export interface ExecutorPrincipal {
   readonly credential: string;
 }
 
-export type Principal = TokenPrincipal | ExecutorPrincipal;
+/**
+ * An executor bearer not yet looked up: on the routes whose command authenticates the credential
+ * in its own transaction (create, enter, acknowledge, reconcile), the server reads nothing before
+ * it (issue 16 §1). Only those routes ever see one; everything that needs the lineage refuses it.
+ */
+export interface ExecutorBearer {
+  readonly kind: 'executor-bearer';
+  readonly role: 'executor';
+  readonly credential: string;
+}
+
+export type Principal = TokenPrincipal | ExecutorPrincipal | ExecutorBearer;
 
 const CREDENTIAL = /^[A-Za-z0-9_-]{16,256}$/;
 const BEARER = /^Bearer +([^\s]+) *$/i;
@@ -42,10 +53,30 @@ function unauthenticated(why: string): BatonError {
   return new BatonError('unauthenticated', why);
 }
 
-export async function authenticate(engine: StoreEngine, header: string | undefined): Promise<Principal> {
+function bearerOf(header: string | undefined): string {
   if (header === undefined || header === '') throw unauthenticated('a bearer token is required');
   const bearer = BEARER.exec(header)?.[1];
   if (bearer === undefined) throw unauthenticated('the Authorization header must be "Bearer <token>"');
+  return bearer;
+}
+
+/**
+ * For a route whose command authenticates executors itself: an executor credential of the right
+ * form is passed on unread (the command's transaction looks it up, refusing an unknown or retired
+ * one with the same codes as below); a principal token is checked here as on every route.
+ */
+export async function authenticateForCommand(
+  engine: StoreEngine,
+  header: string | undefined,
+): Promise<Principal> {
+  const bearer = bearerOf(header);
+  if (looksLikePrincipalToken(bearer)) return authenticate(engine, header);
+  if (!CREDENTIAL.test(bearer)) throw unauthenticated('unknown token');
+  return { kind: 'executor-bearer', role: 'executor', credential: bearer };
+}
+
+export async function authenticate(engine: StoreEngine, header: string | undefined): Promise<Principal> {
+  const bearer = bearerOf(header);
   if (looksLikePrincipalToken(bearer)) {
     const token = await verifyToken(engine, bearer);
     if (token === undefined) throw unauthenticated('unknown or revoked token');
@@ -102,6 +133,10 @@ export function authorize(principal: Principal, allowed: readonly Role[]): void 
 /** The evidence actor for whoever holds this principal (never a secret). */
 export function principalActor(principal: Principal): string {
   if (principal.kind === 'executor') return `executor:${principal.lineage}#${principal.generation}`;
+  if (principal.kind === 'executor-bearer') {
+    // Fail closed: a route that needs the executor's name must authenticate it first.
+    throw new BatonError('internal', 'an executor credential was used before it was authenticated');
+  }
   return actorOf(principal);
 }
 

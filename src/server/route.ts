@@ -15,6 +15,7 @@ import type { ContinuityStore } from '../store/observations-service.js';
 import {
   authenticate,
   authenticateCookie,
+  authenticateForCommand,
   authorize,
   type ExecutorPrincipal,
   type Principal,
@@ -89,6 +90,11 @@ export interface RouteSpec {
    */
   readonly auth?: 'ssf-stream';
   readonly handler: (input: HandlerInput) => Promise<Reply>;
+  /**
+   * The handler's command authenticates an executor credential inside its own transaction
+   * (issue 16 §1): onRequest then reads nothing for one (principal kind `executor-bearer`).
+   */
+  readonly authenticatesExecutor?: true;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -106,7 +112,10 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
       roles === 'public'
         ? undefined
         : async (request) => {
-            const principal = await principalOf(deps, request);
+            const principal =
+              spec.authenticatesExecutor === true && request.headers.authorization !== undefined
+                ? await authenticateForCommand(deps.engine, request.headers.authorization)
+                : await principalOf(deps, request);
             authorize(principal, roles);
             principals.set(request, principal);
           },
@@ -162,6 +171,14 @@ export function executorOf(input: HandlerInput): ExecutorPrincipal {
   if (input.principal?.kind !== 'executor')
     throw new BatonError('forbidden', 'an executor credential is required');
   return input.principal;
+}
+
+/** The executor credential of a route whose command authenticates it (`authenticatesExecutor`). */
+export function executorCredential(input: HandlerInput): string {
+  const p = input.principal;
+  if (p?.kind !== 'executor' && p?.kind !== 'executor-bearer')
+    throw new BatonError('forbidden', 'an executor credential is required');
+  return p.credential;
 }
 
 export function tokenOf(input: HandlerInput): TokenPrincipal {

@@ -14,6 +14,7 @@ import type {
   RegisteredProfile,
   StateCount,
 } from '../occurrences/index.js';
+import type { Sha256Digest } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
 import type { SqlExecutor, SqlValue } from './engine.js';
 import { listEvidence } from './evidence-log.js';
@@ -135,6 +136,15 @@ export class OccurrencesReaderSql implements OccurrencesReader {
   }
 
   /** Told of every occurrence read, with the stripe that counts it (the repository keeps them). */
+  /** An executor credential by its secret's digest (authentication inside the command, issue 16 §1). */
+  async findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined> {
+    const r = await this.#ex.get<rows.CredentialRow>(
+      'SELECT secret_digest, lineage, generation, issued_at, retired_at FROM aoc_credentials WHERE secret_digest = ?',
+      [secretDigest],
+    );
+    return r && rows.credentialFromRow(r);
+  }
+
   protected seen(_record: OccurrenceRecord, _stripe: number | null): void {}
 
   getDomain(): Promise<DomainRecord | undefined> {

@@ -5,7 +5,6 @@
  * `INSERT … ON CONFLICT DO NOTHING` so a refused insert never aborts a PostgreSQL transaction.
  */
 import { BatonError } from '../core/errors.js';
-import type { Sha256Digest } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
 import { exclusiveKey } from '../occurrences/index.js';
 import type {
@@ -137,14 +136,6 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
       [l.generation, l.updatedAt, l.version, l.id, previousVersion, l.generation],
       'lineage',
     );
-  }
-
-  async findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined> {
-    const r = await this.#tx.get<rows.CredentialRow>(
-      'SELECT secret_digest, lineage, generation, issued_at, retired_at FROM aoc_credentials WHERE secret_digest = ?',
-      [secretDigest],
-    );
-    return r && rows.credentialFromRow(r);
   }
 
   async insertCredential(c: CredentialRecord): Promise<boolean> {

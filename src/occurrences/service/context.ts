@@ -7,7 +7,7 @@ import type { Caller, Rejection } from '../machine/common.js';
 import { isRejection } from '../machine/common.js';
 import type { DomainRecord, OccurrenceRecord, PlannedEvent } from '../model.js';
 import { isUnresolved } from '../model.js';
-import type { OccurrencesRepository, OccurrencesUnitOfWork } from '../ports.js';
+import type { OccurrencesReader, OccurrencesRepository, OccurrencesUnitOfWork } from '../ports.js';
 
 /** The domain's public signing key; the private key stays in a file the store wiring owns. */
 export interface DomainPublicKey {
@@ -84,7 +84,7 @@ export async function requireDomain(repo: OccurrencesRepository): Promise<Domain
  * Authenticate an executor credential: only its digest is stored. A retired generation's
  * credential is refused everywhere (AOC-REQ-006).
  */
-export async function authenticate(repo: OccurrencesRepository, credential: string): Promise<Caller> {
+export async function authenticate(repo: OccurrencesReader, credential: string): Promise<Caller> {
   const found = await repo.findCredential(digestBytes(credential));
   if (found === undefined) throw new BatonError('unauthenticated', 'unknown executor credential');
   if (found.retiredAt !== null) {
@@ -93,6 +93,17 @@ export async function authenticate(repo: OccurrencesRepository, credential: stri
     });
   }
   return { lineage: found.lineage, generation: found.generation };
+}
+
+/**
+ * What an executor may see: its own lineage's occurrences only. Another lineage's answers exactly
+ * like a missing one (the HTTP API's visibility rule, decided here inside the command's own
+ * transaction: issue 16 §1).
+ */
+export function refuseUnlessOwn(caller: Caller, o: OccurrenceRecord | undefined): OccurrenceRecord {
+  if (o === undefined || o.lineage !== caller.lineage)
+    throw new BatonError('occurrence_not_found', 'no such occurrence');
+  return o;
 }
 
 export function executorActor(caller: Caller): string {

@@ -11,7 +11,16 @@ import type { AuthorityRecord, LineageRecord, OccurrenceRecord, PlannedEvent } f
 import { nativeKeyHeader } from '../profile.js';
 import type { MissionGateView, OccurrencesRepository } from '../ports.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
-import { appendAll, authenticate, decided, executorActor, fail, requireDomain, view } from './context.js';
+import {
+  appendAll,
+  authenticate,
+  decided,
+  executorActor,
+  fail,
+  refuseUnlessOwn,
+  requireDomain,
+  view,
+} from './context.js';
 
 /** What to send, exactly: returned only by the one successful entry. */
 export interface EntryTicket {
@@ -81,6 +90,8 @@ export async function decideEntry(
   const now = ctx.clock.wallMs();
   const domain = await requireDomain(repo);
   const l = await lockAll(repo, cmd.credential, cmd.occurrenceId);
+  // Another lineage's occurrence answers like a missing one, decided here (issue 16 §1).
+  refuseUnlessOwn(l.caller, l.occurrence);
   const mismatch = checkExpectedBinding(l.occurrence, cmd.expect);
   if (mismatch !== undefined) fail(mismatch);
   const counts = await repo.countOpen(l.lineage.id);

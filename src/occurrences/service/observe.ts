@@ -11,7 +11,7 @@ import type { ObservationCommand } from '../machine/assess.js';
 import type { Interpretation, MissingKnowledgeReason } from '../model.js';
 import type { OccurrencesRepository } from '../ports.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
-import { appendAll, view } from './context.js';
+import { appendAll, authenticate, executorActor, refuseUnlessOwn, view } from './context.js';
 
 export interface ObserveResult {
   readonly occurrence: OccurrenceView;
@@ -25,15 +25,21 @@ export interface ObserveResult {
 /** Observations may not come from the future beyond this (a clock or a forged timestamp). */
 const FUTURE_SKEW_MS = 60_000;
 
+/**
+ * `reporter`: the executor whose credential reports it (an acknowledgement over HTTP). It is
+ * authenticated here, in the command's own transaction, and sees only its own lineage's
+ * occurrences; its report is recorded under its own name (issue 16 §1).
+ */
 export async function observe(
   ctx: ServiceContext,
   input: unknown,
   acknowledgement: boolean,
   actor?: string,
   requestedBy?: string,
+  reporter?: { readonly credential: string },
 ): Promise<ObserveResult> {
   const cmd = readObservation(input, acknowledgement);
-  return ctx.uow.run((repo) => observeIn(ctx, repo, cmd, actor, requestedBy));
+  return ctx.uow.run((repo) => observeIn(ctx, repo, cmd, actor, requestedBy, reporter));
 }
 
 /** What acknowledge-and-settle (issue 16 §4) records in one transaction: the executor's word, then Baton's. */
@@ -75,12 +81,15 @@ async function observeIn(
   cmd: ObservationCommand,
   actor?: string,
   requestedBy?: string,
+  reporter?: { readonly credential: string },
 ): Promise<ObserveResult> {
   const now = ctx.clock.wallMs();
   if (cmd.observedAt > now + FUTURE_SKEW_MS) {
     throw new BatonError('observation_invalid', 'observedAt lies in the future');
   }
-  const o = await repo.lockOccurrence(cmd.occurrenceId);
+  const caller = reporter === undefined ? undefined : await authenticate(repo, reporter.credential);
+  const locked = await repo.lockOccurrence(cmd.occurrenceId);
+  const o = caller === undefined ? locked : refuseUnlessOwn(caller, locked);
   if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
   const profile = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
   if (profile === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
@@ -97,7 +106,8 @@ async function observeIn(
       );
   }
   if (d.occurrence !== o) await repo.updateOccurrence(d.occurrence, o.version);
-  await appendAll(repo, d.events, now, actor ?? `status-source:${cmd.source}`);
+  const by = caller === undefined ? actor : executorActor(caller);
+  await appendAll(repo, d.events, now, by ?? `status-source:${cmd.source}`);
   return {
     occurrence: view(d.occurrence),
     effective: d.assessment.missing === null,

@@ -1,12 +1,12 @@
 /** Read-only queries, each in one consistent snapshot. */
 import { BatonError } from '../../core/errors.js';
 import { readName, readOccurrenceId } from '../inputs.js';
-import { lineageSubject, occurrenceSubject } from '../machine/common.js';
+import { lineageSubject, occurrenceSubject, type Caller } from '../machine/common.js';
 import type { AuthorityRecord, DomainRecord, EvidenceEvent, Outcome, Phase } from '../model.js';
 import { OUTCOMES, PHASES } from '../model.js';
 import type { RegisteredProfile } from '../profile-types.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
-import { view } from './context.js';
+import { authenticate, refuseUnlessOwn, view } from './context.js';
 
 export interface OccurrenceDetail {
   readonly occurrence: OccurrenceView;
@@ -61,6 +61,23 @@ export async function getOccurrenceView(ctx: ServiceContext, id: unknown): Promi
     const o = await repo.getOccurrence(occurrenceId);
     if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
     return view(o);
+  });
+}
+
+/**
+ * The occurrence as an executor may see it, with the executor it authenticated: the credential
+ * lookup, the occurrence and the visibility rule in ONE snapshot (issue 16 §1: no separate
+ * authentication read before a reconcile).
+ */
+export async function getOccurrenceViewAs(
+  ctx: ServiceContext,
+  id: unknown,
+  credential: string,
+): Promise<{ readonly occurrence: OccurrenceView; readonly caller: Caller }> {
+  const occurrenceId = readOccurrenceId(id);
+  return ctx.uow.read(async (repo) => {
+    const caller = await authenticate(repo, credential);
+    return { occurrence: view(refuseUnlessOwn(caller, await repo.getOccurrence(occurrenceId))), caller };
   });
 }
 

@@ -13,12 +13,13 @@ import {
   MISSING_KNOWLEDGE_REASONS,
   type AcknowledgementInput,
   type ObservationInput,
+  type OccurrenceView,
 } from '../../occurrences/index.js';
 import { reconcileOccurrence } from '../../providers/index.js';
 import { principalActor } from '../auth.js';
 import {
   bodyObject,
-  executorOf,
+  executorCredential,
   param,
   timed,
   type HandlerInput,
@@ -47,6 +48,18 @@ export function unauthenticatedReport(input: HandlerInput, occurrenceId: string)
   return { ...rest, occurrenceId, authentication: { verified: false } };
 }
 
+/** The occurrence as this executor may see it, and the executor's evidence name. */
+async function executorView(
+  deps: ServerDeps,
+  id: string,
+  credential: string,
+): Promise<{ occurrence: OccurrenceView; requestedBy: string }> {
+  const seen = await timed(deps, 'get_occurrence', () => deps.service.getOccurrenceViewAs(id, credential));
+  const { lineage, generation } = seen.caller;
+  const who = { kind: 'executor', role: 'executor', lineage, generation, credential } as const;
+  return { occurrence: seen.occurrence, requestedBy: principalActor(who) };
+}
+
 const ids: Schema = array({ type: 'string' });
 export const reconcileResult = object({
   occurrence,
@@ -72,13 +85,15 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
       summary: 'The provider’s answer to the entry call, recorded as unauthenticated evidence',
       tag: 'observations',
       roles: ['executor'],
+      // The credential, the visibility rule and the actor are decided in the command's own
+      // transaction (issue 16 §1).
+      authenticatesExecutor: true,
       schema: { params: idParams, body: acknowledgementBody, response: { 200: observeResult } },
       handler: async (input) => {
         const id = param(input, 'id');
-        await checkVisible(deps, input, id);
         const ack = unauthenticatedReport(input, id) as unknown as AcknowledgementInput;
-        const actor = principalActor(executorOf(input));
-        return { body: await timed(deps, 'acknowledge', () => svc.recordAcknowledgement(ack, actor)) };
+        const credential = executorCredential(input);
+        return { body: await timed(deps, 'acknowledge', () => svc.acknowledgeAs(ack, credential)) };
       },
     },
     {
@@ -106,16 +121,22 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
       summary: 'Ask the occurrence’s pinned status sources now and record what they authenticate',
       tag: 'observations',
       roles: ['operator', 'executor'],
+      // An executor's credential is looked up with the occurrence, in one snapshot (issue 16 §1).
+      authenticatesExecutor: true,
       schema: { params: idParams, body: emptyBody, response: { 200: reconcileResult } },
       handler: async (input) => {
         const id = param(input, 'id');
-        await checkVisible(deps, input, id);
-        if (input.principal === undefined)
-          throw new BatonError('unauthenticated', 'a bearer token is required');
+        const p = input.principal;
+        if (p === undefined) throw new BatonError('unauthenticated', 'a bearer token is required');
         // The observations it records name who asked (an operator or the executor itself).
-        const requestedBy = principalActor(input.principal);
+        const { occurrence, requestedBy } =
+          p.kind === 'executor-bearer'
+            ? await executorView(deps, id, p.credential)
+            : { occurrence: await checkVisible(deps, input, id), requestedBy: principalActor(p) };
         return {
-          body: await timed(deps, 'reconcile', () => reconcileOccurrence(svc, deps.sources, id, requestedBy)),
+          body: await timed(deps, 'reconcile', () =>
+            reconcileOccurrence(svc, deps.sources, occurrence, requestedBy),
+          ),
         };
       },
     },

@@ -10,12 +10,14 @@ import type {
   EnterInput,
   ListInput,
   OccurrenceDetail,
+  OccurrenceView,
   ReissueInput,
   ReleaseInput,
   RemedyInput,
 } from '../../occurrences/index.js';
 import {
   bodyObject,
+  executorCredential,
   executorOf,
   param,
   timed,
@@ -41,6 +43,10 @@ import {
  */
 function refuseOtherLineage(input: HandlerInput, lineage: string): void {
   const p = input.principal;
+  if (p?.kind === 'executor-bearer') {
+    // Fail closed: this route's command was declared to check the credential itself.
+    throw new BatonError('internal', 'visibility checked for an executor that was not authenticated');
+  }
   if (p?.kind === 'executor' && lineage !== p.lineage) {
     throw new BatonError('occurrence_not_found', 'no such occurrence');
   }
@@ -62,9 +68,14 @@ export async function visibleOccurrence(
  * exactly like a missing one. Reads the occurrence only, not its evidence; the service checks
  * again inside the command's transaction.
  */
-export async function checkVisible(deps: ServerDeps, input: HandlerInput, id: string): Promise<void> {
+export async function checkVisible(
+  deps: ServerDeps,
+  input: HandlerInput,
+  id: string,
+): Promise<OccurrenceView> {
   const o = await timed(deps, 'get_occurrence', () => deps.service.getOccurrenceView(id));
   refuseOtherLineage(input, o.lineage);
+  return o;
 }
 
 /** The query string as the service's list input; an executor sees only its own lineage. */
@@ -128,9 +139,11 @@ export function occurrenceRoutes(deps: ServerDeps): RouteSpec[] {
       summary: 'Create, reserve and bind an occurrence (idempotent by creation key)',
       tag: 'occurrences',
       roles: ['executor'],
+      // The service authenticates the credential in the create's own transaction (issue 16 §1).
+      authenticatesExecutor: true,
       schema: { body: createBody, response: { 200: createResult, 201: createResult } },
       handler: async (input) => {
-        const credential = executorOf(input).credential;
+        const credential = executorCredential(input);
         const cmd = { ...bodyObject(input), credential } as unknown as CreateInput;
         const r = await timed(deps, 'create', () => svc.create(cmd));
         return { status: createdStatus(r.created), body: r };
@@ -170,12 +183,14 @@ export function occurrenceRoutes(deps: ServerDeps): RouteSpec[] {
       summary: 'Provider entry (compare-and-set); returns exactly what to send',
       tag: 'occurrences',
       roles: ['executor'],
+      // Authentication and visibility (another lineage's occurrence answers like a missing one)
+      // are decided inside the entry's own transaction (issue 16 §1).
+      authenticatesExecutor: true,
       schema: { params: idParams, body: enterBody, response: { 200: entryTicket } },
       handler: async (input) => {
         const occurrenceId = param(input, 'id');
-        await checkVisible(deps, input, occurrenceId);
         const b = bodyObject(input);
-        const cmd = { ...b, occurrenceId, credential: executorOf(input).credential } as unknown as EnterInput;
+        const cmd = { ...b, occurrenceId, credential: executorCredential(input) } as unknown as EnterInput;
         const ticket = await timed(deps, 'enter', () => svc.enter(cmd));
         deps.metrics.countEntry();
         return { body: ticket };
