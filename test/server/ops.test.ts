@@ -142,8 +142,8 @@ test('the OpenAPI document is OpenAPI 3.1 and lists every route with its schemas
   }
   assert.equal(
     n,
-    54,
-    'four operational routes, 37 under /v1 (six of them /v1/continuity, three /v1/session, /v1/events) and 13 harness/mission routes',
+    56,
+    'four operational routes, 39 under /v1 (six of them /v1/continuity, three /v1/session, /v1/events, two evidence-by-type) and 13 harness/mission routes',
   );
   t.diagnostic(`checked ${n} operations`);
 });
