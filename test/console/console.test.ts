@@ -204,6 +204,7 @@ browserTest('axe-core: no violations on any page, at 1280×800 and 390×844', as
     `occurrences/${w().crashed}`,
     `lineages/${LINEAGE}`,
     'authorities',
+    'harness',
     'verify',
     'tokens',
   ];
