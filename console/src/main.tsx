@@ -12,6 +12,7 @@ import { VerifyPage } from './pages/verify.js';
 import { AuthoritiesPage } from './pages/authorities.js';
 import { TokensPage } from './pages/tokens.js';
 import { HarnessPage } from './pages/harness.js';
+import { ObservationsPage } from './pages/observations.js';
 import './style.css';
 
 export interface SessionView {
@@ -59,6 +60,7 @@ const PAGES: readonly (readonly [string, string, boolean])[] = [
   ['lineages', 'Lineages', false],
   ['authorities', 'Authority budgets', false],
   ['harness', 'Missions and harness', false],
+  ['observations', 'Observations', false],
   ['verify', 'Evidence verification', false],
   ['tokens', 'Tokens', true],
 ];
@@ -109,6 +111,8 @@ function Page(p: { page: string; arg: string | undefined; query: URLSearchParams
       return <AuthoritiesPage />;
     case 'verify':
       return <VerifyPage />;
+    case 'observations':
+      return <ObservationsPage />;
     case 'harness':
       return <HarnessPage arg={p.arg} query={p.query} />;
     case 'tokens':
