@@ -5,7 +5,16 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 import { boundaries } from './eslint.boundaries.js';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'coverage/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'test/fixtures/**',
+      'coverage/**',
+      'console/src/generated/**',
+      'test-artifacts/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -11,6 +11,8 @@ import { LineagePage } from './pages/lineage.js';
 import { VerifyPage } from './pages/verify.js';
 import { AuthoritiesPage } from './pages/authorities.js';
 import { TokensPage } from './pages/tokens.js';
+import { HarnessPage } from './pages/harness.js';
+import { ObservationsPage } from './pages/observations.js';
 import './style.css';
 
 export interface SessionView {
@@ -57,6 +59,8 @@ const PAGES: readonly (readonly [string, string, boolean])[] = [
   ['occurrences', 'Occurrences', false],
   ['lineages', 'Lineages', false],
   ['authorities', 'Authority budgets', false],
+  ['harness', 'Missions and harness', false],
+  ['observations', 'Observations', false],
   ['verify', 'Evidence verification', false],
   ['tokens', 'Tokens', true],
 ];
@@ -107,6 +111,10 @@ function Page(p: { page: string; arg: string | undefined; query: URLSearchParams
       return <AuthoritiesPage />;
     case 'verify':
       return <VerifyPage />;
+    case 'observations':
+      return <ObservationsPage />;
+    case 'harness':
+      return <HarnessPage arg={p.arg} query={p.query} />;
     case 'tokens':
       return p.session.role === 'admin' ? <TokensPage /> : <p>This page is for admins.</p>;
     default:

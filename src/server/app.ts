@@ -37,7 +37,7 @@ import { harnessRoutes } from './routes/harness.js';
 import type { MissionsService } from '../missions/index.js';
 import { registerConsole } from '../console/static.js';
 import { EventStreams } from './events.js';
-import { eventRoutes } from './routes/events.js';
+import { eventRoutes, evidenceByTypeRoutes } from './routes/events.js';
 import { sessionRoutes } from './routes/session.js';
 import { wireMissionConsumer, type MissionConsumer } from './mission-consumer.js';
 import { missionRoutes } from './routes/missions.js';
@@ -236,7 +236,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...continuityRoutes(deps),
   );
   const streams = new EventStreams(options.engine, options.eventPollMs);
-  routes.push(...sessionRoutes(deps, options.sessionTtlMs), ...eventRoutes(streams));
+  routes.push(
+    ...sessionRoutes(deps, options.sessionTtlMs),
+    ...eventRoutes(streams),
+    ...evidenceByTypeRoutes(deps),
+  );
   for (const spec of routes) registerRoute(app, deps, spec);
   // Open event streams would hold a drain until its deadline: end them first.
   app.addHook('preClose', (done) => {

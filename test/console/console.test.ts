@@ -86,7 +86,11 @@ before(async () => {
   await sandbox.listen(0);
   const secretId = sandboxDeployment(sandbox).hmacSecretId ?? '';
   const ctx = { after: (fn: () => Promise<void>) => cleanups.push(fn) };
-  const api = await startApi(ctx as never, { clock, keys: staticKeys({ [secretId]: HMAC }) });
+  const api = await startApi(ctx as never, {
+    clock,
+    keys: staticKeys({ [secretId]: HMAC }),
+    continuity: true,
+  });
   await setupOverHttp(api);
   const crashed = await crashAfterSend(api, sandbox, clock);
   world = { api, sandbox, crashed: crashed.id, key: crashed.key };
@@ -204,6 +208,8 @@ browserTest('axe-core: no violations on any page, at 1280×800 and 390×844', as
     `occurrences/${w().crashed}`,
     `lineages/${LINEAGE}`,
     'authorities',
+    'harness',
+    'observations',
     'verify',
     'tokens',
   ];

@@ -209,6 +209,22 @@ const ROUTES: readonly RouteCase[] = [
   { method: 'GET', template: '/v1/events', roles: OP, scope: 'none', path: fixed('/v1/events') },
   {
     method: 'GET',
+    template: '/v1/evidence/recent',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/evidence/recent?type=generation_advanced'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/evidence/histogram',
+    roles: OP,
+    scope: 'none',
+    path: fixed(
+      '/v1/evidence/histogram?type=provider_entered&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z',
+    ),
+  },
+  {
+    method: 'GET',
     template: '/v1/evidence',
     roles: OP,
     scope: 'none',

@@ -64,6 +64,8 @@ export async function startApi(
     clock?: ManualClock;
     /** What the server's own reads go through (the service keeps the real engine). */
     wrapEngine?: (engine: StoreEngine) => StoreEngine;
+    /** Give the server the domain's signing key, so /v1/continuity answers (routes/continuity.ts). */
+    continuity?: boolean;
   } = {},
 ): Promise<Api> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-server-'));
@@ -79,6 +81,7 @@ export async function startApi(
     metrics,
     logger,
     ...(options.keys !== undefined && { keys: options.keys }),
+    ...(options.continuity === true && { signingKey: opened.domainKey.privateKey }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(async () => {

@@ -99,7 +99,10 @@ if (db !== undefined) {
       running: done,
       detail: () => `stdout: ${out}\nstderr: ${err}`,
     });
-    const m = /baton listening on (http:\/\/127\.0\.0\.1:\d+) \(postgres (.+)\)\n/.exec(out);
+    const m =
+      /baton listening on (http:\/\/127\.0\.0\.1:\d+) \(postgres (.+)\)\n(?:console at \S+ \(sign in with an operator or admin token\)\n)?$/.exec(
+        out,
+      );
     assert.ok(m !== null, out);
     const password = new URL(url).password;
     if (password !== '') assert.ok(!out.includes(password), 'the password is not printed');

@@ -5,6 +5,8 @@ import { age, ErrorNote, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 import { StateBadge } from './occurrences.js';
+import { EntriesChart, RecentTakeovers } from './charts.js';
+import { useState } from 'preact/hooks';
 
 function Bars({ title, values }: { title: string; values: Readonly<Record<string, number>> }) {
   const max = Math.max(1, ...Object.values(values));
@@ -39,9 +41,11 @@ export function Overview() {
       ),
     [],
   );
+  const [tick, setTick] = useState(0);
   useEvidenceEvents(() => {
     counts.reload();
     open.reload();
+    setTick((n) => n + 1);
   });
   const c = counts.value;
   const unresolved = (open.value?.occurrences ?? []).filter((o) => o.unresolved);
@@ -73,6 +77,12 @@ export function Overview() {
           <Bars title="By outcome" values={c.byOutcome} />
         </div>
       )}
+      <EntriesChart tick={tick} />
+      <RecentTakeovers tick={tick} />
+      <p class="muted">
+        Refusals are counted in <code>/metrics</code> (<code>baton_refusals_total</code>), not in the evidence
+        log: a refusal changes no state.
+      </p>
     </section>
   );
 }

@@ -1,7 +1,73 @@
 /** `GET /v1/events`: server-sent events on new evidence (src/server/events.ts, docs/api.md "Events"). */
+import { parseRfc3339 } from '../../core/time.js';
+import { BatonError } from '../../core/errors.js';
+import { evidenceHistogram, recentEvidence } from '../../store/evidence-recent.js';
 import type { EventStreams } from '../events.js';
-import type { RouteSpec } from '../route.js';
-import { object, text } from '../schemas/common.js';
+import { timed, type RouteSpec, type ServerDeps } from '../route.js';
+import { array, count, epochMs, evidenceEvent, name, object, text } from '../schemas/common.js';
+
+const recentQuery = object(
+  { type: name, limit: { type: 'string', pattern: '^[1-9][0-9]?$', description: '1..99, default 10' } },
+  ['limit'],
+);
+
+const histogramQuery = object(
+  {
+    type: name,
+    from: { type: 'string', maxLength: 64, description: 'RFC 3339, inclusive' },
+    to: { type: 'string', maxLength: 64, description: 'RFC 3339, exclusive' },
+    buckets: { type: 'string', pattern: '^[1-9][0-9]?$', description: '1..99, default 24' },
+  },
+  ['buckets'],
+);
+
+/** Evidence by type (the overview's recent takeovers and entries over time). */
+export function evidenceByTypeRoutes(deps: ServerDeps): RouteSpec[] {
+  return [
+    {
+      method: 'GET',
+      url: '/v1/evidence/recent',
+      operationId: 'recentEvidence',
+      summary: 'The latest evidence events of one type, newest first (e.g. generation_advanced)',
+      tag: 'evidence',
+      roles: ['operator'],
+      schema: { querystring: recentQuery, response: { 200: object({ events: array(evidenceEvent) }) } },
+      handler: async (input) => {
+        const type = input.query['type'] ?? '';
+        const limit = Number(input.query['limit'] ?? '10');
+        const events = await timed(deps, 'recent_evidence', () =>
+          deps.engine.read((ex) => recentEvidence(ex, type, limit)),
+        );
+        return { body: { events } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/evidence/histogram',
+      operationId: 'evidenceHistogram',
+      summary: 'How many evidence events of one type fell in each equal slice of [from, to)',
+      tag: 'evidence',
+      roles: ['operator'],
+      schema: {
+        querystring: histogramQuery,
+        response: {
+          200: object({ type: { type: 'string' }, buckets: array(object({ from: epochMs, count })) }),
+        },
+      },
+      handler: async (input) => {
+        const type = input.query['type'] ?? '';
+        const from = parseRfc3339(input.query['from'] ?? '');
+        const to = parseRfc3339(input.query['to'] ?? '');
+        if (to <= from) throw new BatonError('input_invalid', 'to must be after from', { path: '$.to' });
+        const buckets = Number(input.query['buckets'] ?? '24');
+        const body = await timed(deps, 'evidence_histogram', () =>
+          deps.engine.read((ex) => evidenceHistogram(ex, { type, from, to, buckets })),
+        );
+        return { body: { type, buckets: body } };
+      },
+    },
+  ];
+}
 
 const eventsQuery = object(
   {

@@ -6,6 +6,8 @@ import type { Migration } from '../migrations.js';
  * CSRF token is derived from that secret, so it is bound to the session and never stored. A
  * session is valid only while unexpired, not ended and its token unrevoked (the join in
  * src/store/sessions.ts), so revoking a token ends every session it opened.
+ * The `(type, at)` index serves the overview's evidence-by-type reads (recent takeovers, entries
+ * over time; src/store/evidence-recent.ts) without a scan of the log.
  */
 export const migration: Migration = {
   id: 11,
@@ -19,6 +21,7 @@ CREATE TABLE console_sessions (
   expires_at BIGINT NOT NULL,
   ended_at BIGINT
 );
-CREATE INDEX console_sessions_token ON console_sessions (token_id)
+CREATE INDEX console_sessions_token ON console_sessions (token_id);
+CREATE INDEX evidence_events_type_at ON evidence_events (type, at)
 `,
 };
