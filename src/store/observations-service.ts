@@ -239,16 +239,18 @@ export class ContinuityStore {
     );
   }
 
-  /** FIC_obs and CIF after each handoff, cumulatively: the report's charts. */
+  /** FIC_obs and CIF after each handoff, cumulatively over the records observed by then: the report's charts. */
   async series(): Promise<SeriesPoint[]> {
-    const handoffs = await this.list({ eventType: 'handoff' });
+    const all = await this.list();
+    const handoffs = all.filter((r) => r.record.event_type === 'handoff');
     const pinned = await this.#profile();
     const points: SeriesPoint[] = [];
-    for (const [i, h] of handoffs.entries()) {
+    for (const h of handoffs) {
       const to = Date.parse(h.record.observed_at);
       const f = await this.fic({ to });
+      // Every record observed by then (barrier records too), as the report's own CIF counts them.
       const c = cif(
-        handoffs.slice(0, i + 1).map((r) => r.record),
+        all.filter((r) => Date.parse(r.record.observed_at) <= to).map((r) => r.record),
         pinned.weights,
         pinned.profile.required,
         pinned.profile.weights_version,
