@@ -147,7 +147,7 @@ async function takeoverRound(mode: Mode): Promise<number> {
     if (mode === 'background')
       background = (async () => {
         while (!stop) {
-          await continuity.project('bench');
+          await continuity.project('bench', undefined, { incremental: true });
           await sleep(PROJECT_EVERY_MS);
         }
       })();
@@ -173,7 +173,7 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 const off = median(rounds.off);
 const LABEL: Record<Exclude<Mode, 'off'>, string> = {
-  background: `on as Baton runs it (read-time projector every ${PROJECT_EVERY_MS} ms beside the takeovers)`,
+  background: `on as Baton runs it (incremental read-time projector every ${PROJECT_EVERY_MS} ms beside the takeovers)`,
   each: 'projected after each takeover (what a write-path projector would cost)',
   batched: 'projected once after all takeovers (the read-time cost, paid by the reader)',
 };
