@@ -1,8 +1,9 @@
 /**
  * A thin layer over `jose` (DESIGN.md §9): compact JWS and JWT with an explicit algorithm allowlist,
  * explicit typing (RFC 8725 §3.11), time from an injected Clock, Baton's kid rule, and jose's errors
- * mapped to BatonError codes. jose does the cryptography and the claim checks; this file only
- * decides what is allowed and how failures are named.
+ * mapped to BatonError codes. jose does the cryptography and the claim checks, except the compact
+ * Ed25519 JWS with one key object, which node:crypto signs and verifies directly (same bytes,
+ * docs/crypto.md "Compact Ed25519 JWS"); this file decides what is allowed and how failures are named.
  */
 import { KeyObject, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import {

@@ -78,43 +78,69 @@ export function renderMarkdown(r: ContinuityReport): string {
 const escapeHtml = (s: string): string =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** A line chart of one series in [0, 1]; null points are gaps, drawn as hollow markers at the base. */
+export interface ChartOptions {
+  /** How to read the value: shown beside the latest one ("higher is better"). */
+  readonly better: 'higher' | 'lower';
+}
+
+const hhmm = (at: string): string => at.slice(0, 16).replace('T', ' ');
+
+/**
+ * A line chart of one series in [0, 1], readable at a glance: the latest value in the caption,
+ * which way is better, the first and last instants on the time axis. An undefined point (n = 0,
+ * an unresolved CIF) is never drawn as a value: it is a hollow grey marker in its own
+ * "undefined" lane under the axis, and the line breaks there.
+ */
 export function svgChart(
   title: string,
   points: readonly SeriesPoint[],
   pick: (p: SeriesPoint) => string | null,
+  options: ChartOptions = { better: 'higher' },
 ): string {
-  const w = 560;
-  const h = 200;
-  const pad = 36;
+  const w = 620;
+  const h = 230;
+  const left = 44;
+  const right = 16;
+  const top = 12;
+  const plot = 150; // height of the value area
+  const lane = top + plot + 22; // the "undefined" lane
   const x = (i: number): number =>
-    pad + (points.length <= 1 ? (w - 2 * pad) / 2 : (i * (w - 2 * pad)) / (points.length - 1));
-  const y = (v: number): number => h - pad - v * (h - 2 * pad);
+    left + (points.length <= 1 ? (w - left - right) / 2 : (i * (w - left - right)) / (points.length - 1));
+  const y = (v: number): number => top + plot - v * plot;
   const marks: string[] = [];
   let path = '';
   points.forEach((p, i) => {
     const raw = pick(p);
     if (raw === null) {
       marks.push(
-        `<circle cx="${x(i).toFixed(1)}" cy="${y(0).toFixed(1)}" r="4" fill="none" stroke="#999"><title>${escapeHtml(p.label)}: undefined</title></circle>`,
+        `<circle cx="${x(i).toFixed(1)}" cy="${lane}" r="4" fill="none" stroke="#888" stroke-width="1.5"><title>${escapeHtml(p.label)} (${escapeHtml(p.at)}): undefined</title></circle>`,
       );
       path += ' ';
       return;
     }
-    const v = Number(raw);
+    const v = Math.min(1, Math.max(0, Number(raw)));
     const cmd = path.trim() === '' || path.endsWith(' ') ? 'M' : 'L';
     path += `${cmd}${x(i).toFixed(1)},${y(v).toFixed(1)}`;
     marks.push(
-      `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="4" fill="#2060c0"><title>${escapeHtml(p.label)}: ${raw}</title></circle>`,
+      `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3.5" fill="#2060c0"><title>${escapeHtml(p.label)} (${escapeHtml(p.at)}): ${raw}</title></circle>`,
     );
   });
-  const grid = [0, 0.5, 1]
+  const grid = [0, 0.25, 0.5, 0.75, 1]
     .map(
       (v) =>
-        `<line x1="${pad}" x2="${w - pad}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/><text x="4" y="${y(v) + 4}" font-size="11">${v}</text>`,
+        `<line x1="${left}" x2="${w - right}" y1="${y(v)}" y2="${y(v)}" stroke="${v === 0 ? '#999' : '#e4e4e4'}"/><text x="${left - 6}" y="${y(v) + 4}" font-size="11" text-anchor="end">${v}</text>`,
     )
     .join('');
-  return `<figure><figcaption>${escapeHtml(title)}</figcaption><svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="${escapeHtml(title)}">${grid}<path d="${path.trim()}" fill="none" stroke="#2060c0" stroke-width="2"/>${marks.join('')}</svg></figure>`;
+  const axis =
+    `<text x="${left - 6}" y="${lane + 4}" font-size="10" text-anchor="end" fill="#888">undef.</text>` +
+    (points.length === 0
+      ? `<text x="${w / 2}" y="${top + plot / 2}" font-size="12" text-anchor="middle" fill="#888">no handoff yet</text>`
+      : `<text x="${left}" y="${h - 4}" font-size="11">${escapeHtml(hhmm(points[0]?.at ?? ''))}</text>` +
+        `<text x="${w - right}" y="${h - 4}" font-size="11" text-anchor="end">${escapeHtml(hhmm(points.at(-1)?.at ?? ''))} · ${points.length} handoff(s)</text>`);
+  const last = points.at(-1);
+  const latest = last === undefined ? null : pick(last);
+  const caption = `${escapeHtml(title)} — latest: <strong>${latest === null ? 'undefined' : escapeHtml(latest)}</strong> (${options.better} is better)`;
+  return `<figure><figcaption>${caption}</figcaption><svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="${escapeHtml(title)}">${grid}${axis}<path d="${path.trim()}" fill="none" stroke="#2060c0" stroke-width="2"/>${marks.join('')}</svg></figure>`;
 }
 
 function markdownToHtml(md: string): string {
@@ -159,18 +185,26 @@ function markdownToHtml(md: string): string {
 export function renderHtml(r: ContinuityReport): string {
   const charts = [
     svgChart(
-      'FIC_obs over time (share of audited entries with complete verified lineage)',
+      'FIC_obs after each handoff (share of audited entries with complete verified lineage)',
       r.series,
       (p) => p.fic,
+      { better: 'higher' },
     ),
-    svgChart('CIF over time (mismatch share, weighted; hollow = unresolved)', r.series, (p) => p.cif),
+    svgChart(
+      'CIF after each handoff (weighted mismatch share; undefined = a required dimension unresolved)',
+      r.series,
+      (p) => p.cif,
+      { better: 'lower' },
+    ),
   ].join('\n');
+  const [title, ...rest] = renderMarkdown(r).split('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Continuity report — ${escapeHtml(r.producer)}</title>
-<style>body{font:14px/1.4 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em}table{border-collapse:collapse}td{border:1px solid #ccc;padding:2px 6px}figure{margin:1em 0}figcaption{font-weight:600}</style>
+<style>body{font:14px/1.4 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em}table{border-collapse:collapse}td{border:1px solid #ccc;padding:2px 6px}figure{margin:1em 0}figcaption{font-weight:600;margin-bottom:4px}</style>
 </head><body>
+${markdownToHtml(title ?? '')}
 ${charts}
-${markdownToHtml(renderMarkdown(r))}
+${markdownToHtml(rest.join('\n'))}
 </body></html>
 `;
 }

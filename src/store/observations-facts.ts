@@ -105,14 +105,54 @@ async function registeredDigests(ex: SqlExecutor, beforeSeq: number): Promise<Se
   return new Set(rows.map((r) => String(obj(JSON.parse(r.body))['digest'])));
 }
 
-/** Facts for the handoff record of every takeover on every lineage. */
-export async function handoffFacts(ex: SqlExecutor, domain: string, only?: string): Promise<HandoffFacts[]> {
-  const lineages =
+/** Handoff records already stored per lineage scope (one per generation, B3.3). */
+async function recordedHandoffs(ex: SqlExecutor, domain: string): Promise<Map<string, number>> {
+  const rows = await ex.all<{ scope_id: string; n: number | string }>(
+    "SELECT scope_id, COUNT(*) AS n FROM cop_records WHERE producer = ? AND event_type = 'handoff' GROUP BY scope_id",
+    [`urn:baton:${domain}`],
+  );
+  return new Map(rows.map((r) => [r.scope_id, Number(r.n)]));
+}
+
+export interface HandoffScan {
+  /** Facts to project (and, for recorded ones, to recheck against the stored bytes). */
+  readonly facts: HandoffFacts[];
+  /** Records not re-derived: lineages whose every generation already has its record (incremental). */
+  readonly skipped: number;
+}
+
+/**
+ * Facts for the handoff record of every takeover on every lineage. `incremental` skips a lineage
+ * whose every generation already has its record (a generation only grows by takeover), so a
+ * steady-state projection reads two small queries, not every chain; a full scan re-derives every
+ * record, which is how an altered event surfaces as a conflict (`baton report`).
+ */
+export async function handoffFacts(
+  ex: SqlExecutor,
+  domain: string,
+  only?: string,
+  incremental = false,
+): Promise<HandoffScan> {
+  const rows =
     only === undefined
-      ? await ex.all<{ id: string }>('SELECT id FROM aoc_lineages ORDER BY id')
-      : await ex.all<{ id: string }>('SELECT id FROM aoc_lineages WHERE id = ?', [only]);
-  const domainChain = await readChain(ex, `domain:${domain}`);
+      ? await ex.all<{ id: string; generation: number | string }>(
+          'SELECT id, generation FROM aoc_lineages ORDER BY id',
+        )
+      : await ex.all<{ id: string; generation: number | string }>(
+          'SELECT id, generation FROM aoc_lineages WHERE id = ?',
+          [only],
+        );
+  const recorded = incremental ? await recordedHandoffs(ex, domain) : new Map<string, number>();
+  let skipped = 0;
+  const lineages = rows.filter((r) => {
+    const n = recorded.get(`urn:baton:${domain}:lineage:${r.id}`) ?? 0;
+    if (n < Number(r.generation)) return true;
+    skipped += n;
+    return false;
+  });
   const out: HandoffFacts[] = [];
+  if (lineages.length === 0) return { facts: out, skipped };
+  const domainChain = await readChain(ex, `domain:${domain}`);
   for (const { id: lineage } of lineages) {
     const chain = await readChain(ex, `lineage:${lineage}`);
     const occurrences = await Promise.all(
@@ -159,7 +199,7 @@ export async function handoffFacts(ex: SqlExecutor, domain: string, only?: strin
       previousSeq = e.seq;
     }
   }
-  return out;
+  return { facts: out, skipped };
 }
 
 export interface EnteredOccurrence {

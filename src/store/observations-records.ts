@@ -136,8 +136,15 @@ export async function insertRecord(
       actor,
     });
   }
-  const stored = await getStoredRecord(tx, producer, record.record_id);
-  if (stored === undefined) throw new BatonError('internal', 'an inserted record is not readable');
+  // What was just inserted (its JCS is `body`), without reading it back: a query and a parse per record.
+  const stored: StoredRecord = {
+    producer,
+    record_id: record.record_id,
+    digest,
+    record,
+    signed: record.evidence_envelope !== undefined,
+    created_at: now,
+  };
   return { status: 'created', stored };
 }
 

@@ -101,18 +101,26 @@ export class ContinuityStore {
   /**
    * Write the handoff record of every takeover (of one lineage, or all) not yet recorded (B3.3)
    * and, unless a lineage is named, every revocation-barrier record (B3.4); safe to run any
-   * number of times.
+   * number of times. By default every record is re-derived and compared with the stored bytes
+   * (an altered event is a conflict); `incremental` skips lineages already fully recorded (the
+   * read routes: their cost stays flat as the log grows).
    */
-  async project(actor = 'system:observations', lineage?: string): Promise<ProjectionResult> {
-    const records = await this.#engine.read(async (ex) => {
+  async project(
+    actor = 'system:observations',
+    lineage?: string,
+    options: { readonly incremental?: boolean } = {},
+  ): Promise<ProjectionResult> {
+    const { records, skipped } = await this.#engine.read(async (ex) => {
       const domain = (await this.#domain(ex)).id;
-      const handoffs = (await handoffFacts(ex, domain, lineage)).map(projectHandoff);
-      if (lineage !== undefined) return handoffs;
-      return [...handoffs, ...(await barrierFacts(ex, domain)).map(projectBarrier)];
+      const scan = await handoffFacts(ex, domain, lineage, options.incremental === true);
+      const handoffs = scan.facts.map(projectHandoff);
+      if (lineage !== undefined) return { records: handoffs, skipped: scan.skipped };
+      const barriers = (await barrierFacts(ex, domain)).map(projectBarrier);
+      return { records: [...handoffs, ...barriers], skipped: scan.skipped };
     });
     const signed = await Promise.all(records.map((r) => signRecord(r, this.#key)));
     let created = 0;
-    let existing = 0;
+    let existing = skipped;
     const conflicts: string[] = [];
     for (let i = 0; i < signed.length; i += PROJECTION_BATCH) {
       const batch = signed.slice(i, i + PROJECTION_BATCH);
@@ -239,16 +247,18 @@ export class ContinuityStore {
     );
   }
 
-  /** FIC_obs and CIF after each handoff, cumulatively: the report's charts. */
+  /** FIC_obs and CIF after each handoff, cumulatively over the records observed by then: the report's charts. */
   async series(): Promise<SeriesPoint[]> {
-    const handoffs = await this.list({ eventType: 'handoff' });
+    const all = await this.list();
+    const handoffs = all.filter((r) => r.record.event_type === 'handoff');
     const pinned = await this.#profile();
     const points: SeriesPoint[] = [];
-    for (const [i, h] of handoffs.entries()) {
+    for (const h of handoffs) {
       const to = Date.parse(h.record.observed_at);
       const f = await this.fic({ to });
+      // Every record observed by then (barrier records too), as the report's own CIF counts them.
       const c = cif(
-        handoffs.slice(0, i + 1).map((r) => r.record),
+        all.filter((r) => Date.parse(r.record.observed_at) <= to).map((r) => r.record),
         pinned.weights,
         pinned.profile.required,
         pinned.profile.weights_version,

@@ -8,76 +8,17 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test, { type TestContext } from 'node:test';
+import test from 'node:test';
 import { observeCommand } from '../../src/cli/commands/observe.js';
-import { ManualClock } from '../../src/core/clock.js';
-import { exportPublicPem, generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
-import { sequentialIdSource } from '../../src/core/ids.js';
+import { exportPublicPem } from '../../src/core/ed25519.js';
 import { readRecord, verifyRecord, type ObservationRecord } from '../../src/observations/index.js';
-import { OccurrencesService } from '../../src/occurrences/index.js';
-import {
-  ContinuityStore,
-  harnessGate,
-  migrate,
-  occurrencesUnitOfWork,
-  openHarnessOn,
-} from '../../src/store/index.js';
-import { binding, T0, verifiedSignal, verifiedStatus } from '../missions/fixtures.js';
-import { createInput, domainConfig, paymentsProfile } from '../occurrences/helpers.js';
-import { enginesUnderTest, type EngineUnderTest } from '../store/engines.js';
+import { T0, verifiedSignal, verifiedStatus } from '../missions/fixtures.js';
+import { enginesUnderTest } from '../store/engines.js';
 import { captureIo, tempDir } from '../store/support.js';
+import { governedWorld, reserveGoverned } from './governed.js';
 
 const engines = await enginesUnderTest();
 const PRODUCER = 'urn:baton:test-domain';
-
-async function governedWorld(t: TestContext, e: EngineUnderTest) {
-  const store = await e.open(t);
-  await migrate(store.engine);
-  const clock = new ManualClock(T0);
-  const key = generateEd25519KeyPair();
-  const harness = openHarnessOn(store.engine, {
-    domainPrivateKey: key.privateKey,
-    clock,
-    ids: sequentialIdSource('h'),
-  });
-  const occurrences = new OccurrencesService({
-    uow: occurrencesUnitOfWork(store.engine, harnessGate(harness)),
-    domainKey: { kid: key.kid, publicKey: publicKeyRaw(key.publicKey).toString('base64url') },
-    clock,
-    ids: sequentialIdSource('o'),
-  });
-  await harness.registerMatrix();
-  await occurrences.configureDomain(domainConfig() as never);
-  await occurrences.registerProfile(paymentsProfile());
-  await occurrences.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 100_000 });
-  const continuity = new ContinuityStore({ engine: store.engine, signingKey: key.privateKey, clock });
-  return { store, clock, key, harness, occurrences, continuity };
-}
-
-type GovernedWorld = Awaited<ReturnType<typeof governedWorld>>;
-
-/** Three governed items reserved at T0; returns a function entering one of them now. */
-async function reserveThree(w: GovernedWorld) {
-  const g = await w.occurrences.takeover({ lineage: 'invoice-agent' });
-  const ids: string[] = [];
-  for (const k of ['early', 'near', 'late']) {
-    const item = await w.harness.createItem(
-      {
-        kind: 'queue_item',
-        action_class: 'consequential_write',
-        lineage: 'invoice-agent',
-        mission_binding: binding,
-        idempotency_key: k,
-      },
-      'executor',
-    );
-    await w.harness.dispatch(item.id, 'executor', g.generation);
-    const c = await w.occurrences.create({ ...createInput(g.credential, k), workItemId: item.id });
-    ids.push(c.occurrence.id);
-  }
-  const enter = (id: string) => w.occurrences.enter({ credential: g.credential, occurrenceId: id });
-  return { ids, enter };
-}
 
 const authorityOf = (r: ObservationRecord) => r.invariants.find((i) => i.dimension === 'authority');
 
@@ -85,7 +26,7 @@ for (const e of engines) {
   test(`[${e.name}] B7-14 B3.4 a late revocation SET: entries 1 s, 50 s and 95 s after T0 against committed_at T0+40 s ⇒ MATCH, UNKNOWN timing_ambiguous, MISMATCH`, async (t) => {
     const w = await governedWorld(t, e);
     await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
-    const { ids, enter } = await reserveThree(w);
+    const { ids, enter } = await reserveGoverned(w, ['early', 'near', 'late']);
     const [early, near, late] = ids as [string, string, string];
     w.clock.advance(1_000);
     await enter(early); // T0+1 s < 40 − 30
@@ -175,7 +116,7 @@ for (const e of engines) {
     await w.harness.applyVerifiedStatus(
       verifiedStatus('active', T0, { jws: jws(T0), jwsDigest: 'sha-256:active0' }),
     );
-    const { ids, enter } = await reserveThree(w);
+    const { ids, enter } = await reserveGoverned(w, ['early', 'near', 'late']);
     const [early, near] = ids as [string, string, string];
     w.clock.advance(1_000);
     await enter(early);

@@ -1,5 +1,5 @@
 /**
- * B7-17 OBS-15 OBS-28: no stored FIC/CIF value or record changes an entry decision. The lint rule
+ * B7-17 OBS-15 OBS-28: no stored FIC/CIF value or record changes an entry or dispatch decision. The lint rule
  * refuses any import of observations from occurrences, missions or leases; behaviourally, two
  * stores that differ only in their continuity records and profiles make the same decisions.
  */
@@ -14,6 +14,8 @@ import { HANDOFF_PROFILE } from '../../src/observations/index.js';
 import { repoRoot } from '../support/paths.js';
 import { sqliteUnderTest } from '../store/engines.js';
 import { createInput } from '../occurrences/helpers.js';
+import { binding, T0, verifiedSignal } from '../missions/fixtures.js';
+import { governedWorld, reserveGoverned, type GovernedWorld } from './governed.js';
 import { decidedRecord, prepare, type Prepared } from './support.js';
 
 const { boundaries } = (await import(pathToFileURL(join(repoRoot, 'eslint.boundaries.js')).href)) as {
@@ -107,4 +109,68 @@ test('B7-17 OBS-15 behaviour: a store full of MISMATCH records and a hostile pro
   const [x, y] = [await decisions(clean), await decisions(noisy)];
   assert.deepEqual(y, x);
   assert.deepEqual(x, ['enter entered', 'already_entered', 'generation_retired']);
+});
+
+/** Governed work: dispatch and gated entry before and after a revocation (A3.1, A3.6). */
+async function governedDecisions(w: GovernedWorld, noisy: boolean): Promise<string[]> {
+  const out: string[] = [];
+  const outcome = async (label: string, fn: () => Promise<string>) => {
+    try {
+      out.push(`${label} ${await fn()}`);
+    } catch (err) {
+      out.push(`${label} ${isBatonError(err) ? err.code : 'non-baton error'}`);
+    }
+    if (noisy) await w.continuity.project(); // records (handoff, barrier) land between decisions
+  };
+  await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
+  const { ids, enter } = await reserveGoverned(w, ['a', 'b']);
+  const [a, b] = ids as [string, string];
+  await outcome('enter a', async () => (await enter(a)).occurrence.phase);
+  w.clock.advance(70_000);
+  await outcome('enter b late', async () => (await enter(b)).occurrence.phase);
+  await outcome('revoke', async () =>
+    String((await w.harness.applyVerifiedSignal(verifiedSignal('revoked', 2, T0))).stopped),
+  );
+  const g = await w.occurrences.takeover({ lineage: 'invoice-agent' });
+  const item = await w.harness.createItem(
+    {
+      kind: 'queue_item',
+      action_class: 'consequential_write',
+      lineage: 'invoice-agent',
+      mission_binding: binding,
+      idempotency_key: 'c',
+    },
+    'executor',
+  );
+  await outcome(
+    'dispatch c',
+    async () => (await w.harness.dispatch(item.id, 'executor', g.generation)).item.state,
+  );
+  return out;
+}
+
+test('B7-17 OBS-15 behaviour: dispatch and gated entry decide the same beside MISMATCH records, a MISMATCH barrier record and a hostile profile', async (t) => {
+  const clean = await governedWorld(t, sqliteUnderTest);
+  const noisy = await governedWorld(t, sqliteUnderTest);
+  for (let i = 0; i < 3; i++)
+    await noisy.continuity.submit(
+      decidedRecord({
+        producer: 'urn:baton:test-domain',
+        record_id: `r${i}`,
+        invariants: [{ dimension: 'authority', status: 'MISMATCH', reference: 'urn:baton:r', reason: 'x' }],
+      }),
+      'operator',
+    );
+  await noisy.continuity.registerProfile({
+    ...HANDOFF_PROFILE,
+    id: 'urn:example:hostile',
+    weights: { authority: '1' },
+  });
+  const [x, y] = [await governedDecisions(clean, false), await governedDecisions(noisy, true)];
+  assert.deepEqual(y, x);
+  assert.equal(x[0], 'enter a entered');
+  assert.match(x.at(-1) ?? '', /^dispatch c (mission_not_active|suppressed|paused)/);
+  const barriers = await noisy.continuity.list({ eventType: 'revocation_barrier' });
+  assert.ok(barriers.length >= 1, 'the noisy store really holds barrier records');
+  assert.equal((await noisy.continuity.cif({ profile: 'urn:example:hostile' })).complete, false);
 });

@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
 import { isBatonError } from '../../src/core/errors.js';
-import { code, readRecordValue, type Status } from '../../src/observations/index.js';
+import {
+  code,
+  projectBarrier,
+  readRecordValue,
+  type BarrierRecordFacts,
+  type Status,
+} from '../../src/observations/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { decidedRecord, enterSome, prepare } from './support.js';
 
@@ -80,3 +86,37 @@ for (const e of engines) {
     );
   });
 }
+
+test('OBS-13 B3.4 property: a barrier record without a verified entry or over an unverified chain is never MATCH, and every projected one reads back', () => {
+  const event = (n: number) => ({ subject: `occurrence:o${n}`, idx: n, hash: `sha-256:${'A'.repeat(43)}` });
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 4_000_000_000_000 }),
+      fc.integer({ min: -600_000, max: 600_000 }),
+      fc.option(fc.integer({ min: -600_000, max: 0 }), { nil: null }),
+      fc.boolean(),
+      fc.boolean(),
+      (committedAt, offset, earliestOffset, hasEntry, chainsVerify) => {
+        const facts: BarrierRecordFacts = {
+          domain: 'd',
+          origin: 'https://as.example.com',
+          missionId: 'm',
+          barrier: { ...event(1), seq: 9, at: committedAt + 1000, state: 'revoked', source: 'signal' },
+          committedAt,
+          committedAtEarliest: earliestOffset === null ? null : committedAt + earliestOffset,
+          occurrence: 'o2',
+          lineage: 'L',
+          entered: hasEntry ? { ...event(2), at: committedAt + offset, generation: 1 } : null,
+          chainsVerify,
+        };
+        const record = projectBarrier(facts);
+        const authority = record.invariants[0];
+        if (!hasEntry || !chainsVerify) assert.equal(authority?.status, 'UNKNOWN');
+        if (earliestOffset === null)
+          assert.notEqual(authority?.status, 'MATCH', 'no earliest bound, no MATCH');
+        if (authority?.status === 'MATCH') assert.ok(offset < (earliestOffset ?? 0) - 30_000);
+        readRecordValue(record); // the projector never writes a record its own reader refuses
+      },
+    ),
+  );
+});

@@ -19,6 +19,24 @@ import { decidedRecord, enterSome, prepare } from './support.js';
 const engines = await enginesUnderTest();
 
 for (const e of engines) {
+  test(`[${e.name}] B3.3 incremental projection skips fully recorded lineages (counted as existing) and still writes a new generation's record; a full one re-derives and reports an altered event as a conflict`, async (t) => {
+    const p = await prepare(t, e);
+    await p.svc.takeover({ lineage: 'A' });
+    await p.svc.takeover({ lineage: 'B' });
+    assert.equal((await p.continuity.project()).created, 2);
+    await p.svc.takeover({ lineage: 'B' });
+    const inc = await p.continuity.project('t', undefined, { incremental: true });
+    assert.deepEqual([inc.created, inc.existing, inc.conflicts], [1, 2, []], 'A skipped, B re-derived');
+    await p.store.tamper(
+      "UPDATE evidence_events SET actor = 'someone-else' WHERE subject = ? AND type = 'generation_advanced'",
+      ['lineage:A'],
+    );
+    const quiet = await p.continuity.project('t', undefined, { incremental: true });
+    assert.deepEqual(quiet.conflicts, [], 'incremental does not re-derive A');
+    const full = await p.continuity.project();
+    assert.deepEqual(full.conflicts, [handoffRecordId('test-domain', 'A', 1)]);
+  });
+
   test(`[${e.name}] B7-12 OBS-08: one handoff record per generation, however often the projector runs`, async (t) => {
     const p = await prepare(t, e);
     await enterSome(p, 'invoice-agent', 1);

@@ -119,7 +119,7 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['operator', 'admin'],
       schema: { querystring: recordQuery, response: { 200: recordChain } },
       handler: async (input) => {
-        await store(deps).project();
+        await store(deps).project('system:observations', undefined, { incremental: true });
         const found = await store(deps).get(q(input, 'producer') ?? '', q(input, 'id') ?? '');
         if (found === undefined) throw new BatonError('observation_record_not_found', 'no such record');
         return { body: found };
@@ -144,7 +144,7 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['operator', 'admin'],
       schema: { querystring: cifQuery, response: { 200: cifResult } },
       handler: async (input) => {
-        await store(deps).project();
+        await store(deps).project('system:observations', undefined, { incremental: true });
         const profile = q(input, 'profile');
         return { body: await store(deps).cif(profile === undefined ? {} : { profile }) };
       },
