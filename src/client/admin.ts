@@ -58,6 +58,24 @@ const DOMAIN = ['id', 'kid', 'publicKey', 'limits', 'bypassPaths', 'version'];
 const PROFILE = ['id', 'version', 'digest', 'document', 'registeredAt'];
 const AUTHORITY = ['id', 'unit', 'total', 'reserved', 'consumed', 'version'];
 const TOKEN = ['id', 'name', 'role', 'createdAt', 'revokedAt'];
+const ISSUER = ['issuer', 'pinDigest', 'pushBearerDigest', 'pollBearerRef', 'delivery'];
+
+/** A pinned Mission issuer as `GET /v1/missions/issuers/{issuer}` shows it (never a bearer). */
+export interface MissionIssuerSummary {
+  readonly issuer: string;
+  readonly pin: JsonObject;
+  readonly pinDigest: string;
+  readonly delivery: string | null;
+  readonly pushBearer: boolean;
+  /** sha-256 of the push bearer: lets `baton apply` see a changed bearer without the server showing it. */
+  readonly pushBearerDigest: string | null;
+  readonly pollBearerRef: string | null;
+  readonly registeredAt: number;
+  readonly lastSetAt: number | null;
+  readonly lastPollAt: number | null;
+  readonly lastPollError: string | null;
+  readonly streamLive: boolean;
+}
 
 function limited(path: string, options: ListOptions | undefined): string {
   return options?.limit === undefined ? path : `${path}?limit=${options.limit}`;
@@ -122,6 +140,16 @@ export class AdminClient {
   createAuthority(authority: AuthorityInput): Promise<AuthorityRecord> {
     const body = authority as unknown as JsonObject;
     return this.#call({ method: 'POST', path: '/v1/authorities', body, safeToRetry: true }, AUTHORITY);
+  }
+
+  /** Operator. Throws `mission_issuer_not_found` when the issuer is not pinned (docs/missions.md). */
+  getMissionIssuer(issuer: string): Promise<MissionIssuerSummary> {
+    return this.#get(`/v1/missions/issuers/${seg(issuer)}`, ISSUER);
+  }
+
+  /** Admin. Safe to retry: the same pin and bearer again are unchanged (another is `mission_issuer_conflict`). */
+  pinMissionIssuer(body: JsonObject): Promise<MissionIssuerSummary> {
+    return this.#call({ method: 'POST', path: '/v1/missions/issuers', body, safeToRetry: true }, ISSUER);
   }
 
   /** Admin. Every principal token's public record. */
