@@ -60,6 +60,19 @@ const AUTHORITY = ['id', 'unit', 'total', 'reserved', 'consumed', 'version'];
 const TOKEN = ['id', 'name', 'role', 'createdAt', 'revokedAt'];
 const ISSUER = ['issuer', 'pinDigest', 'pushBearerDigest', 'pollBearerRef', 'delivery'];
 
+/** The answer of `POST /v1/missions/{origin}/{missionId}/check`. */
+export interface MissionCheckAnswer {
+  readonly state: string;
+  readonly active: boolean;
+  readonly applied: boolean;
+  /** Work items the check stopped (A3.7). */
+  readonly stopped: number;
+  readonly expiresAt: string;
+  readonly checkedAt: string;
+  readonly jwsDigest: string;
+  readonly assessment: unknown;
+}
+
 /** A pinned Mission issuer as `GET /v1/missions/issuers/{issuer}` shows it (never a bearer). */
 export interface MissionIssuerSummary {
   readonly issuer: string;
@@ -150,6 +163,17 @@ export class AdminClient {
   /** Admin. Safe to retry: the same pin and bearer again are unchanged (another is `mission_issuer_conflict`). */
   pinMissionIssuer(body: JsonObject): Promise<MissionIssuerSummary> {
     return this.#call({ method: 'POST', path: '/v1/missions/issuers', body, safeToRetry: true }, ISSUER);
+  }
+
+  /**
+   * Operator. Fetch Mission Status now and apply it (docs/missions.md): a verified answer, or
+   * `mission_status_invalid` (refused: the view became unknown) / `mission_status_unavailable`.
+   */
+  checkMission(origin: string, missionId: string): Promise<MissionCheckAnswer> {
+    return this.#call(
+      { method: 'POST', path: `/v1/missions/${seg(origin)}/${seg(missionId)}/check`, safeToRetry: true },
+      ['state', 'active', 'applied', 'stopped'],
+    );
   }
 
   /** Admin. Every principal token's public record. */
