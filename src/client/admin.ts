@@ -165,6 +165,14 @@ export class AdminClient {
     return this.#call({ method: 'POST', path: '/v1/missions/issuers', body, safeToRetry: true }, ISSUER);
   }
 
+  /** Operator. The stored Mission view and what a check would conclude now (A3.3, A3.5). */
+  getMissionView(
+    origin: string,
+    missionId: string,
+  ): Promise<{ view: JsonObject | null; assessment: { verdict: string; state: string; reason: string } }> {
+    return this.#get(`/v1/missions/${seg(origin)}/${seg(missionId)}`, ['view', 'assessment']);
+  }
+
   /**
    * Operator. Fetch Mission Status now and apply it (docs/missions.md): a verified answer, or
    * `mission_status_invalid` (refused: the view became unknown) / `mission_status_unavailable`.
