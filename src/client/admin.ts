@@ -58,6 +58,37 @@ const DOMAIN = ['id', 'kid', 'publicKey', 'limits', 'bypassPaths', 'version'];
 const PROFILE = ['id', 'version', 'digest', 'document', 'registeredAt'];
 const AUTHORITY = ['id', 'unit', 'total', 'reserved', 'consumed', 'version'];
 const TOKEN = ['id', 'name', 'role', 'createdAt', 'revokedAt'];
+const ISSUER = ['issuer', 'pinDigest', 'pushBearerDigest', 'pollBearerRef', 'delivery'];
+
+/** The answer of `POST /v1/missions/{origin}/{missionId}/check`. */
+export interface MissionCheckAnswer {
+  readonly state: string;
+  readonly active: boolean;
+  readonly applied: boolean;
+  /** Work items the check stopped (A3.7). */
+  readonly stopped: number;
+  readonly expiresAt: string;
+  readonly checkedAt: string;
+  readonly jwsDigest: string;
+  readonly assessment: unknown;
+}
+
+/** A pinned Mission issuer as `GET /v1/missions/issuers/{issuer}` shows it (never a bearer). */
+export interface MissionIssuerSummary {
+  readonly issuer: string;
+  readonly pin: JsonObject;
+  readonly pinDigest: string;
+  readonly delivery: string | null;
+  readonly pushBearer: boolean;
+  /** sha-256 of the push bearer: lets `baton apply` see a changed bearer without the server showing it. */
+  readonly pushBearerDigest: string | null;
+  readonly pollBearerRef: string | null;
+  readonly registeredAt: number;
+  readonly lastSetAt: number | null;
+  readonly lastPollAt: number | null;
+  readonly lastPollError: string | null;
+  readonly streamLive: boolean;
+}
 
 function limited(path: string, options: ListOptions | undefined): string {
   return options?.limit === undefined ? path : `${path}?limit=${options.limit}`;
@@ -122,6 +153,35 @@ export class AdminClient {
   createAuthority(authority: AuthorityInput): Promise<AuthorityRecord> {
     const body = authority as unknown as JsonObject;
     return this.#call({ method: 'POST', path: '/v1/authorities', body, safeToRetry: true }, AUTHORITY);
+  }
+
+  /** Operator. Throws `mission_issuer_not_found` when the issuer is not pinned (docs/missions.md). */
+  getMissionIssuer(issuer: string): Promise<MissionIssuerSummary> {
+    return this.#get(`/v1/missions/issuers/${seg(issuer)}`, ISSUER);
+  }
+
+  /** Admin. Safe to retry: the same pin and bearer again are unchanged (another is `mission_issuer_conflict`). */
+  pinMissionIssuer(body: JsonObject): Promise<MissionIssuerSummary> {
+    return this.#call({ method: 'POST', path: '/v1/missions/issuers', body, safeToRetry: true }, ISSUER);
+  }
+
+  /** Operator. The stored Mission view and what a check would conclude now (A3.3, A3.5). */
+  getMissionView(
+    origin: string,
+    missionId: string,
+  ): Promise<{ view: JsonObject | null; assessment: { verdict: string; state: string; reason: string } }> {
+    return this.#get(`/v1/missions/${seg(origin)}/${seg(missionId)}`, ['view', 'assessment']);
+  }
+
+  /**
+   * Operator. Fetch Mission Status now and apply it (docs/missions.md): a verified answer, or
+   * `mission_status_invalid` (refused: the view became unknown) / `mission_status_unavailable`.
+   */
+  checkMission(origin: string, missionId: string): Promise<MissionCheckAnswer> {
+    return this.#call(
+      { method: 'POST', path: `/v1/missions/${seg(origin)}/${seg(missionId)}/check`, safeToRetry: true },
+      ['state', 'active', 'applied', 'stopped'],
+    );
   }
 
   /** Admin. Every principal token's public record. */

@@ -5,6 +5,8 @@ export {
   type AdminClientOptions,
   type CreatedPrincipalToken,
   type ListOptions,
+  type MissionCheckAnswer,
+  type MissionIssuerSummary,
   type PrincipalToken,
   type PrincipalTokenRole,
 } from './admin.js';

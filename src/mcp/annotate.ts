@@ -19,7 +19,11 @@ function withoutArgument(schema: Tool['inputSchema'], p: ToolPolicy): Tool['inpu
   return { ...schema, properties, ...(required === undefined ? {} : { required }) };
 }
 
-export function annotateTool(tool: Tool, p: ToolPolicy, lineage: string): Tool {
+/**
+ * `missionsEnforced`: the gateway runs a MissionGate (`baton mcp` always does: mission-gate.ts);
+ * only a gateway embedded without one shows a declared rule as `declared_not_enforced`.
+ */
+export function annotateTool(tool: Tool, p: ToolPolicy, lineage: string, missionsEnforced = false): Tool {
   const baton: JsonObject = {
     lineage,
     provider: { ...p.provider },
@@ -27,7 +31,12 @@ export function annotateTool(tool: Tool, p: ToolPolicy, lineage: string): Tool {
     creationKey: p.creationKey.from,
     nativeKey: p.nativeKey === null ? null : p.nativeKey.to,
     settledBy: p.settle.statusSources ? 'status_sources' : 'unsettled_without_status_sources',
-    mission: p.mission === null ? null : 'declared_not_enforced',
+    mission:
+      p.mission === null
+        ? null
+        : missionsEnforced
+          ? { enforcedBy: 'baton', meta: p.mission.meta, required: p.mission.required }
+          : 'declared_not_enforced',
   };
   return {
     ...tool,

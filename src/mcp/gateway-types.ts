@@ -14,10 +14,9 @@ export type MissionVerdict =
 /**
  * EXTENSION POINT for src/missions (issue 11, mission-aware harness): called before anything else
  * touches a consequential call. A refusal stops the call before Baton or the upstream hear of it.
- * This build ships only MISSIONS_NOT_ENFORCED: the policy's `mission` rule is validated, not checked.
- * The missions merge supplies a gate that resolves `meta[rule.meta]` to a mission binding, checks
- * Mission Status is `active` for the lineage/generation (and `actionClass`), and refuses with
- * `mission_not_active` / `mission_status_unavailable` otherwise.
+ * `baton mcp` uses batonMissionGate (mission-gate.ts): `meta[rule.meta]` names the Mission, Baton's
+ * view (refreshed from the issuer when stale) must be `active`, else `mission_not_active` /
+ * `mission_status_unavailable`. MISSIONS_NOT_ENFORCED remains for gateways embedded without one.
  */
 export interface MissionGate {
   check(input: {

@@ -163,7 +163,8 @@ async function openSession(
       hasOutputSchema: route.tool.outputSchema !== undefined,
     };
   };
-  registerTools(server, options.policy, upstreams, shared.routes, ctxFor);
+  const enforced = options.missions !== undefined && options.missions !== MISSIONS_NOT_ENFORCED;
+  registerTools(server, options.policy, upstreams, shared.routes, ctxFor, enforced);
   registerResources(server, upstreams);
   registerPrompts(server, upstreams);
   return { server, executor };
@@ -175,13 +176,14 @@ function registerTools(
   upstreams: readonly Upstream[],
   routes: Routes,
   ctxFor: (name: string) => Ctx | undefined,
+  missionsEnforced = false,
 ): void {
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const tools: Tool[] = [];
     for (const u of upstreams) {
       for (const tool of await listTools(u)) {
         const p = policy.tools.get(tool.name);
-        tools.push(p === undefined ? tool : annotateTool(tool, p, policy.lineage));
+        tools.push(p === undefined ? tool : annotateTool(tool, p, policy.lineage, missionsEnforced));
       }
     }
     return { tools };

@@ -43,8 +43,8 @@ export interface ReadToolRule {
 }
 
 /**
- * The mission binding (mission-aware harness). A placeholder: validated here, NOT enforced by this
- * build — the gateway's MissionGate extension point (gateway-types.ts) is where src/missions plugs in.
+ * The mission binding (mission-aware harness): the agent names its Mission in `_meta[meta]`; the
+ * gateway's MissionGate (mission-gate.ts: Baton's mission view) checks it before anything else.
  */
 export interface MissionRule {
   readonly required: boolean;

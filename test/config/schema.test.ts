@@ -51,6 +51,14 @@ const VALID: readonly [string, unknown][] = [
   ],
   ['tokens without a file', { ...min, tokens: { create: [{ name: 'ops bot', role: 'admin' }] } }],
   ['empty lists', { ...min, profiles: [], authorities: [], tokens: { create: [] } }],
+  [
+    'an issuer pin file with a push bearer reference',
+    { ...min, issuers: [{ file: 'i.json', pushBearerRef: 'env:B' }] },
+  ],
+  [
+    'an inline issuer pin with a poll bearer file',
+    { ...min, issuers: [{ pin: {}, pollBearerRef: 'file:b.txt' }] },
+  ],
   ['bypass paths in another order', withDomain({ ...domain, bypassPaths: [...paths].reverse() })],
   ['the largest entry window', withLimits({ entryWindowSeconds: 30 * 86_400 })],
   [
@@ -64,6 +72,10 @@ const INVALID: readonly [string, unknown][] = [
   ['no format', {}],
   ['another format', { format: 'baton.config/2' }],
   ['an unknown top-level member', { ...min, extra: 1 }],
+  ['an issuer with both a file and a pin', { ...min, issuers: [{ file: 'i.json', pin: {} }] }],
+  ['an issuer with neither', { ...min, issuers: [{ pushBearerRef: 'env:B' }] }],
+  ['an issuer bearer given in clear', { ...min, issuers: [{ file: 'i.json', pushBearerRef: 'hunter2' }] }],
+  ['an issuer with an unknown member', { ...min, issuers: [{ file: 'i.json', pushBearer: 'x' }] }],
   ['a domain without limits', withDomain({ id: 'd', bypassPaths: paths })],
   ['a domain id with a space', withDomain({ ...domain, id: 'my domain' })],
   ['a zero limit', withLimits({ maxPendingPerLineage: 0 })],

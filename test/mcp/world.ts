@@ -57,12 +57,21 @@ export function policyFor(profile: { id: string; version: string }, extra: JsonO
   };
 }
 
-export async function makeWorld(t: TestContext, options: { total?: number } = {}): Promise<World> {
+export async function makeWorld(
+  t: TestContext,
+  options: { total?: number; harness?: boolean } = {},
+): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-mcp-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const provider = await startSandbox(t);
   const store = await openStore(t, provider, options.total ?? 100_000);
-  const app = buildServer({ engine: store.engine, service: store.service, keys: provider.keys });
+  const app = buildServer({
+    engine: store.engine,
+    service: store.service,
+    keys: provider.keys,
+    // The Mission consumer and harness (test/mcp/missions.test.ts); off for the other tests.
+    ...(options.harness === true && { harness: store.harness }),
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
   const { port } = app.server.address() as AddressInfo;

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
+import { baton } from '../config/support.js';
 import { assertProblem } from '../server/helpers.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { consumerWorld, type ConsumerWorld } from './consumer-world.js';
@@ -35,6 +36,14 @@ for (const e of engines) {
     );
     assert.ok(archived.length >= 1 && archived.every((k) => k.jwk !== null), 'the verifying key is archived');
 
+    const cli = (): Promise<{ code: number; out: string; err: string }> =>
+      baton(['missions', 'check', w.pin.issuer, mission, '--url', w.url, '--token', w.operator]);
+    const active = await cli();
+    assert.deepEqual(
+      [active.code, active.out],
+      [0, 'active (active); applied; work stopped: 0\n'],
+      active.err,
+    );
     await w.issuer.admin('/admin/faults', { status: ['http_503'] });
     const down = await w.call('POST', checkPath(w, mission), { token: w.operator });
     assertProblem(down, 503, 'mission_status_unavailable');
@@ -62,6 +71,13 @@ for (const e of engines) {
     const revoked = await w.call('POST', checkPath(w, mission), { token: w.operator });
     assert.equal(revoked.status, 200, revoked.text);
     assert.deepEqual([revoked.body['state'], revoked.body['active']], ['revoked', false]);
+    const stopped = await cli();
+    assert.equal(stopped.code, 1, stopped.err);
+    assert.match(stopped.out, /^revoked \(not active\)/);
+    await w.issuer.admin('/admin/faults', { status: ['http_503'] });
+    const down2 = await cli();
+    assert.equal(down2.code, 1);
+    assert.match(down2.err, /^error: mission_status_unavailable: /);
     assertProblem(
       await w.call('POST', `/v1/missions/${encodeURIComponent('https://nobody.example')}/${mission}/check`, {
         token: w.operator,
@@ -71,12 +87,12 @@ for (const e of engines) {
     );
     const metrics = (await w.call('GET', '/metrics')).text;
     for (const [result, n] of [
-      ['active', 1],
-      ['unavailable', 1],
+      ['active', 2],
+      ['unavailable', 2],
       ['refused', 1],
       ['not_found', 1],
       // The revocation SET arrives with a version gap (no SET before it): one more check (A3.4 step 6).
-      ['not_active', '[12]'],
+      ['not_active', '[23]'],
     ] as const)
       assert.match(metrics, new RegExp(`baton_mission_checks_total\\{result="${result}"\\} ${n}\\n`));
   });

@@ -6,10 +6,12 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { BatonError } from '../../core/errors.js';
 import { reportError, wantsHelp, type Command } from '../command.js';
+import { runMissionsDemo } from '../demo/missions.js';
 import { runDemo } from '../demo/story.js';
 import { EXIT, type CliIo } from '../io.js';
 
 const USAGE = `usage: baton demo [--db FILE]
+       baton demo --missions
 
 A worker PROCESS pays three invoices through the sandbox payments provider and is killed with
 SIGKILL right after it sent the second (after the provider applied it, before the worker recorded
@@ -18,12 +20,23 @@ status source and does not pay it twice, then pays the third. Then the same with
 answering unsigned: that payment stays unresolved, with the reason shown. Ends with the sandbox's
 effect count per invoice. Uses a temporary SQLite file unless --db FILE is given (a new file).
 Exit 0 when exactly one effect per invoice was applied and the unsigned case stayed unresolved.
+
+--missions: an agent's payments under a Mission from the reference issuer (labelled for development).
+Baton pins the issuer and receives its lifecycle SETs by RFC 8935 push. One payment is made, one is
+dispatched but not yet sent, two are queued; then the issuer revokes the Mission: the pushed SET
+suppresses the queued ones at once and the dispatched one is refused at provider entry
+(mission_not_active). Exit 0 when the provider saw no effect after the revocation and every stop
+carries signed Harness Evidence. Temporary files only.
 `;
 
-function parse(argv: string[]): { db: string | undefined } {
-  let values: { db?: string };
+function parse(argv: string[]): { db: string | undefined; missions: boolean } {
+  let values: { db?: string; missions?: boolean };
   try {
-    ({ values } = parseArgs({ args: argv, options: { db: { type: 'string' } }, strict: true }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: { db: { type: 'string' }, missions: { type: 'boolean' } },
+      strict: true,
+    }));
   } catch (cause) {
     throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
   }
@@ -31,7 +44,9 @@ function parse(argv: string[]): { db: string | undefined } {
   if (values.db !== undefined && existsSync(values.db)) {
     throw new BatonError('usage', '--db must name a file that does not exist yet');
   }
-  return { db: values.db };
+  if (values.missions === true && values.db !== undefined)
+    throw new BatonError('usage', '--missions uses temporary files only: drop --db');
+  return { db: values.db, missions: values.missions === true };
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
@@ -40,7 +55,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   try {
-    const { db } = parse(argv);
+    const { db, missions } = parse(argv);
+    const print = (line: string): void => io.stdout(`${line}\n`);
+    if (missions) return (await runMissionsDemo({ print })) ? EXIT.ok : EXIT.negative;
     const ok = await runDemo({ ...(db !== undefined && { db }), print: (line) => io.stdout(`${line}\n`) });
     return ok ? EXIT.ok : EXIT.negative;
   } catch (error) {

@@ -6,11 +6,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { HttpBatonClient } from '../../client/index.js';
+import { AdminClient, HttpBatonClient } from '../../client/index.js';
 import { importEd25519PublicKey } from '../../core/ed25519.js';
 import { BatonError } from '../../core/errors.js';
 import { keyRing, type KeyResolver } from '../../leases/index.js';
 import {
+  batonMissionGate,
   parsePolicy,
   serveHttp,
   serveStdio,
@@ -153,14 +154,18 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
     );
     for (const p of policy.tools.values()) {
       if (p.mission !== null)
-        log(`mcp: tool ${p.tool} declares a mission binding: validated, NOT enforced by this build`);
+        log(
+          `mcp: tool ${p.tool}: its Mission (_meta["${p.mission.meta}"]) is checked at Baton before every call`,
+        );
     }
-    const baton = new HttpBatonClient({ baseUrl: v.baton, token: await token(v['token-file']) });
+    const secret = await token(v['token-file']);
+    const baton = new HttpBatonClient({ baseUrl: v.baton, token: secret });
     gateway = await startGateway({
       baton,
       policy,
       upstreams: specs,
       leaseKeys: await leaseKeys(v['lease-key'] ?? []),
+      missions: batonMissionGate(new AdminClient({ baseUrl: v.baton, token: secret })),
       upstreamTimeoutMs: timeoutMs,
       log,
     });

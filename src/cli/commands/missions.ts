@@ -22,11 +22,13 @@ import {
 } from '../../missions/index.js';
 import { readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { adminClient, REMOTE_USAGE, reportRemoteError } from './remote.js';
 
 const USAGE = `usage: baton missions anchor intent|authority FILE|- --iss URL
        baton missions verify-status FILE|- --jwks JWKS.json --iss URL --aud AUDIENCE --sub CLIENT_ID
                                     --nonce NONCE [--mission ID] [--now RFC3339|SECONDS] [--json]
        baton missions verify-set FILE|- --jwks JWKS.json --iss URL --aud AUDIENCE [--now RFC3339|SECONDS] [--json]
+       baton missions check ISSUER MISSION_ID [--url URL] [--token TOKEN] [--json]
 
 anchor         prints intent_hash (intent: the approved Mission Intent object) or authority_hash
                (authority: the Authority Set array): sha-256: + base64url of SHA-256 over the JCS of
@@ -38,7 +40,13 @@ verify-status  checks a Mission Status answer (compact JWS) in the fixed order o
                (only 'active' before expires_at + 30 s).
 verify-set     checks a lifecycle SET: typ secevent+jwt, alg, signature, iss, aud, exp required, iat,
                jti, and the lifecycle event's members; prints the RFC 8935 error code when refused.
+check          asks a running server (operator token) to fetch the Mission's Status from its pinned
+               issuer now (A3.2: nonce, private_key_jwt, the fixed verification order) and apply it;
+               a non-active answer stops the Mission's governed work. Prints the state; exit 0 only
+               for 'active', 1 for any other state, a refused answer (mission_status_invalid: the
+               view became unknown) or no answer (mission_status_unavailable).
 Exit 0 valid, 1 refused (code and check printed), 2 usage or unreadable input.
+${REMOTE_USAGE}
 `;
 
 type Values = Record<string, string | boolean | undefined>;
@@ -52,6 +60,8 @@ const OPTIONS: NonNullable<ParseArgsConfig['options']> = {
   jwks: { type: 'string' },
   now: { type: 'string' },
   json: { type: 'boolean', default: false },
+  url: { type: 'string' },
+  token: { type: 'string' },
 };
 
 function parse(argv: string[]): { values: Values; positionals: string[] } {
@@ -204,6 +214,28 @@ async function anchorCommand(argv: string[], io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
+async function checkCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(argv);
+  const [issuer, mission, extra] = positionals;
+  if (issuer === undefined || mission === undefined || extra !== undefined)
+    throw new BatonError('usage', 'expected: check ISSUER MISSION_ID');
+  const client = adminClient({
+    url: typeof values['url'] === 'string' ? values['url'] : undefined,
+    token: typeof values['token'] === 'string' ? values['token'] : undefined,
+  });
+  try {
+    const answer = await client.checkMission(issuer, mission);
+    if (values['json'] === true) io.stdout(`${JSON.stringify(answer)}\n`);
+    else
+      io.stdout(
+        `${answer.state} (${answer.active ? 'active' : 'not active'}); ${answer.applied ? 'applied' : 'not applied'}; work stopped: ${answer.stopped}\n`,
+      );
+    return answer.active ? EXIT.ok : EXIT.negative;
+  } catch (error) {
+    return reportRemoteError(error, io);
+  }
+}
+
 export async function runMissions(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || wantsHelp(argv)) {
@@ -214,6 +246,7 @@ export async function runMissions(argv: string[], io: CliIo): Promise<number> {
     if (sub === 'anchor') return await anchorCommand(rest, io);
     if (sub === 'verify-status') return await verifyStatusCommand(rest, io);
     if (sub === 'verify-set') return await verifySetCommand(rest, io);
+    if (sub === 'check') return await checkCommand(rest, io);
     throw new BatonError('usage', `unknown missions sub-command '${sub.slice(0, 40)}'`);
   } catch (error) {
     return reportError(error, io);
@@ -222,7 +255,7 @@ export async function runMissions(argv: string[], io: CliIo): Promise<number> {
 
 export const missionsCommand: Command = {
   name: 'missions',
-  summary: 'Mission anchors, and offline verification of Mission Status answers and lifecycle SETs.',
+  summary: 'Mission anchors, offline verification of Status answers and SETs, and a Status check now.',
   usage: USAGE,
   run: runMissions,
 };

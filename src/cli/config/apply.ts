@@ -11,6 +11,7 @@ import type { CreatedPrincipalToken } from '../../client/index.js';
 import { parseConfig } from './read.js';
 import { execute, plan, type PlannedItem } from './plan.js';
 import { loadProfiles } from './profiles.js';
+import { loadIssuers } from './issuers.js';
 import type { SetupTarget } from './target.js';
 import { readTokensFile, writeTokensFile } from './tokens-file.js';
 
@@ -48,7 +49,8 @@ export async function applyConfig(
     (config.tokens.file &&
       (isAbsolute(config.tokens.file) ? config.tokens.file : resolve(baseDir, config.tokens.file)));
   const profiles = await loadProfiles(config.profiles, baseDir);
-  const p = await plan(target, config, profiles);
+  const issuers = await loadIssuers(config.issuers, baseDir);
+  const p = await plan(target, config, profiles, issuers);
   const previous =
     named !== undefined && p.items.some((i) => i.kind === 'token' && i.action === 'create')
       ? await readTokensFile(named)

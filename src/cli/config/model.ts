@@ -20,9 +20,20 @@ export interface TokenEntry {
   readonly role: 'operator' | 'admin';
 }
 
+/** A pinned Mission issuer (docs/missions.md): a pin file or inline pin, and its stream's bearer reference. */
+export interface IssuerEntry {
+  readonly file?: string;
+  readonly pin?: JsonObject;
+  /** `env:NAME` or `file:PATH`: the RFC 8935 push bearer, read by `baton apply`, stored as a digest. */
+  readonly pushBearerRef?: string;
+  /** `env:NAME` or `file:PATH`: the RFC 8936 poll bearer, resolved by the server. */
+  readonly pollBearerRef?: string;
+}
+
 export interface BatonConfig {
   readonly domain?: DomainConfigInput;
   readonly profiles: readonly ProfileEntry[];
   readonly authorities: readonly AuthorityInput[];
   readonly tokens: { readonly file?: string; readonly create: readonly TokenEntry[] };
+  readonly issuers: readonly IssuerEntry[];
 }

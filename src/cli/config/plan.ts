@@ -13,11 +13,12 @@ import type { CreatedPrincipalToken } from '../../client/index.js';
 import type { BatonConfig, TokenEntry } from './model.js';
 import type { LoadedProfile } from './profiles.js';
 import type { SetupTarget } from './target.js';
+import type { LoadedIssuer } from './issuers.js';
 
 export type Action = 'create' | 'update' | 'unchanged';
 
 export interface PlannedItem {
-  readonly kind: 'domain' | 'profile' | 'authority' | 'token';
+  readonly kind: 'domain' | 'profile' | 'authority' | 'token' | 'issuer';
   /** domain id, `profileId@version`, authority id or token name. */
   readonly id: string;
   readonly action: Action;
@@ -70,6 +71,18 @@ async function planAuthority(t: SetupTarget, a: AuthorityInput, conflicts: Confl
   return 'unchanged';
 }
 
+/** Pins are immutable: the same pin and stream bearer are unchanged, anything else a conflict. */
+async function planIssuer(t: SetupTarget, l: LoadedIssuer, conflicts: Conflict[]): Promise<Action> {
+  const current = await t.getIssuer(l.issuer);
+  if (current === undefined) return 'create';
+  const r = l.registration;
+  if (current.pinDigest !== r.pinDigest)
+    conflicts.push({ kind: 'issuer', id: l.issuer, reason: 'pinned with another pin (pins are immutable)' });
+  else if (current.pushBearerDigest !== r.bearerDigest || current.pollBearerRef !== r.pollBearerRef)
+    conflicts.push({ kind: 'issuer', id: l.issuer, reason: 'pinned with another stream bearer' });
+  return 'unchanged';
+}
+
 function planToken(
   existing: readonly { name: string; role: string; revokedAt: number | null }[],
   e: TokenEntry,
@@ -86,6 +99,7 @@ export async function plan(
   t: SetupTarget,
   config: BatonConfig,
   profiles: readonly LoadedProfile[],
+  issuers: readonly LoadedIssuer[] = [],
 ): Promise<Plan> {
   const conflicts: Conflict[] = [];
   const items: PlannedItem[] = [];
@@ -108,6 +122,11 @@ export async function plan(
   for (const a of config.authorities) {
     step({ kind: 'authority', id: a.id, action: await planAuthority(t, a, conflicts) }, () =>
       t.createAuthority(a),
+    );
+  }
+  for (const l of issuers) {
+    step({ kind: 'issuer', id: l.issuer, action: await planIssuer(t, l, conflicts) }, () =>
+      t.pinIssuer(l.body),
     );
   }
   const tokens = config.tokens.create.length === 0 ? [] : await t.listTokens();

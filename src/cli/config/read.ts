@@ -13,7 +13,14 @@ import {
   type AuthorityInput,
   type DomainConfigInput,
 } from '../../occurrences/index.js';
-import { CONFIG_FORMAT, type BatonConfig, type ProfileEntry, type TokenEntry } from './model.js';
+import { SECRET_REF } from '../../missions/index.js';
+import {
+  CONFIG_FORMAT,
+  type BatonConfig,
+  type IssuerEntry,
+  type ProfileEntry,
+  type TokenEntry,
+} from './model.js';
 
 const r = new Reader('config_invalid');
 const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._:@/-]{0,127}$/;
@@ -86,6 +93,23 @@ function readTokens(value: unknown): BatonConfig['tokens'] {
   return { ...(file !== undefined && { file }), create };
 }
 
+function readIssuer(value: unknown, i: number): IssuerEntry {
+  const path = `$.issuers[${i}]`;
+  const f = r.object(value, path, [], ['file', 'pin', 'pushBearerRef', 'pollBearerRef']);
+  if ((f['file'] === undefined) === (f['pin'] === undefined))
+    r.fail(path, 'must have exactly one of file and pin');
+  const file = r.optionalString(f['file'], `${path}.file`, undefined, PATH_MAX);
+  const pin = f['pin'] === undefined ? undefined : (r.anyObject(f['pin'], `${path}.pin`) as JsonObject);
+  const push = r.optionalString(f['pushBearerRef'], `${path}.pushBearerRef`, SECRET_REF, PATH_MAX + 5);
+  const poll = r.optionalString(f['pollBearerRef'], `${path}.pollBearerRef`, SECRET_REF, PATH_MAX + 5);
+  return {
+    ...(file !== undefined && { file }),
+    ...(pin && { pin }),
+    ...(push !== undefined && { pushBearerRef: push }),
+    ...(poll !== undefined && { pollBearerRef: poll }),
+  };
+}
+
 function unique(values: readonly string[], path: string, member: string): void {
   const seen = new Set<string>();
   values.forEach((v, i) => {
@@ -96,7 +120,12 @@ function unique(values: readonly string[], path: string, member: string): void {
 
 /** A parsed config value → the checked config (profile documents are checked when loaded). */
 export function readConfig(value: unknown): BatonConfig {
-  const f = r.object(value, '$', ['format'], ['$schema', 'domain', 'profiles', 'authorities', 'tokens']);
+  const f = r.object(
+    value,
+    '$',
+    ['format'],
+    ['$schema', 'domain', 'profiles', 'authorities', 'tokens', 'issuers'],
+  );
   if (f['format'] !== CONFIG_FORMAT) r.fail('$.format', `must be ${CONFIG_FORMAT}`);
   r.optionalString(f['$schema'], '$.$schema', undefined, PATH_MAX);
   const domain = readDomain(f['domain']);
@@ -107,6 +136,7 @@ export function readConfig(value: unknown): BatonConfig {
     profiles,
     authorities: readAuthorities(f['authorities']),
     tokens: readTokens(f['tokens']),
+    issuers: f['issuers'] === undefined ? [] : r.array(f['issuers'], '$.issuers', 0, 100).map(readIssuer),
   };
 }
 

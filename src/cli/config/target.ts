@@ -18,6 +18,15 @@ import type { AdminClient, CreatedPrincipalToken, PrincipalToken } from '../../c
 import { createToken } from '../../server/tokens.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { listTokens } from '../../store/principals.js';
+import { IssuerRegistry } from '../../store/missions-issuers.js';
+import { readIssuerRegistration } from '../../missions/index.js';
+
+/** What the planner compares of a pinned issuer (docs/config.md "issuers"). */
+export interface PinnedIssuerFacts {
+  readonly pinDigest: string;
+  readonly pushBearerDigest: string | null;
+  readonly pollBearerRef: string | null;
+}
 
 export interface SetupTarget {
   getDomain(): Promise<DomainRecord | undefined>;
@@ -27,12 +36,15 @@ export interface SetupTarget {
   getAuthority(id: string): Promise<AuthorityRecord | undefined>;
   createAuthority(authority: AuthorityInput): Promise<AuthorityRecord>;
   listTokens(): Promise<readonly PrincipalToken[]>;
+  /** The pinned issuer's digests, or undefined when it is not pinned. */
+  getIssuer(issuer: string): Promise<PinnedIssuerFacts | undefined>;
+  pinIssuer(body: JsonObject): Promise<unknown>;
   createToken(input: { role: 'operator' | 'admin'; name: string }): Promise<CreatedPrincipalToken>;
 }
 
 /** `undefined` for the one "absent" code; every other failure propagates. */
 async function absentAs<T>(
-  code: 'domain_not_found' | 'profile_not_found' | 'authority_not_found',
+  code: 'domain_not_found' | 'profile_not_found' | 'authority_not_found' | 'mission_issuer_not_found',
   read: () => Promise<T>,
 ): Promise<T | undefined> {
   try {
@@ -53,6 +65,8 @@ export function httpTarget(admin: AdminClient): SetupTarget {
     createAuthority: (a) => admin.createAuthority(a),
     listTokens: () => admin.listTokens(),
     createToken: (t) => admin.createToken(t),
+    getIssuer: (issuer) => absentAs('mission_issuer_not_found', () => admin.getMissionIssuer(issuer)),
+    pinIssuer: (body) => admin.pinMissionIssuer(body),
   };
 }
 
@@ -69,5 +83,17 @@ export function storeTarget(engine: StoreEngine, service: OccurrencesService): S
     createAuthority: (a) => service.createAuthority(a, CONFIG_ACTOR),
     listTokens: () => listTokens(engine),
     createToken: (t) => createToken(engine, t, { clock: systemClock, actor: CONFIG_ACTOR }),
+    getIssuer: async (issuer) => {
+      const found = await new IssuerRegistry(engine).get(issuer);
+      return found === undefined
+        ? undefined
+        : {
+            pinDigest: found.pinDigest,
+            pushBearerDigest: found.bearerDigest,
+            pollBearerRef: found.pollBearerRef,
+          };
+    },
+    pinIssuer: async (body) =>
+      new IssuerRegistry(engine).register(readIssuerRegistration(body), CONFIG_ACTOR, systemClock.wallMs()),
   };
 }

@@ -1,0 +1,78 @@
+/**
+ * The config's `issuers` entries (docs/config.md "issuers"; docs/missions.md "Issuer registry") →
+ * the registrations to send: the `baton.mission-issuer/1` pin read from a file relative to the
+ * config's folder or taken inline, checked by the same reader the server uses; `file:` references
+ * (the pin's `client.key_ref`, `pollBearerRef`) made absolute against the config's folder, since
+ * the server resolves them later; the push bearer read from its reference now (a config file
+ * never holds a secret) and sent once, the server keeping only its digest.
+ */
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { BatonError, isBatonError } from '../../core/errors.js';
+import { parseStrictJson, type JsonObject } from '../../core/json.js';
+import { readIssuerRegistration, type IssuerRegistration } from '../../missions/index.js';
+import { resolveSecret } from '../../server/mission-secrets.js';
+import type { IssuerEntry } from './model.js';
+
+export interface LoadedIssuer {
+  readonly issuer: string;
+  readonly registration: IssuerRegistration;
+  /** The body of `POST /v1/missions/issuers`. */
+  readonly body: JsonObject;
+}
+
+function absolute(ref: string, baseDir: string): string {
+  if (!ref.startsWith('file:')) return ref;
+  const path = ref.slice(5);
+  return `file:${isAbsolute(path) ? path : resolve(baseDir, path)}`;
+}
+
+async function readPin(entry: IssuerEntry, baseDir: string, path: string): Promise<JsonObject> {
+  if (entry.pin !== undefined) return entry.pin;
+  const file = entry.file ?? '';
+  try {
+    return parseStrictJson(await readFile(isAbsolute(file) ? file : resolve(baseDir, file))) as JsonObject;
+  } catch (cause) {
+    throw new BatonError('config_invalid', `${path}.file: cannot read ${file} as JSON`, { path }, { cause });
+  }
+}
+
+export async function loadIssuers(entries: readonly IssuerEntry[], baseDir: string): Promise<LoadedIssuer[]> {
+  const out: LoadedIssuer[] = [];
+  for (const [i, entry] of entries.entries()) {
+    const path = `$.issuers[${i}]`;
+    const pin = await readPin(entry, baseDir, path);
+    const client = pin['client'];
+    const fixed: JsonObject =
+      typeof client === 'object' &&
+      client !== null &&
+      !Array.isArray(client) &&
+      typeof client['key_ref'] === 'string'
+        ? { ...pin, client: { ...client, key_ref: absolute(client['key_ref'], baseDir) } }
+        : pin;
+    let pushBearer: string | undefined;
+    try {
+      pushBearer =
+        entry.pushBearerRef === undefined ? undefined : resolveSecret(absolute(entry.pushBearerRef, baseDir));
+    } catch (error) {
+      if (!isBatonError(error, 'key_invalid')) throw error;
+      throw new BatonError('config_invalid', `${path}.pushBearerRef: ${error.message}`, { path });
+    }
+    const body: JsonObject = {
+      pin: fixed,
+      ...(pushBearer !== undefined && { pushBearer }),
+      ...(entry.pollBearerRef !== undefined && { pollBearerRef: absolute(entry.pollBearerRef, baseDir) }),
+    };
+    const registration = readIssuerRegistration(body, 'config_invalid', path);
+    out.push({ issuer: registration.pin.issuer, registration, body });
+  }
+  const seen = new Set<string>();
+  out.forEach((l, i) => {
+    if (seen.has(l.issuer))
+      throw new BatonError('config_invalid', `$.issuers[${i}]: repeats an earlier issuer`, {
+        path: `$.issuers[${i}]`,
+      });
+    seen.add(l.issuer);
+  });
+  return out;
+}

@@ -1,0 +1,83 @@
+/**
+ * The config's `issuers` section (docs/config.md) through `baton apply` over HTTP to a real
+ * server: a pin file relative to the config, a push bearer read from a file reference (the config
+ * holds no secret; the server stores its digest), idempotent re-apply, and a changed bearer or
+ * pin refused as `config_conflict` before the first write.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { JsonObject } from '../../src/core/json.js';
+import { startApi } from '../server/helpers.js';
+import { baton, tempDir } from './support.js';
+
+const PIN = {
+  format: 'baton.mission-issuer/1',
+  issuer: 'http://127.0.0.1:9',
+  jwks_uri: 'http://127.0.0.1:9/jwks',
+  endpoints: { status: 'http://127.0.0.1:9/status' },
+  algorithms: ['ES256'],
+  client: {
+    client_id: 'baton',
+    auth_method: 'private_key_jwt',
+    key_ref: 'file:client.jwk.json',
+    alg: 'ES256',
+  },
+  audience: 'https://baton.example',
+  bounds: { max_stale_seconds: 60 },
+  stream: { delivery: 'urn:ietf:rfc:8935' },
+};
+
+test('issuers: applied from a pin file with a push bearer reference, unchanged on re-apply, a changed bearer or pin refused before any write', async (t) => {
+  const api = await startApi(t);
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'issuer.json'), JSON.stringify(PIN));
+  writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
+  const config = {
+    format: 'baton.config/1',
+    issuers: [{ file: 'issuer.json', pushBearerRef: 'file:bearer.txt' }],
+  };
+  const file = join(dir, 'baton.config.json');
+  writeFileSync(file, JSON.stringify(config));
+  const args = ['apply', file, '--url', api.url, '--token', api.admin];
+  const first = await baton(args);
+  assert.equal(first.code, 0, first.err);
+  assert.match(first.out + first.err, /issuer http:\/\/127\.0\.0\.1:9: created/);
+  const shown = await api.call('GET', `/v1/missions/issuers/${encodeURIComponent(PIN.issuer)}`, {
+    token: api.operator,
+  });
+  assert.equal(shown.status, 200, shown.text);
+  const pin = shown.body['pin'] as JsonObject;
+  assert.equal(
+    (pin['client'] as JsonObject)['key_ref'],
+    `file:${join(dir, 'client.jwk.json')}`,
+    'made absolute',
+  );
+  assert.ok(!shown.text.includes('a-push-bearer-of-at-least'), 'never the bearer');
+
+  const again = await baton(args);
+  assert.equal(again.code, 0, again.err);
+  assert.match(again.out + again.err, /issuer http:\/\/127\.0\.0\.1:9: unchanged/);
+
+  writeFileSync(join(dir, 'bearer.txt'), 'another-push-bearer-of-at-least-32-chars');
+  const before = await api.snapshot();
+  const changed = await baton(args);
+  assert.equal(changed.code, 1, changed.out);
+  assert.match(
+    changed.err,
+    /config_conflict: nothing applied: issuer http:\/\/127\.0\.0\.1:9: pinned with another stream bearer/,
+  );
+  writeFileSync(join(dir, 'issuer.json'), JSON.stringify({ ...PIN, audience: 'https://other.example' }));
+  const repinned = await baton(args);
+  assert.match(repinned.err, /pinned with another pin/);
+  assert.equal(await api.snapshot(), before, 'nothing written');
+
+  writeFileSync(file, JSON.stringify({ ...config, issuers: [{ file: 'issuer.json' }] }));
+  const missing = await baton(args);
+  assert.equal(missing.code, 2, missing.out);
+  assert.match(
+    missing.err,
+    /config_invalid: \$\.issuers\[0\]\.pushBearer: is required exactly when the pin streams by push/,
+  );
+});

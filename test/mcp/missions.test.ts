@@ -1,0 +1,117 @@
+/**
+ * The gateway's Mission gate backed by Baton (issue 15 §3/§5; Mission build spec A3.6, HAR-16,
+ * MCO-01): the real reference issuer pushes its lifecycle SETs to Baton's real HTTP server (RFC
+ * 8935 route, pinned issuer), the agent names its Mission in `_meta["baton/mission"]`, and the SDK
+ * client calls `pay` through an in-process gateway whose upstream calls the sandbox provider (the
+ * effect oracle). A revoked Mission ⇒ a tool error naming `mission_not_active`, the upstream never
+ * called, zero provider effects; an unknown one ⇒ `mission_status_unavailable`; none ⇒
+ * `mission_binding_missing`.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AdminClient } from '../../src/client/index.js';
+import { systemClock } from '../../src/core/clock.js';
+import type { JsonObject } from '../../src/core/json.js';
+import { PUSH_DELIVERY } from '../../src/missions/index.js';
+import { batonMissionGate, parsePolicy } from '../../src/mcp/index.js';
+import { createToken } from '../../src/server/index.js';
+import { eventually } from '../missions/consumer-world.js';
+import { AUDIENCE, startWorld } from '../missions/issuer-support.js';
+import { inProcessGateway, makeWorld, payArgs, policyFor } from './world.js';
+
+const BEARER = 'mcp-test-stream-bearer-0123456789abcdef';
+
+function errorCode(r: CallToolResult): string {
+  assert.equal(r.isError, true, 'a tool error');
+  return (r._meta?.['baton/error'] as { code: string }).code;
+}
+
+test('HAR-16 issue 15 §5: a revoked Mission is refused before upstream with mission_not_active, zero effects; unknown and missing fail closed', async (t) => {
+  const w = await makeWorld(t, { harness: true });
+  const issuer = await startWorld();
+  t.after(() => issuer.close());
+  const admin = (await createToken(w.store.engine, { role: 'admin' }, { clock: systemClock, actor: 'test' }))
+    .token;
+  const keyFile = join(w.dir, 'client.jwk.json');
+  writeFileSync(
+    keyFile,
+    JSON.stringify({ ...issuer.key.privateKey.export({ format: 'jwk' }), kid: issuer.key.kid }),
+  );
+  const pin = {
+    ...issuer.pin,
+    client: { ...issuer.pin.client, key_ref: `file:${keyFile}` },
+    stream: { delivery: PUSH_DELIVERY },
+  };
+  const endpoint = `${w.batonUrl}/v1/missions/signals/${encodeURIComponent(pin.issuer)}`;
+  assert.equal(
+    (
+      await issuer.admin('/admin/receivers', {
+        audience: AUDIENCE,
+        delivery: 'push',
+        endpoint,
+        bearer: BEARER,
+      })
+    ).status,
+    201,
+  );
+  const pinned = await new AdminClient({ baseUrl: w.batonUrl, token: admin }).pinMissionIssuer({
+    pin: pin as unknown as JsonObject,
+    pushBearer: BEARER,
+  });
+  assert.equal(pinned.issuer, pin.issuer);
+  const mission = await issuer.createMission();
+  const operator = new AdminClient({ baseUrl: w.batonUrl, token: w.token });
+  await eventually(
+    async () => (await operator.getMissionView(pin.issuer, mission)).assessment.verdict === 'active',
+    'the approval SET at Baton',
+  );
+
+  const policy = parsePolicy(
+    JSON.stringify(
+      policyFor(w.provider.profile, { mission: { required: true, actionClass: 'consequential_write' } }),
+    ),
+  );
+  const { client } = await inProcessGateway(t, w, { policy, missions: batonMissionGate(operator) });
+  const listed = (await client.listTools()).tools.find((x) => x.name === 'pay');
+  assert.deepEqual((listed?._meta?.['baton/consequential'] as { mission: unknown }).mission, {
+    enforcedBy: 'baton',
+    meta: 'baton/mission',
+    required: true,
+  });
+  const ref = { mission_id: mission, mission_origin: pin.issuer };
+  const call = (invoice: string, meta: Record<string, unknown>) =>
+    client.callTool({ name: 'pay', arguments: payArgs(invoice), _meta: meta }) as Promise<CallToolResult>;
+
+  const ok = await call('inv-1', { 'baton/mission': ref });
+  assert.notEqual(ok.isError, true, JSON.stringify(ok));
+  assert.equal(w.provider.sandbox.effects().length, 1);
+  assert.equal(w.control.calls['pay'], 1);
+
+  assert.equal(errorCode(await call('inv-2', {})), 'mission_binding_missing');
+  assert.equal(
+    errorCode(await call('inv-2', { 'baton/mission': { mission_id: mission } })),
+    'mission_binding_invalid',
+  );
+  const unknown = { mission_id: 'msn_never_issued_0123456789abcdef', mission_origin: pin.issuer };
+  assert.equal(errorCode(await call('inv-3', { 'baton/mission': unknown })), 'mission_status_unavailable');
+  assert.equal(w.control.calls['pay'], 1, 'no upstream call for a missing, invalid or unknown Mission');
+
+  assert.equal((await issuer.admin(`/admin/missions/${mission}/revoke`, {})).status, 200);
+  await eventually(
+    async () => (await operator.getMissionView(pin.issuer, mission)).assessment.verdict === 'non_active',
+    'the revocation SET at Baton',
+  );
+  const refused = await call('inv-4', { 'baton/mission': ref });
+  assert.equal(errorCode(refused), 'mission_not_active');
+  const again = await call('inv-1', { 'baton/mission': ref });
+  assert.equal(
+    errorCode(again),
+    'mission_not_active',
+    'a repeat is refused too: the Mission gate comes first',
+  );
+  assert.equal(w.control.calls['pay'], 1, 'zero upstream calls after the revocation');
+  assert.equal(w.provider.sandbox.effects().length, 1, 'zero provider effects after the revocation');
+});
