@@ -161,7 +161,7 @@ test('MCO-03: an authority_hash with an unknown prefix is refused', async () => 
   }
 });
 
-test('A3.2 steps 3/4: typs at+jwt, secevent+jwt, JWT refused; crit refused; a duplicate payload member refused', async () => {
+test('MST-03 A7#4 A3.2 steps 3/4: typs at+jwt, secevent+jwt, JWT refused; crit refused; a duplicate payload member refused', async () => {
   for (const typ of ['at+jwt', 'secevent+jwt', 'JWT'])
     await rejectsAt(await sign(draftPayload(), typ), IAT * 1000, 3, 'typ');
   const header = Buffer.from(
