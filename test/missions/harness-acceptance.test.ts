@@ -6,7 +6,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BatonError, isBatonError } from '../../src/core/errors.js';
+import type { BatonError } from '../../src/core/errors.js';
+import { isBatonError } from '../../src/core/errors.js';
 import { formatRfc3339 } from '../../src/core/time.js';
 import { verifyHarnessEvidence, type WorkItemRecord } from '../../src/missions/index.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -34,7 +35,7 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
     return 'ok';
   } catch (e) {
     assert.ok(isBatonError(e), String(e));
-    return (e as BatonError).code;
+    return e.code;
   }
 }
 
