@@ -6,7 +6,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BatonError } from '../../src/core/errors.js';
 import { isBatonError } from '../../src/core/errors.js';
 import { formatRfc3339 } from '../../src/core/time.js';
 import { verifyHarnessEvidence, type WorkItemRecord } from '../../src/missions/index.js';
