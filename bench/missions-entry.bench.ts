@@ -68,7 +68,7 @@ await svc.configureDomain({
     maxInFlightPerDomain: many,
   },
 } as never);
-const profile = await svc.registerProfile(benchProfile() as never);
+const profile = await svc.registerProfile(benchProfile());
 await svc.createAuthority({ id: 'bench', unit: 'EUR-cents', total: 1_000_000_000 });
 const executor = await svc.takeover({ lineage: 'bench-agent' });
 const now = clock.wallMs();
