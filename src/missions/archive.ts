@@ -6,7 +6,7 @@
  */
 import { digestBytes, digestEquals } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
-import { MISSION_JWS_ALGORITHMS, verifyCompactSignature } from '../core/jose.js';
+import { MISSION_JWS_ALGORITHMS, checkCompactSignature } from '../core/jose.js';
 import { archivedMissionKeys, type MissionKeyArchive } from './jwks.js';
 import { checkHeader, isFailure } from './jwt-parts.js';
 import { STATUS_TYP } from './status.js';
@@ -36,7 +36,7 @@ export async function reverifyArchivedStatus(
       check: 'kid',
     });
   }
-  if (!verifyCompactSignature(status.jws, key.key, header.alg)) {
+  if (!(await checkCompactSignature(status.jws, key.key, header.alg))) {
     throw new BatonError('mission_status_invalid', 'archived JWS does not verify', {
       step: 9,
       check: 'signature',

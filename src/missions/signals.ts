@@ -9,7 +9,7 @@
  */
 import { digestBytes } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
-import { MISSION_JWS_ALGORITHMS, verifyCompactSignature, type JwsAlgorithm } from '../core/jose.js';
+import { MISSION_JWS_ALGORITHMS, checkCompactSignature, type JwsAlgorithm } from '../core/jose.js';
 import type { JsonObject } from '../core/json.js';
 import { isRfc3339DateTime } from '../core/time.js';
 import type { MissionKeySource, ResolvedKey } from './jwks.js';
@@ -109,7 +109,7 @@ async function verifySetSignature(
     if (error instanceof BatonError && error.code === 'unavailable') throw error;
     refuse('invalid_key', 'kid', 'no issuer key has that kid');
   }
-  if (!verifyCompactSignature(set, key.key, header.alg)) {
+  if (!(await checkCompactSignature(set, key.key, header.alg))) {
     refuse('invalid_key', 'signature', 'SET signature does not verify under the issuer key');
   }
   return payloadBytes(set);

@@ -7,7 +7,7 @@
  */
 import { digestBytes } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
-import { MISSION_JWS_ALGORITHMS, verifyCompactSignature, type JwsAlgorithm } from '../core/jose.js';
+import { MISSION_JWS_ALGORITHMS, checkCompactSignature, type JwsAlgorithm } from '../core/jose.js';
 import type { JsonObject } from '../core/json.js';
 import { formatRfc3339, isRfc3339DateTime, parseRfc3339 } from '../core/time.js';
 import { parseAnchor } from './anchors.js';
@@ -101,7 +101,7 @@ async function verifySignature(
     if (error instanceof BatonError && error.code === 'unavailable') throw error;
     refuse(4, 'kid', 'no pinned issuer key has that kid (after one refetch)');
   }
-  if (!verifyCompactSignature(jws, key.key, header.alg)) {
+  if (!(await checkCompactSignature(jws, key.key, header.alg))) {
     refuse(4, 'signature', 'signature does not verify under the pinned issuer key');
   }
   return { payload: payloadBytes(jws), key };

@@ -161,7 +161,7 @@ test('MCO-03: an authority_hash with an unknown prefix is refused', async () => 
   }
 });
 
-test('A3.2 steps 3/4: typs at+jwt, secevent+jwt, JWT refused; crit refused; a duplicate payload member refused', async () => {
+test('MST-03 A7#4 A3.2 steps 3/4: typs at+jwt, secevent+jwt, JWT refused; crit refused; a duplicate payload member refused', async () => {
   for (const typ of ['at+jwt', 'secevent+jwt', 'JWT'])
     await rejectsAt(await sign(draftPayload(), typ), IAT * 1000, 3, 'typ');
   const header = Buffer.from(
@@ -208,21 +208,25 @@ test('MST-01: nonces are 16 random bytes, bound to (mission, audience), single u
   assert.equal(book.take(late, MISSION, 'aud', NONCE_TTL_MS), false, 'expired after 120 s');
 });
 
-test('core verifyCompactSignature: r||s only, the key must fit alg, non-canonical base64url refused', async () => {
+test('core checkCompactSignature: r||s only, the key must fit alg, non-canonical base64url refused', async () => {
   const { createPublicKey, generateKeyPairSync, sign: rawSign } = await import('node:crypto');
-  const { verifyCompactSignature } = await import('../../src/core/jose.js');
+  const { checkCompactSignature } = await import('../../src/core/jose.js');
   const jws = await sign(draftPayload());
   const pub = createPublicKey(signer.privateKey);
-  assert.equal(verifyCompactSignature(jws, pub, 'ES256'), true);
+  assert.equal(await checkCompactSignature(jws, pub, 'ES256'), true);
   const input = jws.slice(0, jws.lastIndexOf('.'));
   const der = rawSign('sha256', Buffer.from(input), signer.privateKey).toString('base64url');
-  assert.equal(verifyCompactSignature(`${input}.${der}`, pub, 'ES256'), false, 'DER-encoded ECDSA refused');
-  assert.equal(verifyCompactSignature(jws, pub, 'ES384'), false, 'P-256 key under ES384');
-  assert.equal(verifyCompactSignature(jws, generateKeyPairSync('ed25519').publicKey, 'EdDSA'), false);
   assert.equal(
-    verifyCompactSignature(jws, signer.privateKey, 'ES256'),
+    await checkCompactSignature(`${input}.${der}`, pub, 'ES256'),
+    false,
+    'DER-encoded ECDSA refused',
+  );
+  assert.equal(await checkCompactSignature(jws, pub, 'ES384'), false, 'P-256 key under ES384');
+  assert.equal(await checkCompactSignature(jws, generateKeyPairSync('ed25519').publicKey, 'EdDSA'), false);
+  assert.equal(
+    await checkCompactSignature(jws, signer.privateKey, 'ES256'),
     false,
     'a private key is not a verification key',
   );
-  assert.equal(verifyCompactSignature(`${jws}=`, pub, 'ES256'), false);
+  assert.equal(await checkCompactSignature(`${jws}=`, pub, 'ES256'), false);
 });

@@ -60,8 +60,8 @@ test('MST-01/MST-04: an active mission verifies with every binding and is relied
 const HEADER_AND_CLAIM_FAULTS: ReadonlyArray<[string, number, string, string]> = [
   ['alg_none', 3, 'alg', 'MST-03 alg none refused'],
   ['hs256', 3, 'alg', 'A7.3 HS256 keyed with the JWK bytes refused'],
-  ['wrong_typ', 3, 'typ', 'MST-03 typ JWT refused'],
-  ['no_typ', 3, 'typ', 'MST-03 absent typ refused'],
+  ['wrong_typ', 3, 'typ', 'MST-03 A7#4 typ JWT refused'],
+  ['no_typ', 3, 'typ', 'MST-03 A7#4 absent typ refused'],
   ['wrong_kid', 4, 'kid', 'MST-04 unknown kid refused after one refetch'],
   ['bad_signature', 4, 'signature', 'MST-04 signature refused'],
   ['wrong_iss', 5, 'iss', 'MST-04 wrong iss refused'],
