@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { validateProfile } from '../../src/occurrences/index.js';
 import { loadProfile, SHIPPED_PROFILES } from '../../src/providers/index.js';
 import { repoRoot } from '../support/paths.js';
@@ -17,7 +16,6 @@ const schema = JSON.parse(
   readFileSync(join(repoRoot, 'schemas', 'provider-profile.schema.json'), 'utf8'),
 ) as Json;
 const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, strictTypes: false });
-addFormats.default(ajv);
 const validate = ajv.compile(schema);
 
 const codeAccepts = (v: unknown): boolean => {
