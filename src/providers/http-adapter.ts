@@ -19,6 +19,7 @@ import type {
   ProviderProfile,
 } from '../occurrences/index.js';
 import { profileDigest } from '../occurrences/index.js';
+import { sendDeclared } from './declared/entry.js';
 import { exchange, type ExchangeResult } from './http-client.js';
 import { FUTURE_SKEW_MS } from './status-sources/reading.js';
 import type { KeyResolver } from './key-resolver.js';
@@ -35,8 +36,11 @@ import {
 } from './wire.js';
 
 export interface HttpAdapterOptions {
-  /** The entry endpoint, a template with `{account}` (the profile schema has no entry URL yet). */
-  readonly entryUrl: string;
+  /**
+   * The entry endpoint of a format 1 profile, a template with `{account}`. A format 2 profile's
+   * own `entry` rule wins (declared/entry.ts).
+   */
+  readonly entryUrl?: string;
   readonly keys: KeyResolver;
   readonly clock?: Clock;
   /** How long to wait for the answer before giving up (default 10 s); it is never re-sent. */
@@ -73,6 +77,24 @@ export class HttpProviderAdapter {
   /** Send the entered request once. Throws (sending nothing) only when the ticket is not this profile's. */
   async send(ticket: EntryTicket): Promise<SendResult> {
     this.#check(ticket);
+    const entry = this.#profile.entry;
+    if (entry !== undefined) {
+      const ctx = {
+        keys: this.#options.keys,
+        clock: this.#clock,
+        timeoutMs: this.#options.timeoutMs ?? 10_000,
+      };
+      return {
+        occurrenceId: ticket.occurrence.id,
+        ...(await sendDeclared(this.#profile, entry, ticket, ctx)),
+      };
+    }
+    if (this.#options.entryUrl === undefined) {
+      throw new BatonError(
+        'provider_binding_conflict',
+        'the profile has no entry rule and no entryUrl was given',
+      );
+    }
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (ticket.nativeKeyHeader !== null && ticket.nativeKey !== null) {
       headers[ticket.nativeKeyHeader.toLowerCase()] = ticket.nativeKey;

@@ -12,6 +12,8 @@ import type { JsonObject } from '../../src/core/json.js';
 import { findStatusSource, type StatusSource } from '../../src/occurrences/index.js';
 import {
   deliveryObservation,
+  HttpProviderAdapter,
+  recordSend,
   readDelivery,
   reconcileOccurrence,
   recordReading,
@@ -205,4 +207,33 @@ test('Stripe Refunds: a refund made by the official client under the key settles
   );
   const r2 = await reconcileOccurrence(w.svc, w.sources, wrong.occurrence.id);
   assert.equal(r2.missingKnowledge, 'binding_mismatch');
+});
+
+test('the entry rule: Baton’s own adapter sends the form once with the key and the credential', async (t) => {
+  const w = await openStripeWorld(t);
+  const adapter = new HttpProviderAdapter(w.profile.document, { keys: w.keys });
+  const ticket = await enterOne(w, 'inv-adapter', pay(2200), 2200);
+  const sent = await adapter.send(ticket);
+  assert.equal(sent.acknowledged, true, sent.detail);
+  const ack = await recordSend(w.svc, sent);
+  assert.equal(ack.effective, true);
+  assert.equal(ack.occurrence.effect, 'occurred');
+  assert.match(ack.occurrence.provider.providerReference ?? '', /^pi_/);
+  assert.equal(w.sandbox.effectCount(ticket.nativeKey ?? ''), 1);
+  // A declined card: Stripe's 402 is an answer the profile does not map.
+  const declined = await enterOne(
+    w,
+    'inv-declined',
+    { ...pay(900), payment_method: 'pm_card_chargeDeclined' },
+    900,
+  );
+  const r = await recordSend(w.svc, await adapter.send(declined));
+  assert.equal(r.missingKnowledge, 'unmapped_status');
+  assert.equal(r.occurrence.unresolved, true);
+  // Without its credential the adapter sends nothing.
+  const bare = new HttpProviderAdapter(w.profile.document, { keys: staticKeys({}) });
+  const unsent = await enterOne(w, 'inv-bare', pay(100), 100);
+  const result = await bare.send(unsent);
+  assert.equal(result.sent, false);
+  assert.equal(w.sandbox.effectCount(unsent.nativeKey ?? ''), 0);
 });

@@ -14,6 +14,7 @@ import type {
   EntryTicket,
   OccurrencesService,
   OccurrenceView,
+  ProviderProfile,
   RegisteredProfile,
 } from '../../src/occurrences/index.js';
 import {
@@ -53,6 +54,7 @@ export const CREDENTIALS = {
 export async function openStripeWorld(
   t: TestContext,
   name: ShippedProfileName = 'stripe-payment-intents',
+  edit: (p: ProviderProfile) => ProviderProfile = (p) => p,
 ): Promise<StripeWorld> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-stripe-'));
   const sandbox = createStripeSandbox();
@@ -65,7 +67,7 @@ export async function openStripeWorld(
   });
   const svc = opened.service;
   const domain = await svc.configureDomain(domainConfig() as never);
-  const profile = await svc.registerProfile(deployProfile(loadProfile(name), { origin: url }));
+  const profile = await svc.registerProfile(edit(deployProfile(loadProfile(name), { origin: url })));
   await svc.createAuthority({ id: 'payouts', unit: 'USD-cents', total: 1_000_000 });
   const env = { STRIPE_SECRET_KEY: sandbox.secretKey, STRIPE_WEBHOOK_SECRET: sandbox.webhookSecret };
   const secrets = resolveCredentials(validateCredentials(CREDENTIALS), { env, readFile: () => undefined });

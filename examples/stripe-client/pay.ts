@@ -1,0 +1,74 @@
+/**
+ * Your own Stripe client under Baton (issue 13 §5, docs/providers.md "Stripe PaymentIntents"):
+ * the user keeps the official `stripe` client they already have and hands `perform` a plain async
+ * function. Baton creates the occurrence (the invoice is its creation key), enters it (authority
+ * consumed at entry), and calls the function exactly once with the ticket; the function sends the
+ * payment under the native key Baton derived — `{ idempotencyKey: ticket.nativeKey }` — so a
+ * re-run can never pay twice. What the client returned is kept as unauthenticated evidence; the
+ * occurrence is settled by Baton's own status sources under the `stripe-payment-intents` profile
+ * (Stripe's events, fetched from the pinned origin with the secret key Baton holds).
+ *
+ * Label: this example runs against `baton sandbox --flavor stripe`, a Stripe-compatible LOCAL
+ * server, with the official client pointed at it (host, port, protocol) — not Stripe's servers.
+ */
+import Stripe from 'stripe';
+// Inside this repository the example imports the sources; a project that installed the package
+// imports the same names from 'baton-aoc/client'.
+import { HttpBatonClient, type PerformResult } from '../../src/client/index.js';
+
+export interface StripeClientOptions {
+  /** Baton's URL and an operator token (for the takeover of the example's lineage). */
+  readonly batonUrl: string;
+  readonly token: string;
+  /** Where the Stripe-compatible server listens, and the secret key your client uses. */
+  readonly stripe: {
+    readonly secretKey: string;
+    readonly host: string;
+    readonly port: number;
+    readonly protocol: 'http' | 'https';
+  };
+  /** The registered `stripe-payment-intents` profile (its version is pinned to the deployment). */
+  readonly profile: { readonly profileId: string; readonly profileVersion: string };
+  /** An authority budget in USD-cents. */
+  readonly authorityId: string;
+}
+
+export interface Payment {
+  readonly invoice: string;
+  readonly amount: number;
+  /** What your client actually sends; a well-behaved caller sends exactly the bound request. */
+  readonly send?: Stripe.PaymentIntentCreateParams;
+}
+
+/** Pay one invoice through your own client, under a Baton occurrence. */
+export async function payInvoice(options: StripeClientOptions, payment: Payment): Promise<PerformResult> {
+  const { secretKey, host, port, protocol } = options.stripe;
+  const stripe = new Stripe(secretKey, { host, port, protocol });
+  const baton = new HttpBatonClient({ baseUrl: options.batonUrl, token: options.token });
+  const executor = await baton.takeover('stripe-client-example');
+  const params: Stripe.PaymentIntentCreateParams = {
+    amount: payment.amount,
+    currency: 'usd',
+    confirm: true,
+    payment_method: 'pm_card_visa',
+    metadata: { invoice: payment.invoice },
+  };
+  return executor.perform(
+    {
+      creationKey: payment.invoice,
+      provider: options.profile,
+      // The request the occurrence binds (its digest is pinned): the same members, as JSON.
+      request: {
+        amount: payment.amount,
+        currency: 'usd',
+        confirm: true,
+        payment_method: 'pm_card_visa',
+        metadata: { invoice: payment.invoice },
+      },
+      authority: { id: options.authorityId, amount: payment.amount },
+    },
+    // The plain async function: your client, your call, Baton's native key.
+    (ticket) =>
+      stripe.paymentIntents.create(payment.send ?? params, { idempotencyKey: ticket.nativeKey ?? undefined }),
+  );
+}
