@@ -25,6 +25,10 @@ import {
   type StopSignals,
 } from '../command.js';
 import { drain } from '../../server/shutdown.js';
+import type { BackgroundReconciler } from '../../server/background-reconciler.js';
+import { ReconcileMetrics } from '../../server/reconcile-metrics.js';
+import { ReconciliationStore } from '../../store/reconciliation.js';
+import { parseConcurrency, parseDuration, startServeReconciler } from '../reconcile-wiring.js';
 import { parseMatrix, type PinnedMatrix } from '../../missions/index.js';
 import { applyConfig, describeOutcome, describePrintOnce } from '../config/apply.js';
 import { storeTarget } from '../config/target.js';
@@ -40,11 +44,14 @@ const SERVE_OPTIONS = {
   'shutdown-timeout': { type: 'string', env: 'BATON_SHUTDOWN_TIMEOUT' },
   config: { type: 'string', env: 'BATON_CONFIG' },
   'stop-matrix': { type: 'string', env: 'BATON_STOP_MATRIX' },
+  'reconcile-every': { type: 'string', env: 'BATON_RECONCILE_EVERY' },
+  'reconcile-concurrency': { type: 'string', env: 'BATON_RECONCILE_CONCURRENCY' },
   json: { type: 'boolean' },
 } as const;
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
-                   [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE] [--json]
+                   [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE]
+                   [--reconcile-every DURATION [--reconcile-concurrency N]] [--json]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
 in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
@@ -58,6 +65,11 @@ JSON lines. --json prints, once ready, one JSON line instead of both:
 \`baton apply\` would (idempotent; a conflict stops the start); its summary goes to stderr.
 --stop-matrix: the harness's stop-behaviour matrix (docs/harness.md); one that misses the draft's
 minimums exits 2 with stop_matrix_invalid before anything is opened. Default: baton-default@1.
+--reconcile-every DURATION (500ms, 30s, 5m; 100ms..24h): a background reconciler asks the pinned
+status sources of every unresolved occurrence, each by one server at a time (several servers on one
+PostgreSQL share claims), with exponential backoff and jitter per occurrence, never sooner than a
+provider's Retry-After; at most --reconcile-concurrency asks at once (default 4). Off by default.
+POST /v1/webhooks/{profileId} (the providers' signed webhooks) is always mounted. docs/providers.md.
 ${STORE_USAGE}
 ${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
                            that provider profiles pin by id, for reconcile (Ed25519 pins need none)
@@ -134,6 +146,7 @@ interface Started {
   readonly opened: OpenedBaton;
   readonly app: ReturnType<typeof buildServer>;
   readonly timeoutMs: number;
+  readonly reconciler: BackgroundReconciler | undefined;
 }
 
 async function readStopMatrix(file: string | undefined, io: CliIo): Promise<PinnedMatrix | undefined> {
@@ -156,14 +169,25 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   const host = values.host ?? '127.0.0.1';
   const wanted = port(values.port);
   const timeoutMs = shutdownTimeout(values['shutdown-timeout']);
+  const every = values['reconcile-every'];
+  const everyMs =
+    every === undefined ? undefined : parseDuration(every, '--reconcile-every (BATON_RECONCILE_EVERY)');
+  const concurrency = parseConcurrency(values['reconcile-concurrency']);
   const keys = hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']);
   // HAR-25 / A3.10: an invalid matrix refuses to start (exit 2), before the store is touched.
   const stopMatrix = await readStopMatrix(values['stop-matrix'], io);
   const opened = await openBaton(storeChoice(values), stopMatrix === undefined ? {} : { stopMatrix });
   let app: ReturnType<typeof buildServer> | undefined;
+  let reconciler: BackgroundReconciler | undefined;
   try {
     if (values.config !== undefined) await applyAtStart(values.config, opened, io);
+    const reconcileStore = new ReconciliationStore(opened.engine);
+    const reconcileMetrics = new ReconcileMetrics(
+      () => reconcileStore.oldestUnresolvedEnteredAt(),
+      () => systemClock.wallMs(),
+    );
     app = buildServer({
+      reconcileMetrics,
       engine: opened.engine,
       service: opened.service,
       harness: opened.harness,
@@ -176,6 +200,19 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
     });
     // After the listen: a server that cannot listen leaves no admin token nobody was shown.
     const adminToken = await firstAdmin(opened);
+    const log = app.log;
+    if (everyMs !== undefined) {
+      reconciler = startServeReconciler({
+        engine: opened.engine,
+        service: opened.service,
+        keys,
+        clock: systemClock,
+        everyMs,
+        concurrency,
+        metrics: reconcileMetrics,
+        onError: (err, occurrenceId) => log.error({ err, occurrenceId }, 'reconcile failed'),
+      });
+    }
     const url = `http://${urlHost(host)}:${(app.server.address() as AddressInfo).port}`;
     if (values.json === true) {
       printJson(io, { url, store: opened.description, adminToken });
@@ -185,8 +222,9 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       }
       io.stdout(`baton listening on ${url} (${opened.description})\n`);
     }
-    return { opened, app, timeoutMs };
+    return { opened, app, timeoutMs, reconciler };
   } catch (error) {
+    await reconciler?.stop();
     await app?.close();
     await opened.close();
     throw error;
@@ -215,7 +253,7 @@ async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals
   } catch (error) {
     return reportStoreError(error, io);
   }
-  const { app, opened, timeoutMs } = started;
+  const { app, opened, timeoutMs, reconciler } = started;
   const first = await signals.first;
   io.stderr(`baton: ${first}: draining (at most ${timeoutMs / 1000} s; a second signal cuts it short)\n`);
   let second: StopCause | undefined;
@@ -223,7 +261,9 @@ async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals
     second = cause;
     io.stderr(`baton: ${cause} again: closing the remaining connections now\n`);
   });
-  const result = await drain(app, timeoutMs, again);
+  // The background reconciler starts no new ask and lets those in flight answer, while the
+  // requests in flight drain; only then is the store closed.
+  const [result] = await Promise.all([drain(app, timeoutMs, again), reconciler?.stop()]);
   await opened.close();
   if (second !== undefined) {
     io.stderr('baton: stopped (forced)\n');
