@@ -176,3 +176,22 @@ test('stop() lets the ask in flight answer and starts no new one', async (t) => 
   await sleep(350);
   assert.equal(r.counter.perKey.get(ticket.nativeKey!), asked, 'nothing asked after stop');
 });
+
+test('/metrics: lookups by source kind, answers by verdict, and the age of the oldest unresolved occurrence', async (t) => {
+  const r = await rig(t);
+  const scrape = async (): Promise<string> => (await fetch(`${r.w.url}/metrics`)).text();
+  assert.match(await scrape(), /^baton_oldest_unresolved_age_seconds 0$/m, 'nothing unresolved yet');
+  const ticket = await pay(r.w, 'inv-metrics', ['drop_response_after_apply']);
+  r.w.sandbox.addFault('all', 'unsigned');
+  r.w.clock.advance(90_000);
+  assert.equal(await r.reconciler().tick(), 1);
+  const text = await scrape();
+  assert.match(text, /^baton_oldest_unresolved_age_seconds 90$/m);
+  const asks = r.counter.perKey.get(ticket.nativeKey!) ?? 0;
+  assert.match(
+    text,
+    new RegExp(`^baton_reconciler_lookups_total\\{source_kind="lookup_by_key"\\} ${asks}$`, 'm'),
+  );
+  assert.match(text, /^baton_reconciler_lookups_total\{source_kind="listing"\} 1$/m);
+  assert.match(text, /^baton_reconciler_answers_total\{verdict="unauthenticated"\} 2$/m);
+});
