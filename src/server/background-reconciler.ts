@@ -4,7 +4,7 @@
  * each one (src/store/reconciliation.ts: one atomic conditional upsert with an expiry, so several
  * servers on one PostgreSQL never ask about one occurrence at once), asks its pinned status
  * sources once (providers' visitOccurrence: evidence only, never an entry — AOC-REQ-010), and
- * gives the claim back with the next ask's earliest time: exponential backoff with jitter per
+ * gives the claims back (a tick claims and releases in one transaction each) with the next ask's earliest time: exponential backoff with jitter per
  * occurrence, never sooner than the provider's Retry-After. At most `concurrency` asks run at once.
  * `stop()` (the SIGTERM drain) lets the asks in flight finish and starts no new one.
  */
@@ -20,7 +20,7 @@ import {
   type StatusSources,
 } from '../providers/index.js';
 import type { StoreEngine } from '../store/engine.js';
-import { ReconciliationStore } from '../store/reconciliation.js';
+import { ReconciliationStore, type ClaimRelease, type ClaimTaken } from '../store/reconciliation.js';
 import type { ReconcileMetrics } from './reconcile-metrics.js';
 
 export interface BackgroundReconcilerOptions {
@@ -99,39 +99,49 @@ export class BackgroundReconciler {
     }, ms);
   }
 
-  /** One tick: claim and ask about every due occurrence (bounded concurrency); how many were asked. */
+  /**
+   * One tick: claim every due occurrence (one transaction), ask about each (bounded concurrency),
+   * give every claim back (one transaction); how many were asked about.
+   */
   async tick(): Promise<number> {
     const o = this.#o;
     const concurrency = Math.max(1, o.concurrency ?? 4);
-    let due: string[];
+    const now = o.clock.wallMs();
+    let claims: ClaimTaken[];
     try {
-      due = await this.#store.dueOccurrences(o.clock.wallMs(), o.batch ?? 8 * concurrency);
+      const due = await this.#store.dueOccurrences(now, o.batch ?? 8 * concurrency);
+      claims = await this.#store.claim(due, this.holder, now, now + (o.claimTtlMs ?? 120_000));
     } catch (error) {
       o.onError?.(error, '*');
       return 0;
     }
+    const releases = new Map<string, ClaimRelease>(
+      claims.map((c) => [c.occurrenceId, { kind: 'unvisited', occurrenceId: c.occurrenceId }]),
+    );
+    const reports: VisitReport[] = [];
     let next = 0;
-    let visited = 0;
     const worker = async (): Promise<void> => {
-      while (!this.#stopped && next < due.length) {
-        const id = due[next++]!;
-        if (await this.#claimAndVisit(id)) visited += 1;
+      while (!this.#stopped && next < claims.length) {
+        const claim = claims[next++]!;
+        const { release, report } = await this.#visit(claim);
+        releases.set(claim.occurrenceId, release);
+        reports.push(report);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, due.length) }, worker));
-    return visited;
+    await Promise.all(Array.from({ length: Math.min(concurrency, claims.length) }, worker));
+    try {
+      await this.#store.release(this.holder, [...releases.values()]);
+    } catch (error) {
+      // The claims then lapse at their expiry: another server (or this one) asks again later.
+      o.onError?.(error, '*');
+    }
+    for (const r of reports) o.onVisit?.(r);
+    return reports.length;
   }
 
-  async #claimAndVisit(occurrenceId: string): Promise<boolean> {
+  async #visit(claim: ClaimTaken): Promise<{ release: ClaimRelease; report: VisitReport }> {
     const o = this.#o;
-    const now = o.clock.wallMs();
-    const claim = await this.#store
-      .claim(occurrenceId, this.holder, now, now + (o.claimTtlMs ?? 120_000))
-      .catch((error: unknown) => {
-        o.onError?.(error, occurrenceId);
-        return undefined;
-      });
-    if (claim === undefined) return false;
+    const occurrenceId = claim.occurrenceId;
     let asks = 0;
     let resolved = false;
     let retryAfter: string | undefined;
@@ -139,48 +149,32 @@ export class BackgroundReconciler {
       const view = await o.service.getOccurrenceView(occurrenceId);
       resolved = !view.unresolved;
       if (!resolved) {
-        const after = await visitOccurrence(
-          { service: o.service, sources: o.sources, requestedBy: `reconciler:${this.holder}` },
-          view,
-          (p: ReconcileProgress) => {
-            asks += 1;
-            retryAfter = p.retryAfter ?? retryAfter;
-            o.metrics?.countLookup(p.kind ?? 'unknown', p.missingKnowledge ?? 'effective');
-          },
-        );
+        const by = { service: o.service, sources: o.sources, requestedBy: `reconciler:${this.holder}` };
+        const after = await visitOccurrence(by, view, (p: ReconcileProgress) => {
+          asks += 1;
+          retryAfter = p.retryAfter ?? retryAfter;
+          o.metrics?.countLookup(p.kind ?? 'unknown', p.missingKnowledge ?? 'effective');
+        });
         resolved = !after.unresolved;
       }
     } catch (error) {
       o.onError?.(error, occurrenceId);
     }
-    await this.#release(occurrenceId, claim.attempts, asks, resolved, retryAfter);
-    return true;
-  }
-
-  async #release(
-    id: string,
-    attempts: number,
-    asks: number,
-    resolved: boolean,
-    retryAfter: string | undefined,
-  ) {
-    const o = this.#o;
+    const report = { occurrenceId, holder: this.holder, asks, resolved };
+    if (resolved) return { release: { kind: 'resolved', occurrenceId }, report };
     const now = o.clock.wallMs();
     const policy = o.backoff ?? { initialMs: o.everyMs, maxMs: HOUR_MS };
-    const n = attempts + 1;
-    const nextAt = nextAskAt(now, n, policy, o.random ?? Math.random, parseRetryAfter(retryAfter, now));
-    try {
-      await this.#store.release(id, this.holder, resolved ? { resolved } : { resolved, attempts: n, nextAt });
-    } catch (error) {
-      // The claim then lapses at its expiry: another server (or this one) asks again later.
-      o.onError?.(error, id);
-    }
-    o.onVisit?.({
-      occurrenceId: id,
-      holder: this.holder,
-      asks,
-      resolved,
-      ...(!resolved && { attempts: n, nextAt }),
-    });
+    const attempts = claim.attempts + 1;
+    const nextAt = nextAskAt(
+      now,
+      attempts,
+      policy,
+      o.random ?? Math.random,
+      parseRetryAfter(retryAfter, now),
+    );
+    return {
+      release: { kind: 'asked', occurrenceId, attempts, nextAt },
+      report: { ...report, attempts, nextAt },
+    };
   }
 }
