@@ -19,6 +19,22 @@ export interface ClaimTaken {
   readonly attempts: number;
 }
 
+export type ClaimRelease =
+  | { readonly kind: 'resolved'; readonly occurrenceId: string }
+  | { readonly kind: 'unvisited'; readonly occurrenceId: string }
+  | {
+      readonly kind: 'asked';
+      readonly occurrenceId: string;
+      readonly attempts: number;
+      readonly nextAt: number;
+    };
+
+const CLAIM_SQL = `INSERT INTO prv_reconcile_claims (occurrence_id, holder, claimed_until, attempts, next_at)
+  VALUES (?, ?, ?, 0, 0)
+  ON CONFLICT (occurrence_id) DO UPDATE SET holder = excluded.holder, claimed_until = excluded.claimed_until
+  WHERE prv_reconcile_claims.claimed_until <= ? AND prv_reconcile_claims.next_at <= ?
+  RETURNING attempts`;
+
 export class ReconciliationStore {
   constructor(private readonly engine: StoreEngine) {}
 
@@ -85,46 +101,49 @@ export class ReconciliationStore {
     return rows.map((r) => r.id);
   }
 
-  /** Take the claim on one occurrence until `until`, or undefined when another holder has it or it is not due. */
-  async claim(
-    occurrenceId: string,
-    holder: string,
-    now: number,
-    until: number,
-  ): Promise<ClaimTaken | undefined> {
-    const params: SqlValue[] = [occurrenceId, holder, until, now, now];
-    const row = await this.engine.transaction((tx) =>
-      tx.get<{ attempts: number | string }>(
-        `INSERT INTO prv_reconcile_claims (occurrence_id, holder, claimed_until, attempts, next_at)
-         VALUES (?, ?, ?, 0, 0)
-         ON CONFLICT (occurrence_id) DO UPDATE SET holder = excluded.holder, claimed_until = excluded.claimed_until
-         WHERE prv_reconcile_claims.claimed_until <= ? AND prv_reconcile_claims.next_at <= ?
-         RETURNING attempts`,
-        params,
-      ),
-    );
-    return row === undefined ? undefined : { occurrenceId, attempts: num(row.attempts) };
+  /**
+   * Take the claims on these occurrences until `until`, in ONE transaction (one commit per tick,
+   * not one per occurrence); returns the ones taken — not those another holder has or not due.
+   */
+  async claim(ids: readonly string[], holder: string, now: number, until: number): Promise<ClaimTaken[]> {
+    if (ids.length === 0) return [];
+    return this.engine.transaction(async (tx) => {
+      const taken: ClaimTaken[] = [];
+      for (const occurrenceId of ids) {
+        const params: SqlValue[] = [occurrenceId, holder, until, now, now];
+        const row = await tx.get<{ attempts: number | string }>(CLAIM_SQL, params);
+        if (row !== undefined) taken.push({ occurrenceId, attempts: num(row.attempts) });
+      }
+      return taken;
+    });
   }
 
-  /** Give a claim back with the next ask's earliest time; a resolved occurrence's claim is dropped. */
-  async release(
-    occurrenceId: string,
-    holder: string,
-    next:
-      | { readonly resolved: true }
-      | { readonly resolved: false; readonly attempts: number; readonly nextAt: number },
-  ): Promise<void> {
-    await this.engine.transaction((tx) =>
-      next.resolved
-        ? tx.run('DELETE FROM prv_reconcile_claims WHERE occurrence_id = ? AND holder = ?', [
-            occurrenceId,
+  /**
+   * Give claims back in ONE transaction: a resolved occurrence's claim is dropped, an asked one
+   * gets its next ask's earliest time, an unvisited one (stopped before its turn) is freed as it was.
+   */
+  async release(holder: string, releases: readonly ClaimRelease[]): Promise<void> {
+    if (releases.length === 0) return;
+    await this.engine.transaction(async (tx) => {
+      for (const r of releases) {
+        if (r.kind === 'resolved') {
+          await tx.run('DELETE FROM prv_reconcile_claims WHERE occurrence_id = ? AND holder = ?', [
+            r.occurrenceId,
             holder,
-          ])
-        : tx.run(
+          ]);
+        } else if (r.kind === 'unvisited') {
+          await tx.run(
+            'UPDATE prv_reconcile_claims SET holder = NULL, claimed_until = 0 WHERE occurrence_id = ? AND holder = ?',
+            [r.occurrenceId, holder],
+          );
+        } else {
+          await tx.run(
             'UPDATE prv_reconcile_claims SET holder = NULL, claimed_until = 0, attempts = ?, next_at = ? WHERE occurrence_id = ? AND holder = ?',
-            [next.attempts, next.nextAt, occurrenceId, holder],
-          ),
-    );
+            [r.attempts, r.nextAt, r.occurrenceId, holder],
+          );
+        }
+      }
+    });
   }
 
   /** When the oldest unresolved occurrence was entered (ms), or undefined when none is. */

@@ -57,6 +57,8 @@ export interface WorldOptions {
   readonly postgresUrl?: string;
   /** Point the sandbox's webhooks at the server (default true). */
   readonly webhooks?: boolean;
+  /** Hooks on the sandbox's own Fastify app, added before it listens (counting lookups, faults). */
+  readonly beforeListen?: (sandbox: SandboxProvider) => void;
 }
 
 async function openStore(t: TestContext, o: WorldOptions, clock: ManualClock): Promise<OpenedBaton> {
@@ -73,6 +75,7 @@ export async function openReconcileWorld(t: TestContext, o: WorldOptions): Promi
   const clock = new ManualClock(Date.now());
   const secret = Buffer.alloc(32, 7);
   const sandbox = createSandboxProvider({ adminToken: SANDBOX_ADMIN, hmacSecret: secret, clock });
+  o.beforeListen?.(sandbox);
   await sandbox.listen(0, '127.0.0.1');
   t.after(() => sandbox.close());
   const opened = await openStore(t, o, clock);

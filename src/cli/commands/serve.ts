@@ -28,6 +28,10 @@ import { drain } from '../../server/shutdown.js';
 import { Metrics } from '../../server/metrics.js';
 import { wireMissionConsumer, type MissionConsumer } from '../../server/mission-consumer.js';
 import { parsePollInterval, startPollLoop, type PollLoop } from '../../server/mission-poll-loop.js';
+import type { BackgroundReconciler } from '../../server/background-reconciler.js';
+import { ReconcileMetrics } from '../../server/reconcile-metrics.js';
+import { ReconciliationStore } from '../../store/reconciliation.js';
+import { parseConcurrency, parseDuration, startServeReconciler } from '../reconcile-wiring.js';
 import { parseMatrix, type PinnedMatrix } from '../../missions/index.js';
 import { applyConfig, describeOutcome, describePrintOnce } from '../config/apply.js';
 import { storeTarget } from '../config/target.js';
@@ -46,13 +50,16 @@ const SERVE_OPTIONS = {
   'stop-matrix': { type: 'string', env: 'BATON_STOP_MATRIX' },
   'missions-poll-every': { type: 'string', env: 'BATON_MISSIONS_POLL_EVERY' },
   credentials: { type: 'string', env: 'BATON_CREDENTIALS' },
+  'reconcile-every': { type: 'string', env: 'BATON_RECONCILE_EVERY' },
+  'reconcile-concurrency': { type: 'string', env: 'BATON_RECONCILE_CONCURRENCY' },
   json: { type: 'boolean' },
   'no-console': { type: 'boolean', env: 'BATON_NO_CONSOLE' },
 } as const;
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
                    [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE]
-                   [--credentials FILE] [--missions-poll-every DURATION] [--json] [--no-console]
+                   [--credentials FILE] [--missions-poll-every DURATION] 
+                   [--reconcile-every DURATION [--reconcile-concurrency N]] [--json] [--no-console]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
 in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
@@ -75,6 +82,11 @@ per DURATION (500ms, 30s, 2m; 100 ms..1 h). Without it, poll streams are not pol
 (webhook secrets, lookup credentials) to {"env": NAME} or {"file": PATH} references, resolved once
 at start; a missing one exits with credential_unresolved before anything is opened
 (docs/providers.md "Credentials"). Values are never logged, stored or shown.
+--reconcile-every DURATION (500ms, 30s, 5m; 100ms..24h): a background reconciler asks the pinned
+status sources of every unresolved occurrence, each by one server at a time (several servers on one
+PostgreSQL share claims), with exponential backoff and jitter per occurrence, never sooner than a
+provider's Retry-After; at most --reconcile-concurrency asks at once (default 4). Off by default.
+POST /v1/webhooks/{profileId} (the providers' signed webhooks) is always mounted. docs/providers.md.
 ${STORE_USAGE}
 ${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
                            that provider profiles pin by id, for reconcile (Ed25519 pins need none)
@@ -145,6 +157,7 @@ interface Started {
   readonly app: ReturnType<typeof buildServer>;
   readonly timeoutMs: number;
   readonly poll: PollLoop | undefined;
+  readonly reconciler: BackgroundReconciler | undefined;
 }
 
 function pollEvery(text: string | undefined): number | undefined {
@@ -188,12 +201,17 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   const wanted = port(values.port);
   const timeoutMs = shutdownTimeout(values['shutdown-timeout']);
   const pollMs = pollEvery(values['missions-poll-every']);
+  const every = values['reconcile-every'];
+  const everyMs =
+    every === undefined ? undefined : parseDuration(every, '--reconcile-every (BATON_RECONCILE_EVERY)');
+  const concurrency = parseConcurrency(values['reconcile-concurrency']);
   const keys = await serveKeys(values.credentials, io);
   // HAR-25 / A3.10: an invalid matrix refuses to start (exit 2), before the store is touched.
   const stopMatrix = await readStopMatrix(values['stop-matrix'], io);
   const opened = await openBaton(storeChoice(values), stopMatrix === undefined ? {} : { stopMatrix });
   let app: ReturnType<typeof buildServer> | undefined;
   let poll: PollLoop | undefined;
+  let reconciler: BackgroundReconciler | undefined;
   try {
     if (values.config !== undefined) await applyAtStart(values.config, opened, io);
     const metrics = new Metrics();
@@ -205,9 +223,15 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       onError: (error, what) => app?.log.warn({ err: error, what }, 'mission consumer step failed'),
     });
     await describeIssuers(missions, io);
+    const reconcileStore = new ReconciliationStore(opened.engine);
+    const reconcileMetrics = new ReconcileMetrics(
+      () => reconcileStore.oldestUnresolvedEnteredAt(),
+      () => systemClock.wallMs(),
+    );
     app = buildServer({
       metrics,
       missions,
+      reconcileMetrics,
       engine: opened.engine,
       service: opened.service,
       harness: opened.harness,
@@ -225,6 +249,19 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       );
     // After the listen: a server that cannot listen leaves no admin token nobody was shown.
     const adminToken = await firstAdmin(opened);
+    const log = app.log;
+    if (everyMs !== undefined) {
+      reconciler = startServeReconciler({
+        engine: opened.engine,
+        service: opened.service,
+        keys,
+        clock: systemClock,
+        everyMs,
+        concurrency,
+        metrics: reconcileMetrics,
+        onError: (err, occurrenceId) => log.error({ err, occurrenceId }, 'reconcile failed'),
+      });
+    }
     const url = `http://${urlHost(host)}:${(app.server.address() as AddressInfo).port}`;
     const consoleUrl = values['no-console'] === true ? null : `${url}/console/`;
     if (values.json === true) {
@@ -237,9 +274,10 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       if (consoleUrl !== null)
         io.stdout(`console at ${consoleUrl} (sign in with an operator or admin token)\n`);
     }
-    return { opened, app, timeoutMs, poll };
+    return { opened, app, timeoutMs, poll, reconciler };
   } catch (error) {
     await poll?.stop();
+    await reconciler?.stop();
     await app?.close();
     await opened.close();
     throw error;
@@ -268,7 +306,7 @@ async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals
   } catch (error) {
     return reportStoreError(error, io);
   }
-  const { app, opened, timeoutMs, poll } = started;
+  const { app, opened, timeoutMs, poll, reconciler } = started;
   const first = await signals.first;
   await poll?.stop();
   io.stderr(`baton: ${first}: draining (at most ${timeoutMs / 1000} s; a second signal cuts it short)\n`);
@@ -277,7 +315,9 @@ async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals
     second = cause;
     io.stderr(`baton: ${cause} again: closing the remaining connections now\n`);
   });
-  const result = await drain(app, timeoutMs, again);
+  // The background reconciler starts no new ask and lets those in flight answer, while the
+  // requests in flight drain; only then is the store closed.
+  const [result] = await Promise.all([drain(app, timeoutMs, again), reconciler?.stop()]);
   await opened.close();
   if (second !== undefined) {
     io.stderr('baton: stopped (forced)\n');
