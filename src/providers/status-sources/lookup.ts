@@ -33,7 +33,7 @@ export async function lookup(
 ): Promise<SourceReading> {
   const base = { occurrenceId: o.id, source: source.id, kind: source.kind };
   const url = expandUrl(source.url, bindingValues(o));
-  const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs });
+  const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs, pooled: true });
   const now = ctx.clock.wallMs();
   if (!res.ok)
     return unavailable(base, now, res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}`);
