@@ -28,7 +28,7 @@ import {
 } from '../support.js';
 import { dbosSystem, restateSystem } from './engines.js';
 import { selfCpuMs } from './procs.js';
-import { batonInProcess, batonOverHttp, type Provider, type System } from './systems.js';
+import { batonInProcess, batonOverHttp, plainSqlCeiling, type Provider, type System } from './systems.js';
 
 const ROUND_MS = Number(process.env['BENCH_ROUND_MS'] ?? 2000);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
@@ -181,6 +181,7 @@ async function main(): Promise<void> {
   await tryAdd('Baton HTTP SQLite', () =>
     batonOverHttp('Baton HTTP SQLite', p, profile, ['--db', join(dir, 'http.db')], secretId, WORKERS),
   );
+  await tryAdd('ceiling SQLite', () => plainSqlCeiling(p, { sqlite: join(dir, 'floor.db') }, WORKERS));
   if (pg === undefined) console.log('Baton on PostgreSQL, DBOS Transact: skipped — no PostgreSQL');
   else {
     const inproc = await db('peers_inproc');
@@ -204,6 +205,8 @@ async function main(): Promise<void> {
         WORKERS,
       ),
     );
+    const floorUrl = await db('peers_floor');
+    await tryAdd('ceiling PostgreSQL', () => plainSqlCeiling(p, { postgres: floorUrl }, WORKERS));
     const dbosUrl = await db('peers_dbos');
     await tryAdd('DBOS Transact', () => dbosSystem(p, dbosUrl));
   }
@@ -224,7 +227,15 @@ async function main(): Promise<void> {
     for (const b of systems.filter((s) => s.name.startsWith('Baton'))) {
       const vs = ['DBOS Transact', 'Restate'].filter((x) => tallies.has(x));
       const rs = vs.map((x) => `${ratio(tallies.get(b.name), tallies.get(x)).toFixed(2)}× ${x}`);
-      if (rs.length > 0) console.log(`  ${b.name}: ${rs.join(', ')}`);
+      const engine = b.name.endsWith('SQLite') ? 'SQLite' : 'PostgreSQL';
+      const ceiling = tallies.get(`ceiling: plain SQL ${engine}`);
+      const cs =
+        ceiling === undefined
+          ? []
+          : [
+              `ceiling (plain SQL ${engine} + the call) ${ratio(ceiling, tallies.get('DBOS Transact')).toFixed(2)}× DBOS`,
+            ];
+      if (rs.length > 0) console.log(`  ${b.name}: ${[...rs, ...cs].join(', ')}`);
     }
   }
   console.log(

@@ -24,6 +24,7 @@ import {
   type SandboxProvider,
 } from '../../src/providers/index.js';
 import { openOccurrencesOn, openPostgresEngine, openSqliteEngine } from '../../src/store/index.js';
+import { openPostgresFloor, openSqliteFloor } from '../floor.js';
 import { domain } from '../occurrences-fixtures.js';
 import { childCpuMs } from './procs.js';
 
@@ -71,7 +72,7 @@ function operation(profile: RegisteredProfile, w: number, n: number, tag: string
   };
 }
 
-async function performAll(
+function performAll(
   executors: readonly Executor[],
   adapter: HttpProviderAdapter,
   op: (w: number, n: number) => Operation,
@@ -107,7 +108,7 @@ export async function batonInProcess(
     entryUrl: sandboxEntryUrl(p.sandbox.url),
     keys,
   });
-  const job = await performAll(executors, adapter, (w, n) => operation(profile, w, n, tagOf(name)));
+  const job = performAll(executors, adapter, (w, n) => operation(profile, w, n, tagOf(name)));
   return { name, job, close: () => engine.close() };
 }
 
@@ -189,7 +190,7 @@ export async function batonOverHttp(
       entryUrl: sandboxEntryUrl(p.sandbox.url),
       keys: staticKeys({ [hmacSecretId(p.hmac)]: p.hmac }),
     });
-    const job = await performAll(executors, adapter, (w, n) => operation(profile, w, n, tagOf(name)));
+    const job = performAll(executors, adapter, (w, n) => operation(profile, w, n, tagOf(name)));
     const stop = () =>
       new Promise<void>((done) => {
         if (s.child.exitCode !== null) return done();
@@ -201,4 +202,36 @@ export async function batonOverHttp(
     s.child.kill('SIGKILL');
     throw error;
   }
+}
+
+/**
+ * The ceiling beside a missed target (docs/scale.md): the same job as plain SQL — the three
+ * transactions of bench/floor.ts (create, enter, observe) on a store of the same engine and
+ * migrations — plus the same payment call, with no HTTP API, no authentication, no evidence chain.
+ */
+export async function plainSqlCeiling(
+  p: Provider,
+  store: { sqlite: string } | { postgres: string },
+  workers: number,
+): Promise<System> {
+  if ('sqlite' in store) {
+    const floor = await openSqliteFloor(store.sqlite, workers);
+    return {
+      name: 'ceiling: plain SQL SQLite',
+      job: async (w, n) => {
+        await floor.batched(w, n);
+        await pay(p, `ceiling-sqlite-${n}`, n);
+      },
+      close: () => Promise.resolve(floor.close()),
+    };
+  }
+  const floor = await openPostgresFloor(store.postgres, workers);
+  return {
+    name: 'ceiling: plain SQL PostgreSQL',
+    job: async (w, n) => {
+      await floor.lifecycle(w, n);
+      await pay(p, `ceiling-pg-${n}`, n);
+    },
+    close: () => floor.close(),
+  };
 }
