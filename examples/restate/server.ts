@@ -12,6 +12,8 @@ import { dirname, join } from 'node:path';
 export interface RestateServer {
   readonly ingress: string;
   readonly admin: string;
+  /** The restate-server process (for the peer bench's CPU figures). */
+  readonly pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -91,6 +93,7 @@ export async function startRestateServer(
   const server = {
     ingress: `http://127.0.0.1:${ingress}`,
     admin: `http://127.0.0.1:${admin}`,
+    pid: child.pid,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

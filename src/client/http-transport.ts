@@ -4,11 +4,12 @@
  * `unavailable`, one cut off by the call's deadline `client_timeout`, by the caller's signal
  * `client_aborted`. NOTHING here retries: whether a call may be repeated depends on the call
  * (docs/client.md "Retry safety"), so the caller decides, and `details.safeToRetry` says it.
- * The whole transport is this file (the endpoint, its deadline, the exchange), so that moving it
- * to pooled keep-alive connections changes nothing else.
+ * The transport is this file (the endpoint, its deadline, the exchange) and its wire, http-pool.ts:
+ * keep-alive node:http pools per origin unless the caller passes its own `fetch` (issue 16 §5).
  */
 import { BatonError, isBatonErrorCode, type BatonErrorCode } from '../core/errors.js';
 import { parseStrictJson, type JsonObject, type JsonValue } from '../core/json.js';
+import { pooledRequest, type WireAnswer } from './http-pool.js';
 import type { CallOptions } from './types.js';
 
 export type Fetch = typeof fetch;
@@ -20,7 +21,8 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /** Where the API is: a base URL whose path is a prefix (`https://host/baton/`), and the defaults. */
 export interface Endpoint {
-  readonly fetch: Fetch;
+  /** The caller's own fetch, when given; otherwise the keep-alive node:http pool (http-pool.ts). */
+  readonly fetch: Fetch | undefined;
   /** Always ends in `/`, so a route resolves under the prefix, not beside it. */
   readonly base: URL;
   readonly timeoutMs: number;
@@ -54,7 +56,7 @@ export function endpoint(baseUrl: string, options: { fetch?: Fetch; timeoutMs?: 
   if (base.search !== '' || base.hash !== '') throw refuse('must not have a query or a fragment');
   if (!base.pathname.endsWith('/')) base.pathname = `${base.pathname}/`;
   const timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  return { fetch: options.fetch ?? fetch, base, timeoutMs };
+  return { fetch: options.fetch, base, timeoutMs };
 }
 
 /** `/v1/counts` under the base's path prefix: `https://host/baton/` + `v1/counts`. */
@@ -151,6 +153,20 @@ function lost(x: Exchange, cut: Cut, timeoutMs: number, error: unknown): BatonEr
   return new BatonError('unavailable', `no answer from Baton for ${at}`, details, { cause: error });
 }
 
+type Init = {
+  method: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+  signal: AbortSignal;
+};
+
+/** The caller's fetch if it gave one, else the origin's keep-alive pool. */
+async function send(e: Endpoint, url: URL, init: Init): Promise<WireAnswer> {
+  if (e.fetch === undefined) return pooledRequest(url, { ...init, maxBytes: MAX_ANSWER_BYTES });
+  const response = await e.fetch(url, init);
+  return { status: response.status, bytes: new Uint8Array(await response.arrayBuffer()) };
+}
+
 export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = {}): Promise<JsonObject> {
   const timeoutMs = options.timeoutMs === undefined ? e.timeoutMs : checkTimeout(options.timeoutMs);
   if (options.signal?.aborted === true) {
@@ -163,8 +179,7 @@ export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = 
   const headers: Record<string, string> = { authorization: `Bearer ${x.bearer}`, accept: 'application/json' };
   if (x.body !== undefined) headers['content-type'] = 'application/json';
   const call = callSignal(timeoutMs, options.signal);
-  let response: Response;
-  let bytes: Uint8Array;
+  let answer: WireAnswer;
   try {
     const init = {
       method: x.method,
@@ -173,16 +188,15 @@ export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = 
       signal: call.signal,
     };
     // The deadline covers the whole answer, body included: a server that stalls mid-body is cut off too.
-    response = await e.fetch(routeUrl(e, x.path), init);
-    bytes = new Uint8Array(await response.arrayBuffer());
+    answer = await send(e, routeUrl(e, x.path), init);
   } catch (error) {
     throw lost(x, call.cut(), timeoutMs, error);
   } finally {
     call.done();
   }
-  const body = parse(bytes);
-  if (response.status >= 400) throw problemError(x, response.status, body);
-  if (!isObject(body)) throw invalid(x, response.status, 'a body that is not a JSON object');
+  const body = parse(answer.bytes);
+  if (answer.status >= 400) throw problemError(x, answer.status, body);
+  if (!isObject(body)) throw invalid(x, answer.status, 'a body that is not a JSON object');
   return body;
 }
 

@@ -1,15 +1,15 @@
 /**
  * One consequential tool call through the gateway (docs/mcp.md "A consequential call"):
- * derive → lease → mission gate → create → enter → the upstream call with Baton's native key →
- * acknowledge (unauthenticated evidence) → reconcile (Baton's pinned status sources, which alone
- * settle). The one rule above all: an entered occurrence is never sent again (AOC-REQ-010); a repeat
+ * derive → lease → mission gate → create-and-enter → the upstream call with Baton's native key →
+ * acknowledge-and-settle (unauthenticated evidence, then Baton's pinned status sources, which alone
+ * settle); the single steps where the one-call form does not apply. The one rule above all: an entered occurrence is never sent again (AOC-REQ-010); a repeat
  * of the same call (same creation key) is answered from what is known, without calling upstream.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Executor } from '../client/index.js';
 import { isBatonError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import type { OccurrenceView } from '../occurrences/index.js';
+import type { EntryTicket, OccurrenceView } from '../occurrences/index.js';
 import { deriveCall, placeNativeKey, type DerivedCall } from './derive.js';
 import { checkLease } from './lease.js';
 import { toolError } from './results.js';
@@ -76,6 +76,11 @@ function markRepeat(r: CallToolResult): CallToolResult {
 
 async function run(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<CallToolResult> {
   const ex = ctx.executor;
+  // One call for the usual case (issue 16 §4): create and enter in one transaction. Anything else
+  // — a refusal, a replay without a ticket, a lost answer — takes the step-by-step path below,
+  // whose create is a replay: an occurrence the lost call entered is found entered, never sent.
+  const started = await attempt(() => ex.createAndEnter(d.operation));
+  if (started.ok && started.value.ticket !== null) return send(ctx, d, started.value.ticket, forward);
   const created = await attempt(() => ex.create(d.operation));
   if (!created.ok) {
     if (created.refusal) return refused(created.code);
@@ -137,7 +142,15 @@ async function enterAndSend(
       facts: { repeat: false, upstreamAnswer: false, missingKnowledge: 'unavailable' },
     });
   }
-  const ticket = entered.value;
+  return send(ctx, d, entered.value, forward);
+}
+
+async function send(
+  ctx: Ctx,
+  d: DerivedCall,
+  ticket: EntryTicket,
+  forward: JsonObject,
+): Promise<CallToolResult> {
   const placed = placeNativeKey(ctx.policy.nativeKey, ticket.nativeKey, d.arguments, forward);
   let answer: CallToolResult;
   try {

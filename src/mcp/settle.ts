@@ -94,19 +94,33 @@ export async function recordAnswer(
 ): Promise<CallToolResult> {
   const id = ticket.occurrence.id;
   ctx.cache.set(id, answer);
-  const rec = await attempt(() =>
-    ctx.executor.acknowledge(acknowledgementOf(ctx, id, answer, structured(answer))),
-  );
-  let latest = rec.ok ? rec.value.occurrence : ticket.occurrence;
-  let missing: string | null = rec.ok ? rec.value.missingKnowledge : 'unavailable';
-  if (latest.unresolved && ctx.policy.settle.statusSources) {
-    const c = await attempt(() => ctx.executor.reconcile(id));
-    if (c.ok) {
-      latest = c.value.occurrence;
-      missing = c.value.missingKnowledge ?? missing;
+  const ack = acknowledgementOf(ctx, id, answer, structured(answer));
+  const facts = (missingKnowledge: string | null) => ({
+    repeat: false,
+    upstreamAnswer: true,
+    missingKnowledge,
+  });
+  if (ctx.policy.settle.statusSources) {
+    // One call (issue 16 §4): the acknowledgement and one status-source pass in one transaction.
+    const both = await attempt(() => ctx.executor.acknowledgeAndSettle(ack));
+    if (both.ok) {
+      const v = both.value;
+      return withOccurrence(
+        answer,
+        v.occurrence,
+        facts(v.missingKnowledge ?? v.acknowledgement.missingKnowledge),
+      );
     }
+    // Its answer was lost: one more status pass (evidence only, never an entry), as before.
+    const c = await attempt(() => ctx.executor.reconcile(id));
+    return c.ok
+      ? withOccurrence(answer, c.value.occurrence, facts(c.value.missingKnowledge ?? 'unavailable'))
+      : withOccurrence(answer, ticket.occurrence, facts('unavailable'));
   }
-  return withOccurrence(answer, latest, { repeat: false, upstreamAnswer: true, missingKnowledge: missing });
+  const rec = await attempt(() => ctx.executor.acknowledge(ack));
+  return rec.ok
+    ? withOccurrence(answer, rec.value.occurrence, facts(rec.value.missingKnowledge))
+    : withOccurrence(answer, ticket.occurrence, facts('unavailable'));
 }
 
 export interface Settled {

@@ -1,10 +1,24 @@
 /**
- * One HTTP exchange, exactly once: node:http with a fresh socket per request (no keep-alive reuse,
- * no automatic retry anywhere in the stack), a hard timeout and a response size cap. A provider
- * entry must be sent at most once (AOC-REQ-010); this is the only place bytes leave for a provider.
+ * One HTTP exchange, exactly once: node:http, no automatic retry anywhere in the stack, a hard
+ * timeout and a response size cap. A provider entry must be sent at most once (AOC-REQ-010); this
+ * is the only place bytes leave for a provider. An entry goes on a fresh socket; a status query
+ * (`pooled`, a read) goes on a keep-alive pool per provider origin (issue 16 §5), whose idle
+ * sockets are closed before a server's usual 5 s keep-alive would close them under a reuse.
  */
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+const pools = new Map<string, HttpAgent>();
+
+function pool(url: URL): HttpAgent {
+  let agent = pools.get(url.origin);
+  if (agent === undefined) {
+    const options = { keepAlive: true, timeout: 4_000, scheduling: 'lifo' as const };
+    agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
+    pools.set(url.origin, agent);
+  }
+  return agent;
+}
 
 export interface ExchangeInput {
   readonly method: 'GET' | 'POST';
@@ -12,6 +26,8 @@ export interface ExchangeInput {
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
   readonly timeoutMs: number;
+  /** A status query (a read): on the origin's keep-alive pool. Never set for a provider entry. */
+  readonly pooled?: boolean;
 }
 
 export type ExchangeResult =
@@ -48,7 +64,8 @@ export function exchange(input: ExchangeInput): Promise<ExchangeResult> {
     let failure: 'timeout' | 'too_large' | undefined;
     const headers: Record<string, string> = { ...input.headers };
     if (input.body !== undefined) headers['content-length'] = String(Buffer.byteLength(input.body));
-    const req = send(input.url, { method: input.method, headers, agent: false }, (res) => {
+    const agent = input.pooled === true ? pool(input.url) : false;
+    const req = send(input.url, { method: input.method, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {

@@ -36,7 +36,7 @@ async function fetchPage(
   const url = expandUrl(source.url, bindingValues(o));
   url.searchParams.set('limit', String(ctx.pageSize));
   if (cursor !== undefined) url.searchParams.set('starting_after', cursor);
-  const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs });
+  const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs, pooled: true });
   if (!res.ok) return res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}`;
   const json = asObject(parseAnswer(res.body));
   const data = json?.['data'];

@@ -32,7 +32,7 @@ export async function lookup(
   source: StatusSource,
 ): Promise<SourceReading> {
   const url = expandUrl(source.url, bindingValues(o));
-  const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs });
+  const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs, pooled: true });
   const reading = read(ctx, o, source, res);
   const retryAfter = res.ok ? res.headers['retry-after'] : undefined;
   return typeof retryAfter === 'string' ? { ...reading, retryAfter } : reading;

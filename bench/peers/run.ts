@@ -1,0 +1,261 @@
+/**
+ * `npm run bench:peers` (issue 16 §7): Baton (in process and over HTTP, on SQLite and PostgreSQL),
+ * DBOS Transact and Restate on the same job — ONE payment call that a crash must never duplicate —
+ * against the SAME sandbox provider (one server, in this process), at concurrency 1 and 16, the
+ * systems alternated round by round. Prints ops/s, p50/p99 per job, CPU per job of this process
+ * (clients, SDKs, the sandbox) and of each system's own child process (/proc), the Baton/peer
+ * ratios with the issue's targets, and what each system guarantees. Bounded: BENCH_ROUNDS rounds
+ * of BENCH_ROUND_MS per system and concurrency; a peer that cannot run is skipped with one line.
+ *
+ *   npm run bench:peers   (BENCH_ROUND_MS=2000 BENCH_ROUNDS=3 BENCH_CONCURRENCY=1,16;
+ *   BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createSandboxProvider,
+  deployProfile,
+  loadProfile,
+  sandboxDeployment,
+} from '../../src/providers/index.js';
+import {
+  benchDatabase,
+  percentile,
+  postgresSettings,
+  reachablePostgres,
+  type BenchDatabase,
+} from '../support.js';
+import { dbosSystem, restateSystem } from './engines.js';
+import { selfCpuMs } from './procs.js';
+import { batonInProcess, batonOverHttp, plainSqlCeiling, type Provider, type System } from './systems.js';
+
+const ROUND_MS = Number(process.env['BENCH_ROUND_MS'] ?? 2000);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
+const CONCURRENCY = (process.env['BENCH_CONCURRENCY'] ?? '1,16').split(',').map(Number);
+const WORKERS = Math.max(...CONCURRENCY);
+/** The whole run stops by itself after this, whatever is left. */
+const HARD_DEADLINE_MS = Number(process.env['BENCH_DEADLINE_MS'] ?? 900_000);
+
+interface Tally {
+  jobs: number;
+  ms: number;
+  selfCpu: number;
+  childCpu: number;
+  latencies: number[];
+  rounds: number[];
+  failures: number;
+}
+
+const fresh = (): Tally => ({
+  jobs: 0,
+  ms: 0,
+  selfCpu: 0,
+  childCpu: 0,
+  latencies: [],
+  rounds: [],
+  failures: 0,
+});
+let seq = 0;
+
+async function round(s: System, c: number, ms: number, t: Tally): Promise<number> {
+  const start = performance.now();
+  const cpu0 = selfCpuMs();
+  const child0 = s.childCpuMs?.() ?? Number.NaN;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: c }, async (_, w) => {
+      while (performance.now() - start < ms) {
+        const t0 = performance.now();
+        try {
+          await s.job(w, ++seq);
+          t.latencies.push(performance.now() - t0);
+          done += 1;
+        } catch (error) {
+          t.failures += 1;
+          if (t.failures <= 3) console.log(`  ${s.name}: a job failed: ${String(error)}`);
+        }
+      }
+    }),
+  );
+  const elapsed = performance.now() - start;
+  t.jobs += done;
+  t.ms += elapsed;
+  t.selfCpu += selfCpuMs() - cpu0;
+  t.childCpu += (s.childCpuMs?.() ?? Number.NaN) - child0;
+  const perSecond = (done * 1000) / elapsed;
+  t.rounds.push(perSecond);
+  return perSecond;
+}
+
+function line(name: string, t: Tally): string {
+  const ops = ((t.jobs * 1000) / t.ms).toFixed(1).padStart(7);
+  const p = (q: number) => percentile(t.latencies, q).toFixed(2);
+  const self = (t.selfCpu / Math.max(1, t.jobs)).toFixed(2);
+  const child = Number.isFinite(t.childCpu)
+    ? ` + child ${(t.childCpu / Math.max(1, t.jobs)).toFixed(2)}`
+    : '';
+  const failed = t.failures > 0 ? `  (${t.failures} failed)` : '';
+  return `  ${name.padEnd(26)} ${ops} ops/s   p50 ${p(50)} ms  p99 ${p(99)} ms   CPU/op: bench process ${self}${child} ms${failed}`;
+}
+
+const median = (xs: readonly number[]) => percentile(xs, 50);
+function ratio(a: Tally | undefined, b: Tally | undefined): number {
+  if (a === undefined || b === undefined) return Number.NaN;
+  return median(a.rounds.map((v, i) => v / (b.rounds[i] ?? Number.NaN)));
+}
+
+const GUARANTEES = [
+  ['', 'Baton', 'DBOS Transact', 'Restate'],
+  [
+    'payment sent at most once per key after a crash',
+    'yes (entry CAS, never re-sent)',
+    'if the step re-runs under the same key (provider dedup)',
+    'if ctx.run re-runs under the same key (provider dedup)',
+  ],
+  [
+    'an entered call is never re-sent by anyone',
+    'yes (AOC-REQ-010)',
+    'no: an unrecorded step re-runs',
+    'no: an unjournaled ctx.run re-runs',
+  ],
+  [
+    'a stale / replaced worker is fenced before the call',
+    'yes (executor generation, AOC-REQ-006)',
+    'no',
+    'no (single-writer per invocation only)',
+  ],
+  [
+    'outcome settled from the provider’s signed status',
+    'yes (pinned status source, AOC-REQ-009)',
+    'no (the step’s own return value)',
+    'no (the closure’s own return value)',
+  ],
+  ['authority budget consumed before the call', 'yes (AOC-REQ-012)', 'no', 'no'],
+  [
+    'durable record',
+    'SQLite synchronous=FULL / PostgreSQL',
+    'PostgreSQL (system database)',
+    'restate-server log on disk (defaults)',
+  ],
+];
+
+async function main(): Promise<void> {
+  setTimeout(() => {
+    console.log(`peer bench: hard deadline of ${HARD_DEADLINE_MS} ms reached, stopping`);
+    process.exit(2);
+  }, HARD_DEADLINE_MS).unref();
+  const dir = mkdtempSync(join(tmpdir(), 'baton-peers-'));
+  const hmac = Buffer.alloc(32, 11);
+  const sandbox = createSandboxProvider({ hmacSecret: hmac });
+  await sandbox.listen(0, '127.0.0.1');
+  const p: Provider = { sandbox, hmac };
+  const deployment = sandboxDeployment(sandbox);
+  const profile = deployProfile(loadProfile('sandbox-payments'), deployment);
+  const pg = await reachablePostgres('peer bench');
+  const dbs: BenchDatabase[] = [];
+  const db = async (label: string): Promise<string> => {
+    const d = await benchDatabase(pg ?? '', label);
+    dbs.push(d);
+    return d.url;
+  };
+  console.log(
+    `peer bench: ${ROUNDS} rounds × ${ROUND_MS} ms per system and concurrency (${CONCURRENCY.join(', ')}); load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  if (pg !== undefined) console.log(`PostgreSQL: ${await postgresSettings(pg)}`);
+  const systems: System[] = [];
+  const tryAdd = async (name: string, make: () => Promise<System | undefined>) => {
+    try {
+      const s = await make();
+      if (s !== undefined) systems.push(s);
+    } catch (error) {
+      console.log(`${name}: skipped — ${String(error).split('\n')[0]}`);
+    }
+  };
+  const secretId = deployment.hmacSecretId ?? '';
+  await tryAdd('Baton in-process SQLite', () =>
+    batonInProcess('Baton in-process SQLite', p, profile, { sqlite: join(dir, 'inproc.db') }, WORKERS),
+  );
+  await tryAdd('Baton HTTP SQLite', () =>
+    batonOverHttp('Baton HTTP SQLite', p, profile, ['--db', join(dir, 'http.db')], secretId, WORKERS),
+  );
+  await tryAdd('ceiling SQLite', () => plainSqlCeiling(p, { sqlite: join(dir, 'floor.db') }, WORKERS));
+  if (pg === undefined) console.log('Baton on PostgreSQL, DBOS Transact: skipped — no PostgreSQL');
+  else {
+    const inproc = await db('peers_inproc');
+    await tryAdd('Baton in-process PostgreSQL', () =>
+      batonInProcess(
+        'Baton in-process PostgreSQL',
+        p,
+        profile,
+        { postgres: inproc, keyBase: join(dir, 'pg-inproc') },
+        WORKERS,
+      ),
+    );
+    const http = await db('peers_http');
+    await tryAdd('Baton HTTP PostgreSQL', () =>
+      batonOverHttp(
+        'Baton HTTP PostgreSQL',
+        p,
+        profile,
+        ['--postgres', http, '--domain-key', join(dir, 'pg-http.domain-key.pem')],
+        secretId,
+        WORKERS,
+      ),
+    );
+    const floorUrl = await db('peers_floor');
+    await tryAdd('ceiling PostgreSQL', () => plainSqlCeiling(p, { postgres: floorUrl }, WORKERS));
+    const dbosUrl = await db('peers_dbos');
+    await tryAdd('DBOS Transact', () => dbosSystem(p, dbosUrl));
+  }
+  await tryAdd('Restate', () => restateSystem(p, join(dir, 'restate')));
+
+  for (const c of CONCURRENCY) {
+    console.log(`\nconcurrency ${c}:`);
+    for (const s of systems) await round(s, c, 300, fresh()); // warm-up
+    const tallies = new Map(systems.map((s) => [s.name, fresh()]));
+    for (let r = 0; r < ROUNDS; r++) {
+      const order = r % 2 === 0 ? systems : [...systems].reverse();
+      const parts: string[] = [];
+      for (const s of order)
+        parts.push(`${s.name} ${(await round(s, c, ROUND_MS, tallies.get(s.name) ?? fresh())).toFixed(0)}/s`);
+      console.log(`  round ${r + 1}/${ROUNDS}: ${parts.join(', ')}`);
+    }
+    for (const [name, t] of tallies) console.log(line(name, t));
+    for (const b of systems.filter((s) => s.name.startsWith('Baton'))) {
+      const vs = ['DBOS Transact', 'Restate'].filter((x) => tallies.has(x));
+      const rs = vs.map((x) => `${ratio(tallies.get(b.name), tallies.get(x)).toFixed(2)}× ${x}`);
+      const engine = b.name.endsWith('SQLite') ? 'SQLite' : 'PostgreSQL';
+      const ceiling = tallies.get(`ceiling: plain SQL ${engine}`);
+      const cs =
+        ceiling === undefined
+          ? []
+          : [
+              `ceiling (plain SQL ${engine} + the call) ${ratio(ceiling, tallies.get('DBOS Transact')).toFixed(2)}× DBOS`,
+            ];
+      if (rs.length > 0) console.log(`  ${b.name}: ${[...rs, ...cs].join(', ')}`);
+    }
+  }
+  console.log(
+    '\nstatements per lifecycle: not counted by this bench (see bench/postgres-ceiling.bench.ts and docs/scale.md)',
+  );
+  console.log(
+    `effects applied by the sandbox: ${sandbox.effects().length} (one per job; the provider deduplicates by key)`,
+  );
+  console.log('\nwhat each system guarantees for this job:');
+  for (const row of GUARANTEES) console.log(`  | ${row.join(' | ')} |`);
+  for (const s of systems) await s.close().catch(() => undefined);
+  await sandbox.close();
+  for (const d of dbs) await d.drop().catch(() => undefined);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,31 @@
+/**
+ * src/providers/http-client.ts (issue 16 §5): status queries (`pooled`) reuse a keep-alive socket
+ * per provider origin; a provider entry always takes a fresh socket of its own (AOC-REQ-010).
+ */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { test } from 'node:test';
+import { exchange } from '../../src/providers/http-client.js';
+
+test('status queries share one pooled socket per origin; entries never reuse one', async (t) => {
+  const sockets: Socket[] = [];
+  const server = createServer((req, res) => {
+    if (!sockets.includes(req.socket)) sockets.push(req.socket);
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.after(() => server.closeAllConnections());
+  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/status`);
+  for (let i = 0; i < 4; i++) {
+    const r = await exchange({ method: 'GET', url, timeoutMs: 2_000, pooled: true });
+    assert.ok(r.ok && r.status === 200);
+  }
+  assert.equal(sockets.length, 1, 'four status queries, one connection');
+  for (let i = 0; i < 2; i++) {
+    const r = await exchange({ method: 'POST', url, body: '{}', timeoutMs: 2_000 });
+    assert.ok(r.ok && r.status === 200);
+  }
+  assert.equal(sockets.length, 3, 'each entry on a fresh connection');
+});
