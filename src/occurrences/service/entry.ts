@@ -1,4 +1,5 @@
 /** Provider entry and pre-entry release: each one transaction over lineage, occurrence and authority. */
+import { digestBytes } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json.js';
 import { readEnter, readRelease } from '../inputs.js';
@@ -66,6 +67,7 @@ export async function enter(ctx: ServiceContext, input: unknown): Promise<EntryT
   const cmd = readEnter(input);
   const answer = await ctx.uow.run(async (repo): Promise<EntryTicket | Refused> => {
     const now = ctx.clock.wallMs();
+    await repo.prefetchEntry?.(digestBytes(cmd.credential), cmd.occurrenceId);
     const domain = await requireDomain(repo);
     const l = await lockAll(repo, cmd.credential, cmd.occurrenceId);
     // Another lineage's occurrence answers like a missing one, decided here (issue 16 §1).

@@ -10,5 +10,6 @@ import { migration as m004 } from './004_no_hot_rows.js';
 import { migration as m005 } from './005_occurrence_listing.js';
 import { migration as m006 } from './006_missions.js';
 import { migration as m007 } from './007_observations.js';
+import { migration as m012 } from './012_transition_functions.js';
 
-export const migrations: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007];
+export const migrations: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m012];
