@@ -115,6 +115,16 @@ export interface OccurrencesRepository extends OccurrencesReader {
   /** A3.6 `create checks too`: link a governed occurrence to its running item; refuses unless active. */
   linkWorkItem(occurrenceId: string, workItemId: string, lineage: string): Promise<void>;
 
+  /**
+   * Optional, for speed only (issue 16 §2): load and lock at once, in the order `enter` takes them,
+   * what provider entry reads next — domain, credential, its lineage, the occurrence with its
+   * request, its authority, the open counts — where the engine can in one round trip (PostgreSQL,
+   * migration 012). The reads that follow are answered from it, each once; the decision is the same.
+   */
+  prefetchEntry?(credentialDigest: Sha256Digest, occurrenceId: string): Promise<void>;
+  /** The same for a plain create + reserve + bind: domain, credential, lineage, binding, authority, counts. */
+  prefetchCreate?(credentialDigest: Sha256Digest, creationKey: string, authorityId: string): Promise<void>;
+
   lockDomain(): Promise<DomainRecord | undefined>;
   insertDomain(domain: DomainRecord): Promise<void>;
   updateDomain(domain: DomainRecord, previousVersion: number): Promise<void>;
@@ -137,7 +147,12 @@ export interface OccurrencesRepository extends OccurrencesReader {
 
   lockOccurrence(id: string): Promise<OccurrenceRecord | undefined>;
   findByCreationBinding(scope: string, key: string): Promise<OccurrenceRecord | undefined>;
-  insertOccurrence(occurrence: OccurrenceRecord, request: JsonObject): Promise<OccurrenceInsert>;
+  /** `requestJcs`: the request's JCS text when the caller has it already (never serialized twice). */
+  insertOccurrence(
+    occurrence: OccurrenceRecord,
+    request: JsonObject,
+    requestJcs?: string,
+  ): Promise<OccurrenceInsert>;
   /** Writes only the mutable state; the binding columns are never part of an update (AOC-REQ-003). */
   updateOccurrence(occurrence: OccurrenceRecord, previousVersion: number): Promise<void>;
   /** Returns false when an exclusive identifier already names another occurrence. */

@@ -3,10 +3,10 @@
  * the request representation, the native key derivation, how the provider reference is read and
  * what a native status means. A profile missing any of these is refused (`profile_invalid`).
  */
-import { digestJcs, sha256, sha256HexTag } from '../core/digest.js';
+import { digestBytes, digestJcs, sha256, sha256HexTag } from '../core/digest.js';
 import type { Sha256Digest } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
-import { canonicalBytes } from '../core/jcs.js';
+import { canonicalBytes, canonicalize } from '../core/jcs.js';
 import { readAuthorityTie } from './authority-tie.js';
 import { readAuthentication, readStatuses } from './profile-parts.js';
 import type {
@@ -211,10 +211,22 @@ export function profileDigest(profile: ProviderProfile): Sha256Digest {
  * (AOC-REQ-003): JCS + SHA-256 of the request, which may hold only the profile's members.
  */
 export function requestDigest(profile: ProviderProfile, request: unknown): Sha256Digest {
+  return requestJcs(profile, request).digest;
+}
+
+/**
+ * The request's JCS text and its digest, from ONE canonicalisation (issue 16 §6): the digest binds
+ * the occurrence, and the text is what the store keeps, so the request is never serialized twice.
+ */
+export function requestJcs(
+  profile: ProviderProfile,
+  request: unknown,
+): { digest: Sha256Digest; text: string } {
   const ri = new Reader('input_invalid');
   const f = ri.object(request, '$.request', profile.request.required, profile.request.members);
   ri.noNul(f, '$.request');
-  return digestJcs(f);
+  const text = canonicalize(f);
+  return { digest: digestBytes(text), text };
 }
 
 export interface NativeKeyInputs {

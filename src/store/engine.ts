@@ -19,6 +19,11 @@ export interface Transaction extends SqlExecutor {
    * PostgreSQL, empty on SQLite (whose write transactions already hold the one writer lock).
    */
   readonly forUpdate: string;
+  /**
+   * The database provides Baton's server-side functions (PostgreSQL after migration 012): a
+   * transition's statements may go as one function call, one round trip (docs/store.md).
+   */
+  readonly serverFunctions?: boolean;
 }
 
 export type EngineKind = 'sqlite' | 'postgres';
@@ -45,6 +50,11 @@ export interface StoreEngine {
    * them itself (SQLite's group commit); PostgreSQL's own group commit is inside the server.
    */
   commitStats?(): CommitStats;
+  /**
+   * Told by `migrate` which migration the database has reached, so the engine may use what the
+   * schema provides (PostgreSQL: migration 012's functions, `Transaction.serverFunctions`).
+   */
+  schemaApplied?(version: number): void;
   close(): Promise<void>;
 }
 

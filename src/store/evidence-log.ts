@@ -11,6 +11,7 @@ import { canonicalize } from '../core/jcs.js';
 import { digestBytes, type Sha256Digest } from '../core/digest.js';
 import { hasLoneSurrogate, type JsonValue } from '../core/json.js';
 import type { SqlExecutor, Transaction } from './engine.js';
+import { unstorableText } from './errors.js';
 
 export interface EvidenceInput {
   /** The chain this event belongs to, e.g. `occurrence:<id>`. */
@@ -196,6 +197,7 @@ export async function appendEvidenceRun(
     if (e.subject !== first.subject) throw new BatonError('internal', 'an evidence run has one subject');
   }
   const texts = run.map((e) => canonicalize(e.body));
+  if (tx.serverFunctions === true) return appendByFunction(tx, run, texts);
   for (let attempt = 1; ; attempt++) {
     const [known, head] = await headOf(tx, first.subject);
     const planned: AppendedEvent[] = [];
@@ -243,6 +245,60 @@ export async function appendEvidenceRun(
     known.set(first.subject, { hash: last.hash, count: last.idx });
     return appended;
   }
+}
+
+/** Migration 012's refusals, as the statement-by-statement path words them. */
+const FUNCTION_REFUSALS: Readonly<Record<string, string>> = {
+  BTN01: 'the evidence chain already has events at these positions',
+  BTN02: 'the evidence head moved during an append',
+};
+
+/**
+ * The same run as ONE call of migration 012's `baton_append_evidence` (PostgreSQL, one round trip
+ * instead of three): the function locks the head, chains and hashes as above, inserts and writes
+ * the head. Every hash it returns is recomputed here from the same texts and its `prev`, so the
+ * chain `baton log verify` walks is exactly the one this module would have written (fail closed).
+ */
+async function appendByFunction(
+  tx: Transaction,
+  run: readonly EvidenceInput[],
+  texts: readonly string[],
+): Promise<AppendedEvent[]> {
+  const subject = (run[0] as EvidenceInput).subject;
+  // As the statement path would: a U+0000 in a label is refused before anything is sent.
+  const refused = unstorableText([subject, ...run.flatMap((e) => [e.type, e.actor])]);
+  if (refused !== undefined) throw refused;
+  const events = JSON.stringify(run.map((e, i) => [e.type, texts[i], e.at, e.actor]));
+  let rows: {
+    out_seq: number | string;
+    out_idx: number | string;
+    out_prev: string | null;
+    out_hash: string;
+  }[];
+  try {
+    rows = await tx.all('SELECT out_seq, out_idx, out_prev, out_hash FROM baton_append_evidence(?, ?)', [
+      subject,
+      events,
+    ]);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const why = typeof code === 'string' ? FUNCTION_REFUSALS[code] : undefined;
+    if (why !== undefined) throw new BatonError('store_corrupt', why, { subject }, { cause: error });
+    throw error;
+  }
+  if (rows.length !== run.length) throw new BatonError('store_corrupt', 'an append returned no event');
+  const appended = run.map((e, i): AppendedEvent => {
+    const r = rows[i] as (typeof rows)[number];
+    const facts = { prev: r.out_prev, subject, type: e.type, at: e.at, actor: e.actor };
+    const hash = evidenceHashOfText(facts, texts[i] ?? '');
+    if (hash !== r.out_hash || (i > 0 && r.out_prev !== rows[i - 1]?.out_hash)) {
+      throw new BatonError('internal', 'the database computed another evidence hash than Baton');
+    }
+    return { seq: Number(r.out_seq), idx: Number(r.out_idx), ...facts, body: e.body, hash };
+  });
+  const last = appended[appended.length - 1] as AppendedEvent;
+  knownHeads.get(tx)?.set(subject, { hash: last.hash, count: last.idx });
+  return appended;
 }
 
 async function writeHead(

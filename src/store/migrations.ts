@@ -65,8 +65,21 @@ export function splitStatements(script: string): string[] {
   let quote: string | undefined;
   for (let i = 0; i < script.length; i++) {
     const c = script[i] ?? '';
-    if (quote !== undefined) {
+    if (quote === '$$') {
+      if (c === '$' && script[i + 1] === '$') {
+        quote = undefined;
+        current += '$$';
+        i += 1;
+        continue;
+      }
+    } else if (quote !== undefined) {
       if (c === quote) quote = undefined;
+    } else if (c === '$' && script[i + 1] === '$') {
+      // A PostgreSQL dollar-quoted function body (migration 012) holds `;` and quotes of its own.
+      quote = '$$';
+      current += '$$';
+      i += 1;
+      continue;
     } else if (c === "'" || c === '"') {
       quote = c;
     } else if (c === '-' && script[i + 1] === '-') {
@@ -173,5 +186,7 @@ export async function migrate(
   }
   const rows = await engine.read(readApplied);
   checkKnown(rows, list, engine.kind);
-  return { applied, version: rows.reduce((max, r) => Math.max(max, Number(r.id)), 0) };
+  const version = rows.reduce((max, r) => Math.max(max, Number(r.id)), 0);
+  engine.schemaApplied?.(version);
+  return { applied, version };
 }

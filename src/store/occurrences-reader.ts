@@ -135,7 +135,6 @@ export class OccurrencesReaderSql implements OccurrencesReader {
     return withRequest ? { record, request: rows.json<JsonObject>(r.request ?? '') } : record;
   }
 
-  /** Told of every occurrence read, with the stripe that counts it (the repository keeps them). */
   /** An executor credential by its secret's digest (authentication inside the command, issue 16 §1). */
   async findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined> {
     const r = await this.#ex.get<rows.CredentialRow>(
@@ -145,6 +144,7 @@ export class OccurrencesReaderSql implements OccurrencesReader {
     return r && rows.credentialFromRow(r);
   }
 
+  /** Told of every occurrence read, with the stripe that counts it (the repository keeps them). */
   protected seen(_record: OccurrenceRecord, _stripe: number | null): void {}
 
   getDomain(): Promise<DomainRecord | undefined> {

@@ -5,6 +5,7 @@
  * `INSERT … ON CONFLICT DO NOTHING` so a refused insert never aborts a PostgreSQL transaction.
  */
 import { BatonError } from '../core/errors.js';
+import type { Sha256Digest } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
 import { exclusiveKey } from '../occurrences/index.js';
 import type {
@@ -28,6 +29,7 @@ import { NO_HARNESS, type MissionGate } from './missions-gate.js';
 import { appendEvidenceRun, startsChain, type EvidenceInput } from './evidence-log.js';
 import { domainLimitError, OpenStripes, preferredStripe } from './occurrences-limits.js';
 import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js';
+import * as pf from './occurrences-prefetch.js';
 import * as rows from './occurrences-rows.js';
 
 const { jcs, num } = rows;
@@ -50,6 +52,8 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   readonly #requests = new Map<string, JsonObject>();
 
   readonly #gate: MissionGate;
+  /** What `prefetchEntry` loaded, each answered once (occurrences-prefetch.ts). */
+  readonly #prefetched: pf.Prefetched = new Map();
 
   constructor(tx: Transaction, profiles?: ProfileCache, gate: MissionGate = NO_HARNESS) {
     super(tx, tx.forUpdate, profiles);
@@ -72,8 +76,33 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   override async getDomain(): Promise<DomainRecord | undefined> {
-    this.#domain = await super.getDomain();
+    const p = pf.take<DomainRecord>(this.#prefetched, pf.key.domain);
+    this.#domain = p.found ? p.value : await super.getDomain();
     return this.#domain;
+  }
+
+  /**
+   * PostgreSQL after migration 012: provider entry's reads and locks in one call (issue 16 §2);
+   * elsewhere nothing, and each read goes to the database as it comes.
+   */
+  async prefetchEntry(credentialDigest: Sha256Digest, occurrenceId: string): Promise<void> {
+    if (this.#tx.serverFunctions !== true) return;
+    await pf.prefetchEntry(this.#tx, this.#prefetched, credentialDigest, occurrenceId);
+  }
+
+  /** As `prefetchEntry`, for a plain create + reserve + bind (`baton_lock_create`). */
+  async prefetchCreate(
+    credentialDigest: Sha256Digest,
+    creationKey: string,
+    authorityId: string,
+  ): Promise<void> {
+    if (this.#tx.serverFunctions !== true) return;
+    await pf.prefetchCreate(this.#tx, this.#prefetched, credentialDigest, creationKey, authorityId);
+  }
+
+  override async findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined> {
+    const p = pf.take<CredentialRecord>(this.#prefetched, pf.key.credential(secretDigest));
+    return p.found ? p.value : super.findCredential(secretDigest);
   }
 
   async #limits(): Promise<DomainRecord['limits']> {
@@ -119,7 +148,8 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   lockLineage(id: string): Promise<LineageRecord | undefined> {
-    return this.lineageRow(id, true);
+    const p = pf.take<LineageRecord>(this.#prefetched, pf.key.lineage(id));
+    return p.found ? Promise.resolve(p.value) : this.lineageRow(id, true);
   }
 
   async insertLineage(l: LineageRecord): Promise<void> {
@@ -155,7 +185,8 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   lockAuthority(id: string): Promise<AuthorityRecord | undefined> {
-    return this.authorityRow(id, true);
+    const p = pf.take<AuthorityRecord>(this.#prefetched, pf.key.authority(id));
+    return p.found ? Promise.resolve(p.value) : this.authorityRow(id, true);
   }
 
   async insertAuthority(a: AuthorityRecord): Promise<boolean> {
@@ -178,6 +209,13 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   async lockOccurrence(id: string): Promise<OccurrenceRecord | undefined> {
+    const p = pf.take<pf.PrefetchedOccurrence>(this.#prefetched, pf.key.occurrence(id));
+    if (p.found) {
+      if (p.value === undefined) return undefined;
+      this.seen(p.value.record, p.value.stripe);
+      this.#requests.set(id, p.value.request);
+      return p.value.record;
+    }
     // With its request: provider entry needs it next, and this saves a round trip.
     const found = await this.occurrenceRow('id = ?', [id], true, true);
     if (found === undefined) return undefined;
@@ -186,14 +224,23 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   findByCreationBinding(scope: string, key: string): Promise<OccurrenceRecord | undefined> {
+    const p = pf.take<pf.PrefetchedOccurrence>(this.#prefetched, pf.key.binding(scope, key));
+    if (p.found) {
+      if (p.value !== undefined) this.seen(p.value.record, p.value.stripe);
+      return Promise.resolve(p.value?.record);
+    }
     return this.occurrenceRow('creation_scope = ? AND creation_key = ?', [scope, key], true);
   }
 
-  async insertOccurrence(o: OccurrenceRecord, request: JsonObject): Promise<OccurrenceInsert> {
+  async insertOccurrence(
+    o: OccurrenceRecord,
+    request: JsonObject,
+    requestJcs?: string,
+  ): Promise<OccurrenceInsert> {
     const stripe = await this.#countNew(o);
     const { changes } = await this.#tx.run(
       `INSERT INTO aoc_occurrences (${OCC_COLS}, request, open_stripe) VALUES (${OCC_MARKS}, ?, ?) ON CONFLICT DO NOTHING`,
-      [...rows.occurrenceValues(o), jcs(request), stripe],
+      [...rows.occurrenceValues(o), requestJcs ?? jcs(request), stripe],
     );
     // Refused (the service then throws, which rolls the stripe claim back with everything else).
     if (changes !== 1) {
@@ -305,7 +352,18 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
    * limit under concurrency (occurrences-limits.ts).
    */
   async countOpen(lineage: string): Promise<OpenCounts> {
-    const r = await this.#tx.get<Record<'lp' | 'lf' | 'dp' | 'df', number | string | null>>(
+    type Counts = Record<'lp' | 'lf' | 'dp' | 'df', number | string | null>;
+    const p = pf.take<Counts>(this.#prefetched, pf.key.counts(lineage));
+    const r = p.found ? p.value : await this.#counts(lineage);
+    const n = (k: 'lp' | 'lf' | 'dp' | 'df'): number => num(r?.[k] ?? 0);
+    return {
+      lineage: { pending: n('lp'), inFlight: n('lf') },
+      domain: { pending: n('dp'), inFlight: n('df') },
+    };
+  }
+
+  #counts(lineage: string): Promise<Record<'lp' | 'lf' | 'dp' | 'df', number | string | null> | undefined> {
+    return this.#tx.get<Record<'lp' | 'lf' | 'dp' | 'df', number | string | null>>(
       `SELECT
          (SELECT COUNT(*) FROM aoc_occurrences WHERE phase = 'reserved' AND lineage = ?) AS lp,
          (SELECT COUNT(*) FROM aoc_occurrences WHERE phase = 'entered' AND lineage = ?) AS lf,
@@ -313,11 +371,6 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
          (SELECT SUM(in_flight) FROM aoc_open_stripes) AS df`,
       [lineage, lineage],
     );
-    const n = (k: 'lp' | 'lf' | 'dp' | 'df'): number => num(r?.[k] ?? 0);
-    return {
-      lineage: { pending: n('lp'), inFlight: n('lf') },
-      domain: { pending: n('dp'), inFlight: n('df') },
-    };
   }
 
   /** Consecutive events of one subject go in one run (one INSERT, one head write: evidence-log.ts). */

@@ -179,10 +179,13 @@ class PgExecutor implements Transaction {
   #began: Promise<unknown> = Promise.resolve();
   #beginAccepted = false;
 
-  constructor(session: Session, texts: StatementTexts, begin: string) {
+  readonly serverFunctions: boolean;
+
+  constructor(session: Session, texts: StatementTexts, begin: string, serverFunctions: boolean) {
     this.#session = session;
     this.#texts = texts;
     this.#begin = begin;
+    this.serverFunctions = serverFunctions;
   }
 
   /** Whether the BEGIN went out: if not, there is nothing to commit or roll back. */
@@ -285,6 +288,8 @@ class PostgresEngine implements StoreEngine {
   readonly #inside = new AsyncLocalStorage<{ active: boolean }>();
   readonly #running = new Set<Promise<unknown>>();
   #closed = false;
+  /** Migration 012's functions exist (told by `migrate`: schemaApplied). */
+  #functions = false;
 
   constructor(url: string, options: PostgresEngineOptions) {
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 10);
@@ -352,7 +357,7 @@ class PostgresEngine implements StoreEngine {
   }
 
   async #body<T>(session: Session, mode: Mode, fn: (tx: PgExecutor) => Promise<T>): Promise<T> {
-    const ex = new PgExecutor(session, this.#texts, mode.begin);
+    const ex = new PgExecutor(session, this.#texts, mode.begin, this.#functions);
     const marker = { active: true };
     let outcome: { value: T } | { error: unknown };
     try {
@@ -434,6 +439,10 @@ class PostgresEngine implements StoreEngine {
 
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return this.#start(this.#write, fn);
+  }
+
+  schemaApplied(version: number): void {
+    this.#functions = version >= 12;
   }
 
   read<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {

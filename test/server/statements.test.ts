@@ -35,7 +35,7 @@ interface Bounds {
 }
 const BOUNDS: Record<'sqlite' | 'postgres', Bounds> = {
   sqlite: { statements: 39, transactions: 4, reads: 1 },
-  postgres: { statements: 39, transactions: 4, reads: 1 },
+  postgres: { statements: 22, transactions: 4, reads: 1 },
 };
 
 const db = await postgresForTests();

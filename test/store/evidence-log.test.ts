@@ -298,9 +298,15 @@ for (const e of engines) {
       viaRuns.map((x) => x.seq),
       [1, 2, 3, 4, 5],
     );
-    // Each run: head SELECT, one INSERT of all its rows, head INSERT (new chain) or UPDATE.
-    assert.equal(statements.length, 6, statements.join('\n'));
-    assert.equal(statements.filter((x) => x.startsWith('INSERT INTO evidence_events')).length, 2);
+    if (e.kind === 'postgres') {
+      // Each run: ONE call of migration 012's baton_append_evidence (docs/store.md).
+      assert.equal(statements.length, 2, statements.join('\n'));
+      assert.ok(statements.every((x) => x.includes('baton_append_evidence(')));
+    } else {
+      // Each run: head SELECT, one INSERT of all its rows, head INSERT (new chain) or UPDATE.
+      assert.equal(statements.length, 6, statements.join('\n'));
+      assert.equal(statements.filter((x) => x.startsWith('INSERT INTO evidence_events')).length, 2);
+    }
     assert.deepEqual(await verifyEvidence(runStore.engine), {
       ok: true,
       subjects: 1,
@@ -455,3 +461,28 @@ test('[sqlite] baton log verify: OK summary, exit 0; missing database or schema 
   assert.equal(await runLog(['frobnicate', '--db', path], captureIo()), 2);
   assert.equal(await runLog(['verify', '--db', path, '--key', 'k.pem'], captureIo()), 2);
 });
+
+for (const e of engines) {
+  test(`[${e.name}] hard strings hash the same in the database's function as in Baton, and verify`, async (t) => {
+    const store = await e.open(t);
+    await migrate(store.engine);
+    // Everything JSON escapes (quotes, backslashes, control characters), U+2028, astral, DEL.
+    const hard = 'q"b\\ \b\f\n\r\t \u0001\u001f\u007f \u2028\u2029 é 😀 </x>';
+    const events: EvidenceInput[] = [0, 1, 2].map((i) => ({
+      subject: `hard:${hard}`,
+      type: `t${i}${hard}`,
+      body: { [hard]: [hard, i, -0.5, 1e21, null, true] },
+      at: 1_700_000_000_000 + i,
+      actor: `a${hard}`,
+    }));
+    const appended = await store.engine.transaction(async (tx) => [
+      ...(await appendEvidenceRun(tx, events.slice(0, 2))),
+      await appendEvidence(tx, events[2] as EvidenceInput),
+    ]);
+    assert.deepEqual(
+      appended.map((x) => x.hash),
+      appended.map((x) => evidenceHash(x)),
+    );
+    assert.deepEqual(await verifyEvidence(store.engine), { ok: true, subjects: 1, events: 3, problems: 0 });
+  });
+}

@@ -47,8 +47,9 @@ function counted<E extends SqlExecutor>(
       return inner.run(sql, params);
     },
   };
-  const forUpdate = (inner as Partial<Transaction>).forUpdate;
-  return (forUpdate === undefined ? wrapped : { ...wrapped, forUpdate }) as E;
+  const { forUpdate, serverFunctions } = inner as Partial<Transaction>;
+  if (forUpdate === undefined) return wrapped as E;
+  return { ...wrapped, forUpdate, ...(serverFunctions !== undefined && { serverFunctions }) } as unknown as E;
 }
 
 /** `engine`, counting into the returned `counts` (reset it by replacing its members). */
@@ -77,6 +78,7 @@ export function countingEngine(engine: StoreEngine): { engine: StoreEngine; coun
         (engine.migrationTransaction as NonNullable<StoreEngine['migrationTransaction']>)((t) => fn(tx(t))),
     }),
     ...(engine.commitStats !== undefined && { commitStats: () => engine.commitStats!() }),
+    ...(engine.schemaApplied !== undefined && { schemaApplied: (v: number) => engine.schemaApplied!(v) }),
   };
   return { engine: wrapped, counts };
 }

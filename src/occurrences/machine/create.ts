@@ -18,10 +18,10 @@ import type {
   RemedyKind,
 } from '../model.js';
 import { checkAuthorityTie } from '../authority-tie.js';
-import { deriveNativeKey, requestDigest } from '../profile.js';
+import { deriveNativeKey, requestJcs } from '../profile.js';
 import type { RegisteredProfile } from '../profile-types.js';
 import type { Caller, Rejection } from './common.js';
-import { checkCurrent, event, occurrenceSubject, reject } from './common.js';
+import { checkCurrent, event, isRejection, occurrenceSubject, reject } from './common.js';
 import { checkLimits, type OpenCounts } from './limits.js';
 
 export interface CreateCommand {
@@ -56,6 +56,8 @@ export type CreateDecision =
   | {
       readonly kind: 'created';
       readonly occurrence: OccurrenceRecord;
+      /** The request's JCS text, the very one its digest covers (stored as is: issue 16 §6). */
+      readonly requestJcs: string;
       readonly authority: AuthorityRecord;
       readonly events: readonly PlannedEvent[];
     };
@@ -125,9 +127,12 @@ function checkAuthority(state: CreateState, cmd: CreateCommand): Rejection | Aut
   return a;
 }
 
-function digestRequest(profile: RegisteredProfile, request: JsonObject): Sha256Digest | Rejection {
+function digestRequest(
+  profile: RegisteredProfile,
+  request: JsonObject,
+): { digest: Sha256Digest; text: string } | Rejection {
   try {
-    return requestDigest(profile.document, request);
+    return requestJcs(profile.document, request);
   } catch (error) {
     if (error instanceof BatonError)
       return reject(error.code, error.message, { path: String(error.details['path']) });
@@ -144,8 +149,9 @@ export function decideCreate(
   if (notCurrent !== undefined) return notCurrent;
   const profile = checkProfile(state, cmd);
   if ('rejected' in profile) return profile;
-  const reqDigest = digestRequest(profile, cmd.request);
-  if (typeof reqDigest !== 'string') return reqDigest;
+  const jcsed = digestRequest(profile, cmd.request);
+  if (isRejection(jcsed)) return jcsed;
+  const reqDigest = jcsed.digest;
   const digest = creationDigest(cmd, reqDigest, profile);
   if (state.existing !== undefined) {
     if (state.existing.creationBinding.requestDigest !== digest) {
@@ -164,12 +170,13 @@ export function decideCreate(
   if (untied !== undefined) {
     return reject('authority_request_mismatch', untied.message, { reason: untied.reason });
   }
-  return created(state, cmd, now, { profile, reqDigest, digest, authority });
+  return created(state, cmd, now, { profile, reqDigest, requestText: jcsed.text, digest, authority });
 }
 
 interface Checked {
   readonly profile: RegisteredProfile;
   readonly reqDigest: Sha256Digest;
+  readonly requestText: string;
   readonly digest: Sha256Digest;
   readonly authority: AuthorityRecord;
 }
@@ -219,7 +226,8 @@ function created(state: CreateState, cmd: CreateCommand, now: number, c: Checked
     updatedAt: now,
     version: c.authority.version + 1,
   };
-  return { kind: 'created', occurrence, authority, events: createdEvents(occurrence, authority) };
+  const events = createdEvents(occurrence, authority);
+  return { kind: 'created', occurrence, requestJcs: c.requestText, authority, events };
 }
 
 function createdEvents(o: OccurrenceRecord, a: AuthorityRecord): PlannedEvent[] {

@@ -3,6 +3,7 @@
  * and remedy (compensation, refund or replacement of an entered one). All three mint a NEW
  * occurrence under its own creation binding and authority reservation (AOC-REQ-008, -012).
  */
+import { digestBytes } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json.js';
 import { readCreate, readReissue } from '../inputs.js';
@@ -38,14 +39,25 @@ export type Build = (
   occurrenceId: string,
 ) => Promise<CreateCommand>;
 
+/** What a plain create reads, known before its transaction (the engine may load it at once). */
+interface Known {
+  readonly creationKey: string;
+  readonly authorityId: string;
+}
+
 async function runCreate(
   ctx: ServiceContext,
   credential: string,
   build: Build,
   workItemId: string | null = null,
+  known?: Known,
 ): Promise<CreateResult> {
   const occurrenceId = ctx.ids.id('occ');
-  return ctx.uow.run((repo) => createIn(ctx, repo, occurrenceId, credential, build, workItemId));
+  return ctx.uow.run(async (repo) => {
+    if (known !== undefined)
+      await repo.prefetchCreate?.(digestBytes(credential), known.creationKey, known.authorityId);
+    return createIn(ctx, repo, occurrenceId, credential, build, workItemId);
+  });
 }
 
 /**
@@ -86,7 +98,7 @@ export async function createIn(
     if (d.occurrence.phase === 'reserved') await link(d.occurrence.id);
     return { occurrence: view(d.occurrence), created: false };
   }
-  const inserted = await repo.insertOccurrence(d.occurrence, cmd.request);
+  const inserted = await repo.insertOccurrence(d.occurrence, cmd.request, d.requestJcs);
   if (!inserted.ok) throw insertRefusal(inserted);
   await link(d.occurrence.id);
   await repo.updateAuthority(d.authority, state.authority?.version ?? 0);
@@ -112,7 +124,9 @@ function command(f: CreateFields, occurrenceId: string, reissueOf: string | null
 
 export async function create(ctx: ServiceContext, input: unknown): Promise<CreateResult> {
   const f = readCreate(input);
-  return runCreate(ctx, f.credential, (_c, _r, id) => Promise.resolve(command(f, id)), f.workItemId);
+  // A remedy locks its linked occurrence between the binding and the authority: no prefetch then.
+  const known = f.remedy === null ? { creationKey: f.creationKey, authorityId: f.authority.id } : undefined;
+  return runCreate(ctx, f.credential, (_c, _r, id) => Promise.resolve(command(f, id)), f.workItemId, known);
 }
 
 /** The plain create's command builder, for create-and-enter (one transaction for both). */

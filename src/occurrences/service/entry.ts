@@ -1,4 +1,5 @@
 /** Provider entry and pre-entry release: each one transaction over lineage, occurrence and authority. */
+import { digestBytes } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json.js';
 import { readEnter, readRelease, type EnterInput } from '../inputs.js';
@@ -64,7 +65,11 @@ export interface Refused {
 
 export async function enter(ctx: ServiceContext, input: unknown): Promise<EntryTicket> {
   const cmd = readEnter(input);
-  return answered(await ctx.uow.run((repo) => enterIn(ctx, repo, cmd)), cmd.occurrenceId);
+  const answer = await ctx.uow.run(async (repo) => {
+    await repo.prefetchEntry?.(digestBytes(cmd.credential), cmd.occurrenceId);
+    return enterIn(ctx, repo, cmd);
+  });
+  return answered(answer, cmd.occurrenceId);
 }
 
 /** C-A25: a Mission stop is a recorded refusal — committed by then, answered here; provider never called. */

@@ -13,5 +13,18 @@ import { migration as m007 } from './007_observations.js';
 import { migration as m008 } from './008_mission_issuers.js';
 import { migration as m010 } from './010_reconciliation.js';
 import { migration as m011 } from './011_console_sessions.js';
+import { migration as m012 } from './012_transition_functions.js';
 
-export const migrations: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m010, m011];
+export const migrations: readonly Migration[] = [
+  m001,
+  m002,
+  m003,
+  m004,
+  m005,
+  m006,
+  m007,
+  m008,
+  m010,
+  m011,
+  m012,
+];

@@ -1,0 +1,113 @@
+/**
+ * Every refusal of create and enter gives the same answer, and changes nothing, on both engines —
+ * on PostgreSQL through migration 012's `baton_lock_create` / `baton_lock_entry`, which load and
+ * lock what those commands read in one call and stop where the service refuses (issue 16 §2,
+ * docs/store.md "One round trip per transition"). The statements each command sends are counted
+ * (test/support/counting-engine.ts): on PostgreSQL the reads are that one call.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../src/core/clock.js';
+import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
+import { OccurrencesService } from '../../src/occurrences/index.js';
+import { migrate, occurrencesUnitOfWork, verifyEvidence } from '../../src/store/index.js';
+import { enginesUnderTest } from '../store/engines.js';
+import { countingEngine, resetCounts } from '../support/counting-engine.js';
+import { createInput, domainConfig, paymentsProfile, T0 } from './helpers.js';
+
+const engines = await enginesUnderTest();
+const pair = generateEd25519KeyPair();
+const domainKey = { kid: pair.kid, publicKey: publicKeyRaw(pair.publicKey).toString('base64url') };
+
+async function prepared(t: TestContext, name: string) {
+  const e = engines.find((x) => x.name === name);
+  assert.ok(e !== undefined);
+  const store = await e.open(t);
+  const { engine, counts } = countingEngine(store.engine);
+  await migrate(engine);
+  const clock = new ManualClock(T0);
+  const svc = new OccurrencesService({ uow: occurrencesUnitOfWork(engine), domainKey, clock });
+  await svc.configureDomain(domainConfig() as never);
+  await svc.registerProfile(paymentsProfile());
+  await svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 100_000 });
+  const state = async (): Promise<string> => {
+    const c = await svc.counts();
+    const a = await svc.getAuthority('payouts');
+    const log = await verifyEvidence(engine);
+    assert.equal(log.ok, true);
+    return JSON.stringify([c, a.reserved, a.consumed, a.version, log.events]);
+  };
+  return { e, svc, counts, state };
+}
+
+async function refuses(
+  state: () => Promise<string>,
+  run: () => Promise<unknown>,
+  code: string,
+): Promise<void> {
+  const before = await state();
+  await assert.rejects(run(), { code });
+  assert.equal(await state(), before, `${code}: no state changed`);
+}
+
+for (const e of engines) {
+  test(`[${e.name}] create and enter refuse exactly as before, and change nothing`, async (t) => {
+    const { svc, state } = await prepared(t, e.name);
+    const old = await svc.takeover({ lineage: 'agent-a' });
+    const a = await svc.takeover({ lineage: 'agent-a' });
+    const b = await svc.takeover({ lineage: 'agent-b' });
+    const unknown = 'x'.repeat(43);
+    await refuses(state, () => svc.create(createInput(unknown, 'k1')), 'unauthenticated');
+    await refuses(state, () => svc.create(createInput(old.credential, 'k1')), 'generation_retired');
+    const first = await svc.create(createInput(a.credential, 'k1'));
+    // The creation binding found by the prefetch: the original, whatever its state.
+    const replay = await svc.create(createInput(a.credential, 'k1'));
+    assert.deepEqual([replay.created, replay.occurrence.id], [false, first.occurrence.id]);
+    await refuses(state, () => svc.create(createInput(a.credential, 'k1', 7)), 'creation_binding_conflict');
+    await refuses(
+      state,
+      () => svc.create({ ...createInput(a.credential, 'k2'), authority: { id: 'nope', amount: 1_000 } }),
+      'authority_not_found',
+    );
+    const id = first.occurrence.id;
+    await refuses(state, () => svc.enter({ credential: unknown, occurrenceId: id }), 'unauthenticated');
+    await refuses(
+      state,
+      () => svc.enter({ credential: old.credential, occurrenceId: id }),
+      'generation_retired',
+    );
+    await refuses(
+      state,
+      () => svc.enter({ credential: b.credential, occurrenceId: id }),
+      'occurrence_not_found',
+    );
+    await refuses(
+      state,
+      () => svc.enter({ credential: a.credential, occurrenceId: 'occ_missing' }),
+      'occurrence_not_found',
+    );
+    const ticket = await svc.enter({ credential: a.credential, occurrenceId: id });
+    assert.equal(ticket.occurrence.phase, 'entered');
+    assert.deepEqual(ticket.request, createInput(a.credential, 'k1').request);
+    await refuses(state, () => svc.enter({ credential: a.credential, occurrenceId: id }), 'already_entered');
+    const budget = await svc.getAuthority('payouts');
+    assert.deepEqual([budget.reserved, budget.consumed], [0, 1_000]);
+  });
+
+  test(`[${e.name}] statements per create and per enter`, async (t) => {
+    const { svc, counts } = await prepared(t, e.name);
+    const a = await svc.takeover({ lineage: 'agent-a' });
+    await svc.create(createInput(a.credential, 'warm'));
+    resetCounts(counts);
+    const c = await svc.create(createInput(a.credential, 'k'));
+    const created = counts.statements;
+    resetCounts(counts);
+    await svc.enter({ credential: a.credential, occurrenceId: c.occurrence.id });
+    const entered = counts.statements;
+    t.diagnostic(`${e.name}: create ${created} statements, enter ${entered}`);
+    // SQLite: statement by statement (in-process calls); PostgreSQL: one call for the reads.
+    const bounds = e.kind === 'postgres' ? [6, 6] : [12, 13];
+    assert.ok(created <= (bounds[0] ?? 0), `create sent ${created}: ${counts.texts.join(' | ')}`);
+    assert.ok(entered <= (bounds[1] ?? 0), `enter sent ${entered}: ${counts.texts.join(' | ')}`);
+  });
+}
