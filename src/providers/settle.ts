@@ -59,8 +59,10 @@ export async function acknowledgeAndSettle(
   ack: AcknowledgementInput,
   ackActor?: string,
   requestedBy?: string,
+  /** The occurrence as the route already read it (with the credential, issue 16 §1): not read again. */
+  known?: OccurrenceView,
 ): Promise<AcknowledgedSettled> {
-  const start = await service.getOccurrenceView(ack.occurrenceId);
+  const start = known ?? (await service.getOccurrenceView(ack.occurrenceId));
   const { provider } = start;
   const profile = (await service.getProfile(provider.profileId, provider.profileVersion)).document;
   const applicable = sources === undefined || !start.unresolved ? [] : sources.applicable(profile, start);

@@ -5,6 +5,7 @@
  * would: an entry refusal after a fresh create commits the create — the reservation stays, as
  * after a refused `enter` — and is then answered with the occurrence's id in its details.
  */
+import { digestBytes } from '../../core/digest.js';
 import { BatonError, isBatonError } from '../../core/errors.js';
 import type { ExpectedBinding } from '../machine/binding.js';
 import { readCreate, readEnter, type CreateInput } from '../inputs.js';
@@ -55,6 +56,9 @@ export async function createAndEnter(ctx: ServiceContext, input: unknown): Promi
   // Bad input refuses before the transaction, as each step's own would.
   const { expect } = readEnter({ credential: f.credential, occurrenceId, expect: split.expect });
   const answer = await ctx.uow.run(async (repo): Promise<Answer> => {
+    // One round trip loads and locks what the create reads, as a plain create does (issue 16 §2).
+    if (f.remedy === null)
+      await repo.prefetchCreate?.(digestBytes(f.credential), f.creationKey, f.authority.id);
     const c = await createIn(ctx, repo, occurrenceId, f.credential, createBuild(f), f.workItemId);
     if (c.occurrence.phase !== 'reserved') return { kind: 'done', result: { ...c, ticket: null } };
     const cmd = { credential: f.credential, occurrenceId: c.occurrence.id, expect };

@@ -6,11 +6,19 @@
 import type { AcknowledgementInput, CreateAndEnterInput } from '../../occurrences/index.js';
 import { acknowledgeAndSettle } from '../../providers/index.js';
 import { principalActor } from '../auth.js';
-import { bodyObject, executorOf, param, timed, type RouteSpec, type ServerDeps } from '../route.js';
+import {
+  bodyObject,
+  executorCredential,
+  executorOf,
+  param,
+  timed,
+  type RouteSpec,
+  type ServerDeps,
+} from '../route.js';
 import { bool, idParams, nullable, object } from '../schemas/common.js';
 import { acknowledgementBody, createEnterBody } from '../schemas/inputs.js';
 import { entryTicket, observeResult, occurrence } from '../schemas/records.js';
-import { reconcileResult, unauthenticatedReport } from './observations.js';
+import { executorView, reconcileResult, unauthenticatedReport } from './observations.js';
 import { checkVisible } from './occurrences.js';
 
 const createEnterResult = object({ occurrence, created: bool, ticket: nullable(entryTicket) });
@@ -29,9 +37,11 @@ export function lifecycleRoutes(deps: ServerDeps): RouteSpec[] {
         'Create, reserve and bind an occurrence and enter it, in one transaction; the answer carries the ticket',
       tag: 'occurrences',
       roles: ['executor'],
+      // Authenticated and checked inside the one transaction by createIn/enterIn (issue 16 §1).
+      authenticatesExecutor: true,
       schema: { body: createEnterBody, response: { 200: createEnterResult, 201: createEnterResult } },
       handler: async (input) => {
-        const credential = executorOf(input).credential;
+        const credential = executorCredential(input);
         const cmd = { ...bodyObject(input), credential } as unknown as CreateAndEnterInput;
         const r = await timed(deps, 'create_and_enter', () => svc.createAndEnter(cmd));
         if (r.ticket !== null) deps.metrics.countEntry();
@@ -46,14 +56,22 @@ export function lifecycleRoutes(deps: ServerDeps): RouteSpec[] {
         'Record the provider’s answer (unauthenticated) and one pass of the pinned status sources, in one transaction',
       tag: 'observations',
       roles: ['executor'],
+      // The credential is looked up with the occurrence, in one snapshot (issue 16 §1).
+      authenticatesExecutor: true,
       schema: { params: idParams, body: acknowledgementBody, response: { 200: ackSettleResult } },
       handler: async (input) => {
         const id = param(input, 'id');
-        await checkVisible(deps, input, id);
+        const p = input.principal;
+        const { occurrence, requestedBy: actor } =
+          p?.kind === 'executor-bearer'
+            ? await executorView(deps, id, p.credential)
+            : {
+                occurrence: await checkVisible(deps, input, id),
+                requestedBy: principalActor(executorOf(input)),
+              };
         const ack = unauthenticatedReport(input, id) as unknown as AcknowledgementInput;
         // The executor reports the answer and asks for the pass: both name it in the evidence.
-        const actor = principalActor(executorOf(input));
-        const settled = () => acknowledgeAndSettle(svc, deps.sources, ack, actor, actor);
+        const settled = () => acknowledgeAndSettle(svc, deps.sources, ack, actor, actor, occurrence);
         return { body: await timed(deps, 'acknowledge_and_settle', settled) };
       },
     },

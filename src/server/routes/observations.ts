@@ -49,7 +49,7 @@ export function unauthenticatedReport(input: HandlerInput, occurrenceId: string)
 }
 
 /** The occurrence as this executor may see it, and the executor's evidence name. */
-async function executorView(
+export async function executorView(
   deps: ServerDeps,
   id: string,
   credential: string,
