@@ -20,13 +20,12 @@ import { BYPASS_PATH_KINDS, type EntryTicket } from '../../src/occurrences/index
 import {
   createSandboxProvider,
   deployProfile,
-  HttpProviderAdapter,
   loadProfile,
   sandboxDeployment,
   sandboxEntryUrl,
-  staticKeys,
   type SandboxProvider,
 } from '../../src/providers/index.js';
+import { FAULT_HEADER } from '../../src/providers/sandbox/index.js';
 import { spawnNode, type WatchedChild } from '../support/child.js';
 import { repoRoot } from '../support/paths.js';
 import { postgresForTests } from '../support/postgres.js';
@@ -160,11 +159,23 @@ if (db !== undefined) {
       const cred = (await ok(api, 'POST', '/v1/lineages/invoice-agent/takeover', admin))[
         'credential'
       ] as string;
-      const adapter = new HttpProviderAdapter(profile, {
-        entryUrl: sandboxEntryUrl(sandbox.url),
-        keys: staticKeys({ [secretId]: secret }),
-        timeoutMs: 30_000,
-      });
+      // The payment is applied and its answer dropped. The fault rides on the entry request's own
+      // header: an admin fault rule keyed by the native key could be taken by a background
+      // reconciler's lookup of the same key, which runs as soon as the occurrence is entered.
+      const sendLosingAnswer = async (ticket: EntryTicket): Promise<boolean> => {
+        const url = sandboxEntryUrl(sandbox.url).replace('{account}', encodeURIComponent(ticket.account));
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          [FAULT_HEADER]: 'drop_response_after_apply',
+        };
+        if (ticket.nativeKeyHeader !== null && ticket.nativeKey !== null)
+          headers[ticket.nativeKeyHeader.toLowerCase()] = ticket.nativeKey;
+        const body = JSON.stringify(ticket.request);
+        return fetch(url, { method: 'POST', headers, body }).then(
+          () => false,
+          () => true,
+        );
+      };
 
       const answerable: string[] = [];
       const ids: string[] = [];
@@ -187,9 +198,7 @@ if (db !== undefined) {
         if (i >= ANSWERABLE) lookups.stuck.add(native);
         else answerable.push(native);
         ids.push(id);
-        sandbox.addFault({ key: native }, 'drop_response_after_apply');
-        const sent = await adapter.send(ticket);
-        assert.equal(sent.acknowledged, false, 'the answer was lost');
+        assert.equal(await sendLosingAnswer(ticket), true, 'the answer was lost');
       }
 
       const state = async (id: string): Promise<JsonObject> =>
