@@ -6,7 +6,7 @@
  * only when every check holds and every part of its A7 test ran; a part that cannot run here makes
  * it NOT_RUN with the reason, never a pass.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { digestJcs } from '../../core/digest.js';
@@ -169,15 +169,7 @@ export async function runHarnessConformance(options: ConformanceOptions): Promis
       options.engine ?? 'sqlite',
       (await env.svc.getDomain()).bypassPaths,
     );
-    const json = `${JSON.stringify(report, null, 2)}\n`;
-    const markdown = r.renderMarkdown(report);
-    if (r.findLeak([json, markdown], env.secrets)) {
-      throw new BatonError('internal', 'the conformance report would contain a secret; nothing was written');
-    }
-    mkdirSync(options.out, { recursive: true });
-    const files = { json: join(options.out, 'report.json'), markdown: join(options.out, 'report.md') };
-    writeFileSync(files.json, json);
-    writeFileSync(files.markdown, markdown);
+    const files = r.writeReport(report, options.out, env.secrets);
     // NOT_RUN cases are not failures of the run, and never passes: `passed` means no case failed.
     const passed = report.summary.fail === 0 && report.summary.total > 0;
     return { report, passed, files, secrets: [...env.secrets] };

@@ -5,6 +5,9 @@
  * missing-knowledge flags; case results and requirement ids; unsupported cases, missing status
  * knowledge, bypass paths and untested provider semantics. Labelled as what it is.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BatonError } from '../../core/errors.js';
 import type { BypassPath, DomainLimits } from '../../occurrences/index.js';
 import { runLabels, type RunLabels } from '../../observations/index.js';
 import type { OccurrenceFacts } from './facts.js';
@@ -234,4 +237,25 @@ export function renderMarkdown(r: ConformanceReport): string {
 /** The report must never carry a credential, a key, a token or a raw request body. */
 export function findLeak(texts: readonly string[], secrets: ReadonlySet<string>): boolean {
   return [...secrets].some((s) => s.length >= 8 && texts.some((t) => t.includes(s)));
+}
+
+/**
+ * Write report.json and report.md into `out`. The leak audit runs BEFORE anything is written: a
+ * leak is a failure of the run, not a file to clean up.
+ */
+export function writeReport(
+  report: ConformanceReport,
+  out: string,
+  secrets: ReadonlySet<string>,
+): { readonly json: string; readonly markdown: string } {
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  const markdown = renderMarkdown(report);
+  if (findLeak([json, markdown], secrets)) {
+    throw new BatonError('internal', 'the conformance report would contain a secret; nothing was written');
+  }
+  mkdirSync(out, { recursive: true });
+  const files = { json: join(out, 'report.json'), markdown: join(out, 'report.md') };
+  writeFileSync(files.json, json);
+  writeFileSync(files.markdown, markdown);
+  return files;
 }

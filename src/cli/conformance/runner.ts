@@ -3,7 +3,7 @@
  * temp dir) and the sandbox provider over HTTP, then write report.json and report.md. A case passes
  * only when every check computed from observed facts holds; a throw fails it.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -194,16 +194,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       options.engine ?? 'sqlite',
       (await env.svc.getDomain()).bypassPaths,
     );
-    const json = `${JSON.stringify(report, null, 2)}\n`;
-    const markdown = r.renderMarkdown(report);
-    // Audit BEFORE anything is written: a leak is a failure of the run, not a file to clean up.
-    if (r.findLeak([json, markdown], env.secrets)) {
-      throw new BatonError('internal', 'the conformance report would contain a secret; nothing was written');
-    }
-    mkdirSync(options.out, { recursive: true });
-    const files = { json: join(options.out, 'report.json'), markdown: join(options.out, 'report.md') };
-    writeFileSync(files.json, json);
-    writeFileSync(files.markdown, markdown);
+    const files = r.writeReport(report, options.out, env.secrets);
     const expected = options.only === undefined ? CASES.length : options.only.length;
     const passed = report.summary.pass === report.summary.total && report.summary.total === expected;
     return { report, passed, files, secrets: [...env.secrets] };
