@@ -122,17 +122,7 @@ function buildReport(
     unsupportedCases: cases
       .filter((c) => c.result === 'unsupported' || c.result === 'not_run')
       .map((c) => c.id),
-    missingStatusKnowledge: cases.flatMap((c) =>
-      c.occurrences
-        .filter((f) => f.state.unresolved)
-        .map((f) => ({
-          case: c.id,
-          role: f.role,
-          occurrenceId: f.occurrenceId,
-          state: `${f.state.phase}/${f.state.outcome}/${f.state.effect}`,
-          reasons: f.evidence.missingKnowledge,
-        })),
-    ),
+    missingStatusKnowledge: r.missingStatusKnowledge(cases),
     bypassPaths: bypass,
     untestedProviderSemantics: [...r.UNTESTED_PROVIDER_SEMANTICS, ...HARNESS_UNTESTED],
     limitations: r.limitations(engine, 'harness'),

@@ -259,3 +259,20 @@ export function writeReport(
   writeFileSync(files.markdown, markdown);
   return files;
 }
+
+/** The occurrences a run left unresolved, with the missing-knowledge reasons (AOC-REQ-009). */
+export function missingStatusKnowledge(
+  cases: readonly CaseReport[],
+): ConformanceReport['missingStatusKnowledge'] {
+  return cases.flatMap((c) =>
+    c.occurrences
+      .filter((f) => f.state.unresolved)
+      .map((f) => ({
+        case: c.id,
+        role: f.role,
+        occurrenceId: f.occurrenceId,
+        state: `${f.state.phase}/${f.state.outcome}/${f.state.effect}`,
+        reasons: f.evidence.missingKnowledge,
+      })),
+  );
+}

@@ -149,17 +149,7 @@ function buildReport(
           : 'no case evaluates it in this run',
     })),
     unsupportedCases: cases.filter((c) => c.result === 'unsupported').map((c) => c.id),
-    missingStatusKnowledge: cases.flatMap((c) =>
-      c.occurrences
-        .filter((f) => f.state.unresolved)
-        .map((f) => ({
-          case: c.id,
-          role: f.role,
-          occurrenceId: f.occurrenceId,
-          state: `${f.state.phase}/${f.state.outcome}/${f.state.effect}`,
-          reasons: f.evidence.missingKnowledge,
-        })),
-    ),
+    missingStatusKnowledge: r.missingStatusKnowledge(cases),
     bypassPaths: bypass,
     untestedProviderSemantics: r.UNTESTED_PROVIDER_SEMANTICS,
     limitations: r.limitations(engine, 'aoc'),
