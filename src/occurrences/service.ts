@@ -127,8 +127,9 @@ export class OccurrencesService {
     observations: readonly ObservationInput[],
     ackActor?: string,
     requestedBy?: string,
+    reporter?: { readonly credential: string },
   ): Promise<AcknowledgedObserved> {
-    return acknowledgeAndObserve(this.#ctx, ack, observations, ackActor, requestedBy);
+    return acknowledgeAndObserve(this.#ctx, ack, observations, ackActor, requestedBy, reporter);
   }
 
   /**

@@ -61,6 +61,8 @@ export async function acknowledgeAndSettle(
   requestedBy?: string,
   /** The occurrence as the route already read it (with the credential, issue 16 §1): not read again. */
   known?: OccurrenceView,
+  /** The reporting executor's credential, checked again inside the recording transaction. */
+  reporter?: { readonly credential: string },
 ): Promise<AcknowledgedSettled> {
   const start = known ?? (await service.getOccurrenceView(ack.occurrenceId));
   const { provider } = start;
@@ -71,7 +73,7 @@ export async function acknowledgeAndSettle(
     first === undefined || sources === undefined
       ? []
       : [(await sources.query(profile, start, first.id)).observation];
-  const both = await service.acknowledgeAndObserve(ack, observations, ackActor, requestedBy);
+  const both = await service.acknowledgeAndObserve(ack, observations, ackActor, requestedBy, reporter);
   const asked = [...both.observations];
   let current = asked.at(-1)?.occurrence ?? both.acknowledgement.occurrence;
   let missing: MissingKnowledgeReason | null = asked.at(-1)?.missingKnowledge ?? null;

@@ -61,6 +61,8 @@ export async function acknowledgeAndObserve(
   observations: readonly unknown[],
   ackActor?: string,
   requestedBy?: string,
+  /** The executor reporting the answer: authenticated in this transaction (issue 16 §1). */
+  reporter?: { readonly credential: string },
 ): Promise<AcknowledgedObserved> {
   const a = readObservation(ack, true);
   const cmds = observations.map((o) => readObservation(o));
@@ -68,7 +70,7 @@ export async function acknowledgeAndObserve(
     throw new BatonError('observation_invalid', 'every observation must name the acknowledged occurrence');
   }
   return ctx.uow.run(async (repo) => {
-    const acknowledgement = await observeIn(ctx, repo, a, ackActor);
+    const acknowledgement = await observeIn(ctx, repo, a, ackActor, undefined, reporter);
     const seen: ObserveResult[] = [];
     for (const c of cmds) seen.push(await observeIn(ctx, repo, c, undefined, requestedBy));
     return { acknowledgement, observations: seen };

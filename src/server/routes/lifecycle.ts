@@ -71,7 +71,11 @@ export function lifecycleRoutes(deps: ServerDeps): RouteSpec[] {
               };
         const ack = unauthenticatedReport(input, id) as unknown as AcknowledgementInput;
         // The executor reports the answer and asks for the pass: both name it in the evidence.
-        const settled = () => acknowledgeAndSettle(svc, deps.sources, ack, actor, actor, occurrence);
+        // The snapshot above decided visibility; the recording transaction authenticates the executor
+        // again, so a generation retired in between is refused where the acknowledgement is written.
+        const reporter = p?.kind === 'executor-bearer' ? { credential: p.credential } : undefined;
+        const settled = () =>
+          acknowledgeAndSettle(svc, deps.sources, ack, actor, actor, occurrence, reporter);
         return { body: await timed(deps, 'acknowledge_and_settle', settled) };
       },
     },
