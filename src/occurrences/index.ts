@@ -27,6 +27,7 @@ export type { CreateAndEnterInput, CreateAndEnterResult } from './service/create
 export type { EntryTicket } from './service/entry.js';
 export type { ListInput, OccurrencePage } from './service/listing.js';
 export type { AcknowledgedObserved, ObserveResult } from './service/observe.js';
+export type { EventObservation, ProviderEventInput, ProviderEventResult } from './service/provider-event.js';
 export type { LineageView, OccurrenceCounts, OccurrenceDetail } from './service/queries.js';
 export type { TakeoverResult } from './service/setup.js';
 export type { Listed, ProfileSummary } from './service/admin-reads.js';

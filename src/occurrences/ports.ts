@@ -171,6 +171,21 @@ export interface OccurrencesRepository extends OccurrencesReader {
 
   /** Append the events in order, each with this time and actor (consecutive ones of a subject together). */
   appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<EvidenceEvent[]>;
+
+  /** The occurrence a provider's native key names under this profile, account and environment, locked. */
+  lockByNativeKey(
+    profileId: string,
+    account: string,
+    environment: string,
+    nativeKey: string,
+  ): Promise<OccurrenceRecord | undefined>;
+  /** Remember a provider's webhook event id for this profile; false when it was already remembered. */
+  rememberProviderEvent(
+    profileId: string,
+    eventId: string,
+    occurrenceId: string | null,
+    at: number,
+  ): Promise<boolean>;
 }
 
 /** One command = one transaction: commit when `fn` resolves, roll everything back when it throws. */

@@ -38,6 +38,12 @@ import {
   type AcknowledgedObserved,
   type ObserveResult,
 } from './service/observe.js';
+import {
+  recordProviderEvent,
+  type EventObservation,
+  type ProviderEventInput,
+  type ProviderEventResult,
+} from './service/provider-event.js';
 import * as admin from './service/admin-reads.js';
 import * as q from './service/queries.js';
 import * as setup from './service/setup.js';
@@ -144,6 +150,18 @@ export class OccurrencesService {
   /** `requestedBy`: the principal that asked for the reconcile, recorded in the evidence. */
   observe(input: ObservationInput, actor?: string, requestedBy?: string): Promise<ObserveResult> {
     return observe(this.#ctx, input, false, actor, requestedBy);
+  }
+
+  /**
+   * A provider's webhook event (issue 13 §2): find the occurrence its native key names, remember
+   * its event id and record `observe`'s observation, in ONE transaction; a duplicate id records nothing.
+   */
+  recordProviderEvent(
+    event: ProviderEventInput,
+    observe: EventObservation,
+    actor: string,
+  ): Promise<ProviderEventResult> {
+    return recordProviderEvent(this.#ctx, event, observe, actor);
   }
 
   // --- queries ---------------------------------------------------------------------------------

@@ -71,6 +71,12 @@ export {
   type WebhookEvent,
 } from './webhook-intake.js';
 export {
+  interpretDelivery,
+  type DeliveryMeaning,
+  type DeliveryObserver,
+  type NamedKey,
+} from './webhook-delivery.js';
+export {
   backoffDelayMs,
   MAX_RETRY_AFTER_MS,
   nextAskAt,

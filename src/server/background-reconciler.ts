@@ -3,7 +3,7 @@
  * "Reconciliation in serve"). Every tick it lists the unresolved occurrences that are due, claims
  * each one (src/store/reconciliation.ts: one atomic conditional upsert with an expiry, so several
  * servers on one PostgreSQL never ask about one occurrence at once), asks its pinned status
- * sources once (providers' visitOccurrence: evidence only, never an entry — AOC-REQ-010), and
+ * sources once (providers/reconcile-stages.ts: evidence only, never an entry — AOC-REQ-010), and
  * gives the claims back (a tick claims and releases in one transaction each) with the next ask's earliest time: exponential backoff with jitter per
  * occurrence, never sooner than the provider's Retry-After. At most `concurrency` asks run at once.
  * `stop()` (the SIGTERM drain) lets the asks in flight finish and starts no new one.
@@ -11,14 +11,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import type { OccurrencesService } from '../occurrences/index.js';
+import type { OccurrenceView } from '../occurrences/index.js';
 import {
   nextAskAt,
   parseRetryAfter,
-  visitOccurrence,
   type BackoffPolicy,
   type ReconcileProgress,
   type StatusSources,
 } from '../providers/index.js';
+import { visitInStages, type StagedVisit } from '../providers/reconcile-stages.js';
 import type { StoreEngine } from '../store/engine.js';
 import { ReconciliationStore, type ClaimRelease, type ClaimTaken } from '../store/reconciliation.js';
 import type { ReconcileMetrics } from './reconcile-metrics.js';
@@ -100,8 +101,9 @@ export class BackgroundReconciler {
   }
 
   /**
-   * One tick: claim every due occurrence (one transaction), ask about each (bounded concurrency),
-   * give every claim back (one transaction); how many were asked about.
+   * One tick: claim every due occurrence (one transaction), ask about each (bounded concurrency,
+   * each stage's observations recorded together so they share COMMITs), give every claim back
+   * (one transaction); how many were asked about.
    */
   async tick(): Promise<number> {
     const o = this.#o;
@@ -115,22 +117,22 @@ export class BackgroundReconciler {
       o.onError?.(error, '*');
       return 0;
     }
-    const releases = new Map<string, ClaimRelease>(
-      claims.map((c) => [c.occurrenceId, { kind: 'unvisited', occurrenceId: c.occurrenceId }]),
-    );
+    const visits = await this.#visitAll(claims, concurrency);
+    const releases: ClaimRelease[] = [];
     const reports: VisitReport[] = [];
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (!this.#stopped && next < claims.length) {
-        const claim = claims[next++]!;
-        const { release, report } = await this.#visit(claim);
-        releases.set(claim.occurrenceId, release);
-        reports.push(report);
+    for (const claim of claims) {
+      const visit = visits.get(claim.occurrenceId);
+      if (visit === undefined || (!visit.started && !visit.resolved)) {
+        releases.push({ kind: 'unvisited', occurrenceId: claim.occurrenceId });
+        continue;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, claims.length) }, worker));
+      if (visit.error !== undefined) o.onError?.(visit.error, claim.occurrenceId);
+      const { release, report } = this.#outcome(claim, visit);
+      releases.push(release);
+      reports.push(report);
+    }
     try {
-      await this.#store.release(this.holder, [...releases.values()]);
+      await this.#store.release(this.holder, releases);
     } catch (error) {
       // The claims then lapse at their expiry: another server (or this one) asks again later.
       o.onError?.(error, '*');
@@ -139,27 +141,32 @@ export class BackgroundReconciler {
     return reports.length;
   }
 
-  async #visit(claim: ClaimTaken): Promise<{ release: ClaimRelease; report: VisitReport }> {
+  /** Read each claimed occurrence, then ask in stages (providers/reconcile-stages.ts). */
+  async #visitAll(claims: readonly ClaimTaken[], concurrency: number): Promise<Map<string, StagedVisit>> {
     const o = this.#o;
-    const occurrenceId = claim.occurrenceId;
-    let asks = 0;
-    let resolved = false;
-    let retryAfter: string | undefined;
-    try {
-      const view = await o.service.getOccurrenceView(occurrenceId);
-      resolved = !view.unresolved;
-      if (!resolved) {
-        const by = { service: o.service, sources: o.sources, requestedBy: `reconciler:${this.holder}` };
-        const after = await visitOccurrence(by, view, (p: ReconcileProgress) => {
-          asks += 1;
-          retryAfter = p.retryAfter ?? retryAfter;
-          o.metrics?.countLookup(p.kind ?? 'unknown', p.missingKnowledge ?? 'effective');
-        });
-        resolved = !after.unresolved;
+    const views: OccurrenceView[] = [];
+    const failed = new Map<string, StagedVisit>();
+    for (const { occurrenceId } of claims) {
+      try {
+        views.push(await o.service.getOccurrenceView(occurrenceId));
+      } catch (error) {
+        failed.set(occurrenceId, { occurrenceId, started: true, asks: 0, resolved: false, error });
       }
-    } catch (error) {
-      o.onError?.(error, occurrenceId);
     }
+    const by = { service: o.service, sources: o.sources, requestedBy: `reconciler:${this.holder}` };
+    const visits = await visitInStages(by, views, {
+      concurrency,
+      stopped: () => this.#stopped,
+      onProgress: (p: ReconcileProgress) =>
+        o.metrics?.countLookup(p.kind ?? 'unknown', p.missingKnowledge ?? 'effective'),
+    });
+    for (const [id, v] of failed) visits.set(id, v);
+    return visits;
+  }
+
+  #outcome(claim: ClaimTaken, visit: StagedVisit): { release: ClaimRelease; report: VisitReport } {
+    const o = this.#o;
+    const { occurrenceId, asks, resolved, retryAfter } = visit;
     const report = { occurrenceId, holder: this.holder, asks, resolved };
     if (resolved) return { release: { kind: 'resolved', occurrenceId }, report };
     const now = o.clock.wallMs();

@@ -387,4 +387,29 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     }
     return appended;
   }
+
+  /** Webhook intake (issue 13 §2): the unique native-key index names at most one occurrence. */
+  lockByNativeKey(
+    profileId: string,
+    account: string,
+    environment: string,
+    nativeKey: string,
+  ): Promise<OccurrenceRecord | undefined> {
+    const where = 'profile_id = ? AND account = ? AND environment = ? AND native_key = ?';
+    return this.occurrenceRow(where, [profileId, account, environment, nativeKey], true);
+  }
+
+  /** Migration 010's primary key is the rule: a second insert of one (profile, event id) changes nothing. */
+  async rememberProviderEvent(
+    profileId: string,
+    eventId: string,
+    occurrenceId: string | null,
+    at: number,
+  ): Promise<boolean> {
+    const { changes } = await this.#tx.run(
+      'INSERT INTO prv_webhook_events (profile_id, event_id, occurrence_id, received_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [profileId, eventId, occurrenceId, at],
+    );
+    return changes === 1;
+  }
 }

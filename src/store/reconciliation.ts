@@ -1,7 +1,8 @@
 /**
  * The store side of reconciliation in `baton serve` (migration 010, docs/providers.md
- * "Reconciliation in serve"): seen webhook event ids, reconciler claims with expiry, and the few
- * reads the receiver and the background reconciler need. One SQL text per query for both engines.
+ * "Reconciliation in serve"): reconciler claims with expiry, and the few reads the receiver and
+ * the background reconciler need (seen webhook event ids are written with the observation, in the
+ * occurrences repository: one commit per delivery). One SQL text per query for both engines.
  *
  * The single-asker rule (issue 13 §4): a server asks about an occurrence only after claiming it
  * with ONE atomic conditional upsert — the row is taken only when no live claim holds it and its
@@ -47,45 +48,6 @@ export class ReconciliationStore {
       ),
     );
     return row?.version;
-  }
-
-  /** The occurrence a native key was sent for under this profile (the unique native-key index). */
-  async occurrenceByNativeKey(
-    profileId: string,
-    account: string,
-    environment: string,
-    nativeKey: string,
-  ): Promise<string | undefined> {
-    const row = await this.engine.read((ex) =>
-      ex.get<{ id: string }>(
-        'SELECT id FROM aoc_occurrences WHERE profile_id = ? AND account = ? AND environment = ? AND native_key = ?',
-        [profileId, account, environment, nativeKey],
-      ),
-    );
-    return row?.id;
-  }
-
-  /** Remember a provider event id; false when it was already seen (a duplicate delivery). */
-  async markEventSeen(
-    profileId: string,
-    eventId: string,
-    occurrenceId: string | null,
-    at: number,
-  ): Promise<boolean> {
-    const { changes } = await this.engine.transaction((tx) =>
-      tx.run(
-        'INSERT INTO prv_webhook_events (profile_id, event_id, occurrence_id, received_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
-        [profileId, eventId, occurrenceId, at],
-      ),
-    );
-    return changes === 1;
-  }
-
-  /** Undo markEventSeen when recording failed, so the provider's retry is not taken for a duplicate. */
-  async forgetEvent(profileId: string, eventId: string): Promise<void> {
-    await this.engine.transaction((tx) =>
-      tx.run('DELETE FROM prv_webhook_events WHERE profile_id = ? AND event_id = ?', [profileId, eventId]),
-    );
   }
 
   /** Unresolved occurrences whose claim (if any) is free and due, oldest entry first. */

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { formatRfc3339 } from '../../src/core/time.js';
 import { sandboxSignedString, signSandboxMessage } from '../../src/providers/index.js';
+import type { SqliteStoreEngine } from '../../src/store/sqlite.js';
 import { postgresForTests } from '../support/postgres.js';
 import { assertProblem, request, type Answer } from './helpers.js';
 import {
@@ -208,3 +209,20 @@ for (const engine of engines) {
     assert.equal(again.body['duplicate'], true);
   });
 }
+
+test('[sqlite] one delivery is ONE write transaction: the event id, the occurrence lookup and the observation (issue 13 §2)', async (t) => {
+  const w = await world(t, 'sqlite');
+  const ticket = await pay(w, 'inv-hook-one', ['drop_response_after_apply', 'drop_webhook']);
+  const view = await paymentView(w, ticket.nativeKey!);
+  const engine = w.opened.engine as SqliteStoreEngine;
+  const written = (): number => engine.stats().transactions + engine.stats().rolledBack;
+  const good = signEvent(w, 'evt_one_commit', view, w.clock.wallMs());
+  const before = written();
+  const first = await deliver(w, good);
+  assert.equal(first.body['effective'], true, first.text);
+  assert.equal(written() - before, 1, 'one transaction settled it and remembered the event id');
+  const again = await deliver(w, good);
+  assert.equal(again.body['duplicate'], true);
+  assert.equal(written() - before, 2, 'the duplicate is one transaction too, and records nothing');
+  assert.equal((await observations(w, ticket.occurrence.id)).length, 2, 'the lost answer, then the webhook');
+});

@@ -77,7 +77,8 @@ export async function acknowledgeAndObserve(
   });
 }
 
-async function observeIn(
+/** One observation inside the caller's transaction (also provider-event.ts). */
+export async function observeIn(
   ctx: ServiceContext,
   repo: OccurrencesRepository,
   cmd: ObservationCommand,

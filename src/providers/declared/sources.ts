@@ -30,11 +30,13 @@ async function fetchOnce(ctx: SourceContext, source: StatusSource, url: URL): Pr
   const headers = credentialHeaders(source.credential, ctx.keys);
   // Without its credential the call is not made: an unauthenticated question gets no trusted answer.
   if (headers === undefined) return { ok: false, detail: 'credential_not_held' };
+  // A status read: on the origin's keep-alive pool, as the sandbox's lookups are (issue 16 §5).
   const res = await exchange({
     method: 'GET',
     url,
     headers: { accept: 'application/json', ...headers },
     timeoutMs: ctx.timeoutMs,
+    pooled: true,
   });
   if (!res.ok) return { ok: false, detail: res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}` };
   const json = asObject(parseAnswer(res.body));

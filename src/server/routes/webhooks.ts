@@ -3,11 +3,13 @@
  * §4, docs/api.md "Webhooks", docs/providers.md "Reconciliation in serve"). In order:
  * 1. the body is kept as its exact bytes (this route's own content-type parser, scoped to it);
  * 2. the signature is checked over those bytes BEFORE any parsing, with the scheme and key of the
- *    profile's webhook status source pin (its latest registered version) and a replay window;
- *    an unauthenticated or stale delivery is refused (401 problem) and, when it names a known
- *    occurrence, recorded as evidence that changes nothing (AOC-CASE-009);
- * 3. the event id is remembered (migration 010): a duplicate delivery answers 200 and records
- *    nothing new;
+ *    profile's webhook status source pin (its latest registered version: `stripe-signature`,
+ *    `standard-webhooks` v1/v1a, or the sandbox's own) and its timestamp tolerance
+ *    (providers/webhook-delivery.ts); an unauthenticated or stale delivery is refused (401
+ *    problem) and, when it names a known occurrence, recorded as evidence that changes nothing
+ *    (AOC-CASE-009);
+ * 3. the event id is remembered (migration 010) IN THE SAME TRANSACTION as the observation (one
+ *    commit per delivery, issue 13 §2): a duplicate delivery answers 200 and records nothing new;
  * 4. the event becomes an observation judged by the service against the occurrence's own pinned
  *    profile — an out-of-order event never moves an occurrence backwards (outcomes only rank up,
  *    occurrences/machine/observe.ts), and after a takeover it is evidence only (AOC-REQ-007).
@@ -16,17 +18,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import { BatonError } from '../../core/errors.js';
-import type { OccurrencesService, ProviderProfile } from '../../occurrences/index.js';
+import type { OccurrencesService, ProviderProfile, StatusSource } from '../../occurrences/index.js';
 import {
-  eventNativeKey,
-  readEvent,
-  verifyDelivery,
-  webhookObservation,
+  interpretDelivery,
   webhookSource,
   type Delivery,
-  type DeliveryVerdict,
+  type DeliveryMeaning,
+  type DeliveryObserver,
   type KeyResolver,
-  type WebhookEvent,
+  type NamedKey,
 } from '../../providers/index.js';
 import { ReconciliationStore } from '../../store/reconciliation.js';
 import type { StoreEngine } from '../../store/engine.js';
@@ -71,7 +71,11 @@ export const webhookRouteSpec: RouteSpec = {
 interface Pinned {
   readonly profileId: string;
   readonly document: ProviderProfile;
+  readonly source: StatusSource;
 }
+
+type Answer = { status: number; body: Record<string, boolean> };
+const NOTHING = { received: true, duplicate: false, recorded: false };
 
 class Intake {
   readonly store: ReconciliationStore;
@@ -83,7 +87,8 @@ class Intake {
     const version = await this.store.latestProfileVersion(profileId);
     const document =
       version === undefined ? undefined : (await this.d.service.getProfile(profileId, version)).document;
-    if (document === undefined || webhookSource(document) === undefined) {
+    const source = document && webhookSource(document);
+    if (document === undefined || source === undefined) {
       this.d.metrics.countDelivery('no_source');
       throw new BatonError(
         'webhook_source_missing',
@@ -93,93 +98,65 @@ class Intake {
         },
       );
     }
-    return { profileId, document };
+    return { profileId, document, source };
   }
 
-  occurrenceFor(p: Pinned, key: string, account: string | undefined): Promise<string | undefined> {
-    return this.store.occurrenceByNativeKey(
-      p.profileId,
-      account ?? p.document.account,
-      p.document.environment,
-      key,
+  /** The one transaction of a delivery: the occurrence found, the event id remembered, the observation. */
+  record(p: Pinned, now: number, eventId: string | undefined, named?: NamedKey, observe?: DeliveryObserver) {
+    const nativeKey = named && {
+      key: named.key,
+      account: named.account ?? p.document.account,
+      environment: p.document.environment,
+    };
+    const event = { profileId: p.profileId, receivedAt: now, ...(eventId !== undefined && { eventId }) };
+    const fallback: DeliveryObserver = () => {
+      throw new BatonError('internal', 'a delivery without an observation named an occurrence');
+    };
+    return this.d.service.recordProviderEvent(
+      { ...event, ...(observe !== undefined && nativeKey !== undefined && { nativeKey }) },
+      observe ?? fallback,
+      `webhook:${p.profileId}`,
     );
-  }
-
-  /** Observe one event about one occurrence, under the occurrence's own bound profile. */
-  async observe(occurrenceId: string, event: WebhookEvent, verdict: DeliveryVerdict, now: number) {
-    const { provider } = await this.d.service.getOccurrenceView(occurrenceId);
-    const bound = (await this.d.service.getProfile(provider.profileId, provider.profileVersion)).document;
-    const observation = webhookObservation(bound, occurrenceId, event, verdict, now);
-    return this.d.service.observe(observation, `webhook:${provider.profileId}`);
   }
 
   /** AOC-CASE-009: an unauthenticated delivery about a known occurrence is kept, and changes nothing. */
-  async refuse(
-    p: Pinned,
-    delivery: Delivery,
-    verdict: DeliveryVerdict & { ok: false },
-    now: number,
-  ): Promise<never> {
-    const stale = verdict.reason === 'stale';
-    this.d.metrics.countDelivery(stale ? 'stale' : 'unauthenticated');
-    const named = eventNativeKey(delivery.body);
-    const id = named && (await this.occurrenceFor(p, named.key, named.account));
-    const reading = readEvent(delivery.body);
-    if (id !== undefined && reading.kind === 'event') await this.observe(id, reading.event, verdict, now);
+  async refuse(p: Pinned, m: DeliveryMeaning & { kind: 'refused' }, now: number): Promise<never> {
+    this.d.metrics.countDelivery(m.stale ? 'stale' : 'unauthenticated');
+    if (m.named !== undefined && m.observe !== undefined)
+      await this.record(p, now, undefined, m.named, m.observe);
     throw new BatonError(
-      stale ? 'webhook_stale' : 'webhook_unauthenticated',
-      stale
+      m.stale ? 'webhook_stale' : 'webhook_unauthenticated',
+      m.stale
         ? 'the delivery was signed outside the replay window'
         : 'the delivery is not signed by the profile’s webhook pin',
-      { reason: verdict.reason },
+      { reason: m.reason },
     );
   }
 
-  async handle(
-    profileId: string,
-    delivery: Delivery,
-  ): Promise<{ status: number; body: Record<string, boolean> }> {
+  async handle(profileId: string, delivery: Delivery): Promise<Answer> {
     const p = await this.pinned(profileId);
     const now = this.d.clock.wallMs();
-    const pin = webhookSource(p.document)!.authentication;
     // Raw bytes first: nothing below reads the body of a delivery that did not verify.
-    const verdict = verifyDelivery(pin, delivery, this.d.keys, now, this.d.toleranceMs);
-    if (!verdict.ok) return this.refuse(p, delivery, verdict, now);
-    const reading = readEvent(delivery.body, verdict.eventId);
-    const nothing = { received: true, duplicate: false, recorded: false };
-    if (reading.kind === 'unreadable' || (reading.kind === 'not_status' && reading.id === undefined)) {
+    const m = interpretDelivery(p.document, p.source, delivery, this.d.keys, now, this.d.toleranceMs);
+    if (m.kind === 'refused') return this.refuse(p, m, now);
+    if (m.kind === 'invalid') {
       this.d.metrics.countDelivery('invalid');
       throw new BatonError(
         'webhook_event_invalid',
         'an authenticated delivery must be a JSON event with an id',
       );
     }
-    if (reading.kind === 'not_status') {
-      const fresh = await this.store.markEventSeen(profileId, reading.id!, null, now);
-      this.d.metrics.countDelivery(fresh ? 'ignored' : 'duplicate');
-      return { status: fresh ? 202 : 200, body: { ...nothing, duplicate: !fresh } };
-    }
-    const { event } = reading;
-    const { nativeKey: key, account } = event.payment.carried;
-    const occurrenceId =
-      typeof key === 'string' ? await this.occurrenceFor(p, key, account ?? undefined) : undefined;
-    if (!(await this.store.markEventSeen(profileId, event.id, occurrenceId ?? null, now))) {
+    const r = await this.record(p, now, m.eventId, m.status ? m.named : undefined, m.observe);
+    if (r.kind === 'duplicate') {
       this.d.metrics.countDelivery('duplicate');
-      return { status: 200, body: { ...nothing, duplicate: true } };
+      return { status: 200, body: { ...NOTHING, duplicate: true } };
     }
-    if (occurrenceId === undefined) {
-      this.d.metrics.countDelivery('unknown_occurrence');
-      return { status: 202, body: nothing };
+    if (r.kind === 'unknown_occurrence') {
+      this.d.metrics.countDelivery(m.status ? 'unknown_occurrence' : 'ignored');
+      return { status: 202, body: NOTHING };
     }
-    try {
-      const result = await this.observe(occurrenceId, event, verdict, now);
-      this.d.metrics.countDelivery('recorded');
-      return { status: 200, body: { ...nothing, recorded: true, effective: result.effective } };
-    } catch (error) {
-      // Not recorded: the provider's retry must not be taken for a duplicate.
-      await this.store.forgetEvent(profileId, event.id);
-      throw error;
-    }
+    this.d.metrics.countDelivery('recorded');
+    return { status: 200, body: { ...NOTHING, recorded: true, effective: r.result.effective } };
   }
 }
 
