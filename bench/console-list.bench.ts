@@ -12,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -64,6 +65,12 @@ function filters(newest: number): Filter[] {
       query: { from: iso(from), to: iso(to) },
       where: 'created_at >= ? AND created_at < ?',
       params: [from, to],
+    },
+    {
+      name: 'creationKey=order-424242',
+      query: { creationKey: 'order-424242' },
+      where: 'creation_key = ?',
+      params: ['order-424242'],
     },
     {
       name: `phase=entered&profile=${PROFILES[1]}`,
@@ -249,7 +256,7 @@ async function oneFilter(
   sides: readonly Series[],
   plan: { index: string; ok: boolean },
 ): Promise<boolean> {
-  for (const x of sides) for (let i = 0; i < 20; i++) await x.call(); // warm-up: JIT, page cache, connections
+  for (const x of sides) await round(x.call, []); // warm-up (a round's length): JIT, page cache, connections
   for (let r = 0; r < ROUNDS; r++) {
     // The order flips every round, so drift hits every side alike.
     for (const x of r % 2 === 0 ? sides : [...sides].reverse()) x.rates.push(await round(x.call, x.ms));
@@ -264,6 +271,22 @@ async function oneFilter(
   );
   console.log(`    ${line(floor)}; API/HTTP floor ${over(api, floor).toFixed(2)}x (no target)`);
   return p99 <= P99_MS && plan.ok;
+}
+
+/** The overview's other read at this size: GET /v1/counts (a covering index scan, migration 013). */
+async function countsFigure(url: string, token: string): Promise<void> {
+  const ms: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    const r = await fetch(`${url}/v1/counts`, { headers: { authorization: `Bearer ${token}` } });
+    const body = (await r.json()) as { total?: number };
+    if (r.status !== 200 || body.total !== N)
+      throw new Error(`GET /v1/counts: ${r.status} total ${body.total}`);
+    ms.push(performance.now() - t);
+  }
+  console.log(
+    `  GET /v1/counts (the overview's counts of all ${N}): p50 ${percentile(ms, 50).toFixed(1)} ms, max ${Math.max(...ms).toFixed(1)} ms over 5 calls`,
+  );
 }
 
 async function measure(s: Seeded, side: Engine): Promise<void> {
@@ -286,11 +309,14 @@ async function measure(s: Seeded, side: Engine): Promise<void> {
       ];
       ok = (await oneFilter(f, sides, await side.plan(f))) && ok;
     }
+    await countsFigure(server.url, s.token);
   } finally {
     await floor.close();
     await server.stop();
   }
-  console.log(`  => ${side.label}: every filter index-ordered with API p99 <= ${P99_MS} ms: ${verdict(ok)}`);
+  console.log(
+    `  => ${side.label}: every filter index-ordered with API p99 <= ${P99_MS} ms: ${verdict(ok)} (load average now ${loadavg()[0]?.toFixed(2) ?? '?'})`,
+  );
 }
 
 async function run(
@@ -314,7 +340,9 @@ async function run(
 
 async function main(): Promise<void> {
   console.log(
-    `console list bench: baton serve (child process, loopback HTTP, fetch keep-alive) vs the store's SELECT in plain SQL in this process; one occurrence per ${STEP_MS / 1000} s; node ${process.version}`,
+    `console list bench: baton serve (child process, loopback HTTP, fetch keep-alive) vs the store's SELECT in plain SQL in this process; one occurrence per ${STEP_MS / 1000} s; node ${process.version}; load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
   );
   if (ENGINES.includes('sqlite')) {
     await run(
