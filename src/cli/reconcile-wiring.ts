@@ -66,6 +66,7 @@ export function startServeReconciler(i: ServeReconcilerInput): BackgroundReconci
     metrics: i.metrics,
     onError: i.onError,
   });
+  i.metrics.health.backgroundStarted(i.everyMs, i.concurrency);
   reconciler.start();
   return reconciler;
 }

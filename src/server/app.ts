@@ -38,6 +38,8 @@ import type { MissionsService } from '../missions/index.js';
 import { registerConsole } from '../console/static.js';
 import { EventStreams } from './events.js';
 import { eventRoutes, evidenceByTypeRoutes } from './routes/events.js';
+import { healthRoutes } from './routes/health.js';
+import { lineageListRoutes } from './routes/lineage-list.js';
 import { sessionRoutes } from './routes/session.js';
 import { wireMissionConsumer, type MissionConsumer } from './mission-consumer.js';
 import { missionRoutes } from './routes/missions.js';
@@ -109,6 +111,16 @@ function webhooks(app: FastifyInstance, options: ServerOptions, metrics: Metrics
     metrics: reconcile,
   });
   return webhookRouteSpec;
+}
+
+/** The reconciliation metrics: serve's (shared with its background reconciler), or this server's own. */
+function reconcileMetricsOf(options: ServerOptions, clock: Clock): ReconcileMetrics {
+  if (options.reconcileMetrics !== undefined) return options.reconcileMetrics;
+  const store = new ReconciliationStore(options.engine);
+  return new ReconcileMetrics(
+    () => store.oldestUnresolvedEnteredAt(),
+    () => clock.wallMs(),
+  );
 }
 
 function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['logger'] {
@@ -219,6 +231,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       }),
     }),
   };
+  const reconcile = reconcileMetricsOf(options, deps.clock);
   const routes: RouteSpec[] = [];
   const doc = (): unknown => openApiDocument(routes, API_VERSION);
   routes.push(
@@ -240,6 +253,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...sessionRoutes(deps, options.sessionTtlMs),
     ...eventRoutes(streams),
     ...evidenceByTypeRoutes(deps),
+    ...healthRoutes(deps, reconcile),
+    ...lineageListRoutes(deps),
   );
   for (const spec of routes) registerRoute(app, deps, spec);
   // Open event streams would hold a drain until its deadline: end them first.
@@ -248,6 +263,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     done();
   });
   if (options.console !== false) registerConsole(app);
-  routes.push(webhooks(app, options, metrics, deps.clock));
+  routes.push(webhooks(app, { ...options, reconcileMetrics: reconcile }, metrics, deps.clock));
   return app;
 }

@@ -138,6 +138,7 @@ export class BackgroundReconciler {
       o.onError?.(error, '*');
     }
     for (const r of reports) o.onVisit?.(r);
+    o.metrics?.health.tick(reports.length);
     return reports.length;
   }
 

@@ -10,6 +10,7 @@ import { EVENT_TYPES } from '../observations/index.js';
 import type { CommitStats } from '../store/engine.js';
 import type { OpenGauges } from '../store/occurrences-gauges.js';
 import { MissionMetrics } from './mission-metrics.js';
+import { RefusalHistory } from './refusal-history.js';
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -64,6 +65,8 @@ export class Metrics {
   readonly #continuityRefused: Counter<'code' | 'via'>;
   /** Mission checks, harness stops, SETs received (src/server/mission-metrics.ts). */
   readonly missions: MissionMetrics;
+  /** The same refusals over time, since this process started (GET /v1/refusals/histogram). */
+  readonly refusalHistory = new RefusalHistory(Date.now());
 
   constructor() {
     const registers = [this.#counters];
@@ -173,6 +176,7 @@ export class Metrics {
 
   countRefusal(code: string): void {
     this.#refusals.inc({ code });
+    this.refusalHistory.record(code, Date.now());
   }
 
   countContinuityWritten(eventType: string, via: 'projector' | 'submit'): void {

@@ -6,6 +6,7 @@
  * MIN over the entered occurrences, which the domain's in-flight limit bounds).
  */
 import { Counter, Gauge, Registry } from 'prom-client';
+import { ReconcileHealth } from './health.js';
 
 /** What happened to one delivery at `POST /v1/webhooks/{profileId}`. */
 export const WEBHOOK_RESULTS = [
@@ -25,10 +26,13 @@ export class ReconcileMetrics {
   readonly #lookups: Counter<'source_kind'>;
   readonly #answers: Counter<'verdict'>;
   readonly #deliveries: Counter<'result'>;
+  /** The same events with their latest times, for GET /v1/health/* (health.ts). */
+  readonly health: ReconcileHealth;
 
   /** `oldestEnteredAt` reads the store; undefined (no sample) when nothing is unresolved. */
   constructor(oldestEnteredAt: () => Promise<number | undefined>, nowMs: () => number) {
     const registers = [this.registry];
+    this.health = new ReconcileHealth(nowMs);
     this.#lookups = new Counter({
       name: 'baton_reconciler_lookups_total',
       help: 'Status-source asks the background reconciler of this process made, by source kind.',
@@ -63,9 +67,11 @@ export class ReconcileMetrics {
   countLookup(sourceKind: string, verdict: string): void {
     this.#lookups.inc({ source_kind: sourceKind });
     this.#answers.inc({ verdict });
+    this.health.lookup(sourceKind, verdict);
   }
 
   countDelivery(result: WebhookResult): void {
     this.#deliveries.inc({ result });
+    this.health.delivery(result);
   }
 }

@@ -206,6 +206,7 @@ browserTest('axe-core: no violations on any page, at 1280×800 and 390×844', as
     'overview',
     'occurrences',
     `occurrences/${w().crashed}`,
+    'lineages',
     `lineages/${LINEAGE}`,
     'authorities',
     'harness',

@@ -1,4 +1,7 @@
-/** A lineage: its generations over time, who took over when, and what each takeover handed over. */
+/**
+ * Lineages: every lineage a page at a time (GET /v1/lineages, keyset pages over the primary key),
+ * and one lineage: its generations over time, who took over when, and what each takeover handed over.
+ */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
 import { ErrorNote, Time } from '../format.js';
@@ -66,6 +69,81 @@ function LineageView({ lineage }: { lineage: string }) {
   );
 }
 
+const PAGE = '25';
+
+function LineageList() {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const page = useLoad(
+    async () =>
+      ok(
+        await api.GET('/v1/lineages', {
+          params: { query: cursor === undefined ? { limit: PAGE } : { limit: PAGE, cursor } },
+        }),
+      ),
+    [cursor],
+  );
+  const next = page.value?.nextCursor ?? null;
+  return (
+    <>
+      <h2>Every lineage</h2>
+      <ErrorNote error={page.error} />
+      <div
+        class="scroll"
+        tabIndex={0}
+        role="region"
+        aria-label="Lineages (scrolls sideways on narrow screens)"
+      >
+        <table>
+          <caption class="sr-only">Lineages in name order</caption>
+          <thead>
+            <tr>
+              <th scope="col">Lineage</th>
+              <th scope="col">Generation</th>
+              <th scope="col">Retired generations</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last takeover</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(page.value?.lineages ?? []).map((l) => (
+              <tr>
+                <td>
+                  <a href={href('lineages', l.id)}>{l.id}</a>
+                </td>
+                <td class="num">{l.generation}</td>
+                <td class="num">{l.generation - 1}</td>
+                <td>
+                  <Time ms={l.createdAt} />
+                </td>
+                <td>
+                  <Time ms={l.updatedAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <nav class="pager" aria-label="Pages of lineages">
+        <button
+          type="button"
+          disabled={cursors.length === 0}
+          onClick={() => setCursors(cursors.slice(0, -1))}
+        >
+          Previous page
+        </button>
+        <button
+          type="button"
+          disabled={next === null}
+          onClick={() => next !== null && setCursors([...cursors, next])}
+        >
+          Next page
+        </button>
+      </nav>
+    </>
+  );
+}
+
 export function LineagePage({ lineage }: { lineage: string | undefined }) {
   const [name, setName] = useState(lineage ?? '');
   return (
@@ -82,7 +160,7 @@ export function LineagePage({ lineage }: { lineage: string | undefined }) {
         <input id="lineage" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         <button type="submit">Show</button>
       </form>
-      {lineage !== undefined && <LineageView lineage={lineage} />}
+      {lineage !== undefined ? <LineageView lineage={lineage} /> : <LineageList />}
     </section>
   );
 }

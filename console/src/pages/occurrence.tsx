@@ -3,7 +3,8 @@
  * chain walk's verdict per event, the provider binding and native key, missing knowledge in plain
  * words, linked occurrences as links, the lineage's handovers, and "reconcile now" (operators and
  * admins; the answer's evidence is shown). Release and remedies belong to the reservation's
- * executor (AOC-REQ-008, -012), so the console links to the CLI for them instead of a button.
+ * executor (AOC-REQ-008, -012), so the console shows them as unavailable, with the reason and the
+ * SDK / HTTP call the owner would make, instead of a button (owner-actions.tsx).
  */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
@@ -12,6 +13,7 @@ import { ErrorNote, MISSING_KNOWLEDGE, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 import { StateBadge } from './occurrences.js';
+import { OwnerActions } from './owner-actions.js';
 
 interface EvidenceEvent {
   readonly seq: number;
@@ -168,10 +170,7 @@ export function OccurrencePage({ id }: { id: string }) {
             Reconcile now
           </button>
         )}
-        <p class="muted">
-          Release and remedies are the executor's commands (AOC-REQ-008, -012): <code>baton occurrences</code>{' '}
-          and the SDK.
-        </p>
+        <OwnerActions o={o} />
       </div>
       <ErrorNote error={error} />
       {result !== undefined && (

@@ -6,6 +6,7 @@ import { useLoad } from '../load.js';
 import { href } from '../router.js';
 import { StateBadge } from './occurrences.js';
 import { EntriesChart, RecentTakeovers } from './charts.js';
+import { ReconcilerPanel, RefusalsChart, WebhookPanel } from './health.js';
 import { useState } from 'preact/hooks';
 
 function Bars({ title, values }: { title: string; values: Readonly<Record<string, number>> }) {
@@ -78,11 +79,12 @@ export function Overview() {
         </div>
       )}
       <EntriesChart tick={tick} />
+      <RefusalsChart tick={tick} />
       <RecentTakeovers tick={tick} />
-      <p class="muted">
-        Refusals are counted in <code>/metrics</code> (<code>baton_refusals_total</code>), not in the evidence
-        log: a refusal changes no state.
-      </p>
+      <div class="grid">
+        <ReconcilerPanel tick={tick} />
+        <WebhookPanel tick={tick} />
+      </div>
     </section>
   );
 }

@@ -1,0 +1,73 @@
+/**
+ * `GET /v1/lineages`: every lineage, a page at a time in id order (the console's lineages list,
+ * issue 14 §3), by keyset over the primary key (src/store/lineages-list.ts). The cursor is the
+ * last id as base64url JSON; one that does not decode is refused, never read as "start over".
+ * Operators only: an executor reads its own lineage at /v1/lineages/{lineage}.
+ */
+import { BatonError } from '../../core/errors.js';
+import { NAME } from '../../occurrences/validate.js';
+import { pageLineages } from '../../store/lineages-list.js';
+import { timed, type RouteSpec, type ServerDeps } from '../route.js';
+import { array, count, epochMs, nullable, object } from '../schemas/common.js';
+
+export const DEFAULT_LINEAGE_PAGE = 50;
+
+const listQuery = object(
+  {
+    cursor: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$' },
+    limit: { type: 'string', pattern: '^[1-9][0-9]{0,2}$', description: '1..500, default 50' },
+  },
+  ['cursor', 'limit'],
+);
+
+const lineagePage = object({
+  lineages: array(
+    object({ id: { type: 'string' }, generation: count, createdAt: epochMs, updatedAt: epochMs }),
+  ),
+  nextCursor: nullable({ type: 'string' }),
+});
+
+export const encodeLineageCursor = (id: string): string =>
+  Buffer.from(JSON.stringify([id]), 'utf8').toString('base64url');
+
+export function decodeLineageCursor(cursor: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  const id: unknown = Array.isArray(parsed) && parsed.length === 1 ? parsed[0] : undefined;
+  if (typeof id !== 'string' || !NAME.test(id)) {
+    throw new BatonError('input_invalid', 'cursor is not a cursor this server issued', { path: '$.cursor' });
+  }
+  return id;
+}
+
+export function lineageListRoutes(deps: ServerDeps): RouteSpec[] {
+  return [
+    {
+      method: 'GET',
+      url: '/v1/lineages',
+      operationId: 'listLineages',
+      summary: 'Every lineage, in id order, a page at a time (cursor)',
+      tag: 'lineages',
+      roles: ['operator'],
+      schema: { querystring: listQuery, response: { 200: lineagePage } },
+      handler: async (input) => {
+        const limit = Number(input.query['limit'] ?? DEFAULT_LINEAGE_PAGE);
+        if (limit > 500) throw new BatonError('input_invalid', 'limit must be 1..500', { path: '$.limit' });
+        const cursor = input.query['cursor'];
+        const after = cursor === undefined ? undefined : decodeLineageCursor(cursor);
+        // One row more than the page says whether another page exists, without a COUNT.
+        const rows = await timed(deps, 'list_lineages', () =>
+          deps.engine.read((ex) => pageLineages(ex, after, limit + 1)),
+        );
+        const page = rows.slice(0, limit);
+        const last = page.at(-1);
+        const nextCursor = rows.length > limit && last !== undefined ? encodeLineageCursor(last.id) : null;
+        return { body: { lineages: page, nextCursor } };
+      },
+    },
+  ];
+}
