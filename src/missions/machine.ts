@@ -214,7 +214,7 @@ export function decideCheck(c: CheckInput): Decision {
   }
   if (c.tainted === true && TAINT_GUARDED.includes(item.actionClass)) {
     // HAR-29 / draft §session-taint: untrusted content never drives egress on its own; Baton has
-    // no action-bound approval (C-A22), so the authority is downgraded for the session (C-A30).
+    // no action-bound approval (C-A22), so the authority is downgraded for the session.
     const stopped = moved(item, 'suppressed', now);
     const evidence = draft(item, stopped, a, stopEventType(item, a), 'suppress', 'session_tainted');
     return {

@@ -64,7 +64,7 @@ export const HIGH_CONSEQUENCE: readonly ActionClass[] = [
   'privileged_administration',
 ];
 
-/** Egress classes a tainted session may not run (HAR-29, C-A30): suppressed, never approved here. */
+/** Egress classes a tainted session may not run (HAR-29; docs/harness.md "Session taint"). */
 export const TAINT_GUARDED: readonly ActionClass[] = [
   'irreversible',
   'external_commitment',

@@ -6,7 +6,7 @@
  * Never silent and never a way around a stop: only work whose Mission is exactly `superseded` may
  * be rebound (a revoked, suspended or unknown Mission's work stays stopped), the successor must be
  * another Mission of the same issuer and be active and fresh for the item's class, and the answer
- * carries the `rebound` event that names both bindings (C-A31).
+ * carries the `rebound` event that names both bindings (docs/harness.md "Rebind").
  */
 import { moved, refuse, type Refusal } from './machine.js';
 import type { MissionBinding, WorkItemRecord } from './model.js';
