@@ -19,8 +19,16 @@ export interface CachedConnection<C> {
 }
 
 export interface CacheCheck {
-  /** Baton's answer for the Mission now: only `active` lets a cached connection be used. */
-  (missionOrigin: string, missionId: string): Promise<'active' | 'non_active' | 'unknown' | 'stale'>;
+  /**
+   * Baton's answer for the Mission now: only `active` lets a cached connection be used.
+   * `authority_hash_mismatch`: the Mission is active but no longer approves the entry's authority
+   * hash (narrowed, A7#19): that entry alone becomes unusable, the Mission's others stay.
+   */
+  (
+    missionOrigin: string,
+    missionId: string,
+    authorityHash: string | null,
+  ): Promise<'active' | 'non_active' | 'unknown' | 'stale' | 'authority_hash_mismatch'>;
 }
 
 export interface ConnectionCacheOptions {
@@ -30,6 +38,8 @@ export interface ConnectionCacheOptions {
   readonly algorithms?: readonly string[];
   /** Where `cache_disabled` decisions go (the caller records them, e.g. to Baton). */
   readonly onDisabled?: (parts: CacheKeyParts, reason: string) => void;
+  /** The clock token expiry is judged by (epoch ms; default the system clock). */
+  readonly now?: () => number;
 }
 
 export class ConnectionCache<C> {
@@ -57,7 +67,11 @@ export class ConnectionCache<C> {
       await this.#disable(connectionCacheKey(parts), 'token_invalid');
       return undefined;
     }
-    const verdict = await this.#o.check(parts.missionOrigin, parts.missionId);
+    const verdict = await this.#o.check(parts.missionOrigin, parts.missionId, parts.authorityHash);
+    if (verdict === 'authority_hash_mismatch') {
+      await this.#disable(connectionCacheKey(parts), 'authority_hash_mismatch');
+      return undefined;
+    }
     if (verdict !== 'active') {
       await this.disableMission(
         parts.missionOrigin,
@@ -78,6 +92,7 @@ export class ConnectionCache<C> {
         typ: 'at+jwt',
         issuer: this.#o.issuer,
         audience: parts.audience,
+        ...(this.#o.now !== undefined && { currentDate: new Date(this.#o.now()) }),
         algorithms: [...(this.#o.algorithms ?? ['ES256', 'EdDSA'])],
       });
       const m = payload['mission'] as

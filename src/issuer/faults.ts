@@ -3,6 +3,20 @@
  * answers (or until cleared) and consumed in arming order. Status faults change the next status
  * answers; SET faults change the next SET deliveries.
  */
+/** Unrecognised states (A7#9): the answer or SET carries this `state` instead of the real one. */
+export const STATE_FAULTS = {
+  state_frozen: 'frozen',
+  state_upper_active: 'ACTIVE',
+  state_empty: '',
+} as const;
+
+/** The state a state fault substitutes, or the real one. */
+export function faultedState(real: string, fault: string | undefined): string {
+  return fault !== undefined && fault in STATE_FAULTS
+    ? STATE_FAULTS[fault as keyof typeof STATE_FAULTS]
+    : real;
+}
+
 export const STATUS_FAULTS = [
   'alg_none',
   'hs256',
@@ -25,6 +39,14 @@ export const STATUS_FAULTS = [
   'http_404',
   'http_429',
   'http_503',
+  // The A7 parts the switches above left to unit tests: other token types (A7#4), a key no longer
+  // at jwks_uri (A7#7) and states no companion defines (A7#9).
+  'typ_at_jwt',
+  'typ_secevent',
+  'retired_key',
+  'state_frozen',
+  'state_upper_active',
+  'state_empty',
 ] as const;
 export type StatusFault = (typeof STATUS_FAULTS)[number];
 
@@ -39,6 +61,9 @@ export const SET_FAULTS = [
   'wrong_iss',
   'bad_signature',
   'origin_mismatch',
+  'state_frozen',
+  'state_upper_active',
+  'state_empty',
 ] as const;
 export type SetFault = (typeof SET_FAULTS)[number];
 

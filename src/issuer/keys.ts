@@ -51,6 +51,11 @@ export class IssuerKeyRing {
     return this.#current;
   }
 
+  /** The most recently retired key (fault `retired_key` signs with it, A7#7); undefined if none. */
+  get lastRetired(): IssuerKey | undefined {
+    return this.#retired.at(-1);
+  }
+
   /** The JWKS at `jwks_uri`: published keys only, never a retired one. */
   jwks(): { keys: JWK[] } {
     return { keys: this.#published.map((k) => k.publicJwk) };

@@ -101,7 +101,11 @@ async function sendStatus(
   const body =
     fault === 'introspection_jwt'
       ? await signIntrospectionLookalike(input, state.keys.current)
-      : await signStatusAnswer(input, state.keys.current, fault);
+      : await signStatusAnswer(
+          input,
+          fault === 'retired_key' ? (state.keys.lastRetired ?? state.keys.current) : state.keys.current,
+          fault,
+        );
   const media = fault === 'introspection_jwt' ? 'application/token-introspection+jwt' : STATUS_MEDIA_TYPE;
   return reply
     .code(200)

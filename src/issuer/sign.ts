@@ -9,7 +9,7 @@ import { signJwsWithKey } from '../core/jose.js';
 import type { JsonObject } from '../core/json.js';
 import { formatRfc3339 } from '../core/time.js';
 import { LIFECYCLE_EVENT, SSF_VERIFICATION_EVENT, STATUS_TYP } from '../missions/index.js';
-import type { StatusFault, SetFault } from './faults.js';
+import { faultedState, type StatusFault, type SetFault } from './faults.js';
 import type { IssuerKey } from './keys.js';
 import { entriesFor, type IssuedMission, type Transition } from './model.js';
 
@@ -53,7 +53,7 @@ function statusClaims(i: StatusAnswerInput, fault: StatusFault | undefined): Jso
       id: fault === 'other_mission' ? `${i.mission.id}x` : i.mission.id,
       origin: fault === 'origin_mismatch' ? `${i.origin}/other` : i.origin,
       authority_hash: i.mission.authorityHash,
-      state: i.mission.state,
+      state: faultedState(i.mission.state, fault),
       expires_at: secondsToRfc3339(expiresAtMs),
       mission_expiry: secondsToRfc3339(i.mission.missionExpiryMs),
     },
@@ -77,7 +77,14 @@ export async function signClaims(
 ): Promise<string> {
   if (fault === 'alg_none') return `${b64({ alg: 'none', kid: key.kid, typ })}.${b64(claims)}.`;
   if (fault === 'hs256') return hs256WithJwkBytes(claims, key, typ);
-  const effectiveTyp = fault === 'wrong_typ' ? 'JWT' : typ;
+  const effectiveTyp =
+    fault === 'wrong_typ'
+      ? 'JWT'
+      : fault === 'typ_at_jwt'
+        ? 'at+jwt'
+        : fault === 'typ_secevent'
+          ? 'secevent+jwt'
+          : typ;
   if (fault === 'no_typ') {
     const header = { alg: key.alg, kid: key.kid };
     const signed = await signJwsWithKey(Buffer.from(JSON.stringify(claims)), key, typ);
@@ -125,7 +132,7 @@ export function setClaims(i: SetInput, fault: SetFault | undefined): JsonObject 
   const event: JsonObject = {
     mission_id: i.mission.id,
     mission_origin: fault === 'origin_mismatch' ? `${i.origin}/other` : i.origin,
-    state: t.state,
+    state: faultedState(t.state, fault),
     version: t.version,
     committed_at: secondsToRfc3339(t.committedAtMs),
   };

@@ -11,7 +11,7 @@ import {
 } from '../core/evidence-envelope.js';
 import type { VerificationKey } from '../core/jose.js';
 import { formatRfc3339 } from '../core/time.js';
-import type { Behaviour, MissionRef } from './model.js';
+import { reportedState, type Behaviour, type MissionRef } from './model.js';
 
 export const HARNESS_EVIDENCE_TYP = 'baton-harness-evidence+json';
 
@@ -100,7 +100,7 @@ export function harnessEvidence(d: EvidenceDraft, eventId: string, at: number): 
     ...(present(d.sessionId) && { session_id: d.sessionId }),
     ...(present(d.workItem) && { work_item: d.workItem }),
     ...(present(d.actor) && { actor: d.actor }),
-    state: d.state,
+    state: reportedState(d.state),
     ...(present(d.prior) && { prior_harness_state: d.prior }),
     ...(present(d.resulting) && { resulting_harness_state: d.resulting }),
     state_source: d.stateSource,

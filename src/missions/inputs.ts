@@ -221,3 +221,15 @@ export function readItem(v: unknown): ItemInput {
 export function readStopBehaviour(v: unknown): StopBehaviour {
   return oneOf(v, '$.decision', ['suppress', 'pause', 'terminate', 'handoff'] as const);
 }
+
+/** `POST /v1/harness/items/{id}/rebind`: only the successor binding (A7#24). */
+export function readRebind(v: unknown): MissionBinding {
+  const f = object(v, '$', ['mission_binding']);
+  return readBinding(f['mission_binding']);
+}
+
+/** `POST /v1/harness/sessions/{id}/taint`: what untrusted content entered (HAR-29). */
+export function readTaint(v: unknown): { readonly source: string } {
+  const f = object(v, '$', ['source']);
+  return { source: str(f['source'], '$.source', NAME) };
+}

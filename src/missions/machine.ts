@@ -8,6 +8,7 @@ import { behaviourFor, type StopMatrix } from './matrix.js';
 import type { EvidenceDraft, HarnessEventType, HarnessReason } from './evidence.js';
 import {
   LIVE_ITEM_STATES,
+  TAINT_GUARDED,
   type Behaviour,
   type ItemState,
   type MissionRef,
@@ -17,6 +18,8 @@ import {
 import type { Assessment } from './view.js';
 
 export type RefusalCode =
+  | 'mission_not_active'
+  | 'mission_status_unavailable'
   | 'work_item_not_dispatchable'
   | 'successor_binding_required'
   | 'mission_binding_invalid'
@@ -65,7 +68,7 @@ export function isRefusal(x: object): x is Refusal {
   return (x as { kind?: unknown }).kind === 'refused';
 }
 
-const refuse = (code: RefusalCode, message: string): Refusal => ({ kind: 'refused', code, message });
+export const refuse = (code: RefusalCode, message: string): Refusal => ({ kind: 'refused', code, message });
 
 export function missionOf(item: WorkItemRecord): MissionRef {
   const b = item.binding;
@@ -77,18 +80,18 @@ export function missionOf(item: WorkItemRecord): MissionRef {
   };
 }
 
-function moved(item: WorkItemRecord, state: ItemState, now: number): WorkItemRecord {
+export function moved(item: WorkItemRecord, state: ItemState, now: number): WorkItemRecord {
   return { ...item, state, updatedAt: now, version: item.version + 1 };
 }
 
-interface Observed {
+export interface Observed {
   readonly state: string;
   readonly stateSource: string;
   readonly checkedAt: number | null;
   readonly freshUntil: number | null;
 }
 
-function draft(
+export function draft(
   item: WorkItemRecord,
   next: WorkItemRecord,
   o: Observed,
@@ -156,6 +159,8 @@ export interface CheckInput {
   readonly inFlight: boolean;
   /** `dispatch`: queued|paused → running (A3.1 step 6). `enter`: the item must be running (A3.6). */
   readonly mode: 'dispatch' | 'enter';
+  /** The item's session is tainted (HAR-29): egress classes are suppressed, never continued. */
+  readonly tainted?: boolean;
 }
 
 const UNKNOWN: Observed = { state: 'unknown', stateSource: 'harness', checkedAt: null, freshUntil: null };
@@ -206,6 +211,19 @@ export function decideCheck(c: CheckInput): Decision {
     const evidence = draft(item, next, a, stopEventType(item, a), behaviour, a.reason);
     const code: StopCode = a.verdict === 'non_active' ? 'mission_not_active' : 'mission_status_unavailable';
     return { kind: 'stop', item: next, behaviour, evidence, code };
+  }
+  if (c.tainted === true && TAINT_GUARDED.includes(item.actionClass)) {
+    // HAR-29 / draft §session-taint: untrusted content never drives egress on its own; Baton has
+    // no action-bound approval (C-A22), so the authority is downgraded for the session.
+    const stopped = moved(item, 'suppressed', now);
+    const evidence = draft(item, stopped, a, stopEventType(item, a), 'suppress', 'session_tainted');
+    return {
+      kind: 'stop',
+      item: stopped,
+      behaviour: 'suppress',
+      evidence,
+      code: 'work_item_not_dispatchable',
+    };
   }
   const next = c.mode === 'dispatch' ? moved(item, 'running', now) : item;
   const evidence = draft(item, next, a, 'resume_allowed', 'continue', 'mission_active');

@@ -32,6 +32,15 @@ export function isActive(s: string | null | undefined): boolean {
   return s === 'active';
 }
 
+/**
+ * The state as Harness Evidence and `mission_checked` report it: A2.6 `state` is REQUIRED "(or
+ * `unknown`)", so nothing known and an empty string (a value no companion defines, A7#9) read
+ * `unknown`; any other string is reported as received. Only reporting: the check never widens.
+ */
+export function reportedState(s: string | null | undefined): string {
+  return s === null || s === undefined || s === '' ? 'unknown' : s;
+}
+
 export function isTerminal(s: string | null | undefined): boolean {
   return s !== null && s !== undefined && TERMINAL_STATES.includes(s);
 }
@@ -50,6 +59,13 @@ export type ActionClass = (typeof ACTION_CLASSES)[number];
 
 /** MRT-01 / HAR-25: the classes that need an active freshness source, never token lifetime. */
 export const HIGH_CONSEQUENCE: readonly ActionClass[] = [
+  'irreversible',
+  'external_commitment',
+  'privileged_administration',
+];
+
+/** Egress classes a tainted session may not run (HAR-29; docs/harness.md "Session taint"). */
+export const TAINT_GUARDED: readonly ActionClass[] = [
   'irreversible',
   'external_commitment',
   'privileged_administration',

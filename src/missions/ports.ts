@@ -25,6 +25,8 @@ export interface StoredEvent extends PlannedEvent {
 export interface ItemFilter {
   readonly mission?: { readonly origin: string; readonly id: string };
   readonly states?: readonly string[];
+  /** One lineage's items (the takeover answer's `held`, A6). */
+  readonly lineage?: string;
   readonly limit?: number;
 }
 
@@ -65,6 +67,10 @@ export interface MissionsRepository extends MissionsReader {
   insertItem(item: WorkItemRecord): Promise<boolean>;
   lockItem(id: string): Promise<WorkItemRecord | undefined>;
   updateItem(item: WorkItemRecord, previousVersion: number): Promise<void>;
+  /** A7#24: the state AND the binding and matrix digest (a rebind to the successor), CAS on version. */
+  rebindItem(item: WorkItemRecord, previousVersion: number): Promise<void>;
+  /** HAR-29: the session's queued, running and paused items, locked (a taint stops egress). */
+  lockSessionItems(sessionId: string): Promise<WorkItemRecord[]>;
   /** Live and held items bound to the Mission or whose handle's parent is it, locked (A3.7). */
   lockDependents(origin: string, missionId: string): Promise<WorkItemRecord[]>;
   linkOccurrence(gate: OccurrenceGate): Promise<void>;

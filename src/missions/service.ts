@@ -18,7 +18,8 @@ import {
   type HarnessEvidence,
   type SignedHarnessEvidence,
 } from './evidence.js';
-import { readItem, readSession, readStopBehaviour } from './inputs.js';
+import { readItem, readRebind, readSession, readStopBehaviour, readTaint } from './inputs.js';
+import { decideRebind } from './rebind.js';
 import {
   decideCheck,
   decideComplete,
@@ -31,11 +32,13 @@ import {
   type Decision,
   type Refusal,
 } from './machine.js';
-import { behaviourFor, DEFAULT_MATRIX, type PinnedMatrix } from './matrix.js';
+import { behaviourFor, DEFAULT_MATRIX, pin, validateMatrix, type PinnedMatrix } from './matrix.js';
 import {
   isActive,
   isTerminal,
   missionSubject,
+  reportedState,
+  TAINT_GUARDED,
   rowOf,
   sessionSubject,
   workSubject,
@@ -162,7 +165,14 @@ export class MissionsService {
   }
 
   /** Register an immutable matrix (A3.10); a ref already bound to other content is refused. */
-  async registerMatrix(m: PinnedMatrix = DEFAULT_MATRIX): Promise<PinnedMatrix> {
+  async registerMatrix(given: PinnedMatrix = DEFAULT_MATRIX): Promise<PinnedMatrix> {
+    // A3.10: validated here too, not only by parseMatrix: a weaker matrix never gets registered,
+    // and the ref and digest are recomputed from the document, never taken from the caller.
+    const m = pin(validateMatrix(given.matrix));
+    if (m.ref !== given.ref || m.digest !== given.digest)
+      throw new BatonError('stop_matrix_invalid', 'the matrix ref or digest does not match its document', {
+        ref: given.ref,
+      });
     const ok = await this.#o.uow.run((repo) => repo.insertMatrix(m, this.#now()));
     if (!ok)
       throw new BatonError('stop_matrix_invalid', `${m.ref} is already registered with other content`, {
@@ -279,7 +289,8 @@ export class MissionsService {
       const item: WorkItemRecord = {
         id: f.itemId ?? this.#o.ids.id('wrk'),
         kind: f.kind,
-        sessionId: f.sessionId,
+        // HAR-29: a child belongs to its parent's session, so a taint reaches the whole task graph.
+        sessionId: f.sessionId ?? parent?.sessionId ?? null,
         lineage: f.lineage ?? session?.lineage ?? parent?.lineage ?? null,
         parentId: f.parentId,
         binding,
@@ -344,9 +355,14 @@ export class MissionsService {
     if (fetch === undefined) return;
     const item = await this.#o.uow.read((r) => r.getItem(itemId));
     if (item?.binding === null || item?.binding === undefined) return;
-    const b = item.binding;
+    await this.#refreshBinding(item.binding, item.actionClass);
+  }
+
+  async #refreshBinding(b: MissionBinding, actionClass: WorkItemRecord['actionClass']): Promise<void> {
+    const fetch = this.#fetchStatus;
+    if (fetch === undefined) return;
     const view = await this.#o.uow.read((r) => r.getView(b.mission_origin, b.mission_id));
-    const a = assess(view, b.authority_hash, item.actionClass, this.#now(), this.#bounds);
+    const a = assess(view, b.authority_hash, actionClass, this.#now(), this.#bounds);
     if (a.verdict !== 'stale' && a.verdict !== 'unknown') return;
     let status: VerifiedMissionStatus;
     try {
@@ -384,7 +400,16 @@ export class MissionsService {
     const matrix =
       item.binding === null ? DEFAULT_MATRIX : await this.#matrix(repo, item.binding.stop_policy);
     const inFlight = item.occurrenceId === null ? false : await occ.inFlight(item.occurrenceId);
-    const d = decideCheck({ item, assessment: a, matrix: matrix.matrix, now, inFlight, mode: 'dispatch' });
+    const tainted = await this.#tainted(repo, item);
+    const d = decideCheck({
+      item,
+      assessment: a,
+      matrix: matrix.matrix,
+      now,
+      inFlight,
+      mode: 'dispatch',
+      tainted,
+    });
     if (d.kind === 'refused') return d;
     const next =
       d.kind === 'continue' && generation !== undefined
@@ -468,6 +493,139 @@ export class MissionsService {
       if (!(await repo.insertItem(next))) throw new BatonError('work_item_conflict', 'the retry id is taken');
       await repo.appendEvents([workCreated(next)], now, actor);
       return next;
+    });
+  }
+
+  // --- rebind to a successor (A7#24) and session taint (HAR-29) ------------------------------------
+
+  /**
+   * Operator rebind of a superseded Mission's held item to its successor (decideRebind): the
+   * successor's view is refreshed from Status first if stale (outside the transaction, A3.1 step
+   * 3), then both views and the item are locked and the successor assessed for the item's class.
+   * Evidenced by `rebound` on the item and on both Missions' chains; a refusal writes nothing.
+   */
+  async rebind(itemId: string, input: unknown, actor: string): Promise<WorkItemRecord> {
+    const to = readRebind(input);
+    const peek = await this.#o.uow.read((r) => r.getItem(itemId));
+    if (peek === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+    await this.#refreshBinding(to, peek.actionClass);
+    return this.#o.uow.run(async (repo) => {
+      const now = this.#now();
+      const from = peek.binding;
+      const views = await this.#lockViews(repo, from === null ? [to] : [from, to]);
+      const item = await repo.lockItem(itemId);
+      if (item === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+      if (item.binding === null || from === null || !sameBinding(item.binding, from))
+        throw new BatonError('work_item_conflict', 'the item was rebound meanwhile');
+      const matrix = await this.#matrix(repo, to.stop_policy);
+      const successorView = views.get(`${to.mission_origin}#${to.mission_id}`);
+      const a = assess(successorView, to.authority_hash, item.actionClass, now, this.#bounds);
+      const d = decideRebind({
+        item,
+        predecessorState: views.get(`${from.mission_origin}#${from.mission_id}`)?.state ?? null,
+        successor: to,
+        successorAssessment: a,
+        matrixDigest: matrix.digest,
+        now,
+      });
+      if (isRefusal(d)) throw refusalError(d);
+      await repo.rebindItem(d.item, item.version);
+      const body: JsonObject = {
+        work_item: item.id,
+        from: missionOf(item) as unknown as JsonObject,
+        to: missionOf(d.item) as unknown as JsonObject,
+        predecessor_state: 'superseded',
+        successor_state: a.state,
+        state_source: a.stateSource,
+        freshness: freshness(a),
+        matrix_digest: matrix.digest,
+        version: d.item.version,
+      };
+      await repo.appendEvents(
+        groupBySubject([
+          { subject: workSubject(item.id), type: 'rebound', body },
+          {
+            subject: workSubject(item.id),
+            type: 'work_state_changed',
+            body: { from: item.state, to: d.item.state, version: d.item.version },
+          },
+          { subject: missionSubject(from.mission_origin, from.mission_id), type: 'rebound', body },
+          { subject: missionSubject(to.mission_origin, to.mission_id), type: 'rebound', body },
+        ]),
+        now,
+        actor,
+      );
+      return d.item;
+    });
+  }
+
+  /** Lock views in one global order (origin#id), so two rebinds never deadlock on PostgreSQL. */
+  async #lockViews(
+    repo: MissionsRepository,
+    bindings: readonly MissionBinding[],
+  ): Promise<Map<string, MissionViewRecord | undefined>> {
+    const keys = [...new Set(bindings.map((b) => `${b.mission_origin}#${b.mission_id}`))].sort();
+    const out = new Map<string, MissionViewRecord | undefined>();
+    for (const b of bindings) out.set(`${b.mission_origin}#${b.mission_id}`, undefined);
+    for (const k of keys) {
+      const b = bindings.find((x) => `${x.mission_origin}#${x.mission_id}` === k);
+      if (b !== undefined) out.set(k, await repo.lockView(b.mission_origin, b.mission_id));
+    }
+    return out;
+  }
+
+  async #tainted(repo: MissionsReader, item: WorkItemRecord): Promise<boolean> {
+    if (item.sessionId === null || !TAINT_GUARDED.includes(item.actionClass)) return false;
+    return (await repo.getSession(item.sessionId))?.tainted ?? false;
+  }
+
+  /**
+   * HAR-29 (draft §session-taint): content the harness did not obtain from the Subject, the
+   * Approver or a trusted source entered the session. The taint is sticky (no source untaints);
+   * the session's queued, running and paused egress items (TAINT_GUARDED) are suppressed now with
+   * `session_tainted` evidence, and every later dispatch or entry of one is (decideCheck).
+   */
+  async taintSession(sessionId: string, input: unknown, actor: string): Promise<SessionRecord> {
+    const { source } = readTaint(input);
+    return this.#o.uow.run(async (repo) => {
+      const now = this.#now();
+      const before = await repo.lockSession(sessionId);
+      if (before === undefined) throw new BatonError('work_item_not_found', 'no such session');
+      const after: SessionRecord = before.tainted
+        ? before
+        : { ...before, tainted: true, version: before.version + 1 };
+      if (!before.tainted) await repo.updateSession(after, before.version);
+      const subject = sessionSubject(sessionId);
+      const drafts: EvidenceDraft[] = [];
+      const moves: PlannedEvent[] = [
+        {
+          subject,
+          type: 'session_tainted',
+          body: { source, first: !before.tainted, version: after.version },
+        },
+      ];
+      for (const item of await repo.lockSessionItems(sessionId)) {
+        if (!TAINT_GUARDED.includes(item.actionClass)) continue;
+        const view =
+          item.binding === null
+            ? undefined
+            : await repo.getView(item.binding.mission_origin, item.binding.mission_id);
+        const s = decideStop(item, 'suppress', 'session_tainted', observed(view), now);
+        if (s === undefined) continue;
+        moves.push(await this.#move(repo, item, s.item));
+        drafts.push(s.evidence);
+      }
+      await this.#emit(repo, drafts, now, actor, moves);
+      return after;
+    });
+  }
+
+  /** A governed session and its evidence chain (`session:<id>`). */
+  async getSession(id: string): Promise<{ session: SessionRecord; evidence: StoredEvent[] }> {
+    return this.#o.uow.read(async (r) => {
+      const session = await r.getSession(id);
+      if (session === undefined) throw new BatonError('work_item_not_found', 'no such session');
+      return { session, evidence: await r.listEvents(sessionSubject(id)) };
     });
   }
 
@@ -638,10 +796,15 @@ export class MissionsService {
       const matrix =
         t.item.binding === null ? DEFAULT_MATRIX : await this.#matrix(repo, t.item.binding.stop_policy);
       const inFlight = t.item.occurrenceId === null ? false : await occ.inFlight(t.item.occurrenceId);
+      // A2.8: a superseded Mission's own work waits for a successor binding (A7#24).
+      const reason =
+        view.state === 'superseded' && t.reason === 'mission_not_active'
+          ? 'successor_binding_required'
+          : t.reason;
       const s = decideStop(
         t.item,
         behaviourFor(matrix.matrix, rowOf(view.state ?? 'unknown'), t.item.actionClass, inFlight),
-        t.reason,
+        reason,
         o,
         now,
       );
@@ -687,12 +850,13 @@ export class MissionsService {
       now,
       inFlight: false,
       mode: 'enter',
+      tainted: await this.#tainted(repo, item),
     });
     const checked = (decision: string, extra: JsonObject = {}): JsonObject => ({
       mission: missionOf(item) as unknown as JsonObject,
       work_item: item.id,
       action_class: item.actionClass,
-      state: a?.state ?? 'unknown',
+      state: reportedState(a?.state),
       state_source: a?.stateSource ?? 'harness',
       freshness: freshness(a),
       decision,
@@ -817,8 +981,47 @@ export class MissionsService {
   assessView(
     view: MissionViewRecord | undefined,
     actionClass: WorkItemRecord['actionClass'] = 'consequential_write',
+    authorityHash?: string,
   ): Assessment {
-    return assess(view, undefined, actionClass, this.#now(), this.#bounds);
+    return assess(view, authorityHash, actionClass, this.#now(), this.#bounds);
+  }
+
+  /**
+   * HAR-17 / A3.9: a cached connection was made unusable because of Mission state (the SDK's
+   * ConnectionCache reports it): Harness Evidence `cache_disabled` on the Mission's chain, and the
+   * Mission's cache flag. Token failures are not Mission state and are not recorded here.
+   */
+  async recordCacheDisabled(
+    c: {
+      readonly missionOrigin: string;
+      readonly missionId: string;
+      readonly authorityHash: string | null;
+      readonly actor: string;
+    },
+    reason: 'mission_not_active' | 'authority_hash_mismatch' | 'mission_state_stale',
+  ): Promise<void> {
+    await this.#o.uow.run(async (repo) => {
+      const now = this.#now();
+      const o = observed(await repo.getView(c.missionOrigin, c.missionId));
+      const mission: MissionRef = {
+        id: c.missionId,
+        origin: c.missionOrigin,
+        ...(c.authorityHash !== null && { authority_hash: c.authorityHash }),
+      };
+      const d: EvidenceDraft = {
+        eventType: 'cache_disabled',
+        mission,
+        actor: c.actor,
+        state: o.state,
+        stateSource: o.stateSource,
+        checkedAt: o.checkedAt,
+        expiresAt: o.freshUntil,
+        decision: 'suppress',
+        reason,
+      };
+      await repo.flagCache(c.missionOrigin, c.missionId, reason, now);
+      await this.#emit(repo, [d], now, c.actor);
+    });
   }
 
   events(subject: string): Promise<StoredEvent[]> {
@@ -837,7 +1040,7 @@ function observed(view: MissionViewRecord | undefined): {
   freshUntil: number | null;
 } {
   return {
-    state: view?.state ?? 'unknown',
+    state: reportedState(view?.state),
     stateSource: view?.stateSource ?? 'harness',
     checkedAt: view?.checkedAt ?? null,
     freshUntil: view?.freshUntil ?? null,

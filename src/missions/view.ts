@@ -9,6 +9,7 @@ import { parseRfc3339 } from '../core/time.js';
 import {
   isActive,
   isTerminal,
+  reportedState,
   rowOf,
   type ActionClass,
   type MatrixRow,
@@ -132,7 +133,8 @@ export interface Assessment {
     | 'mission_not_active'
     | 'mission_state_unknown'
     | 'mission_state_stale'
-    | 'authority_hash_mismatch';
+    | 'authority_hash_mismatch'
+    | 'successor_binding_required';
   /** RFC-3339-ready instants (ms) for the evidence `freshness` member; null when never checked. */
   readonly checkedAt: number | null;
   readonly freshUntil: number | null;
@@ -162,14 +164,19 @@ export function assess(
       freshUntil: null,
     };
   }
-  const base = { state: view.state, stateSource: view.stateSource ?? 'harness', checkedAt: view.checkedAt };
+  const base = {
+    state: reportedState(view.state),
+    stateSource: view.stateSource ?? 'harness',
+    checkedAt: view.checkedAt,
+  };
   const until = freshUntilFor(view, b, c);
   if (!isActive(view.state)) {
     return {
       ...base,
       verdict: 'non_active',
       row: rowOf(view.state),
-      reason: 'mission_not_active',
+      // A2.8: superseded ⇒ suppress and require a successor binding before requeue (A7#24).
+      reason: view.state === 'superseded' ? 'successor_binding_required' : 'mission_not_active',
       freshUntil: until,
     };
   }

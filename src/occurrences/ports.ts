@@ -109,7 +109,23 @@ export interface MissionGateView {
   readonly checked: JsonObject;
 }
 
+/**
+ * A harness work item of the lineage that is held — paused, suppressed or handed off — as the
+ * takeover answer lists it (Mission build spec A6: "takeover answer adds `held: [WorkItem]`"): the
+ * successor is told of it, and may not dispatch it until a check (or an operator) allows.
+ */
+export interface HeldWorkItem {
+  readonly id: string;
+  readonly kind: string;
+  readonly state: 'paused' | 'suppressed' | 'handed_off';
+  readonly actionClass: string;
+  readonly binding: JsonObject | null;
+  readonly version: number;
+}
+
 export interface OccurrencesRepository extends OccurrencesReader {
+  /** A6: the lineage's held harness items, read in the takeover's transaction. */
+  heldWorkItems(lineage: string): Promise<HeldWorkItem[]>;
   /** A3.6: undefined for an ungoverned occurrence (one created without a work item). */
   checkMissionGate(occurrenceId: string, actor: string): Promise<MissionGateView | undefined>;
   /** A3.6 `create checks too`: link a governed occurrence to its running item; refuses unless active. */

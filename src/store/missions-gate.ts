@@ -3,7 +3,8 @@
  * transactions (build spec A3.6), and the fail-closed gate used when no harness is wired.
  */
 import { BatonError } from '../core/errors.js';
-import type { MissionGateView } from '../occurrences/index.js';
+import type { JsonObject } from '../core/json.js';
+import type { HeldWorkItem, MissionGateView } from '../occurrences/index.js';
 import type { Transaction } from './engine.js';
 import { MissionsReaderSql } from './missions-repository.js';
 
@@ -11,6 +12,23 @@ import { MissionsReaderSql } from './missions-repository.js';
 export interface MissionGate {
   check(tx: Transaction, occurrenceId: string, actor: string): Promise<MissionGateView | undefined>;
   link(tx: Transaction, occurrenceId: string, workItemId: string, lineage: string): Promise<void>;
+  /** The lineage's paused, suppressed and handed-off items (the takeover answer's `held`, A6). */
+  held(tx: Transaction, lineage: string): Promise<HeldWorkItem[]>;
+}
+
+const HELD_STATES = ['paused', 'suppressed', 'handed_off'] as const;
+
+/** Read straight from the harness tables: held items exist whether or not a harness is wired now. */
+export async function heldWorkItems(tx: Transaction, lineage: string): Promise<HeldWorkItem[]> {
+  const items = await new MissionsReaderSql(tx).listItems({ lineage, states: HELD_STATES });
+  return items.map((i) => ({
+    id: i.id,
+    kind: i.kind,
+    state: i.state as (typeof HELD_STATES)[number],
+    actionClass: i.actionClass,
+    binding: i.binding as unknown as JsonObject | null,
+    version: i.version,
+  }));
 }
 
 /**
@@ -28,6 +46,7 @@ export const NO_HARNESS: MissionGate = {
       checked: { work_item: gate.workItemId, decision: 'pause', reason: 'harness_not_configured' },
     };
   },
+  held: heldWorkItems,
   link() {
     return Promise.reject(
       new BatonError('mission_status_unavailable', 'this Baton runs no harness: governed work is refused'),

@@ -74,6 +74,10 @@ export class MissionsReaderSql implements MissionsReader {
       where.push('mission_origin = ? AND mission_id = ?');
       params.push(f.mission.origin, f.mission.id);
     }
+    if (f.lineage !== undefined) {
+      where.push('lineage = ?');
+      params.push(f.lineage);
+    }
     if (f.states !== undefined && f.states.length > 0) {
       where.push(`state IN (${marks(f.states.length)})`);
       params.push(...f.states);
@@ -279,6 +283,35 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
       ],
       'work item',
     );
+  }
+
+  rebindItem(i: WorkItemRecord, previousVersion: number): Promise<void> {
+    const b = i.binding;
+    if (b === null) return Promise.reject(new BatonError('internal', 'a rebind needs a binding'));
+    return this.#one(
+      'UPDATE msn_items SET mission_origin = ?, mission_id = ?, binding = ?, matrix_digest = ?, state = ?, hold = ?, updated_at = ?, version = ? WHERE id = ? AND version = ?',
+      [
+        b.mission_origin,
+        b.mission_id,
+        canonicalize(b),
+        i.matrixDigest,
+        i.state,
+        i.hold ? 1 : 0,
+        i.updatedAt,
+        i.version,
+        i.id,
+        previousVersion,
+      ],
+      'work item',
+    );
+  }
+
+  async lockSessionItems(sessionId: string): Promise<WorkItemRecord[]> {
+    const found = await this.#tx.all<rows.ItemRow>(
+      `SELECT ${ITEM_COLS} FROM msn_items WHERE session_id = ? AND state IN ('queued', 'running', 'paused') ORDER BY id${this.lock}`,
+      [sessionId],
+    );
+    return found.map(rows.itemFromRow);
   }
 
   async lockDependents(origin: string, missionId: string): Promise<WorkItemRecord[]> {

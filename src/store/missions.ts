@@ -18,7 +18,7 @@ import {
 } from '../missions/index.js';
 import { decideStopRelease, isRejection, isUnresolved } from '../occurrences/index.js';
 import type { StoreEngine, Transaction } from './engine.js';
-import type { MissionGate } from './missions-gate.js';
+import { heldWorkItems, type MissionGate } from './missions-gate.js';
 import { MissionsReaderSql, MissionsRepositorySql } from './missions-repository.js';
 import { OccurrencesRepositorySql } from './occurrences-repository.js';
 
@@ -61,6 +61,7 @@ export function harnessGate(service: MissionsService): MissionGate {
   return {
     check: (tx, occurrenceId, actor) =>
       service.checkEntryInTx(new MissionsRepositorySql(tx), occurrenceSide(tx), occurrenceId, actor),
+    held: heldWorkItems,
     link: (tx, occurrenceId, workItemId, lineage) =>
       service.linkAtCreateInTx(new MissionsRepositorySql(tx), occurrenceId, workItemId, lineage),
   };

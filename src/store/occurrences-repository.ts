@@ -22,6 +22,7 @@ import type {
   PlannedEvent,
   RegisteredProfile,
   EvidenceEvent,
+  HeldWorkItem,
   MissionGateView,
 } from '../occurrences/index.js';
 import type { Transaction } from './engine.js';
@@ -65,6 +66,10 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   /** Mission build spec A3.6: locks the mission view and item after lineage and occurrence. */
   checkMissionGate(occurrenceId: string, actor: string): Promise<MissionGateView | undefined> {
     return this.#gate.check(this.#tx, occurrenceId, actor);
+  }
+
+  heldWorkItems(lineage: string): Promise<HeldWorkItem[]> {
+    return this.#gate.held(this.#tx, lineage);
   }
 
   linkWorkItem(occurrenceId: string, workItemId: string, lineage: string): Promise<void> {

@@ -75,3 +75,66 @@ test('HAR-11 A3.6 C-A25 over HTTP: dispatch, revocation, committed 403 mission_n
     'work_item_not_found',
   );
 });
+
+test('HAR-29 A7#24 A6 over HTTP: session read and taint, operator rebind to an active successor, held items in the takeover answer', async (t) => {
+  const api = await startApi(t);
+  await setupOverHttp(api);
+  const cred = await takeover(api, 'invoice-agent');
+  const now = api.clock.wallMs();
+  const successorId = 'msn_successor_Q3x9vT2pL7mN4kR8sB1yZ';
+  await api.harness.applyVerifiedSignal(verifiedSignal('active', 1, now));
+  await api.harness.applyVerifiedSignal(
+    verifiedSignal('active', 1, now, { missionId: successorId, jti: 'succ_1' }),
+  );
+  const s = await api.call('POST', '/v1/harness/sessions', {
+    token: cred,
+    body: { mission_binding: binding, lineage: 'invoice-agent' },
+  });
+  assert.equal(s.status, 201, s.text);
+  const sessionId = str(s.body);
+  const pay = await api.call('POST', '/v1/harness/items', {
+    token: cred,
+    body: { kind: 'queue_item', action_class: 'external_commitment', session_id: sessionId },
+  });
+  const payId = str(pay.body);
+  const taint = await api.call('POST', `/v1/harness/sessions/${sessionId}/taint`, {
+    token: cred,
+    body: { source: 'tool_result' },
+  });
+  assert.equal(taint.status, 200, taint.text);
+  assert.equal(taint.body['tainted'], true);
+  assertProblem(
+    await api.call('POST', `/v1/harness/sessions/${sessionId}/taint`, { token: cred, body: {} }),
+    400,
+    'input_invalid',
+  );
+  const shown = await api.call('GET', `/v1/harness/sessions/${sessionId}`, { token: cred });
+  assert.equal((shown.body['session'] as JsonObject)['tainted'], true);
+  assert.ok((shown.body['evidence'] as JsonObject[]).some((e) => e['type'] === 'session_tainted'));
+  const other = await takeover(api, 'other-agent');
+  assertProblem(
+    await api.call('GET', `/v1/harness/sessions/${sessionId}`, { token: other }),
+    404,
+    'work_item_not_found',
+  );
+  const item = await api.call('POST', '/v1/harness/items', {
+    token: cred,
+    body: { kind: 'queue_item', action_class: 'consequential_write', mission_binding: binding },
+  });
+  const id = str(item.body);
+  await api.harness.applyVerifiedSignal(verifiedSignal('superseded', 2, now + 1));
+  const rebind = { mission_binding: { ...binding, mission_id: successorId } };
+  const byExecutor = await api.call('POST', `/v1/harness/items/${id}/rebind`, { token: cred, body: rebind });
+  assert.equal(byExecutor.status, 403);
+  const rebound = await api.call('POST', `/v1/harness/items/${id}/rebind`, {
+    token: api.operator,
+    body: rebind,
+  });
+  assert.equal(rebound.status, 200, rebound.text);
+  assert.equal(rebound.body['state'], 'queued');
+  assert.equal((rebound.body['binding'] as JsonObject)['mission_id'], successorId);
+  const next = await api.call('POST', '/v1/lineages/invoice-agent/takeover', { token: api.operator });
+  assert.equal(next.status, 201, next.text);
+  const held = (next.body['held'] as JsonObject[]).map((h) => [h['id'], h['state']]);
+  assert.deepEqual(held, [[payId, 'suppressed']]);
+});

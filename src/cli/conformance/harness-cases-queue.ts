@@ -2,10 +2,22 @@
  * A7 #1, #2, #12–#16, #21: governed queue items and provider entry under Missions moved by SETs the
  * reference issuer pushes (or Status it answers); the sandbox's effect counter is the oracle.
  */
+import type { JsonObject } from '../../core/json.js';
+import { ACTION_CLASSES, DEFAULT_MATRIX, pin, type StopMatrix } from '../../missions/index.js';
 import type { CaseDefinition } from './case.js';
 import type { HarnessKit } from './harness-kit.js';
 
 type HarnessCase = CaseDefinition<HarnessKit>;
+
+/** A7#2's second half: the default matrix, but `revoked` terminates every class. */
+const TERMINATE_MATRIX = pin({
+  ...DEFAULT_MATRIX.matrix,
+  id: 'conformance-terminate',
+  rows: {
+    ...DEFAULT_MATRIX.matrix.rows,
+    revoked: Object.fromEntries(ACTION_CLASSES.map((c) => [c, 'terminate'])),
+  },
+} as StopMatrix);
 
 export const QUEUE_CASES: readonly HarnessCase[] = [
   {
@@ -49,10 +61,7 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
       await kit.operate(m, 'revoke');
       await kit.refused('enter after the revocation', kit.enter(e, o.id), 'mission_not_active');
       const after = await kit.view(o.id);
-      kit.check(
-        `the occurrence stays reserved (${after.phase})`,
-        after.phase === 'reserved' || after.phase === 'released',
-      );
+      kit.check(`the occurrence stays reserved (${after.phase})`, after.phase === 'reserved');
       const checked = (await kit.occurrenceEvents(o.id)).find((x) => x.type === 'mission_checked');
       const body = (checked?.body ?? {}) as Record<string, unknown>;
       kit.check(
@@ -63,8 +72,23 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
         'no provider entry, no effect',
         (await kit.entries(o.id)) === 0 && (await kit.totalEffects()) === 0,
       );
-      kit.skip(
-        'the terminate row releasing the reservation: the default matrix suppresses (gate-entry.test.ts covers a terminate matrix)',
+      // The same under a matrix whose revoked row is `terminate`: the reservation is released.
+      await kit.env.harness.registerMatrix(TERMINATE_MATRIX);
+      const t = await kit.mission();
+      const policy = { mission_binding: kit.binding(t, { stop_policy: TERMINATE_MATRIX.ref }) };
+      const run = await kit.running(t, policy as unknown as JsonObject);
+      const o2 = await kit.governed(run.e, run.item, 'terminated');
+      await kit.operate(t, 'revoke');
+      // The pushed revocation's propagation (A3.7) already terminated the item and released the
+      // reservation in its own transaction, before any enter: the enter is refused on the phase.
+      const released = await kit.view(o2.id);
+      kit.check(`terminate ⇒ the reservation is released (${released.phase})`, released.phase === 'released');
+      const refused = await kit.refusal(kit.enter(run.e, o2.id));
+      kit.check(`enter after terminate is refused (${refused})`, refused !== 'accepted');
+      kit.check('terminate ⇒ the item is terminated', (await kit.item(run.item.id)).state === 'terminated');
+      kit.check(
+        'still no entry, no effect',
+        (await kit.entries(o2.id)) === 0 && (await kit.totalEffects()) === 0,
       );
     },
   },
@@ -205,7 +229,29 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
     inputs: { binding: null },
     async run(kit) {
       await kit.refused('a governed item without binding', kit.enqueue(null), 'mission_binding_missing');
-      kit.skip('a legacy unbound row: only a database edit makes one (test/missions/harness-store.test.ts)');
+      // A legacy row (written before bindings existed): made by editing the runner's own scratch
+      // store, the only way such a row arises, then dispatched through the harness.
+      const m = await kit.mission();
+      const item = await kit.enqueue(m);
+      await kit.env.engine.transaction((tx) =>
+        tx.run('UPDATE msn_items SET binding = NULL, mission_origin = NULL, mission_id = NULL WHERE id = ?', [
+          item.id,
+        ]),
+      );
+      await kit.refused(
+        'the legacy row is dispatched',
+        kit.env.harness.dispatch(item.id, 'executor'),
+        'mission_binding_missing',
+      );
+      const ev = (await kit.evidence(item.id)).at(-1);
+      kit.check(
+        `resume_suppressed / suppress / missing_mission_binding / state unknown (${ev?.event_type}, ${ev?.reason})`,
+        ev?.event_type === 'resume_suppressed' &&
+          ev.decision === 'suppress' &&
+          ev.reason === 'missing_mission_binding' &&
+          ev.state === 'unknown',
+      );
+      kit.check('the legacy row never runs', (await kit.item(item.id)).state === 'suppressed');
     },
   },
   {

@@ -6,6 +6,7 @@
 import { decodeJwt } from 'jose';
 import { isBatonError } from '../../core/errors.js';
 import { statusRefusal, verifyStatusJws, type StatusFetchResult } from '../../missions/index.js';
+import { STATE_FAULTS } from '../../issuer/faults.js';
 import type { CaseDefinition } from './case.js';
 import type { HarnessKit } from './harness-kit.js';
 
@@ -54,6 +55,50 @@ async function checkAt(kit: HarnessKit, missionId: string, jws: string, nonce: s
   }
 }
 
+/** A7#9 by SET: the issuer's next SET carries `state`; the queued item stops and never runs. */
+async function unrecognisedBySet(kit: HarnessKit, fault: string, state: string): Promise<void> {
+  const m = await kit.mission();
+  const e = await kit.executor(kit.name('lineage'));
+  const item = await kit.enqueue(m, { lineage: e.lineage });
+  const from = kit.env.pushes.length;
+  await kit.faults([], [fault]);
+  await kit.operate(m, 'suspend');
+  const applied = kit.env.pushes.slice(from).map((p) => p.result);
+  const stopped = await kit.item(item.id);
+  const ev = (await kit.evidence(item.id)).at(-1);
+  const shown = state === '' ? 'unknown' : state;
+  kit.check(
+    `SET state ${JSON.stringify(state)}: applied, item ${stopped.state}, evidence ${ev?.state}/${ev?.decision}`,
+    applied.join() === 'applied' &&
+      stopped.state === 'paused' &&
+      ev?.state === shown &&
+      ev.decision !== 'continue',
+  );
+  const code = await kit.refusal(kit.env.harness.dispatch(item.id, 'executor', e.generation));
+  kit.check(
+    `SET state ${JSON.stringify(state)}: dispatch refused (${code}), never running`,
+    code === 'mission_not_active' && (await kit.item(item.id)).state !== 'running',
+  );
+}
+
+/** A7#9 by Status: the verified answer carries `state`; the view is non-active, dispatch refused. */
+async function unrecognisedByStatus(kit: HarnessKit, fault: string, state: string): Promise<void> {
+  const m = await kit.mission();
+  await kit.faults([fault]);
+  const r = await kit.statusCheck(m);
+  const view = await kit.env.harness.getView(kit.env.pin.issuer, m);
+  const a = kit.env.harness.assessView(view);
+  kit.check(
+    `Status state ${JSON.stringify(state)}: verified, view non-active (${r.kind}, ${a.verdict})`,
+    r.kind === 'verified' && r.status.state === state && a.verdict === 'non_active',
+  );
+  const code = await dispatchOutcome(kit, m);
+  kit.check(
+    `Status state ${JSON.stringify(state)}: dispatch refused (${code})`,
+    code === 'mission_not_active',
+  );
+}
+
 export const STATUS_CASES: readonly HarnessCase[] = [
   {
     id: 'HAR-CASE-003',
@@ -83,14 +128,12 @@ export const STATUS_CASES: readonly HarnessCase[] = [
     id: 'HAR-CASE-004',
     title: 'A7#4 a wrong or absent typ is refused',
     requirements: ['MST-03'],
-    inputs: { faults: ['wrong_typ', 'no_typ'] },
+    inputs: { faults: ['wrong_typ', 'typ_at_jwt', 'typ_secevent', 'no_typ'] },
     async run(kit) {
       const m = await kit.mission();
-      await faulted(kit, m, 'wrong_typ', 'typ');
-      await faulted(kit, m, 'no_typ', 'typ');
-      kit.skip(
-        'typ at+jwt and secevent+jwt: the reference issuer has no fault switch for them (unit test: test/missions/status-pure.test.ts)',
-      );
+      // typ JWT, at+jwt, secevent+jwt and absent: each correctly signed otherwise.
+      for (const fault of ['wrong_typ', 'typ_at_jwt', 'typ_secevent', 'no_typ'])
+        await faulted(kit, m, fault, 'typ');
     },
   },
   {
@@ -135,7 +178,7 @@ export const STATUS_CASES: readonly HarnessCase[] = [
     id: 'HAR-CASE-007',
     title: 'A7#7 a rotated key is accepted; a key retired from jwks_uri still re-verifies archived answers',
     requirements: ['MST-06', 'MST-04'],
-    inputs: { rotate: true, retire: true },
+    inputs: { rotate: true, retire: true, fault: 'retired_key' },
     async run(kit) {
       const { reverifyArchivedStatus } = await import('../../missions/index.js');
       const m = await kit.mission();
@@ -157,16 +200,15 @@ export const STATUS_CASES: readonly HarnessCase[] = [
         `an answer signed by the retired key re-verifies from the archive (${archived})`,
         archived === 'ok',
       );
-      kit.skip(
-        'new answers signed by a key dropped from jwks_uri: the reference issuer never signs with a retired key',
-      );
+      // A new answer signed by the key dropped from jwks_uri: one refetch, then refused (A3.2 step 4).
+      await faulted(kit, m, 'retired_key', 'kid');
     },
   },
   {
     id: 'HAR-CASE-008',
     title: 'A7#8 active relied on until expires_at + 29 s, refetched after + 31 s; suspended never relied on',
     requirements: ['MST-05', 'HAR-03', 'HAR-06'],
-    inputs: { reliance: ['+29s', '+31s'], suspended: '+1s' },
+    inputs: { reliance: ['+29s', '+31s'], suspended: '+1s', fault: 'past_expires_at' },
     async run(kit) {
       const m = await kit.mission();
       const first = await kit.statusCheck(m);
@@ -192,8 +234,18 @@ export const STATUS_CASES: readonly HarnessCase[] = [
         `suspended is not relied on at + 1 s (${a.verdict}, ${a.state})`,
         suspended.kind === 'verified' && a.verdict === 'non_active' && a.state === 'suspended',
       );
-      kit.skip(
-        'the draft example at its own iat: a fixed vector, not an issuer answer (unit test: test/missions/status-pure.test.ts)',
+      // The draft example's shape (its expires_at precedes its own iat), signed by the issuer:
+      // verified and archived, never relied on (A3.2 step 8).
+      const other = await kit.mission();
+      await kit.faults(['past_expires_at']);
+      const past = await kit.statusCheck(other);
+      const view = await harness.getView(kit.env.pin.issuer, other);
+      const v = harness.assessView(view, 'consequential_read');
+      kit.check(
+        `expires_at before iat: verified, no reliance (${past.kind}, ${v.verdict})`,
+        past.kind === 'verified' &&
+          Date.parse(past.status.expiresAt) < Number(past.status.issuedAt) * 1000 &&
+          v.verdict !== 'active',
       );
     },
   },
@@ -203,10 +255,10 @@ export const STATUS_CASES: readonly HarnessCase[] = [
     requirements: ['MCO-01', 'HAR-24'],
     inputs: { states: ['frozen', 'ACTIVE', ''] },
     async run(kit) {
-      kit.skip(
-        "the reference issuer emits only the drafts' states; unrecognised states are exercised on pre-verified inputs (test/missions/view-precedence.test.ts, status-pure.test.ts)",
-      );
-      return Promise.resolve();
+      for (const [fault, state] of Object.entries(STATE_FAULTS)) {
+        await unrecognisedBySet(kit, fault, state);
+        await unrecognisedByStatus(kit, fault, state);
+      }
     },
   },
   {

@@ -1,8 +1,21 @@
 /**
- * A7 #17–#20, #23–#25: child bindings, sub-agent stop propagation, the cache (not run here),
- * concurrency on one item, the stop matrix, supersession, the anchors and the issuer's own table.
+ * A7 #17, #18, #20, #23–#25: child bindings, sub-agent stop propagation, concurrency on one item,
+ * the stop matrix (and `baton serve` refusing it), supersession and rebind, the anchors and the
+ * issuer's own table (A7#19, the cache, is harness-cases-cache.ts).
  */
-import { DEFAULT_MATRIX, missionAnchor, parseAnchor, parseMatrix } from '../../missions/index.js';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  CLIENT_ASSERTION_TYPE,
+  clientAssertion,
+  DEFAULT_MATRIX,
+  missionAnchor,
+  parseAnchor,
+  parseMatrix,
+} from '../../missions/index.js';
 import { isBatonError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json.js';
 import type { CaseDefinition } from './case.js';
@@ -10,6 +23,51 @@ import { AUTHORITY_SET, INTENT } from './harness-env.js';
 import type { HarnessKit } from './harness-kit.js';
 
 type HarnessCase = CaseDefinition<HarnessKit>;
+
+const NONCE = 'nonce_K9pV4nT2sR7mB1xQ';
+
+/** One Status request as the client would send it, answered raw: status, headers that matter, bytes. */
+async function rawStatus(kit: HarnessKit, mission: string) {
+  const { pin, clientKey, clock } = kit.env;
+  const body = new URLSearchParams({
+    mission,
+    audience: pin.audience,
+    nonce: NONCE,
+    client_assertion_type: CLIENT_ASSERTION_TYPE,
+    client_assertion: await clientAssertion(clientKey, pin.client.client_id, pin.issuer, clock.wallMs()),
+  });
+  const r = await fetch(pin.endpoints.status, { method: 'POST', body, signal: AbortSignal.timeout(10_000) });
+  return {
+    status: r.status,
+    type: r.headers.get('content-type'),
+    length: r.headers.get('content-length'),
+    cache: r.headers.get('cache-control'),
+    body: await r.text(),
+  };
+}
+
+/** `baton serve --stop-matrix FILE` as a child process (A3.10): its exit code and stderr. */
+async function serveWithMatrix(matrix: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-harness-serve-'));
+  try {
+    const file = join(dir, 'matrix.json');
+    const db = join(dir, 'baton.db');
+    writeFileSync(file, matrix);
+    const main = fileURLToPath(new URL('../main.js', import.meta.url));
+    const args = [main, 'serve', '--db', db, '--port', '0', '--stop-matrix', file];
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(process.execPath, args, { timeout: 30_000 }, (error, _out, err) =>
+        resolve({
+          code: error === null ? 0 : typeof error.code === 'number' ? error.code : null,
+          stderr: err,
+        }),
+      );
+    });
+    return { code, stderr, dbCreated: existsSync(db) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 const INTENT_HASH = 'sha-256:P38IRTmTaUESJ5RpCw1WXmIqfsQmYek7zxiQWERcq-E';
 const AUTHORITY_HASH = 'sha-256:-rBZZJ8tVIyGoR1tBg6BO6QG0kimVvef8vjigpoVuPw';
@@ -92,19 +150,6 @@ export const WORK_CASES: readonly HarnessCase[] = [
     },
   },
   {
-    id: 'HAR-CASE-019',
-    title:
-      'A7#19 cached connections: narrowed authority misses, another Mission is refused, a bad token is unused',
-    requirements: ['HAR-16', 'HAR-17', 'HAR-18', 'HAR-19'],
-    inputs: {},
-    run(kit) {
-      kit.skip(
-        'the ConnectionCache lives in the SDK, outside the service layer this runner drives (test/missions/harness-connection-cache.test.ts)',
-      );
-      return Promise.resolve();
-    },
-  },
-  {
     id: 'HAR-CASE-020',
     title:
       'A7#20 100 concurrent dispatch/requeue/stop on one item: one winner per version, never running after a committed stop',
@@ -167,25 +212,54 @@ export const WORK_CASES: readonly HarnessCase[] = [
         const got = await kit.refusal(Promise.resolve().then(() => parseMatrix(bad(row, b))));
         kit.check(`${row} → ${b}: stop_matrix_invalid (got ${got})`, got === 'stop_matrix_invalid');
       }
-      kit.skip('`baton serve` exiting 2: a process test (test/missions/matrix-cli.test.ts)');
+      // `baton serve --stop-matrix` with the first one, as a real process: exit 2, store untouched.
+      const served = await serveWithMatrix(bad('revoked', 'pause'));
+      kit.check(
+        `baton serve --stop-matrix exits 2 stop_matrix_invalid before the store exists (exit ${served.code}, db ${served.dbCreated ? 'created' : 'absent'})`,
+        served.code === 2 && /stop_matrix_invalid/.test(served.stderr) && !served.dbCreated,
+      );
     },
   },
   {
     id: 'HAR-CASE-024',
-    title: 'A7#24 superseded ⇒ suppressed; requeue under the old Mission ⇒ successor_binding_required',
-    requirements: ['HAR-24', 'HAR-13'],
-    inputs: { op: 'supersede' },
+    title:
+      'A7#24 superseded ⇒ suppressed; requeue under the old Mission ⇒ successor_binding_required; rebind to an active successor ⇒ rebound',
+    requirements: ['HAR-24', 'HAR-13', 'HAR-06'],
+    inputs: { op: 'supersede', rebind: 'active successor' },
     async run(kit) {
       const m = await kit.mission();
-      const item = await kit.enqueue(m);
+      const e = await kit.executor(kit.name('lineage'));
+      const item = await kit.enqueue(m, { lineage: e.lineage });
       await kit.operate(m, 'supersede');
       kit.check('superseded ⇒ suppressed', (await kit.item(item.id)).state === 'suppressed');
+      const ev = (await kit.evidence(item.id)).at(-1);
+      kit.check(
+        `the suppression names the missing successor binding (${ev?.reason})`,
+        ev?.reason === 'successor_binding_required' && ev.state === 'superseded',
+      );
       await kit.refused(
         'requeue under the old Mission',
         kit.env.harness.requeue(item.id, 'operator'),
         'successor_binding_required',
       );
-      kit.skip('rebind to an active successor: not built (docs/harness.md "Not built here")');
+      const h = kit.env.harness;
+      const revoked = await kit.mission();
+      await kit.operate(revoked, 'revoke');
+      await kit.refused(
+        'rebind to a revoked Mission',
+        h.rebind(item.id, { mission_binding: kit.binding(revoked) }, 'operator'),
+        'mission_not_active',
+      );
+      const successor = await kit.mission();
+      const rebound = await h.rebind(item.id, { mission_binding: kit.binding(successor) }, 'operator');
+      kit.check(
+        `rebind to the active successor ⇒ queued under it (${rebound.state})`,
+        rebound.state === 'queued' && rebound.binding?.mission_id === successor,
+      );
+      const types = (await h.events(`work:${item.id}`)).map((x) => x.type);
+      kit.check('the rebind is evidenced (rebound)', types.includes('rebound'));
+      const d = await h.dispatch(item.id, 'executor', e.generation);
+      kit.check('the rebound item dispatches after a check', d.item.state === 'running');
     },
   },
   {
@@ -215,8 +289,13 @@ export const WORK_CASES: readonly HarnessCase[] = [
         `suspend 200, repeat 200, revoke 200, repeat 200, resume after revoke 409 (${codes.join(' ')})`,
         codes.join() === '200,200,200,200,409',
       );
-      kit.skip(
-        'unknown vs unauthorised 404 from the Status endpoint needs a second client key (test/missions/issuer-lifecycle.test.ts)',
+      const hidden = await kit.mission({ clients: ['someone-else'] });
+      const answers = await Promise.all(
+        [hidden, 'msn_unknown000000000000000000000000'].map((x) => rawStatus(kit, x)),
+      );
+      kit.check(
+        `unknown vs not visible to this client: byte-identical 404s (${answers.map((a) => a.status).join(', ')})`,
+        answers[0]?.status === 404 && JSON.stringify(answers[0]) === JSON.stringify(answers[1]),
       );
     },
   },

@@ -16,6 +16,7 @@ import { DEFAULT_MATRIX } from '../../missions/index.js';
 import type { CaseDefinition } from './case.js';
 import { CONFORMANCE_DOMAIN } from './domain.js';
 import type { ConformanceStore } from './env.js';
+import { CACHE_CASES } from './harness-cases-cache.js';
 import { QUEUE_CASES } from './harness-cases-queue.js';
 import { SIGNAL_CASES } from './harness-cases-signals.js';
 import { STATUS_CASES } from './harness-cases-status.js';
@@ -38,6 +39,7 @@ export const HARNESS_CASES: readonly CaseDefinition<HarnessKit>[] = [
   ...STATUS_CASES,
   ...SIGNAL_CASES,
   ...WORK_CASES,
+  ...CACHE_CASES,
 ].sort(byId);
 
 /** The requirement ids the harness cases can evaluate (HAR-01 … HAR-29). */
@@ -48,7 +50,7 @@ export const HARNESS_UNTESTED: readonly string[] = [
   'mTLS and DPoP client authentication at the Status endpoint (private_key_jwt only, C-A13)',
   'RFC 8936 poll delivery and SSF stream verification SETs (push only in this suite)',
   'the HTTP route POST /v1/missions/signals/{issuer} of `baton serve` (the suite drives the service layer it calls)',
-  'the SDK ConnectionCache (A7#19) and executor code between dispatch and entry',
+  'executor code between dispatch and entry (the SDK ConnectionCache runs in the runner’s process, A7#19)',
 ];
 
 async function runCase(env: HarnessEnv, c: CaseDefinition<HarnessKit>): Promise<r.CaseReport> {

@@ -12,7 +12,7 @@ import { decideTakeover } from '../machine/takeover.js';
 import type { AuthorityRecord, DomainRecord } from '../model.js';
 import { profileDigest, validateProfile } from '../profile.js';
 import type { RegisteredProfile } from '../profile-types.js';
-import type { OccurrencesRepository } from '../ports.js';
+import type { HeldWorkItem, OccurrencesRepository } from '../ports.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
 import { appendAll, view } from './context.js';
 
@@ -173,6 +173,8 @@ export interface TakeoverResult {
   /** AOC-REQ-005: the successor's first answer is the lineage's open work. */
   readonly reserved: readonly OccurrenceView[];
   readonly unresolved: readonly OccurrenceView[];
+  /** Mission build spec A6: the lineage's held harness items (paused, suppressed, handed off). */
+  readonly held: readonly HeldWorkItem[];
 }
 
 export async function takeover(ctx: ServiceContext, input: unknown, actor: string): Promise<TakeoverResult> {
@@ -202,6 +204,7 @@ export async function takeover(ctx: ServiceContext, input: unknown, actor: strin
     if (!(await repo.insertCredential(d.credential)))
       throw new BatonError('conflict', 'a credential for this generation exists');
     await appendAll(repo, d.events, now, actor);
+    const held = await repo.heldWorkItems(lineageId);
     return {
       lineage: lineageId,
       generation: d.lineage.generation,
@@ -209,6 +212,7 @@ export async function takeover(ctx: ServiceContext, input: unknown, actor: strin
       credential: secret,
       reserved: reserved.map(view),
       unresolved: unresolved.map(view),
+      held,
     };
   });
 }

@@ -312,5 +312,59 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         return { body: { view: view ?? null, assessment: h.assessView(view) } };
       },
     },
+    ...sessionAndRebindRoutes(deps),
+  ];
+}
+
+/** An executor sees only its own lineage's sessions (another lineage's answers like a missing one). */
+async function visibleSession(deps: ServerDeps, input: HandlerInput, id: string) {
+  const found = await harnessOf(deps).getSession(id);
+  const p = input.principal;
+  if (p?.kind === 'executor' && found.session.lineage !== p.lineage)
+    throw new BatonError('work_item_not_found', 'no such session');
+  return found;
+}
+
+/** A6: `GET /v1/harness/sessions/{id}`, `POST …/{id}/taint` (HAR-29), `POST /v1/harness/items/{id}/rebind` (A7#24). */
+function sessionAndRebindRoutes(deps: ServerDeps): RouteSpec[] {
+  return [
+    {
+      method: 'GET',
+      url: '/v1/harness/sessions/:id',
+      operationId: 'getHarnessSession',
+      summary: 'A governed session (binding, taint) and its evidence chain (session:<id>)',
+      tag: 'harness',
+      roles: ['executor', 'operator'],
+      schema: { params: idParams, response: { 200: object({ session: anyObject, evidence: events }) } },
+      handler: async (input) => ({ body: await visibleSession(deps, input, param(input, 'id')) }),
+    },
+    {
+      method: 'POST',
+      url: '/v1/harness/sessions/:id/taint',
+      operationId: 'taintHarnessSession',
+      summary:
+        'Untrusted content entered the session (HAR-29): sticky; its egress items are suppressed (session_tainted)',
+      tag: 'harness',
+      roles: ['executor', 'operator'],
+      schema: { params: idParams, body: object({ source: name }), response: { 200: anyObject } },
+      handler: async (input) => {
+        const id = param(input, 'id');
+        await visibleSession(deps, input, id);
+        return { body: await harnessOf(deps).taintSession(id, bodyObject(input), actor(input)) };
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/harness/items/:id/rebind',
+      operationId: 'rebindWorkItem',
+      summary:
+        'Operator rebind of a superseded Mission’s held item to its active successor (A7#24, `rebound`)',
+      tag: 'harness',
+      roles: ['operator'],
+      schema: { params: idParams, body: object({ mission_binding: anyObject }), response: { 200: workItem } },
+      handler: async (input) => ({
+        body: await harnessOf(deps).rebind(param(input, 'id'), bodyObject(input), actor(input)),
+      }),
+    },
   ];
 }

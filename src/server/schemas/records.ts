@@ -188,6 +188,20 @@ export const takeoverResult: Schema = object({
   credential: { type: 'string', description: 'the executor credential, shown once' },
   reserved: occurrenceList,
   unresolved: occurrenceList,
+  // Mission build spec A6: the lineage's paused, suppressed and handed-off harness items.
+  held: array({
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'kind', 'state', 'actionClass', 'binding', 'version'],
+    properties: {
+      id: str,
+      kind: str,
+      state: { type: 'string', enum: ['paused', 'suppressed', 'handed_off'] },
+      actionClass: str,
+      binding: { type: ['object', 'null'], additionalProperties: true },
+      version: count,
+    },
+  }),
 });
 
 export const lineageView: Schema = object({
