@@ -43,6 +43,7 @@ import { openOccurrencesOnSqlite } from '../src/store/index.js';
 import { MAIN, policyFor, UPSTREAM_SCRIPT } from '../test/mcp/world.js';
 import { newControl, serveUpstreamHttp } from '../test/mcp/upstream-payments.js';
 import { ceilingOf, measureCeiling, type CeilingParts } from './mcp-ceiling.js';
+import { cpuClock } from './proc-cpu.js';
 import { compare, percentile, type Results, type Side } from './support.js';
 
 const ROUND_MS = Number(process.env['BENCH_ROUND_MS'] ?? 2000);
@@ -161,7 +162,7 @@ function stdio(args: string[], env: Record<string, string>): StdioClientTranspor
 }
 
 /** `baton mcp --http 0` as a child: its first stdout line names its URL. */
-async function httpGateway(w: World, where: Where): Promise<{ url: string; stop(): void }> {
+async function httpGateway(w: World, where: Where): Promise<{ url: string; pid: number; stop(): void }> {
   const args = [
     ...gatewayArgs(w, where, `bench-http-${where}`, ['--upstream', w.upstream.url]),
     '--http',
@@ -178,12 +179,19 @@ async function httpGateway(w: World, where: Where): Promise<{ url: string; stop(
       resolve((JSON.parse(b.toString().split('\n')[0] ?? '{}') as { url: string }).url);
     });
   });
-  return { url, stop: () => void child.kill('SIGTERM') };
+  return { url, pid: child.pid ?? Number.NaN, stop: () => void child.kill('SIGTERM') };
 }
 
-function stdioGateway(w: World, where: Where): Promise<Client> {
+/** A stdio child and its pid (the gateway's own stdio upstream is its child: in its CPU tree). */
+async function stdioChild(args: string[], env: Record<string, string>): Promise<Session> {
+  const transport = stdio(args, env);
+  const client = await connect(transport);
+  return { client, pids: [transport.pid ?? Number.NaN] };
+}
+
+function stdioGateway(w: World, where: Where): Promise<Session> {
   const upstream = ['--upstream-stdio', `${process.execPath} ${UPSTREAM_SCRIPT} ${w.sandbox.url}`];
-  return connect(stdio(gatewayArgs(w, where, `bench-stdio-${where}`, upstream), gatewayEnv(w, where)));
+  return stdioChild(gatewayArgs(w, where, `bench-stdio-${where}`, upstream), gatewayEnv(w, where));
 }
 
 const pay = (prefix: string, direct: boolean) => (n: number) => ({
@@ -203,14 +211,18 @@ function checkSettled(name: string, r: CallToolResult): void {
   lastOccurrence = meta.id;
 }
 
-function side(
-  name: string,
-  client: Client,
-  args: (n: number) => Record<string, unknown>,
-  via: boolean,
-): Side {
+/** An agent's MCP session and the processes doing its work outside the bench process. */
+interface Session {
+  readonly client: Client;
+  readonly pids: readonly number[];
+}
+
+function side(name: string, s: Session, args: (n: number) => Record<string, unknown>, via: boolean): Side {
+  const client = s.client;
   return {
     name,
+    // CPU per call: this process (agent, upstream, sandbox, Baton's server for --baton) + the children.
+    cpuMs: cpuClock(() => s.pids),
     run: async (_wk, n) => {
       const t0 = performance.now();
       const r = (await client.callTool({ name: 'pay', arguments: args(n) }, undefined, {
@@ -241,11 +253,14 @@ function summary(l: Line): void {
   const d = l.results.get(l.direct)?.t;
   if (g === undefined || d === undefined) return;
   const rate = (t: typeof g): number => (t.lifecycles * 1000) / t.ms;
+  const cpu = (t: typeof g): string =>
+    Number.isFinite(t.cpuMs) ? `${(t.cpuMs / t.lifecycles).toFixed(2)} ms` : 'n/a';
   const p = (t: typeof g, q: number): number => percentile(t.calls, q);
   console.log(
     `  ${l.label.padEnd(13)} c=${String(l.c).padEnd(2)}  direct p50 ${p(d, 50).toFixed(2)} ms p99 ${p(d, 99).toFixed(2)} ms ${rate(d).toFixed(0)} calls/s | ` +
       `gateway p50 ${p(g, 50).toFixed(2)} ms p99 ${p(g, 99).toFixed(2)} ms ${rate(g).toFixed(0)} calls/s | ` +
-      `added p50 ${(p(g, 50) - p(d, 50)).toFixed(2)} ms, p99 ${(p(g, 99) - p(d, 99)).toFixed(2)} ms`,
+      `added p50 ${(p(g, 50) - p(d, 50)).toFixed(2)} ms, p99 ${(p(g, 99) - p(d, 99)).toFixed(2)} ms | ` +
+      `CPU per call (all processes) direct ${cpu(d)}, gateway ${cpu(g)}`,
   );
 }
 
@@ -270,8 +285,8 @@ function verdict(lines: readonly Line[], parts: CeilingParts): void {
 
 interface Pair {
   readonly label: string;
-  readonly via: Client;
-  readonly direct: Client;
+  readonly via: Session;
+  readonly direct: Session;
 }
 
 async function main(): Promise<void> {
@@ -281,23 +296,29 @@ async function main(): Promise<void> {
   try {
     // One agent session per gateway, concurrent calls on it, as one agent runtime would make them
     // (each session its own generation: sixteen sessions of one lineage would retire each other).
-    const directHttp = await connect(new StreamableHTTPClientTransport(new URL(w.upstream.url)));
-    const directStdio = await connect(
-      stdio([UPSTREAM_SCRIPT, w.sandbox.url], { PATH: process.env['PATH'] ?? '' }),
-    );
+    const directHttp: Session = {
+      client: await connect(new StreamableHTTPClientTransport(new URL(w.upstream.url))),
+      pids: [],
+    };
+    const directStdio = await stdioChild([UPSTREAM_SCRIPT, w.sandbox.url], {
+      PATH: process.env['PATH'] ?? '',
+    });
     stops.push(
-      () => directHttp.close(),
-      () => directStdio.close(),
+      () => directHttp.client.close(),
+      () => directStdio.client.close(),
     );
     const pairs: Pair[] = [];
     for (const where of ['db', 'baton'] as const) {
       const gw = await httpGateway(w, where);
       stops.push(() => gw.stop());
-      const viaHttp = await connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+      const viaHttp: Session = {
+        client: await connect(new StreamableHTTPClientTransport(new URL(gw.url))),
+        pids: [gw.pid],
+      };
       const viaStdio = await stdioGateway(w, where);
       stops.push(
-        () => viaHttp.close(),
-        () => viaStdio.close(),
+        () => viaHttp.client.close(),
+        () => viaStdio.client.close(),
       );
       pairs.push(
         { label: `http --${where}`, via: viaHttp, direct: directHttp },
@@ -330,8 +351,8 @@ async function main(): Promise<void> {
     const parts = await measureCeiling({
       dbFile: w.dbFile,
       echo: new Map([
-        ['http', { via: http.via, direct: http.direct }],
-        ['stdio', { via: io.via, direct: io.direct }],
+        ['http', { via: http.via.client, direct: http.direct.client }],
+        ['stdio', { via: io.via.client, direct: io.direct.client }],
       ]),
       statusQuery: await w.statusQuery(lastOccurrence),
       plan,
