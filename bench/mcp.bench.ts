@@ -2,25 +2,33 @@
  * The MCP gateway's added latency (issue 15, item 7): a consequential `pay` call through `baton mcp`
  * against the same call straight to the upstream MCP server, in the same run, rounds alternated
  * (bench/support.ts `compare`), over stdio and over Streamable HTTP, at concurrency 1 and 16.
- * All real: the sandbox payments provider, Baton's HTTP server on a SQLite file in this process,
- * the test upstream MCP server (test/mcp/upstream-payments.ts), and `baton mcp` as a child process.
+ * All real: the sandbox payments provider, a SQLite Baton store, the test upstream MCP server
+ * (test/mcp/upstream-payments.ts), and `baton mcp` as a child process, two ways:
+ * - `--baton URL`: Baton's HTTP server in the bench process (two Baton HTTP round trips per call);
+ * - `--db FILE`:  Baton's service inside the gateway process on the same SQLite file (no Baton hop).
  * - HTTP:  agent → upstream (Streamable HTTP)   vs  agent → `baton mcp --http` → upstream (HTTP)
  * - stdio: agent → upstream child (stdio)       vs  agent → `baton mcp` (stdio) → upstream child (stdio)
- * The gateway side does create, enter, the upstream call, acknowledge and reconcile (Baton asks the
- * sandbox's pinned by-key source and checks its signature) — four Baton HTTP round trips and a
- * status-source query per call. Target: ≤ 2 ms added p50 on SQLite at concurrency 1.
+ * Per call the gateway does create-and-enter (one durable commit before anything is sent), the
+ * upstream call, then acknowledge-and-settle (one status-source query: the sandbox's pinned by-key
+ * lookup, signature checked, then one durable commit). Every gateway answer is checked settled.
+ * The ceiling (bench/mcp-ceiling.ts), measured in the same run: the extra MCP hop + two plain-SQL
+ * durable commits on the same file + one status-source query. Target: ≤ 2 ms added p50 on SQLite
+ * at concurrency 1.
  *
  *   npm run build && node dist/bench/mcp.bench.js   (BENCH_ROUND_MS=2000 BENCH_ROUNDS=3)
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { systemClock } from '../src/core/clock.js';
+import { META_OCCURRENCE } from '../src/mcp/index.js';
 import { BYPASS_PATH_KINDS } from '../src/occurrences/index.js';
 import {
   createSandboxProvider,
@@ -30,18 +38,19 @@ import {
   staticKeys,
   StatusSources,
 } from '../src/providers/index.js';
-import { InProcessBatonClient } from '../src/client/index.js';
-import { parsePolicy, serveHttp, startGateway } from '../src/mcp/index.js';
 import { buildServer, createToken } from '../src/server/index.js';
 import { openOccurrencesOnSqlite } from '../src/store/index.js';
 import { MAIN, policyFor, UPSTREAM_SCRIPT } from '../test/mcp/world.js';
 import { newControl, serveUpstreamHttp } from '../test/mcp/upstream-payments.js';
+import { ceilingOf, measureCeiling, type CeilingParts } from './mcp-ceiling.js';
+import { cpuClock } from './proc-cpu.js';
 import { compare, percentile, type Results, type Side } from './support.js';
 
 const ROUND_MS = Number(process.env['BENCH_ROUND_MS'] ?? 2000);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const plan = { rounds: ROUNDS, roundMs: ROUND_MS, warmupMs: 1000 };
 const run = randomBytes(4).toString('hex');
+const TARGET_MS = 2;
 
 async function world(dir: string) {
   const secret = randomBytes(32);
@@ -49,7 +58,8 @@ async function world(dir: string) {
   await sandbox.listen(0, '127.0.0.1');
   const deployment = sandboxDeployment(sandbox);
   const profile = deployProfile(loadProfile('sandbox-payments'), deployment);
-  const store = await openOccurrencesOnSqlite(join(dir, 'baton.db'));
+  const dbFile = join(dir, 'baton.db');
+  const store = await openOccurrencesOnSqlite(dbFile);
   const limit = 10_000;
   await store.service.configureDomain({
     id: 'mcp-bench',
@@ -68,7 +78,8 @@ async function world(dir: string) {
   });
   await store.service.registerProfile(JSON.parse(JSON.stringify(profile)));
   await store.service.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: Number.MAX_SAFE_INTEGER });
-  const keys = staticKeys({ [deployment.hmacSecretId ?? '']: secret });
+  const secretId = deployment.hmacSecretId ?? '';
+  const keys = staticKeys({ [secretId]: secret });
   const app = buildServer({
     engine: store.engine,
     service: store.service,
@@ -83,7 +94,7 @@ async function world(dir: string) {
     { clock: systemClock, actor: 'bench' },
   );
   const upstream = await serveUpstreamHttp(sandbox.url, newControl());
-  // Two lineages: each gateway's session is a generation of its own (one would retire the other).
+  // One lineage per gateway: each gateway's session is a generation of its own (one would retire the other).
   const policyFile = (lineage: string): string => {
     const file = join(dir, `${lineage}.policy.json`);
     writeFileSync(
@@ -98,27 +109,46 @@ async function world(dir: string) {
     await store.close();
     await sandbox.close();
   };
-  // The same domain through the in-process client: the gateway's own cost without Baton's HTTP hops.
-  const inProcess = new InProcessBatonClient({
-    service: store.service,
-    statusSources: new StatusSources({ keys }),
-  });
+  const sources = new StatusSources({ keys });
+  /** The status-source query a settlement needs, alone: the sandbox's by-key lookup, signature checked. */
+  const statusQuery = async (occurrenceId: string): Promise<() => Promise<void>> => {
+    const o = await store.service.getOccurrenceView(occurrenceId);
+    const source = sources.applicable(profile, o)[0];
+    if (source === undefined) throw new Error('the sandbox profile pins no usable status source');
+    return async () => {
+      const { observation } = await sources.query(profile, o, source.id);
+      if (observation.result !== 'found' || !observation.authentication.verified)
+        throw new Error(`the status source did not confirm the payment: ${observation.result}`);
+    };
+  };
+  // Where a `--db` gateway finds the status sources' secret: as `baton serve` does.
+  const hmacEnv = { BATON_HMAC_SECRETS: `${secretId}=${secret.toString('base64url')}` };
   return {
     sandbox,
     batonUrl: `http://127.0.0.1:${port}`,
     token,
     upstream,
     policyFile,
-    profile,
-    inProcess,
+    dbFile,
+    hmacEnv,
+    statusQuery,
     close,
   };
 }
 
 type World = Awaited<ReturnType<typeof world>>;
 
-function gatewayArgs(w: World, lineage: string, upstream: string[]): string[] {
-  return [MAIN, 'mcp', '--policy', w.policyFile(lineage), '--baton', w.batonUrl, ...upstream];
+/** How the gateway reaches Baton: over HTTP (`--baton`) or in its own process (`--db`). */
+type Where = 'baton' | 'db';
+
+function gatewayArgs(w: World, where: Where, lineage: string, upstream: string[]): string[] {
+  const baton = where === 'baton' ? ['--baton', w.batonUrl] : ['--db', w.dbFile];
+  return [MAIN, 'mcp', '--policy', w.policyFile(lineage), ...baton, ...upstream];
+}
+
+function gatewayEnv(w: World, where: Where): Record<string, string> {
+  const path = { PATH: process.env['PATH'] ?? '' };
+  return where === 'baton' ? { ...path, BATON_TOKEN: w.token } : { ...path, ...w.hmacEnv };
 }
 
 async function connect(transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<Client> {
@@ -127,26 +157,21 @@ async function connect(transport: StdioClientTransport | StreamableHTTPClientTra
   return c;
 }
 
-function stdio(args: string[], env: Record<string, string> = {}): StdioClientTransport {
-  return new StdioClientTransport({
-    command: process.execPath,
-    args,
-    env: { PATH: process.env['PATH'] ?? '', ...env },
-    stderr: 'ignore',
-  });
+function stdio(args: string[], env: Record<string, string>): StdioClientTransport {
+  return new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' });
 }
 
 /** `baton mcp --http 0` as a child: its first stdout line names its URL. */
-async function httpGateway(w: World): Promise<{ url: string; stop(): void }> {
-  const { spawn } = await import('node:child_process');
-  const child = spawn(
-    process.execPath,
-    [...gatewayArgs(w, 'bench-http', ['--upstream', w.upstream.url]), '--http', '0'],
-    {
-      env: { PATH: process.env['PATH'] ?? '', BATON_TOKEN: w.token },
-      stdio: ['ignore', 'pipe', 'ignore'],
-    },
-  );
+async function httpGateway(w: World, where: Where): Promise<{ url: string; pid: number; stop(): void }> {
+  const args = [
+    ...gatewayArgs(w, where, `bench-http-${where}`, ['--upstream', w.upstream.url]),
+    '--http',
+    '0',
+  ];
+  const child = spawn(process.execPath, args, {
+    env: gatewayEnv(w, where),
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('baton mcp --http did not start within 30 s')), 30_000);
     child.stdout.once('data', (b: Buffer) => {
@@ -154,7 +179,19 @@ async function httpGateway(w: World): Promise<{ url: string; stop(): void }> {
       resolve((JSON.parse(b.toString().split('\n')[0] ?? '{}') as { url: string }).url);
     });
   });
-  return { url, stop: () => void child.kill('SIGTERM') };
+  return { url, pid: child.pid ?? Number.NaN, stop: () => void child.kill('SIGTERM') };
+}
+
+/** A stdio child and its pid (the gateway's own stdio upstream is its child: in its CPU tree). */
+async function stdioChild(args: string[], env: Record<string, string>): Promise<Session> {
+  const transport = stdio(args, env);
+  const client = await connect(transport);
+  return { client, pids: [transport.pid ?? Number.NaN] };
+}
+
+function stdioGateway(w: World, where: Where): Promise<Session> {
+  const upstream = ['--upstream-stdio', `${process.execPath} ${UPSTREAM_SCRIPT} ${w.sandbox.url}`];
+  return stdioChild(gatewayArgs(w, where, `bench-stdio-${where}`, upstream), gatewayEnv(w, where));
 }
 
 const pay = (prefix: string, direct: boolean) => (n: number) => ({
@@ -165,32 +202,91 @@ const pay = (prefix: string, direct: boolean) => (n: number) => ({
   ...(direct ? { idempotency_key: `direct:${prefix}-${run}-${n}` } : {}),
 });
 
-function side(name: string, clients: Client[], args: (n: number) => Record<string, unknown>): Side {
+/** The gateway's answer must be a settled occurrence: a bench of unsettled calls measures nothing. */
+let lastOccurrence: string | undefined;
+function checkSettled(name: string, r: CallToolResult): void {
+  const meta = r._meta?.[META_OCCURRENCE] as { id?: string; unresolved?: boolean } | undefined;
+  if (meta?.unresolved !== false || typeof meta.id !== 'string')
+    throw new Error(`${name}: the occurrence did not settle: ${JSON.stringify(meta ?? null).slice(0, 200)}`);
+  lastOccurrence = meta.id;
+}
+
+/** An agent's MCP session and the processes doing its work outside the bench process. */
+interface Session {
+  readonly client: Client;
+  readonly pids: readonly number[];
+}
+
+function side(name: string, s: Session, args: (n: number) => Record<string, unknown>, via: boolean): Side {
+  const client = s.client;
   return {
     name,
-    run: async (wk, n) => {
-      const c = clients[wk % clients.length] as Client;
+    // CPU per call: this process (agent, upstream, sandbox, Baton's server for --baton) + the children.
+    cpuMs: cpuClock(() => s.pids),
+    run: async (_wk, n) => {
       const t0 = performance.now();
-      const r = await c.callTool({ name: 'pay', arguments: args(n) }, undefined, { timeout: 60_000 });
+      const r = (await client.callTool({ name: 'pay', arguments: args(n) }, undefined, {
+        timeout: 60_000,
+      })) as CallToolResult;
       const ms = performance.now() - t0;
       if (r.isError === true)
         throw new Error(`${name}: a tool error: ${JSON.stringify(r.content).slice(0, 200)}`);
+      if (via) checkSettled(name, r);
       return [ms];
     },
   };
 }
 
-function summary(label: string, c: number, results: Results, gw: string, direct: string): void {
-  const g = results.get(gw)?.t;
-  const d = results.get(direct)?.t;
+interface Line {
+  readonly label: string;
+  readonly c: number;
+  readonly results: Results;
+  readonly gw: string;
+  readonly direct: string;
+}
+
+const p50 = (r: Results, side: string): number => percentile(r.get(side)?.t.calls ?? [], 50);
+const addedP50 = (l: Line): number => p50(l.results, l.gw) - p50(l.results, l.direct);
+
+function summary(l: Line): void {
+  const g = l.results.get(l.gw)?.t;
+  const d = l.results.get(l.direct)?.t;
   if (g === undefined || d === undefined) return;
   const rate = (t: typeof g): number => (t.lifecycles * 1000) / t.ms;
+  const cpu = (t: typeof g): string =>
+    Number.isFinite(t.cpuMs) ? `${(t.cpuMs / t.lifecycles).toFixed(2)} ms` : 'n/a';
   const p = (t: typeof g, q: number): number => percentile(t.calls, q);
   console.log(
-    `  ${label} c=${String(c).padEnd(2)}  direct p50 ${p(d, 50).toFixed(2)} ms p99 ${p(d, 99).toFixed(2)} ms ${rate(d).toFixed(0)} calls/s | ` +
+    `  ${l.label.padEnd(13)} c=${String(l.c).padEnd(2)}  direct p50 ${p(d, 50).toFixed(2)} ms p99 ${p(d, 99).toFixed(2)} ms ${rate(d).toFixed(0)} calls/s | ` +
       `gateway p50 ${p(g, 50).toFixed(2)} ms p99 ${p(g, 99).toFixed(2)} ms ${rate(g).toFixed(0)} calls/s | ` +
-      `added p50 ${(p(g, 50) - p(d, 50)).toFixed(2)} ms, p99 ${(p(g, 99) - p(d, 99)).toFixed(2)} ms`,
+      `added p50 ${(p(g, 50) - p(d, 50)).toFixed(2)} ms, p99 ${(p(g, 99) - p(d, 99)).toFixed(2)} ms | ` +
+      `CPU per call (all processes) direct ${cpu(d)}, gateway ${cpu(g)}`,
   );
+}
+
+function verdict(lines: readonly Line[], parts: CeilingParts): void {
+  const f = (x: number): string => x.toFixed(2);
+  console.log(
+    `\nceiling (least any gateway adds, same run): two plain-SQL durable commits ${f(parts.commitsMs)} ms + ` +
+      `one status-source query ${f(parts.statusMs)} ms + the MCP hop (http ${f(parts.hopMs.get('http') ?? NaN)} ms, stdio ${f(parts.hopMs.get('stdio') ?? NaN)} ms)`,
+  );
+  for (const l of lines.filter((x) => x.c === 1)) {
+    const transport = l.label.startsWith('http') ? 'http' : 'stdio';
+    const reached = addedP50(l);
+    const ceiling = ceilingOf(parts, transport);
+    const met = reached <= TARGET_MS ? 'met' : 'NOT met';
+    const below = TARGET_MS < ceiling ? '; the target is below the ceiling on this machine' : '';
+    console.log(
+      `verdict ${l.label.padEnd(13)} c=1: target ≤ ${f(TARGET_MS)} ms added p50: ${met}; reached ${f(reached)} ms; ` +
+        `ceiling ${f(ceiling)} ms (reached/ceiling ${(reached / ceiling).toFixed(2)})${below}`,
+    );
+  }
+}
+
+interface Pair {
+  readonly label: string;
+  readonly via: Session;
+  readonly direct: Session;
 }
 
 async function main(): Promise<void> {
@@ -198,83 +294,78 @@ async function main(): Promise<void> {
   const w = await world(dir);
   const stops: (() => Promise<void> | void)[] = [];
   try {
-    // HTTP: 16 agent sessions share one gateway process and one upstream (each session its own generation
-    // would retire the others: one session, concurrent calls, as one agent runtime would make them).
-    const directHttp = await connect(new StreamableHTTPClientTransport(new URL(w.upstream.url)));
-    const gw = await httpGateway(w);
-    stops.push(() => gw.stop());
-    const viaHttp = await connect(new StreamableHTTPClientTransport(new URL(gw.url)));
-    const directStdio = await connect(stdio([UPSTREAM_SCRIPT, w.sandbox.url]));
-    const viaStdio = await connect(
-      stdio(
-        gatewayArgs(w, 'bench-stdio', [
-          '--upstream-stdio',
-          `${process.execPath} ${UPSTREAM_SCRIPT} ${w.sandbox.url}`,
-        ]),
-        {
-          BATON_TOKEN: w.token,
-        },
-      ),
-    );
-    stops.push(
-      () => directHttp.close(),
-      () => viaHttp.close(),
-      () => directStdio.close(),
-      () => viaStdio.close(),
-    );
-    // In-process: the gateway in this process over InProcessBatonClient (same SQLite store), served on HTTP.
-    const policy = parsePolicy(JSON.stringify({ ...policyFor(w.profile), lineage: 'bench-in-process' }));
-    const local = await startGateway({
-      baton: w.inProcess,
-      policy,
-      upstreams: [{ name: 'p', url: w.upstream.url }],
+    // One agent session per gateway, concurrent calls on it, as one agent runtime would make them
+    // (each session its own generation: sixteen sessions of one lineage would retire each other).
+    const directHttp: Session = {
+      client: await connect(new StreamableHTTPClientTransport(new URL(w.upstream.url))),
+      pids: [],
+    };
+    const directStdio = await stdioChild([UPSTREAM_SCRIPT, w.sandbox.url], {
+      PATH: process.env['PATH'] ?? '',
     });
-    const localHttp = await serveHttp(local, 0, '127.0.0.1');
-    const viaLocal = await connect(new StreamableHTTPClientTransport(new URL(localHttp.url)));
     stops.push(
-      () => viaLocal.close(),
-      () => localHttp.close(),
-      () => local.close(),
+      () => directHttp.client.close(),
+      () => directStdio.client.close(),
     );
-    console.log(
-      `mcp gateway bench: SQLite, rounds ${ROUNDS} x ${ROUND_MS} ms, Baton HTTP server in the bench process`,
-    );
-    const lines: (() => void)[] = [];
-    for (const c of [1, 16]) {
-      const http = await compare(
-        `http c=${c}`,
-        [
-          side('http gateway', [viaHttp], pay(`h${c}`, false)),
-          side('http direct', [directHttp], pay(`hd${c}`, true)),
-        ],
-        c,
-        plan,
+    const pairs: Pair[] = [];
+    for (const where of ['db', 'baton'] as const) {
+      const gw = await httpGateway(w, where);
+      stops.push(() => gw.stop());
+      const viaHttp: Session = {
+        client: await connect(new StreamableHTTPClientTransport(new URL(gw.url))),
+        pids: [gw.pid],
+      };
+      const viaStdio = await stdioGateway(w, where);
+      stops.push(
+        () => viaHttp.client.close(),
+        () => viaStdio.client.close(),
       );
-      lines.push(() => summary('http ', c, http, 'http gateway', 'http direct'));
-      const io = await compare(
-        `stdio c=${c}`,
-        [
-          side('stdio gateway', [viaStdio], pay(`s${c}`, false)),
-          side('stdio direct', [directStdio], pay(`sd${c}`, true)),
-        ],
-        c,
-        plan,
+      pairs.push(
+        { label: `http --${where}`, via: viaHttp, direct: directHttp },
+        { label: `stdio --${where}`, via: viaStdio, direct: directStdio },
       );
-      lines.push(() => summary('stdio', c, io, 'stdio gateway', 'stdio direct'));
-      const ip = await compare(
-        `in-process c=${c}`,
-        [
-          side('in-process gateway', [viaLocal], pay(`i${c}`, false)),
-          side('http direct', [directHttp], pay(`id${c}`, true)),
-        ],
-        c,
-        plan,
-      );
-      lines.push(() => summary('http, Baton in-process', c, ip, 'in-process gateway', 'http direct'));
     }
+    console.log(
+      `mcp gateway bench: SQLite, rounds ${ROUNDS} x ${ROUND_MS} ms, load average ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
+    const lines: Line[] = [];
+    for (const c of [1, 16]) {
+      for (const p of pairs) {
+        const tag = `${p.label.replace(/[^a-z]/g, '')}${c}`;
+        const gw = `${p.label} gateway`;
+        const direct = `${p.label} direct`;
+        const results = await compare(
+          `${p.label} c=${c}`,
+          [side(gw, p.via, pay(tag, false), true), side(direct, p.direct, pay(`d${tag}`, true), false)],
+          c,
+          plan,
+        );
+        lines.push({ label: p.label, c, results, gw, direct });
+      }
+    }
+    const [http, io] = [pairs[0], pairs[1]];
+    if (http === undefined || io === undefined || lastOccurrence === undefined)
+      throw new Error('no gateway ran');
+    const parts = await measureCeiling({
+      dbFile: w.dbFile,
+      echo: new Map([
+        ['http', { via: http.via.client, direct: http.direct.client }],
+        ['stdio', { via: io.via.client, direct: io.direct.client }],
+      ]),
+      statusQuery: await w.statusQuery(lastOccurrence),
+      plan,
+    });
     console.log('\nfigures (per consequential call; added = gateway − direct):');
-    for (const l of lines) l();
+    for (const l of lines) summary(l);
     console.log(`  sandbox effects applied: ${w.sandbox.effects().length} (one per call: no duplicates)`);
+    verdict(lines, parts);
+    console.log(
+      `load average at the end ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
   } finally {
     for (const s of stops.reverse()) await s();
     await w.close();

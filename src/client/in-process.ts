@@ -116,10 +116,13 @@ class InProcessExecutor implements Executor {
   /** Without status sources it records the acknowledgement alone and says no source was asked. */
   async acknowledgeAndSettle(acknowledgement: ExecutorAcknowledgement): Promise<AcknowledgedSettled> {
     const input = evidenceOnly(acknowledgement);
-    await this.#own(input.occurrenceId);
+    const known = await this.#own(input.occurrenceId);
     const actor = `executor:${this.lineage}#${this.generation}`;
     const ack = { ...input, authentication: { verified: false } };
-    return acknowledgeAndSettle(this.#service, this.#sources, ack, actor);
+    // As the HTTP route does: the occurrence already read is not read again, and the recording
+    // transaction authenticates this generation again (one retired in between is refused there).
+    const reporter = { credential: this.#credential };
+    return acknowledgeAndSettle(this.#service, this.#sources, ack, actor, actor, known, reporter);
   }
 
   async reconcile(occurrenceId: string): Promise<OccurrenceReconciled> {
@@ -135,7 +138,7 @@ class InProcessExecutor implements Executor {
    * first, then another lineage's occurrence answers exactly like a missing one. The service checks
    * again inside its transaction; these only refuse earlier, never admit.
    */
-  async #own(occurrenceId: string): Promise<void> {
+  async #own(occurrenceId: string): Promise<OccurrenceView> {
     const lineage = await this.#service.getLineage(this.lineage);
     const mine = lineage.credentials.find((c) => c.generation === this.generation);
     if (mine === undefined) throw new BatonError('unauthenticated', 'unknown executor credential');
@@ -147,6 +150,7 @@ class InProcessExecutor implements Executor {
     const occurrence = await this.#service.getOccurrenceView(occurrenceId);
     if (occurrence.lineage !== this.lineage)
       throw new BatonError('occurrence_not_found', 'no such occurrence');
+    return occurrence;
   }
 
   perform(operation: Operation, adapter: ProviderAdapter | ProviderCall): Promise<PerformResult> {

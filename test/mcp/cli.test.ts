@@ -55,3 +55,53 @@ test('baton mcp refuses bad usage, a bad policy and a policy tool missing upstre
   assert.match(r.err, /error: mcp_upstream_invalid: policy tool refund is not offered upstream/);
   assert.equal((await w.store.service.counts()).total, 0);
 });
+
+test('baton mcp --db refuses --baton beside it, --token-file, and a policy that binds a Mission (exit 2, nothing written)', async (t) => {
+  const w = await makeWorld(t);
+  const up = ['--upstream', w.upstreamUrl];
+  const both = await run([
+    'mcp',
+    '--policy',
+    w.policyFile,
+    '--baton',
+    w.batonUrl,
+    '--db',
+    w.store.path,
+    ...up,
+  ]);
+  assert.equal(both.code, 2);
+  assert.match(both.err, /error: usage: give --baton URL or a store \(--db \/ --postgres\), not both/);
+  const token = await run([
+    'mcp',
+    '--policy',
+    w.policyFile,
+    '--db',
+    w.store.path,
+    '--token-file',
+    'x',
+    ...up,
+  ]);
+  assert.equal(token.code, 2);
+  assert.match(token.err, /error: usage: --token-file is for --baton/);
+  const creds = await run([
+    'mcp',
+    '--policy',
+    w.policyFile,
+    '--baton',
+    w.batonUrl,
+    '--credentials',
+    'x',
+    ...up,
+  ]);
+  assert.equal(creds.code, 2);
+  assert.match(creds.err, /error: usage: --credentials and --domain-key are for a store/);
+  // In this process the Mission gate would have nothing to check against: refused, never unchecked.
+  const bound = join(w.dir, 'mission.json');
+  const rule = { mission: { required: true, actionClass: 'consequential_write' } };
+  writeFileSync(bound, JSON.stringify(policyFor(w.provider.profile, rule)));
+  const mission = await run(['mcp', '--policy', bound, '--db', w.store.path, ...up]);
+  assert.equal(mission.code, 2);
+  assert.match(mission.err, /error: usage: tool pay binds a Mission: .* use --baton URL/);
+  assert.equal((await w.store.service.counts()).total, 0);
+  assert.equal((await w.store.service.listOpen('payments-agent')).reserved.length, 0);
+});

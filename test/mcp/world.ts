@@ -134,12 +134,29 @@ export const UPSTREAM_SCRIPT = fileURLToPath(
   new URL(`./upstream-payments.${fromTs ? 'ts' : 'js'}`, import.meta.url),
 );
 
+/**
+ * How a child gateway reaches Baton: `baton serve`'s HTTP API with the operator token, or Baton's
+ * service in the gateway's own process on the world's SQLite file, with the sandbox's HMAC secret
+ * in BATON_HMAC_SECRETS as `baton serve` would read it.
+ */
+export type BatonAt = 'http' | 'store';
+
+function batonFlags(w: World, at: BatonAt): { args: string[]; env: Record<string, string> } {
+  if (at === 'http') return { args: ['--baton', w.batonUrl], env: { BATON_TOKEN: w.token } };
+  const hmac = w.provider.sandbox.pins().find((p) => p.kind === 'hmac');
+  if (hmac?.kind !== 'hmac') throw new Error('the test sandbox signs with HMAC');
+  const secret = `${hmac.secretId}=${Buffer.from(hmac.secret).toString('base64url')}`;
+  return { args: ['--db', w.store.path], env: { BATON_HMAC_SECRETS: secret } };
+}
+
 /** `baton mcp` as a child process on stdio, as an agent's MCP client config would start it. */
 export async function childGateway(
   t: TestContext,
   w: World,
   upstream: string[] = ['--upstream', `payments=${w.upstreamUrl}`],
+  at: BatonAt = 'http',
 ): Promise<{ client: Client; transport: StdioClientTransport }> {
+  const baton = batonFlags(w, at);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [
@@ -147,13 +164,12 @@ export async function childGateway(
       'mcp',
       '--policy',
       w.policyFile,
-      '--baton',
-      w.batonUrl,
+      ...baton.args,
       '--upstream-timeout-ms',
       '5000',
       ...upstream,
     ],
-    env: { PATH: process.env['PATH'] ?? '', BATON_TOKEN: w.token },
+    env: { PATH: process.env['PATH'] ?? '', ...baton.env },
     stderr: 'pipe',
   });
   const client = new Client({ name: 'test-agent', version: '1.0.0' });

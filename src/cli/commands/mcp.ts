@@ -1,17 +1,16 @@
 /**
  * `baton mcp`: the MCP gateway (docs/mcp.md). Speaks MCP to the agent on stdio (default) or
  * Streamable HTTP (--http), and MCP to one or more upstream servers; consequential tools (the policy's)
- * run under Baton occurrences through Baton's HTTP API. On stdio, stdout is the MCP channel: this
+ * run under Baton occurrences through Baton's HTTP API (--baton) or Baton's service in this process
+ * on the store itself (--db / --postgres; mcp-baton.ts). On stdio, stdout is the MCP channel: this
  * command writes nothing else there; its log goes to stderr.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { AdminClient, HttpBatonClient } from '../../client/index.js';
 import { importEd25519PublicKey } from '../../core/ed25519.js';
 import { BatonError } from '../../core/errors.js';
 import { keyRing, type KeyResolver } from '../../leases/index.js';
 import {
-  batonMissionGate,
   parsePolicy,
   serveHttp,
   serveStdio,
@@ -21,9 +20,12 @@ import {
 } from '../../mcp/index.js';
 import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { checkBatonFlags, openGatewayBaton, type GatewayBaton } from './mcp-baton.js';
 
-const USAGE = `usage: baton mcp --policy FILE --baton URL (--upstream [NAME=]URL | --upstream-stdio [NAME=]COMMAND)...
+const USAGE = `usage: baton mcp --policy FILE (--baton URL | --db FILE | --postgres URL [--domain-key FILE])
+                 (--upstream [NAME=]URL | --upstream-stdio [NAME=]COMMAND)...
                  [--http PORT] [--host H] [--lease-key PUBLIC.pem]... [--upstream-timeout-ms MS]
+                 [--credentials FILE]
 
 Run the MCP gateway: an MCP server in front of upstream MCP servers. Tools, resources and prompts pass
 through; the tools the policy marks consequential run create -> enter -> upstream call with Baton's
@@ -34,6 +36,15 @@ Each MCP session takes over the policy's lineage as a new executor generation.
   --baton URL              Baton's HTTP API (baton serve), e.g. http://127.0.0.1:8080; the operator
                            token comes from BATON_TOKEN or --token-file
   --token-file FILE        read the operator token from FILE instead of BATON_TOKEN
+  --db FILE                instead of --baton: run Baton's service in this process on the SQLite
+                           database FILE (the one baton serve uses; created and migrated if new):
+                           no HTTP round trip to Baton per call. No token; a policy binding a
+                           Mission is refused (its check needs baton serve's mission consumer)
+  --postgres URL           the same on a PostgreSQL database
+  --domain-key FILE        with --postgres: the domain key file the database's servers share
+                           (default ./baton.domain-key.pem)
+  --credentials FILE       with a store: the baton.credentials/1 document of the status sources'
+                           secrets, as for baton serve (BATON_HMAC_SECRETS is read too)
   --upstream [NAME=]URL    an upstream MCP server over Streamable HTTP (repeatable)
   --upstream-stdio [NAME=]COMMAND
                            an upstream MCP server the gateway starts, talking stdio; COMMAND is split
@@ -57,6 +68,10 @@ export const MCP_OPTIONS = {
   host: { type: 'string' },
   'lease-key': { type: 'string', multiple: true },
   'upstream-timeout-ms': { type: 'string' },
+  db: { type: 'string' },
+  postgres: { type: 'string' },
+  'domain-key': { type: 'string' },
+  credentials: { type: 'string' },
 } as const;
 
 function named(text: string, index: number): { name: string; rest: string } {
@@ -108,13 +123,6 @@ async function leaseKeys(files: readonly string[]): Promise<KeyResolver | undefi
   return keyRing(keys);
 }
 
-async function token(file: string | undefined): Promise<string> {
-  const text = file === undefined ? process.env['BATON_TOKEN'] : (await readText(file, 'token')).trim();
-  if (text === undefined || text === '')
-    throw new BatonError('usage', 'an operator token is required: BATON_TOKEN or --token-file');
-  return text;
-}
-
 function parse(
   argv: string[],
 ): ReturnType<typeof parseArgs<{ args: string[]; options: typeof MCP_OPTIONS; strict: true }>>['values'] {
@@ -133,11 +141,11 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
   const log = (line: string): void => io.stderr(`${line}\n`);
   let gateway;
   let http;
+  let where: GatewayBaton | undefined;
   try {
     const v = parse(argv);
     if (v.policy === undefined) throw new BatonError('usage', '--policy FILE is required');
-    if (v.baton === undefined || !URL.canParse(v.baton))
-      throw new BatonError('usage', '--baton URL is required');
+    checkBatonFlags(v);
     // Usage first: nothing is read, connected or taken over before every flag is known good.
     const specs = upstreams(v.upstream ?? [], v['upstream-stdio'] ?? []);
     const timeoutMs = whole(
@@ -158,14 +166,15 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
           `mcp: tool ${p.tool}: its Mission (_meta["${p.mission.meta}"]) is checked at Baton before every call`,
         );
     }
-    const secret = await token(v['token-file']);
-    const baton = new HttpBatonClient({ baseUrl: v.baton, token: secret });
+    const keys = await leaseKeys(v['lease-key'] ?? []);
+    where = await openGatewayBaton(v, policy, io);
+    log(`mcp: occurrences on ${where.description}`);
     gateway = await startGateway({
-      baton,
+      baton: where.baton,
       policy,
       upstreams: specs,
-      leaseKeys: await leaseKeys(v['lease-key'] ?? []),
-      missions: batonMissionGate(new AdminClient({ baseUrl: v.baton, token: secret })),
+      leaseKeys: keys,
+      missions: where.missions,
       upstreamTimeoutMs: timeoutMs,
       log,
     });
@@ -182,10 +191,12 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
   } catch (error) {
     await http?.close();
     await gateway?.close();
+    await where?.close();
     return reportError(error, io);
   }
   await http?.close();
   await gateway.close();
+  await where.close();
   log('mcp: stopped');
   return EXIT.ok;
 }
