@@ -14,6 +14,7 @@ import { migration as m008 } from './008_mission_issuers.js';
 import { migration as m010 } from './010_reconciliation.js';
 import { migration as m011 } from './011_console_sessions.js';
 import { migration as m012 } from './012_transition_functions.js';
+import { migration as m016 } from './016_one_call_transitions.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -27,4 +28,5 @@ export const migrations: readonly Migration[] = [
   m010,
   m011,
   m012,
+  m016,
 ];
