@@ -47,7 +47,6 @@ export async function restateSystem(p: Provider, dir: string): Promise<System | 
     return undefined;
   }
   provider = p;
-  process.env['RESTATE_LOGGING'] ??= 'WARN'; // not a line per invocation
   const server = await startRestateServer(binary, dir);
   const service = restate.service({
     name: 'payments',
@@ -59,7 +58,13 @@ export async function restateSystem(p: Provider, dir: string): Promise<System | 
     },
   });
   const port = await freePort();
-  await restate.serve({ services: [service], port });
+  // Not a line per invocation: the SDK reads RESTATE_LOGGING once, when it is imported (before this
+  // runs), so its INFO lines are dropped by a transport of our own; warnings and errors still print.
+  const loud = new Set<string>([restate.RestateLogLevel.WARN, restate.RestateLogLevel.ERROR]);
+  const logger: restate.LoggerTransport = (meta, message: unknown, ...rest: unknown[]) => {
+    if (loud.has(meta.level)) console.error('[restate]', message, ...rest);
+  };
+  await restate.serve({ services: [service], port, logger });
   const registered = await fetch(`${server.admin}/deployments`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
