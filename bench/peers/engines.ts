@@ -25,7 +25,14 @@ const dbosJob = DBOS.registerWorkflow(async (n: number): Promise<void> => dbosPa
 
 export async function dbosSystem(p: Provider, systemDatabaseUrl: string): Promise<System> {
   provider = p;
-  DBOS.setConfig({ name: 'baton-peer-bench', systemDatabaseUrl, logLevel: 'error' });
+  // DBOS's own default (60 s) set by the server at connection start, in the URL: without it, DBOS
+  // queues a SET on each new pooled connection ahead of the borrower's query, which pg reports as
+  // the deprecated "client.query() when the client is already executing a query" (pg@9 removes it).
+  const url = new URL(systemDatabaseUrl);
+  const options = url.searchParams.get('options');
+  const idle = '-c idle_in_transaction_session_timeout=60000';
+  url.searchParams.set('options', options === null ? idle : `${options} ${idle}`);
+  DBOS.setConfig({ name: 'baton-peer-bench', systemDatabaseUrl: url.toString(), logLevel: 'error' });
   await DBOS.launch();
   return {
     name: 'DBOS Transact',
@@ -47,7 +54,6 @@ export async function restateSystem(p: Provider, dir: string): Promise<System | 
     return undefined;
   }
   provider = p;
-  process.env['RESTATE_LOGGING'] ??= 'WARN'; // not a line per invocation
   const server = await startRestateServer(binary, dir);
   const service = restate.service({
     name: 'payments',
@@ -59,7 +65,14 @@ export async function restateSystem(p: Provider, dir: string): Promise<System | 
     },
   });
   const port = await freePort();
-  await restate.serve({ services: [service], port });
+  // Not a line per invocation: the SDK reads RESTATE_LOGGING once, when it is imported (before this
+  // runs), so its INFO lines are dropped by a transport of our own; warnings and errors still print.
+  // (RestateLogLevel is a type-only export of the SDK: its values are compared as strings.)
+  const loud: ReadonlySet<string> = new Set(['warn', 'error']);
+  const logger: restate.LoggerTransport = (meta, message: unknown, ...rest: unknown[]) => {
+    if (loud.has(String(meta.level))) console.error('[restate]', message, ...rest);
+  };
+  await restate.serve({ services: [service], port, logger });
   const registered = await fetch(`${server.admin}/deployments`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -78,6 +78,11 @@ export interface OccurrencesReader {
   listCredentials(lineage: string): Promise<CredentialRecord[]>;
   /** The executor credential with this secret digest (only digests are stored). */
   findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined>;
+  /**
+   * Issue 16 §2: load a credential and an occurrence in one statement; the next `findCredential`
+   * and `getOccurrence` of them are answered from it, each once (what an executor's view reads).
+   */
+  prefetchView?(secretDigest: Sha256Digest, occurrenceId: string): Promise<void>;
   getAuthority(id: string): Promise<AuthorityRecord | undefined>;
   /** Every authority budget, ordered by id; at most `limit`. */
   listAuthorities(limit: number): Promise<AuthorityRecord[]>;
@@ -138,6 +143,8 @@ export interface OccurrencesRepository extends OccurrencesReader {
    * migration 012). The reads that follow are answered from it, each once; the decision is the same.
    */
   prefetchEntry?(credentialDigest: Sha256Digest, occurrenceId: string): Promise<void>;
+  /** The same for an executor-reported observation: its credential, then the occurrence (locked). */
+  prefetchObserve?(credentialDigest: Sha256Digest, occurrenceId: string): Promise<void>;
   /** The same for a plain create + reserve + bind: domain, credential, lineage, binding, authority, counts. */
   prefetchCreate?(credentialDigest: Sha256Digest, creationKey: string, authorityId: string): Promise<void>;
 
@@ -186,7 +193,7 @@ export interface OccurrencesRepository extends OccurrencesReader {
   countOpen(lineage: string): Promise<OpenCounts>;
 
   /** Append the events in order, each with this time and actor (consecutive ones of a subject together). */
-  appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<EvidenceEvent[]>;
+  appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<void>;
 
   /** The occurrence a provider's native key names under this profile, account and environment, locked. */
   lockByNativeKey(

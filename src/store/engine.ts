@@ -24,6 +24,26 @@ export interface Transaction extends SqlExecutor {
    * transition's statements may go as one function call, one round trip (docs/store.md).
    */
   readonly serverFunctions?: boolean;
+  /**
+   * `defer` is available (PostgreSQL after migration 016, outside a re-run): a write whose answer
+   * the caller only checks may wait and leave with the next statement or before COMMIT, in one
+   * server-side call (docs/store.md "One round trip per transition"). When it is false, callers
+   * send each statement as before.
+   */
+  readonly deferrable?: boolean;
+  /**
+   * Send `sql` later, in order, in this transaction. If it then changes another number of rows
+   * than `options.expect`, nothing of the transaction commits and the engine runs `fn` again with
+   * `deferrable` false, so the caller meets the condition statement by statement and answers it
+   * as it always has. `options.rows` receives a SELECT's rows when it has run; what it throws
+   * fails the transaction.
+   */
+  defer?(sql: string, params: readonly SqlValue[], options: DeferOptions): void;
+}
+
+export interface DeferOptions {
+  readonly expect?: number;
+  readonly rows?: (rows: readonly object[]) => void;
 }
 
 export type EngineKind = 'sqlite' | 'postgres';
@@ -67,4 +87,19 @@ export interface CommitStats {
   readonly rolledBack: number;
   /** The most transactions one COMMIT carried. */
   readonly largestBatch: number;
+}
+
+/**
+ * Defer `sql` where `tx` defers statements (`Transaction.deferrable`) and answer true; answer
+ * false, having sent nothing, where it does not (the caller then runs the statement itself).
+ */
+export function deferred(
+  tx: Transaction,
+  sql: string,
+  params: readonly SqlValue[],
+  options: DeferOptions = {},
+): boolean {
+  if (tx.deferrable !== true || tx.defer === undefined) return false;
+  tx.defer(sql, params, options);
+  return true;
 }

@@ -10,7 +10,7 @@ import { BatonError } from '../core/errors.js';
 import { canonicalize } from '../core/jcs.js';
 import { digestBytes, type Sha256Digest } from '../core/digest.js';
 import { hasLoneSurrogate, type JsonValue } from '../core/json.js';
-import type { SqlExecutor, Transaction } from './engine.js';
+import { deferred, type SqlExecutor, type Transaction } from './engine.js';
 import { unstorableText } from './errors.js';
 
 export interface EvidenceInput {
@@ -259,33 +259,70 @@ const FUNCTION_REFUSALS: Readonly<Record<string, string>> = {
  * the head. Every hash it returns is recomputed here from the same texts and its `prev`, so the
  * chain `baton log verify` walks is exactly the one this module would have written (fail closed).
  */
+const APPEND_SQL = 'SELECT out_seq, out_idx, out_prev, out_hash FROM baton_append_evidence(?, ?)';
+
+interface FunctionRow {
+  out_seq: number | string;
+  out_idx: number | string;
+  out_prev: string | null;
+  out_hash: string;
+}
+
+/** The function's two parameters, refused as the statement path would refuse them. */
+function functionParams(run: readonly EvidenceInput[], texts: readonly string[]): [string, string] {
+  const subject = (run[0] as EvidenceInput).subject;
+  // As the statement path would: a U+0000 in a label is refused before anything is sent.
+  const refused = unstorableText([subject, ...run.flatMap((e) => [e.type, e.actor])]);
+  if (refused !== undefined) throw refused;
+  return [subject, JSON.stringify(run.map((e, i) => [e.type, texts[i], e.at, e.actor]))];
+}
+
 async function appendByFunction(
   tx: Transaction,
   run: readonly EvidenceInput[],
   texts: readonly string[],
 ): Promise<AppendedEvent[]> {
-  const subject = (run[0] as EvidenceInput).subject;
-  // As the statement path would: a U+0000 in a label is refused before anything is sent.
-  const refused = unstorableText([subject, ...run.flatMap((e) => [e.type, e.actor])]);
-  if (refused !== undefined) throw refused;
-  const events = JSON.stringify(run.map((e, i) => [e.type, texts[i], e.at, e.actor]));
-  let rows: {
-    out_seq: number | string;
-    out_idx: number | string;
-    out_prev: string | null;
-    out_hash: string;
-  }[];
+  const params = functionParams(run, texts);
+  let rows: FunctionRow[];
   try {
-    rows = await tx.all('SELECT out_seq, out_idx, out_prev, out_hash FROM baton_append_evidence(?, ?)', [
-      subject,
-      events,
-    ]);
+    rows = await tx.all<FunctionRow>(APPEND_SQL, params);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     const why = typeof code === 'string' ? FUNCTION_REFUSALS[code] : undefined;
-    if (why !== undefined) throw new BatonError('store_corrupt', why, { subject }, { cause: error });
+    if (why !== undefined)
+      throw new BatonError('store_corrupt', why, { subject: params[0] }, { cause: error });
     throw error;
   }
+  return checkedByBaton(tx, run, texts, rows);
+}
+
+/**
+ * The same run, deferred (migration 016, docs/store.md "One round trip per transition"): the
+ * `baton_append_evidence` call leaves with the transaction's next statement or before its COMMIT,
+ * and every hash it returns is checked then, exactly as `appendByFunction` checks it; a
+ * difference fails the transaction before it commits. Only for callers that do not need the
+ * appended events back.
+ */
+export function deferEvidenceRun(tx: Transaction, run: readonly EvidenceInput[]): void {
+  if (run.length === 0) return;
+  const first = run[0] as EvidenceInput;
+  for (const e of run) {
+    checkInput(e);
+    if (e.subject !== first.subject) throw new BatonError('internal', 'an evidence run has one subject');
+  }
+  const texts = run.map((e) => canonicalize(e.body));
+  const check = (rows: readonly object[]): void => void checkedByBaton(tx, run, texts, rows as FunctionRow[]);
+  if (!deferred(tx, APPEND_SQL, functionParams(run, texts), { rows: check }))
+    throw new BatonError('internal', 'deferEvidenceRun on a transaction that cannot defer');
+}
+
+function checkedByBaton(
+  tx: Transaction,
+  run: readonly EvidenceInput[],
+  texts: readonly string[],
+  rows: readonly FunctionRow[],
+): AppendedEvent[] {
+  const subject = (run[0] as EvidenceInput).subject;
   if (rows.length !== run.length) throw new BatonError('store_corrupt', 'an append returned no event');
   const appended = run.map((e, i): AppendedEvent => {
     const r = rows[i] as (typeof rows)[number];

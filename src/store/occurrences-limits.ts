@@ -14,7 +14,7 @@
  * the unit back where it was taken.
  */
 import { BatonError } from '../core/errors.js';
-import type { Transaction } from './engine.js';
+import { deferred, type Transaction } from './engine.js';
 
 /** How many stripes split the domain's counts (rows inserted by migration 004; never changed). */
 export const OPEN_STRIPES = 64;
@@ -72,10 +72,11 @@ export class OpenStripes {
     if (cap <= 0) return false;
     // Moving pending → in flight within one stripe is one statement, so one row lock.
     const move = from === stripe ? 'pending = pending - 1, ' : '';
-    const { changes } = await this.#tx.run(
-      `UPDATE aoc_open_stripes SET ${move}${kind} = ${kind} + 1 WHERE stripe = ? AND ${kind} < ?`,
-      [stripe, cap],
-    );
+    const sql = `UPDATE aoc_open_stripes SET ${move}${kind} = ${kind} + 1 WHERE stripe = ? AND ${kind} < ?`;
+    // Deferred, the claim is assumed to succeed; if the stripe is full, the whole transaction runs
+    // again statement by statement and takes the fallback below (engine.ts `defer`).
+    if (deferred(this.#tx, sql, [stripe, cap], { expect: 1 })) return true;
+    const { changes } = await this.#tx.run(sql, [stripe, cap]);
     return changes === 1;
   }
 
@@ -106,11 +107,13 @@ export class OpenStripes {
 
   /** Give a unit back (leaving pending or in flight): never refused. */
   async release(kind: OpenKind, stripe: number): Promise<void> {
-    await this.#tx.run(`UPDATE aoc_open_stripes SET ${kind} = ${kind} - 1 WHERE stripe = ?`, [stripe]);
+    const sql = `UPDATE aoc_open_stripes SET ${kind} = ${kind} - 1 WHERE stripe = ?`;
+    if (!deferred(this.#tx, sql, [stripe])) await this.#tx.run(sql, [stripe]);
   }
 
   /** Count one more without a limit: an observation that reopens a resolved occurrence is never refused. */
   async add(kind: OpenKind, stripe: number): Promise<void> {
-    await this.#tx.run(`UPDATE aoc_open_stripes SET ${kind} = ${kind} + 1 WHERE stripe = ?`, [stripe]);
+    const sql = `UPDATE aoc_open_stripes SET ${kind} = ${kind} + 1 WHERE stripe = ?`;
+    if (!deferred(this.#tx, sql, [stripe])) await this.#tx.run(sql, [stripe]);
   }
 }

@@ -111,6 +111,25 @@ export async function prefetchEntry(
   if (got.counts) into.set(key.counts(credential.lineage), got.counts);
 }
 
+/**
+ * Run migration 016's `baton_lock_observe` (an executor-reported observation: its credential,
+ * then the occurrence FOR UPDATE) and fill `into` as `prefetchEntry` does.
+ */
+export async function prefetchObserve(
+  tx: Transaction,
+  into: Prefetched,
+  credentialDigest: Sha256Digest,
+  occurrenceId: string,
+): Promise<void> {
+  const sql = 'SELECT baton_lock_observe(?, ?)::text AS loaded';
+  const got = await call(tx, sql, [credentialDigest, occurrenceId]);
+  const credential = got.credential ? rows.credentialFromRow(got.credential) : undefined;
+  into.set(key.credential(credentialDigest), credential);
+  // Beyond a refused credential the function stopped: the occurrence is read as before, if ever.
+  if (credential === undefined || credential.retiredAt !== null || !('occurrence' in got)) return;
+  into.set(key.occurrence(occurrenceId), got.occurrence ? occurrenceOf(got.occurrence) : undefined);
+}
+
 /** Take a prefetched answer once: `found` false when nothing was prefetched for `k`. */
 export function take<T>(
   from: Prefetched,

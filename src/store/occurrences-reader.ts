@@ -64,6 +64,30 @@ function pageWhere(q: OccurrenceQuery): { where: string[]; params: SqlValue[] } 
 
 type OccurrenceRowWithStripe = rows.OccurrenceRow & { open_stripe: number | string | null };
 
+const CREDENTIAL_COLUMNS = ['secret_digest', 'lineage', 'generation', 'issued_at', 'retired_at'] as const;
+type CredentialAs = Record<`c_${(typeof CREDENTIAL_COLUMNS)[number]}`, string | number | null>;
+const VIEW_CREDENTIAL = CREDENTIAL_COLUMNS.map((c) => `c.${c} AS c_${c}`).join(', ');
+const VIEW_OCCURRENCE = [...rows.OCCURRENCE_COLUMNS, 'open_stripe'].map((c) => `o.${c}`).join(', ');
+
+function credentialOf(r: CredentialAs): rows.CredentialRow {
+  return {
+    secret_digest: r.c_secret_digest,
+    lineage: r.c_lineage,
+    generation: r.c_generation,
+    issued_at: r.c_issued_at,
+    retired_at: r.c_retired_at,
+  } as rows.CredentialRow;
+}
+
+interface Viewed {
+  readonly digest: string;
+  readonly credential: CredentialRecord | undefined;
+  readonly occurrenceId: string;
+  occurrence?: OccurrenceRecord;
+  credentialTaken?: boolean;
+  occurrenceTaken?: boolean;
+}
+
 /**
  * Registered profiles, by `id\u0000version`. Safe to keep across transactions and processes: a
  * profile row is insert-only under its primary key and pinned by its digest (never updated).
@@ -74,6 +98,8 @@ export class OccurrencesReaderSql implements OccurrencesReader {
   readonly #ex: SqlExecutor;
   readonly #forUpdate: string;
   readonly #profiles: ProfileCache;
+  /** What prefetchView loaded, each answered once. */
+  #viewed: Viewed | undefined;
 
   constructor(ex: SqlExecutor, forUpdate = '', profiles: ProfileCache = new Map()) {
     this.#ex = ex;
@@ -135,8 +161,32 @@ export class OccurrencesReaderSql implements OccurrencesReader {
     return withRequest ? { record, request: rows.json<JsonObject>(r.request ?? '') } : record;
   }
 
+  /**
+   * The credential and the occurrence in ONE statement (issue 16 §2): a LEFT JOIN on the
+   * occurrence's primary key, so no credential means no row, and a missing occurrence NULL columns.
+   * Visibility is still the service's (refuseUnlessOwn): nothing here compares lineages.
+   */
+  async prefetchView(secretDigest: Sha256Digest, occurrenceId: string): Promise<void> {
+    const r = await this.#ex.get<OccurrenceRowWithStripe & CredentialAs>(
+      `SELECT ${VIEW_CREDENTIAL}, ${VIEW_OCCURRENCE} FROM aoc_credentials c
+       LEFT JOIN aoc_occurrences o ON o.id = ? WHERE c.secret_digest = ?`,
+      [occurrenceId, secretDigest],
+    );
+    const credential = r && rows.credentialFromRow(credentialOf(r));
+    this.#viewed = { digest: secretDigest, credential, occurrenceId };
+    if (r !== undefined && r.id !== null) {
+      this.#viewed.occurrence = rows.occurrenceFromRow(r);
+      this.seen(this.#viewed.occurrence, rows.numOrNull(r.open_stripe));
+    }
+  }
+
   /** An executor credential by its secret's digest (authentication inside the command, issue 16 §1). */
   async findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined> {
+    const v = this.#viewed;
+    if (v?.digest === secretDigest && v.credentialTaken !== true) {
+      v.credentialTaken = true;
+      return v.credential;
+    }
     const r = await this.#ex.get<rows.CredentialRow>(
       'SELECT secret_digest, lineage, generation, issued_at, retired_at FROM aoc_credentials WHERE secret_digest = ?',
       [secretDigest],
@@ -197,6 +247,12 @@ export class OccurrencesReaderSql implements OccurrencesReader {
   }
 
   getOccurrence(id: string): Promise<OccurrenceRecord | undefined> {
+    const v = this.#viewed;
+    // Answered from prefetchView only when its credential row was there (else nothing was joined).
+    if (v?.occurrenceId === id && v.credential !== undefined && v.occurrenceTaken !== true) {
+      v.occurrenceTaken = true;
+      return Promise.resolve(v.occurrence);
+    }
     return this.occurrenceRow('id = ?', [id], false);
   }
 

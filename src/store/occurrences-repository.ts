@@ -21,15 +21,15 @@ import type {
   Phase,
   PlannedEvent,
   RegisteredProfile,
-  EvidenceEvent,
   HeldWorkItem,
   MissionGateView,
 } from '../occurrences/index.js';
-import type { Transaction } from './engine.js';
+import { deferred, type Transaction } from './engine.js';
 import { NO_HARNESS, type MissionGate } from './missions-gate.js';
-import { appendEvidenceRun, startsChain, type EvidenceInput } from './evidence-log.js';
+import { appendEvidenceRun, deferEvidenceRun, startsChain, type EvidenceInput } from './evidence-log.js';
 import { domainLimitError, OpenStripes, preferredStripe } from './occurrences-limits.js';
 import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js';
+import { asStored, Held, type RawCounts } from './occurrences-held.js';
 import * as pf from './occurrences-prefetch.js';
 import * as rows from './occurrences-rows.js';
 
@@ -55,6 +55,9 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   readonly #gate: MissionGate;
   /** What `prefetchEntry` loaded, each answered once (occurrences-prefetch.ts). */
   readonly #prefetched: pf.Prefetched = new Map();
+  /** Rows this transaction locked or wrote, as they now stand (occurrences-held.ts). */
+  readonly #held = new Held();
+  #domainRead = false;
 
   constructor(tx: Transaction, profiles?: ProfileCache, gate: MissionGate = NO_HARNESS) {
     super(tx, tx.forUpdate, profiles);
@@ -81,8 +84,10 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   override async getDomain(): Promise<DomainRecord | undefined> {
+    if (this.#domainRead) return this.#domain;
     const p = pf.take<DomainRecord>(this.#prefetched, pf.key.domain);
     this.#domain = p.found ? p.value : await super.getDomain();
+    this.#domainRead = true;
     return this.#domain;
   }
 
@@ -93,6 +98,12 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   async prefetchEntry(credentialDigest: Sha256Digest, occurrenceId: string): Promise<void> {
     if (this.#tx.serverFunctions !== true) return;
     await pf.prefetchEntry(this.#tx, this.#prefetched, credentialDigest, occurrenceId);
+  }
+
+  /** As `prefetchEntry`, for an executor-reported observation (migration 016's `baton_lock_observe`). */
+  async prefetchObserve(credentialDigest: Sha256Digest, occurrenceId: string): Promise<void> {
+    if (this.#tx.deferrable !== true) return;
+    await pf.prefetchObserve(this.#tx, this.#prefetched, credentialDigest, occurrenceId);
   }
 
   /** As `prefetchEntry`, for a plain create + reserve + bind (`baton_lock_create`). */
@@ -106,8 +117,12 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   override async findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined> {
+    const held = this.#held.credentials;
+    if (held.has(secretDigest)) return held.get(secretDigest);
     const p = pf.take<CredentialRecord>(this.#prefetched, pf.key.credential(secretDigest));
-    return p.found ? p.value : super.findCredential(secretDigest);
+    const found = p.found ? p.value : await super.findCredential(secretDigest);
+    held.set(secretDigest, found);
+    return found;
   }
 
   async #limits(): Promise<DomainRecord['limits']> {
@@ -118,16 +133,21 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   async #changedOne(sql: string, params: Parameters<Transaction['run']>[1], what: string): Promise<void> {
+    // Deferred where the engine can (one call per transition, docs/store.md): a version that moved
+    // then re-runs the transaction statement by statement, which answers `conflict` here.
+    if (deferred(this.#tx, sql, params ?? [], { expect: 1 })) return;
     const { changes } = await this.#tx.run(sql, params);
     if (changes !== 1) throw new BatonError('conflict', `the ${what} changed concurrently; retry`);
   }
 
   async lockDomain(): Promise<DomainRecord | undefined> {
     this.#domain = await this.domainRow(true);
+    this.#domainRead = true;
     return this.#domain;
   }
 
   async insertDomain(d: DomainRecord): Promise<void> {
+    this.#domainRead = false;
     await this.#tx.run(
       `INSERT INTO aoc_domain (singleton, id, kid, public_key, limits, bypass_paths, created_at, updated_at, version)
        VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -136,6 +156,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   updateDomain(d: DomainRecord, previousVersion: number): Promise<void> {
+    this.#domainRead = false;
     return this.#changedOne(
       'UPDATE aoc_domain SET limits = ?, bypass_paths = ?, updated_at = ?, version = ? WHERE singleton = 1 AND version = ?',
       [jcs(d.limits), jcs(d.bypassPaths), d.updatedAt, d.version, previousVersion],
@@ -152,9 +173,13 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     return changes === 1;
   }
 
-  lockLineage(id: string): Promise<LineageRecord | undefined> {
+  async lockLineage(id: string): Promise<LineageRecord | undefined> {
+    const held = this.#held.lineages.get(id);
+    if (held !== undefined) return held;
     const p = pf.take<LineageRecord>(this.#prefetched, pf.key.lineage(id));
-    return p.found ? Promise.resolve(p.value) : this.lineageRow(id, true);
+    const found = p.found ? p.value : await this.lineageRow(id, true);
+    if (found !== undefined) this.#held.lineages.set(id, found);
+    return found;
   }
 
   async insertLineage(l: LineageRecord): Promise<void> {
@@ -162,18 +187,22 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
       'INSERT INTO aoc_lineages (id, generation, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?)',
       [l.id, l.generation, l.createdAt, l.updatedAt, l.version],
     );
+    this.#held.lineages.set(l.id, l);
   }
 
-  updateLineage(l: LineageRecord, previousVersion: number): Promise<void> {
+  async updateLineage(l: LineageRecord, previousVersion: number): Promise<void> {
+    this.#held.lineages.delete(l.id);
     // `generation < ?` in the WHERE clause: generations only grow, whatever the caller computed.
-    return this.#changedOne(
+    await this.#changedOne(
       'UPDATE aoc_lineages SET generation = ?, updated_at = ?, version = ? WHERE id = ? AND version = ? AND generation < ?',
       [l.generation, l.updatedAt, l.version, l.id, previousVersion, l.generation],
       'lineage',
     );
+    this.#held.lineages.set(l.id, l);
   }
 
   async insertCredential(c: CredentialRecord): Promise<boolean> {
+    this.#held.credentials.clear();
     const { changes } = await this.#tx.run(
       `INSERT INTO aoc_credentials (secret_digest, lineage, generation, issued_at, retired_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT DO NOTHING`,
@@ -183,15 +212,20 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   async retireCredentials(lineage: string, belowGeneration: number, at: number): Promise<void> {
+    this.#held.credentials.clear();
     await this.#tx.run(
       'UPDATE aoc_credentials SET retired_at = ? WHERE lineage = ? AND generation < ? AND retired_at IS NULL',
       [at, lineage, belowGeneration],
     );
   }
 
-  lockAuthority(id: string): Promise<AuthorityRecord | undefined> {
+  async lockAuthority(id: string): Promise<AuthorityRecord | undefined> {
+    const held = this.#held.authorities.get(id);
+    if (held !== undefined) return held;
     const p = pf.take<AuthorityRecord>(this.#prefetched, pf.key.authority(id));
-    return p.found ? Promise.resolve(p.value) : this.authorityRow(id, true);
+    const found = p.found ? p.value : await this.authorityRow(id, true);
+    if (found !== undefined) this.#held.authorities.set(id, found);
+    return found;
   }
 
   async insertAuthority(a: AuthorityRecord): Promise<boolean> {
@@ -203,38 +237,48 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     return changes === 1;
   }
 
-  updateAuthority(a: AuthorityRecord, previousVersion: number): Promise<void> {
+  async updateAuthority(a: AuthorityRecord, previousVersion: number): Promise<void> {
+    this.#held.authorities.delete(a.id);
     // Consumed never decreases (AOC-REQ-012): the statement itself refuses a lower value.
-    return this.#changedOne(
+    await this.#changedOne(
       `UPDATE aoc_authorities SET reserved = ?, consumed = ?, updated_at = ?, version = ?
        WHERE id = ? AND version = ? AND consumed <= ?`,
       [a.reserved, a.consumed, a.updatedAt, a.version, a.id, previousVersion, a.consumed],
       'authority',
     );
+    this.#held.authorities.set(a.id, a);
   }
 
   async lockOccurrence(id: string): Promise<OccurrenceRecord | undefined> {
+    const held = this.#held.occurrences.get(id);
+    if (held !== undefined) return held;
     const p = pf.take<pf.PrefetchedOccurrence>(this.#prefetched, pf.key.occurrence(id));
     if (p.found) {
       if (p.value === undefined) return undefined;
       this.seen(p.value.record, p.value.stripe);
       this.#requests.set(id, p.value.request);
+      this.#held.occurrences.set(id, p.value.record);
       return p.value.record;
     }
     // With its request: provider entry needs it next, and this saves a round trip.
     const found = await this.occurrenceRow('id = ?', [id], true, true);
     if (found === undefined) return undefined;
     this.#requests.set(id, found.request);
+    this.#held.occurrences.set(id, found.record);
     return found.record;
   }
 
-  findByCreationBinding(scope: string, key: string): Promise<OccurrenceRecord | undefined> {
+  async findByCreationBinding(scope: string, key: string): Promise<OccurrenceRecord | undefined> {
     const p = pf.take<pf.PrefetchedOccurrence>(this.#prefetched, pf.key.binding(scope, key));
     if (p.found) {
       if (p.value !== undefined) this.seen(p.value.record, p.value.stripe);
-      return Promise.resolve(p.value?.record);
     }
-    return this.occurrenceRow('creation_scope = ? AND creation_key = ?', [scope, key], true);
+    const found = p.found
+      ? p.value?.record
+      : await this.occurrenceRow('creation_scope = ? AND creation_key = ?', [scope, key], true);
+    // Read FOR UPDATE: held until commit.
+    if (found !== undefined) this.#held.occurrences.set(found.id, found);
+    return found;
   }
 
   async insertOccurrence(
@@ -243,14 +287,17 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     requestJcs?: string,
   ): Promise<OccurrenceInsert> {
     const stripe = await this.#countNew(o);
-    const { changes } = await this.#tx.run(
-      `INSERT INTO aoc_occurrences (${OCC_COLS}, request, open_stripe) VALUES (${OCC_MARKS}, ?, ?) ON CONFLICT DO NOTHING`,
-      [...rows.occurrenceValues(o), requestJcs ?? jcs(request), stripe],
-    );
-    // Refused (the service then throws, which rolls the stripe claim back with everything else).
-    if (changes !== 1) {
-      const taken = await this.findByCreationBinding(o.creationBinding.scope, o.creationBinding.key);
-      return { ok: false, taken: taken === undefined ? 'native_key' : 'creation_binding' };
+    const sql = `INSERT INTO aoc_occurrences (${OCC_COLS}, request, open_stripe) VALUES (${OCC_MARKS}, ?, ?) ON CONFLICT DO NOTHING`;
+    const params = [...rows.occurrenceValues(o), requestJcs ?? jcs(request), stripe];
+    // Deferred, a taken binding, native key or identifier re-runs the transaction statement by
+    // statement, which answers it below as ever (engine.ts `defer`).
+    if (!deferred(this.#tx, sql, params, { expect: 1 })) {
+      const { changes } = await this.#tx.run(sql, params);
+      // Refused (the service then throws, which rolls the stripe claim back with everything else).
+      if (changes !== 1) {
+        const taken = await this.findByCreationBinding(o.creationBinding.scope, o.creationBinding.key);
+        return { ok: false, taken: taken === undefined ? 'native_key' : 'creation_binding' };
+      }
     }
     for (const l of o.linkedIds) {
       if (!(await this.addLinkedId(o, l))) return { ok: false, taken: 'linked_identifier', identifier: l };
@@ -258,6 +305,8 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     // Its evidence chain (`occurrence:<id>`, docs/store.md) starts in this transaction.
     startsChain(this.#tx, `occurrence:${o.id}`);
     this.#requests.set(o.id, request);
+    this.#held.occurrences.set(o.id, asStored(o));
+    this.#held.moved(o.lineage, null, o.phase);
     return { ok: true };
   }
 
@@ -303,6 +352,8 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   async updateOccurrence(o: OccurrenceRecord, previousVersion: number): Promise<void> {
+    this.#held.occurrences.delete(o.id);
+    const from = this.#open.get(o.id)?.phase;
     const stripe = await this.#recount(o);
     this.#open.set(o.id, { phase: o.phase, stripe });
     // Only the mutable state is written; the provider reference only from NULL (write-once).
@@ -331,13 +382,16 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
       ],
       'occurrence',
     );
+    this.#held.occurrences.set(o.id, asStored(o));
+    this.#held.moved(o.lineage, from, o.phase);
   }
 
   async addLinkedId(o: Pick<OccurrenceRecord, 'id' | 'provider'>, l: LinkedIdentifier): Promise<boolean> {
-    const { changes } = await this.#tx.run(
-      `INSERT INTO aoc_linked_ids (occurrence_id, type, value, exclusive_key) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      [o.id, l.type, l.value, exclusiveKey(o.provider, l)],
-    );
+    const sql = `INSERT INTO aoc_linked_ids (occurrence_id, type, value, exclusive_key) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`;
+    const params = [o.id, l.type, l.value, exclusiveKey(o.provider, l)];
+    // Deferred, an identifier bound elsewhere re-runs the transaction statement by statement.
+    if (deferred(this.#tx, sql, params, { expect: 1 })) return true;
+    const { changes } = await this.#tx.run(sql, params);
     return changes === 1;
   }
 
@@ -357,9 +411,11 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
    * limit under concurrency (occurrences-limits.ts).
    */
   async countOpen(lineage: string): Promise<OpenCounts> {
-    type Counts = Record<'lp' | 'lf' | 'dp' | 'df', number | string | null>;
-    const p = pf.take<Counts>(this.#prefetched, pf.key.counts(lineage));
+    const held = this.#held.counts(lineage);
+    if (held !== undefined) return held;
+    const p = pf.take<RawCounts>(this.#prefetched, pf.key.counts(lineage));
     const r = p.found ? p.value : await this.#counts(lineage);
+    this.#held.countsRead(lineage, r);
     const n = (k: 'lp' | 'lf' | 'dp' | 'df'): number => num(r?.[k] ?? 0);
     return {
       lineage: { pending: n('lp'), inFlight: n('lf') },
@@ -379,8 +435,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   /** Consecutive events of one subject go in one run (one INSERT, one head write: evidence-log.ts). */
-  async appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<EvidenceEvent[]> {
-    const appended: EvidenceEvent[] = [];
+  async appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<void> {
     for (let i = 0; i < events.length;) {
       const subject = events[i]?.subject;
       const run: EvidenceInput[] = [];
@@ -388,20 +443,24 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
         const e = events[i] as PlannedEvent;
         run.push({ subject: e.subject, type: e.type, body: e.body, at, actor });
       }
-      appended.push(...(await appendEvidenceRun(this.#tx, run)));
+      // Deferred where the engine can: the hashes are checked when the call has run, before COMMIT.
+      if (this.#tx.deferrable === true) deferEvidenceRun(this.#tx, run);
+      else await appendEvidenceRun(this.#tx, run);
     }
-    return appended;
   }
 
   /** Webhook intake (issue 13 §2): the unique native-key index names at most one occurrence. */
-  lockByNativeKey(
+  async lockByNativeKey(
     profileId: string,
     account: string,
     environment: string,
     nativeKey: string,
   ): Promise<OccurrenceRecord | undefined> {
     const where = 'profile_id = ? AND account = ? AND environment = ? AND native_key = ?';
-    return this.occurrenceRow(where, [profileId, account, environment, nativeKey], true);
+    const found = await this.occurrenceRow(where, [profileId, account, environment, nativeKey], true);
+    // Read FOR UPDATE: held until commit, so the observation that follows does not read it again.
+    if (found !== undefined) this.#held.occurrences.set(found.id, found);
+    return found;
   }
 
   /** Migration 010's primary key is the rule: a second insert of one (profile, event id) changes nothing. */

@@ -71,6 +71,28 @@ export function toPostgresPlaceholders(sql: string): PostgresStatement {
   return { text: text + sql.slice(from), params };
 }
 
+/**
+ * The same SQL as a `format()` template for migration 016's `baton_batch`: every `?` placeholder
+ * becomes `%L` (the parameter as a quoted literal) and every `%`, quoted or not, `%%`.
+ */
+export function toFormatTemplate(sql: string): { readonly text: string; readonly params: number } {
+  let text = '';
+  let params = 0;
+  for (let i = 0; i < sql.length;) {
+    const end = skipQuotedOrComment(sql, i);
+    if (end >= 0) {
+      text += sql.slice(i, end).replaceAll('%', '%%');
+      i = end;
+      continue;
+    }
+    const c = sql[i] as string;
+    if (c === '?') params += 1;
+    text += c === '?' ? '%L' : c === '%' ? '%%' : c;
+    i += 1;
+  }
+  return { text, params };
+}
+
 /** A bounded cache of rewritten statements, by SQL text (oldest evicted first). */
 export class StatementTexts {
   readonly #map = new Map<string, PostgresStatement>();

@@ -22,8 +22,15 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { BatonError, isBatonError } from '../core/errors.js';
-import type { SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
+import type { DeferOptions, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
 import { mapDriverError, unstorableText } from './errors.js';
+import {
+  decodeBatch,
+  DEFERRED_MISMATCH,
+  encodeBatch,
+  type DeferredStatement,
+  type Final,
+} from './postgres-batch.js';
 import { engineTypes, StatementTexts } from './postgres-sql.js';
 
 export interface PostgresEngineOptions {
@@ -97,11 +104,39 @@ function backoffMs(attempt: number): number {
   return Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
 }
 
-/** Thrown inside one attempt when the server rolled the transaction back and it may run again. */
+/**
+ * Thrown inside one attempt when the server rolled the transaction back and it may run again;
+ * `stepwise`: because a deferred statement met another state (BTN10), so the next run sends
+ * each statement as it comes (`Transaction.deferrable` false).
+ */
 class RetryableAbort extends Error {
-  constructor(readonly driverError: unknown) {
+  constructor(
+    readonly driverError: unknown,
+    readonly stepwise = false,
+  ) {
     super('retryable transaction abort');
   }
+}
+
+/** What a statement answers: a plain one's result, or a batched one's (postgres-batch.ts). */
+interface Answer {
+  readonly rows: unknown[];
+  readonly rowCount: number | null;
+}
+
+const BATCH_SQL = 'SELECT baton_batch(?) AS out';
+
+/** Refusals raised inside `baton_batch` by the functions it ran (evidence-log.ts words them so). */
+const BATCH_REFUSALS: Readonly<Record<string, readonly [string, string]>> = {
+  BTN01: ['store_corrupt', 'the evidence chain already has events at these positions'],
+  BTN02: ['store_corrupt', 'the evidence head moved during an append'],
+  [DEFERRED_MISMATCH]: ['conflict', 'a deferred statement met another state; the transaction runs again'],
+};
+
+function mapBatchError(error: unknown): unknown {
+  const known = BATCH_REFUSALS[sqlState(error) ?? ''];
+  if (known === undefined) return mapPgError(error);
+  return new BatonError(known[0] as 'conflict', known[1], {}, { cause: error });
 }
 
 /** One pooled connection for one transaction; remembers whether the connection itself failed. */
@@ -180,12 +215,80 @@ class PgExecutor implements Transaction {
   #beginAccepted = false;
 
   readonly serverFunctions: boolean;
+  readonly deferrable: boolean;
+  /** Statements deferred since the last one sent (postgres-batch.ts). */
+  #deferred: DeferredStatement[] = [];
 
-  constructor(session: Session, texts: StatementTexts, begin: string, serverFunctions: boolean) {
+  constructor(
+    session: Session,
+    texts: StatementTexts,
+    begin: string,
+    serverFunctions: boolean,
+    deferrable: boolean,
+  ) {
     this.#session = session;
     this.#texts = texts;
     this.#begin = begin;
     this.serverFunctions = serverFunctions;
+    this.deferrable = deferrable;
+  }
+
+  #usable(): void {
+    if (!this.#open) throw new BatonError('internal', 'statement issued after its transaction ended');
+    if (this.failure !== undefined) {
+      throw new BatonError(
+        'internal',
+        'statement issued after a failed one: PostgreSQL aborts the whole transaction on a failure (use ON CONFLICT DO NOTHING for an expected conflict)',
+        {},
+        { cause: this.failure },
+      );
+    }
+  }
+
+  defer(sql: string, params: readonly SqlValue[], options: DeferOptions): void {
+    if (!this.deferrable)
+      throw new BatonError('internal', 'defer() on a transaction that sends each statement');
+    this.#usable();
+    const refused = unstorableText(params);
+    if (refused !== undefined) throw refused; // before anything is queued: the transaction stays usable
+    this.#deferred.push({ sql, params: [...params], options });
+  }
+
+  /** Send what is deferred (before COMMIT): one `baton_batch` call, or nothing. */
+  async flush(): Promise<void> {
+    if (this.#deferred.length === 0) return;
+    this.#usable();
+    await this.#batch(undefined);
+  }
+
+  /** The deferred statements, then `final` if any, as one call; answers `final`. */
+  async #batch(final: Final | undefined): Promise<Answer> {
+    const deferred = this.#deferred;
+    this.#deferred = [];
+    const stmt = this.#texts.get(BATCH_SQL, 1);
+    const arg = encodeBatch(deferred, final);
+    let result: pg.QueryResult;
+    try {
+      // It writes: never sent with the BEGIN before the server accepted it (see #send).
+      result = await this.#send(false, () => this.#session.query(stmt, [arg]));
+    } catch (error) {
+      this.failure ??= error;
+      throw mapBatchError(error);
+    }
+    const row = result.rows[0] as { out?: string } | undefined;
+    const out = decodeBatch(row?.out, deferred.length + (final === undefined ? 0 : 1));
+    try {
+      deferred.forEach((d, i) => {
+        const r = out[i];
+        d.options.rows?.(Array.isArray(r) ? r : []);
+      });
+    } catch (error) {
+      // Baton refused what the database answered (an evidence hash): never committed, whatever `fn` does.
+      this.failure ??= error;
+      throw error;
+    }
+    const last = final === undefined ? 0 : out[deferred.length];
+    return Array.isArray(last) ? { rows: last, rowCount: last.length } : { rows: [], rowCount: last ?? 0 };
   }
 
   /** Whether the BEGIN went out: if not, there is nothing to commit or roll back. */
@@ -197,21 +300,15 @@ class PgExecutor implements Transaction {
     this.#open = false;
   }
 
-  async #query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
-    if (!this.#open) throw new BatonError('internal', 'statement issued after its transaction ended');
-    if (this.failure !== undefined) {
-      throw new BatonError(
-        'internal',
-        'statement issued after a failed one: PostgreSQL aborts the whole transaction on a failure (use ON CONFLICT DO NOTHING for an expected conflict)',
-        {},
-        { cause: this.failure },
-      );
-    }
+  async #query(sql: string, params: readonly SqlValue[], rows: boolean): Promise<Answer> {
+    this.#usable();
     const refused = unstorableText(params);
     if (refused !== undefined) throw refused; // before sending: the transaction stays usable
+    // Deferred statements leave with this one, in one call, in the order they were issued.
+    if (this.#deferred.length > 0) return this.#batch({ sql, params, rows });
     const stmt = this.#texts.get(sql, params.length);
     try {
-      return await this.#send(sql, () =>
+      return await this.#send(READ_ONLY.test(sql), () =>
         this.#session.query(stmt, params.length === 0 ? undefined : [...params]),
       );
     } catch (error) {
@@ -226,13 +323,12 @@ class PgExecutor implements Transaction {
    * they were issued (a read issued after a write must see it) and no write runs outside the
    * transaction.
    */
-  async #send(sql: string, run: () => Promise<pg.QueryResult>): Promise<pg.QueryResult> {
+  async #send(reads: boolean, run: () => Promise<pg.QueryResult>): Promise<pg.QueryResult> {
     const begin = this.#begin;
     if (begin === undefined) {
       if (!this.#beginAccepted) await this.#began;
       return run();
     }
-    const reads = READ_ONLY.test(sql);
     let pending: Promise<pg.QueryResult> | undefined;
     const began = this.#session.corked(() => {
       const sent = this.#session.query(begin);
@@ -257,15 +353,15 @@ class PgExecutor implements Transaction {
   }
 
   async all<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
-    return (await this.#query(sql, params)).rows as R[];
+    return (await this.#query(sql, params, true)).rows as R[];
   }
 
   async get<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R | undefined> {
-    return (await this.#query(sql, params)).rows[0] as R | undefined;
+    return (await this.#query(sql, params, true)).rows[0] as R | undefined;
   }
 
   async run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
-    return { changes: (await this.#query(sql, params)).rowCount ?? 0 };
+    return { changes: (await this.#query(sql, params, false)).rowCount ?? 0 };
   }
 }
 
@@ -274,6 +370,8 @@ interface Mode {
   readonly begin: string;
   /** Whether a serialization failure or deadlock re-runs `fn`. */
   readonly retry: boolean;
+  /** Whether its statements may be deferred (write transactions after migration 016). */
+  readonly defers?: boolean;
 }
 
 class PostgresEngine implements StoreEngine {
@@ -290,13 +388,15 @@ class PostgresEngine implements StoreEngine {
   #closed = false;
   /** Migration 012's functions exist (told by `migrate`: schemaApplied). */
   #functions = false;
+  /** Migration 016's `baton_batch` exists: write transactions may defer statements. */
+  #batch = false;
 
   constructor(url: string, options: PostgresEngineOptions) {
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 10);
     const lock = `SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(options.busyTimeoutMs ?? 5000))}`;
     const durable = 'SET LOCAL synchronous_commit = on';
     const level = options.isolation === 'serializable' ? 'SERIALIZABLE' : 'READ COMMITTED';
-    this.#write = { begin: `BEGIN ISOLATION LEVEL ${level}; ${durable}; ${lock}`, retry: true };
+    this.#write = { begin: `BEGIN ISOLATION LEVEL ${level}; ${durable}; ${lock}`, retry: true, defers: true };
     this.#read = { begin: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${lock}`, retry: false };
     // READ COMMITTED: each statement after the lock sees what an earlier migration committed (a
     // SERIALIZABLE snapshot would be taken by the lock statement itself, before the wait).
@@ -347,21 +447,29 @@ class PostgresEngine implements StoreEngine {
   }
 
   /** Run `fn` once in one transaction on one pooled connection. */
-  async #attempt<T>(mode: Mode, fn: (tx: PgExecutor) => Promise<T>): Promise<T> {
+  async #attempt<T>(mode: Mode, fn: (tx: PgExecutor) => Promise<T>, stepwise: boolean): Promise<T> {
     const session = new Session(await this.#connect());
     try {
-      return await this.#body(session, mode, fn);
+      return await this.#body(session, mode, fn, stepwise);
     } finally {
       session.release();
     }
   }
 
-  async #body<T>(session: Session, mode: Mode, fn: (tx: PgExecutor) => Promise<T>): Promise<T> {
-    const ex = new PgExecutor(session, this.#texts, mode.begin, this.#functions);
+  async #body<T>(
+    session: Session,
+    mode: Mode,
+    fn: (tx: PgExecutor) => Promise<T>,
+    stepwise: boolean,
+  ): Promise<T> {
+    const defers = mode.defers === true && this.#batch && !stepwise;
+    const ex = new PgExecutor(session, this.#texts, mode.begin, this.#functions, defers);
     const marker = { active: true };
     let outcome: { value: T } | { error: unknown };
     try {
       outcome = { value: await this.#inside.run(marker, () => fn(ex)) };
+      // What is still deferred leaves before the COMMIT; a failure there is the outcome.
+      await ex.flush();
     } catch (error) {
       outcome = { error };
     }
@@ -377,6 +485,9 @@ class PostgresEngine implements StoreEngine {
       // A serialization failure anywhere in the attempt re-runs it, even if `fn` turned it into
       // another error: what `fn` decided rested on a snapshot that could not commit.
       if (mode.retry && isRetryable(ex.failure)) throw new RetryableAbort(ex.failure);
+      // A deferred statement met another state: run `fn` again statement by statement, where the
+      // caller meets that state and answers it as it always has (whatever `fn` made of it here).
+      if (defers && sqlState(ex.failure) === DEFERRED_MISMATCH) throw new RetryableAbort(ex.failure, true);
       if ('error' in outcome) throw outcome.error;
       throw new BatonError(
         'internal',
@@ -413,11 +524,18 @@ class PostgresEngine implements StoreEngine {
   }
 
   async #run<T>(mode: Mode, fn: (tx: PgExecutor) => Promise<T>): Promise<T> {
+    let stepwise = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#attempt(mode, fn);
+        return await this.#attempt(mode, fn, stepwise);
       } catch (error) {
         if (!(error instanceof RetryableAbort)) throw error;
+        if (error.stepwise) {
+          // Not a meeting with a concurrent transaction: no backoff, and it happens once.
+          stepwise = true;
+          attempt -= 1;
+          continue;
+        }
         if (attempt >= this.#maxAttempts) {
           throw new BatonError(
             'store_busy',
@@ -443,6 +561,7 @@ class PostgresEngine implements StoreEngine {
 
   schemaApplied(version: number): void {
     this.#functions = version >= 12;
+    this.#batch = version >= 16;
   }
 
   read<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {

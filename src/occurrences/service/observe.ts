@@ -4,6 +4,7 @@
  * transaction: lock the occurrence, judge the observation, append it, move the state if allowed.
  * Nothing here reads or writes the lineage or the authority (AOC-REQ-007, AOC-REQ-012).
  */
+import { digestBytes } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import { readObservation } from '../inputs-observe.js';
 import { decideObserve } from '../machine/observe.js';
@@ -90,6 +91,9 @@ export async function observeIn(
   if (cmd.observedAt > now + FUTURE_SKEW_MS) {
     throw new BatonError('observation_invalid', 'observedAt lies in the future');
   }
+  // One round trip for the credential and the locked occurrence where the store offers it (issue 16 §2).
+  if (reporter !== undefined)
+    await repo.prefetchObserve?.(digestBytes(reporter.credential), cmd.occurrenceId);
   const caller = reporter === undefined ? undefined : await authenticate(repo, reporter.credential);
   const locked = await repo.lockOccurrence(cmd.occurrenceId);
   const o = caller === undefined ? locked : refuseUnlessOwn(caller, locked);

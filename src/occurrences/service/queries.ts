@@ -1,4 +1,5 @@
 /** Read-only queries, each in one consistent snapshot. */
+import { digestBytes } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import { readName, readOccurrenceId } from '../inputs.js';
 import { lineageSubject, occurrenceSubject, type Caller } from '../machine/common.js';
@@ -76,6 +77,8 @@ export async function getOccurrenceViewAs(
 ): Promise<{ readonly occurrence: OccurrenceView; readonly caller: Caller }> {
   const occurrenceId = readOccurrenceId(id);
   return ctx.uow.read(async (repo) => {
+    // One statement for both reads where the store offers it (issue 16 §2).
+    await repo.prefetchView?.(digestBytes(credential), occurrenceId);
     const caller = await authenticate(repo, credential);
     return { occurrence: view(refuseUnlessOwn(caller, await repo.getOccurrence(occurrenceId))), caller };
   });

@@ -1,0 +1,83 @@
+/**
+ * Deferred statements on PostgreSQL (issue 16 §2, docs/store.md "One round trip per
+ * transition"): writes whose only answer Baton needs is "it changed this many rows" (and evidence
+ * appends, whose hashes Baton checks) wait in the transaction and leave as ONE call of migration
+ * 016's `baton_batch`, with the next statement the transaction sends or before its COMMIT. This
+ * module encodes that call and decodes its answer; postgres.ts decides when it is sent.
+ */
+import { BatonError } from '../core/errors.js';
+import type { DeferOptions, SqlValue } from './engine.js';
+import { toFormatTemplate } from './postgres-sql.js';
+
+/** SQLSTATE of migration 016's `baton_batch` when a deferred statement changed another row count. */
+export const DEFERRED_MISMATCH = 'BTN10';
+
+export interface DeferredStatement {
+  readonly sql: string;
+  readonly params: readonly SqlValue[];
+  readonly options: DeferOptions;
+}
+
+/** How the statement that carries the batch is answered: its rows, or its row count. */
+export type Final = { readonly sql: string; readonly params: readonly SqlValue[]; readonly rows: boolean };
+
+const templates = new Map<string, { readonly text: string; readonly params: number }>();
+
+function template(sql: string, given: number): string {
+  let t = templates.get(sql);
+  if (t === undefined) {
+    t = toFormatTemplate(sql);
+    if (templates.size >= 512) templates.clear();
+    templates.set(sql, t);
+  }
+  if (t.params !== given) {
+    throw new BatonError(
+      'internal',
+      `the statement has ${t.params} placeholder(s) but ${given} parameter(s)`,
+    );
+  }
+  return t.text;
+}
+
+/** A parameter as `format('%L')` quotes it: text (NULL stays NULL, quote_nullable). */
+const asText = (v: SqlValue): string | null => (v === null ? null : String(v));
+
+/** The `baton_batch` argument: the deferred statements in order, then `final` if any. */
+export function encodeBatch(deferred: readonly DeferredStatement[], final?: Final): string {
+  const items: object[] = deferred.map((d) => ({
+    s: template(d.sql, d.params.length),
+    p: d.params.map(asText),
+    ...(d.options.expect !== undefined && { e: d.options.expect }),
+    ...(d.options.rows !== undefined && { q: 1 }),
+  }));
+  if (final !== undefined) {
+    items.push({
+      s: template(final.sql, final.params.length),
+      p: final.params.map(asText),
+      ...(final.rows && { q: 1 }),
+    });
+  }
+  return JSON.stringify(items);
+}
+
+/**
+ * Rows as the batch returns them (JSON) in the types a plain statement's rows have
+ * (postgres-sql.ts engineTypes): BOOLEAN as 1/0; an integer beyond 2^53, which JSON would round,
+ * refused (fail closed), never rounded.
+ */
+function revive(_key: string, value: unknown): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    throw new BatonError('store_corrupt', 'a batched statement returned an integer beyond 2^53');
+  }
+  return value;
+}
+
+/** One answer per item: a row count, or the rows. */
+export function decodeBatch(text: string | undefined, items: number): (number | object[])[] {
+  const out = JSON.parse(text ?? 'null', revive) as unknown;
+  if (!Array.isArray(out) || out.length !== items) {
+    throw new BatonError('internal', 'baton_batch answered another number of results than it was sent');
+  }
+  return out as (number | object[])[];
+}

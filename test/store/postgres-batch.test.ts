@@ -1,0 +1,101 @@
+/**
+ * Deferred statements on PostgreSQL (migration 016's `baton_batch`, docs/store.md "One call per
+ * transition"): they run in order, inside the transaction, as the statement path runs them; a read
+ * after them carries them and still sees them; a guard that fails (BTN10) commits nothing and runs
+ * the transaction function again statement by statement; parameters stay literals.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { migrate } from '../../src/store/index.js';
+import type { StoreEngine, Transaction } from '../../src/store/engine.js';
+import { toFormatTemplate } from '../../src/store/postgres-sql.js';
+import { postgresForTests } from '../support/postgres.js';
+import { postgresUnderTest } from './engines.js';
+
+test('a statement as a format() template: ? is %L outside quotes, every % doubled', () => {
+  assert.deepEqual(toFormatTemplate("SELECT ? WHERE a LIKE '50%?' AND b = ? % 2"), {
+    text: "SELECT %L WHERE a LIKE '50%%?' AND b = %L %% 2",
+    params: 2,
+  });
+});
+
+const db = await postgresForTests();
+
+if (db !== undefined) {
+  const e = postgresUnderTest(db, 'postgres');
+
+  async function migrated(t: TestContext): Promise<StoreEngine> {
+    const store = await e.open(t);
+    await migrate(store.engine);
+    await store.engine.transaction((tx) =>
+      tx.run('CREATE TABLE t (id BIGINT NOT NULL PRIMARY KEY, v TEXT, n BIGINT NOT NULL DEFAULT 0)'),
+    );
+    await store.engine.transaction((tx) => tx.run("INSERT INTO t (id, v) VALUES (1, 'a')"));
+    return store.engine;
+  }
+
+  const defer = (tx: Transaction, sql: string, params: (string | number | null)[], expect?: number) => {
+    assert.ok(tx.defer !== undefined);
+    tx.defer(sql, params, expect === undefined ? {} : { expect });
+  };
+
+  test('[postgres] deferred writes run in order before a read, which sees them, and commit', async (t) => {
+    const engine = await migrated(t);
+    const seen = await engine.transaction(async (tx) => {
+      assert.equal(tx.deferrable, true);
+      defer(tx, 'INSERT INTO t (id, v) VALUES (?, ?)', [2, "it's; DROP TABLE t; --"], 1);
+      defer(tx, 'UPDATE t SET n = n + 1 WHERE id = ?', [2], 1);
+      defer(tx, 'UPDATE t SET v = ? WHERE id = ?', [null, 1], 1);
+      return tx.all<{ id: number; v: string | null; n: number }>('SELECT id, v, n FROM t ORDER BY id');
+    });
+    // The quoted parameter stayed a value; types as a plain statement's (BIGINT as number).
+    assert.deepEqual(seen, [
+      { id: 1, v: null, n: 0 },
+      { id: 2, v: "it's; DROP TABLE t; --", n: 1 },
+    ]);
+    const after = await engine.read((r) => r.all('SELECT id FROM t ORDER BY id'));
+    assert.deepEqual(after, [{ id: 1 }, { id: 2 }]);
+  });
+
+  test('[postgres] what is still deferred when the function ends is sent before COMMIT', async (t) => {
+    const engine = await migrated(t);
+    await engine.transaction((tx) => Promise.resolve(defer(tx, "UPDATE t SET v = 'b' WHERE id = ?", [1], 1)));
+    assert.deepEqual(await engine.read((r) => r.all('SELECT v FROM t')), [{ v: 'b' }]);
+  });
+
+  test('[postgres] a failed guard commits nothing and runs the function again, statement by statement', async (t) => {
+    const engine = await migrated(t);
+    const runs: boolean[] = [];
+    const answer = await engine.transaction(async (tx) => {
+      runs.push(tx.deferrable === true);
+      if (tx.deferrable === true) {
+        defer(tx, "UPDATE t SET v = 'deferred' WHERE id = ?", [1], 1);
+        defer(tx, "UPDATE t SET v = 'missing' WHERE id = ?", [99], 1); // changes 0 rows: BTN10
+        return 'deferred';
+      }
+      const { changes } = await tx.run("UPDATE t SET v = 'missing' WHERE id = ?", [99]);
+      return changes === 0 ? 'refused statement by statement' : 'unexpected';
+    });
+    assert.deepEqual(runs, [true, false]);
+    assert.equal(answer, 'refused statement by statement');
+    // Nothing of the deferred run committed.
+    assert.deepEqual(await engine.read((r) => r.all('SELECT v FROM t')), [{ v: 'a' }]);
+  });
+
+  test('[postgres] a rows check that throws fails the transaction even if the function goes on', async (t) => {
+    const engine = await migrated(t);
+    await assert.rejects(
+      engine.transaction(async (tx) => {
+        assert.ok(tx.defer !== undefined);
+        tx.defer("UPDATE t SET v = 'x' WHERE id = 1 RETURNING id", [], {});
+        tx.defer('SELECT id FROM t', [], {
+          rows: () => {
+            throw new Error('Baton refuses this answer');
+          },
+        });
+        await tx.get('SELECT 1 AS one').catch(() => undefined); // swallowed by the function
+      }),
+    );
+    assert.deepEqual(await engine.read((r) => r.all('SELECT v FROM t')), [{ v: 'a' }]);
+  });
+}
