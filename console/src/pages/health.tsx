@@ -94,7 +94,8 @@ export function WebhookPanel({ tick }: { tick: number }) {
       {v !== undefined && (
         <>
           <p>
-            {v.deliveries} deliveries since this server started <Time ms={v.since} />.{' '}
+            {v.deliveries} {v.deliveries === 1 ? 'delivery' : 'deliveries'} since this server started{' '}
+            <Time ms={v.since} />.{' '}
             {v.lastDelivery === null ? (
               'None yet.'
             ) : (
