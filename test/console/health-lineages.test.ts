@@ -77,7 +77,7 @@ browserTest(
     const hooks = page.locator('section.panel', {
       has: page.getByRole('heading', { name: 'Webhook receiver' }),
     });
-    await hooks.getByText(/^1 deliveries since this server started/).waitFor();
+    await hooks.getByText(/^1 delivery since this server started/).waitFor();
     assert.match(await hooks.locator('li').first().innerText(), /^no_source: 1\s*refused$/);
     const chart = page.locator('figure', { hasText: 'Refusals per 5 minutes' });
     await chart.getByText(/since this server started/).waitFor();

@@ -1,7 +1,7 @@
 /**
  * The console's server side on both engines (SQLite file and PostgreSQL): migration 011's
- * sessions (sign-in, CSRF, revocation, sign-out), GET /v1/events and the evidence-by-type reads
- * of the overview, through a real server on loopback.
+ * sessions (sign-in, CSRF, revocation, sign-out), GET /v1/events, the evidence-by-type reads
+ * of the overview, the lineages list and the reconciler's health, through a real server on loopback.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -76,6 +76,26 @@ async function cases(t: TestContext, choice: (dir: string) => StoreChoice): Prom
   );
   const bad = await request(s.url, 'GET', `/v1/evidence/histogram?type=x&from=${to}&to=${from}`, as());
   assertProblem(bad, 400, 'input_invalid');
+
+  // The lineages list (keyset over the primary key) and the reconciler's health, on this engine.
+  const b = await request(s.url, 'POST', '/v1/lineages/b/takeover', as({ 'x-baton-csrf': csrf }));
+  assert.equal(b.status, 201, b.text);
+  type Lineages = { id: string; generation: number }[];
+  const page1 = await request(s.url, 'GET', '/v1/lineages?limit=1', as());
+  assert.deepEqual(
+    (page1.body['lineages'] as Lineages).map((l) => [l.id, l.generation]),
+    [['a', 3]],
+  );
+  const next = page1.body['nextCursor'] as string;
+  const page2 = await request(s.url, 'GET', `/v1/lineages?limit=1&cursor=${next}`, as());
+  assert.deepEqual(
+    (page2.body['lineages'] as Lineages).map((l) => [l.id, l.generation]),
+    [['b', 1]],
+  );
+  assert.equal(page2.body['nextCursor'], null);
+  const health = await request(s.url, 'GET', '/v1/health/reconciler', as());
+  assert.equal(health.status, 200, health.text);
+  assert.equal(health.body['oldestUnresolvedEnteredAt'], null);
 
   const res = await fetch(`${s.url}/v1/events?after=0&subject=lineage:a`, { headers: { cookie } });
   assert.equal(res.status, 200);

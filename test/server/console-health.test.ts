@@ -5,9 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { startServeReconciler } from '../../src/cli/reconcile-wiring.js';
+import { StatusSources } from '../../src/providers/index.js';
+import { BackgroundReconciler } from '../../src/server/background-reconciler.js';
 import { ReconcileHealth } from '../../src/server/health.js';
 import { BUCKETS, BUCKET_MS, MAX_CODES, RefusalHistory } from '../../src/server/refusal-history.js';
 import { assertProblem, createOccurrence, setupOverHttp, startApi, str, takeover } from './helpers.js';
+import { openReconcileWorld, pay } from './reconcile-world.js';
 
 test('reconciler health: no background reconciler here, the oldest unresolved occurrence from the store', async (t) => {
   const api = await startApi(t);
@@ -152,4 +156,44 @@ test('GET /v1/lineages pages every lineage in id order by cursor; a foreign curs
     'input_invalid',
   );
   assertProblem(await api.call('GET', '/v1/lineages', { token: credential }), 403, 'forbidden');
+});
+
+test('the background reconciler feeds the health its passes and answers (the real sandbox, unsigned answers)', async (t) => {
+  const w = await openReconcileWorld(t, { engine: 'sqlite', webhooks: false });
+  await pay(w, 'inv-health', ['drop_response_after_apply']);
+  w.sandbox.addFault('all', 'unsigned'); // the answers prove nothing: the occurrence stays unresolved
+  const bg = new BackgroundReconciler({
+    engine: w.opened.engine,
+    service: w.svc,
+    sources: new StatusSources({ keys: w.keys, clock: w.clock }),
+    clock: w.clock,
+    everyMs: 1000,
+    metrics: w.reconcileMetrics,
+  });
+  assert.equal(await bg.tick(), 1);
+  const h = w.reconcileMetrics.health.reconciler();
+  assert.equal(h.ticks, 1);
+  assert.equal(h.lastTickAt, w.clock.wallMs());
+  assert.equal(h.lastTickAsked, 1);
+  assert.equal(
+    h.lookups,
+    Object.values(h.lookupsBySourceKind).reduce((a, b) => a + b, 0),
+  );
+  assert.ok(h.lookups >= 1);
+  assert.deepEqual(Object.keys(h.answersByVerdict), ['unauthenticated']);
+  assert.equal(h.background, null, 'no serve reconciler was started');
+  const errors: unknown[] = [];
+  const serve = startServeReconciler({
+    engine: w.opened.engine,
+    service: w.svc,
+    keys: w.keys,
+    clock: w.clock,
+    everyMs: 3_600_000,
+    concurrency: 2,
+    metrics: w.reconcileMetrics,
+    onError: (e) => errors.push(e),
+  });
+  await serve.stop();
+  assert.deepEqual(errors, []);
+  assert.deepEqual(w.reconcileMetrics.health.reconciler().background, { everyMs: 3_600_000, concurrency: 2 });
 });

@@ -6,7 +6,8 @@
  */
 import { api, ok } from '../api.js';
 import { age, ErrorNote, Time } from '../format.js';
-import { useLoad } from '../load.js';
+import type { operations } from '../generated/api.js';
+import { useLoad, type Loaded } from '../load.js';
 
 /** Delivery results that are refusals (routes/webhooks.ts answers them with a problem). */
 const REFUSED = new Set(['unknown_occurrence', 'unauthenticated', 'stale', 'invalid', 'no_source']);
@@ -31,8 +32,10 @@ function CountList(p: {
   );
 }
 
-export function ReconcilerPanel({ tick }: { tick: number }) {
-  const h = useLoad(async () => ok(await api.GET('/v1/health/reconciler')), [tick]);
+type ReconcilerHealth = operations['reconcilerHealth']['responses'][200]['content']['application/json'];
+
+/** Loaded by the overview, which also shows the store-wide oldest unresolved occurrence from it. */
+export function ReconcilerPanel({ health: h }: { health: Loaded<ReconcilerHealth> }) {
   const v = h.value;
   return (
     <section class="panel" aria-labelledby="rec-h">
@@ -91,7 +94,8 @@ export function WebhookPanel({ tick }: { tick: number }) {
       {v !== undefined && (
         <>
           <p>
-            {v.deliveries} deliveries since this server started <Time ms={v.since} />.{' '}
+            {v.deliveries} {v.deliveries === 1 ? 'delivery' : 'deliveries'} since this server started{' '}
+            <Time ms={v.since} />.{' '}
             {v.lastDelivery === null ? (
               'None yet.'
             ) : (

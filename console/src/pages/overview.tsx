@@ -43,6 +43,8 @@ export function Overview() {
     [],
   );
   const [tick, setTick] = useState(0);
+  // The store-wide oldest unresolved occurrence (one indexed MIN), shared with the reconciler panel.
+  const health = useLoad(async () => ok(await api.GET('/v1/health/reconciler')), [tick]);
   useEvidenceEvents(() => {
     counts.reload();
     open.reload();
@@ -50,10 +52,7 @@ export function Overview() {
   });
   const c = counts.value;
   const unresolved = (open.value?.occurrences ?? []).filter((o) => o.unresolved);
-  const oldest = unresolved.reduce<number | undefined>(
-    (m, o) => (m === undefined || o.createdAt < m ? o.createdAt : m),
-    undefined,
-  );
+  const oldest = health.value?.oldestUnresolvedEnteredAt ?? null;
   return (
     <section aria-labelledby="ov-h">
       <h1 id="ov-h">Overview</h1>
@@ -62,7 +61,12 @@ export function Overview() {
       <p class="big">
         <strong>{c?.unresolved ?? '…'}</strong> unresolved, <strong>{c?.conflicts ?? '…'}</strong> in
         conflict, of {c?.total ?? '…'} occurrences.
-        {oldest !== undefined && <> The oldest shown has waited {age(oldest)}.</>}
+        {oldest !== null && health.value !== undefined && (
+          <>
+            {' '}
+            The oldest unresolved was entered <Time ms={oldest} />, {age(oldest, health.value.now)} ago.
+          </>
+        )}
       </p>
       <ul class="plain">
         {unresolved.map((o) => (
@@ -82,7 +86,7 @@ export function Overview() {
       <RefusalsChart tick={tick} />
       <RecentTakeovers tick={tick} />
       <div class="grid">
-        <ReconcilerPanel tick={tick} />
+        <ReconcilerPanel health={health} />
         <WebhookPanel tick={tick} />
       </div>
     </section>
