@@ -1,9 +1,9 @@
 /**
  * One reconciler pass over many claimed occurrences at once, in stages (issue 13 §8; serve's
  * background reconciler). Each stage asks every occurrence still open its NEXT applicable pinned
- * source — at most `concurrency` lookups in flight — and then records that stage's readings
- * together, so the store's group commit shares one COMMIT among them (docs/store.md "Group
- * commit") instead of each lookup waiting behind its own observation's commit. Per occurrence the
+ * source — at most `concurrency` lookups in flight — and then records that stage's readings in
+ * ONE transaction (`observeAll`: one COMMIT for the stage) instead of each lookup waiting behind
+ * its own observation's commit (better-sqlite3's COMMIT blocks the thread). Per occurrence the
  * rule is visitOccurrence's: sources in order until one answer is effective or it is resolved.
  * Evidence only: it never enters (AOC-REQ-010). Claims (who may ask) are the caller's business.
  */
