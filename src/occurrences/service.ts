@@ -35,6 +35,7 @@ import { listOccurrences, type ListInput, type OccurrencePage } from './service/
 import {
   acknowledgeAndObserve,
   observe,
+  observeAll,
   type AcknowledgedObserved,
   type ObserveResult,
 } from './service/observe.js';
@@ -150,6 +151,14 @@ export class OccurrencesService {
   /** `requestedBy`: the principal that asked for the reconcile, recorded in the evidence. */
   observe(input: ObservationInput, actor?: string, requestedBy?: string): Promise<ObserveResult> {
     return observe(this.#ctx, input, false, actor, requestedBy);
+  }
+
+  /**
+   * Observations in ONE transaction, in order, each judged as `observe` would (issue 13 §8: a
+   * reconciler stage shares one COMMIT); a refusal of any rolls back all of them.
+   */
+  observeAll(inputs: readonly ObservationInput[], requestedBy?: string): Promise<ObserveResult[]> {
+    return observeAll(this.#ctx, inputs, requestedBy);
   }
 
   /**

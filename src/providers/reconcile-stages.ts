@@ -1,13 +1,19 @@
 /**
  * One reconciler pass over many claimed occurrences at once, in stages (issue 13 §8; serve's
  * background reconciler). Each stage asks every occurrence still open its NEXT applicable pinned
- * source — at most `concurrency` lookups in flight — and then records that stage's readings
- * together, so the store's group commit shares one COMMIT among them (docs/store.md "Group
- * commit") instead of each lookup waiting behind its own observation's commit. Per occurrence the
+ * source — at most `concurrency` lookups in flight — and then records that stage's readings in
+ * ONE transaction (`observeAll`: one COMMIT for the stage) instead of each lookup waiting behind
+ * its own observation's commit (better-sqlite3's COMMIT blocks the thread). Per occurrence the
  * rule is visitOccurrence's: sources in order until one answer is effective or it is resolved.
  * Evidence only: it never enters (AOC-REQ-010). Claims (who may ask) are the caller's business.
  */
-import type { OccurrenceView, ProviderProfile, StatusSource } from '../occurrences/index.js';
+import type {
+  ObserveResult,
+  OccurrencesService,
+  OccurrenceView,
+  ProviderProfile,
+  StatusSource,
+} from '../occurrences/index.js';
 import type { ReconcileProgress, ReconcilerOptions } from './reconciler.js';
 import { ACTIVE_KINDS, recordReading, type SourceReading } from './status-sources/index.js';
 
@@ -28,7 +34,9 @@ export interface StageOptions {
   readonly onProgress: (p: ReconcileProgress) => void;
 }
 
-type Visitor = Pick<ReconcilerOptions, 'service' | 'sources' | 'kinds' | 'requestedBy'>;
+type Visitor = Pick<ReconcilerOptions, 'sources' | 'kinds' | 'requestedBy'> & {
+  readonly service: Pick<OccurrencesService, 'observe' | 'observeAll' | 'getProfile'>;
+};
 
 interface Open {
   readonly visit: StagedVisit;
@@ -80,13 +88,33 @@ async function ask(o: Visitor, at: Open): Promise<Asked> {
   }
 }
 
+/**
+ * One stage's readings in ONE transaction (one COMMIT); if any is refused that transaction
+ * changed nothing, and each is recorded alone instead, so one refusal never costs the others.
+ */
+async function recordAll(
+  o: Visitor,
+  asked: readonly Asked[],
+): Promise<PromiseSettledResult<ObserveResult | undefined>[]> {
+  const readings = asked.flatMap((a) => (a.reading === undefined ? [] : [a.reading.observation]));
+  try {
+    const results = await o.service.observeAll(readings, o.requestedBy);
+    let next = 0;
+    return asked.map((a) => ({ status: 'fulfilled', value: a.reading && results[next++] }));
+  } catch {
+    // Not swallowed: the member that was refused is refused again alone, and its own error is
+    // what the visit reports (a store failure likewise fails each member's own attempt).
+    return Promise.allSettled(
+      asked.map(async (a) =>
+        a.reading === undefined ? undefined : recordReading(o.service, a.reading, o.requestedBy),
+      ),
+    );
+  }
+}
+
 /** Record one stage's readings at once; what stays open asks its next source in the next stage. */
 async function record(o: Visitor, asked: readonly Asked[], onProgress: StageOptions['onProgress']) {
-  const recorded = await Promise.allSettled(
-    asked.map(async (a) =>
-      a.reading === undefined ? undefined : recordReading(o.service, a.reading, o.requestedBy),
-    ),
-  );
+  const recorded = await recordAll(o, asked);
   const open: Open[] = [];
   recorded.forEach((r, i) => {
     const { at, reading, error } = asked[i]!;

@@ -102,7 +102,7 @@ export class BackgroundReconciler {
 
   /**
    * One tick: claim every due occurrence (one transaction), ask about each (bounded concurrency,
-   * each stage's observations recorded together so they share COMMITs), give every claim back
+   * each stage's observations recorded in one transaction), give every claim back
    * (one transaction); how many were asked about.
    */
   async tick(): Promise<number> {

@@ -43,6 +43,24 @@ export async function observe(
   return ctx.uow.run((repo) => observeIn(ctx, repo, cmd, actor, requestedBy, reporter));
 }
 
+/**
+ * Several trusted observations in ONE transaction, in order, each judged exactly as `observe`
+ * would judge it alone (serve's reconciler: one stage of a tick shares one COMMIT, issue 13 §8).
+ * A refusal of any rolls back all of them: the caller then records them one by one.
+ */
+export async function observeAll(
+  ctx: ServiceContext,
+  inputs: readonly unknown[],
+  requestedBy?: string,
+): Promise<ObserveResult[]> {
+  const cmds = inputs.map((i) => readObservation(i, false));
+  return ctx.uow.run(async (repo) => {
+    const out: ObserveResult[] = [];
+    for (const cmd of cmds) out.push(await observeIn(ctx, repo, cmd, undefined, requestedBy));
+    return out;
+  });
+}
+
 /** What acknowledge-and-settle (issue 16 §4) records in one transaction: the executor's word, then Baton's. */
 export interface AcknowledgedObserved {
   readonly acknowledgement: ObserveResult;

@@ -109,6 +109,7 @@ class Intake {
       environment: p.document.environment,
     };
     const event = { profileId: p.profileId, receivedAt: now, ...(eventId !== undefined && { eventId }) };
+    // Never called: without an observer no native key is passed, so no occurrence is found.
     const fallback: DeliveryObserver = () => {
       throw new BatonError('internal', 'a delivery without an observation named an occurrence');
     };
@@ -136,7 +137,8 @@ class Intake {
   async handle(profileId: string, delivery: Delivery): Promise<Answer> {
     const p = await this.pinned(profileId);
     const now = this.d.clock.wallMs();
-    // Raw bytes first: nothing below reads the body of a delivery that did not verify.
+    // Raw bytes first: the signature is checked before the body is parsed, and a body that did not
+    // verify is read only to name the occurrence its evidence is kept under (it settles nothing).
     const m = interpretDelivery(p.document, p.source, delivery, this.d.keys, now, this.d.toleranceMs);
     if (m.kind === 'refused') return this.refuse(p, m, now);
     if (m.kind === 'invalid') {
