@@ -39,6 +39,13 @@ export interface OccurrenceGate {
 
 export type SetSeen = 'new' | 'same' | 'different';
 
+/** What provider entry reads of a governed occurrence (A3.6): view and item locked, in that order. */
+export interface EntryGateRead {
+  readonly gate: OccurrenceGate;
+  readonly view: MissionViewRecord | undefined;
+  readonly item: WorkItemRecord | undefined;
+}
+
 export interface MissionsReader {
   getView(origin: string, missionId: string): Promise<MissionViewRecord | undefined>;
   getItem(id: string): Promise<WorkItemRecord | undefined>;
@@ -69,6 +76,8 @@ export interface MissionsRepository extends MissionsReader {
   lockDependents(origin: string, missionId: string): Promise<WorkItemRecord[]>;
   linkOccurrence(gate: OccurrenceGate): Promise<void>;
   getGate(occurrenceId: string): Promise<OccurrenceGate | undefined>;
+  /** The gate, its view and its item, locked, in one read (issue 11 §8); undefined: not governed. */
+  lockEntryGate(occurrenceId: string): Promise<EntryGateRead | undefined>;
   flagCache(origin: string, missionId: string, reason: string, at: number): Promise<void>;
   appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<void>;
 }

@@ -667,11 +667,11 @@ export class MissionsService {
     occurrenceId: string,
     actor: string,
   ): Promise<EntryCheck | undefined> {
-    const gate = await repo.getGate(occurrenceId);
-    if (gate === undefined) return undefined;
+    // One statement: the gate, the view locked, then the item locked (issue 11 §8).
+    const read = await repo.lockEntryGate(occurrenceId);
+    if (read === undefined) return undefined;
+    const { view, item } = read;
     const now = this.#now();
-    const view = await repo.lockView(gate.missionOrigin, gate.missionId);
-    const item = await repo.lockItem(gate.workItemId);
     if (item === undefined)
       throw new BatonError('store_corrupt', 'a governed occurrence names a missing work item');
     const a =

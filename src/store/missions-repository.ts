@@ -8,6 +8,7 @@ import { canonicalize } from '../core/jcs.js';
 import {
   pin,
   validateMatrix,
+  type EntryGateRead,
   type ItemFilter,
   type MissionsReader,
   type MissionsRepository,
@@ -23,6 +24,7 @@ import {
 } from '../missions/index.js';
 import type { SqlExecutor, SqlValue, Transaction } from './engine.js';
 import { appendEvidenceRun, listEvidence, type EvidenceInput } from './evidence-log.js';
+import { lockEntryGate } from './missions-entry-gate.js';
 import { json, num } from './occurrences-rows.js';
 import * as rows from './missions-rows.js';
 
@@ -306,6 +308,10 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
       }
     }
     return items;
+  }
+
+  lockEntryGate(occurrenceId: string): Promise<EntryGateRead | undefined> {
+    return lockEntryGate(this.#tx, occurrenceId, (id) => this.item(id, true));
   }
 
   async linkOccurrence(g: OccurrenceGate): Promise<void> {
