@@ -80,6 +80,14 @@ export interface MissionsRepository extends MissionsReader {
   lockEntryGate(occurrenceId: string): Promise<EntryGateRead | undefined>;
   flagCache(origin: string, missionId: string, reason: string, at: number): Promise<void>;
   appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<void>;
+  /**
+   * The rest of this transaction is a batch of commands (a poll's SETs, issue 11 §8): every
+   * `appendEvents` is held until the returned `flush`, which appends them in order, one write per
+   * subject; and a view this repository locked or saved is answered again from memory (its lock
+   * is held, and within the batch only this repository writes it). Nothing in the batch may read
+   * the evidence log before the flush.
+   */
+  batch(): () => Promise<void>;
 }
 
 /**

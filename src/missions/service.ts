@@ -538,8 +538,11 @@ export class MissionsService {
     if (signals.length === 0) return [];
     try {
       return await this.#o.uow.run(async (repo, occ) => {
+        // Evidence in one write per chain at the end; each view read once (no step reads the log).
+        const flush = repo.batch();
         const out: BatchedSignal[] = [];
         for (const s of signals) out.push({ ok: true, ...(await this.#signalInTx(repo, occ, s)) });
+        await flush();
         return out;
       });
     } catch (error) {

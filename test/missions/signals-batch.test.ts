@@ -25,12 +25,12 @@ import {
   type MissionsService,
 } from '../../src/missions/index.js';
 import type { StoreEngine, Transaction } from '../../src/store/engine.js';
-import { openHarnessOn } from '../../src/store/index.js';
+import { openHarnessOn, verifyEvidence } from '../../src/store/index.js';
 import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import { sequentialIdSource } from '../../src/core/ids.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { enginesUnderTest } from '../store/engines.js';
-import { MISSION, ORIGIN, T0, verifiedSignal } from './fixtures.js';
+import { binding, MISSION, ORIGIN, T0, verifiedSignal } from './fixtures.js';
 import { world } from './world.js';
 
 const engines = await enginesUnderTest();
@@ -115,6 +115,40 @@ for (const e of engines) {
     ])
       alone.push((await one.harness.applyVerifiedSignal(s)).result);
     assert.deepEqual(alone, results(answers));
+  });
+
+  test(`[${e.name}] issue 11 §8 A3.7 a revocation inside a batch stops the Mission's queued work in that transaction; every chain verifies`, async (t) => {
+    const w = await world(t, e);
+    await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
+    const item = await w.harness.createItem(
+      {
+        kind: 'queue_item',
+        action_class: 'consequential_write',
+        lineage: 'invoice-agent',
+        mission_binding: binding,
+        idempotency_key: 'pay-1',
+      },
+      'executor',
+    );
+    const answers = await w.harness.applyVerifiedSignals([
+      verifiedSignal('suspended', 2, T0 + 1),
+      verifiedSignal('revoked', 3, T0 + 2, { priorState: 'suspended' }),
+      verifiedSignal('active', 4, T0 + 3, { priorState: 'revoked' }),
+    ]);
+    assert.deepEqual(
+      answers.map((a) => (a.ok ? [a.result, a.stopped] : 'failed')),
+      [
+        ['applied', 1],
+        ['applied', 1],
+        ['ignored', 0],
+      ],
+    );
+    assert.equal((await w.harness.getItem(item.id)).state, 'suppressed');
+    const work = (await w.harness.events(`work:${item.id}`)).map((x) => x.type);
+    assert.equal(work.filter((x) => x === 'harness_evidence').length, 2);
+    const view = await w.harness.getView(ORIGIN, MISSION);
+    assert.deepEqual([view?.state, view?.signalVersion], ['revoked', 3]);
+    assert.equal((await verifyEvidence(w.store.engine)).ok, true);
   });
 
   test(`[${e.name}] issue 11 §8 a batch that dies half way applies nothing; redelivered, it applies in order`, async (t) => {
