@@ -41,11 +41,18 @@ const POSTGRES = `SELECT ${SELECTED} FROM msn_occurrence_gates g
 
 type Row = Record<string, unknown>;
 
-/** The members of `row` that start with `prefix`, without it (`undefined` when `key` is null). */
-function part<T>(row: Row, prefix: string, key: string): T | undefined {
-  if (row[`${prefix}${key}`] === null || row[`${prefix}${key}`] === undefined) return undefined;
+/** [column, alias] pairs, computed once: a row is rebuilt by plain property reads (no scans). */
+const pairs = (prefix: string, cols: readonly string[]): (readonly [string, string])[] =>
+  cols.map((c) => [c, `${prefix}${c}`] as const);
+const VIEW_PAIRS = pairs('v_', rows.VIEW_COLUMNS);
+const ITEM_PAIRS = pairs('i_', rows.ITEM_COLUMNS);
+
+/** The columns of one table out of the joined row (`undefined` when its key is null: no row). */
+function part<T>(row: Row, columns: readonly (readonly [string, string])[]): T | undefined {
+  const key = columns[0];
+  if (key === undefined || row[key[1]] === null || row[key[1]] === undefined) return undefined;
   const out: Row = {};
-  for (const [k, value] of Object.entries(row)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = value;
+  for (const [column, alias] of columns) out[column] = row[alias];
   return out as T;
 }
 
@@ -61,17 +68,16 @@ export async function lockEntryGate(
 ): Promise<EntryGateRead | undefined> {
   const row = await tx.get<Row>(tx.forUpdate === '' ? SQLITE : POSTGRES, [occurrenceId]);
   if (row === undefined) return undefined;
-  const g = part<Record<(typeof GATE_COLUMNS)[number], string>>(row, 'g_', 'work_item_id');
-  if (g === undefined) return undefined;
+  if (typeof row['g_work_item_id'] !== 'string') return undefined;
   const gate = {
     occurrenceId,
-    workItemId: g.work_item_id,
-    missionOrigin: g.mission_origin,
-    missionId: g.mission_id,
-    actionClass: g.action_class as EntryGateRead['gate']['actionClass'],
+    workItemId: row['g_work_item_id'],
+    missionOrigin: row['g_mission_origin'] as string,
+    missionId: row['g_mission_id'] as string,
+    actionClass: row['g_action_class'] as EntryGateRead['gate']['actionClass'],
   };
-  const viewRow = part<rows.ViewRow>(row, 'v_', 'origin');
-  const itemRow = part<rows.ItemRow>(row, 'i_', 'id');
+  const viewRow = part<rows.ViewRow>(row, VIEW_PAIRS);
+  const itemRow = part<rows.ItemRow>(row, ITEM_PAIRS);
   const view = viewRow === undefined ? undefined : rows.viewFromRow(viewRow);
   const item =
     itemRow !== undefined
