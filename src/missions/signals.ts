@@ -230,18 +230,20 @@ export async function verifyMissionSets(
   expect: SetExpectation,
   nowMs: number,
 ): Promise<SetVerdict[]> {
-  const out: SetVerdict[] = [];
-  for (let from = 0; from < sets.length; from += VERIFY_IN_FLIGHT) {
-    const chunk = sets.slice(from, from + VERIFY_IN_FLIGHT).map((set) =>
-      verifyMissionSet(set, keys, expect, nowMs).then(
+  const out: SetVerdict[] = new Array<SetVerdict>(sets.length);
+  let next = 0;
+  // A sliding window: each lane takes the next SET as soon as its own is verified.
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < sets.length; i = next++) {
+      out[i] = await verifyMissionSet(sets[i] as string, keys, expect, nowMs).then(
         (verified): SetVerdict => ({ ok: true, set: verified }),
         (error: unknown): SetVerdict => {
           if (setRefusal(error) === undefined) throw error;
           return { ok: false, error: error as BatonError };
         },
-      ),
-    );
-    out.push(...(await Promise.all(chunk)));
-  }
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(VERIFY_IN_FLIGHT, sets.length) }, lane));
   return out;
 }
