@@ -11,7 +11,7 @@
  *   different Missions (`parsePushedSet` + `applyVerifiedSignal` each, the engine's group commit
  *   sharing COMMITs). Printed beside: raw verification with the same concurrency as Baton's
  *   (32 in flight on the thread pool), one push at a time, and the plain-SQL durable-commit
- *   ceilings (one COMMIT per SET; one per batch) on the same file.
+ *   ceilings (one COMMIT per SET; concurrent lanes, group commit; one per batch) on the same file.
  * Status verification against raw jose `jwtVerify` is bench/missions-verify.bench.ts.
  * Each round measures every side back to back, alternating which goes first; figures are medians.
  * Run: npm run build && node dist/bench/missions-entry.bench.js
@@ -284,7 +284,8 @@ type Side =
   | 'raw'
   | 'rawInFlight'
   | 'perSet'
-  | 'perBatch';
+  | 'perBatch'
+  | 'concurrent';
 const m = Object.fromEntries(
   (
     [
@@ -298,6 +299,7 @@ const m = Object.fromEntries(
       'rawInFlight',
       'perSet',
       'perBatch',
+      'concurrent',
     ] as const
   ).map((k) => [k, [] as number[]]),
 ) as Record<Side, number[]>;
@@ -332,6 +334,7 @@ try {
       async () => void m.rawInFlight.push(await rawInFlightPerSecond(polled)),
       async () => void m.perSet.push(await ceilings.perSet(single)),
       async () => void m.perBatch.push(await ceilings.perBatch(polled)),
+      async () => void m.concurrent.push(await ceilings.concurrent(lanes)),
     ];
     for (const step of round % 2 === 0 ? steps : [...steps].reverse()) await step();
   }
@@ -342,6 +345,7 @@ try {
     report(`SET ${PUSHES} pushes`, m.pushes, m.raw, 'raw ES256 verify', 0.5),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.rawInFlight, 'raw ES256, 32 in flight', null),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.perBatch, 'plain SQL, 1 COMMIT per batch', null),
+    report(`SET ${PUSHES} pushes`, m.pushes, m.concurrent, `plain SQL, ${PUSHES} lanes, group commit`, null),
     report('SET one push at a time', m.onePush, m.raw, 'raw ES256 verify', null),
     report('SET one push at a time', m.onePush, m.perSet, 'plain SQL, 1 COMMIT per SET', null),
   ];

@@ -77,11 +77,12 @@ export async function setSource(iss: string, aud: string, nowMs: number): Promis
 /**
  * The store side's ceilings in plain SQL on the same file: what the replay table + view +
  * evidence cannot beat. `perSet`: one durable transaction per SET inserting its jti and body;
- * `perBatch`: the same rows, all of a batch in one transaction.
+ * `concurrent`: the same from concurrent lanes (group commit); `perBatch`: all of a batch in one.
  */
 export async function sqlCeilings(engine: StoreEngine): Promise<{
   perSet(sets: readonly string[]): Promise<number>;
   perBatch(sets: readonly string[]): Promise<number>;
+  concurrent(lanes: readonly (readonly string[])[]): Promise<number>;
 }> {
   await engine.transaction((tx) =>
     tx.run('CREATE TABLE bench_ceiling (jti TEXT PRIMARY KEY, body TEXT NOT NULL)'),
@@ -94,6 +95,16 @@ export async function sqlCeilings(engine: StoreEngine): Promise<{
       const start = performance.now();
       for (const set of sets) await engine.transaction((tx) => insert(tx, set));
       return sets.length / ((performance.now() - start) / 1000);
+    },
+    /** One transaction per SET from concurrent lanes: what the engine's group commit allows pushes. */
+    async concurrent(lanes) {
+      const start = performance.now();
+      await Promise.all(
+        lanes.map(async (lane) => {
+          for (const set of lane) await engine.transaction((tx) => insert(tx, set));
+        }),
+      );
+      return lanes.reduce((a, l) => a + l.length, 0) / ((performance.now() - start) / 1000);
     },
     async perBatch(sets) {
       const start = performance.now();
