@@ -1,36 +1,42 @@
 /**
  * The harness's costs beside their ceilings, same run, same SQLite file (issue 11 §8):
  * - gated entry: `enter` of a governed occurrence (the Mission view read and `mission_checked`
- *   appended inside the entry transaction, A3.6) vs `enter` of an ungoverned one — target >= 0.9x;
- * - SET ingestion: `parsePushedSet` (bearer, media type, A3.4 verification) + the harness's apply
- *   (replay table, view update, evidence, COMMIT) per SET vs a raw node:crypto ES256 verify of the
- *   same tokens — target >= 0.5x.
+ *   appended inside the entry transaction, A3.6) vs `enter` of an ungoverned one — target >= 0.9x.
+ *   Entries alternate one by one (gated, ungated, ungated, gated…), each timed alone, so a load
+ *   swing on the machine falls on both sides alike; a round's ratio is ungated time / gated time.
+ * - SET ingestion (verify + apply + evidence, durable) vs raw node:crypto ES256 verification of
+ *   the same tokens on the main thread — target >= 0.5x — in the two ways SETs arrive:
+ *   an RFC 8936 poll answer of PER_ROUND SETs (`verifyMissionSets`: concurrent, off the main
+ *   thread; `applyVerifiedSignals`: ONE transaction) and PUSHES concurrent RFC 8935 pushes to
+ *   different Missions (`parsePushedSet` + `applyVerifiedSignal` each, the engine's group commit
+ *   sharing COMMITs). Printed beside: raw verification with the same concurrency as Baton's
+ *   (32 in flight on the thread pool), one push at a time, and the plain-SQL durable-commit
+ *   ceilings (one COMMIT per SET; concurrent lanes, group commit; one per batch) on the same file.
  * Status verification against raw jose `jwtVerify` is bench/missions-verify.bench.ts.
- * Each round measures both sides back to back, alternating which goes first; figures are medians.
+ * Each round measures every side back to back, alternating which goes first; figures are medians.
  * Run: npm run build && node dist/bench/missions-entry.bench.js
  */
-import { createPublicKey, KeyObject, verify as rawVerify } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exportJWK, generateKeyPair } from 'jose';
+import Database from 'better-sqlite3';
 import { ManualClock } from '../src/core/clock.js';
 import { generateEd25519KeyPair, publicKeyRaw } from '../src/core/ed25519.js';
 import { randomIdSource } from '../src/core/ids.js';
-import { signJwsWithKey, type ForeignSigningKey } from '../src/core/jose.js';
 import { formatRfc3339 } from '../src/core/time.js';
-import { LIFECYCLE_EVENT, localMissionKeys, parsePushedSet } from '../src/missions/index.js';
+import { parsePushedSet, verifyMissionSets } from '../src/missions/index.js';
 import { OccurrencesService } from '../src/occurrences/index.js';
 import { harnessGate, migrate, occurrencesUnitOfWork, openHarnessOn } from '../src/store/index.js';
 import { openSqliteEngine } from '../src/store/sqlite.js';
+import { setSource, sqlCeilings } from './missions-sets.js';
 import { benchProfile, domain, request } from './occurrences-fixtures.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 9);
 const PER_ROUND = Number(process.env['BENCH_PER_ROUND'] ?? 60);
+const PUSHES = Number(process.env['BENCH_PUSHES'] ?? 16);
 const ISS = 'https://as.example.com';
 const AUD = 'https://erp.example.com';
 const MISSION = 'msn_8RfX2Lqv9TqMv4z7sA2bN1k0YpEdHc9-';
-const SIGNALLED = 'msn_signalled_0123456789abcdefghijk';
 const BEARER = 'bench-stream-bearer-0123456789';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-bench-missions-'));
@@ -119,122 +125,190 @@ async function reserved(governed: boolean): Promise<string> {
   return occurrence.id;
 }
 
-async function entriesPerSecond(ids: readonly string[]): Promise<number> {
+/** CPU (this process, µs) spent by each side's entries: what is not waiting for the disk. */
+const cpu = { gated: 0, ungated: 0, entries: 0 };
+
+async function timedEntry(occurrenceId: string, side: 'gated' | 'ungated'): Promise<number> {
+  const c = process.cpuUsage();
   const start = performance.now();
-  for (const occurrenceId of ids) await svc.enter({ credential: executor.credential, occurrenceId });
-  return ids.length / ((performance.now() - start) / 1000);
+  await svc.enter({ credential: executor.credential, occurrenceId });
+  const ms = performance.now() - start;
+  const used = process.cpuUsage(c);
+  cpu[side] += used.user + used.system;
+  return ms;
 }
 
-// SETs for another Mission, alternating active/suspended so every one applies, versions 1…N.
-const es = await generateKeyPair('ES256', { extractable: true });
-const signer: ForeignSigningKey = {
-  privateKey: KeyObject.from(es.privateKey),
-  kid: 'bench-key',
-  alg: 'ES256',
-};
-const publicKey = createPublicKey(KeyObject.from(es.privateKey));
-const keys = localMissionKeys({ keys: [{ ...(await exportJWK(es.publicKey)), kid: 'bench-key' }] });
-const nowS = Math.floor(now / 1000);
-async function setOf(version: number): Promise<string> {
-  const state = version % 2 === 1 ? 'active' : 'suspended';
-  const claims = {
-    iss: ISS,
-    aud: AUD,
-    iat: nowS,
-    exp: nowS + 3600,
-    jti: `set_bench_${version}`,
-    events: {
-      [LIFECYCLE_EVENT]: {
-        mission_id: SIGNALLED,
-        mission_origin: ISS,
-        state,
-        ...(version > 1 && { prior_state: state === 'active' ? 'suspended' : 'active' }),
-        version,
-        committed_at: formatRfc3339(now),
-      },
-    },
-  };
-  return signJwsWithKey(Buffer.from(JSON.stringify(claims)), signer, 'secevent+jwt');
+/** Entries per second of each side and the round's ratio, one entry of each side at a time. */
+async function entries(g: readonly string[], u: readonly string[]): Promise<[number, number, number]> {
+  let tg = 0;
+  let tu = 0;
+  for (let i = 0; i < g.length; i++) {
+    if (i % 2 === 0) {
+      tg += await timedEntry(g[i]!, 'gated');
+      tu += await timedEntry(u[i]!, 'ungated');
+    } else {
+      tu += await timedEntry(u[i]!, 'ungated');
+      tg += await timedEntry(g[i]!, 'gated');
+    }
+  }
+  cpu.entries += g.length;
+  return [(g.length * 1000) / tg, (u.length * 1000) / tu, tu / tg];
 }
-const sets: string[] = [];
-for (let v = 1; v <= ROUNDS * PER_ROUND + 20; v++) sets.push(await setOf(v));
-let nextSet = 0;
 
-async function ingest(set: string): Promise<void> {
+/**
+ * The measured reason beside the entry ratio, untimed, after the rounds: WAL pages each side's
+ * COMMIT writes (`mission_checked` is a second event row and a second leaf of the evidence
+ * type index), read from a second connection that checkpoints before each entry.
+ */
+async function walPagesPerEntry(count: number): Promise<{ gated: number; ungated: number }> {
+  const probe = new Database(join(dir, 'bench.db'));
+  const frames = (): number => (probe.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0]?.log ?? 0;
+  const pages = { gated: 0, ungated: 0 };
+  try {
+    for (let i = 0; i < count; i++) {
+      for (const side of ['gated', 'ungated'] as const) {
+        const id = await reserved(side === 'gated');
+        frames();
+        await svc.enter({ credential: executor.credential, occurrenceId: id });
+        pages[side] += frames();
+      }
+    }
+  } finally {
+    probe.close();
+  }
+  return { gated: pages.gated / count, ungated: pages.ungated / count };
+}
+
+const source = await setSource(ISS, AUD, now);
+const ctx = { keys: source.keys, expect: { issuer: ISS, audience: AUD }, bearer: BEARER, nowMs: now };
+const ceilings = await sqlCeilings(engine);
+const perSecond = (count: number, start: number): number => count / ((performance.now() - start) / 1000);
+const missionOf = (lane: string): string => `msn_bench_${lane}`;
+
+async function batchOf(count: number, mission: (i: number) => string): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) out.push(await source.next(mission(i)));
+  return out;
+}
+
+/** One RFC 8936 poll answer: verified concurrently, applied in one transaction. */
+async function pollPerSecond(sets: readonly string[]): Promise<number> {
+  const start = performance.now();
+  const verdicts = await verifyMissionSets(sets, ctx.keys, ctx.expect, now);
+  const signals = verdicts.map((v) => {
+    if (!v.ok || v.set.kind !== 'lifecycle') throw new Error('bench SET refused');
+    return v.set.signal;
+  });
+  for (const a of await harness.applyVerifiedSignals(signals))
+    if (!a.ok || a.result !== 'applied') throw new Error('bench SET not applied');
+  return perSecond(sets.length, start);
+}
+
+async function push(set: string): Promise<void> {
   const parsed = await parsePushedSet(
     { contentType: 'application/secevent+jwt', authorization: `Bearer ${BEARER}`, body: set },
-    { keys, expect: { issuer: ISS, audience: AUD }, bearer: BEARER, nowMs: now },
+    ctx,
   );
   if (!parsed.ok || parsed.set.kind !== 'lifecycle') throw new Error('bench SET refused');
   const applied = await harness.applyVerifiedSignal(parsed.set.signal);
   if (applied.result !== 'applied') throw new Error(`bench SET ${applied.result}`);
 }
 
-function rawVerifyOf(set: string): boolean {
-  const dot = set.lastIndexOf('.');
-  return rawVerify(
-    'sha256',
-    Buffer.from(set.slice(0, dot)),
-    { key: publicKey, dsaEncoding: 'ieee-p1363' },
-    Buffer.from(set.slice(dot + 1), 'base64url'),
+/** `lanes` concurrent pushers, each pushing its own Mission's SETs in version order. */
+async function pushesPerSecond(lanes: readonly (readonly string[])[]): Promise<number> {
+  const start = performance.now();
+  await Promise.all(
+    lanes.map(async (lane) => {
+      for (const set of lane) await push(set);
+    }),
+  );
+  return perSecond(
+    lanes.reduce((a, l) => a + l.length, 0),
+    start,
   );
 }
 
-/**
- * The ceiling of a SET's store side: one transaction per SET that inserts its jti and one evidence
- * row in plain SQL, nothing else (what the replay table + view + evidence COMMIT cannot beat).
- */
-await engine.transaction((tx) =>
-  tx.run('CREATE TABLE bench_ceiling (jti TEXT PRIMARY KEY, body TEXT NOT NULL)'),
-);
-async function ceilingPerSecond(batch: readonly string[]): Promise<number> {
+async function onePushAtATime(sets: readonly string[]): Promise<number> {
   const start = performance.now();
-  for (const set of batch) {
-    await engine.transaction(async (tx) => {
-      await tx.run('INSERT INTO bench_ceiling (jti, body) VALUES (?, ?)', [`${set.slice(-24)}-${++n}`, set]);
-    });
+  for (const set of sets) await push(set);
+  return perSecond(sets.length, start);
+}
+
+function rawPerSecond(sets: readonly string[]): number {
+  const start = performance.now();
+  for (const set of sets) if (!source.rawVerify(set)) throw new Error('raw verify failed');
+  return perSecond(sets.length, start);
+}
+
+async function rawInFlightPerSecond(sets: readonly string[]): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < sets.length; i += 32) {
+    const ok = await Promise.all(sets.slice(i, i + 32).map((s) => source.rawVerifyAsync(s)));
+    if (ok.includes(false)) throw new Error('raw verify failed');
   }
-  return batch.length / ((performance.now() - start) / 1000);
-}
-
-async function ingestPerSecond(batch: readonly string[]): Promise<number> {
-  const start = performance.now();
-  for (const set of batch) await ingest(set);
-  return batch.length / ((performance.now() - start) / 1000);
-}
-
-function rawPerSecond(batch: readonly string[]): number {
-  const start = performance.now();
-  for (const set of batch) if (!rawVerifyOf(set)) throw new Error('raw verify failed');
-  return batch.length / ((performance.now() - start) / 1000);
+  return perSecond(sets.length, start);
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (x: number): string => Math.round(x).toLocaleString('en-US').padStart(7);
 
-function report(name: string, b: number[], r: number[], baseline: string, target: number | null) {
+function report(
+  name: string,
+  b: number[],
+  r: number[],
+  baseline: string,
+  target: number | null,
+  ratios?: number[],
+) {
   const result = {
     name,
+    baseline,
     baton: median(b),
     raw: median(r),
-    ratio: median(b.map((x, i) => x / r[i]!)),
+    ratio: median(ratios ?? b.map((x, i) => x / r[i]!)),
     target,
   };
   console.log(
-    `${name.padEnd(15)} baton ${fmt(result.baton)} ops/s   ${baseline} ${fmt(result.raw)} ops/s   ratio ${result.ratio.toFixed(2)}x (${target === null ? 'beside the measured ceiling' : `${result.ratio >= target ? 'meets' : 'BELOW'} target ${target}x`})`,
+    `${name.padEnd(22)} baton ${fmt(result.baton)} ops/s   ${baseline.padEnd(30)} ${fmt(result.raw)} ops/s   ratio ${result.ratio.toFixed(2)}x (${target === null ? 'beside' : `${result.ratio >= target ? 'meets' : 'BELOW'} target ${target}x`})`,
   );
   return result;
 }
 
+type Side =
+  | 'gated'
+  | 'ungated'
+  | 'entryRatio'
+  | 'poll'
+  | 'pushes'
+  | 'onePush'
+  | 'raw'
+  | 'rawInFlight'
+  | 'perSet'
+  | 'perBatch'
+  | 'concurrent';
+const m = Object.fromEntries(
+  (
+    [
+      'gated',
+      'ungated',
+      'entryRatio',
+      'poll',
+      'pushes',
+      'onePush',
+      'raw',
+      'rawInFlight',
+      'perSet',
+      'perBatch',
+      'concurrent',
+    ] as const
+  ).map((k) => [k, [] as number[]]),
+) as Record<Side, number[]>;
+
 try {
-  // Warm-up: both entry paths and a few SETs, untimed.
-  await entriesPerSecond([await reserved(true), await reserved(false)]);
-  for (let i = 0; i < 10; i++) await ingest(sets[nextSet++]!);
-  const gated: number[] = [];
-  const ungated: number[] = [];
-  const ingested: number[] = [];
-  const raw: number[] = [];
-  const ceiling: number[] = [];
+  // Warm-up, untimed: both entry paths, a poll, pushes.
+  await entries([await reserved(true)], [await reserved(false)]);
+  await pollPerSecond(await batchOf(10, () => missionOf('poll')));
+  await onePushAtATime(await batchOf(10, () => missionOf('one')));
   for (let round = 0; round < ROUNDS; round++) {
     const g: string[] = [];
     const u: string[] = [];
@@ -242,30 +316,47 @@ try {
       g.push(await reserved(true));
       u.push(await reserved(false));
     }
-    const batch = sets.slice(nextSet, nextSet + PER_ROUND);
-    nextSet += PER_ROUND;
-    if (round % 2 === 0) {
-      gated.push(await entriesPerSecond(g));
-      ungated.push(await entriesPerSecond(u));
-      ingested.push(await ingestPerSecond(batch));
-      raw.push(rawPerSecond(batch));
-      ceiling.push(await ceilingPerSecond(batch));
-    } else {
-      ceiling.push(await ceilingPerSecond(batch));
-      ungated.push(await entriesPerSecond(u));
-      gated.push(await entriesPerSecond(g));
-      raw.push(rawPerSecond(batch));
-      ingested.push(await ingestPerSecond(batch));
-    }
+    const polled = await batchOf(PER_ROUND, () => missionOf('poll'));
+    const pushed = await batchOf(PER_ROUND, (i) => missionOf(`lane${i % PUSHES}`));
+    const lanes = Array.from({ length: PUSHES }, (_, l) => pushed.filter((_, i) => i % PUSHES === l));
+    const single = await batchOf(PER_ROUND, () => missionOf('one'));
+    const steps: (() => Promise<void>)[] = [
+      async () => {
+        const [pg, pu, ratio] = await entries(g, u);
+        m.gated.push(pg);
+        m.ungated.push(pu);
+        m.entryRatio.push(ratio);
+      },
+      async () => void m.poll.push(await pollPerSecond(polled)),
+      async () => void m.pushes.push(await pushesPerSecond(lanes)),
+      async () => void m.onePush.push(await onePushAtATime(single)),
+      () => Promise.resolve(void m.raw.push(rawPerSecond(polled))),
+      async () => void m.rawInFlight.push(await rawInFlightPerSecond(polled)),
+      async () => void m.perSet.push(await ceilings.perSet(single)),
+      async () => void m.perBatch.push(await ceilings.perBatch(polled)),
+      async () => void m.concurrent.push(await ceilings.concurrent(lanes)),
+    ];
+    for (const step of round % 2 === 0 ? steps : [...steps].reverse()) await step();
   }
   console.log(`Mission harness on SQLite, ${ROUNDS} rounds x ${PER_ROUND} ops, medians`);
   const results = [
-    report('gated entry', gated, ungated, 'ungated entry', 0.9),
-    report('SET ingestion', ingested, raw, 'raw ES256 verify', 0.5),
-    // Printed beside a missed target: the same commit count in plain SQL on the same file.
-    report('SET ingestion', ingested, ceiling, 'plain-SQL commit ceiling', null),
+    report('gated entry', m.gated, m.ungated, 'ungated entry', 0.9, m.entryRatio),
+    report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.raw, 'raw ES256 verify', 0.5),
+    report(`SET ${PUSHES} pushes`, m.pushes, m.raw, 'raw ES256 verify', 0.5),
+    report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.rawInFlight, 'raw ES256, 32 in flight', null),
+    report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.perBatch, 'plain SQL, 1 COMMIT per batch', null),
+    report(`SET ${PUSHES} pushes`, m.pushes, m.concurrent, `plain SQL, ${PUSHES} lanes, group commit`, null),
+    report('SET one push at a time', m.onePush, m.raw, 'raw ES256 verify', null),
+    report('SET one push at a time', m.onePush, m.perSet, 'plain SQL, 1 COMMIT per SET', null),
   ];
-  console.log(JSON.stringify({ bench: 'missions-entry', results }));
+  const pages = await walPagesPerEntry(20);
+  const perEntry = { gated: cpu.gated / cpu.entries, ungated: cpu.ungated / cpu.entries };
+  console.log(
+    `gated entry, measured reason: WAL pages per COMMIT gated ${pages.gated.toFixed(1)} vs ungated ${pages.ungated.toFixed(1)} (page-bound ceiling ${(pages.ungated / pages.gated).toFixed(2)}x); CPU per entry gated ${Math.round(perEntry.gated)} us vs ungated ${Math.round(perEntry.ungated)} us`,
+  );
+  console.log(
+    JSON.stringify({ bench: 'missions-entry', results, entry: { walPages: pages, cpuMicros: perEntry } }),
+  );
 } finally {
   await engine.close();
   rmSync(dir, { recursive: true, force: true });

@@ -41,6 +41,13 @@ export interface OccurrenceGate {
 
 export type SetSeen = 'new' | 'same' | 'different';
 
+/** What provider entry reads of a governed occurrence (A3.6): view and item locked, in that order. */
+export interface EntryGateRead {
+  readonly gate: OccurrenceGate;
+  readonly view: MissionViewRecord | undefined;
+  readonly item: WorkItemRecord | undefined;
+}
+
 export interface MissionsReader {
   getView(origin: string, missionId: string): Promise<MissionViewRecord | undefined>;
   getItem(id: string): Promise<WorkItemRecord | undefined>;
@@ -75,8 +82,18 @@ export interface MissionsRepository extends MissionsReader {
   lockDependents(origin: string, missionId: string): Promise<WorkItemRecord[]>;
   linkOccurrence(gate: OccurrenceGate): Promise<void>;
   getGate(occurrenceId: string): Promise<OccurrenceGate | undefined>;
+  /** The gate, its view and its item, locked, in one read (issue 11 §8); undefined: not governed. */
+  lockEntryGate(occurrenceId: string): Promise<EntryGateRead | undefined>;
   flagCache(origin: string, missionId: string, reason: string, at: number): Promise<void>;
   appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<void>;
+  /**
+   * The rest of this transaction is a batch of commands (a poll's SETs, issue 11 §8): every
+   * `appendEvents` is held until the returned `flush`, which appends them in order, one write per
+   * subject; and a view this repository locked or saved is answered again from memory (its lock
+   * is held, and within the batch only this repository writes it). Nothing in the batch may read
+   * the evidence log before the flush.
+   */
+  batch(): () => Promise<void>;
 }
 
 /**

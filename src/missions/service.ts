@@ -87,6 +87,16 @@ export interface DispatchAnswer {
 
 export type SignalResult = 'applied' | 'ignored' | 'duplicate' | 'replay_conflict';
 
+export interface SignalAnswer {
+  readonly result: SignalResult;
+  readonly gap: boolean;
+  readonly stopped: number;
+}
+
+/** One SET of `applyVerifiedSignals`: its answer, or why it could not be applied (nothing was). */
+export type BatchedSignal =
+  ({ readonly ok: true } & SignalAnswer) | { readonly ok: false; readonly error: unknown };
+
 /** What the provider-entry check answers (A3.6); events go on the occurrence's chain. */
 export interface EntryCheck {
   readonly decision: 'continue' | 'stop';
@@ -669,63 +679,102 @@ export class MissionsService {
    * (step 6) and application with stop propagation (step 7), in one transaction. The push route
    * answers 202 for every result but `replay_conflict` (400 `invalid_request`, C-A18).
    */
-  async applyVerifiedSignal(
+  async applyVerifiedSignal(s: VerifiedMissionSignal): Promise<SignalAnswer> {
+    return this.#o.uow.run((repo, occ) => this.#signalInTx(repo, occ, s));
+  }
+
+  /**
+   * A batch of verified lifecycle SETs (an RFC 8936 poll answer) in ONE transaction, in the given
+   * order: each one's replay (step 5), ordering (step 6) and application (step 7) exactly as
+   * `applyVerifiedSignal` would decide them one after another, so a replayed `jti` or a version
+   * going backwards inside the batch is a duplicate/conflict/ignored SET, never a second apply
+   * (issue 11 §8). One COMMIT for all: nothing of the batch is applied unless all of it is. If the
+   * batch throws, each SET is applied alone, so a SET whose application fails refuses only itself
+   * (`failed`: not applied, to be left unacknowledged and redelivered).
+   */
+  async applyVerifiedSignals(signals: readonly VerifiedMissionSignal[]): Promise<BatchedSignal[]> {
+    if (signals.length === 0) return [];
+    try {
+      return await this.#o.uow.run(async (repo, occ) => {
+        // Evidence in one write per chain at the end; each view read once (no step reads the log).
+        const flush = repo.batch();
+        const out: BatchedSignal[] = [];
+        for (const s of signals) out.push({ ok: true, ...(await this.#signalInTx(repo, occ, s)) });
+        await flush();
+        return out;
+      });
+    } catch (error) {
+      if (signals.length === 1) return [{ ok: false, error }];
+      const out: BatchedSignal[] = [];
+      for (const s of signals) {
+        out.push(
+          await this.applyVerifiedSignal(s).then(
+            (a): BatchedSignal => ({ ok: true, ...a }),
+            (e: unknown): BatchedSignal => ({ ok: false, error: e }),
+          ),
+        );
+      }
+      return out;
+    }
+  }
+
+  async #signalInTx(
+    repo: MissionsRepository,
+    occ: OccurrenceSide,
     s: VerifiedMissionSignal,
-  ): Promise<{ result: SignalResult; gap: boolean; stopped: number }> {
-    return this.#o.uow.run(async (repo, occ) => {
-      const now = this.#now();
-      const subject = missionSubject(s.origin, s.missionId);
-      const seen = await repo.recordSet(s.origin, s.jti, s.digest, now);
-      if (seen !== 'new') {
-        const type = seen === 'same' ? 'mission_signal_duplicate' : 'mission_signal_rejected';
-        await repo.appendEvents(
-          [{ subject, type, body: { jti: s.jti, digest: s.digest, same_bytes: seen === 'same' } }],
-          now,
-          'system',
-        );
-        return { result: seen === 'same' ? 'duplicate' : 'replay_conflict', gap: false, stopped: 0 };
-      }
-      const before = (await repo.lockView(s.origin, s.missionId)) ?? emptyView(s.origin, s.missionId, now);
-      const change = applySignal(before, s, now, now + this.#bounds.maxStaleSeconds * 1000);
-      if (!change.applied) {
-        await repo.appendEvents(
-          [
-            {
-              subject,
-              type: 'mission_signal_ignored',
-              body: { jti: s.jti, version: s.version, reason: change.reason },
-            },
-          ],
-          now,
-          'system',
-        );
-        return { result: 'ignored', gap: false, stopped: 0 };
-      }
-      await repo.saveView(change.view, before.version);
-      const events: PlannedEvent[] = [
-        {
-          subject,
-          type: 'mission_signal_applied',
-          body: {
-            jti: s.jti,
-            version: s.version,
-            prior_state: s.priorState,
-            state: s.state,
-            committed_at: s.committedAt,
-            digest: s.digest,
+  ): Promise<SignalAnswer> {
+    const now = this.#now();
+    const subject = missionSubject(s.origin, s.missionId);
+    const seen = await repo.recordSet(s.origin, s.jti, s.digest, now);
+    if (seen !== 'new') {
+      const type = seen === 'same' ? 'mission_signal_duplicate' : 'mission_signal_rejected';
+      await repo.appendEvents(
+        [{ subject, type, body: { jti: s.jti, digest: s.digest, same_bytes: seen === 'same' } }],
+        now,
+        'system',
+      );
+      return { result: seen === 'same' ? 'duplicate' : 'replay_conflict', gap: false, stopped: 0 };
+    }
+    const before = (await repo.lockView(s.origin, s.missionId)) ?? emptyView(s.origin, s.missionId, now);
+    const change = applySignal(before, s, now, now + this.#bounds.maxStaleSeconds * 1000);
+    if (!change.applied) {
+      await repo.appendEvents(
+        [
+          {
+            subject,
+            type: 'mission_signal_ignored',
+            body: { jti: s.jti, version: s.version, reason: change.reason },
           },
+        ],
+        now,
+        'system',
+      );
+      return { result: 'ignored', gap: false, stopped: 0 };
+    }
+    await repo.saveView(change.view, before.version);
+    const events: PlannedEvent[] = [
+      {
+        subject,
+        type: 'mission_signal_applied',
+        body: {
+          jti: s.jti,
+          version: s.version,
+          prior_state: s.priorState,
+          state: s.state,
+          committed_at: s.committedAt,
+          digest: s.digest,
         },
-      ];
-      if (change.gap)
-        events.push({
-          subject,
-          type: 'mission_signal_gap',
-          body: { last: before.signalVersion, version: s.version },
-        });
-      await repo.appendEvents(events, now, 'system');
-      const stopped = isActive(s.state) ? 0 : await this.#propagate(repo, occ, change.view, now, 'system');
-      return { result: 'applied', gap: change.gap, stopped };
-    });
+      },
+    ];
+    if (change.gap)
+      events.push({
+        subject,
+        type: 'mission_signal_gap',
+        body: { last: before.signalVersion, version: s.version },
+      });
+    await repo.appendEvents(events, now, 'system');
+    const stopped = isActive(s.state) ? 0 : await this.#propagate(repo, occ, change.view, now, 'system');
+    return { result: 'applied', gap: change.gap, stopped };
   }
 
   /** A3.2 step 9 failure: the view becomes unknown (never keeps a stale `active`); terminal stays. */
@@ -830,11 +879,11 @@ export class MissionsService {
     occurrenceId: string,
     actor: string,
   ): Promise<EntryCheck | undefined> {
-    const gate = await repo.getGate(occurrenceId);
-    if (gate === undefined) return undefined;
+    // One statement: the gate, the view locked, then the item locked (issue 11 §8).
+    const read = await repo.lockEntryGate(occurrenceId);
+    if (read === undefined) return undefined;
+    const { view, item } = read;
     const now = this.#now();
-    const view = await repo.lockView(gate.missionOrigin, gate.missionId);
-    const item = await repo.lockItem(gate.workItemId);
     if (item === undefined)
       throw new BatonError('store_corrupt', 'a governed occurrence names a missing work item');
     const a =

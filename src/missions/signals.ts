@@ -211,3 +211,39 @@ export async function verifyMissionSet(
       isObject(verification) && typeof verification['state'] === 'string' ? verification['state'] : null,
   };
 }
+
+/** A SET of `verifyMissionSets`: verified, or refused with `mission_signal_invalid` (only itself). */
+export type SetVerdict =
+  { readonly ok: true; readonly set: VerifiedSet } | { readonly ok: false; readonly error: BatonError };
+
+/** At most this many verifications in flight: node:crypto runs them on libuv's thread pool. */
+const VERIFY_IN_FLIGHT = 32;
+
+/**
+ * A3.4 steps 2–4 over many SETs (an RFC 8936 poll answer, issue 11 §8): verified concurrently, the
+ * signature checks off the main thread, each verdict at its SET's index. A refused SET refuses
+ * only itself; any other failure (the issuer's keys unavailable) is thrown, as for one SET.
+ */
+export async function verifyMissionSets(
+  sets: readonly string[],
+  keys: MissionKeySource,
+  expect: SetExpectation,
+  nowMs: number,
+): Promise<SetVerdict[]> {
+  const out: SetVerdict[] = new Array<SetVerdict>(sets.length);
+  let next = 0;
+  // A sliding window: each lane takes the next SET as soon as its own is verified.
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < sets.length; i = next++) {
+      out[i] = await verifyMissionSet(sets[i] as string, keys, expect, nowMs).then(
+        (verified): SetVerdict => ({ ok: true, set: verified }),
+        (error: unknown): SetVerdict => {
+          if (setRefusal(error) === undefined) throw error;
+          return { ok: false, error: error as BatonError };
+        },
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(VERIFY_IN_FLIGHT, sets.length) }, lane));
+  return out;
+}

@@ -17,6 +17,7 @@ import {
   SET_MEDIA_TYPE,
   setRefusal,
   verifyMissionSet,
+  verifyMissionSets,
   type SetErrorCode,
   type SetExpectation,
   type VerifiedSet,
@@ -196,6 +197,12 @@ export interface PollerOptions extends PollTarget {
    * acknowledged; a throw leaves it unacknowledged, so the transmitter redelivers it.
    */
   readonly onSet: (set: VerifiedSet) => Promise<SeenOutcome>;
+  /**
+   * When given, used instead of `onSet`: all the round's verified SETs at once, in the answer's
+   * order (the harness: one transaction, issue 11 §8). `null`: that SET was not applied (left
+   * unacknowledged, so it is redelivered); a throw leaves the whole round unacknowledged.
+   */
+  readonly onSets?: (sets: readonly VerifiedSet[]) => Promise<(SeenOutcome | null)[]>;
   readonly maxEvents?: number;
 }
 
@@ -243,38 +250,60 @@ export class SetPoller {
     });
     this.#ack = [];
     this.#errs = {};
+    const { jtis, verified } = await this.#verifyAll(answer.sets);
+    const outcomes = await this.#applyAll(verified);
     const applied: VerifiedSet[] = [];
     let duplicates = 0;
-    for (const [jti, set] of Object.entries(answer.sets)) {
-      const verdict = await this.#one(jti, set);
-      if (verdict === 'duplicate') duplicates += 1;
-      else if (verdict !== 'refused') applied.push(verdict);
-    }
+    outcomes.forEach((outcome, i) => {
+      const jti = jtis[i] as string;
+      if (outcome === null) return;
+      if (outcome === 'conflict') {
+        this.#errs[jti] = { err: 'invalid_request', description: 'jti already received with other bytes' };
+        return;
+      }
+      this.#ack.push(jti);
+      if (outcome === 'duplicate') duplicates += 1;
+      else applied.push(verified[i] as VerifiedSet);
+    });
     return { applied, duplicates, refused: { ...this.#errs }, moreAvailable: answer.moreAvailable };
   }
 
-  async #one(jti: string, set: string): Promise<VerifiedSet | 'duplicate' | 'refused'> {
-    let verified: VerifiedSet;
-    try {
-      verified = await verifyMissionSet(set, this.#o.keys, this.#o.expect, this.#o.clock.wallMs());
-    } catch (error) {
-      const refusal = setRefusal(error);
-      if (refusal === undefined) throw error;
-      this.#errs[jti] = { err: refusal.err, description: (error as BatonError).message };
-      return 'refused';
-    }
-    const ids = setJti(verified);
-    if (ids.jti !== jti) {
-      this.#errs[jti] = { err: 'invalid_request', description: 'the SET jti is not its key in sets' };
-      return 'refused';
-    }
-    const outcome = await this.#o.onSet(verified);
-    if (outcome === 'conflict') {
-      this.#errs[jti] = { err: 'invalid_request', description: 'jti already received with other bytes' };
-      return 'refused';
-    }
-    this.#ack.push(jti);
-    return outcome === 'duplicate' ? 'duplicate' : verified;
+  /** The answer's SETs verified (concurrently); refused ones go to the next poll's `setErrs`. */
+  async #verifyAll(
+    sets: Readonly<Record<string, string>>,
+  ): Promise<{ jtis: string[]; verified: VerifiedSet[] }> {
+    const entries = Object.entries(sets);
+    const verdicts = await verifyMissionSets(
+      entries.map(([, set]) => set),
+      this.#o.keys,
+      this.#o.expect,
+      this.#o.clock.wallMs(),
+    );
+    const jtis: string[] = [];
+    const verified: VerifiedSet[] = [];
+    entries.forEach(([jti], i) => {
+      const v = verdicts[i];
+      if (v === undefined) return;
+      if (!v.ok)
+        this.#errs[jti] = {
+          err: setRefusal(v.error)?.err ?? 'invalid_request',
+          description: v.error.message,
+        };
+      else if (setJti(v.set).jti !== jti)
+        this.#errs[jti] = { err: 'invalid_request', description: 'the SET jti is not its key in sets' };
+      else {
+        jtis.push(jti);
+        verified.push(v.set);
+      }
+    });
+    return { jtis, verified };
+  }
+
+  async #applyAll(sets: readonly VerifiedSet[]): Promise<(SeenOutcome | null)[]> {
+    if (this.#o.onSets !== undefined) return this.#o.onSets(sets);
+    const out: SeenOutcome[] = [];
+    for (const set of sets) out.push(await this.#o.onSet(set));
+    return out;
   }
 
   /** Acknowledgements and errors the next poll will send. */

@@ -24,7 +24,9 @@ import {
   type PushAnswer,
   type PushRequest,
   type SeenOutcome,
+  type SignalResult,
   type StatusFetchResult,
+  type VerifiedMissionSignal,
   type VerifiedMissionStatus,
   type VerifiedSet,
 } from '../missions/index.js';
@@ -209,12 +211,37 @@ export class MissionConsumer {
     }
     const applied = await this.#o.harness.applyVerifiedSignal(set.signal);
     await this.registry.touchStream(pinned.issuer, now);
-    const label = applied.result === 'replay_conflict' ? 'invalid_request' : applied.result;
-    this.#o.metrics.countSet(label);
-    if (applied.gap)
-      this.#background(this.check(set.signal.origin, set.signal.missionId), 'gap status check');
-    if (applied.result === 'replay_conflict') return 'conflict';
-    return applied.result === 'duplicate' ? 'duplicate' : 'new';
+    return this.#counted(set.signal, applied.result, applied.gap);
+  }
+
+  /**
+   * A poll round's verified SETs (issue 11 §8): the lifecycle ones replay-checked and applied in
+   * ONE harness transaction, in the answer's order; stream events one by one; liveness once.
+   */
+  async #applyAll(pinned: RegisteredIssuer, sets: readonly VerifiedSet[]): Promise<(SeenOutcome | null)[]> {
+    const out: (SeenOutcome | null)[] = [];
+    const lifecycle = sets.flatMap((s, i) => (s.kind === 'lifecycle' ? [{ i, signal: s.signal }] : []));
+    for (const [i, s] of sets.entries()) if (s.kind === 'stream') out[i] = await this.#apply(pinned, s);
+    const answers = await this.#o.harness.applyVerifiedSignals(lifecycle.map((l) => l.signal));
+    answers.forEach((a, k) => {
+      const { i, signal } = lifecycle[k] as (typeof lifecycle)[number];
+      if (!a.ok) {
+        out[i] = null;
+        this.#o.onError?.(a.error, `apply SET ${signal.jti}`);
+        return;
+      }
+      out[i] = this.#counted(signal, a.result, a.gap);
+    });
+    if (answers.some((a) => a.ok)) await this.registry.touchStream(pinned.issuer, this.#o.clock.wallMs());
+    return sets.map((_, i) => out[i] ?? null);
+  }
+
+  /** Metrics and the gap's Status check of one applied lifecycle SET; what the poll/push answers. */
+  #counted(signal: VerifiedMissionSignal, result: SignalResult, gap: boolean): SeenOutcome {
+    this.#o.metrics.countSet(result === 'replay_conflict' ? 'invalid_request' : result);
+    if (gap) this.#background(this.check(signal.origin, signal.missionId), 'gap status check');
+    if (result === 'replay_conflict') return 'conflict';
+    return result === 'duplicate' ? 'duplicate' : 'new';
   }
 
   #background(p: Promise<unknown>, what: string): void {
@@ -236,6 +263,7 @@ export class MissionConsumer {
         expect: expectation(pinned.pin),
         clock: this.#o.clock,
         onSet: (set) => this.#apply(pinned, set),
+        onSets: (sets) => this.#applyAll(pinned, sets),
         ...(this.#o.fetch !== undefined && { fetch: this.#o.fetch }),
       });
       this.#pollers.set(pinned.issuer, poller);

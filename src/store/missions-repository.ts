@@ -8,6 +8,7 @@ import { canonicalize } from '../core/jcs.js';
 import {
   pin,
   validateMatrix,
+  type EntryGateRead,
   type ItemFilter,
   type MissionsReader,
   type MissionsRepository,
@@ -23,6 +24,7 @@ import {
 } from '../missions/index.js';
 import type { SqlExecutor, SqlValue, Transaction } from './engine.js';
 import { appendEvidenceRun, listEvidence, type EvidenceInput } from './evidence-log.js';
+import { lockEntryGate } from './missions-entry-gate.js';
 import { json, num } from './occurrences-rows.js';
 import * as rows from './missions-rows.js';
 
@@ -157,6 +159,9 @@ export class MissionsReaderSql implements MissionsReader {
 
 export class MissionsRepositorySql extends MissionsReaderSql implements MissionsRepository {
   readonly #tx: Transaction;
+  /** In a batch (`batch()`): the events held until its flush, and the views locked or saved. */
+  #deferred: EvidenceInput[] | undefined;
+  #views: Map<string, MissionViewRecord> | undefined;
 
   constructor(tx: Transaction) {
     super(tx, tx.forUpdate);
@@ -168,11 +173,21 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
     if (changes !== 1) throw new BatonError('work_item_conflict', `the ${what} changed concurrently; retry`);
   }
 
-  lockView(origin: string, missionId: string): Promise<MissionViewRecord | undefined> {
-    return this.view(origin, missionId, true);
+  async lockView(origin: string, missionId: string): Promise<MissionViewRecord | undefined> {
+    const key = `${origin}#${missionId}`;
+    const held = this.#views?.get(key);
+    if (held !== undefined) return held;
+    const v = await this.view(origin, missionId, true);
+    if (v !== undefined) this.#views?.set(key, v);
+    return v;
   }
 
   async saveView(v: MissionViewRecord, previousVersion: number): Promise<void> {
+    await this.#saveView(v, previousVersion);
+    this.#views?.set(`${v.origin}#${v.missionId}`, v);
+  }
+
+  async #saveView(v: MissionViewRecord, previousVersion: number): Promise<void> {
     if (previousVersion === 0) {
       await this.#one(
         `INSERT INTO msn_views (${VIEW_COLS}) VALUES (${marks(rows.VIEW_COLUMNS.length)}) ON CONFLICT DO NOTHING`,
@@ -341,6 +356,10 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
     return items;
   }
 
+  lockEntryGate(occurrenceId: string): Promise<EntryGateRead | undefined> {
+    return lockEntryGate(this.#tx, occurrenceId, (id) => this.item(id, true));
+  }
+
   async linkOccurrence(g: OccurrenceGate): Promise<void> {
     await this.#tx.run(
       `INSERT INTO msn_occurrence_gates (occurrence_id, work_item_id, mission_origin, mission_id, action_class) VALUES (?, ?, ?, ?, ?)
@@ -357,13 +376,34 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
   }
 
   async appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<void> {
+    const inputs = events.map((e) => ({ subject: e.subject, type: e.type, body: e.body, at, actor }));
+    if (this.#deferred !== undefined) this.#deferred.push(...inputs);
+    else await this.#append(inputs);
+  }
+
+  batch(): () => Promise<void> {
+    this.#deferred ??= [];
+    this.#views ??= new Map();
+    return async () => {
+      const held = this.#deferred ?? [];
+      this.#deferred = undefined;
+      this.#views = undefined;
+      // One run per subject, subjects in order of first appearance: each chain keeps its order.
+      const by = new Map<string, EvidenceInput[]>();
+      for (const e of held) {
+        const run = by.get(e.subject);
+        if (run === undefined) by.set(e.subject, [e]);
+        else run.push(e);
+      }
+      for (const run of by.values()) await appendEvidenceRun(this.#tx, run);
+    };
+  }
+
+  async #append(events: readonly EvidenceInput[]): Promise<void> {
     for (let i = 0; i < events.length;) {
       const subject = events[i]?.subject;
       const run: EvidenceInput[] = [];
-      for (; i < events.length && events[i]?.subject === subject; i++) {
-        const e = events[i] as PlannedEvent;
-        run.push({ subject: e.subject, type: e.type, body: e.body, at, actor });
-      }
+      for (; i < events.length && events[i]?.subject === subject; i++) run.push(events[i] as EvidenceInput);
       await appendEvidenceRun(this.#tx, run);
     }
   }
