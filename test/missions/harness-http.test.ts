@@ -9,7 +9,7 @@ import { assertProblem, createBody, setupOverHttp, startApi, str, takeover } fro
 import { binding, MISSION, ORIGIN, verifiedSignal } from './fixtures.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { isBatonError } from '../../src/core/errors.js';
-import { HarnessClient, type EnqueueInput } from '../../src/client/harness.js';
+import { HarnessClient } from '../../src/client/harness.js';
 
 test('HAR-11 A3.6 C-A25 over HTTP: dispatch, revocation, committed 403 mission_not_active at enter, evidence readable', async (t) => {
   const api = await startApi(t);
@@ -152,7 +152,7 @@ test('HAR-29 the SDK HarnessClient over HTTP: session, taint (idempotent), getSe
   const egress = await client.enqueue({
     action_class: 'external_commitment',
     session_id: session.id,
-  } as EnqueueInput);
+  });
   const first = await client.taint(session.id, 'inbound_email');
   const again = await client.taint(session.id, 'inbound_email');
   assert.equal(first.tainted, true);
