@@ -62,6 +62,29 @@ export class HarnessClient {
     return this.#call({ method: 'POST', path: '/v1/harness/sessions', body, safeToRetry: false }, ['id']);
   }
 
+  /**
+   * HAR-29: untrusted content (`source`, e.g. `tool_result`) entered the session; its egress items
+   * are suppressed from now on. Safe to retry: the taint is sticky and a repeat changes no state.
+   */
+  taint(sessionId: string, source: string): Promise<SessionRecord> {
+    return this.#call(
+      {
+        method: 'POST',
+        path: `/v1/harness/sessions/${seg(sessionId)}/taint`,
+        body: { source },
+        safeToRetry: true,
+      },
+      ['id', 'tainted'],
+    );
+  }
+
+  getSession(sessionId: string): Promise<{ session: SessionRecord; evidence: JsonObject[] }> {
+    return this.#call({ method: 'GET', path: `/v1/harness/sessions/${seg(sessionId)}`, safeToRetry: true }, [
+      'session',
+      'evidence',
+    ]);
+  }
+
   /** Not safe to retry without `queue_item_id` (a repeat with one answers `work_item_conflict`). */
   enqueue(input: EnqueueInput): Promise<WorkItemRecord> {
     const body = { kind: 'queue_item', ...input } as JsonObject;

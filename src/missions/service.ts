@@ -518,14 +518,16 @@ export class MissionsService {
     const to = readRebind(input);
     const peek = await this.#o.uow.read((r) => r.getItem(itemId));
     if (peek === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+    const from = peek.binding;
+    if (from === null)
+      throw new BatonError('work_item_not_dispatchable', 'an unbound item has no Mission to succeed');
     await this.#refreshBinding(to, peek.actionClass);
     return this.#o.uow.run(async (repo) => {
       const now = this.#now();
-      const from = peek.binding;
-      const views = await this.#lockViews(repo, from === null ? [to] : [from, to]);
+      const views = await this.#lockViews(repo, [from, to]);
       const item = await repo.lockItem(itemId);
       if (item === undefined) throw new BatonError('work_item_not_found', 'no such work item');
-      if (item.binding === null || from === null || !sameBinding(item.binding, from))
+      if (item.binding === null || !sameBinding(item.binding, from))
         throw new BatonError('work_item_conflict', 'the item was rebound meanwhile');
       const matrix = await this.#matrix(repo, to.stop_policy);
       const successorView = views.get(`${to.mission_origin}#${to.mission_id}`);

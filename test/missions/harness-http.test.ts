@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { assertProblem, createBody, setupOverHttp, startApi, str, takeover } from '../server/helpers.js';
 import { binding, MISSION, ORIGIN, verifiedSignal } from './fixtures.js';
 import type { JsonObject } from '../../src/core/json.js';
+import { isBatonError } from '../../src/core/errors.js';
+import { HarnessClient } from '../../src/client/harness.js';
 
 test('HAR-11 A3.6 C-A25 over HTTP: dispatch, revocation, committed 403 mission_not_active at enter, evidence readable', async (t) => {
   const api = await startApi(t);
@@ -137,4 +139,29 @@ test('HAR-29 A7#24 A6 over HTTP: session read and taint, operator rebind to an a
   assert.equal(next.status, 201, next.text);
   const held = (next.body['held'] as JsonObject[]).map((h) => [h['id'], h['state']]);
   assert.deepEqual(held, [[payId, 'suppressed']]);
+});
+
+test('HAR-29 the SDK HarnessClient over HTTP: session, taint (idempotent), getSession; egress dispatch suppressed', async (t) => {
+  const api = await startApi(t);
+  await setupOverHttp(api);
+  const credential = await takeover(api, 'invoice-agent');
+  await api.harness.applyVerifiedSignal(verifiedSignal('active', 1, api.clock.wallMs()));
+  const client = new HarnessClient({ baseUrl: api.url, credential });
+  const session = await client.session(binding);
+  assert.equal(session.tainted, false);
+  const egress = await client.enqueue({
+    action_class: 'external_commitment',
+    session_id: session.id,
+  });
+  const first = await client.taint(session.id, 'inbound_email');
+  const again = await client.taint(session.id, 'inbound_email');
+  assert.equal(first.tainted, true);
+  assert.equal(again.version, first.version);
+  const read = await client.getSession(session.id);
+  assert.equal(read.session.tainted, true);
+  assert.equal(read.evidence.filter((e) => e['type'] === 'session_tainted').length, 2);
+  assert.equal((await client.get(egress.id)).item.state, 'suppressed');
+  await assert.rejects(client.dispatch(egress.id), (e: unknown) =>
+    isBatonError(e, 'work_item_not_dispatchable'),
+  );
 });

@@ -150,6 +150,13 @@ for (const e of engines) {
     assert.equal(await code(w2.harness.rebind(held.id, body, 'operator')), 'mission_not_active');
     assert.equal(await code(w2.harness.rebind(handle.id, body, 'operator')), 'mission_binding_invalid');
     assert.equal((await w2.harness.getItem(held.id)).binding?.mission_id, MISSION);
+    // A legacy unbound row has no Mission to succeed.
+    await w2.store.engine.transaction((tx) =>
+      tx.run('UPDATE msn_items SET binding = NULL, mission_origin = NULL, mission_id = NULL WHERE id = ?', [
+        held.id,
+      ]),
+    );
+    assert.equal(await code(w2.harness.rebind(held.id, body, 'operator')), 'work_item_not_dispatchable');
   });
 
   test(`[${e.name}] HAR-29 a tainted session: egress items suppressed (session_tainted), other classes continue, children inherit, the taint is sticky`, async (t) => {

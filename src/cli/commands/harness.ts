@@ -1,8 +1,9 @@
 /**
- * `baton harness list|show|stop|requeue` (operator views and actions over the stored harness,
+ * `baton harness list|show|stop|requeue|rebind` (operator views and actions over the stored harness,
  * docs/harness.md) and `baton stop-matrix check FILE` (A3.10: the validation `baton serve` runs).
  */
 import { BatonError } from '../../core/errors.js';
+import { parseStrictJson } from '../../core/json.js';
 import { parseMatrix } from '../../missions/index.js';
 import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { readInput, reportError, wantsHelp, type Command } from '../command.js';
@@ -14,6 +15,7 @@ const HARNESS_USAGE = `usage: baton harness list [--mission ORIGIN#ID] [--state 
        baton harness show ITEM [store]
        baton harness stop ITEM --decision suppress|pause|terminate|handoff [store]
        baton harness requeue ITEM [store]
+       baton harness rebind ITEM --binding FILE|- [store]
 
 list     Work items as JSON lines (id, kind, state, mission, action class, version).
 show     One item and its evidence chain (work:ITEM) as JSON.
@@ -21,6 +23,10 @@ stop     Operator stop (reason operator_stop, Harness Evidence signed with the d
          terminate also releases the item's reserved occurrence.
 requeue  Back to queued; the next dispatch checks the Mission again (superseded: exit 2,
          successor_binding_required).
+rebind   A superseded Mission's held item to its successor: FILE is the successor's
+         mission_binding (JSON: mission_id, mission_origin, stop_policy[, authority_hash,
+         enforcement_scope]); same issuer, its view active and fresh, else the code on stderr;
+         recorded as rebound (docs/harness.md "Rebind").
 The domain key must exist (it is never created here).
 ${STORE_USAGE}
 `;
@@ -60,6 +66,7 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
         mission: { type: 'string' },
         state: { type: 'string' },
         decision: { type: 'string' },
+        binding: { type: 'string' },
       },
     });
     const item = (): string => {
@@ -99,8 +106,15 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
     } else if (verb === 'requeue') {
       const id = item();
       await withBaton(values, async (b) => out(await b.harness.requeue(id, 'operator:cli')));
+    } else if (verb === 'rebind') {
+      const id = item();
+      if (values.binding === undefined) throw new BatonError('usage', 'rebind needs --binding FILE|-');
+      const binding = parseStrictJson(await readInput(values.binding, io));
+      await withBaton(values, async (b) =>
+        out(await b.harness.rebind(id, { mission_binding: binding }, 'operator:cli')),
+      );
     } else {
-      throw new BatonError('usage', 'expected list, show, stop or requeue');
+      throw new BatonError('usage', 'expected list, show, stop, requeue or rebind');
     }
     return EXIT.ok;
   } catch (error) {
@@ -110,7 +124,7 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
 
 export const harnessCommand: Command = {
   name: 'harness',
-  summary: 'List, show, stop or requeue harness work items.',
+  summary: 'List, show, stop, requeue or rebind harness work items.',
   usage: HARNESS_USAGE,
   run: runHarness,
 };

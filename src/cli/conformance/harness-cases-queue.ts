@@ -51,9 +51,13 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
   {
     id: 'HAR-CASE-002',
     title:
-      'A7#2 revoked after dispatch, before enter ⇒ 403 mission_not_active, still reserved, mission_checked committed, 0 effects',
+      'A7#2 revoked after dispatch, before enter ⇒ 403 mission_not_active, still reserved, mission_checked committed, 0 effects; terminate ⇒ released',
     requirements: ['HAR-24', 'HAR-26', 'C-A25', 'AOC-REQ-008'],
-    inputs: { push: ['approval v1', 'revoke v2'], between: ['dispatch', 'enter'] },
+    inputs: {
+      push: ['approval v1', 'revoke v2'],
+      between: ['dispatch', 'enter'],
+      matrices: ['baton-default@1', 'conformance-terminate@1'],
+    },
     async run(kit) {
       const m = await kit.mission();
       const { e, item } = await kit.running(m);
@@ -224,9 +228,10 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
   },
   {
     id: 'HAR-CASE-016',
-    title: 'A7#16 governed work without a Mission binding is refused at create',
+    title:
+      'A7#16 governed work without a Mission binding is refused at create; a legacy unbound row is refused at resume (missing_mission_binding)',
     requirements: ['HAR-01', 'HAR-07'],
-    inputs: { binding: null },
+    inputs: { binding: null, legacyRow: 'binding columns set to NULL in the scratch store' },
     async run(kit) {
       await kit.refused('a governed item without binding', kit.enqueue(null), 'mission_binding_missing');
       // A legacy row (written before bindings existed): made by editing the runner's own scratch

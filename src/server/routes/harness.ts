@@ -137,10 +137,13 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       tag: 'harness',
       roles: ['executor', 'operator'],
       schema: { body: sessionBody, response: { 201: anyObject } },
-      handler: async (input) => ({
-        status: 201,
-        body: await harnessOf(deps).createSession(bodyObject(input), actor(input)),
-      }),
+      handler: async (input) => {
+        const body = bodyObject(input);
+        const p = input.principal;
+        // As for items: an executor's sessions belong to its own lineage (so it can read and taint them).
+        const owned = p?.kind === 'executor' ? { ...body, lineage: p.lineage } : body;
+        return { status: 201, body: await harnessOf(deps).createSession(owned, actor(input)) };
+      },
     },
     {
       method: 'POST',
