@@ -26,6 +26,7 @@ import {
   reachablePostgres,
   type BenchDatabase,
 } from '../support.js';
+import { DEFAULT_SQLITE_WRITER } from '../../src/cli/commands/serve.js';
 import { dbosSystem, restateSystem } from './engines.js';
 import { selfCpuMs } from './procs.js';
 import { batonInProcess, batonOverHttp, plainSqlCeiling, type Provider, type System } from './systems.js';
@@ -97,6 +98,23 @@ function line(name: string, t: Tally): string {
     : '';
   const failed = t.failures > 0 ? `  (${t.failures} failed)` : '';
   return `  ${name.padEnd(26)} ${ops} ops/s   p50 ${p(50)} ms  p99 ${p(99)} ms   CPU/op: bench process ${self}${child} ms${failed}`;
+}
+
+// Issue 16's target for each Baton call at 16 HTTP workers on SQLite.
+const CALL_P99_TARGET_MS = 20;
+
+/** p50/p99 of each Baton call the jobs made, with the issue's verdict where it applies. */
+function callsLine(name: string, calls: ReadonlyMap<string, readonly number[]>, c: number): string {
+  const parts = [...calls].map(
+    ([call, xs]) =>
+      `${call} p50 ${percentile(xs, 50).toFixed(2)} ms p99 ${percentile(xs, 99).toFixed(2)} ms (${xs.length})`,
+  );
+  const worst = Math.max(...[...calls.values()].map((xs) => percentile(xs, 99)));
+  const judged = c === 16 && name.includes('SQLite');
+  const verdict = judged
+    ? `; target p99 ≤ ${CALL_P99_TARGET_MS} ms per call: ${worst <= CALL_P99_TARGET_MS ? 'met' : 'NOT met'}`
+    : '';
+  return `  ${name}: per Baton call: ${parts.join(', ')}${verdict}`;
 }
 
 const median = (xs: readonly number[]) => percentile(xs, 50);
@@ -181,6 +199,18 @@ async function main(): Promise<void> {
   await tryAdd('Baton HTTP SQLite', () =>
     batonOverHttp('Baton HTTP SQLite', p, profile, ['--db', join(dir, 'http.db')], secretId, WORKERS),
   );
+  // The other place for the write connection than serve's default (docs/store.md "The writer thread").
+  const other = DEFAULT_SQLITE_WRITER === 'thread' ? 'inline' : 'thread';
+  await tryAdd(`Baton HTTP SQLite writer ${other}`, () =>
+    batonOverHttp(
+      `Baton HTTP SQLite writer ${other}`,
+      p,
+      profile,
+      ['--db', join(dir, `http-${other}.db`), '--sqlite-writer', other],
+      secretId,
+      WORKERS,
+    ),
+  );
   await tryAdd('ceiling SQLite', () => plainSqlCeiling(p, { sqlite: join(dir, 'floor.db') }, WORKERS));
   if (pg === undefined) console.log('Baton on PostgreSQL, DBOS Transact: skipped — no PostgreSQL');
   else {
@@ -216,6 +246,7 @@ async function main(): Promise<void> {
     console.log(`\nconcurrency ${c}:`);
     for (const s of systems) await round(s, c, 300, fresh()); // warm-up
     const tallies = new Map(systems.map((s) => [s.name, fresh()]));
+    for (const s of systems) for (const times of s.calls?.values() ?? []) times.length = 0; // no warm-up
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 === 0 ? systems : [...systems].reverse();
       const parts: string[] = [];
@@ -224,10 +255,11 @@ async function main(): Promise<void> {
       console.log(`  round ${r + 1}/${ROUNDS}: ${parts.join(', ')}`);
     }
     for (const [name, t] of tallies) console.log(line(name, t));
+    for (const s of systems) if (s.calls !== undefined) console.log(callsLine(s.name, s.calls, c));
     for (const b of systems.filter((s) => s.name.startsWith('Baton'))) {
       const vs = ['DBOS Transact', 'Restate'].filter((x) => tallies.has(x));
       const rs = vs.map((x) => `${ratio(tallies.get(b.name), tallies.get(x)).toFixed(2)}× ${x}`);
-      const engine = b.name.endsWith('SQLite') ? 'SQLite' : 'PostgreSQL';
+      const engine = b.name.includes('SQLite') ? 'SQLite' : 'PostgreSQL';
       const ceiling = tallies.get(`ceiling: plain SQL ${engine}`);
       const cs =
         ceiling === undefined

@@ -34,7 +34,39 @@ export interface System {
   job(w: number, n: number): Promise<void>;
   /** CPU of the system's own child process (ms so far), when it has one. */
   childCpuMs?(): number;
+  /**
+   * Milliseconds of each Baton call the jobs made, by call (create-and-enter, acknowledge-and-
+   * settle), as the client saw them: what issue 16's "p99 per Baton call" target is about.
+   */
+  readonly calls?: CallTimes;
   close(): Promise<void>;
+}
+
+export type CallTimes = Map<string, number[]>;
+
+const TIMED_CALLS = ['createAndEnter', 'acknowledgeAndSettle'] as const;
+const CALL_NAMES: Readonly<Record<(typeof TIMED_CALLS)[number], string>> = {
+  createAndEnter: 'create-and-enter',
+  acknowledgeAndSettle: 'acknowledge-and-settle',
+};
+
+/** Time the executor's two Baton calls (perform calls them through the executor: perform.ts). */
+function timeCalls(x: Executor, calls: CallTimes): void {
+  for (const method of TIMED_CALLS) {
+    const original = x[method].bind(x) as (...args: unknown[]) => Promise<unknown>;
+    const times = calls.get(CALL_NAMES[method]) ?? [];
+    calls.set(CALL_NAMES[method], times);
+    Object.defineProperty(x, method, {
+      value: async (...args: unknown[]) => {
+        const t0 = performance.now();
+        try {
+          return await original(...args);
+        } finally {
+          times.push(performance.now() - t0);
+        }
+      },
+    });
+  }
 }
 
 export interface Provider {
@@ -186,6 +218,8 @@ export async function batonOverHttp(
     const client = new HttpBatonClient({ baseUrl: s.url, token: s.admin });
     const executors: Executor[] = [];
     for (let w = 0; w < workers; w++) executors.push(await client.takeover(`peer-${w}`));
+    const calls: CallTimes = new Map();
+    for (const x of executors) timeCalls(x, calls);
     const adapter = new HttpProviderAdapter(profile.document, {
       entryUrl: sandboxEntryUrl(p.sandbox.url),
       keys: staticKeys({ [hmacSecretId(p.hmac)]: p.hmac }),
@@ -197,7 +231,7 @@ export async function batonOverHttp(
         s.child.once('exit', () => done());
         s.child.kill('SIGTERM');
       });
-    return { name, job, childCpuMs: () => childCpuMs(s.child.pid), close: stop };
+    return { name, job, calls, childCpuMs: () => childCpuMs(s.child.pid), close: stop };
   } catch (error) {
     s.child.kill('SIGKILL');
     throw error;

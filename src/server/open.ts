@@ -12,11 +12,17 @@ import type { OccurrencesService } from '../occurrences/index.js';
 import type { StoreEngine } from '../store/engine.js';
 import { openOccurrencesOn, openOccurrencesOnSqlite, type DomainKeyPair } from '../store/occurrences.js';
 import { openPostgresEngine } from '../store/postgres.js';
+import type { SqliteWriterMode } from '../store/sqlite-writer.js';
 
 export const KEY_SUFFIX = '.domain-key.pem';
 
 export type StoreChoice =
-  | { readonly kind: 'sqlite'; readonly path: string }
+  | {
+      readonly kind: 'sqlite';
+      readonly path: string;
+      /** Where the write connection lives (docs/store.md, "The writer thread"; default inline). */
+      readonly writer?: SqliteWriterMode;
+    }
   | {
       readonly kind: 'postgres';
       readonly url: string;
@@ -34,6 +40,11 @@ export interface OpenedBaton {
   readonly domainKey: DomainKeyPair;
   /** What to print: never a password. */
   readonly description: string;
+  /**
+   * Settles when the store became unusable under the server (the SQLite writer thread stopped):
+   * every transaction is refused from then on, and `serve` stops with a non-zero exit.
+   */
+  readonly failed?: Promise<BatonError>;
   close(): Promise<void>;
 }
 
@@ -143,8 +154,15 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
       path: choice.path,
     });
   }
-  const opened = await openOccurrencesOnSqlite(choice.path, options);
+  let fail: (error: BatonError) => void = () => undefined;
+  const failed = new Promise<BatonError>((resolve) => (fail = resolve));
+  const writer = choice.writer ?? 'inline';
+  const opened = await openOccurrencesOnSqlite(choice.path, {
+    ...options,
+    sqlite: { writer, onWriterStop: (error) => fail(error) },
+  });
   return {
+    failed,
     engine: opened.engine,
     service: opened.service,
     harness: opened.harness,

@@ -13,13 +13,23 @@
  *   the budget the callers get `store_busy`.
  * - `read()` uses a second, read-only connection holding a deferred transaction: one consistent
  *   WAL snapshot that never blocks the writer.
+ * - `writer: 'thread'` puts the write connection on a worker thread (sqlite-writer.ts, issue 16 §3):
+ *   the transaction functions still run here, in the same order and batches, but BEGIN's lock wait
+ *   and COMMIT's fsync happen on the thread while this event loop serves others.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { BatonError, isBatonError } from '../core/errors.js';
 import type { CommitStats, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
-import { isBusyDriverError, mapDriverError, unstorableText } from './errors.js';
+import { mapDriverError, unstorableText } from './errors.js';
+import {
+  localRunner,
+  openConnection,
+  StatementCache,
+  type Db,
+  type StatementRunner,
+} from './sqlite-connection.js';
+import { openWriterConnection, type SqliteWriterMode, type WriterConnection } from './sqlite-writer.js';
 
 export interface SqliteEngineOptions {
   /** How long a transaction waits for another process's write lock before `store_busy` (default 5000). */
@@ -32,6 +42,13 @@ export interface SqliteEngineOptions {
   maxBatchTransactions?: number;
   /** Group commit: no transaction joins a batch that has been running this long (ms, default 8). */
   maxBatchMs?: number;
+  /**
+   * Where the write connection lives (docs/store.md, "The writer thread"): `inline` on this thread,
+   * `thread` on a worker thread, so COMMIT's fsync never blocks this event loop (default inline).
+   */
+  writer?: SqliteWriterMode;
+  /** `writer: 'thread'`: told once if the thread stops unexpectedly (the engine then refuses everything). */
+  onWriterStop?: (error: BatonError) => void;
 }
 
 /** What the engine has done since it was opened (group commit is observable through it). */
@@ -42,47 +59,10 @@ export interface SqliteStoreEngine extends StoreEngine {
   stats(): SqliteEngineStats;
 }
 
-type Db = Database.Database;
-type Statement = Database.Statement<unknown[], unknown>;
-
-// One synchronous busy wait never blocks the event loop longer than this.
-const BUSY_SLICE_MS = 20;
 // At most this many COMMITs in one turn of the event loop before the next batch waits for a turn.
 const MAX_COMMITS_PER_TURN = 4;
 // A batch started from I/O waits at most this many more turns while transactions keep arriving.
 const MAX_GATHER_TURNS = 4;
-
-/**
- * Prepared statements by SQL text. A hit costs one Map lookup (no reordering): when full, the
- * oldest-prepared statement is evicted, which for Baton's fixed set of statement texts is rare.
- */
-class StatementCache {
-  readonly #db: Db;
-  readonly #max: number;
-  readonly #map = new Map<string, Statement>();
-
-  constructor(db: Db, max: number) {
-    this.#db = db;
-    this.#max = Math.max(1, max);
-  }
-
-  get(sql: string): Statement {
-    const hit = this.#map.get(sql);
-    if (hit !== undefined) return hit;
-    const stmt = this.#db.prepare(sql);
-    if (this.#map.size >= this.#max) {
-      const oldest = this.#map.keys().next();
-      if (oldest.done !== true) this.#map.delete(oldest.value);
-    }
-    this.#map.set(sql, stmt);
-    return stmt;
-  }
-
-  /** Run a statement that returns no rows (BEGIN, SAVEPOINT, COMMIT…), errors mapped. */
-  exec(sql: string): void {
-    call(() => this.get(sql).run());
-  }
-}
 
 /** A promise chain: each task starts after the previous one settled, so two never interleave. */
 class SerialQueue {
@@ -106,14 +86,6 @@ function rejection<T>(error: unknown): Promise<T> {
   });
 }
 
-function call<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (error) {
-    throw mapDriverError(error);
-  }
-}
-
 /**
  * Statements on one connection, valid only while its transaction or read is open. The driver is
  * synchronous: each statement runs at once and its settled result is wrapped in a promise (the
@@ -122,26 +94,26 @@ function call<T>(fn: () => T): T {
 class SqliteExecutor implements Transaction {
   readonly forUpdate = '';
   #open = true;
-  readonly #cache: StatementCache;
+  readonly #runner: StatementRunner;
 
-  constructor(cache: StatementCache) {
-    this.#cache = cache;
+  constructor(runner: StatementRunner) {
+    this.#runner = runner;
   }
 
   end(): void {
     this.#open = false;
   }
 
-  #stmt(sql: string, params: readonly SqlValue[]): Statement {
+  #check(params: readonly SqlValue[]): StatementRunner {
     if (!this.#open) throw new BatonError('internal', 'statement issued after its transaction ended');
     const refused = unstorableText(params);
     if (refused !== undefined) throw refused;
-    return this.#cache.get(sql);
+    return this.#runner;
   }
 
   all<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
     try {
-      return Promise.resolve(this.#stmt(sql, params).all(...params) as R[]);
+      return Promise.resolve(this.#check(params).all(sql, params) as R[]);
     } catch (error) {
       return rejection(error);
     }
@@ -149,7 +121,7 @@ class SqliteExecutor implements Transaction {
 
   get<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R | undefined> {
     try {
-      return Promise.resolve(this.#stmt(sql, params).get(...params) as R | undefined);
+      return Promise.resolve(this.#check(params).get(sql, params) as R | undefined);
     } catch (error) {
       return rejection(error);
     }
@@ -157,16 +129,18 @@ class SqliteExecutor implements Transaction {
 
   run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
     try {
-      return Promise.resolve({ changes: this.#stmt(sql, params).run(...params).changes });
+      return Promise.resolve({ changes: this.#check(params).run(sql, params) });
     } catch (error) {
       return rejection(error);
     }
   }
 }
 
-interface Conn {
+/** The read-only connection (or, for an in-memory database, the writer's own). */
+interface ReadConn {
   db: Db;
   cache: StatementCache;
+  runner: StatementRunner;
   queue: SerialQueue;
 }
 
@@ -184,43 +158,11 @@ interface Member {
   readonly outcome: Outcome;
 }
 
-function openConnection(path: string, readonly: boolean, options: SqliteEngineOptions): Db {
-  try {
-    return new Database(path, {
-      readonly,
-      fileMustExist: readonly || options.fileMustExist === true,
-      timeout: readonly ? (options.busyTimeoutMs ?? 5000) : BUSY_SLICE_MS,
-    });
-  } catch (cause) {
-    if (isBusyDriverError(cause)) throw mapDriverError(cause);
-    // The path and the driver's reason (a missing folder, permissions), never anything secret.
-    const why = cause instanceof Error ? `: ${cause.message}` : '';
-    throw new BatonError('unavailable', `cannot open the SQLite database ${path}${why}`, { path }, { cause });
-  }
-}
-
-function configureWriter(db: Db): void {
-  call(() => {
-    const mode = db.pragma('journal_mode = WAL', { simple: true });
-    if (mode !== 'wal' && mode !== 'memory') {
-      throw new BatonError('unavailable', `SQLite refused WAL mode (journal_mode=${String(mode)})`);
-    }
-    // FULL: WAL is fsynced at every commit, so a commit survives power loss (docs/store.md).
-    db.pragma('synchronous = FULL');
-    // macOS: a plain fsync does not flush the drive's cache; F_FULLFSYNC does (no-op elsewhere).
-    db.pragma('fullfsync = ON');
-    db.pragma('foreign_keys = ON');
-    // Group commit runs each transaction in a savepoint, whose sub-journal (the pages it changed,
-    // to undo them) would otherwise spill to a temporary file: keep it in memory. Temporary data
-    // only; the WAL and the database file, hence durability, are untouched.
-    db.pragma('temp_store = MEMORY');
-  });
-}
-
 class SqliteEngine implements SqliteStoreEngine {
   readonly kind = 'sqlite' as const;
-  readonly #writer: Conn;
-  readonly #reader: Conn;
+  readonly #writer: WriterConnection;
+  readonly #writerQueue = new SerialQueue();
+  readonly #reader: ReadConn;
   readonly #busyTimeoutMs: number;
   readonly #maxBatch: number;
   readonly #maxBatchMs: number;
@@ -243,20 +185,22 @@ class SqliteEngine implements SqliteStoreEngine {
     this.#maxBatch = Math.max(1, Math.trunc(options.maxBatchTransactions ?? 64));
     this.#maxBatchMs = Math.max(0, options.maxBatchMs ?? 8);
     const size = options.statementCacheSize ?? 256;
-    const db = openConnection(path, false, options);
-    try {
-      configureWriter(db);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
-    this.#writer = { db, cache: new StatementCache(db, size), queue: new SerialQueue() };
+    this.#writer = openWriterConnection(path, {
+      mode: options.writer ?? 'inline',
+      busyTimeoutMs: this.#busyTimeoutMs,
+      fileMustExist: options.fileMustExist === true,
+      statementCacheSize: size,
+      ...(options.onWriterStop !== undefined && { onStop: options.onWriterStop }),
+    });
     // An in-memory database exists only on its own connection: reads share the writer's queue.
-    const memory = path === ':memory:' || path === '' || db.memory;
-    const rdb = memory ? db : openConnection(path, true, options);
-    this.#reader = memory
-      ? this.#writer
-      : { db: rdb, cache: new StatementCache(rdb, size), queue: new SerialQueue() };
+    const local = this.#writer.local;
+    if (local !== undefined && (path === ':memory:' || path === '' || local.db.memory)) {
+      this.#reader = { ...local, runner: localRunner(local.cache), queue: this.#writerQueue };
+      return;
+    }
+    const rdb = openReadConnection(path, options, this.#writer);
+    const cache = new StatementCache(rdb, size);
+    this.#reader = { db: rdb, cache, runner: localRunner(cache), queue: new SerialQueue() };
   }
 
   stats(): SqliteEngineStats {
@@ -279,29 +223,14 @@ class SqliteEngine implements SqliteStoreEngine {
     return undefined;
   }
 
-  async #beginImmediate(): Promise<void> {
-    const begin = this.#writer.cache.get('BEGIN IMMEDIATE');
-    const deadline = performance.now() + this.#busyTimeoutMs;
-    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
-      try {
-        begin.run();
-        return;
-      } catch (error) {
-        const left = deadline - performance.now();
-        if (!isBusyDriverError(error) || left <= 0) throw mapDriverError(error);
-        await sleep(Math.min(delay, left));
-      }
-    }
-  }
-
-  #rollback(conn: Conn): void {
-    // SQLite rolls back by itself after some errors (SQLITE_FULL, SQLITE_IOERR…).
-    if (conn.db.inTransaction) conn.cache.exec('ROLLBACK');
+  /** Roll back the writer's open transaction (SQLite rolls back by itself after some errors). */
+  #rollbackWriter(): void {
+    if (this.#writer.inTransaction()) this.#writer.runner.exec('ROLLBACK');
   }
 
   /** Run one `fn` on a fresh executor, marked so that a nested transaction or read is refused. */
-  async #runFn(conn: Conn, fn: (tx: SqliteExecutor) => Promise<unknown>): Promise<Outcome> {
-    const ex = new SqliteExecutor(conn.cache);
+  async #runFn(runner: StatementRunner, fn: (tx: SqliteExecutor) => Promise<unknown>): Promise<Outcome> {
+    const ex = new SqliteExecutor(runner);
     const marker = { active: true };
     try {
       return { value: await this.#inside.run(marker, () => fn(ex)) };
@@ -336,7 +265,7 @@ class SqliteEngine implements SqliteStoreEngine {
     // Callers that go straight on from one COMMIT to their next transaction would otherwise keep
     // the work in promise callbacks forever: timers, I/O and worker messages would never run.
     const sameTurn = this.#turn === this.#committedInTurn && this.#commitsInTurn < MAX_COMMITS_PER_TURN;
-    void this.#writer.queue.run(async () => {
+    void this.#writerQueue.run(async () => {
       if (!sameTurn) await this.#gather();
       try {
         await this.#batch(); // never throws
@@ -387,7 +316,7 @@ class SqliteEngine implements SqliteStoreEngine {
         current = this.#next(done.length, started);
         if (current === undefined) break;
         if (!open) {
-          await this.#beginImmediate();
+          await this.#writer.begin(this.#busyTimeoutMs);
           open = true;
           if (done.length === 0) started = performance.now(); // the bound counts work, not waiting
         }
@@ -399,7 +328,7 @@ class SqliteEngine implements SqliteStoreEngine {
           open = false; // rolled back and already told
         else done.push({ q: current, outcome: result });
       }
-      if (open) this.#commit(done);
+      if (open) await this.#commit(done);
     } catch (error) {
       // The physical transaction is gone (SQLite rolled it back after an I/O error or a full
       // disk) or could not start (another process held the lock past the budget): nothing of
@@ -415,7 +344,7 @@ class SqliteEngine implements SqliteStoreEngine {
   /** Roll back whatever is open; an error doing so is returned (the batch's callers get it). */
   #rollbackQuietly(): unknown {
     try {
-      this.#rollback(this.#writer);
+      this.#rollbackWriter();
       return undefined;
     } catch (error) {
       return error;
@@ -429,11 +358,11 @@ class SqliteEngine implements SqliteStoreEngine {
    * when the physical transaction did not survive it.
    */
   async #member(q: Queued, nested: boolean): Promise<Outcome | 'alone'> {
-    const { cache, db } = this.#writer;
-    if (nested) cache.exec('SAVEPOINT batch_member');
-    const outcome = await this.#runFn(this.#writer, q.fn);
+    const { runner } = this.#writer;
+    if (nested) runner.exec('SAVEPOINT batch_member');
+    const outcome = await this.#runFn(runner, q.fn);
     if ('error' in outcome) this.#stats.rolledBack += 1;
-    if (!db.inTransaction) {
+    if (!this.#writer.inTransaction()) {
       if ('error' in outcome) q.reject(outcome.error);
       else q.reject(new BatonError('internal', 'a transaction function ended its own transaction'));
       throw new BatonError(
@@ -444,26 +373,30 @@ class SqliteEngine implements SqliteStoreEngine {
       );
     }
     if ('value' in outcome) {
-      if (nested) cache.exec('RELEASE batch_member');
+      if (nested) runner.exec('RELEASE batch_member');
       return outcome;
     }
     if (nested) {
-      cache.exec('ROLLBACK TO batch_member');
-      cache.exec('RELEASE batch_member');
+      runner.exec('ROLLBACK TO batch_member');
+      runner.exec('RELEASE batch_member');
       return outcome;
     }
-    cache.exec('ROLLBACK');
+    runner.exec('ROLLBACK');
     q.reject(outcome.error);
     return 'alone';
   }
 
-  /** COMMIT once for the whole batch, then tell every member; a failed COMMIT fails them all. */
-  #commit(done: readonly Member[]): void {
+  /**
+   * COMMIT once for the whole batch, then tell every member; a failed COMMIT fails them all. With
+   * the writer thread the fsync happens there: this event loop serves requests meanwhile, and the
+   * transactions they queue wait for the next batch (the writer is still in this one).
+   */
+  async #commit(done: readonly Member[]): Promise<void> {
     try {
-      this.#writer.cache.exec('COMMIT');
+      await this.#writer.commit();
     } catch (error) {
-      this.#rollback(this.#writer);
-      for (const d of done) d.q.reject(error);
+      const rollback = this.#rollbackQuietly();
+      for (const d of done) d.q.reject(rollback ?? error);
       return;
     }
     this.#noteTurn();
@@ -495,9 +428,10 @@ class SqliteEngine implements SqliteStoreEngine {
     const conn = this.#reader;
     return conn.queue.run(async () => {
       conn.cache.exec('BEGIN DEFERRED');
-      const outcome = await this.#runFn(conn, fn);
+      const outcome = await this.#runFn(conn.runner, fn);
       try {
-        this.#rollback(conn); // a read has nothing to commit
+        // A read has nothing to commit.
+        if (conn.db.inTransaction) conn.cache.exec('ROLLBACK');
       } catch (error) {
         if ('value' in outcome) throw error;
       }
@@ -510,10 +444,20 @@ class SqliteEngine implements SqliteStoreEngine {
     if (this.#closed) return;
     this.#closed = true;
     // Transactions already queued still run; each batch may queue the next one.
-    while (this.#scheduled || this.#pending.length > 0) await this.#writer.queue.drain();
+    while (this.#scheduled || this.#pending.length > 0) await this.#writerQueue.drain();
     await this.#reader.queue.drain();
-    if (this.#reader !== this.#writer) this.#reader.db.close();
-    this.#writer.db.close();
+    if (this.#reader.db !== this.#writer.local?.db) this.#reader.db.close();
+    await this.#writer.close();
+  }
+}
+
+/** The read-only connection; when it cannot open, the writer (maybe a thread) is closed again. */
+function openReadConnection(path: string, options: SqliteEngineOptions, writer: WriterConnection): Db {
+  try {
+    return openConnection(path, true, options);
+  } catch (error) {
+    void writer.close();
+    throw error;
   }
 }
 

@@ -8,6 +8,7 @@ import { isUniqueViolation } from '../../src/store/errors.js';
 import type { StoreEngine, Transaction } from '../../src/store/engine.js';
 import {
   enginesUnderTest,
+  sqliteThreadUnderTest,
   type EngineOptions,
   type EngineUnderTest,
   type StoreUnderTest,
@@ -16,7 +17,8 @@ import { gate, tempDir } from './support.js';
 
 const SCHEMA = 'CREATE TABLE t (id BIGINT NOT NULL PRIMARY KEY, v TEXT NOT NULL)';
 
-const engines = await enginesUnderTest();
+// The contract holds with the SQLite writer on its own thread too (docs/store.md "The writer thread").
+const engines = [...(await enginesUnderTest()), sqliteThreadUnderTest];
 
 async function fresh(e: EngineUnderTest, t: TestContext, options?: EngineOptions): Promise<StoreUnderTest> {
   const store = await e.open(t, options);

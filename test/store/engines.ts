@@ -9,6 +9,7 @@ import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import type { EngineKind, SqlValue, StoreEngine } from '../../src/store/engine.js';
 import { openSqliteEngine } from '../../src/store/sqlite.js';
+import type { SqliteWriterMode } from '../../src/store/sqlite-writer.js';
 import { openPostgresEngine, type PostgresEngineOptions } from '../../src/store/postgres.js';
 import { toPostgresPlaceholders } from '../../src/store/postgres-sql.js';
 import { postgresForTests, withClient, type PostgresTestDatabase } from '../support/postgres.js';
@@ -44,38 +45,46 @@ function closing(t: TestContext, engine: StoreEngine): StoreEngine {
   return engine;
 }
 
-const sqlite: EngineUnderTest = {
-  kind: 'sqlite',
-  name: 'sqlite',
-  open(t, options = {}) {
-    const path = join(tempDir(t), 'baton.db');
-    const another = (o: EngineOptions = options): StoreEngine => closing(t, openSqliteEngine(path, o));
-    return Promise.resolve({
-      engine: another(options),
-      location: path,
-      another,
-      tamper(sql, params = []) {
-        const raw = new Database(path);
-        try {
-          return Promise.resolve(raw.prepare(sql).run(...params).changes);
-        } finally {
-          raw.close();
-        }
-      },
-      async tables() {
-        const raw = new Database(path, { readonly: true });
-        try {
-          const rows = raw
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            .all() as { name: string }[];
-          return Promise.resolve(rows.map((r) => r.name));
-        } finally {
-          raw.close();
-        }
-      },
-    });
-  },
-};
+function sqliteWith(name: string, writer: SqliteWriterMode): EngineUnderTest {
+  return {
+    kind: 'sqlite',
+    name,
+    open(t, options = {}) {
+      const path = join(tempDir(t), 'baton.db');
+      const another = (o: EngineOptions = options): StoreEngine =>
+        closing(t, openSqliteEngine(path, { ...o, writer }));
+      return Promise.resolve({
+        engine: another(options),
+        location: path,
+        another,
+        tamper(sql, params = []) {
+          const raw = new Database(path);
+          try {
+            return Promise.resolve(raw.prepare(sql).run(...params).changes);
+          } finally {
+            raw.close();
+          }
+        },
+        async tables() {
+          const raw = new Database(path, { readonly: true });
+          try {
+            const rows = raw
+              .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+              .all() as { name: string }[];
+            return Promise.resolve(rows.map((r) => r.name));
+          } finally {
+            raw.close();
+          }
+        },
+      });
+    },
+  };
+}
+
+const sqlite = sqliteWith('sqlite', 'inline');
+
+/** SQLite with its write connection on a worker thread (docs/store.md, "The writer thread"). */
+export const sqliteThreadUnderTest = sqliteWith('sqlite writer thread', 'thread');
 
 export function postgresUnderTest(
   db: PostgresTestDatabase,

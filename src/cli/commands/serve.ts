@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../core/clock.js';
 import { BatonError } from '../../core/errors.js';
 import { buildServer } from '../../server/app.js';
-import { openBaton, type OpenedBaton } from '../../server/open.js';
+import { openBaton, type OpenedBaton, type StoreChoice } from '../../server/open.js';
+import { SQLITE_WRITER_MODES, type SqliteWriterMode } from '../../store/sqlite-writer.js';
 import { createToken } from '../../server/tokens.js';
 import { staticKeys, type KeyResolver } from '../../providers/index.js';
 import { hasActiveAdmin } from '../../store/principals.js';
@@ -40,6 +41,9 @@ import { parse, reportStoreError } from './store-args.js';
 import { hmacSecretsMap, serveKeys } from './serve-credentials.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
+/** Where `serve`'s SQLite write connection lives unless told (decided by bench:peers, docs/scale.md). */
+export const DEFAULT_SQLITE_WRITER: SqliteWriterMode = 'inline';
+
 const SERVE_OPTIONS = {
   ...STORE_OPTIONS,
   port: { type: 'string', env: 'BATON_PORT' },
@@ -54,12 +58,14 @@ const SERVE_OPTIONS = {
   'reconcile-concurrency': { type: 'string', env: 'BATON_RECONCILE_CONCURRENCY' },
   json: { type: 'boolean' },
   'no-console': { type: 'boolean', env: 'BATON_NO_CONSOLE' },
+  'sqlite-writer': { type: 'string', env: 'BATON_SQLITE_WRITER', unlessGiven: ['postgres'] },
 } as const;
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
                    [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE]
                    [--credentials FILE] [--missions-poll-every DURATION] 
                    [--reconcile-every DURATION [--reconcile-concurrency N]] [--json] [--no-console]
+                   [--sqlite-writer thread|inline]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
 in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
@@ -87,6 +93,10 @@ status sources of every unresolved occurrence, each by one server at a time (sev
 PostgreSQL share claims), with exponential backoff and jitter per occurrence, never sooner than a
 provider's Retry-After; at most --reconcile-concurrency asks at once (default 4). Off by default.
 POST /v1/webhooks/{profileId} (the providers' signed webhooks) is always mounted. docs/providers.md.
+--sqlite-writer thread|inline (SQLite only; default ${DEFAULT_SQLITE_WRITER}): thread runs the write connection on a worker
+thread, so COMMIT's fsync never blocks request handling; inline keeps it on the event loop. Same
+durability (synchronous=FULL) and group commit either way. If the writer thread stops, every write
+is refused (unavailable) and serve stops with exit 1 (docs/store.md "The writer thread").
 ${STORE_USAGE}
 ${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
                            that provider profiles pin by id, for reconcile (Ed25519 pins need none)
@@ -191,6 +201,24 @@ async function applyAtStart(file: string, opened: OpenedBaton, io: CliIo): Promi
   io.stdout(describePrintOnce(outcome));
 }
 
+/** `--sqlite-writer` (BATON_SQLITE_WRITER): for SQLite only; where its write connection lives. */
+function withSqliteWriter(choice: StoreChoice, text: string | undefined): StoreChoice {
+  if (text === undefined)
+    return choice.kind === 'sqlite' ? { ...choice, writer: DEFAULT_SQLITE_WRITER } : choice;
+  if (!(SQLITE_WRITER_MODES as readonly string[]).includes(text)) {
+    throw new BatonError('usage', '--sqlite-writer (BATON_SQLITE_WRITER) must be thread or inline');
+  }
+  if (choice.kind !== 'sqlite') throw new BatonError('usage', '--sqlite-writer is for SQLite (--db)');
+  return { ...choice, writer: text as SqliteWriterMode };
+}
+
+/** Resolves when the store failed under the server (its SQLite writer thread stopped), said on stderr. */
+async function storeFailure(opened: OpenedBaton, io: CliIo): Promise<'store failed'> {
+  const error = await (opened.failed ?? new Promise<never>(() => undefined));
+  io.stderr(`baton: ${error.code}: ${error.message}; refusing every write and stopping\n`);
+  return 'store failed';
+}
+
 /** Open, listen, then (only once listening) mint the first admin token and print the address. */
 async function start(argv: string[], io: CliIo): Promise<Started> {
   const { values } = parse({ args: argv, strict: true, allowPositionals: false, options: SERVE_OPTIONS });
@@ -208,7 +236,8 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   const keys = await serveKeys(values.credentials, io);
   // HAR-25 / A3.10: an invalid matrix refuses to start (exit 2), before the store is touched.
   const stopMatrix = await readStopMatrix(values['stop-matrix'], io);
-  const opened = await openBaton(storeChoice(values), stopMatrix === undefined ? {} : { stopMatrix });
+  const choice = withSqliteWriter(storeChoice(values), values['sqlite-writer']);
+  const opened = await openBaton(choice, stopMatrix === undefined ? {} : { stopMatrix });
   let app: ReturnType<typeof buildServer> | undefined;
   let poll: PollLoop | undefined;
   let reconciler: BackgroundReconciler | undefined;
@@ -307,7 +336,7 @@ async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals
     return reportStoreError(error, io);
   }
   const { app, opened, timeoutMs, poll, reconciler } = started;
-  const first = await signals.first;
+  const first = await Promise.race([signals.first, storeFailure(opened, io)]);
   await poll?.stop();
   io.stderr(`baton: ${first}: draining (at most ${timeoutMs / 1000} s; a second signal cuts it short)\n`);
   let second: StopCause | undefined;
@@ -325,6 +354,10 @@ async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals
   }
   if (!result.drained) {
     io.stderr(`baton: stopped: requests still in flight after ${timeoutMs / 1000} s were cut\n`);
+    return EXIT.negative;
+  }
+  if (first === 'store failed') {
+    io.stderr('baton: stopped: the store failed under the server\n');
     return EXIT.negative;
   }
   io.stderr('baton: stopped\n');
