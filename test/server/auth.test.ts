@@ -119,6 +119,29 @@ const ROUTES: readonly RouteCase[] = [
     scope: 'lineage',
     path: (t) => `/v1/lineages/${t.lineage}/open`,
   },
+  // The console's overview and lineages list (docs/console.md).
+  { method: 'GET', template: '/v1/lineages', roles: OP, scope: 'none', path: fixed('/v1/lineages') },
+  {
+    method: 'GET',
+    template: '/v1/health/reconciler',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/health/reconciler'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/health/webhooks',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/health/webhooks'),
+  },
+  {
+    method: 'GET',
+    template: '/v1/refusals/histogram',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/refusals/histogram'),
+  },
   {
     method: 'POST',
     template: '/v1/occurrences',
@@ -331,6 +354,30 @@ const ROUTES: readonly RouteCase[] = [
     roles: ALL,
     scope: 'none',
     path: fixed('/v1/missions/https%3A%2F%2Fas.example.com/msn_x'),
+  },
+  // Sessions (HAR-29 taint) and the operator's rebind (A7#24): ownership is checked in the handler.
+  {
+    method: 'GET',
+    template: '/v1/harness/sessions/{id}',
+    roles: ALL,
+    scope: 'none',
+    path: fixed('/v1/harness/sessions/ses_x'),
+  },
+  {
+    method: 'POST',
+    template: '/v1/harness/sessions/{id}/taint',
+    roles: ALL,
+    scope: 'none',
+    path: fixed('/v1/harness/sessions/ses_x/taint'),
+    body: () => ({ source: 'web_page' }),
+  },
+  {
+    method: 'POST',
+    template: '/v1/harness/items/{id}/rebind',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/harness/items/wrk_x/rebind'),
+    body: () => ({ mission_binding: HARNESS_BINDING }),
   },
   {
     method: 'DELETE',
