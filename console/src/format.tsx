@@ -43,3 +43,34 @@ export function ErrorNote({ error }: { error: unknown }) {
     </p>
   );
 }
+
+/**
+ * Previous / next over an API's opaque cursors: `cursors` is the stack of pages already passed
+ * (the first page has none), `next` the cursor the current page's answer named (null: last page).
+ */
+export function Pager(p: {
+  label: string;
+  cursors: readonly string[];
+  next: string | null | undefined;
+  setCursors: (c: string[]) => void;
+}) {
+  const next = p.next ?? null;
+  return (
+    <nav class="pager" aria-label={p.label}>
+      <button
+        type="button"
+        disabled={p.cursors.length === 0}
+        onClick={() => p.setCursors(p.cursors.slice(0, -1))}
+      >
+        Previous page
+      </button>
+      <button
+        type="button"
+        disabled={next === null}
+        onClick={() => next !== null && p.setCursors([...p.cursors, next])}
+      >
+        Next page
+      </button>
+    </nav>
+  );
+}

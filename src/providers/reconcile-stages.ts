@@ -14,7 +14,7 @@ import type {
   ProviderProfile,
   StatusSource,
 } from '../occurrences/index.js';
-import type { ReconcileProgress, ReconcilerOptions } from './reconciler.js';
+import { readingProgress, type ReconcileProgress, type ReconcilerOptions } from './reconciler.js';
 import { ACTIVE_KINDS, recordReading, type SourceReading } from './status-sources/index.js';
 
 export interface StagedVisit {
@@ -127,18 +127,7 @@ async function record(o: Visitor, asked: readonly Asked[], onProgress: StageOpti
     at.visit.asks += 1;
     at.visit.retryAfter = reading.retryAfter ?? at.visit.retryAfter;
     at.visit.resolved = !result.occurrence.unresolved;
-    onProgress({
-      pass: 1,
-      occurrenceId: at.visit.occurrenceId,
-      source: source.id,
-      kind: source.kind,
-      detail: reading.detail,
-      effective: result.effective,
-      interpretation: result.interpretation,
-      missingKnowledge: result.missingKnowledge,
-      unresolved: result.occurrence.unresolved,
-      ...(reading.retryAfter !== undefined && { retryAfter: reading.retryAfter }),
-    });
+    onProgress(readingProgress(source, reading, result));
     const more = !result.effective && result.occurrence.unresolved && at.next + 1 < at.sources.length;
     if (more) open.push({ ...at, next: at.next + 1, view: result.occurrence });
   });

@@ -8,11 +8,17 @@
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import type {
   MissingKnowledgeReason,
+  ObserveResult,
   OccurrencesService,
   OccurrenceView,
   StatusSourceKind,
 } from '../occurrences/index.js';
-import { ACTIVE_KINDS, recordReading, type StatusSources } from './status-sources/index.js';
+import {
+  ACTIVE_KINDS,
+  recordReading,
+  type SourceReading,
+  type StatusSources,
+} from './status-sources/index.js';
 
 /** What the reconciler may use of the service: reads and observations, nothing that enters. */
 export type ReconcilerService = Pick<OccurrencesService, 'observe' | 'getProfile'>;
@@ -30,6 +36,26 @@ export interface ReconcileProgress {
   /** The source's kind, and the provider's `Retry-After` on its answer when it sent one. */
   readonly kind?: StatusSourceKind;
   readonly retryAfter?: string;
+}
+
+/** What one recorded reading tells a progress listener (one visit, one source). */
+export function readingProgress(
+  source: { readonly id: string; readonly kind: StatusSourceKind },
+  reading: SourceReading,
+  result: ObserveResult,
+): ReconcileProgress {
+  return {
+    pass: 1,
+    occurrenceId: result.occurrence.id,
+    source: source.id,
+    kind: source.kind,
+    detail: reading.detail,
+    effective: result.effective,
+    interpretation: result.interpretation,
+    missingKnowledge: result.missingKnowledge,
+    unresolved: result.occurrence.unresolved,
+    ...(reading.retryAfter !== undefined && { retryAfter: reading.retryAfter }),
+  };
 }
 
 export interface ReconcileReport {
@@ -147,18 +173,7 @@ export async function visitOccurrence(
     const reading = await o.sources.query(profile, current, source.id);
     const result = await recordReading(o.service, reading, o.requestedBy);
     current = result.occurrence;
-    onProgress({
-      pass: 1,
-      occurrenceId: current.id,
-      source: source.id,
-      kind: source.kind,
-      detail: reading.detail,
-      effective: result.effective,
-      interpretation: result.interpretation,
-      missingKnowledge: result.missingKnowledge,
-      unresolved: current.unresolved,
-      ...(reading.retryAfter !== undefined && { retryAfter: reading.retryAfter }),
-    });
+    onProgress(readingProgress(source, reading, result));
     if (result.effective || !current.unresolved) return current;
   }
   return current;

@@ -4,7 +4,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
-import { ErrorNote, Time } from '../format.js';
+import { ErrorNote, Pager, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 
@@ -124,22 +124,7 @@ function LineageList() {
           </tbody>
         </table>
       </div>
-      <nav class="pager" aria-label="Pages of lineages">
-        <button
-          type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <button
-          type="button"
-          disabled={next === null}
-          onClick={() => next !== null && setCursors([...cursors, next])}
-        >
-          Next page
-        </button>
-      </nav>
+      <Pager label="Pages of lineages" cursors={cursors} next={next} setCursors={setCursors} />
     </>
   );
 }

@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
 import type { paths } from '../generated/api.js';
 import { useEvidenceEvents } from '../events.js';
-import { ErrorNote, Time } from '../format.js';
+import { ErrorNote, Pager, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 
@@ -147,22 +147,12 @@ export function OccurrenceList({ query }: { query: URLSearchParams }) {
           </tbody>
         </table>
       </div>
-      <nav class="pager" aria-label="Pages of occurrences">
-        <button
-          type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <button
-          type="button"
-          disabled={page.value?.nextCursor == null}
-          onClick={() => page.value?.nextCursor != null && setCursors([...cursors, page.value.nextCursor])}
-        >
-          Next page
-        </button>
-      </nav>
+      <Pager
+        label="Pages of occurrences"
+        cursors={cursors}
+        next={page.value?.nextCursor}
+        setCursors={setCursors}
+      />
     </section>
   );
 }
