@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ManualClock } from '../../core/clock.js';
+import { BatonError } from '../../core/errors.js';
 import type { EntryTicket, RegisteredProfile } from '../../occurrences/index.js';
 import {
   createSandboxProvider,
@@ -96,6 +97,18 @@ class Closers {
 export type ConformanceStore =
   | { readonly kind: 'sqlite' }
   | { readonly kind: 'postgres'; readonly url: string; readonly scratch?: string };
+
+/** The store a run's options name (`--engine`, `--postgres`); `scratch` names the harness suite's database. */
+export function conformanceStore(
+  options: { readonly engine?: 'sqlite' | 'postgres'; readonly postgresUrl?: string },
+  scratch?: string,
+): ConformanceStore {
+  if ((options.engine ?? 'sqlite') === 'sqlite') return { kind: 'sqlite' };
+  if (options.postgresUrl === undefined) {
+    throw new BatonError('usage', 'the PostgreSQL engine needs a server URL (--postgres URL)');
+  }
+  return { kind: 'postgres', url: options.postgresUrl, ...(scratch !== undefined && { scratch }) };
+}
 
 export interface EnvOptions {
   /** The harness's Status fetch (the harness suite's issuer); default none. */

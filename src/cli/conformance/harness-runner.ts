@@ -10,12 +10,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { digestJcs } from '../../core/digest.js';
-import { BatonError } from '../../core/errors.js';
 import { formatRfc3339 } from '../../core/time.js';
 import { DEFAULT_MATRIX } from '../../missions/index.js';
 import type { CaseDefinition } from './case.js';
 import { CONFORMANCE_DOMAIN } from './domain.js';
-import type { ConformanceStore } from './env.js';
+import { conformanceStore } from './env.js';
 import { CACHE_CASES } from './harness-cases-cache.js';
 import { QUEUE_CASES } from './harness-cases-queue.js';
 import { SIGNAL_CASES } from './harness-cases-signals.js';
@@ -91,8 +90,7 @@ function buildReport(
   engine: r.ConformanceEngine,
   bypass: r.ConformanceReport['bypassPaths'],
 ): r.ConformanceReport {
-  const count = (x: r.CaseResult) => cases.filter((c) => c.result === x).length;
-  const evaluated = [...new Set(cases.flatMap((c) => c.requirements))].sort();
+  const evaluated = r.evaluatedRequirements(cases);
   return {
     format: 'baton.harness-conformance-report/1',
     suite: 'harness',
@@ -108,13 +106,7 @@ function buildReport(
       matrix: DEFAULT_MATRIX.digest,
     }),
     domain: { id: CONFORMANCE_DOMAIN.id, limits: CONFORMANCE_DOMAIN.limits },
-    summary: {
-      total: cases.length,
-      pass: count('pass'),
-      fail: count('fail'),
-      unsupported: count('unsupported'),
-      notRun: count('not_run'),
-    },
+    summary: r.summarize(cases),
     cases,
     requirementsEvaluated: evaluated,
     requirementsWithoutCase: HAR_REQUIREMENTS.filter((id) => !evaluated.includes(id)).map((id) => ({
@@ -131,20 +123,12 @@ function buildReport(
   };
 }
 
-function storeOf(options: ConformanceOptions): ConformanceStore {
-  if ((options.engine ?? 'sqlite') === 'sqlite') return { kind: 'sqlite' };
-  if (options.postgresUrl === undefined) {
-    throw new BatonError('usage', 'the PostgreSQL engine needs a server URL (--postgres URL)');
-  }
-  return { kind: 'postgres', url: options.postgresUrl, scratch: 'harness_conformance' };
-}
-
 export async function runHarnessConformance(options: ConformanceOptions): Promise<ConformanceRun> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-harness-conformance-'));
   const cases: r.CaseReport[] = [];
   let env: HarnessEnv | undefined;
   try {
-    env = await openHarnessEnv(dir, storeOf(options));
+    env = await openHarnessEnv(dir, conformanceStore(options, 'harness_conformance'));
     await env.svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 10_000_000 });
     for (const c of HARNESS_CASES.filter((x) => options.only === undefined || options.only.includes(x.id))) {
       const report = await runCase(env, c);

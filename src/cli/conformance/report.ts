@@ -155,6 +155,23 @@ function labelsLine(l: ReportLabels): string {
   return `- labels (OBS-06): provider results **${l.provider}** (synthetic sandbox)${issuer}; independent reproduction **${l.independent_reproduction}**; runner **${l.runner}**`;
 }
 
+/** How many cases ended in each result: the summary both suites' reports carry. */
+export function summarize(cases: readonly CaseReport[]): ConformanceReport['summary'] {
+  const count = (x: CaseResult) => cases.filter((c) => c.result === x).length;
+  return {
+    total: cases.length,
+    pass: count('pass'),
+    fail: count('fail'),
+    unsupported: count('unsupported'),
+    notRun: count('not_run'),
+  };
+}
+
+/** The requirements the cases evaluated, once each, sorted. */
+export function evaluatedRequirements(cases: readonly CaseReport[]): string[] {
+  return [...new Set(cases.flatMap((c) => c.requirements))].sort();
+}
+
 export function renderMarkdown(r: ConformanceReport): string {
   const title =
     r.suite === 'harness' ? 'Harness (Mission-aware) conformance report' : 'AOC conformance report';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { digestJcs } from '../../core/digest.js';
-import { BatonError, isBatonError } from '../../core/errors.js';
+import { isBatonError } from '../../core/errors.js';
 import { formatRfc3339 } from '../../core/time.js';
 import type { RegisteredProfile } from '../../occurrences/index.js';
 import { profileDigest } from '../../occurrences/index.js';
@@ -20,7 +20,7 @@ import { FENCING_CASES } from './cases-fencing.js';
 import { REMEDY_CASES } from './cases-remedy.js';
 import { ENTRY_CASES } from './cases-entry.js';
 import { CONFORMANCE_DOMAIN } from './domain.js';
-import { openEnv, type ConformanceStore, type Env } from './env.js';
+import { conformanceStore, openEnv, type Env } from './env.js';
 import { Kit } from './kit.js';
 import * as r from './report.js';
 
@@ -111,8 +111,7 @@ function buildReport(
   engine: r.ConformanceEngine,
   bypass: r.ConformanceReport['bypassPaths'],
 ): r.ConformanceReport {
-  const count = (x: r.CaseResult) => cases.filter((c) => c.result === x).length;
-  const evaluated = [...new Set(cases.flatMap((c) => c.requirements))].sort();
+  const evaluated = r.evaluatedRequirements(cases);
   const templates = (['sandbox-payments', 'sandbox-payments-ed25519'] as const).map((f) => loadProfile(f));
   return {
     format: 'baton.aoc-conformance-report/1',
@@ -132,13 +131,7 @@ function buildReport(
       templates,
     }),
     domain: { id: CONFORMANCE_DOMAIN.id, limits: CONFORMANCE_DOMAIN.limits },
-    summary: {
-      total: cases.length,
-      pass: count('pass'),
-      fail: count('fail'),
-      unsupported: count('unsupported'),
-      notRun: count('not_run'),
-    },
+    summary: r.summarize(cases),
     cases,
     requirementsEvaluated: evaluated,
     requirementsWithoutCase: r.ALL_REQUIREMENTS.filter((id) => !evaluated.includes(id)).map((id) => ({
@@ -156,20 +149,12 @@ function buildReport(
   };
 }
 
-function store(options: ConformanceOptions): ConformanceStore {
-  if ((options.engine ?? 'sqlite') === 'sqlite') return { kind: 'sqlite' };
-  if (options.postgresUrl === undefined) {
-    throw new BatonError('usage', 'the PostgreSQL engine needs a server URL (--postgres URL)');
-  }
-  return { kind: 'postgres', url: options.postgresUrl };
-}
-
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceRun> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-conformance-'));
   const cases: r.CaseReport[] = [];
   let env: Env | undefined;
   try {
-    env = await openEnv(dir, store(options));
+    env = await openEnv(dir, conformanceStore(options));
     for (const c of CASES.filter((x) => options.only === undefined || options.only.includes(x.id))) {
       const report = await runCase(env, c);
       cases.push(report);
