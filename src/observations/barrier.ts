@@ -9,7 +9,7 @@
  * (same facts ⇒ same record ⇒, signed with Ed25519, same bytes).
  */
 import { formatRfc3339 } from '../core/index.js';
-import { HANDOFF_VALIDITY_MS, WITNESS_LIMITATION, producerOf } from './handoff.js';
+import { HANDOFF_VALIDITY_MS, WITNESS_LIMITATION, citeEvidenceEvent, producerOf } from './handoff.js';
 import {
   OBSERVATION_PROFILE,
   OBSERVATION_VERSION,
@@ -99,17 +99,7 @@ const locatorOf = (domain: string, e: CitedEvent): string =>
   `urn:baton:evidence:${domain}:${encodeURIComponent(e.subject)}#${e.idx}`;
 
 function cite(domain: string, e: CitedEvent): EvidenceItem {
-  return {
-    locator: locatorOf(domain, e),
-    method: 'direct_capture',
-    verification: 'OBSERVED_WITH_STATED_EVIDENCE',
-    byte_digest: {
-      algorithm: 'sha-256',
-      representation: 'jcs',
-      artifact: 'baton evidence event hash input',
-      value: e.hash,
-    },
-  };
+  return citeEvidenceEvent(locatorOf(domain, e), e.hash);
 }
 
 /** OBS-13: without a verified entry event and verified chains the invariant is UNKNOWN, never MATCH. */

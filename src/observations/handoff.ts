@@ -5,7 +5,28 @@
  * UNKNOWN: Baton never sees an executor's memory or context.
  */
 import { formatRfc3339 } from '../core/index.js';
-import { OBSERVATION_PROFILE, OBSERVATION_VERSION, type Invariant, type ObservationRecord } from './model.js';
+import {
+  OBSERVATION_PROFILE,
+  OBSERVATION_VERSION,
+  type EvidenceItem,
+  type Invariant,
+  type ObservationRecord,
+} from './model.js';
+
+/** One of Baton's own evidence events cited by its locator and the SHA-256 of its JCS hash input. */
+export function citeEvidenceEvent(locator: string, hash: string): EvidenceItem {
+  return {
+    locator,
+    method: 'direct_capture',
+    verification: 'OBSERVED_WITH_STATED_EVIDENCE',
+    byte_digest: {
+      algorithm: 'sha-256',
+      representation: 'jcs',
+      artifact: 'baton evidence event hash input',
+      value: hash,
+    },
+  };
+}
 
 /** What the projector's derived values were computed by (OBS-08: derived labels name their revision). */
 export const HANDOFF_ANALYSIS_REVISION = 'urn:baton:projector:handoff:1';
@@ -111,19 +132,7 @@ export function projectHandoff(f: HandoffFacts): ObservationRecord {
     observed_at: observedAt,
     order: { domain: `baton:${domain}:evidence`, sequence: String(t.seq), uncertainty_ms: 0 },
     invariants: invariants(f),
-    evidence: [
-      {
-        locator: `urn:baton:evidence:${domain}:lineage:${lineage}#${t.idx}`,
-        method: 'direct_capture',
-        verification: 'OBSERVED_WITH_STATED_EVIDENCE',
-        byte_digest: {
-          algorithm: 'sha-256',
-          representation: 'jcs',
-          artifact: 'baton evidence event hash input',
-          value: t.hash,
-        },
-      },
-    ],
+    evidence: [citeEvidenceEvent(`urn:baton:evidence:${domain}:lineage:${lineage}#${t.idx}`, t.hash)],
     outcome: { proposal: 'NOT_APPLICABLE', admission: 'ADMITTED', effect: 'NOT_APPLICABLE' },
     limitations: [WITNESS_LIMITATION, 'executor-local code and memory are outside Baton’s view'],
     analysis_revision: HANDOFF_ANALYSIS_REVISION,
