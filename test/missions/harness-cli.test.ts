@@ -50,3 +50,59 @@ test('A7#24 baton harness rebind: refused while the successor is unknown, then r
   const types = (JSON.parse(shown.out) as { evidence: { type: string }[] }).evidence.map((e) => e.type);
   assert.ok(types.includes('rebound'));
 });
+
+test('HAR-29 baton harness taint SESSION --source: sticky, suppresses the egress item, shown by baton harness session', async (t) => {
+  const dir = tempDir(t);
+  const db = join(dir, 'baton.db');
+  const opened = await openBaton({ kind: 'sqlite', path: db });
+  await opened.harness.applyVerifiedSignal(verifiedSignal('active', 1, Date.now()));
+  const s = await opened.harness.createSession(
+    { mission_binding: binding, lineage: 'invoice-agent', session_id: 'sess_cli_taint' },
+    'test',
+  );
+  const pay = await opened.harness.createItem(
+    {
+      kind: 'queue_item',
+      action_class: 'external_commitment',
+      mission_binding: binding,
+      session_id: s.id,
+    },
+    'test',
+  );
+  await opened.close();
+
+  const noSource = await run(['harness', 'taint', s.id, '--db', db]);
+  assert.equal(noSource.code, 2);
+  assert.match(noSource.err, /taint needs --source/);
+  const badSource = await run(['harness', 'taint', s.id, '--source', 'a b', '--db', db]);
+  assert.notEqual(badSource.code, 0);
+  assert.match(badSource.err, /input_invalid/);
+  const unknown = await run(['harness', 'taint', 'sess_nobody', '--source', 'tool_result', '--db', db]);
+  assert.notEqual(unknown.code, 0);
+  assert.match(unknown.err, /work_item_not_found/);
+  // Nothing above changed the session.
+  const before = JSON.parse((await run(['harness', 'session', s.id, '--db', db])).out) as {
+    session: { tainted: boolean; version: number };
+  };
+  assert.deepEqual([before.session.tainted, before.session.version], [false, 1]);
+
+  const ok = await run(['harness', 'taint', s.id, '--source', 'tool_result', '--db', db]);
+  assert.equal(ok.code, 0, ok.err);
+  const tainted = JSON.parse(ok.out) as { tainted: boolean; version: number };
+  assert.deepEqual([tainted.tainted, tainted.version], [true, 2]);
+  const shown = JSON.parse((await run(['harness', 'show', pay.id, '--db', db])).out) as {
+    item: { state: string };
+  };
+  assert.equal(shown.item.state, 'suppressed');
+  const again = await run(['harness', 'taint', s.id, '--source', 'inbound_email', '--db', db]);
+  assert.equal((JSON.parse(again.out) as { version: number }).version, 2);
+  const session = JSON.parse((await run(['harness', 'session', s.id, '--db', db])).out) as {
+    session: { tainted: boolean };
+    evidence: { type: string; body: { source: string } }[];
+  };
+  assert.equal(session.session.tainted, true);
+  assert.deepEqual(
+    session.evidence.filter((e) => e.type === 'session_tainted').map((e) => e.body.source),
+    ['tool_result', 'inbound_email'],
+  );
+});

@@ -1,5 +1,5 @@
 /**
- * `baton harness list|show|stop|requeue|rebind` (operator views and actions over the stored harness,
+ * `baton harness list|show|stop|requeue|rebind|taint|session` (operator views and actions over the stored harness,
  * docs/harness.md) and `baton stop-matrix check FILE` (A3.10: the validation `baton serve` runs).
  */
 import { BatonError } from '../../core/errors.js';
@@ -16,6 +16,8 @@ const HARNESS_USAGE = `usage: baton harness list [--mission ORIGIN#ID] [--state 
        baton harness stop ITEM --decision suppress|pause|terminate|handoff [store]
        baton harness requeue ITEM [store]
        baton harness rebind ITEM --binding FILE|- [store]
+       baton harness taint SESSION --source NAME [store]
+       baton harness session SESSION [store]
 
 list     Work items as JSON lines (id, kind, state, mission, action class, version).
 show     One item and its evidence chain (work:ITEM) as JSON.
@@ -26,7 +28,11 @@ requeue  Back to queued; the next dispatch checks the Mission again (superseded:
 rebind   A superseded Mission's held item to its successor: FILE is the successor's
          mission_binding (JSON: mission_id, mission_origin, stop_policy[, authority_hash,
          enforcement_scope]); same issuer, its view active and fresh, else the code on stderr;
-         recorded as rebound (docs/harness.md "Rebind").
+         recorded as rebound (docs/harness.md "Rebind to a successor Mission").
+taint    HAR-29: untrusted content (NAME says which source, e.g. tool_result) entered the
+         session: sticky; its egress items are suppressed now (session_tainted evidence) and
+         at every later dispatch or entry (docs/harness.md "Session taint (HAR-29)").
+session  One session (binding, tainted, version) and its evidence chain (session:SESSION).
 The domain key must exist (it is never created here).
 ${STORE_USAGE}
 `;
@@ -67,14 +73,17 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
         state: { type: 'string' },
         decision: { type: 'string' },
         binding: { type: 'string' },
+        source: { type: 'string' },
       },
     });
-    const item = (): string => {
+    const one = (what: string) => (): string => {
       const id = positionals[0];
       if (id === undefined || positionals.length !== 1)
-        throw new BatonError('usage', `baton harness ${verb} needs one ITEM`);
+        throw new BatonError('usage', `baton harness ${verb} needs one ${what}`);
       return id;
     };
+    const item = one('ITEM');
+    const session = one('SESSION');
     const out = (v: unknown): void => io.stdout(`${JSON.stringify(v)}\n`);
     if (verb === 'list') {
       const mission = missionFilter(values.mission);
@@ -113,8 +122,16 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
       await withBaton(values, async (b) =>
         out(await b.harness.rebind(id, { mission_binding: binding }, 'operator:cli')),
       );
+    } else if (verb === 'taint') {
+      const id = session();
+      if (values.source === undefined) throw new BatonError('usage', 'taint needs --source NAME');
+      const source = values.source;
+      await withBaton(values, async (b) => out(await b.harness.taintSession(id, { source }, 'operator:cli')));
+    } else if (verb === 'session') {
+      const id = session();
+      await withBaton(values, async (b) => out(await b.harness.getSession(id)));
     } else {
-      throw new BatonError('usage', 'expected list, show, stop, requeue or rebind');
+      throw new BatonError('usage', 'expected list, show, stop, requeue, rebind, taint or session');
     }
     return EXIT.ok;
   } catch (error) {
@@ -124,7 +141,7 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
 
 export const harnessCommand: Command = {
   name: 'harness',
-  summary: 'List, show, stop, requeue or rebind harness work items.',
+  summary: 'List, show, stop, requeue or rebind harness work items; taint or show a session.',
   usage: HARNESS_USAGE,
   run: runHarness,
 };
