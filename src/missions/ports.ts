@@ -28,6 +28,8 @@ export interface ItemFilter {
   /** One lineage's items (the takeover answer's `held`, A6). */
   readonly lineage?: string;
   readonly limit?: number;
+  /** Keyset: only items listed after this one (created_at, then id: the list's order). */
+  readonly after?: { readonly createdAt: number; readonly id: string };
 }
 
 /** A governed occurrence's link to its work item (A3.6). */

@@ -84,6 +84,10 @@ export class MissionsReaderSql implements MissionsReader {
       where.push(`state IN (${marks(f.states.length)})`);
       params.push(...f.states);
     }
+    if (f.after !== undefined) {
+      where.push('(created_at > ? OR (created_at = ? AND id > ?))');
+      params.push(f.after.createdAt, f.after.createdAt, f.after.id);
+    }
     const sql = `SELECT ${ITEM_COLS} FROM msn_items${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, id LIMIT ?`;
     const found = await this.#ex.all<rows.ItemRow>(sql, [...params, f.limit ?? 1000]);
     return found.map(rows.itemFromRow);

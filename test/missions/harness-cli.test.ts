@@ -106,3 +106,27 @@ test('HAR-29 baton harness taint SESSION --source: sticky, suppresses the egress
     ['tool_result', 'inbound_email'],
   );
 });
+
+test('baton harness list pages through every item (more than one CLI page of 500), each once', async (t) => {
+  const dir = tempDir(t);
+  const db = join(dir, 'baton.db');
+  const opened = await openBaton({ kind: 'sqlite', path: db });
+  await opened.harness.applyVerifiedSignal(verifiedSignal('active', 1, Date.now()));
+  const made = new Set<string>();
+  for (let i = 0; i < 503; i++) {
+    const item = await opened.harness.createItem(
+      { kind: 'queue_item', action_class: 'consequential_write', mission_binding: binding },
+      'test',
+    );
+    made.add(item.id);
+  }
+  await opened.close();
+  const listed = await run(['harness', 'list', '--db', db]);
+  assert.equal(listed.code, 0, listed.err);
+  const ids = listed.out
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { id: string }).id);
+  assert.equal(ids.length, 503);
+  assert.deepEqual(new Set(ids), made);
+});

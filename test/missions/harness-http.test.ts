@@ -165,3 +165,56 @@ test('HAR-29 the SDK HarnessClient over HTTP: session, taint (idempotent), getSe
     isBatonError(e, 'work_item_not_dispatchable'),
   );
 });
+
+test('GET /v1/harness/items pages by keyset (cursor, limit): every item exactly once, in order; a bad cursor or limit is refused', async (t) => {
+  const api = await startApi(t);
+  await setupOverHttp(api);
+  const cred = await takeover(api, 'invoice-agent');
+  await api.harness.applyVerifiedSignal(verifiedSignal('active', 1, api.clock.wallMs()));
+  const made: string[] = [];
+  for (let i = 0; i < 7; i++) {
+    const r = await api.call('POST', '/v1/harness/items', {
+      token: cred,
+      body: { kind: 'queue_item', action_class: 'consequential_write', mission_binding: binding },
+    });
+    assert.equal(r.status, 201, r.text);
+    made.push(str(r.body));
+  }
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const q: string = cursor === null ? '' : `&cursor=${cursor}`;
+    const page = await api.call('GET', `/v1/harness/items?limit=3${q}`, { token: api.operator });
+    assert.equal(page.status, 200, page.text);
+    const items = page.body['items'] as JsonObject[];
+    assert.ok(items.length <= 3);
+    seen.push(...items.map((x) => String(x['id'])));
+    cursor = page.body['nextCursor'] as string | null;
+    pages += 1;
+  } while (cursor !== null && pages < 10);
+  assert.equal(pages, 3);
+  assert.deepEqual([...seen].sort(), [...made].sort());
+  assert.equal(new Set(seen).size, 7);
+  const all = await api.call('GET', '/v1/harness/items', { token: api.operator });
+  assert.deepEqual(
+    (all.body['items'] as JsonObject[]).map((x) => x['id']),
+    seen,
+  );
+  assert.equal(all.body['nextCursor'], null);
+  assertProblem(
+    await api.call('GET', '/v1/harness/items?cursor=bm90LWEtY3Vyc29y', { token: api.operator }),
+    400,
+    'input_invalid',
+  );
+  assertProblem(
+    await api.call('GET', '/v1/harness/items?limit=1001', { token: api.operator }),
+    400,
+    'input_invalid',
+  );
+  assertProblem(
+    await api.call('GET', '/v1/harness/items?limit=0', { token: api.operator }),
+    400,
+    'input_invalid',
+  );
+});

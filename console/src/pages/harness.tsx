@@ -5,9 +5,11 @@
  */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
-import { age, ErrorNote, Time } from '../format.js';
+import { age, ErrorNote, Pager, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
+
+const ITEM_PAGE = '50';
 
 const STATES = ['queued', 'running', 'paused', 'suppressed', 'handed_off', 'terminated', 'done'];
 
@@ -72,10 +74,16 @@ function MissionView({ origin, id }: { origin: string; id: string }) {
 
 export function HarnessPage({ arg, query }: { arg: string | undefined; query: URLSearchParams }) {
   const [state, setState] = useState(query.get('state') ?? '');
-  const list = useLoad(
-    async () => ok(await api.GET('/v1/harness/items', { params: { query: state === '' ? {} : { state } } })),
-    [state],
-  );
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const list = useLoad(async () => {
+    const q = {
+      limit: ITEM_PAGE,
+      ...(state === '' ? {} : { state }),
+      ...(cursor === undefined ? {} : { cursor }),
+    };
+    return ok(await api.GET('/v1/harness/items', { params: { query: q } }));
+  }, [state, cursor]);
   const mission =
     query.get('origin') !== null && arg !== undefined
       ? { origin: query.get('origin') ?? '', id: arg }
@@ -85,7 +93,14 @@ export function HarnessPage({ arg, query }: { arg: string | undefined; query: UR
       <h1 id="h-h">Missions and harness items</h1>
       <span class="field">
         <label for="h-state">State</label>
-        <select id="h-state" value={state} onChange={(e) => setState((e.target as HTMLSelectElement).value)}>
+        <select
+          id="h-state"
+          value={state}
+          onChange={(e) => {
+            setCursors([]); // a new filter starts at its first page
+            setState((e.target as HTMLSelectElement).value);
+          }}
+        >
           <option value="">any</option>
           {STATES.map((s) => (
             <option value={s}>{s}</option>
@@ -141,6 +156,12 @@ export function HarnessPage({ arg, query }: { arg: string | undefined; query: UR
         </table>
       </div>
       {(list.value?.items.length ?? 0) === 0 && <p class="muted">No work items.</p>}
+      <Pager
+        label="Pages of work items"
+        cursors={cursors}
+        next={list.value?.nextCursor}
+        setCursors={setCursors}
+      />
       {mission !== undefined && <MissionView origin={mission.origin} id={mission.id} />}
       {arg !== undefined && mission === undefined && <ItemDetail id={arg} />}
     </section>

@@ -37,6 +37,8 @@ The domain key must exist (it is never created here).
 ${STORE_USAGE}
 `;
 
+const CLI_PAGE = 500;
+
 async function withBaton<T>(
   values: Parameters<typeof storeChoice>[0],
   fn: (b: OpenedBaton) => Promise<T>,
@@ -89,18 +91,28 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
       const mission = missionFilter(values.mission);
       const states = values.state?.split(',');
       await withBaton(values, async (b) => {
-        for (const i of await b.harness.listItems({
-          ...(mission && { mission }),
-          ...(states && { states }),
-        })) {
-          out({
-            id: i.id,
-            kind: i.kind,
-            state: i.state,
-            mission: i.binding && `${i.binding.mission_origin}#${i.binding.mission_id}`,
-            actionClass: i.actionClass,
-            version: i.version,
+        // Every item, a page at a time (keyset): the list never stops short without saying so.
+        let after: { createdAt: number; id: string } | undefined;
+        for (;;) {
+          const page = await b.harness.listItems({
+            ...(mission && { mission }),
+            ...(states && { states }),
+            ...(after && { after }),
+            limit: CLI_PAGE,
           });
+          for (const i of page) {
+            out({
+              id: i.id,
+              kind: i.kind,
+              state: i.state,
+              mission: i.binding && `${i.binding.mission_origin}#${i.binding.mission_id}`,
+              actionClass: i.actionClass,
+              version: i.version,
+            });
+          }
+          const last = page.at(-1);
+          if (page.length < CLI_PAGE || last === undefined) break;
+          after = { createdAt: last.createdAt, id: last.id };
         }
       });
     } else if (verb === 'show') {

@@ -16,6 +16,7 @@ import {
   type WorkItemRecord,
 } from '../../missions/index.js';
 import { principalActor } from '../auth.js';
+import { CURSOR_SCHEMA, decodeCursor, encodeCursor } from '../cursor.js';
 import { bodyObject, param, timed, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
 import {
   anyJson,
@@ -32,6 +33,18 @@ import {
 import { emptyBody } from '../schemas/inputs.js';
 
 const idParams = object({ id: name });
+
+export const DEFAULT_ITEM_PAGE = 100;
+export const MAX_ITEM_PAGE = 1000;
+
+/** A `GET /v1/harness/items` cursor: the last item's (createdAt, id), the list's order. */
+function decodeItemCursor(cursor: string): { createdAt: number; id: string } {
+  return decodeCursor(cursor, ([createdAt, id, ...rest]) =>
+    rest.length === 0 && Number.isSafeInteger(createdAt) && typeof id === 'string' && id.length <= 128
+      ? { createdAt: createdAt as number, id }
+      : undefined,
+  );
+}
 const binding: Schema = {
   type: 'object',
   additionalProperties: true,
@@ -190,17 +203,38 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         querystring: {
           type: 'object',
           additionalProperties: false,
-          properties: { origin: { type: 'string' }, mission: name, state: { type: 'string' } },
+          properties: {
+            origin: { type: 'string' },
+            mission: name,
+            state: { type: 'string' },
+            cursor: CURSOR_SCHEMA,
+            limit: {
+              type: 'string',
+              pattern: '^[1-9][0-9]{0,3}$',
+              description: `1..${MAX_ITEM_PAGE}, default ${DEFAULT_ITEM_PAGE}`,
+            },
+          },
         },
-        response: { 200: object({ items: array(workItem) }) },
+        response: { 200: object({ items: array(workItem), nextCursor: nullable({ type: 'string' }) }) },
       },
       handler: async (input) => {
-        const { origin, mission, state } = input.query;
+        const { origin, mission, state, cursor, limit: text } = input.query;
+        const limit = Number(text ?? DEFAULT_ITEM_PAGE);
+        if (limit > MAX_ITEM_PAGE)
+          throw new BatonError('input_invalid', `limit must be 1..${MAX_ITEM_PAGE}`, { path: '$.limit' });
         const filter = {
           ...(origin !== undefined && mission !== undefined && { mission: { origin, id: mission } }),
           ...(state !== undefined && { states: state.split(',') }),
+          ...(cursor !== undefined && { after: decodeItemCursor(cursor) }),
+          // One row more than the page says whether another page exists, without a COUNT.
+          limit: limit + 1,
         };
-        return { body: { items: await harnessOf(deps).listItems(filter) } };
+        const rows = await harnessOf(deps).listItems(filter);
+        const items = rows.slice(0, limit);
+        const last = items.at(-1);
+        const nextCursor =
+          rows.length > limit && last !== undefined ? encodeCursor([last.createdAt, last.id]) : null;
+        return { body: { items, nextCursor } };
       },
     },
     {

@@ -7,6 +7,7 @@
 import { BatonError } from '../../core/errors.js';
 import { NAME } from '../../occurrences/validate.js';
 import { pageLineages } from '../../store/lineages-list.js';
+import { CURSOR_SCHEMA, decodeCursor, encodeCursor } from '../cursor.js';
 import { timed, type RouteSpec, type ServerDeps } from '../route.js';
 import { array, count, epochMs, nullable, object } from '../schemas/common.js';
 
@@ -14,7 +15,7 @@ export const DEFAULT_LINEAGE_PAGE = 50;
 
 const listQuery = object(
   {
-    cursor: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$' },
+    cursor: CURSOR_SCHEMA,
     limit: { type: 'string', pattern: '^[1-9][0-9]{0,2}$', description: '1..500, default 50' },
   },
   ['cursor', 'limit'],
@@ -27,22 +28,12 @@ const lineagePage = object({
   nextCursor: nullable({ type: 'string' }),
 });
 
-export const encodeLineageCursor = (id: string): string =>
-  Buffer.from(JSON.stringify([id]), 'utf8').toString('base64url');
+export const encodeLineageCursor = (id: string): string => encodeCursor([id]);
 
-export function decodeLineageCursor(cursor: string): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    parsed = undefined;
-  }
-  const id: unknown = Array.isArray(parsed) && parsed.length === 1 ? parsed[0] : undefined;
-  if (typeof id !== 'string' || !NAME.test(id)) {
-    throw new BatonError('input_invalid', 'cursor is not a cursor this server issued', { path: '$.cursor' });
-  }
-  return id;
-}
+export const decodeLineageCursor = (cursor: string): string =>
+  decodeCursor(cursor, (k) =>
+    k.length === 1 && typeof k[0] === 'string' && NAME.test(k[0]) ? k[0] : undefined,
+  );
 
 export function lineageListRoutes(deps: ServerDeps): RouteSpec[] {
   return [

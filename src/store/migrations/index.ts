@@ -16,6 +16,7 @@ import { migration as m011 } from './011_console_sessions.js';
 import { migration as m012 } from './012_transition_functions.js';
 import { migration as m013 } from './013_occurrence_counts.js';
 import { migration as m016 } from './016_one_call_transitions.js';
+import { migration as m018 } from './018_harness_item_listing.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -31,4 +32,5 @@ export const migrations: readonly Migration[] = [
   m012,
   m013,
   m016,
+  m018,
 ];
