@@ -189,7 +189,7 @@ test('GET /v1/harness/items pages by keyset (cursor, limit): every item exactly 
     assert.equal(page.status, 200, page.text);
     const items = page.body['items'] as JsonObject[];
     assert.ok(items.length <= 3);
-    seen.push(...items.map((x) => String(x['id'])));
+    seen.push(...items.map((x) => x['id'] as string));
     cursor = page.body['nextCursor'] as string | null;
     pages += 1;
   } while (cursor !== null && pages < 10);
