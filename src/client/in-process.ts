@@ -134,23 +134,15 @@ class InProcessExecutor implements Executor {
   }
 
   /**
-   * The HTTP server's refusals, in its order (docs/api.md "Authentication"): a retired generation
-   * first, then another lineage's occurrence answers exactly like a missing one. The service checks
-   * again inside its transaction; these only refuse earlier, never admit.
+   * The HTTP server's refusals, in its order (docs/api.md "Authentication"): an unknown or retired
+   * credential first, then another lineage's occurrence answers exactly like a missing one. The
+   * service checks again inside its transaction; these only refuse earlier, never admit.
+   * One snapshot read by this generation's credential, as the HTTP route does (issue 16 §1) — not
+   * the lineage's whole takeover history, which grows with every generation (issue 15 §7).
    */
   async #own(occurrenceId: string): Promise<OccurrenceView> {
-    const lineage = await this.#service.getLineage(this.lineage);
-    const mine = lineage.credentials.find((c) => c.generation === this.generation);
-    if (mine === undefined) throw new BatonError('unauthenticated', 'unknown executor credential');
-    if (mine.retiredAt !== null) {
-      throw new BatonError('generation_retired', 'this executor generation was retired by a takeover', {
-        generation: this.generation,
-      });
-    }
-    const occurrence = await this.#service.getOccurrenceView(occurrenceId);
-    if (occurrence.lineage !== this.lineage)
-      throw new BatonError('occurrence_not_found', 'no such occurrence');
-    return occurrence;
+    const seen = await this.#service.getOccurrenceViewAs(occurrenceId, this.#credential);
+    return seen.occurrence;
   }
 
   perform(operation: Operation, adapter: ProviderAdapter | ProviderCall): Promise<PerformResult> {
