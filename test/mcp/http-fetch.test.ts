@@ -9,7 +9,10 @@ import { getEventListeners } from 'node:events';
 import { test } from 'node:test';
 import { perRequestSignalFetch } from '../../src/mcp/index.js';
 
-function leakyFetch(): { fetch: (url: string | URL, init?: RequestInit) => Promise<Response>; seen: AbortSignal[] } {
+function leakyFetch(): {
+  fetch: (url: string | URL, init?: RequestInit) => Promise<Response>;
+  seen: AbortSignal[];
+} {
   const seen: AbortSignal[] = [];
   return {
     seen,
@@ -28,10 +31,14 @@ test('a thousand requests leave no listener on the shared signal', async () => {
   const base = leakyFetch();
   const shared = new AbortController();
   const f = perRequestSignalFetch(base.fetch);
-  for (let i = 0; i < 1000; i += 1) await f('http://127.0.0.1/mcp', { method: 'POST', signal: shared.signal });
+  for (let i = 0; i < 1000; i += 1)
+    await f('http://127.0.0.1/mcp', { method: 'POST', signal: shared.signal });
   assert.equal(getEventListeners(shared.signal, 'abort').length, 0);
   assert.equal(base.seen.length, 1000);
-  assert.ok(base.seen.every((s) => s !== shared.signal), 'each request has its own signal');
+  assert.ok(
+    base.seen.every((s) => s !== shared.signal),
+    'each request has its own signal',
+  );
 });
 
 test('aborting the shared signal aborts the requests in flight, with its reason', async () => {
