@@ -11,8 +11,9 @@
  * Per call the gateway does create-and-enter (one durable commit before anything is sent), the
  * upstream call, then acknowledge-and-settle (one status-source query: the sandbox's pinned by-key
  * lookup, signature checked, then one durable commit). Every gateway answer is checked settled.
- * The ceiling (bench/mcp-ceiling.ts), measured in the same run: the extra MCP hop + two plain-SQL
- * durable commits on the same file + one status-source query. Target: ≤ 2 ms added p50 on SQLite
+ * The ceiling (bench/mcp-ceiling.ts), measured in the same run: the same `pay` through a bare
+ * pass-through `baton mcp` (no consequential tool) minus `pay` direct + two plain-SQL durable
+ * commits on the same file + one status-source query. Target: ≤ 2 ms added p50 on SQLite
  * at concurrency 1.
  *
  *   npm run build && node dist/bench/mcp.bench.js   (BENCH_ROUND_MS=2000 BENCH_ROUNDS=3)
@@ -28,7 +29,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { systemClock } from '../src/core/clock.js';
-import { META_OCCURRENCE } from '../src/mcp/index.js';
+import { META_OCCURRENCE, perRequestSignalFetch } from '../src/mcp/index.js';
 import { BYPASS_PATH_KINDS } from '../src/occurrences/index.js';
 import {
   createSandboxProvider,
@@ -42,7 +43,7 @@ import { buildServer, createToken } from '../src/server/index.js';
 import { openOccurrencesOnSqlite } from '../src/store/index.js';
 import { MAIN, policyFor, UPSTREAM_SCRIPT } from '../test/mcp/world.js';
 import { newControl, serveUpstreamHttp } from '../test/mcp/upstream-payments.js';
-import { ceilingOf, measureCeiling, type CeilingParts } from './mcp-ceiling.js';
+import { ceilingOf, echoCeilingOf, measureCeiling, type CeilingParts } from './mcp-ceiling.js';
 import { cpuClock } from './proc-cpu.js';
 import { compare, percentile, type Results, type Side } from './support.js';
 
@@ -95,12 +96,11 @@ async function world(dir: string) {
   );
   const upstream = await serveUpstreamHttp(sandbox.url, newControl());
   // One lineage per gateway: each gateway's session is a generation of its own (one would retire the other).
-  const policyFile = (lineage: string): string => {
+  // A pass-through policy lists no tool: `pay` goes straight through (the ceiling's bare proxy).
+  const policyFile = (lineage: string, passThrough = false): string => {
     const file = join(dir, `${lineage}.policy.json`);
-    writeFileSync(
-      file,
-      JSON.stringify({ ...policyFor(profile, { settle: { statusSources: true } }), lineage }),
-    );
+    const policy = { ...policyFor(profile, { settle: { statusSources: true } }), lineage };
+    writeFileSync(file, JSON.stringify(passThrough ? { ...policy, tools: {} } : policy));
     return file;
   };
   const close = async (): Promise<void> => {
@@ -141,15 +141,25 @@ type World = Awaited<ReturnType<typeof world>>;
 /** How the gateway reaches Baton: over HTTP (`--baton`) or in its own process (`--db`). */
 type Where = 'baton' | 'db';
 
-function gatewayArgs(w: World, where: Where, lineage: string, upstream: string[]): string[] {
+function gatewayArgs(
+  w: World,
+  where: Where,
+  lineage: string,
+  upstream: string[],
+  passThrough = false,
+): string[] {
   const baton = where === 'baton' ? ['--baton', w.batonUrl] : ['--db', w.dbFile];
-  return [MAIN, 'mcp', '--policy', w.policyFile(lineage), ...baton, ...upstream];
+  return [MAIN, 'mcp', '--policy', w.policyFile(lineage, passThrough), ...baton, ...upstream];
 }
 
 function gatewayEnv(w: World, where: Where): Record<string, string> {
   const path = { PATH: process.env['PATH'] ?? '' };
   return where === 'baton' ? { ...path, BATON_TOKEN: w.token } : { ...path, ...w.hmacEnv };
 }
+
+/** The agent's Streamable HTTP client, on the fetch that gathers no listener per request (src/mcp/http-fetch.ts). */
+const httpTransport = (url: string): StreamableHTTPClientTransport =>
+  new StreamableHTTPClientTransport(new URL(url), { fetch: perRequestSignalFetch() });
 
 async function connect(transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<Client> {
   const c = new Client({ name: 'bench-agent', version: '1.0.0' });
@@ -162,9 +172,14 @@ function stdio(args: string[], env: Record<string, string>): StdioClientTranspor
 }
 
 /** `baton mcp --http 0` as a child: its first stdout line names its URL. */
-async function httpGateway(w: World, where: Where): Promise<{ url: string; pid: number; stop(): void }> {
+async function httpGateway(
+  w: World,
+  where: Where,
+  passThrough = false,
+): Promise<{ url: string; pid: number; stop(): void }> {
+  const lineage = `bench-http-${where}${passThrough ? '-pass' : ''}`;
   const args = [
-    ...gatewayArgs(w, where, `bench-http-${where}`, ['--upstream', w.upstream.url]),
+    ...gatewayArgs(w, where, lineage, ['--upstream', w.upstream.url], passThrough),
     '--http',
     '0',
   ];
@@ -189,9 +204,23 @@ async function stdioChild(args: string[], env: Record<string, string>): Promise<
   return { client, pids: [transport.pid ?? Number.NaN] };
 }
 
-function stdioGateway(w: World, where: Where): Promise<Session> {
+function stdioGateway(w: World, where: Where, passThrough = false): Promise<Session> {
   const upstream = ['--upstream-stdio', `${process.execPath} ${UPSTREAM_SCRIPT} ${w.sandbox.url}`];
-  return stdioChild(gatewayArgs(w, where, `bench-stdio-${where}`, upstream), gatewayEnv(w, where));
+  const lineage = `bench-stdio-${where}${passThrough ? '-pass' : ''}`;
+  return stdioChild(gatewayArgs(w, where, lineage, upstream, passThrough), gatewayEnv(w, where));
+}
+
+/** The ceiling's bare proxy: `baton mcp` with no consequential tool, so `pay` passes straight through. */
+async function passThroughSessions(w: World, stops: (() => Promise<void> | void)[]): Promise<Session[]> {
+  const gw = await httpGateway(w, 'db', true);
+  stops.push(() => gw.stop());
+  const http: Session = { client: await connect(httpTransport(gw.url)), pids: [gw.pid] };
+  const io = await stdioGateway(w, 'db', true);
+  stops.push(
+    () => http.client.close(),
+    () => io.client.close(),
+  );
+  return [http, io];
 }
 
 const pay = (prefix: string, direct: boolean) => (n: number) => ({
@@ -266,9 +295,12 @@ function summary(l: Line): void {
 
 function verdict(lines: readonly Line[], parts: CeilingParts): void {
   const f = (x: number): string => x.toFixed(2);
+  const per = (m: ReadonlyMap<string, number>): string =>
+    `http ${f(m.get('http') ?? NaN)} ms, stdio ${f(m.get('stdio') ?? NaN)} ms`;
   console.log(
     `\nceiling (least any gateway adds, same run): two plain-SQL durable commits ${f(parts.commitsMs)} ms + ` +
-      `one status-source query ${f(parts.statusMs)} ms + the MCP hop (http ${f(parts.hopMs.get('http') ?? NaN)} ms, stdio ${f(parts.hopMs.get('stdio') ?? NaN)} ms)`,
+      `one status-source query ${f(parts.statusMs)} ms + the same pay through a bare pass-through proxy ` +
+      `(${per(parts.passMs)}); the echo hop alone: ${per(parts.hopMs)}`,
   );
   for (const l of lines.filter((x) => x.c === 1)) {
     const transport = l.label.startsWith('http') ? 'http' : 'stdio';
@@ -278,7 +310,8 @@ function verdict(lines: readonly Line[], parts: CeilingParts): void {
     const below = TARGET_MS < ceiling ? '; the target is below the ceiling on this machine' : '';
     console.log(
       `verdict ${l.label.padEnd(13)} c=1: target ≤ ${f(TARGET_MS)} ms added p50: ${met}; reached ${f(reached)} ms; ` +
-        `ceiling ${f(ceiling)} ms (reached/ceiling ${(reached / ceiling).toFixed(2)})${below}`,
+        `ceiling ${f(ceiling)} ms (reached/ceiling ${(reached / ceiling).toFixed(2)}; with the echo hop ` +
+        `${f(echoCeilingOf(parts, transport))} ms)${below}`,
     );
   }
 }
@@ -297,7 +330,7 @@ async function main(): Promise<void> {
     // One agent session per gateway, concurrent calls on it, as one agent runtime would make them
     // (each session its own generation: sixteen sessions of one lineage would retire each other).
     const directHttp: Session = {
-      client: await connect(new StreamableHTTPClientTransport(new URL(w.upstream.url))),
+      client: await connect(httpTransport(w.upstream.url)),
       pids: [],
     };
     const directStdio = await stdioChild([UPSTREAM_SCRIPT, w.sandbox.url], {
@@ -312,7 +345,7 @@ async function main(): Promise<void> {
       const gw = await httpGateway(w, where);
       stops.push(() => gw.stop());
       const viaHttp: Session = {
-        client: await connect(new StreamableHTTPClientTransport(new URL(gw.url))),
+        client: await connect(httpTransport(gw.url)),
         pids: [gw.pid],
       };
       const viaStdio = await stdioGateway(w, where);
@@ -348,17 +381,32 @@ async function main(): Promise<void> {
     const [http, io] = [pairs[0], pairs[1]];
     if (http === undefined || io === undefined || lastOccurrence === undefined)
       throw new Error('no gateway ran');
+    const [passHttp, passStdio] = await passThroughSessions(w, stops);
+    if (passHttp === undefined || passStdio === undefined) throw new Error('no pass-through proxy');
+    const passSides = (t: string, via: Session, direct: Session) => ({
+      via: side(`${t} pay via pass-through`, via, pay(`p${t}`, true), false),
+      direct: side(`${t} pay direct`, direct, pay(`pd${t}`, true), false),
+    });
     const parts = await measureCeiling({
       dbFile: w.dbFile,
       echo: new Map([
         ['http', { via: http.via.client, direct: http.direct.client }],
         ['stdio', { via: io.via.client, direct: io.direct.client }],
       ]),
+      pay: new Map([
+        ['http', passSides('http', passHttp, http.direct)],
+        ['stdio', passSides('stdio', passStdio, io.direct)],
+      ]),
       statusQuery: await w.statusQuery(lastOccurrence),
       plan,
     });
     console.log('\nfigures (per consequential call; added = gateway − direct):');
     for (const l of lines) summary(l);
+    for (const t of ['http', 'stdio']) {
+      const results = parts.pass;
+      const gw = `${t} pay via pass-through`;
+      summary({ label: `${t} pass-thru`, c: 1, results, gw, direct: `${t} pay direct` });
+    }
     console.log(`  sandbox effects applied: ${w.sandbox.effects().length} (one per call: no duplicates)`);
     verdict(lines, parts);
     console.log(

@@ -48,6 +48,9 @@ export interface InProcessBatonClientOptions {
   readonly actor?: string;
 }
 
+/** How many entered occurrences an executor keeps for acknowledge-and-settle (a bound, not a cache policy). */
+const ENTERED_KEPT = 1024;
+
 class InProcessExecutor implements Executor {
   readonly lineage: string;
   readonly generation: number;
@@ -55,6 +58,13 @@ class InProcessExecutor implements Executor {
   readonly #service: OccurrencesService;
   readonly #sources: StatusSources | undefined;
   readonly #credential: string;
+  /**
+   * Occurrences this executor entered, as its entry left them, until it next touches them: the
+   * start acknowledge-and-settle reads the status source from (issue 15 §7: no read between the
+   * upstream's answer and its recording). Only this executor's own entries are here, so the lineage
+   * rule holds; a generation retired since is refused by the recording transaction itself.
+   */
+  readonly #entered = new Map<string, OccurrenceView>();
 
   constructor(
     service: OccurrencesService,
@@ -81,13 +91,25 @@ class InProcessExecutor implements Executor {
   async enter(occurrenceId: string, expect?: ExpectedBinding): Promise<EntryTicket> {
     await this.#own(occurrenceId);
     const input = { credential: this.#credential, occurrenceId };
-    return this.#service.enter(expect === undefined ? input : { ...input, expect });
+    const ticket = await this.#service.enter(expect === undefined ? input : { ...input, expect });
+    this.#remember(ticket.occurrence);
+    return ticket;
   }
 
   /** The create's own checks stand in for #own: a creation binding is scoped to this lineage. */
-  createAndEnter(operation: Operation, expect?: ExpectedBinding): Promise<CreateAndEnterResult> {
+  async createAndEnter(operation: Operation, expect?: ExpectedBinding): Promise<CreateAndEnterResult> {
     const input = { ...operation, credential: this.#credential };
-    return this.#service.createAndEnter(expect === undefined ? input : { ...input, expect });
+    const r = await this.#service.createAndEnter(expect === undefined ? input : { ...input, expect });
+    if (r.ticket !== null) this.#remember(r.ticket.occurrence);
+    return r;
+  }
+
+  #remember(o: OccurrenceView): void {
+    this.#entered.set(o.id, o);
+    if (this.#entered.size > ENTERED_KEPT) {
+      const oldest = this.#entered.keys().next();
+      if (oldest.done !== true) this.#entered.delete(oldest.value);
+    }
   }
 
   async release(occurrenceId: string, requestDigest: string): Promise<OccurrenceView> {
@@ -116,7 +138,9 @@ class InProcessExecutor implements Executor {
   /** Without status sources it records the acknowledgement alone and says no source was asked. */
   async acknowledgeAndSettle(acknowledgement: ExecutorAcknowledgement): Promise<AcknowledgedSettled> {
     const input = evidenceOnly(acknowledgement);
-    const known = await this.#own(input.occurrenceId);
+    const entered = this.#entered.get(input.occurrenceId);
+    this.#entered.delete(input.occurrenceId);
+    const known = entered ?? (await this.#own(input.occurrenceId));
     const actor = `executor:${this.lineage}#${this.generation}`;
     const ack = { ...input, authentication: { verified: false } };
     // As the HTTP route does: the occurrence already read is not read again, and the recording
@@ -134,23 +158,16 @@ class InProcessExecutor implements Executor {
   }
 
   /**
-   * The HTTP server's refusals, in its order (docs/api.md "Authentication"): a retired generation
-   * first, then another lineage's occurrence answers exactly like a missing one. The service checks
-   * again inside its transaction; these only refuse earlier, never admit.
+   * The HTTP server's refusals, in its order (docs/api.md "Authentication"): an unknown or retired
+   * credential first, then another lineage's occurrence answers exactly like a missing one. The
+   * service checks again inside its transaction; these only refuse earlier, never admit.
+   * One snapshot read by this generation's credential, as the HTTP route does (issue 16 §1) — not
+   * the lineage's whole takeover history, which grows with every generation (issue 15 §7).
    */
   async #own(occurrenceId: string): Promise<OccurrenceView> {
-    const lineage = await this.#service.getLineage(this.lineage);
-    const mine = lineage.credentials.find((c) => c.generation === this.generation);
-    if (mine === undefined) throw new BatonError('unauthenticated', 'unknown executor credential');
-    if (mine.retiredAt !== null) {
-      throw new BatonError('generation_retired', 'this executor generation was retired by a takeover', {
-        generation: this.generation,
-      });
-    }
-    const occurrence = await this.#service.getOccurrenceView(occurrenceId);
-    if (occurrence.lineage !== this.lineage)
-      throw new BatonError('occurrence_not_found', 'no such occurrence');
-    return occurrence;
+    this.#entered.delete(occurrenceId);
+    const seen = await this.#service.getOccurrenceViewAs(occurrenceId, this.#credential);
+    return seen.occurrence;
   }
 
   perform(operation: Operation, adapter: ProviderAdapter | ProviderCall): Promise<PerformResult> {

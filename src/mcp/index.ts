@@ -6,6 +6,7 @@ export {
   type MissionGate,
   type MissionVerdict,
 } from './gateway-types.js';
+export { perRequestSignalFetch } from './http-fetch.js';
 export { batonMissionGate, missionReference } from './mission-gate.js';
 export { parsePolicy, POLICY_FORMAT, readPolicy, type McpPolicy, type ToolPolicy } from './policy.js';
 export { META_CONSEQUENTIAL, META_ERROR, META_OCCURRENCE } from './results.js';

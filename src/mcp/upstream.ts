@@ -14,6 +14,7 @@ import type {
   Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { BatonError } from '../core/errors.js';
+import { perRequestSignalFetch } from './http-fetch.js';
 
 export type UpstreamSpec =
   | { readonly name: string; readonly url: string }
@@ -32,7 +33,7 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
   const client = new Client(GATEWAY_INFO, { capabilities: {} });
   const transport =
     'url' in spec
-      ? new StreamableHTTPClientTransport(new URL(spec.url))
+      ? new StreamableHTTPClientTransport(new URL(spec.url), { fetch: perRequestSignalFetch() })
       : new StdioClientTransport({ command: spec.command, args: [...spec.args], stderr: 'inherit' });
   try {
     await client.connect(transport);

@@ -32,3 +32,25 @@ test('in-process without status sources: perform sends once and stops at awaitin
   await assert.rejects(ex.reconcile(r.occurrenceId), (e: unknown) => isBatonError(e, 'unavailable'));
   assert.equal(adapter.calls, 1);
 });
+
+test('in-process: acknowledge-and-settle right after its own entry still refuses a generation retired in between, recording nothing', async (t) => {
+  const provider = await startSandbox(t);
+  const store = await openStore(t, provider);
+  const client = new InProcessBatonClient({
+    service: store.service,
+    statusSources: new StatusSources({ keys: provider.keys }),
+  });
+  const ex = await client.takeover('invoice-agent');
+  const { ticket } = await ex.createAndEnter(payments(provider)('k-retired-ack'));
+  assert.ok(ticket !== null);
+  await client.takeover('invoice-agent');
+  const ack = {
+    occurrenceId: ticket.occurrence.id,
+    observedAt: Date.now(),
+    result: 'unavailable' as const,
+    carried: {},
+  };
+  await assert.rejects(ex.acknowledgeAndSettle(ack), (e: unknown) => isBatonError(e, 'generation_retired'));
+  const detail = await client.getOccurrence(ticket.occurrence.id);
+  assert.ok(!detail.evidence.some((e) => e.type === 'observation_recorded'), 'nothing was recorded');
+});
