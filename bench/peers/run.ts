@@ -247,6 +247,17 @@ async function main(): Promise<void> {
       WORKERS,
     ),
   );
+  // Before issue 16's checkpoint thread: SQLite checkpoints inside COMMIT, on serve's event loop.
+  await tryAdd('Baton HTTP SQLite checkpoints sqlite', () =>
+    batonOverHttp(
+      'Baton HTTP SQLite checkpoints sqlite',
+      p,
+      profile,
+      ['--db', join(dir, 'http-ckpt.db'), '--sqlite-checkpoints', 'sqlite'],
+      secretId,
+      WORKERS,
+    ),
+  );
   await tryAdd('ceiling SQLite', () => plainSqlCeiling(p, { sqlite: join(dir, 'floor.db') }, WORKERS));
   await tryAdd(HTTP_CEILING, () => httpCeiling(p, join(dir, 'http-floor.db'), WORKERS));
   if (pg === undefined) console.log('Baton on PostgreSQL, DBOS Transact: skipped — no PostgreSQL');
