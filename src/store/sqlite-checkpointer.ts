@@ -160,7 +160,8 @@ export class WalCheckpointer {
   #start(): Worker {
     const worker = new Worker(new URL('./sqlite-checkpoint-worker.js', import.meta.url), {
       workerData: { path: this.#path },
-      // The thread runs this module only: none of the parent's options.
+      // The thread runs this compiled module only, none of the parent's options. From TypeScript
+      // sources (tsx) it is absent: the thread fails to start and the engine falls back.
       execArgv: [],
     });
     worker.unref();
