@@ -531,6 +531,8 @@ export interface SqliteFloor {
   /** The transactions queued in one turn of the event loop share a COMMIT (see SqliteBatchFloor). */
   readonly batched: Lifecycle;
   readonly batch: SqliteBatchFloor;
+  /** The seeded executor of worker `w` (bench/peers/http-ceiling-server.ts runs the scripts itself). */
+  readonly executor: (w: number) => FloorExecutor;
   close(): void;
 }
 
@@ -554,6 +556,7 @@ export async function openSqliteFloor(path: string, executors: number): Promise<
   return {
     db,
     batch,
+    executor: x,
     unbatched: floorLifecycle(x, '', (s) => transactOnSqlite(db, s)),
     batched: floorLifecycle(x, '', (s) => batch.run(s)),
     close: () => db.close(),

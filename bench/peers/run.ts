@@ -8,7 +8,7 @@
  * of BENCH_ROUND_MS per system and concurrency; a peer that cannot run is skipped with one line.
  *
  *   npm run bench:peers   (BENCH_ROUND_MS=2000 BENCH_ROUNDS=3 BENCH_CONCURRENCY=1,16;
- *   BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
+ *   BENCH_SYSTEMS=name,name to run only those; BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -30,11 +30,16 @@ import { DEFAULT_SQLITE_WRITER } from '../../src/cli/commands/serve.js';
 import { dbosSystem, restateSystem } from './engines.js';
 import { selfCpuMs } from './procs.js';
 import { batonInProcess, batonOverHttp, plainSqlCeiling, type Provider, type System } from './systems.js';
+import { breakdown, scrape } from './breakdown.js';
+import { HTTP_CEILING, httpCeiling } from './http-ceiling.js';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const ROUND_MS = Number(process.env['BENCH_ROUND_MS'] ?? 2000);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const CONCURRENCY = (process.env['BENCH_CONCURRENCY'] ?? '1,16').split(',').map(Number);
 const WORKERS = Math.max(...CONCURRENCY);
+/** Only the systems whose names contain one of these (comma-separated), e.g. `HTTP SQLite,DBOS`. */
+const ONLY = (process.env['BENCH_SYSTEMS'] ?? '').split(',').filter((x) => x !== '');
 /** The whole run stops by itself after this, whatever is left. */
 const HARD_DEADLINE_MS = Number(process.env['BENCH_DEADLINE_MS'] ?? 900_000);
 
@@ -103,18 +108,34 @@ function line(name: string, t: Tally): string {
 // Issue 16's target for each Baton call at 16 HTTP workers on SQLite.
 const CALL_P99_TARGET_MS = 20;
 
-/** p50/p99 of each Baton call the jobs made, with the issue's verdict where it applies. */
-function callsLine(name: string, calls: ReadonlyMap<string, readonly number[]>, c: number): string {
+const worstP99 = (calls: ReadonlyMap<string, readonly number[]>): number =>
+  Math.max(...[...calls.values()].map((xs) => percentile(xs, 99)));
+
+/**
+ * p50/p99 of each Baton call the jobs made, with the issue's verdict where it applies, and beside
+ * it the ceiling measured in the same run (http-ceiling.ts): the same two calls as plain SQL
+ * behind a bare node:http server.
+ */
+function callsLine(
+  name: string,
+  calls: ReadonlyMap<string, readonly number[]>,
+  c: number,
+  ceiling: ReadonlyMap<string, readonly number[]> | undefined,
+): string {
   const parts = [...calls].map(
     ([call, xs]) =>
       `${call} p50 ${percentile(xs, 50).toFixed(2)} ms p99 ${percentile(xs, 99).toFixed(2)} ms (${xs.length})`,
   );
-  const worst = Math.max(...[...calls.values()].map((xs) => percentile(xs, 99)));
-  const judged = c === 16 && name.includes('SQLite');
-  const verdict = judged
-    ? `; target p99 ≤ ${CALL_P99_TARGET_MS} ms per call: ${worst <= CALL_P99_TARGET_MS ? 'met' : 'NOT met'}`
-    : '';
-  return `  ${name}: per Baton call: ${parts.join(', ')}${verdict}`;
+  const worst = worstP99(calls);
+  const judged = c === 16 && name.includes('HTTP SQLite');
+  if (!judged) return `  ${name}: per call: ${parts.join(', ')}`;
+  const met = worst <= CALL_P99_TARGET_MS;
+  let verdict = `; target p99 ≤ ${CALL_P99_TARGET_MS} ms per call: ${met ? 'met' : 'NOT met'}`;
+  if (ceiling !== undefined && !met) {
+    const top = worstP99(ceiling);
+    verdict += `; ceiling in this run (${HTTP_CEILING}) p99 ${top.toFixed(2)} ms: the target is ${top <= CALL_P99_TARGET_MS ? 'within' : 'BEYOND'} the ceiling, Baton at ${(worst / top).toFixed(2)}× it`;
+  }
+  return `  ${name}: per call: ${parts.join(', ')}${verdict}`;
 }
 
 const median = (xs: readonly number[]) => percentile(xs, 50);
@@ -158,6 +179,20 @@ const GUARANTEES = [
   ],
 ];
 
+/** /metrics of every system that has one (Baton over HTTP), for the breakdown (breakdown.ts). */
+async function scrapes(systems: readonly System[]) {
+  const out = new Map<string, Awaited<ReturnType<typeof scrape>>>();
+  for (const s of systems) {
+    if (s.metricsUrl === undefined) continue;
+    try {
+      out.set(s.name, await scrape(s.metricsUrl));
+    } catch {
+      // No breakdown for this one; its figures stand.
+    }
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   setTimeout(() => {
     console.log(`peer bench: hard deadline of ${HARD_DEADLINE_MS} ms reached, stopping`);
@@ -185,6 +220,7 @@ async function main(): Promise<void> {
   if (pg !== undefined) console.log(`PostgreSQL: ${await postgresSettings(pg)}`);
   const systems: System[] = [];
   const tryAdd = async (name: string, make: () => Promise<System | undefined>) => {
+    if (ONLY.length > 0 && !ONLY.some((x) => name.includes(x))) return;
     try {
       const s = await make();
       if (s !== undefined) systems.push(s);
@@ -211,7 +247,19 @@ async function main(): Promise<void> {
       WORKERS,
     ),
   );
+  // Before issue 16's checkpoint thread: SQLite checkpoints inside COMMIT, on serve's event loop.
+  await tryAdd('Baton HTTP SQLite checkpoints sqlite', () =>
+    batonOverHttp(
+      'Baton HTTP SQLite checkpoints sqlite',
+      p,
+      profile,
+      ['--db', join(dir, 'http-ckpt.db'), '--sqlite-checkpoints', 'sqlite'],
+      secretId,
+      WORKERS,
+    ),
+  );
   await tryAdd('ceiling SQLite', () => plainSqlCeiling(p, { sqlite: join(dir, 'floor.db') }, WORKERS));
+  await tryAdd(HTTP_CEILING, () => httpCeiling(p, join(dir, 'http-floor.db'), WORKERS));
   if (pg === undefined) console.log('Baton on PostgreSQL, DBOS Transact: skipped — no PostgreSQL');
   else {
     const inproc = await db('peers_inproc');
@@ -247,15 +295,31 @@ async function main(): Promise<void> {
     for (const s of systems) await round(s, c, 300, fresh()); // warm-up
     const tallies = new Map(systems.map((s) => [s.name, fresh()]));
     for (const s of systems) for (const times of s.calls?.values() ?? []) times.length = 0; // no warm-up
+    const lag = new Map(systems.map((s) => [s.name, monitorEventLoopDelay({ resolution: 1 })]));
+    const before = await scrapes(systems);
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 === 0 ? systems : [...systems].reverse();
       const parts: string[] = [];
-      for (const s of order)
+      for (const s of order) {
+        const h = lag.get(s.name);
+        h?.enable();
         parts.push(`${s.name} ${(await round(s, c, ROUND_MS, tallies.get(s.name) ?? fresh())).toFixed(0)}/s`);
+        h?.disable();
+      }
       console.log(`  round ${r + 1}/${ROUNDS}: ${parts.join(', ')}`);
     }
     for (const [name, t] of tallies) console.log(line(name, t));
-    for (const s of systems) if (s.calls !== undefined) console.log(callsLine(s.name, s.calls, c));
+    const after = await scrapes(systems);
+    const ceiling = systems.find((s) => s.name === HTTP_CEILING)?.calls;
+    for (const s of systems) {
+      if (s.calls === undefined) continue;
+      console.log(callsLine(s.name, s.calls, c, ceiling));
+      const a = before.get(s.name);
+      const b = after.get(s.name);
+      const seconds = (tallies.get(s.name)?.ms ?? Number.NaN) / 1000; // its own rounds' time
+      const lagMs = (lag.get(s.name)?.percentile(99) ?? Number.NaN) / 1e6;
+      if (a !== undefined && b !== undefined) for (const l of breakdown(a, b, seconds, lagMs)) console.log(l);
+    }
     for (const b of systems.filter((s) => s.name.startsWith('Baton'))) {
       const vs = ['DBOS Transact', 'Restate'].filter((x) => tallies.has(x));
       const rs = vs.map((x) => `${ratio(tallies.get(b.name), tallies.get(x)).toFixed(2)}× ${x}`);

@@ -39,6 +39,8 @@ export interface System {
    * settle), as the client saw them: what issue 16's "p99 per Baton call" target is about.
    */
   readonly calls?: CallTimes;
+  /** `baton serve`'s /metrics, for the breakdown of its calls' time (bench/peers/breakdown.ts). */
+  readonly metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -231,7 +233,14 @@ export async function batonOverHttp(
         s.child.once('exit', () => done());
         s.child.kill('SIGTERM');
       });
-    return { name, job, calls, childCpuMs: () => childCpuMs(s.child.pid), close: stop };
+    return {
+      name,
+      job,
+      calls,
+      metricsUrl: `${s.url}/metrics`,
+      childCpuMs: () => childCpuMs(s.child.pid),
+      close: stop,
+    };
   } catch (error) {
     s.child.kill('SIGKILL');
     throw error;

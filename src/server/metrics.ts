@@ -154,6 +154,52 @@ export class Metrics {
       'Transactions committed by them (group commit: several per COMMIT).',
       () => this.#commits.transactions,
     );
+    // Where a transaction's time goes on SQLite (issue 16, p99 per call): queued before its batch,
+    // in COMMIT, and the checkpoint thread's passes and the batches held for them.
+    const seconds = (ms: number | undefined) => (ms ?? 0) / 1000;
+    const mirrored: readonly [string, string, () => number][] = [
+      [
+        'baton_store_wait_seconds_total',
+        'Time transactions waited, queued, before their batch ran them.',
+        () => seconds(this.#commits.waitMs),
+      ],
+      [
+        'baton_store_commit_seconds_total',
+        'Time in COMMIT (with the inline SQLite writer, the event loop is blocked meanwhile).',
+        () => seconds(this.#commits.commitMs),
+      ],
+      [
+        'baton_store_checkpoint_passes_total',
+        'WAL checkpoint passes on the checkpoint thread (SQLite).',
+        () => this.#commits.checkpoints?.passes ?? 0,
+      ],
+      [
+        'baton_store_checkpoint_pass_seconds_total',
+        'Time of those passes, on the checkpoint thread.',
+        () => seconds(this.#commits.checkpoints?.passMs),
+      ],
+      [
+        'baton_store_checkpoint_holds_total',
+        'Batches held for the pass that lets the WAL restart.',
+        () => this.#commits.checkpoints?.holds ?? 0,
+      ],
+      [
+        'baton_store_checkpoint_hold_seconds_total',
+        'Time those batches were held (the event loop was not).',
+        () => seconds(this.#commits.checkpoints?.holdMs),
+      ],
+      [
+        'baton_store_checkpoint_held_frames_total',
+        'WAL frames those passes copied (SQLite alone copies about 1000 inside one COMMIT).',
+        () => this.#commits.checkpoints?.heldFrames ?? 0,
+      ],
+      [
+        'baton_store_wal_restarts_total',
+        'WAL restarts seen by the checkpoint thread.',
+        () => this.#commits.checkpoints?.restarts ?? 0,
+      ],
+    ];
+    for (const [name, help, read] of mirrored) mirroredCounter(r, name, help, read);
     const stats = (): CommitStats => this.#commits;
     new Gauge({
       name: 'baton_store_largest_commit_batch',

@@ -22,6 +22,8 @@ export type StoreChoice =
       readonly path: string;
       /** Where the write connection lives (docs/store.md, "The writer thread"; default inline). */
       readonly writer?: SqliteWriterMode;
+      /** Inline writer: who runs WAL checkpoints (docs/store.md, "Checkpoints off the request path"; default thread). */
+      readonly checkpoints?: 'thread' | 'sqlite';
     }
   | {
       readonly kind: 'postgres';
@@ -159,7 +161,11 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
   const writer = choice.writer ?? 'inline';
   const opened = await openOccurrencesOnSqlite(choice.path, {
     ...options,
-    sqlite: { writer, onWriterStop: (error) => fail(error) },
+    sqlite: {
+      writer,
+      onWriterStop: (error) => fail(error),
+      ...(choice.checkpoints !== undefined && { checkpoints: choice.checkpoints }),
+    },
   });
   return {
     failed,

@@ -5,6 +5,8 @@
  * stored as base64url or JCS text), `INSERT … ON CONFLICT … DO NOTHING`, `RETURNING`.
  * Engine differences are capabilities, never `if (postgres)` branches in callers.
  */
+import type { CheckpointStats } from './sqlite-checkpointer.js';
+
 export type SqlValue = string | number | bigint | null;
 
 export interface SqlExecutor {
@@ -87,6 +89,12 @@ export interface CommitStats {
   readonly rolledBack: number;
   /** The most transactions one COMMIT carried. */
   readonly largestBatch: number;
+  /** Milliseconds transactions waited, queued, before their function started (summed). */
+  readonly waitMs?: number;
+  /** Milliseconds in COMMIT (summed; with the inline SQLite writer, the event loop's too). */
+  readonly commitMs?: number;
+  /** SQLite's WAL checkpoints on a thread of their own (docs/store.md); absent elsewhere. */
+  readonly checkpoints?: CheckpointStats;
 }
 
 /**

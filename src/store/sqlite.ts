@@ -13,6 +13,9 @@
  *   the budget the callers get `store_busy`.
  * - `read()` uses a second, read-only connection holding a deferred transaction: one consistent
  *   WAL snapshot that never blocks the writer.
+ * - With the inline writer, WAL checkpoints run on a thread of their own between the writer's
+ *   COMMITs, not inside them (sqlite-checkpointer.ts, docs/store.md "Checkpoints off the request
+ *   path"): the copy and its fsync no longer stall the event loop every few dozen transactions.
  * - `writer: 'thread'` puts the write connection on a worker thread (sqlite-writer.ts, issue 16 §3):
  *   the transaction functions still run here, in the same order and batches, but BEGIN's lock wait
  *   and COMMIT's fsync happen on the thread while this event loop serves others.
@@ -29,6 +32,7 @@ import {
   type Db,
   type StatementRunner,
 } from './sqlite-connection.js';
+import { WalCheckpointer, type CheckpointStats } from './sqlite-checkpointer.js';
 import { openWriterConnection, type SqliteWriterMode, type WriterConnection } from './sqlite-writer.js';
 
 export interface SqliteEngineOptions {
@@ -47,12 +51,22 @@ export interface SqliteEngineOptions {
    * `thread` on a worker thread, so COMMIT's fsync never blocks this event loop (default inline).
    */
   writer?: SqliteWriterMode;
+  /**
+   * Inline writer on a file: `thread` (default) runs WAL checkpoints on a thread of their own,
+   * `sqlite` leaves them to SQLite, inside the COMMIT that crosses 1000 frames (docs/store.md).
+   */
+  checkpoints?: 'thread' | 'sqlite';
   /** `writer: 'thread'`: told once if the thread stops unexpectedly (the engine then refuses everything). */
   onWriterStop?: (error: BatonError) => void;
 }
 
-/** What the engine has done since it was opened (group commit is observable through it). */
-export type SqliteEngineStats = CommitStats;
+/** What the engine has done since it was opened (group commit and checkpoints are observable through it). */
+export interface SqliteEngineStats extends CommitStats {
+  readonly waitMs: number;
+  readonly commitMs: number;
+  /** The checkpoint thread's work; absent where SQLite checkpoints by itself (docs/store.md). */
+  readonly checkpoints?: CheckpointStats;
+}
 
 export interface SqliteStoreEngine extends StoreEngine {
   readonly kind: 'sqlite';
@@ -149,6 +163,8 @@ interface Queued {
   readonly fn: (tx: Transaction) => Promise<unknown>;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
+  /** performance.now() when it was queued. */
+  readonly at: number;
 }
 
 type Outcome = { readonly value: unknown } | { readonly error: unknown };
@@ -163,6 +179,7 @@ class SqliteEngine implements SqliteStoreEngine {
   readonly #writer: WriterConnection;
   readonly #writerQueue = new SerialQueue();
   readonly #reader: ReadConn;
+  readonly #checkpointer: WalCheckpointer | undefined;
   readonly #busyTimeoutMs: number;
   readonly #maxBatch: number;
   readonly #maxBatchMs: number;
@@ -178,7 +195,7 @@ class SqliteEngine implements SqliteStoreEngine {
   #commitsInTurn = 0;
   #turnArmed = false;
   #closed = false;
-  readonly #stats = { commits: 0, transactions: 0, rolledBack: 0, largestBatch: 0 };
+  readonly #stats = { commits: 0, transactions: 0, rolledBack: 0, largestBatch: 0, waitMs: 0, commitMs: 0 };
 
   constructor(path: string, options: SqliteEngineOptions) {
     this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;
@@ -196,15 +213,19 @@ class SqliteEngine implements SqliteStoreEngine {
     const local = this.#writer.local;
     if (local !== undefined && (path === ':memory:' || path === '' || local.db.memory)) {
       this.#reader = { ...local, runner: localRunner(local.cache), queue: this.#writerQueue };
+      this.#checkpointer = undefined;
       return;
     }
+    const own = local !== undefined && options.checkpoints !== 'sqlite';
+    this.#checkpointer = own ? new WalCheckpointer(path, local.db) : undefined;
     const rdb = openReadConnection(path, options, this.#writer);
     const cache = new StatementCache(rdb, size);
     this.#reader = { db: rdb, cache, runner: localRunner(cache), queue: new SerialQueue() };
   }
 
   stats(): SqliteEngineStats {
-    return { ...this.#stats };
+    const checkpoints = this.#checkpointer?.stats();
+    return { ...this.#stats, ...(checkpoints !== undefined && { checkpoints }) };
   }
 
   commitStats(): CommitStats {
@@ -246,7 +267,8 @@ class SqliteEngine implements SqliteStoreEngine {
     const refused = this.#unusable();
     if (refused !== undefined) return Promise.reject(refused);
     return new Promise<T>((resolve, reject) => {
-      this.#pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      const at = performance.now();
+      this.#pending.push({ fn, resolve: resolve as (value: unknown) => void, reject, at });
       if (!this.#scheduled) this.#schedule();
     });
   }
@@ -266,6 +288,9 @@ class SqliteEngine implements SqliteStoreEngine {
     // the work in promise callbacks forever: timers, I/O and worker messages would never run.
     const sameTurn = this.#turn === this.#committedInTurn && this.#commitsInTurn < MAX_COMMITS_PER_TURN;
     void this.#writerQueue.run(async () => {
+      // The WAL due to restart: this batch waits for the checkpoint thread, the event loop does not.
+      const hold = this.#checkpointer?.beforeBatch();
+      if (hold !== undefined) await hold;
       if (!sameTurn) await this.#gather();
       try {
         await this.#batch(); // never throws
@@ -359,6 +384,7 @@ class SqliteEngine implements SqliteStoreEngine {
    */
   async #member(q: Queued, nested: boolean): Promise<Outcome | 'alone'> {
     const { runner } = this.#writer;
+    this.#stats.waitMs += performance.now() - q.at;
     if (nested) runner.exec('SAVEPOINT batch_member');
     const outcome = await this.#runFn(runner, q.fn);
     if ('error' in outcome) this.#stats.rolledBack += 1;
@@ -392,14 +418,17 @@ class SqliteEngine implements SqliteStoreEngine {
    * transactions they queue wait for the next batch (the writer is still in this one).
    */
   async #commit(done: readonly Member[]): Promise<void> {
+    const t0 = performance.now();
     try {
       await this.#writer.commit();
+      this.#stats.commitMs += performance.now() - t0;
     } catch (error) {
       const rollback = this.#rollbackQuietly();
       for (const d of done) d.q.reject(rollback ?? error);
       return;
     }
     this.#noteTurn();
+    this.#checkpointer?.afterCommit();
     const committed = done.filter((d) => 'value' in d.outcome).length;
     this.#stats.commits += 1;
     this.#stats.transactions += committed;
@@ -446,6 +475,8 @@ class SqliteEngine implements SqliteStoreEngine {
     // Transactions already queued still run; each batch may queue the next one.
     while (this.#scheduled || this.#pending.length > 0) await this.#writerQueue.drain();
     await this.#reader.queue.drain();
+    // Before the writer: the last connection to close checkpoints and removes the WAL.
+    await this.#checkpointer?.close();
     if (this.#reader.db !== this.#writer.local?.db) this.#reader.db.close();
     await this.#writer.close();
   }

@@ -58,3 +58,22 @@ test('--sqlite-writer refuses an unknown value and PostgreSQL (exit 2)', async (
   assert.equal((await pg.exited).code, 2);
   assert.match(pg.stderr(), /--sqlite-writer is for SQLite/);
 });
+
+test('--sqlite-checkpoints sqlite serves; an unknown value or PostgreSQL refuses to start (exit 2)', async (t) => {
+  const ok = serve(t, ['--sqlite-checkpoints', 'sqlite']);
+  const ready = JSON.parse(await ok.waitFor('json', (l) => (l.startsWith('{') ? l : undefined))) as Record<
+    string,
+    unknown
+  >;
+  assert.equal(typeof ready['adminToken'], 'string');
+  ok.kill('SIGTERM');
+  assert.equal((await ok.exited).code, 0);
+  const bad = serve(t, [], { BATON_SQLITE_CHECKPOINTS: 'never' });
+  assert.equal((await bad.exited).code, 2);
+  assert.match(bad.stderr(), /--sqlite-checkpoints \(BATON_SQLITE_CHECKPOINTS\) must be thread or sqlite/);
+  const pg = serve(t, ['--postgres', 'postgres://127.0.0.1:1/none', '--sqlite-checkpoints', 'sqlite'], {
+    BATON_DB: '',
+  });
+  assert.equal((await pg.exited).code, 2);
+  assert.match(pg.stderr(), /--sqlite-checkpoints is for SQLite/);
+});

@@ -59,13 +59,14 @@ const SERVE_OPTIONS = {
   json: { type: 'boolean' },
   'no-console': { type: 'boolean', env: 'BATON_NO_CONSOLE' },
   'sqlite-writer': { type: 'string', env: 'BATON_SQLITE_WRITER', unlessGiven: ['postgres'] },
+  'sqlite-checkpoints': { type: 'string', env: 'BATON_SQLITE_CHECKPOINTS', unlessGiven: ['postgres'] },
 } as const;
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
                    [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE]
                    [--credentials FILE] [--missions-poll-every DURATION] 
                    [--reconcile-every DURATION [--reconcile-concurrency N]] [--json] [--no-console]
-                   [--sqlite-writer thread|inline]
+                   [--sqlite-writer thread|inline] [--sqlite-checkpoints thread|sqlite]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
 in flight and close the store (exit 0). Past --shutdown-timeout seconds (default 10) the remaining
@@ -97,6 +98,9 @@ POST /v1/webhooks/{profileId} (the providers' signed webhooks) is always mounted
 thread, so COMMIT's fsync never blocks request handling; inline keeps it on the event loop. Same
 durability (synchronous=FULL) and group commit either way. If the writer thread stops, every write
 is refused (unavailable) and serve stops with exit 1 (docs/store.md "The writer thread").
+--sqlite-checkpoints thread|sqlite (SQLite, inline writer; default thread): thread copies the WAL
+into the database on a thread of its own, between COMMITs; sqlite leaves it to SQLite, inside the
+COMMIT that crosses 1000 WAL frames, on the event loop (docs/store.md "Checkpoints off the request path").
 ${STORE_USAGE}
 ${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
                            that provider profiles pin by id, for reconcile (Ed25519 pins need none)
@@ -212,6 +216,16 @@ function withSqliteWriter(choice: StoreChoice, text: string | undefined): StoreC
   return { ...choice, writer: text as SqliteWriterMode };
 }
 
+/** `--sqlite-checkpoints` (BATON_SQLITE_CHECKPOINTS): for SQLite only; who runs WAL checkpoints. */
+function withCheckpoints(choice: StoreChoice, text: string | undefined): StoreChoice {
+  if (text === undefined) return choice;
+  if (text !== 'thread' && text !== 'sqlite') {
+    throw new BatonError('usage', '--sqlite-checkpoints (BATON_SQLITE_CHECKPOINTS) must be thread or sqlite');
+  }
+  if (choice.kind !== 'sqlite') throw new BatonError('usage', '--sqlite-checkpoints is for SQLite (--db)');
+  return { ...choice, checkpoints: text };
+}
+
 /** Resolves when the store failed under the server (its SQLite writer thread stopped), said on stderr. */
 async function storeFailure(opened: OpenedBaton, io: CliIo): Promise<'store failed'> {
   const error = await (opened.failed ?? new Promise<never>(() => undefined));
@@ -236,7 +250,10 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   const keys = await serveKeys(values.credentials, io);
   // HAR-25 / A3.10: an invalid matrix refuses to start (exit 2), before the store is touched.
   const stopMatrix = await readStopMatrix(values['stop-matrix'], io);
-  const choice = withSqliteWriter(storeChoice(values), values['sqlite-writer']);
+  const choice = withCheckpoints(
+    withSqliteWriter(storeChoice(values), values['sqlite-writer']),
+    values['sqlite-checkpoints'],
+  );
   const opened = await openBaton(choice, stopMatrix === undefined ? {} : { stopMatrix });
   let app: ReturnType<typeof buildServer> | undefined;
   let poll: PollLoop | undefined;
