@@ -139,18 +139,10 @@ class InProcessExecutor implements Executor {
    * again inside its transaction; these only refuse earlier, never admit.
    */
   async #own(occurrenceId: string): Promise<OccurrenceView> {
-    const lineage = await this.#service.getLineage(this.lineage);
-    const mine = lineage.credentials.find((c) => c.generation === this.generation);
-    if (mine === undefined) throw new BatonError('unauthenticated', 'unknown executor credential');
-    if (mine.retiredAt !== null) {
-      throw new BatonError('generation_retired', 'this executor generation was retired by a takeover', {
-        generation: this.generation,
-      });
-    }
-    const occurrence = await this.#service.getOccurrenceView(occurrenceId);
-    if (occurrence.lineage !== this.lineage)
-      throw new BatonError('occurrence_not_found', 'no such occurrence');
-    return occurrence;
+    // The credential and the occurrence in ONE read, as the HTTP route reads them (issue 16 §1):
+    // not the lineage with its credentials and evidence chain, then the occurrence.
+    const seen = await this.#service.getOccurrenceViewAs(occurrenceId, this.#credential);
+    return seen.occurrence;
   }
 
   perform(operation: Operation, adapter: ProviderAdapter | ProviderCall): Promise<PerformResult> {

@@ -291,6 +291,43 @@ class PgExecutor implements Transaction {
     return Array.isArray(last) ? { rows: last, rowCount: last.length } : { rows: [], rowCount: last ?? 0 };
   }
 
+  /**
+   * Whether what is still deferred may leave in one write with the COMMIT: the BEGIN went out and
+   * no deferred statement has an answer Baton must check before committing (`options.rows`).
+   */
+  get commitsWithDeferred(): boolean {
+    return (
+      this.#begin === undefined &&
+      this.#deferred.length > 0 &&
+      this.#deferred.every((d) => d.options.rows === undefined)
+    );
+  }
+
+  /**
+   * The deferred statements' `baton_batch` call and the COMMIT, in one write (the connection is
+   * pipelined): a failed batch aborts the transaction, so the server answers that COMMIT with
+   * ROLLBACK and nothing of it is committed. Records the batch's failure, if any, as `failure`,
+   * and answers the COMMIT's outcome.
+   */
+  async commitDeferred(): Promise<{ commit: PromiseSettledResult<pg.QueryResult> }> {
+    const deferred = this.#deferred;
+    this.#deferred = [];
+    const stmt = this.#texts.get(BATCH_SQL, 1);
+    const arg = encodeBatch(deferred, undefined);
+    // A write never leaves before the server accepted the BEGIN (see #send).
+    if (!this.#beginAccepted) await this.#began;
+    let batch: Promise<pg.QueryResult> | undefined;
+    const commit = this.#session.corked(() => {
+      batch = this.#session.query(stmt, [arg]);
+      return this.#session.query('COMMIT');
+    });
+    const [b, c] = await Promise.allSettled([batch, commit]);
+    // Its answer is not read: no deferred statement here wants one (`commitsWithDeferred`), and
+    // each expected row count was enforced inside the call, before the COMMIT (BTN10).
+    if (b.status === 'rejected') this.failure ??= b.reason;
+    return { commit: c };
+  }
+
   /** Whether the BEGIN went out: if not, there is nothing to commit or roll back. */
   get started(): boolean {
     return this.#begin === undefined;
@@ -466,10 +503,13 @@ class PostgresEngine implements StoreEngine {
     const ex = new PgExecutor(session, this.#texts, mode.begin, this.#functions, defers);
     const marker = { active: true };
     let outcome: { value: T } | { error: unknown };
+    let withCommit = false;
     try {
       outcome = { value: await this.#inside.run(marker, () => fn(ex)) };
-      // What is still deferred leaves before the COMMIT; a failure there is the outcome.
-      await ex.flush();
+      // What is still deferred leaves before the COMMIT, or with it when nothing of it needs
+      // checking first; a failure there is the outcome.
+      withCommit = ex.commitsWithDeferred;
+      if (!withCommit) await ex.flush();
     } catch (error) {
       outcome = { error };
     }
@@ -480,8 +520,19 @@ class PostgresEngine implements StoreEngine {
       if ('error' in outcome) throw outcome.error;
       return outcome.value;
     }
+    if (withCommit && !('error' in outcome)) {
+      const { commit } = await ex.commitDeferred();
+      // No answer from the server (a lost connection): it may have run both, so the COMMIT's
+      // outcome is unknown, and said so.
+      if (ex.failure === undefined || sqlState(ex.failure) === undefined) {
+        this.#committed(commit, mode);
+        if (ex.failure === undefined) return outcome.value;
+      }
+      // The batch failed: the server rolled the transaction back (its COMMIT answered ROLLBACK).
+      outcome = { error: mapBatchError(ex.failure) };
+    }
     if ('error' in outcome || ex.failure !== undefined) {
-      await session.rollback();
+      if (!withCommit) await session.rollback();
       // A serialization failure anywhere in the attempt re-runs it, even if `fn` turned it into
       // another error: what `fn` decided rested on a snapshot that could not commit.
       if (mode.retry && isRetryable(ex.failure)) throw new RetryableAbort(ex.failure);
@@ -501,10 +552,14 @@ class PostgresEngine implements StoreEngine {
   }
 
   async #commit(session: Session, mode: Mode): Promise<void> {
-    let result: pg.QueryResult;
-    try {
-      result = await session.query('COMMIT');
-    } catch (error) {
+    const [result] = await Promise.allSettled([session.query('COMMIT')]);
+    this.#committed(result, mode);
+  }
+
+  /** What the server answered a COMMIT: returns if it committed, else throws what that means. */
+  #committed(answer: PromiseSettledResult<pg.QueryResult>, mode: Mode): void {
+    if (answer.status === 'rejected') {
+      const error: unknown = answer.reason;
       if (mode.retry && isRetryable(error)) throw new RetryableAbort(error);
       if (sqlState(error) !== undefined) throw mapPgError(error);
       throw new BatonError(
@@ -515,10 +570,10 @@ class PostgresEngine implements StoreEngine {
       );
     }
     // PostgreSQL answers COMMIT of an aborted transaction with ROLLBACK, not with an error.
-    if (result.command !== 'COMMIT') {
+    if (answer.value.command !== 'COMMIT') {
       throw new BatonError(
         'internal',
-        `PostgreSQL answered COMMIT with ${result.command}: nothing was committed`,
+        `PostgreSQL answered COMMIT with ${answer.value.command}: nothing was committed`,
       );
     }
   }
