@@ -31,6 +31,7 @@ import {
   type DeferredStatement,
   type Final,
 } from './postgres-batch.js';
+import { OpenReads } from './postgres-reads.js';
 import { engineTypes, StatementTexts } from './postgres-sql.js';
 
 export interface PostgresEngineOptions {
@@ -143,6 +144,9 @@ function mapBatchError(error: unknown): unknown {
 class Session {
   /** Set when the connection (not a statement) failed: it is closed, never reused. */
   broken: unknown;
+  /** Set when a read-only snapshot ended without its COMMIT (postgres-reads.ts). */
+  leaveOpen = false;
+  #sent = false;
   readonly client: pg.PoolClient;
   readonly #onError = (error: Error): void => void (this.broken ??= error);
 
@@ -156,6 +160,7 @@ class Session {
     statement: string | { readonly text: string; readonly name?: string },
     values?: SqlValue[],
   ): Promise<pg.QueryResult> {
+    this.#sent = true;
     try {
       return await (typeof statement === 'string'
         ? this.client.query(statement, values)
@@ -164,6 +169,11 @@ class Session {
       if (sqlState(error) === undefined) this.broken ??= error;
       throw error;
     }
+  }
+
+  /** Whether nothing was sent on the connection in this session. */
+  get unused(): boolean {
+    return !this.#sent;
   }
 
   /** Roll back; a failure to (a lost connection) only marks the session broken: the server aborts it. */
@@ -409,6 +419,8 @@ interface Mode {
   readonly retry: boolean;
   /** Whether its statements may be deferred (write transactions after migration 016). */
   readonly defers?: boolean;
+  /** A read-only snapshot: its COMMIT may leave with the connection's next BEGIN (postgres-reads.ts). */
+  readonly lazyCommit?: boolean;
 }
 
 class PostgresEngine implements StoreEngine {
@@ -422,6 +434,7 @@ class PostgresEngine implements StoreEngine {
   // Marks the async context of a running transaction, to refuse a nested one as SQLite does.
   readonly #inside = new AsyncLocalStorage<{ active: boolean }>();
   readonly #running = new Set<Promise<unknown>>();
+  readonly #reads = new OpenReads();
   #closed = false;
   /** Migration 012's functions exist (told by `migrate`: schemaApplied). */
   #functions = false;
@@ -434,7 +447,11 @@ class PostgresEngine implements StoreEngine {
     const durable = 'SET LOCAL synchronous_commit = on';
     const level = options.isolation === 'serializable' ? 'SERIALIZABLE' : 'READ COMMITTED';
     this.#write = { begin: `BEGIN ISOLATION LEVEL ${level}; ${durable}; ${lock}`, retry: true, defers: true };
-    this.#read = { begin: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${lock}`, retry: false };
+    this.#read = {
+      begin: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${lock}`,
+      retry: false,
+      lazyCommit: true,
+    };
     // READ COMMITTED: each statement after the lock sees what an earlier migration committed (a
     // SERIALIZABLE snapshot would be taken by the lock statement itself, before the wait).
     const wait = Math.max(1, Math.trunc(options.migrationLockTimeoutMs ?? 300_000));
@@ -486,9 +503,14 @@ class PostgresEngine implements StoreEngine {
   /** Run `fn` once in one transaction on one pooled connection. */
   async #attempt<T>(mode: Mode, fn: (tx: PgExecutor) => Promise<T>, stepwise: boolean): Promise<T> {
     const session = new Session(await this.#connect());
+    // The previous read on this connection left its snapshot open: its COMMIT leads this BEGIN.
+    const ending = this.#reads.take(session.client);
     try {
-      return await this.#body(session, mode, fn, stepwise);
+      return await this.#body(session, ending ? { ...mode, begin: `COMMIT; ${mode.begin}` } : mode, fn, stepwise);
     } finally {
+      // Nothing was sent (the COMMIT neither), or this read's own snapshot ends later.
+      const open = (ending && session.unused) || session.leaveOpen;
+      if (open && session.broken === undefined) this.#reads.leaveOpen(session.client);
       session.release();
     }
   }
@@ -546,6 +568,10 @@ class PostgresEngine implements StoreEngine {
         {},
         { cause: mapPgError(ex.failure) },
       );
+    }
+    if (mode.lazyCommit === true && session.broken === undefined) {
+      session.leaveOpen = true;
+      return outcome.value;
     }
     await this.#commit(session, mode);
     return outcome.value;
@@ -632,6 +658,7 @@ class PostgresEngine implements StoreEngine {
     this.#closed = true;
     // Work already started finishes first (as on SQLite); pg's pool would strand queued waiters.
     await Promise.allSettled([...this.#running]);
+    this.#reads.close();
     await this.#pool.end();
   }
 }
