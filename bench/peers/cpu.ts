@@ -34,11 +34,10 @@ const WORKERS = Math.max(...CONCURRENCY);
 
 // Every query any pg client of this process sends (the pool's clients share the prototype).
 let roundTrips = 0;
-const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-(pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (
-  this: unknown,
-  ...args: unknown[]
-) {
+type Query = (this: unknown, ...args: unknown[]) => unknown;
+const proto = pg.Client.prototype as unknown as { query: Query };
+const original: Query = proto.query;
+proto.query = function (this: unknown, ...args: unknown[]) {
   roundTrips += 1;
   return original.apply(this, args);
 };
@@ -57,9 +56,11 @@ let seq = 0;
 /** `db`: the system's database, whose backends' CPU is counted too (NaN: none). */
 async function measure(s: System, c: number, jobs: number, admin?: string, db?: string): Promise<string> {
   // Warm-up, at the concurrency measured: every pooled connection (and backend) exists after it.
-  await Promise.all(Array.from({ length: c }, async (_, w) => {
-    for (let i = 0; i < Math.ceil(200 / c); i++) await s.job(w, ++seq);
-  }));
+  await Promise.all(
+    Array.from({ length: c }, async (_, w) => {
+      for (let i = 0; i < Math.ceil(200 / c); i++) await s.job(w, ++seq);
+    }),
+  );
   const backends0 = await backendsCpuMs(admin, db);
   const usage0 = process.cpuUsage();
   const cpu0 = selfCpuMs();
@@ -117,9 +118,17 @@ async function main(): Promise<void> {
     dbos: async () => dbosSystem(p, await db('cpu_dbos')),
     // The payment call alone: what every system's job pays before any durability.
     pay: () =>
-      Promise.resolve({ name: 'the payment call alone', job: (_w, n) => pay(p, `pay-${n}`, n), close: async () => {} }),
+      Promise.resolve({
+        name: 'the payment call alone',
+        job: (_w, n) => pay(p, `pay-${n}`, n),
+        close: async () => {},
+      }),
   };
-  console.log(`peer cpu: ${JOBS} jobs per system and concurrency; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `peer cpu: ${JOBS} jobs per system and concurrency; load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   for (const key of SYSTEMS) {
     const make = makers[key];
     if (make === undefined) throw new Error(`unknown system ${key} (${Object.keys(makers).join(', ')})`);
@@ -132,7 +141,11 @@ async function main(): Promise<void> {
       await s.close();
     }
   }
-  console.log(`load after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `load after: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   await sandbox.close();
   for (const d of dbs) await d.drop().catch(() => undefined);
   rmSync(dir, { recursive: true, force: true });

@@ -116,7 +116,12 @@ const SETTLE = {
 const sha = (text: string): string => `sha-256:${createHash('sha256').update(text).digest('base64url')}`;
 
 /** A chain of events hashed as Baton's evidence log does: sha-256 of the JCS of the envelope. */
-function chain(subject: string, at: number, prev: string | null, events: readonly (readonly [string, string])[]) {
+function chain(
+  subject: string,
+  at: number,
+  prev: string | null,
+  events: readonly (readonly [string, string])[],
+) {
   const types: string[] = [];
   const bodies: string[] = [];
   const prevs: (string | null)[] = [];
@@ -158,25 +163,55 @@ async function lifecycle(pool: pg.Pool, p: Provider, x: FloorExecutor, n: number
   await answer(
     pool,
     CREATE_ENTER,
-    [digest, id, `k-${n}`, x.authority, request, requestDigest, nativeKey,
+    [
+      digest,
+      id,
+      `k-${n}`,
+      x.authority,
+      request,
+      requestDigest,
+      nativeKey,
       `[{"type":"provider_key","value":${JSON.stringify(nativeKey)}}]`,
       `["bench-payments","${ACCOUNT}","bench",${JSON.stringify(nativeKey)}]`,
-      n % STRIPES, now, c.types, c.bodies, c.prevs, c.hashes],
+      n % STRIPES,
+      now,
+      c.types,
+      c.bodies,
+      c.prevs,
+      c.hashes,
+    ],
     'entered',
   );
   await pay(p, nativeKey, n);
   const reference = `pay_${String(n).padStart(8, '0')}`;
   const at = Date.now();
   const s = chain(subject, at, c.head, [
-    ['observation_recorded', `{"nativeStatus":"succeeded","observedAt":${at},"reference":"${reference}","result":"found"}`],
+    [
+      'observation_recorded',
+      `{"nativeStatus":"succeeded","observedAt":${at},"reference":"${reference}","result":"found"}`,
+    ],
     ['provider_reference_bound', `{"providerReference":"${reference}"}`],
-    ['state_changed', '{"from":{"phase":"entered"},"to":{"effect":"occurred","outcome":"success","phase":"resolved"}}'],
+    [
+      'state_changed',
+      '{"from":{"phase":"entered"},"to":{"effect":"occurred","outcome":"success","phase":"resolved"}}',
+    ],
   ]);
   await answer(
     pool,
     SETTLE,
-    [digest, id, reference, `["bench-payments","${ACCOUNT}","bench","${reference}"]`, at, c.head, 2,
-      s.types, s.bodies, s.prevs, s.hashes],
+    [
+      digest,
+      id,
+      reference,
+      `["bench-payments","${ACCOUNT}","bench","${reference}"]`,
+      at,
+      c.head,
+      2,
+      s.types,
+      s.bodies,
+      s.prevs,
+      s.hashes,
+    ],
     'resolved',
   );
 }

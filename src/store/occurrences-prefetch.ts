@@ -134,7 +134,12 @@ export async function prefetchObserve(
   // The occurrence's chain head, locked after it (migration 014): its appends need no lookup.
   if (got.head) {
     const head = got.head.head;
-    holdsHead(tx, `occurrence:${occurrenceId}`, typeof head === 'string' ? head : null, rows.num(got.head.count));
+    holdsHead(
+      tx,
+      `occurrence:${occurrenceId}`,
+      typeof head === 'string' ? head : null,
+      rows.num(got.head.count),
+    );
   }
 }
 

@@ -74,7 +74,8 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     // An occurrence inserted by this transaction is known to no other until it commits, so it has
     // a gate row only if this transaction linked one: create-and-enter's entry reads nothing here
     // (issue 16 §1: no statement reads what the transaction already knows).
-    if (this.#inserted.has(occurrenceId) && !this.#linked.has(occurrenceId)) return Promise.resolve(undefined);
+    if (this.#inserted.has(occurrenceId) && !this.#linked.has(occurrenceId))
+      return Promise.resolve(undefined);
     return this.#gate.check(this.#tx, occurrenceId, actor);
   }
 

@@ -506,7 +506,12 @@ class PostgresEngine implements StoreEngine {
     // The previous read on this connection left its snapshot open: its COMMIT leads this BEGIN.
     const ending = this.#reads.take(session.client);
     try {
-      return await this.#body(session, ending ? { ...mode, begin: `COMMIT; ${mode.begin}` } : mode, fn, stepwise);
+      return await this.#body(
+        session,
+        ending ? { ...mode, begin: `COMMIT; ${mode.begin}` } : mode,
+        fn,
+        stepwise,
+      );
     } finally {
       // Nothing was sent (the COMMIT neither), or this read's own snapshot ends later.
       const open = (ending && session.unused) || session.leaveOpen;
