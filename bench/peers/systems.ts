@@ -115,7 +115,8 @@ function performAll(
     const x = executors[w];
     if (x === undefined) throw new Error('no executor');
     const r = await x.perform(op(w, n), adapter);
-    if (r.status !== 'succeeded') throw new Error(`perform: ${r.status} ${r.reason ?? ''}`);
+    if (r.status !== 'succeeded')
+      throw new Error(`perform: ${r.status} ${r.reason ?? ''} ${r.errorCode ?? ''}`.trimEnd());
   };
 }
 

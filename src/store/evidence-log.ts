@@ -311,9 +311,50 @@ export function deferEvidenceRun(tx: Transaction, run: readonly EvidenceInput[])
     if (e.subject !== first.subject) throw new BatonError('internal', 'an evidence run has one subject');
   }
   const texts = run.map((e) => canonicalize(e.body));
+  const head = knownHeads.get(tx)?.get(first.subject);
+  if (head !== undefined) return deferKnown(tx, run, texts, head);
   const check = (rows: readonly object[]): void => void checkedByBaton(tx, run, texts, rows as FunctionRow[]);
   if (!deferred(tx, APPEND_SQL, functionParams(run, texts), { rows: check }))
     throw new BatonError('internal', 'deferEvidenceRun on a transaction that cannot defer');
+}
+
+const APPEND_KNOWN_SQL = 'SELECT baton_append_known(?, ?, ?, ?) AS n';
+
+/**
+ * A deferred run on a chain whose head this transaction holds (it started the chain, or locked its
+ * head row: `holdsHead`): chained and hashed HERE, once, from that head, and stored as is by
+ * migration 014's `baton_append_known`, which refuses (BTN10: the transaction runs again statement
+ * by statement) unless exactly these positions were free and the head was still this one. Nothing
+ * comes back to check, so the call may leave with the COMMIT (postgres.ts).
+ */
+function deferKnown(
+  tx: Transaction,
+  run: readonly EvidenceInput[],
+  texts: readonly string[],
+  head: Head,
+): void {
+  const [subject] = functionParams(run, texts); // the same refusals as the other paths
+  let prev = head.hash;
+  const events = run.map((e, i) => {
+    const text = texts[i] ?? '';
+    const hash = evidenceHashOfText({ prev, subject, type: e.type, at: e.at, actor: e.actor }, text);
+    const event = [e.type, text, e.at, e.actor, prev, hash];
+    prev = hash;
+    return event;
+  });
+  if (!deferred(tx, APPEND_KNOWN_SQL, [subject, JSON.stringify(events), head.hash, head.count]))
+    throw new BatonError('internal', 'deferEvidenceRun on a transaction that cannot defer');
+  knownHeads.get(tx)?.set(subject, { hash: prev, count: head.count + run.length });
+}
+
+/**
+ * Tell the log the head of `subject` as this transaction just read it FOR UPDATE (PostgreSQL's
+ * `baton_lock_observe_head`): its appends to that chain then need no head lookup.
+ */
+export function holdsHead(tx: Transaction, subject: string, hash: string | null, count: number): void {
+  let known = knownHeads.get(tx);
+  if (known === undefined) knownHeads.set(tx, (known = new Map<string, Head>()));
+  known.set(subject, { hash, count });
 }
 
 function checkedByBaton(

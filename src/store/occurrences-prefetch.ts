@@ -9,6 +9,7 @@ import { BatonError } from '../core/errors.js';
 import type { Sha256Digest } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
 import type { Transaction } from './engine.js';
+import { holdsHead } from './evidence-log.js';
 import * as rows from './occurrences-rows.js';
 
 /** What a prefetch found, by what the repository will ask for (`undefined`: looked up, absent). */
@@ -34,6 +35,7 @@ interface EntryRows {
   occurrence?: OccurrenceJson | null;
   authority?: rows.AuthorityRow | null;
   counts?: Record<'lp' | 'lf' | 'dp' | 'df', number | null> | null;
+  head?: { head: string | null; count: number } | null;
 }
 
 /** Integers beyond 2^53 would lose precision in JSON: refused, never rounded (fail closed). */
@@ -112,8 +114,9 @@ export async function prefetchEntry(
 }
 
 /**
- * Run migration 016's `baton_lock_observe` (an executor-reported observation: its credential,
- * then the occurrence FOR UPDATE) and fill `into` as `prefetchEntry` does.
+ * Run migration 014's `baton_lock_observe_head` (an executor-reported observation: its
+ * credential, then the occurrence FOR UPDATE, then its evidence head FOR UPDATE) and fill `into`
+ * as `prefetchEntry` does.
  */
 export async function prefetchObserve(
   tx: Transaction,
@@ -121,13 +124,23 @@ export async function prefetchObserve(
   credentialDigest: Sha256Digest,
   occurrenceId: string,
 ): Promise<void> {
-  const sql = 'SELECT baton_lock_observe(?, ?)::text AS loaded';
+  const sql = 'SELECT baton_lock_observe_head(?, ?)::text AS loaded';
   const got = await call(tx, sql, [credentialDigest, occurrenceId]);
   const credential = got.credential ? rows.credentialFromRow(got.credential) : undefined;
   into.set(key.credential(credentialDigest), credential);
   // Beyond a refused credential the function stopped: the occurrence is read as before, if ever.
   if (credential === undefined || credential.retiredAt !== null || !('occurrence' in got)) return;
   into.set(key.occurrence(occurrenceId), got.occurrence ? occurrenceOf(got.occurrence) : undefined);
+  // The occurrence's chain head, locked after it (migration 014): its appends need no lookup.
+  if (got.head) {
+    const head = got.head.head;
+    holdsHead(
+      tx,
+      `occurrence:${occurrenceId}`,
+      typeof head === 'string' ? head : null,
+      rows.num(got.head.count),
+    );
+  }
 }
 
 /** Take a prefetched answer once: `found` false when nothing was prefetched for `k`. */

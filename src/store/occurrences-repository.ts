@@ -58,6 +58,9 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   /** Rows this transaction locked or wrote, as they now stand (occurrences-held.ts). */
   readonly #held = new Held();
   #domainRead = false;
+  /** Occurrences this transaction inserted, and those it linked to a work item (a gate row). */
+  readonly #inserted = new Set<string>();
+  readonly #linked = new Set<string>();
 
   constructor(tx: Transaction, profiles?: ProfileCache, gate: MissionGate = NO_HARNESS) {
     super(tx, tx.forUpdate, profiles);
@@ -68,6 +71,11 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
 
   /** Mission build spec A3.6: locks the mission view and item after lineage and occurrence. */
   checkMissionGate(occurrenceId: string, actor: string): Promise<MissionGateView | undefined> {
+    // An occurrence inserted by this transaction is known to no other until it commits, so it has
+    // a gate row only if this transaction linked one: create-and-enter's entry reads nothing here
+    // (issue 16 §1: no statement reads what the transaction already knows).
+    if (this.#inserted.has(occurrenceId) && !this.#linked.has(occurrenceId))
+      return Promise.resolve(undefined);
     return this.#gate.check(this.#tx, occurrenceId, actor);
   }
 
@@ -76,6 +84,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   }
 
   linkWorkItem(occurrenceId: string, workItemId: string, lineage: string): Promise<void> {
+    this.#linked.add(occurrenceId);
     return this.#gate.link(this.#tx, occurrenceId, workItemId, lineage);
   }
 
@@ -304,6 +313,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     }
     // Its evidence chain (`occurrence:<id>`, docs/store.md) starts in this transaction.
     startsChain(this.#tx, `occurrence:${o.id}`);
+    this.#inserted.add(o.id);
     this.#requests.set(o.id, request);
     this.#held.occurrences.set(o.id, asStored(o));
     this.#held.moved(o.lineage, null, o.phase);

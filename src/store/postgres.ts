@@ -31,6 +31,7 @@ import {
   type DeferredStatement,
   type Final,
 } from './postgres-batch.js';
+import { OpenReads } from './postgres-reads.js';
 import { engineTypes, StatementTexts } from './postgres-sql.js';
 
 export interface PostgresEngineOptions {
@@ -143,6 +144,9 @@ function mapBatchError(error: unknown): unknown {
 class Session {
   /** Set when the connection (not a statement) failed: it is closed, never reused. */
   broken: unknown;
+  /** Set when a read-only snapshot ended without its COMMIT (postgres-reads.ts). */
+  leaveOpen = false;
+  #sent = false;
   readonly client: pg.PoolClient;
   readonly #onError = (error: Error): void => void (this.broken ??= error);
 
@@ -156,6 +160,7 @@ class Session {
     statement: string | { readonly text: string; readonly name?: string },
     values?: SqlValue[],
   ): Promise<pg.QueryResult> {
+    this.#sent = true;
     try {
       return await (typeof statement === 'string'
         ? this.client.query(statement, values)
@@ -164,6 +169,11 @@ class Session {
       if (sqlState(error) === undefined) this.broken ??= error;
       throw error;
     }
+  }
+
+  /** Whether nothing was sent on the connection in this session. */
+  get unused(): boolean {
+    return !this.#sent;
   }
 
   /** Roll back; a failure to (a lost connection) only marks the session broken: the server aborts it. */
@@ -291,6 +301,43 @@ class PgExecutor implements Transaction {
     return Array.isArray(last) ? { rows: last, rowCount: last.length } : { rows: [], rowCount: last ?? 0 };
   }
 
+  /**
+   * Whether what is still deferred may leave in one write with the COMMIT: the BEGIN went out and
+   * no deferred statement has an answer Baton must check before committing (`options.rows`).
+   */
+  get commitsWithDeferred(): boolean {
+    return (
+      this.#begin === undefined &&
+      this.#deferred.length > 0 &&
+      this.#deferred.every((d) => d.options.rows === undefined)
+    );
+  }
+
+  /**
+   * The deferred statements' `baton_batch` call and the COMMIT, in one write (the connection is
+   * pipelined): a failed batch aborts the transaction, so the server answers that COMMIT with
+   * ROLLBACK and nothing of it is committed. Records the batch's failure, if any, as `failure`,
+   * and answers the COMMIT's outcome.
+   */
+  async commitDeferred(): Promise<{ commit: PromiseSettledResult<pg.QueryResult> }> {
+    const deferred = this.#deferred;
+    this.#deferred = [];
+    const stmt = this.#texts.get(BATCH_SQL, 1);
+    const arg = encodeBatch(deferred, undefined);
+    // A write never leaves before the server accepted the BEGIN (see #send).
+    if (!this.#beginAccepted) await this.#began;
+    let batch: Promise<pg.QueryResult> | undefined;
+    const commit = this.#session.corked(() => {
+      batch = this.#session.query(stmt, [arg]);
+      return this.#session.query('COMMIT');
+    });
+    const [b, c] = await Promise.allSettled([batch, commit]);
+    // Its answer is not read: no deferred statement here wants one (`commitsWithDeferred`), and
+    // each expected row count was enforced inside the call, before the COMMIT (BTN10).
+    if (b.status === 'rejected') this.failure ??= b.reason;
+    return { commit: c };
+  }
+
   /** Whether the BEGIN went out: if not, there is nothing to commit or roll back. */
   get started(): boolean {
     return this.#begin === undefined;
@@ -372,6 +419,8 @@ interface Mode {
   readonly retry: boolean;
   /** Whether its statements may be deferred (write transactions after migration 016). */
   readonly defers?: boolean;
+  /** A read-only snapshot: its COMMIT may leave with the connection's next BEGIN (postgres-reads.ts). */
+  readonly lazyCommit?: boolean;
 }
 
 class PostgresEngine implements StoreEngine {
@@ -385,6 +434,7 @@ class PostgresEngine implements StoreEngine {
   // Marks the async context of a running transaction, to refuse a nested one as SQLite does.
   readonly #inside = new AsyncLocalStorage<{ active: boolean }>();
   readonly #running = new Set<Promise<unknown>>();
+  readonly #reads = new OpenReads();
   #closed = false;
   /** Migration 012's functions exist (told by `migrate`: schemaApplied). */
   #functions = false;
@@ -397,7 +447,11 @@ class PostgresEngine implements StoreEngine {
     const durable = 'SET LOCAL synchronous_commit = on';
     const level = options.isolation === 'serializable' ? 'SERIALIZABLE' : 'READ COMMITTED';
     this.#write = { begin: `BEGIN ISOLATION LEVEL ${level}; ${durable}; ${lock}`, retry: true, defers: true };
-    this.#read = { begin: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${lock}`, retry: false };
+    this.#read = {
+      begin: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${lock}`,
+      retry: false,
+      lazyCommit: true,
+    };
     // READ COMMITTED: each statement after the lock sees what an earlier migration committed (a
     // SERIALIZABLE snapshot would be taken by the lock statement itself, before the wait).
     const wait = Math.max(1, Math.trunc(options.migrationLockTimeoutMs ?? 300_000));
@@ -449,9 +503,19 @@ class PostgresEngine implements StoreEngine {
   /** Run `fn` once in one transaction on one pooled connection. */
   async #attempt<T>(mode: Mode, fn: (tx: PgExecutor) => Promise<T>, stepwise: boolean): Promise<T> {
     const session = new Session(await this.#connect());
+    // The previous read on this connection left its snapshot open: its COMMIT leads this BEGIN.
+    const ending = this.#reads.take(session.client);
     try {
-      return await this.#body(session, mode, fn, stepwise);
+      return await this.#body(
+        session,
+        ending ? { ...mode, begin: `COMMIT; ${mode.begin}` } : mode,
+        fn,
+        stepwise,
+      );
     } finally {
+      // Nothing was sent (the COMMIT neither), or this read's own snapshot ends later.
+      const open = (ending && session.unused) || session.leaveOpen;
+      if (open && session.broken === undefined) this.#reads.leaveOpen(session.client);
       session.release();
     }
   }
@@ -466,10 +530,13 @@ class PostgresEngine implements StoreEngine {
     const ex = new PgExecutor(session, this.#texts, mode.begin, this.#functions, defers);
     const marker = { active: true };
     let outcome: { value: T } | { error: unknown };
+    let withCommit = false;
     try {
       outcome = { value: await this.#inside.run(marker, () => fn(ex)) };
-      // What is still deferred leaves before the COMMIT; a failure there is the outcome.
-      await ex.flush();
+      // What is still deferred leaves before the COMMIT, or with it when nothing of it needs
+      // checking first; a failure there is the outcome.
+      withCommit = ex.commitsWithDeferred;
+      if (!withCommit) await ex.flush();
     } catch (error) {
       outcome = { error };
     }
@@ -480,8 +547,19 @@ class PostgresEngine implements StoreEngine {
       if ('error' in outcome) throw outcome.error;
       return outcome.value;
     }
+    if (withCommit && !('error' in outcome)) {
+      const { commit } = await ex.commitDeferred();
+      // No answer from the server (a lost connection): it may have run both, so the COMMIT's
+      // outcome is unknown, and said so.
+      if (ex.failure === undefined || sqlState(ex.failure) === undefined) {
+        this.#committed(commit, mode);
+        if (ex.failure === undefined) return outcome.value;
+      }
+      // The batch failed: the server rolled the transaction back (its COMMIT answered ROLLBACK).
+      outcome = { error: mapBatchError(ex.failure) };
+    }
     if ('error' in outcome || ex.failure !== undefined) {
-      await session.rollback();
+      if (!withCommit) await session.rollback();
       // A serialization failure anywhere in the attempt re-runs it, even if `fn` turned it into
       // another error: what `fn` decided rested on a snapshot that could not commit.
       if (mode.retry && isRetryable(ex.failure)) throw new RetryableAbort(ex.failure);
@@ -496,15 +574,23 @@ class PostgresEngine implements StoreEngine {
         { cause: mapPgError(ex.failure) },
       );
     }
+    if (mode.lazyCommit === true && session.broken === undefined) {
+      session.leaveOpen = true;
+      return outcome.value;
+    }
     await this.#commit(session, mode);
     return outcome.value;
   }
 
   async #commit(session: Session, mode: Mode): Promise<void> {
-    let result: pg.QueryResult;
-    try {
-      result = await session.query('COMMIT');
-    } catch (error) {
+    const [result] = await Promise.allSettled([session.query('COMMIT')]);
+    this.#committed(result, mode);
+  }
+
+  /** What the server answered a COMMIT: returns if it committed, else throws what that means. */
+  #committed(answer: PromiseSettledResult<pg.QueryResult>, mode: Mode): void {
+    if (answer.status === 'rejected') {
+      const error: unknown = answer.reason;
       if (mode.retry && isRetryable(error)) throw new RetryableAbort(error);
       if (sqlState(error) !== undefined) throw mapPgError(error);
       throw new BatonError(
@@ -515,10 +601,10 @@ class PostgresEngine implements StoreEngine {
       );
     }
     // PostgreSQL answers COMMIT of an aborted transaction with ROLLBACK, not with an error.
-    if (result.command !== 'COMMIT') {
+    if (answer.value.command !== 'COMMIT') {
       throw new BatonError(
         'internal',
-        `PostgreSQL answered COMMIT with ${result.command}: nothing was committed`,
+        `PostgreSQL answered COMMIT with ${answer.value.command}: nothing was committed`,
       );
     }
   }
@@ -577,6 +663,7 @@ class PostgresEngine implements StoreEngine {
     this.#closed = true;
     // Work already started finishes first (as on SQLite); pg's pool would strand queued waiters.
     await Promise.allSettled([...this.#running]);
+    this.#reads.close();
     await this.#pool.end();
   }
 }

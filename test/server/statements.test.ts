@@ -35,7 +35,7 @@ interface Bounds {
 }
 const BOUNDS: Record<'sqlite' | 'postgres', Bounds> = {
   sqlite: { statements: 29, transactions: 2, reads: 1 },
-  postgres: { statements: 6, transactions: 2, reads: 1 },
+  postgres: { statements: 5, transactions: 2, reads: 1 },
 };
 
 const db = await postgresForTests();

@@ -2,11 +2,16 @@
  * Deferred statements on PostgreSQL (migration 016's `baton_batch`, docs/store.md "One call per
  * transition"): they run in order, inside the transaction, as the statement path runs them; a read
  * after them carries them and still sees them; a guard that fails (BTN10) commits nothing and runs
- * the transaction function again statement by statement; parameters stay literals.
+ * the transaction function again statement by statement; parameters stay literals. Migration 014
+ * ("One write per transition"): after a read, the deferred call leaves with the COMMIT, which a
+ * failed guard turns into a rollback; an append to a held chain is hashed by Baton and refused by
+ * the database unless the head is the one Baton held; a read-only snapshot ends before the next
+ * transaction on its connection.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { migrate } from '../../src/store/index.js';
+import { migrate, verifyEvidence } from '../../src/store/index.js';
+import { appendEvidence, deferEvidenceRun, listEvidence, startsChain } from '../../src/store/evidence-log.js';
 import type { StoreEngine, Transaction } from '../../src/store/engine.js';
 import { toFormatTemplate } from '../../src/store/postgres-sql.js';
 import { postgresForTests } from '../support/postgres.js';
@@ -97,5 +102,80 @@ if (db !== undefined) {
       }),
     );
     assert.deepEqual(await engine.read((r) => r.all('SELECT v FROM t')), [{ v: 'a' }]);
+  });
+
+  test('[postgres] after a read, the deferred writes leave with the COMMIT, and commit', async (t) => {
+    const engine = await migrated(t);
+    await engine.transaction(async (tx) => {
+      await tx.get('SELECT id FROM t WHERE id = ? FOR UPDATE', [1]); // the BEGIN goes out with it
+      defer(tx, "UPDATE t SET v = 'with-commit' WHERE id = ?", [1], 1);
+      defer(tx, 'INSERT INTO t (id, v) VALUES (?, ?)', [3, 'c'], 1);
+    });
+    assert.deepEqual(await engine.read((r) => r.all('SELECT id, v FROM t ORDER BY id')), [
+      { id: 1, v: 'with-commit' },
+      { id: 3, v: 'c' },
+    ]);
+  });
+
+  test('[postgres] a failed guard in the call that carries the COMMIT commits nothing and runs again', async (t) => {
+    const engine = await migrated(t);
+    const runs: boolean[] = [];
+    const answer = await engine.transaction(async (tx) => {
+      runs.push(tx.deferrable === true);
+      await tx.get('SELECT id FROM t WHERE id = ? FOR UPDATE', [1]);
+      if (tx.deferrable === true) {
+        defer(tx, "UPDATE t SET v = 'deferred' WHERE id = ?", [1], 1);
+        defer(tx, "UPDATE t SET v = 'missing' WHERE id = ?", [99], 1); // changes 0 rows: BTN10
+        return 'deferred';
+      }
+      return 'statement by statement';
+    });
+    assert.deepEqual(runs, [true, false]);
+    assert.equal(answer, 'statement by statement');
+    assert.deepEqual(await engine.read((r) => r.all('SELECT v FROM t')), [{ v: 'a' }]);
+  });
+
+  test('[postgres] an append on a wrongly held head is refused by the database, then appended statement by statement', async (t) => {
+    const engine = await migrated(t);
+    const subject = 'occurrence:held';
+    const at = 1_700_000_000_000;
+    await engine.transaction((tx) =>
+      appendEvidence(tx, { subject, type: 'first', body: { n: 1 }, at, actor: 'a' }),
+    );
+    const runs: boolean[] = [];
+    await engine.transaction(async (tx) => {
+      runs.push(tx.deferrable === true);
+      // A wrong hint (the chain exists): Baton hashes from an empty head, the database refuses it.
+      startsChain(tx, subject);
+      await tx.get('SELECT 1 AS one');
+      const second = { subject, type: 'second', body: { n: 2 }, at, actor: 'a' };
+      if (tx.deferrable === true) deferEvidenceRun(tx, [second]);
+      else await appendEvidence(tx, second);
+    });
+    assert.deepEqual(runs, [true, false]);
+    const events = await engine.read((r) => listEvidence(r, subject));
+    assert.deepEqual(
+      events.map((e) => [e.type, e.prev]),
+      [
+        ['first', null],
+        ['second', events[0]?.hash],
+      ],
+    );
+    assert.equal((await verifyEvidence(engine)).ok, true);
+  });
+
+  test('[postgres] a read-only snapshot ends before the next transaction on its connection', async (t) => {
+    // One connection: the second read runs where the first one's snapshot was left open.
+    const one = postgresUnderTest(db, 'postgres one connection', { maxConnections: 1 });
+    const store = await one.open(t);
+    await migrate(store.engine);
+    await store.engine.transaction((tx) => tx.run('CREATE TABLE s (id BIGINT NOT NULL PRIMARY KEY)'));
+    const count = () => store.engine.read((r) => r.get<{ n: number }>('SELECT COUNT(*)::BIGINT AS n FROM s'));
+    assert.deepEqual(await count(), { n: 0 });
+    // Another server commits in between: the next snapshot must see it.
+    await store.another().transaction((tx) => tx.run('INSERT INTO s (id) VALUES (1)'));
+    assert.deepEqual(await count(), { n: 1 });
+    await store.engine.transaction((tx) => tx.run('INSERT INTO s (id) VALUES (2)'));
+    assert.deepEqual(await count(), { n: 2 });
   });
 }

@@ -15,6 +15,7 @@ import { migration as m010 } from './010_reconciliation.js';
 import { migration as m011 } from './011_console_sessions.js';
 import { migration as m012 } from './012_transition_functions.js';
 import { migration as m013 } from './013_occurrence_counts.js';
+import { migration as m014 } from './014_known_head_appends.js';
 import { migration as m016 } from './016_one_call_transitions.js';
 import { migration as m018 } from './018_harness_item_listing.js';
 
@@ -31,6 +32,7 @@ export const migrations: readonly Migration[] = [
   m011,
   m012,
   m013,
+  m014,
   m016,
   m018,
 ];

@@ -1,0 +1,160 @@
+/**
+ * CPU per lifecycle of the peer bench's systems, one at a time (issue 16; the load-independent
+ * figure beside `npm run bench:peers`' ops/s): a fixed number of jobs at each concurrency, this
+ * process's CPU (user + system: the client, Baton in process, the sandbox provider, pg) divided
+ * by the jobs (user + system), the CPU of the system's own PostgreSQL backends per job (those
+ * serving its database, from /proc), and the pg queries each job made (every `query` a pg client
+ * of this process sent; BEGIN and COMMIT counted as they travel, pipelined or not). Throughput is
+ * printed but, on a shared machine, only the CPU and query figures mean anything.
+ *
+ *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,folded-pg,dbos  PEER_CPU_JOBS=1500
+ *   PEER_CPU_CONCURRENCY=1,16; BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import {
+  createSandboxProvider,
+  deployProfile,
+  loadProfile,
+  sandboxDeployment,
+} from '../../src/providers/index.js';
+import { benchDatabase, reachablePostgres, type BenchDatabase } from '../support.js';
+import { dbosSystem } from './engines.js';
+import { foldedCeiling } from './folded.js';
+import { withClient } from '../../test/support/postgres-client.js';
+import { childCpuMs, selfCpuMs } from './procs.js';
+import { batonInProcess, pay, plainSqlCeiling, type Provider, type System } from './systems.js';
+
+const SYSTEMS = (process.env['PEER_CPU_SYSTEMS'] ?? 'baton-pg,folded-pg').split(',');
+const JOBS = Number(process.env['PEER_CPU_JOBS'] ?? 1500);
+const CONCURRENCY = (process.env['PEER_CPU_CONCURRENCY'] ?? '1,16').split(',').map(Number);
+const WORKERS = Math.max(...CONCURRENCY);
+
+// Every query any pg client of this process sends (the pool's clients share the prototype).
+let roundTrips = 0;
+type Query = (this: unknown, ...args: unknown[]) => unknown;
+const proto = pg.Client.prototype as unknown as { query: Query };
+const original: Query = proto.query;
+proto.query = function (this: unknown, ...args: unknown[]) {
+  roundTrips += 1;
+  return original.apply(this, args);
+};
+
+/** The backends serving database `db` (pg_stat_activity), and their CPU so far (/proc). */
+async function backendsCpuMs(admin: string | undefined, db: string | undefined): Promise<number> {
+  if (admin === undefined || db === undefined) return Number.NaN;
+  const pids = await withClient(admin, async (c) => {
+    const r = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [db]);
+    return r.rows.map((x) => x.pid);
+  });
+  return pids.reduce((sum, pid) => sum + childCpuMs(pid), 0);
+}
+
+let seq = 0;
+/** `db`: the system's database, whose backends' CPU is counted too (NaN: none). */
+async function measure(s: System, c: number, jobs: number, admin?: string, db?: string): Promise<string> {
+  // Warm-up, at the concurrency measured: every pooled connection (and backend) exists after it.
+  await Promise.all(
+    Array.from({ length: c }, async (_, w) => {
+      for (let i = 0; i < Math.ceil(200 / c); i++) await s.job(w, ++seq);
+    }),
+  );
+  const backends0 = await backendsCpuMs(admin, db);
+  const usage0 = process.cpuUsage();
+  const cpu0 = selfCpuMs();
+  const trips0 = roundTrips;
+  const t0 = performance.now();
+  let left = jobs;
+  await Promise.all(
+    Array.from({ length: c }, async (_, w) => {
+      while (left > 0) {
+        left -= 1;
+        await s.job(w, ++seq);
+      }
+    }),
+  );
+  const ms = performance.now() - t0;
+  const cpu = (selfCpuMs() - cpu0) / jobs;
+  const usage = process.cpuUsage(usage0);
+  const trips = (roundTrips - trips0) / jobs;
+  const backends = ((await backendsCpuMs(admin, db)) - backends0) / jobs;
+  const split = `user ${(usage.user / 1000 / jobs).toFixed(2)} + system ${(usage.system / 1000 / jobs).toFixed(2)}`;
+  const server = Number.isFinite(backends) ? `, its PostgreSQL backends ${backends.toFixed(2)} ms/job` : '';
+  return `  ${s.name.padEnd(30)} c=${String(c).padStart(2)}  CPU ${cpu.toFixed(2)} ms/job (${split})${server}  pg queries ${trips.toFixed(1)}/job  (${((jobs * 1000) / ms).toFixed(0)} jobs/s, distorted by load)`;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-peer-cpu-'));
+  const hmac = Buffer.alloc(32, 11);
+  const sandbox = createSandboxProvider({ hmacSecret: hmac });
+  await sandbox.listen(0, '127.0.0.1');
+  const p: Provider = { sandbox, hmac };
+  const profile = deployProfile(loadProfile('sandbox-payments'), sandboxDeployment(sandbox));
+  const url = await reachablePostgres('peer cpu');
+  const dbs: BenchDatabase[] = [];
+  let current: string | undefined;
+  const db = async (label: string): Promise<string> => {
+    if (url === undefined) throw new Error('no PostgreSQL');
+    const d = await benchDatabase(url, label);
+    dbs.push(d);
+    current = new URL(d.url).pathname.slice(1);
+    return d.url;
+  };
+  const makers: Record<string, () => Promise<System>> = {
+    'baton-pg': async () =>
+      batonInProcess(
+        'Baton in-process PostgreSQL',
+        p,
+        profile,
+        { postgres: await db('cpu_inproc'), keyBase: join(dir, 'pg') },
+        WORKERS,
+      ),
+    'baton-sqlite': () =>
+      batonInProcess('Baton in-process SQLite', p, profile, { sqlite: join(dir, 'i.db') }, WORKERS),
+    'folded-pg': async () => foldedCeiling(p, await db('cpu_folded'), WORKERS),
+    'plain-pg': async () => plainSqlCeiling(p, { postgres: await db('cpu_floor') }, WORKERS),
+    dbos: async () => dbosSystem(p, await db('cpu_dbos')),
+    // The payment call alone: what every system's job pays before any durability.
+    pay: () =>
+      Promise.resolve({
+        name: 'the payment call alone',
+        job: (_w, n) => pay(p, `pay-${n}`, n),
+        close: async () => {},
+      }),
+  };
+  console.log(
+    `peer cpu: ${JOBS} jobs per system and concurrency; load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  for (const key of SYSTEMS) {
+    const make = makers[key];
+    if (make === undefined) throw new Error(`unknown system ${key} (${Object.keys(makers).join(', ')})`);
+    current = undefined;
+    const s = await make();
+    try {
+      for (const c of CONCURRENCY)
+        console.log(await measure(s, c, c === 1 ? Math.ceil(JOBS / 3) : JOBS, url, current));
+    } finally {
+      await s.close();
+    }
+  }
+  console.log(
+    `load after: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  await sandbox.close();
+  for (const d of dbs) await d.drop().catch(() => undefined);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

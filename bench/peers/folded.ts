@@ -1,0 +1,251 @@
+/**
+ * The folded PostgreSQL ceiling of the peer bench (issue 16 "Done when": "the measured ceiling
+ * that stops it … PostgreSQL alone, in the same run"): the peer job with the least PostgreSQL work
+ * Baton's guarantees need, ONE round trip per transition, plain `pg` from Node, no Baton code in
+ * the loop (the schema is Baton's, migrated once; the rows are bench/floor.ts's seed):
+ *
+ * 1. create + reserve + bind + enter, one call of `ceiling_create_enter` (one statement,
+ *    autocommit, synchronous_commit on): the credential authenticated (digest, not retired), the
+ *    lineage locked at that generation (fencing), the occurrence inserted under the unique
+ *    creation binding (a repeat is answered `existing`, never entered twice), the exclusive
+ *    provider key under its unique index, the lineage's in-flight count and a domain stripe under
+ *    their limits, the authority's budget consumed by compare-and-set, two evidence events chained
+ *    (hashes computed here in Node, once) and the chain's head written.
+ * 2. the payment call (the same sandbox, the same key rule as the other systems).
+ * 3. settle, one call of `ceiling_settle`: the credential authenticated, the occurrence moved
+ *    entered → resolved with the provider's reference under its unique index, the stripe released,
+ *    three evidence events appended to the chain with a compare-and-set on its head.
+ *
+ * Baton's perform makes create and enter one transaction too, so folding them is the least work,
+ * not a shortcut. What it leaves out makes it cheaper than any Baton (hence an upper bound): no
+ * status query (Baton settles from the provider's signed status, one more HTTP call), no request
+ * validation, profile, JCS of arbitrary input, API or authentication layer, and evidence bodies
+ * built from known keys in sorted order.
+ */
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { migrate, openPostgresEngine } from '../../src/store/index.js';
+import { floorScripts, transactOnPostgres, type FloorExecutor } from '../floor.js';
+import { ACCOUNT } from '../occurrences-fixtures.js';
+import { pay, type Provider, type System } from './systems.js';
+
+/** Stripes of the domain's open counts (migration 004 seeds 0…15) and each one's share of 1000. */
+const STRIPES = 16;
+const STRIPE_CAP = Math.ceil(1000 / STRIPES);
+const LINEAGE_CAP = 1000;
+const AMOUNT = 100;
+
+const FUNCTIONS = `
+CREATE FUNCTION ceiling_create_enter(p_digest text, p_id text, p_key text, p_authority text,
+  p_request text, p_request_digest text, p_native_key text, p_linked text, p_exclusive text,
+  p_stripe bigint, p_now bigint, p_types text[], p_bodies text[], p_prevs text[], p_hashes text[])
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE v_lineage text; v_generation bigint; v_open bigint; v_seq bigint;
+BEGIN
+  SELECT lineage, generation INTO v_lineage, v_generation FROM aoc_credentials
+    WHERE secret_digest = p_digest AND retired_at IS NULL;
+  IF NOT FOUND THEN RAISE EXCEPTION 'unauthenticated' USING ERRCODE = 'CEI01'; END IF;
+  PERFORM 1 FROM aoc_lineages WHERE id = v_lineage AND generation = v_generation FOR UPDATE;
+  IF NOT FOUND THEN RAISE EXCEPTION 'generation retired' USING ERRCODE = 'CEI02'; END IF;
+  INSERT INTO aoc_occurrences (id, lineage, creation_scope, creation_key, creation_digest, linked_ids,
+    profile_id, profile_version, profile_digest, account, environment, request_digest, native_key_rule,
+    native_key, request, captured_generation, entry_deadline, authority_id, authority_amount,
+    authority_unit, phase, outcome, effect, conflict, entered_at, entered_generation, created_at,
+    updated_at, version, open_stripe)
+  VALUES (p_id, v_lineage, v_lineage, p_key, p_request_digest, p_linked, 'bench-payments', '1', 'pd',
+    '${ACCOUNT}', 'bench', p_request_digest, 'template', p_native_key, p_request, v_generation,
+    p_now + 300000, p_authority, ${AMOUNT}, 'EUR-cents', 'entered', 'unknown', 'unresolved', 0, p_now,
+    v_generation, p_now, p_now, 1, p_stripe)
+  ON CONFLICT (creation_scope, creation_key) DO NOTHING;
+  IF NOT FOUND THEN RETURN 'existing'; END IF;
+  INSERT INTO aoc_linked_ids (occurrence_id, type, value, exclusive_key)
+    VALUES (p_id, 'provider_key', p_native_key, p_exclusive);
+  SELECT count(*) INTO v_open FROM aoc_occurrences WHERE phase = 'entered' AND lineage = v_lineage;
+  IF v_open > ${LINEAGE_CAP} THEN RAISE EXCEPTION 'lineage limit' USING ERRCODE = 'CEI03'; END IF;
+  UPDATE aoc_open_stripes SET in_flight = in_flight + 1 WHERE stripe = p_stripe AND in_flight < ${STRIPE_CAP};
+  IF NOT FOUND THEN RAISE EXCEPTION 'domain limit' USING ERRCODE = 'CEI03'; END IF;
+  UPDATE aoc_authorities SET consumed = consumed + ${AMOUNT}, updated_at = p_now, version = version + 1
+    WHERE id = p_authority AND reserved + consumed + ${AMOUNT} <= total;
+  IF NOT FOUND THEN RAISE EXCEPTION 'budget' USING ERRCODE = 'CEI04'; END IF;
+  WITH ins AS (
+    INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash)
+    SELECT 'occurrence:' || p_id, u.i, u.t, u.b, p_now, 'ceiling', u.p, u.h
+    FROM unnest(p_types, p_bodies, p_prevs, p_hashes) WITH ORDINALITY AS u(t, b, p, h, i)
+    RETURNING seq)
+  SELECT max(seq) INTO v_seq FROM ins;
+  INSERT INTO evidence_heads (subject, head, count, last_seq)
+    VALUES ('occurrence:' || p_id, p_hashes[cardinality(p_hashes)], cardinality(p_hashes), v_seq);
+  RETURN 'entered';
+END $$;
+CREATE FUNCTION ceiling_settle(p_digest text, p_id text, p_reference text, p_exclusive text,
+  p_now bigint, p_head text, p_count bigint, p_types text[], p_bodies text[], p_prevs text[], p_hashes text[])
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE v_stripe bigint; v_seq bigint;
+BEGIN
+  PERFORM 1 FROM aoc_credentials WHERE secret_digest = p_digest AND retired_at IS NULL;
+  IF NOT FOUND THEN RAISE EXCEPTION 'unauthenticated' USING ERRCODE = 'CEI01'; END IF;
+  UPDATE aoc_occurrences SET phase = 'resolved', outcome = 'success', effect = 'occurred',
+    provider_reference = p_reference, resolved_at = p_now, updated_at = p_now, version = version + 1
+    WHERE id = p_id AND phase = 'entered' AND (provider_reference IS NULL OR provider_reference = p_reference)
+    RETURNING open_stripe INTO v_stripe;
+  IF NOT FOUND THEN RAISE EXCEPTION 'not entered' USING ERRCODE = 'CEI05'; END IF;
+  INSERT INTO aoc_linked_ids (occurrence_id, type, value, exclusive_key)
+    VALUES (p_id, 'provider_reference', p_reference, p_exclusive);
+  UPDATE aoc_open_stripes SET in_flight = in_flight - 1 WHERE stripe = v_stripe;
+  WITH ins AS (
+    INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash)
+    SELECT 'occurrence:' || p_id, p_count + u.i, u.t, u.b, p_now, 'ceiling', u.p, u.h
+    FROM unnest(p_types, p_bodies, p_prevs, p_hashes) WITH ORDINALITY AS u(t, b, p, h, i)
+    RETURNING seq)
+  SELECT max(seq) INTO v_seq FROM ins;
+  UPDATE evidence_heads SET head = p_hashes[cardinality(p_hashes)], count = p_count + cardinality(p_hashes),
+    last_seq = v_seq WHERE subject = 'occurrence:' || p_id AND head = p_head;
+  IF NOT FOUND THEN RAISE EXCEPTION 'head moved' USING ERRCODE = 'CEI06'; END IF;
+  RETURN 'resolved';
+END $$`;
+
+const CREATE_ENTER = {
+  name: 'ceiling_create_enter',
+  text: 'SELECT ceiling_create_enter($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) AS r',
+};
+const SETTLE = {
+  name: 'ceiling_settle',
+  text: 'SELECT ceiling_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS r',
+};
+
+const sha = (text: string): string => `sha-256:${createHash('sha256').update(text).digest('base64url')}`;
+
+/** A chain of events hashed as Baton's evidence log does: sha-256 of the JCS of the envelope. */
+function chain(
+  subject: string,
+  at: number,
+  prev: string | null,
+  events: readonly (readonly [string, string])[],
+) {
+  const types: string[] = [];
+  const bodies: string[] = [];
+  const prevs: (string | null)[] = [];
+  const hashes: string[] = [];
+  let p = prev;
+  for (const [type, body] of events) {
+    const h = sha(
+      `{"actor":"ceiling","at":${at},"body":${body},"prev":${JSON.stringify(p)},"subject":${JSON.stringify(subject)},"type":${JSON.stringify(type)}}`,
+    );
+    types.push(type);
+    bodies.push(body);
+    prevs.push(p);
+    hashes.push(h);
+    p = h;
+  }
+  return { types, bodies, prevs, hashes, head: p };
+}
+
+async function answer(pool: pg.Pool, q: { name: string; text: string }, values: unknown[], want: string) {
+  const r = await pool.query<{ r: string }>({ ...q, values });
+  if (r.rows[0]?.r !== want) throw new Error(`${q.name} answered ${String(r.rows[0]?.r)}`);
+}
+
+/** One lifecycle: two statements and the payment between them. */
+async function lifecycle(pool: pg.Pool, p: Provider, x: FloorExecutor, n: number): Promise<void> {
+  const id = `occ_ceiling_${n}`;
+  const subject = `occurrence:${id}`;
+  const digest = sha(x.credential); // the bearer credential is looked up by its digest, as Baton does
+  const request = `{"amount":${AMOUNT},"currency":"eur","invoice":"peer-${n}","payee":"acme-supplies"}`;
+  const requestDigest = sha(request);
+  const nativeKey = `baton:floor-domain:${id}`;
+  const now = Date.now();
+  const created = `{"authority":{"amount":${AMOUNT},"id":${JSON.stringify(x.authority)}},"creationKey":"k-${n}","lineage":${JSON.stringify(x.lineage)},"nativeKey":${JSON.stringify(nativeKey)},"occurrence":"${id}","requestDigest":"${requestDigest}"}`;
+  const entered = `{"attempt":1,"authority":{"consumed":${AMOUNT},"id":${JSON.stringify(x.authority)}},"generation":1,"requestDigest":"${requestDigest}"}`;
+  const c = chain(subject, now, null, [
+    ['occurrence_created', created],
+    ['provider_entered', entered],
+  ]);
+  await answer(
+    pool,
+    CREATE_ENTER,
+    [
+      digest,
+      id,
+      `k-${n}`,
+      x.authority,
+      request,
+      requestDigest,
+      nativeKey,
+      `[{"type":"provider_key","value":${JSON.stringify(nativeKey)}}]`,
+      `["bench-payments","${ACCOUNT}","bench",${JSON.stringify(nativeKey)}]`,
+      n % STRIPES,
+      now,
+      c.types,
+      c.bodies,
+      c.prevs,
+      c.hashes,
+    ],
+    'entered',
+  );
+  await pay(p, nativeKey, n);
+  const reference = `pay_${String(n).padStart(8, '0')}`;
+  const at = Date.now();
+  const s = chain(subject, at, c.head, [
+    [
+      'observation_recorded',
+      `{"nativeStatus":"succeeded","observedAt":${at},"reference":"${reference}","result":"found"}`,
+    ],
+    ['provider_reference_bound', `{"providerReference":"${reference}"}`],
+    [
+      'state_changed',
+      '{"from":{"phase":"entered"},"to":{"effect":"occurred","outcome":"success","phase":"resolved"}}',
+    ],
+  ]);
+  await answer(
+    pool,
+    SETTLE,
+    [
+      digest,
+      id,
+      reference,
+      `["bench-payments","${ACCOUNT}","bench","${reference}"]`,
+      at,
+      c.head,
+      2,
+      s.types,
+      s.bodies,
+      s.prevs,
+      s.hashes,
+    ],
+    'resolved',
+  );
+}
+
+/** The folded ceiling on the (empty) database at `url`, with `workers` seeded executors. */
+export async function foldedCeiling(p: Provider, url: string, workers: number): Promise<System> {
+  const engine = openPostgresEngine(url);
+  try {
+    await migrate(engine);
+  } finally {
+    await engine.close();
+  }
+  // synchronous_commit=on set by the server at connection start: every call's COMMIT is durable.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: workers + 2,
+    options: '-c synchronous_commit=on',
+  });
+  pool.on('error', () => undefined); // an idle client dropped by the server: the next query says so
+  const seeded = await transactOnPostgres(pool, floorScripts.seed(workers));
+  // The seed stores each credential's digest as given; the ceiling sends the digest of a secret.
+  for (const x of seeded)
+    await pool.query('UPDATE aoc_credentials SET secret_digest = $1 WHERE secret_digest = $2', [
+      sha(x.credential),
+      x.credential,
+    ]);
+  await pool.query(FUNCTIONS);
+  return {
+    name: 'ceiling: PostgreSQL folded',
+    job: async (w, n) => {
+      const x = seeded[w];
+      if (x === undefined) throw new Error(`no executor ${w}`);
+      await lifecycle(pool, p, x, n);
+    },
+    close: () => pool.end(),
+  };
+}
