@@ -30,8 +30,12 @@ export type ClaimRelease =
       readonly nextAt: number;
     };
 
+// Only an occurrence STILL entered is claimed: the due list is read before the claim, and in
+// between another server may have asked, recorded the resolution and dropped its claim — a claim
+// taken then would ask a resolved occurrence again (found by the three-server test under load).
+// The WHERE also keeps SQLite's parser from reading ON CONFLICT as part of the SELECT.
 const CLAIM_SQL = `INSERT INTO prv_reconcile_claims (occurrence_id, holder, claimed_until, attempts, next_at)
-  VALUES (?, ?, ?, 0, 0)
+  SELECT ?, ?, ?, 0, 0 WHERE EXISTS (SELECT 1 FROM aoc_occurrences WHERE id = ? AND phase = 'entered')
   ON CONFLICT (occurrence_id) DO UPDATE SET holder = excluded.holder, claimed_until = excluded.claimed_until
   WHERE prv_reconcile_claims.claimed_until <= ? AND prv_reconcile_claims.next_at <= ?
   RETURNING attempts`;
@@ -72,7 +76,7 @@ export class ReconciliationStore {
     return this.engine.transaction(async (tx) => {
       const taken: ClaimTaken[] = [];
       for (const occurrenceId of ids) {
-        const params: SqlValue[] = [occurrenceId, holder, until, now, now];
+        const params: SqlValue[] = [occurrenceId, holder, until, occurrenceId, now, now];
         const row = await tx.get<{ attempts: number | string }>(CLAIM_SQL, params);
         if (row !== undefined) taken.push({ occurrenceId, attempts: num(row.attempts) });
       }
