@@ -52,10 +52,27 @@ export function entryContinues(
   return a.verdict === 'active' ? missionChecked(item, a, 'continue') : undefined;
 }
 
+/**
+ * RFC 3339 texts of recent instants. A view's `checked_at` and reliance bound stay the same for
+ * every entry until the view moves, and formatting a Date costs more than the rest of the
+ * continue decision (issue 11 §8); bounded, so a long run keeps only recent instants.
+ */
+const formatted = new Map<number, string>();
+
+function rfc3339(ms: number): string {
+  let text = formatted.get(ms);
+  if (text === undefined) {
+    if (formatted.size >= 64) formatted.clear();
+    text = formatRfc3339(ms);
+    formatted.set(ms, text);
+  }
+  return text;
+}
+
 /** A2.6-style `freshness`: when the relied-on state was checked and until when it may be relied on. */
 export function freshness(a: Assessment | undefined): JsonObject | null {
   if (a?.checkedAt === null || a?.checkedAt === undefined || a.freshUntil === null) return null;
-  return { checked_at: formatRfc3339(a.checkedAt), expires_at: formatRfc3339(a.freshUntil) };
+  return { checked_at: rfc3339(a.checkedAt), expires_at: rfc3339(a.freshUntil) };
 }
 
 /** The body of the occurrence's `mission_checked` event (A3.6), for every decision. */
