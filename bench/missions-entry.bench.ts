@@ -13,6 +13,10 @@
  *   (32 in flight on the thread pool), one push at a time, and the plain-SQL durable-commit
  *   ceilings (one COMMIT per SET; concurrent lanes, group commit; one per batch) on the same file.
  * Status verification against raw jose `jwtVerify` is bench/missions-verify.bench.ts.
+ * Instructions per entry, which the machine's load does not change (callgrind counts them only
+ * while switched on, around the entries of one side):
+ *   BENCH_CALLGRIND=gated valgrind --tool=callgrind --instr-atstart=no node --single-threaded \
+ *     dist/bench/missions-entry.bench.js   (then =ungated; prints instructions per entry)
  * Each round measures every side back to back, alternating which goes first; figures are medians.
  * Run: npm run build && node dist/bench/missions-entry.bench.js
  */
@@ -304,7 +308,45 @@ const m = Object.fromEntries(
   ).map((k) => [k, [] as number[]]),
 ) as Record<Side, number[]>;
 
+/**
+ * One side's entries under callgrind: 300 warm-up entries of each side, then callgrind_control
+ * switches instrumentation on for 100 entries of `side` only and dumps; the count divided by
+ * 100 is printed (the first part of the dump is what was counted).
+ */
+async function instructionsPerEntry(side: 'gated' | 'ungated'): Promise<void> {
+  const { execFileSync } = await import('node:child_process');
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const enter = (id: string) => svc.enter({ credential: executor.credential, occurrenceId: id });
+  for (let i = 0; i < 300; i++) {
+    await enter(await reserved(true));
+    await enter(await reserved(false));
+  }
+  const ids: string[] = [];
+  for (let i = 0; i < 100; i++) ids.push(await reserved(side === 'gated'));
+  const ctl = (...a: string[]) =>
+    execFileSync('callgrind_control', [...a, String(process.pid)], { stdio: 'ignore' });
+  ctl('-i', 'on');
+  for (const id of ids) await enter(id);
+  ctl('-i', 'off');
+  ctl('-d', side);
+  const dump = readdirSync('.').find((f) => f === `callgrind.out.${process.pid}.1`);
+  const totals = dump === undefined ? null : /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8'));
+  console.log(
+    `${side} entry: ${totals === null ? 'no callgrind dump' : Math.round(Number(totals[1]) / 100)} instructions per entry`,
+  );
+}
+
+const callgrindSide = process.env['BENCH_CALLGRIND'];
 try {
+  if (callgrindSide === 'gated' || callgrindSide === 'ungated') {
+    await instructionsPerEntry(callgrindSide);
+  } else await runRounds();
+} finally {
+  await engine.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function runRounds(): Promise<void> {
   // Warm-up, untimed: both entry paths, a poll, pushes.
   await entries([await reserved(true)], [await reserved(false)]);
   await pollPerSecond(await batchOf(10, () => missionOf('poll')));
@@ -357,7 +399,4 @@ try {
   console.log(
     JSON.stringify({ bench: 'missions-entry', results, entry: { walPages: pages, cpuMicros: perEntry } }),
   );
-} finally {
-  await engine.close();
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -5,6 +5,7 @@ export * from './model.js';
 export * from './matrix.js';
 export * from './view.js';
 export * from './machine.js';
+export * from './entry-check.js';
 export * from './rebind.js';
 export * from './evidence.js';
 export * from './cache-key.js';

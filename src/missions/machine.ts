@@ -70,7 +70,7 @@ export function isRefusal(x: object): x is Refusal {
 
 export const refuse = (code: RefusalCode, message: string): Refusal => ({ kind: 'refused', code, message });
 
-export function missionOf(item: WorkItemRecord): MissionRef {
+export function missionOf(item: Pick<WorkItemRecord, 'binding'>): MissionRef {
   const b = item.binding;
   if (b === null) return { id: 'unknown', origin: 'unknown' };
   return {

@@ -5,6 +5,7 @@
  * version and throw `work_item_conflict` when it moved (HAR-28: one winner per version).
  */
 import type { JsonObject, JsonValue } from '../core/json.js';
+import type { EntryFacts } from './entry-check.js';
 import type { PinnedMatrix } from './matrix.js';
 import type { ActionClass, MissionViewRecord, SessionRecord, WorkItemRecord } from './model.js';
 import type { VerifiedMissionStatus } from './verified.js';
@@ -84,7 +85,12 @@ export interface MissionsRepository extends MissionsReader {
   lockDependents(origin: string, missionId: string): Promise<WorkItemRecord[]>;
   linkOccurrence(gate: OccurrenceGate): Promise<void>;
   getGate(occurrenceId: string): Promise<OccurrenceGate | undefined>;
-  /** The gate, its view and its item, locked, in one read (issue 11 §8); undefined: not governed. */
+  /**
+   * What entry's common `continue` needs (A3.6, issue 11 §8): the gate's view and item locked, in
+   * that order, and the item's session taint, in one statement; undefined: not governed.
+   */
+  lockEntryFacts(occurrenceId: string): Promise<EntryFacts | undefined>;
+  /** The gate, its whole view and item, locked, in one read (a stop at entry); undefined: not governed. */
   lockEntryGate(occurrenceId: string): Promise<EntryGateRead | undefined>;
   flagCache(origin: string, missionId: string, reason: string, at: number): Promise<void>;
   appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<void>;

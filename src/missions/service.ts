@@ -11,13 +11,13 @@ import type { Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
 import type { IdSource } from '../core/ids.js';
 import type { JsonObject } from '../core/json.js';
-import { formatRfc3339 } from '../core/time.js';
 import {
   harnessEvidence,
   type EvidenceDraft,
   type HarnessEvidence,
   type SignedHarnessEvidence,
 } from './evidence.js';
+import { entryContinues, freshness, missionChecked } from './entry-check.js';
 import { readItem, readRebind, readSession, readStopBehaviour, readTaint } from './inputs.js';
 import { decideRebind } from './rebind.js';
 import {
@@ -874,14 +874,31 @@ export class MissionsService {
 
   // --- A3.6 provider entry (called by the store inside the occurrences' enter transaction) -------
 
-  /** `enter`: repeat A3.1 steps 1–4 for the governed occurrence's item, in the caller's transaction. */
+  /**
+   * `enter`: repeat A3.1 steps 1–4 for the governed occurrence's item, in the caller's transaction.
+   * One statement reads and locks what the common `continue` needs (issue 11 §8); anything else
+   * (a stop, a refusal, an unknown matrix) is decided by the full check below, on the same rows.
+   */
   async checkEntryInTx(
     repo: MissionsRepository,
     occ: OccurrenceSide,
     occurrenceId: string,
     actor: string,
   ): Promise<EntryCheck | undefined> {
-    // One statement: the gate, the view locked, then the item locked (issue 11 §8).
+    const facts = await repo.lockEntryFacts(occurrenceId);
+    if (facts === undefined) return undefined;
+    const checked = entryContinues(facts, this.#now(), this.#bounds, (ref) => this.#matrices.has(ref));
+    if (checked !== undefined) return { decision: 'continue', release: false, checked };
+    return this.#checkEntryFully(repo, occ, occurrenceId, actor);
+  }
+
+  async #checkEntryFully(
+    repo: MissionsRepository,
+    occ: OccurrenceSide,
+    occurrenceId: string,
+    actor: string,
+  ): Promise<EntryCheck | undefined> {
+    // The gate, the view locked, then the item locked (already held by lockEntryFacts).
     const read = await repo.lockEntryGate(occurrenceId);
     if (read === undefined) return undefined;
     const { view, item } = read;
@@ -903,16 +920,8 @@ export class MissionsService {
       mode: 'enter',
       tainted: await this.#tainted(repo, item),
     });
-    const checked = (decision: string, extra: JsonObject = {}): JsonObject => ({
-      mission: missionOf(item) as unknown as JsonObject,
-      work_item: item.id,
-      action_class: item.actionClass,
-      state: reportedState(a?.state),
-      state_source: a?.stateSource ?? 'harness',
-      freshness: freshness(a),
-      decision,
-      ...extra,
-    });
+    const checked = (decision: string, extra: JsonObject = {}): JsonObject =>
+      missionChecked(item, a, decision, extra);
     if (d.kind === 'continue') return { decision: 'continue', release: false, checked: checked('continue') };
     if (d.kind === 'refused') {
       // The item was already stopped (say by a SET): refuse without a second transition.
@@ -1114,11 +1123,6 @@ function baseDraft(
     checkedAt: o.checkedAt,
     expiresAt: o.freshUntil,
   };
-}
-
-function freshness(a: Assessment | undefined): JsonObject | null {
-  if (a?.checkedAt === null || a?.checkedAt === undefined || a.freshUntil === null) return null;
-  return { checked_at: formatRfc3339(a.checkedAt), expires_at: formatRfc3339(a.freshUntil) };
 }
 
 function workCreated(item: WorkItemRecord): PlannedEvent {

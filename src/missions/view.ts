@@ -140,14 +140,20 @@ export interface Assessment {
   readonly freshUntil: number | null;
 }
 
-export function freshUntilFor(view: MissionViewRecord, b: StalenessBounds, c: ActionClass): number | null {
+/** What an assessment reads of a view (provider entry reads only these columns, A3.6). */
+export type AssessedView = Pick<
+  MissionViewRecord,
+  'state' | 'stateSource' | 'authorityHash' | 'checkedAt' | 'freshUntil' | 'missionExpiry'
+>;
+
+export function freshUntilFor(view: AssessedView, b: StalenessBounds, c: ActionClass): number | null {
   if (view.freshUntil === null || view.checkedAt === null) return null;
   if (view.stateSource === 'signal') return view.freshUntil;
   return Math.min(view.freshUntil, view.checkedAt + classBoundSeconds(b, c) * 1000);
 }
 
 export function assess(
-  view: MissionViewRecord | undefined,
+  view: AssessedView | undefined,
   bindingAuthorityHash: string | undefined,
   c: ActionClass,
   now: number,

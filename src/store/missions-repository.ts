@@ -8,6 +8,7 @@ import { canonicalize } from '../core/jcs.js';
 import {
   pin,
   validateMatrix,
+  type EntryFacts,
   type EntryGateRead,
   type ItemFilter,
   type MissionsReader,
@@ -24,6 +25,7 @@ import {
 } from '../missions/index.js';
 import type { SqlExecutor, SqlValue, Transaction } from './engine.js';
 import { appendEvidenceRun, listEvidence, type EvidenceInput } from './evidence-log.js';
+import { lockEntryFacts } from './missions-entry-facts.js';
 import { lockEntryGate } from './missions-entry-gate.js';
 import { json, num } from './occurrences-rows.js';
 import * as rows from './missions-rows.js';
@@ -358,6 +360,10 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
       }
     }
     return items;
+  }
+
+  lockEntryFacts(occurrenceId: string): Promise<EntryFacts | undefined> {
+    return lockEntryFacts(this.#tx, occurrenceId);
   }
 
   lockEntryGate(occurrenceId: string): Promise<EntryGateRead | undefined> {
