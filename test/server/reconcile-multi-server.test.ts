@@ -46,6 +46,8 @@ class Lookups {
   readonly times = new Map<string, number[]>();
   readonly inFlight = new Map<string, number>();
   readonly stuck = new Set<string>();
+  /** Lookups answered 200 (the payment found), per key. */
+  readonly found = new Map<string, number>();
   maxOverlap = 0;
 
   install(sandbox: SandboxProvider): void {
@@ -63,9 +65,12 @@ class Lookups {
       }
       done();
     });
-    sandbox.app.addHook('onResponse', (request, _reply, done) => {
+    sandbox.app.addHook('onResponse', (request, reply, done) => {
       const key = request.method === 'GET' ? keyOf(request.url) : undefined;
-      if (key !== undefined) this.inFlight.set(key, (this.inFlight.get(key) ?? 1) - 1);
+      if (key !== undefined) {
+        this.inFlight.set(key, (this.inFlight.get(key) ?? 1) - 1);
+        if (reply.statusCode === 200) this.found.set(key, (this.found.get(key) ?? 0) + 1);
+      }
       done();
     });
     // The stuck occurrences cannot be answered: their lookups and every listing say 503.
@@ -214,8 +219,17 @@ if (db !== undefined) {
       );
       await sleep(2_000); // the stuck ones keep being asked, with backoff
 
-      for (const k of answerable)
-        assert.equal(lookups.times.get(k)?.length, 1, `${k}: looked up exactly once`);
+      // A reconciler may ask as soon as the occurrence is entered, before this test's payment
+      // reaches the sandbox (404, unresolved, asked again after backoff): that ask is legitimate.
+      // Once one ask found the payment, the occurrence is resolved and nobody asks again (a later
+      // ask would find it too). How often the stuck ones are asked bounds the backoff, below.
+      for (const k of answerable) {
+        assert.equal(lookups.found.get(k), 1, `${k}: found by exactly one lookup`);
+      }
+      const early = answerable.filter((k) => (lookups.times.get(k)?.length ?? 0) > 1).length;
+      t.diagnostic(
+        `${early} of ${answerable.length} answerable occurrences were asked before their payment landed`,
+      );
       assert.equal(lookups.maxOverlap, 1, 'no occurrence was ever looked up by two servers at once');
       for (const k of lookups.stuck) {
         const times = lookups.times.get(k) ?? [];
