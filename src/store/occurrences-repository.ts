@@ -109,7 +109,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     await pf.prefetchEntry(this.#tx, this.#prefetched, credentialDigest, occurrenceId);
   }
 
-  /** As `prefetchEntry`, for an executor-reported observation (migration 016's `baton_lock_observe`). */
+  /** As `prefetchEntry`, for an executor-reported observation (migration 014's `baton_lock_observe_head`). */
   async prefetchObserve(credentialDigest: Sha256Digest, occurrenceId: string): Promise<void> {
     if (this.#tx.deferrable !== true) return;
     await pf.prefetchObserve(this.#tx, this.#prefetched, credentialDigest, occurrenceId);

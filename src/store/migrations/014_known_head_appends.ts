@@ -52,28 +52,22 @@ BEGIN
 END
 $$`;
 
+// Migration 016's baton_lock_observe (credential, then the occurrence FOR UPDATE), then the head
+// of the occurrence's chain FOR UPDATE: the same lock order, one more row, no second copy of it.
 const LOCK_OBSERVE_HEAD = `
 CREATE FUNCTION baton_lock_observe_head(p_digest text, p_occurrence text) RETURNS json
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_credential aoc_credentials;
-  v_occurrence json;
+  v_locked json := baton_lock_observe(p_digest, p_occurrence);
   v_head json;
 BEGIN
-  SELECT * INTO v_credential FROM aoc_credentials c WHERE c.secret_digest = p_digest;
-  IF NOT FOUND OR v_credential.retired_at IS NOT NULL THEN
-    RETURN json_build_object('credential', CASE WHEN FOUND THEN row_to_json(v_credential) END);
-  END IF;
-  SELECT row_to_json(o) INTO v_occurrence FROM (
-    SELECT * FROM aoc_occurrences WHERE id = p_occurrence FOR UPDATE
-  ) o;
-  IF v_occurrence IS NULL THEN
-    RETURN json_build_object('credential', row_to_json(v_credential), 'occurrence', NULL);
+  IF json_typeof(v_locked->'occurrence') IS DISTINCT FROM 'object' THEN
+    RETURN v_locked;
   END IF;
   SELECT row_to_json(h) INTO v_head FROM (
     SELECT head, count FROM evidence_heads WHERE subject = 'occurrence:' || p_occurrence FOR UPDATE
   ) h;
-  RETURN json_build_object('credential', row_to_json(v_credential), 'occurrence', v_occurrence,
+  RETURN json_build_object('credential', v_locked->'credential', 'occurrence', v_locked->'occurrence',
     'head', coalesce(v_head, json_build_object('head', NULL, 'count', 0)));
 END
 $$`;
