@@ -9,6 +9,7 @@ import type {
   CreateResult,
   EntryTicket,
   ExpectedBinding,
+  HeldWorkItem,
   ObserveResult,
   OccurrenceCounts,
   OccurrenceDetail,
@@ -68,13 +69,20 @@ class HttpExecutor implements Executor {
   readonly lineage: string;
   readonly generation: number;
   readonly handover: OpenWork;
+  readonly held: readonly HeldWorkItem[];
   readonly #call: Call;
   readonly #credential: string;
 
-  constructor(call: (bearer: string) => Call, b: ExecutorBinding, handover: OpenWork) {
+  constructor(
+    call: (bearer: string) => Call,
+    b: ExecutorBinding,
+    handover: OpenWork,
+    held: readonly HeldWorkItem[] = [],
+  ) {
     this.lineage = b.lineage;
     this.generation = b.generation;
     this.handover = handover;
+    this.held = held;
     this.#credential = b.credential;
     this.#call = call(b.credential);
   }
@@ -184,9 +192,10 @@ export class HttpBatonClient implements BatonClient {
   /** NOT safe to retry: each takeover retires the generation the previous one issued. */
   async takeover(lineage: string, options?: CallOptions): Promise<Executor> {
     const x = { method: 'POST', path: `/v1/lineages/${seg(lineage)}/takeover`, safeToRetry: false } as const;
-    const members = ['lineage', 'generation', 'credential', ...OPEN];
+    const members = ['lineage', 'generation', 'credential', 'held', ...OPEN];
     const t = await this.#caller(this.#token)<TakeoverResult>(x, members, options);
-    return new HttpExecutor((b) => this.#caller(b), t, { reserved: t.reserved, unresolved: t.unresolved });
+    const open = { reserved: t.reserved, unresolved: t.unresolved };
+    return new HttpExecutor((b) => this.#caller(b), t, open, t.held);
   }
 
   resume(binding: ExecutorBinding): Executor {

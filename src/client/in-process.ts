@@ -9,6 +9,7 @@ import type {
   CreateResult,
   EntryTicket,
   ExpectedBinding,
+  HeldWorkItem,
   ObserveResult,
   OccurrenceCounts,
   OccurrenceDetail,
@@ -55,6 +56,7 @@ class InProcessExecutor implements Executor {
   readonly lineage: string;
   readonly generation: number;
   readonly handover: OpenWork;
+  readonly held: readonly HeldWorkItem[];
   readonly #service: OccurrencesService;
   readonly #sources: StatusSources | undefined;
   readonly #credential: string;
@@ -71,6 +73,7 @@ class InProcessExecutor implements Executor {
     sources: StatusSources | undefined,
     b: ExecutorBinding,
     handover: OpenWork,
+    held: readonly HeldWorkItem[] = [],
   ) {
     this.#service = service;
     this.#sources = sources;
@@ -78,6 +81,7 @@ class InProcessExecutor implements Executor {
     this.lineage = b.lineage;
     this.generation = b.generation;
     this.handover = handover;
+    this.held = held;
   }
 
   binding(): ExecutorBinding {
@@ -188,10 +192,8 @@ export class InProcessBatonClient implements BatonClient {
 
   async takeover(lineage: string): Promise<Executor> {
     const t = await this.#service.takeover({ lineage }, this.#actor);
-    return new InProcessExecutor(this.#service, this.#sources, t, {
-      reserved: t.reserved,
-      unresolved: t.unresolved,
-    });
+    const open = { reserved: t.reserved, unresolved: t.unresolved };
+    return new InProcessExecutor(this.#service, this.#sources, t, open, t.held);
   }
 
   resume(binding: ExecutorBinding): Executor {

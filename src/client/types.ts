@@ -10,6 +10,7 @@ import type {
   CreateResult,
   EntryTicket,
   ExpectedBinding,
+  HeldWorkItem,
   MissingKnowledgeReason,
   ObserveResult,
   OccurrenceCounts,
@@ -87,6 +88,11 @@ export interface Executor {
   readonly generation: number;
   /** The open work the takeover returned (empty when this executor was resumed, not taken over). */
   readonly handover: OpenWork;
+  /**
+   * The lineage's held harness items (paused, suppressed, handed off) the takeover listed (Mission
+   * build spec A6): not to be dispatched until a check or an operator allows. Empty when resumed.
+   */
+  readonly held: readonly HeldWorkItem[];
   /** To hand this executor to the worker process that acts (`client.resume`). Holds the secret. */
   binding(): ExecutorBinding;
   /** Safe to retry with the same operation: the creation binding returns the original occurrence. */
