@@ -1,7 +1,8 @@
 /**
  * The SDK's `Executor.held` (Mission build spec A6): both clients hand the successor the lineage's
  * held harness items the takeover listed, over real HTTP (127.0.0.1) and in-process on the same
- * real SQLite file; a resumed executor holds none (it was not a takeover).
+ * real SQLite file; a resumed executor holds none (it was not a takeover). And the harness routes
+ * that make those items record their durations in /metrics as every other command does.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,4 +54,16 @@ test('A6 Executor.held: the HTTP and in-process clients list the held items the 
   assert.equal(inProcess.generation, overHttp.generation + 1);
   assert.deepEqual(inProcess.held.map((h) => [h.id, h.state]).sort(), expected);
   assert.deepEqual(local.resume(inProcess.binding()).held, []);
+});
+
+test('the harness routes record their duration like every other command (/metrics operation labels)', async (t) => {
+  const api = await startApi(t);
+  await setupOverHttp(api);
+  await api.harness.applyVerifiedSignal(verifiedSignal('active', 1, api.clock.wallMs()));
+  const id = await heldItem(api, 'pay-1', 'suppress');
+  assert.equal((await api.call('GET', `/v1/harness/items/${id}`, { token: api.operator })).status, 200);
+  assert.equal((await api.call('GET', '/v1/harness/items', { token: api.operator })).status, 200);
+  const text = await api.metrics.render(undefined);
+  for (const op of ['harness_create', 'harness_stop', 'harness_get_item', 'harness_list_items'])
+    assert.match(text, new RegExp(`baton_transaction_duration_seconds_count\\{operation="${op}"\\} 1\\b`), op);
 });

@@ -155,7 +155,10 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         const p = input.principal;
         // As for items: an executor's sessions belong to its own lineage (so it can read and taint them).
         const owned = p?.kind === 'executor' ? { ...body, lineage: p.lineage } : body;
-        return { status: 201, body: await harnessOf(deps).createSession(owned, actor(input)) };
+        const made = await timed(deps, 'harness_session_create', () =>
+          harnessOf(deps).createSession(owned, actor(input)),
+        );
+        return { status: 201, body: made };
       },
     },
     {
@@ -188,8 +191,10 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { params: idParams, response: { 200: object({ item: workItem, evidence: events }) } },
       handler: async (input) => {
         const id = param(input, 'id');
-        const item = await visibleItem(deps, input, id);
-        return { body: { item, evidence: await harnessOf(deps).events(`work:${id}`) } };
+        return timed(deps, 'harness_get_item', async () => {
+          const item = await visibleItem(deps, input, id);
+          return { body: { item, evidence: await harnessOf(deps).events(`work:${id}`) } };
+        });
       },
     },
     {
@@ -229,7 +234,7 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
           // One row more than the page says whether another page exists, without a COUNT.
           limit: limit + 1,
         };
-        const rows = await harnessOf(deps).listItems(filter);
+        const rows = await timed(deps, 'harness_list_items', () => harnessOf(deps).listItems(filter));
         const items = rows.slice(0, limit);
         const last = items.at(-1);
         const nextCursor =
@@ -274,7 +279,9 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         response: { 200: workItem },
       },
       handler: async (input) => ({
-        body: await harnessOf(deps).stop(param(input, 'id'), bodyObject(input)['decision'], actor(input)),
+        body: await timed(deps, 'harness_stop', () =>
+          harnessOf(deps).stop(param(input, 'id'), bodyObject(input)['decision'], actor(input)),
+        ),
       }),
     },
     {
@@ -285,7 +292,11 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       tag: 'harness',
       roles: ['operator'],
       schema: { params: idParams, body: emptyBody, response: { 200: workItem } },
-      handler: async (input) => ({ body: await harnessOf(deps).requeue(param(input, 'id'), actor(input)) }),
+      handler: async (input) => ({
+        body: await timed(deps, 'harness_requeue', () =>
+          harnessOf(deps).requeue(param(input, 'id'), actor(input)),
+        ),
+      }),
     },
     {
       method: 'GET',
@@ -300,7 +311,8 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       },
       handler: async (input) => {
         const subject = missionSubject(input.query['origin'] ?? '', input.query['mission'] ?? '');
-        return { body: { subject, events: await harnessOf(deps).events(subject) } };
+        const events = await timed(deps, 'harness_evidence', () => harnessOf(deps).events(subject));
+        return { body: { subject, events } };
       },
     },
     {
@@ -345,7 +357,9 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       },
       handler: async (input) => {
         const h = harnessOf(deps);
-        const view = await h.getView(param(input, 'origin'), param(input, 'missionId'));
+        const view = await timed(deps, 'mission_view', () =>
+          h.getView(param(input, 'origin'), param(input, 'missionId')),
+        );
         return { body: { view: view ?? null, assessment: h.assessView(view) } };
       },
     },
@@ -373,7 +387,9 @@ function sessionAndRebindRoutes(deps: ServerDeps): RouteSpec[] {
       tag: 'harness',
       roles: ['executor', 'operator'],
       schema: { params: idParams, response: { 200: object({ session: anyObject, evidence: events }) } },
-      handler: async (input) => ({ body: await visibleSession(deps, input, param(input, 'id')) }),
+      handler: async (input) => ({
+        body: await timed(deps, 'harness_get_session', () => visibleSession(deps, input, param(input, 'id'))),
+      }),
     },
     {
       method: 'POST',
@@ -387,7 +403,10 @@ function sessionAndRebindRoutes(deps: ServerDeps): RouteSpec[] {
       handler: async (input) => {
         const id = param(input, 'id');
         await visibleSession(deps, input, id);
-        return { body: await harnessOf(deps).taintSession(id, bodyObject(input), actor(input)) };
+        const tainted = await timed(deps, 'harness_taint', () =>
+          harnessOf(deps).taintSession(id, bodyObject(input), actor(input)),
+        );
+        return { body: tainted };
       },
     },
     {
@@ -400,7 +419,9 @@ function sessionAndRebindRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['operator'],
       schema: { params: idParams, body: object({ mission_binding: anyObject }), response: { 200: workItem } },
       handler: async (input) => ({
-        body: await harnessOf(deps).rebind(param(input, 'id'), bodyObject(input), actor(input)),
+        body: await timed(deps, 'harness_rebind', () =>
+          harnessOf(deps).rebind(param(input, 'id'), bodyObject(input), actor(input)),
+        ),
       }),
     },
   ];
