@@ -33,12 +33,14 @@ import type {
   Executor,
   ExecutorAcknowledgement,
   ExecutorBinding,
+  Held,
   OpenWork,
   Operation,
   PerformResult,
   ReissueOperation,
   RemedyOperation,
 } from './types.js';
+import { NOTHING_HELD } from './types.js';
 
 export interface HttpBatonClientOptions {
   /**
@@ -70,6 +72,7 @@ class HttpExecutor implements Executor {
   readonly generation: number;
   readonly handover: OpenWork;
   readonly held: readonly HeldWorkItem[];
+  readonly heldMore: boolean;
   readonly #call: Call;
   readonly #credential: string;
 
@@ -77,12 +80,13 @@ class HttpExecutor implements Executor {
     call: (bearer: string) => Call,
     b: ExecutorBinding,
     handover: OpenWork,
-    held: readonly HeldWorkItem[] = [],
+    held: Held = NOTHING_HELD,
   ) {
     this.lineage = b.lineage;
     this.generation = b.generation;
     this.handover = handover;
-    this.held = held;
+    this.held = held.held;
+    this.heldMore = held.heldMore;
     this.#credential = b.credential;
     this.#call = call(b.credential);
   }
@@ -192,10 +196,10 @@ export class HttpBatonClient implements BatonClient {
   /** NOT safe to retry: each takeover retires the generation the previous one issued. */
   async takeover(lineage: string, options?: CallOptions): Promise<Executor> {
     const x = { method: 'POST', path: `/v1/lineages/${seg(lineage)}/takeover`, safeToRetry: false } as const;
-    const members = ['lineage', 'generation', 'credential', 'held', ...OPEN];
+    const members = ['lineage', 'generation', 'credential', 'held', 'heldMore', ...OPEN];
     const t = await this.#caller(this.#token)<TakeoverResult>(x, members, options);
     const open = { reserved: t.reserved, unresolved: t.unresolved };
-    return new HttpExecutor((b) => this.#caller(b), t, open, t.held);
+    return new HttpExecutor((b) => this.#caller(b), t, open, t);
   }
 
   resume(binding: ExecutorBinding): Executor {

@@ -30,12 +30,14 @@ import type {
   Executor,
   ExecutorAcknowledgement,
   ExecutorBinding,
+  Held,
   OpenWork,
   Operation,
   PerformResult,
   ReissueOperation,
   RemedyOperation,
 } from './types.js';
+import { NOTHING_HELD } from './types.js';
 
 export interface InProcessBatonClientOptions {
   readonly service: OccurrencesService;
@@ -57,6 +59,7 @@ class InProcessExecutor implements Executor {
   readonly generation: number;
   readonly handover: OpenWork;
   readonly held: readonly HeldWorkItem[];
+  readonly heldMore: boolean;
   readonly #service: OccurrencesService;
   readonly #sources: StatusSources | undefined;
   readonly #credential: string;
@@ -73,7 +76,7 @@ class InProcessExecutor implements Executor {
     sources: StatusSources | undefined,
     b: ExecutorBinding,
     handover: OpenWork,
-    held: readonly HeldWorkItem[] = [],
+    held: Held = NOTHING_HELD,
   ) {
     this.#service = service;
     this.#sources = sources;
@@ -81,7 +84,8 @@ class InProcessExecutor implements Executor {
     this.lineage = b.lineage;
     this.generation = b.generation;
     this.handover = handover;
-    this.held = held;
+    this.held = held.held;
+    this.heldMore = held.heldMore;
   }
 
   binding(): ExecutorBinding {
@@ -193,7 +197,7 @@ export class InProcessBatonClient implements BatonClient {
   async takeover(lineage: string): Promise<Executor> {
     const t = await this.#service.takeover({ lineage }, this.#actor);
     const open = { reserved: t.reserved, unresolved: t.unresolved };
-    return new InProcessExecutor(this.#service, this.#sources, t, open, t.held);
+    return new InProcessExecutor(this.#service, this.#sources, t, open, t);
   }
 
   resume(binding: ExecutorBinding): Executor {

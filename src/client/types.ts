@@ -52,6 +52,14 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
+/** What a takeover said of the lineage's held harness items (A6); nothing for a resumed executor. */
+export interface Held {
+  readonly held: readonly HeldWorkItem[];
+  readonly heldMore: boolean;
+}
+
+export const NOTHING_HELD: Held = { held: [], heldMore: false };
+
 /** The lineage's open work, handed to the successor before it may act (AOC-REQ-005). */
 export interface OpenWork {
   readonly reserved: readonly OccurrenceView[];
@@ -93,6 +101,8 @@ export interface Executor {
    * build spec A6): not to be dispatched until a check or an operator allows. Empty when resumed.
    */
   readonly held: readonly HeldWorkItem[];
+  /** The lineage holds more items than `held` lists (at most 1,000): the harness API lists them all. */
+  readonly heldMore: boolean;
   /** To hand this executor to the worker process that acts (`client.resume`). Holds the secret. */
   binding(): ExecutorBinding;
   /** Safe to retry with the same operation: the creation binding returns the original occurrence. */

@@ -128,9 +128,15 @@ export interface HeldWorkItem {
   readonly version: number;
 }
 
+/** A page of held items: `more` when the lineage holds more than the page (listed by the harness API). */
+export interface HeldWorkItems {
+  readonly items: HeldWorkItem[];
+  readonly more: boolean;
+}
+
 export interface OccurrencesRepository extends OccurrencesReader {
   /** A6: the lineage's held harness items, read in the takeover's transaction. */
-  heldWorkItems(lineage: string): Promise<HeldWorkItem[]>;
+  heldWorkItems(lineage: string): Promise<HeldWorkItems>;
   /** A3.6: undefined for an ungoverned occurrence (one created without a work item). */
   checkMissionGate(occurrenceId: string, actor: string): Promise<MissionGateView | undefined>;
   /** A3.6 `create checks too`: link a governed occurrence to its running item; refuses unless active. */

@@ -4,7 +4,7 @@
  */
 import { BatonError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import type { HeldWorkItem, MissionGateView } from '../occurrences/index.js';
+import type { HeldWorkItem, HeldWorkItems, MissionGateView } from '../occurrences/index.js';
 import type { Transaction } from './engine.js';
 import { MissionsReaderSql } from './missions-repository.js';
 
@@ -13,15 +13,21 @@ export interface MissionGate {
   check(tx: Transaction, occurrenceId: string, actor: string): Promise<MissionGateView | undefined>;
   link(tx: Transaction, occurrenceId: string, workItemId: string, lineage: string): Promise<void>;
   /** The lineage's paused, suppressed and handed-off items (the takeover answer's `held`, A6). */
-  held(tx: Transaction, lineage: string): Promise<HeldWorkItem[]>;
+  held(tx: Transaction, lineage: string): Promise<HeldWorkItems>;
 }
 
 const HELD_STATES = ['paused', 'suppressed', 'handed_off'] as const;
+/** The takeover answer lists at most this many held items (`heldMore` says there are more). */
+export const HELD_PAGE = 1000;
 
-/** Read straight from the harness tables: held items exist whether or not a harness is wired now. */
-export async function heldWorkItems(tx: Transaction, lineage: string): Promise<HeldWorkItem[]> {
-  const items = await new MissionsReaderSql(tx).listItems({ lineage, states: HELD_STATES });
-  return items.map((i) => ({
+/**
+ * Read straight from the harness tables: held items exist whether or not a harness is wired now.
+ * At most HELD_PAGE, oldest first; one row more says whether the answer is complete (`more`), so a
+ * successor is never silently told less than there is.
+ */
+export async function heldWorkItems(tx: Transaction, lineage: string): Promise<HeldWorkItems> {
+  const rows = await new MissionsReaderSql(tx).listItems({ lineage, states: HELD_STATES, limit: HELD_PAGE + 1 });
+  const items: HeldWorkItem[] = rows.slice(0, HELD_PAGE).map((i) => ({
     id: i.id,
     kind: i.kind,
     state: i.state as (typeof HELD_STATES)[number],
@@ -29,6 +35,7 @@ export async function heldWorkItems(tx: Transaction, lineage: string): Promise<H
     binding: i.binding as unknown as JsonObject | null,
     version: i.version,
   }));
+  return { items, more: rows.length > HELD_PAGE };
 }
 
 /**

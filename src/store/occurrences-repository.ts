@@ -21,7 +21,7 @@ import type {
   Phase,
   PlannedEvent,
   RegisteredProfile,
-  HeldWorkItem,
+  HeldWorkItems,
   MissionGateView,
 } from '../occurrences/index.js';
 import { deferred, type Transaction } from './engine.js';
@@ -79,7 +79,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     return this.#gate.check(this.#tx, occurrenceId, actor);
   }
 
-  heldWorkItems(lineage: string): Promise<HeldWorkItem[]> {
+  heldWorkItems(lineage: string): Promise<HeldWorkItems> {
     return this.#gate.held(this.#tx, lineage);
   }
 

@@ -67,3 +67,32 @@ test('the harness routes record their duration like every other command (/metric
   for (const op of ['harness_create', 'harness_stop', 'harness_get_item', 'harness_list_items'])
     assert.match(text, new RegExp(`baton_transaction_duration_seconds_count\\{operation="${op}"\\} 1\\b`), op);
 });
+
+test('A6 a takeover lists at most 1,000 held items and says when there are more (heldMore), never silently fewer', async (t) => {
+  const api = await startApi(t);
+  await setupOverHttp(api);
+  await api.harness.applyVerifiedSignal(verifiedSignal('active', 1, api.clock.wallMs()));
+  const local = new InProcessBatonClient({ service: api.service });
+  const hold = async (n: number): Promise<void> => {
+    const item = await api.harness.createItem(
+      {
+        kind: 'queue_item',
+        action_class: 'consequential_write',
+        mission_binding: binding,
+        idempotency_key: `pay-${n}`,
+        lineage: 'invoice-agent',
+      },
+      'operator',
+    );
+    await api.harness.stop(item.id, 'suppress', 'operator');
+  };
+  for (let n = 0; n < 1000; n += 1) await hold(n);
+  const full = await local.takeover('invoice-agent');
+  assert.equal(full.held.length, 1000);
+  assert.equal(full.heldMore, false, 'exactly a page: nothing more');
+  await hold(1000);
+  const over = await new HttpBatonClient({ baseUrl: api.url, token: api.operator }).takeover('invoice-agent');
+  assert.equal(over.held.length, 1000);
+  assert.equal(over.heldMore, true, 'the 1,001st item is announced, not dropped silently');
+  assert.equal(new Set(over.held.map((h) => h.id)).size, 1000);
+});

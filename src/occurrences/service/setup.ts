@@ -175,6 +175,8 @@ export interface TakeoverResult {
   readonly unresolved: readonly OccurrenceView[];
   /** Mission build spec A6: the lineage's held harness items (paused, suppressed, handed off). */
   readonly held: readonly HeldWorkItem[];
+  /** More held items than the answer lists (at most 1,000): `GET /v1/harness/items` has them all. */
+  readonly heldMore: boolean;
 }
 
 export async function takeover(ctx: ServiceContext, input: unknown, actor: string): Promise<TakeoverResult> {
@@ -212,7 +214,8 @@ export async function takeover(ctx: ServiceContext, input: unknown, actor: strin
       credential: secret,
       reserved: reserved.map(view),
       unresolved: unresolved.map(view),
-      held,
+      held: held.items,
+      heldMore: held.more,
     };
   });
 }

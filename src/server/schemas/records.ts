@@ -202,6 +202,10 @@ export const takeoverResult: Schema = object({
       version: count,
     },
   }),
+  heldMore: {
+    type: 'boolean',
+    description: 'more held items than `held` lists (at most 1,000); GET /v1/harness/items lists them all',
+  },
 });
 
 export const lineageView: Schema = object({
