@@ -167,8 +167,12 @@ async function connect(transport: StdioClientTransport | StreamableHTTPClientTra
   return c;
 }
 
+/** BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`): node flags for the stdio children, to profile them. */
+const NODE_ARGS = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+
 function stdio(args: string[], env: Record<string, string>): StdioClientTransport {
-  return new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' });
+  const all = [...NODE_ARGS, ...args];
+  return new StdioClientTransport({ command: process.execPath, args: all, env, stderr: 'ignore' });
 }
 
 /** `baton mcp --http 0` as a child: its first stdout line names its URL. */
@@ -364,8 +368,11 @@ async function main(): Promise<void> {
         .join(' ')}`,
     );
     const lines: Line[] = [];
-    for (const c of [1, 16]) {
-      for (const p of pairs) {
+    // BENCH_ONLY='stdio --db' BENCH_CONCURRENCY=1: one pair at one concurrency (profiling; the verdict needs all).
+    const only = process.env['BENCH_ONLY'];
+    const levels = (process.env['BENCH_CONCURRENCY'] ?? '1,16').split(',').map(Number);
+    for (const c of levels) {
+      for (const p of pairs.filter((x) => only === undefined || x.label === only)) {
         const tag = `${p.label.replace(/[^a-z]/g, '')}${c}`;
         const gw = `${p.label} gateway`;
         const direct = `${p.label} direct`;
@@ -377,6 +384,10 @@ async function main(): Promise<void> {
         );
         lines.push({ label: p.label, c, results, gw, direct });
       }
+    }
+    if (only !== undefined) {
+      for (const l of lines) summary(l);
+      return; // no ceiling and no verdict for one pair (a profile's run)
     }
     const [http, io] = [pairs[0], pairs[1]];
     if (http === undefined || io === undefined || lastOccurrence === undefined)

@@ -1,14 +1,33 @@
 /** RFC 6901 JSON Pointers over tool arguments and results: read, and (for the native key) write. */
 import type { JsonObject, JsonValue } from '../core/json.js';
 
+/**
+ * Parsed pointers, by text. The pointers a call reads come from the policy (creation key, request,
+ * native key, acknowledgement): a handful, parsed on every call before this (profile of the stdio
+ * `--db` gateway, issue 15 §7). Bounded, so a caller passing ever new pointers cannot grow it.
+ */
+const parsed = new Map<string, readonly string[] | null>();
+const MAX_PARSED = 256;
+
 /** `""` is the whole document; otherwise `/a/b~1c` → ['a', 'b/c']. Undefined when malformed. */
-export function pointerTokens(pointer: string): string[] | undefined {
+export function pointerTokens(pointer: string): readonly string[] | undefined {
+  const hit = parsed.get(pointer);
+  if (hit !== undefined) return hit ?? undefined;
+  const tokens = parse(pointer);
+  if (parsed.size >= MAX_PARSED) parsed.clear();
+  parsed.set(pointer, tokens ?? null);
+  return tokens;
+}
+
+function parse(pointer: string): readonly string[] | undefined {
   if (pointer === '') return [];
   if (!pointer.startsWith('/') || /~[^01]|~$/.test(pointer)) return undefined;
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  return Object.freeze(
+    pointer
+      .slice(1)
+      .split('/')
+      .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~')),
+  );
 }
 
 export function isPointer(pointer: string): boolean {
@@ -40,11 +59,21 @@ export function getPointer(doc: JsonValue, pointer: string): JsonValue | undefin
 export function setPointer(doc: JsonObject, pointer: string, value: JsonValue): JsonObject | undefined {
   const tokens = pointerTokens(pointer);
   if (tokens === undefined || tokens.length === 0) return undefined;
-  const [head, ...rest] = tokens as [string, ...string[]];
-  if (rest.length === 0) return { ...doc, [head]: value };
+  return setAt(doc, tokens, 0, value);
+}
+
+// On the parsed tokens: the inner levels are not escaped and parsed again.
+function setAt(
+  doc: JsonObject,
+  tokens: readonly string[],
+  i: number,
+  value: JsonValue,
+): JsonObject | undefined {
+  const head = tokens[i] as string;
+  if (i === tokens.length - 1) return { ...doc, [head]: value };
   const inner = doc[head];
   if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) return undefined;
-  const replaced = setPointer(inner, `/${rest.map(escape).join('/')}`, value);
+  const replaced = setAt(inner, tokens, i + 1, value);
   return replaced === undefined ? undefined : { ...doc, [head]: replaced };
 }
 
@@ -52,16 +81,16 @@ export function setPointer(doc: JsonObject, pointer: string, value: JsonValue): 
 export function removePointer(doc: JsonObject, pointer: string): JsonObject {
   const tokens = pointerTokens(pointer);
   if (tokens === undefined || tokens.length === 0) return doc;
-  const [head, ...rest] = tokens as [string, ...string[]];
-  if (rest.length === 0) {
+  return removeAt(doc, tokens, 0);
+}
+
+function removeAt(doc: JsonObject, tokens: readonly string[], i: number): JsonObject {
+  const head = tokens[i] as string;
+  if (i === tokens.length - 1) {
     const { [head]: _dropped, ...kept } = doc;
     return kept;
   }
   const inner = doc[head];
   if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) return doc;
-  return { ...doc, [head]: removePointer(inner, `/${rest.map(escape).join('/')}`) };
-}
-
-function escape(token: string): string {
-  return token.replaceAll('~', '~0').replaceAll('/', '~1');
+  return { ...doc, [head]: removeAt(inner, tokens, i + 1) };
 }
