@@ -61,6 +61,17 @@ const harness = openHarnessOn(engine, {
   ids: randomIdSource,
   bounds,
 });
+// The same pushes on a second file whose write connection is on a worker thread (docs/store.md,
+// "The writer thread"; `baton serve --sqlite-writer thread`): COMMIT's fsync off the event loop.
+const threadEngine = openSqliteEngine(join(dir, 'thread.db'), { writer: 'thread' });
+await migrate(threadEngine);
+const threadHarness = openHarnessOn(threadEngine, {
+  domainPrivateKey: pair.privateKey,
+  clock,
+  ids: randomIdSource,
+  bounds,
+});
+await threadHarness.registerMatrix();
 const svc = new OccurrencesService({
   uow: occurrencesUnitOfWork(engine, harnessGate(harness)),
   domainKey: { kid: pair.kid, publicKey: publicKeyRaw(pair.publicKey).toString('base64url') },
@@ -197,6 +208,10 @@ async function batchOf(count: number, mission: (i: number) => string): Promise<s
 
 /** One RFC 8936 poll answer: verified concurrently, applied in one transaction. */
 async function pollPerSecond(sets: readonly string[]): Promise<number> {
+  return costed('poll', sets.length, () => pollOnce(sets));
+}
+
+async function pollOnce(sets: readonly string[]): Promise<number> {
   const start = performance.now();
   const verdicts = await verifyMissionSets(sets, ctx.keys, ctx.expect, now);
   const signals = verdicts.map((v) => {
@@ -208,34 +223,64 @@ async function pollPerSecond(sets: readonly string[]): Promise<number> {
   return perSecond(sets.length, start);
 }
 
-async function push(set: string): Promise<void> {
+async function push(set: string, thread = false): Promise<void> {
   const parsed = await parsePushedSet(
     { contentType: 'application/secevent+jwt', authorization: `Bearer ${BEARER}`, body: set },
     ctx,
   );
   if (!parsed.ok || parsed.set.kind !== 'lifecycle') throw new Error('bench SET refused');
-  const applied = await harness.applyVerifiedSignal(parsed.set.signal);
+  const signal = parsed.set.signal;
+  const applied = await (thread ? threadHarness : harness).applyVerifiedSignal(signal);
   if (applied.result !== 'applied') throw new Error(`bench SET ${applied.result}`);
 }
 
+/**
+ * Where each SET way's time goes, summed over the rounds: process CPU (every thread: the main
+ * one, the thread pool's verifications, the checkpoint thread), SETs, and the engine's physical
+ * COMMITs (how many SETs share one fsync: a poll answer is one transaction, a push one each).
+ */
+const setCost = {
+  poll: { cpuMicros: 0, sets: 0, commits: 0 },
+  pushes: { cpuMicros: 0, sets: 0, commits: 0 },
+  threadPushes: { cpuMicros: 0, sets: 0, commits: 0 },
+  onePush: { cpuMicros: 0, sets: 0, commits: 0 },
+  raw: { cpuMicros: 0, sets: 0, commits: 0 },
+};
+
+async function costed(way: keyof typeof setCost, sets: number, fn: () => Promise<number>): Promise<number> {
+  const c = process.cpuUsage();
+  const e = way === 'threadPushes' ? threadEngine : engine;
+  const before = e.stats();
+  const rate = await fn();
+  const used = process.cpuUsage(c);
+  const after = e.stats();
+  const t = setCost[way];
+  t.cpuMicros += used.user + used.system;
+  t.sets += sets;
+  t.commits += after.commits - before.commits;
+  return rate;
+}
+
 /** `lanes` concurrent pushers, each pushing its own Mission's SETs in version order. */
-async function pushesPerSecond(lanes: readonly (readonly string[])[]): Promise<number> {
-  const start = performance.now();
-  await Promise.all(
-    lanes.map(async (lane) => {
-      for (const set of lane) await push(set);
-    }),
-  );
-  return perSecond(
-    lanes.reduce((a, l) => a + l.length, 0),
-    start,
-  );
+async function pushesPerSecond(lanes: readonly (readonly string[])[], thread = false): Promise<number> {
+  const count = lanes.reduce((a, l) => a + l.length, 0);
+  return costed(thread ? 'threadPushes' : 'pushes', count, async () => {
+    const start = performance.now();
+    await Promise.all(
+      lanes.map(async (lane) => {
+        for (const set of lane) await push(set, thread);
+      }),
+    );
+    return perSecond(count, start);
+  });
 }
 
 async function onePushAtATime(sets: readonly string[]): Promise<number> {
-  const start = performance.now();
-  for (const set of sets) await push(set);
-  return perSecond(sets.length, start);
+  return costed('onePush', sets.length, async () => {
+    const start = performance.now();
+    for (const set of sets) await push(set);
+    return perSecond(sets.length, start);
+  });
 }
 
 function rawPerSecond(sets: readonly string[]): number {
@@ -284,12 +329,14 @@ type Side =
   | 'entryRatio'
   | 'poll'
   | 'pushes'
+  | 'threadPushes'
   | 'onePush'
   | 'raw'
   | 'rawInFlight'
   | 'perSet'
   | 'perBatch'
-  | 'concurrent';
+  | 'concurrent'
+  | 'verifiedConcurrent';
 const m = Object.fromEntries(
   (
     [
@@ -298,12 +345,14 @@ const m = Object.fromEntries(
       'entryRatio',
       'poll',
       'pushes',
+      'threadPushes',
       'onePush',
       'raw',
       'rawInFlight',
       'perSet',
       'perBatch',
       'concurrent',
+      'verifiedConcurrent',
     ] as const
   ).map((k) => [k, [] as number[]]),
 ) as Record<Side, number[]>;
@@ -343,6 +392,7 @@ try {
   } else await runRounds();
 } finally {
   await engine.close();
+  await threadEngine.close();
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -361,6 +411,10 @@ async function runRounds(): Promise<void> {
     const polled = await batchOf(PER_ROUND, () => missionOf('poll'));
     const pushed = await batchOf(PER_ROUND, (i) => missionOf(`lane${i % PUSHES}`));
     const lanes = Array.from({ length: PUSHES }, (_, l) => pushed.filter((_, i) => i % PUSHES === l));
+    const threadPushed = await batchOf(PER_ROUND, (i) => missionOf(`thread${i % PUSHES}`));
+    const threadLanes = Array.from({ length: PUSHES }, (_, l) =>
+      threadPushed.filter((_, i) => i % PUSHES === l),
+    );
     const single = await batchOf(PER_ROUND, () => missionOf('one'));
     const steps: (() => Promise<void>)[] = [
       async () => {
@@ -371,12 +425,18 @@ async function runRounds(): Promise<void> {
       },
       async () => void m.poll.push(await pollPerSecond(polled)),
       async () => void m.pushes.push(await pushesPerSecond(lanes)),
+      async () => void m.threadPushes.push(await pushesPerSecond(threadLanes, true)),
       async () => void m.onePush.push(await onePushAtATime(single)),
-      () => Promise.resolve(void m.raw.push(rawPerSecond(polled))),
+      async () =>
+        void m.raw.push(await costed('raw', polled.length, () => Promise.resolve(rawPerSecond(polled)))),
       async () => void m.rawInFlight.push(await rawInFlightPerSecond(polled)),
       async () => void m.perSet.push(await ceilings.perSet(single)),
       async () => void m.perBatch.push(await ceilings.perBatch(polled)),
       async () => void m.concurrent.push(await ceilings.concurrent(lanes)),
+      async () =>
+        void m.verifiedConcurrent.push(
+          await ceilings.verifiedConcurrent(lanes, (x) => source.rawVerifyAsync(x)),
+        ),
     ];
     for (const step of round % 2 === 0 ? steps : [...steps].reverse()) await step();
   }
@@ -385,18 +445,52 @@ async function runRounds(): Promise<void> {
     report('gated entry', m.gated, m.ungated, 'ungated entry', 0.9, m.entryRatio),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.raw, 'raw ES256 verify', 0.5),
     report(`SET ${PUSHES} pushes`, m.pushes, m.raw, 'raw ES256 verify', 0.5),
+    report(`SET ${PUSHES} pushes, writer thread`, m.threadPushes, m.raw, 'raw ES256 verify', 0.5),
+    report(
+      `SET ${PUSHES} pushes, writer thread`,
+      m.threadPushes,
+      m.pushes,
+      `${PUSHES} pushes, one transaction each`,
+      null,
+    ),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.rawInFlight, 'raw ES256, 32 in flight', null),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.perBatch, 'plain SQL, 1 COMMIT per batch', null),
     report(`SET ${PUSHES} pushes`, m.pushes, m.concurrent, `plain SQL, ${PUSHES} lanes, group commit`, null),
+    report(
+      `SET ${PUSHES} pushes`,
+      m.pushes,
+      m.verifiedConcurrent,
+      `raw verify + plain SQL, ${PUSHES} lanes`,
+      null,
+    ),
     report('SET one push at a time', m.onePush, m.raw, 'raw ES256 verify', null),
     report('SET one push at a time', m.onePush, m.perSet, 'plain SQL, 1 COMMIT per SET', null),
   ];
+  const cost = Object.fromEntries(
+    Object.entries(setCost).map(([way, t]) => [
+      way,
+      { cpuMicrosPerSet: t.cpuMicros / t.sets, setsPerCommit: t.commits === 0 ? null : t.sets / t.commits },
+    ]),
+  );
+  console.log(
+    `SET ways, measured reason: CPU per SET ${Object.entries(cost)
+      .map(
+        ([w, c]) =>
+          `${w} ${Math.round(c.cpuMicrosPerSet)} us${c.setsPerCommit === null ? '' : ` (${c.setsPerCommit.toFixed(1)} SETs/COMMIT)`}`,
+      )
+      .join(', ')}`,
+  );
   const pages = await walPagesPerEntry(20);
   const perEntry = { gated: cpu.gated / cpu.entries, ungated: cpu.ungated / cpu.entries };
   console.log(
     `gated entry, measured reason: WAL pages per COMMIT gated ${pages.gated.toFixed(1)} vs ungated ${pages.ungated.toFixed(1)} (page-bound ceiling ${(pages.ungated / pages.gated).toFixed(2)}x); CPU per entry gated ${Math.round(perEntry.gated)} us vs ungated ${Math.round(perEntry.ungated)} us`,
   );
   console.log(
-    JSON.stringify({ bench: 'missions-entry', results, entry: { walPages: pages, cpuMicros: perEntry } }),
+    JSON.stringify({
+      bench: 'missions-entry',
+      results,
+      setCost: cost,
+      entry: { walPages: pages, cpuMicros: perEntry },
+    }),
   );
 }
