@@ -11,7 +11,10 @@
  *   different Missions (`parsePushedSet` + `applyVerifiedSignal` each, the engine's group commit
  *   sharing COMMITs). Printed beside: raw verification with the same concurrency as Baton's
  *   (32 in flight on the thread pool), one push at a time, and the plain-SQL durable-commit
- *   ceilings (one COMMIT per SET; concurrent lanes, group commit; one per batch) on the same file.
+ *   ceilings (one COMMIT per SET; concurrent lanes, group commit; one per batch) on the same file,
+ *   and a push floor: PUSHES lanes each verifying raw on the thread pool, then one plain-SQL
+ *   transaction per SET. The same pushes also run on a writer-thread engine (a second file), and
+ *   each SET way prints its process CPU per SET and SETs per COMMIT (the measured reason).
  * Status verification against raw jose `jwtVerify` is bench/missions-verify.bench.ts.
  * Instructions per entry, which the machine's load does not change (callgrind counts them only
  * while switched on, around the entries of one side):
