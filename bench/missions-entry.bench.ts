@@ -11,12 +11,16 @@
  *   different Missions (`parsePushedSet` + `applyVerifiedSignal` each, the engine's group commit
  *   sharing COMMITs). Printed beside: raw verification with the same concurrency as Baton's
  *   (32 in flight on the thread pool), one push at a time, and the plain-SQL durable-commit
- *   ceilings (one COMMIT per SET; concurrent lanes, group commit; one per batch) on the same file.
+ *   ceilings (one COMMIT per SET; concurrent lanes, group commit; one per batch) on the same file,
+ *   and a push floor: PUSHES lanes each verifying raw on the thread pool, then one plain-SQL
+ *   transaction per SET. The same pushes also run on a writer-thread engine (a second file), and
+ *   each SET way prints its process CPU per SET and SETs per COMMIT (the measured reason).
  * Status verification against raw jose `jwtVerify` is bench/missions-verify.bench.ts.
  * Instructions per entry, which the machine's load does not change (callgrind counts them only
  * while switched on, around the entries of one side):
  *   BENCH_CALLGRIND=gated valgrind --tool=callgrind --instr-atstart=no node --single-threaded \
- *     dist/bench/missions-entry.bench.js   (then =ungated; prints instructions per entry)
+ *     dist/bench/missions-entry.bench.js   (then =ungated; prints instructions per entry, and
+ *     apart the part V8's optimizing compiler spent in the window: --single-threaded runs it here)
  * Each round measures every side back to back, alternating which goes first; figures are medians.
  * Run: npm run build && node dist/bench/missions-entry.bench.js
  */
@@ -61,6 +65,17 @@ const harness = openHarnessOn(engine, {
   ids: randomIdSource,
   bounds,
 });
+// The same pushes on a second file whose write connection is on a worker thread (docs/store.md,
+// "The writer thread"; `baton serve --sqlite-writer thread`): COMMIT's fsync off the event loop.
+const threadEngine = openSqliteEngine(join(dir, 'thread.db'), { writer: 'thread' });
+await migrate(threadEngine);
+const threadHarness = openHarnessOn(threadEngine, {
+  domainPrivateKey: pair.privateKey,
+  clock,
+  ids: randomIdSource,
+  bounds,
+});
+await threadHarness.registerMatrix();
 const svc = new OccurrencesService({
   uow: occurrencesUnitOfWork(engine, harnessGate(harness)),
   domainKey: { kid: pair.kid, publicKey: publicKeyRaw(pair.publicKey).toString('base64url') },
@@ -197,6 +212,10 @@ async function batchOf(count: number, mission: (i: number) => string): Promise<s
 
 /** One RFC 8936 poll answer: verified concurrently, applied in one transaction. */
 async function pollPerSecond(sets: readonly string[]): Promise<number> {
+  return costed('poll', sets.length, () => pollOnce(sets));
+}
+
+async function pollOnce(sets: readonly string[]): Promise<number> {
   const start = performance.now();
   const verdicts = await verifyMissionSets(sets, ctx.keys, ctx.expect, now);
   const signals = verdicts.map((v) => {
@@ -208,34 +227,64 @@ async function pollPerSecond(sets: readonly string[]): Promise<number> {
   return perSecond(sets.length, start);
 }
 
-async function push(set: string): Promise<void> {
+async function push(set: string, thread = false): Promise<void> {
   const parsed = await parsePushedSet(
     { contentType: 'application/secevent+jwt', authorization: `Bearer ${BEARER}`, body: set },
     ctx,
   );
   if (!parsed.ok || parsed.set.kind !== 'lifecycle') throw new Error('bench SET refused');
-  const applied = await harness.applyVerifiedSignal(parsed.set.signal);
+  const signal = parsed.set.signal;
+  const applied = await (thread ? threadHarness : harness).applyVerifiedSignal(signal);
   if (applied.result !== 'applied') throw new Error(`bench SET ${applied.result}`);
 }
 
+/**
+ * Where each SET way's time goes, summed over the rounds: process CPU (every thread: the main
+ * one, the thread pool's verifications, the checkpoint thread), SETs, and the engine's physical
+ * COMMITs (how many SETs share one fsync: a poll answer is one transaction, a push one each).
+ */
+const setCost = {
+  poll: { cpuMicros: 0, sets: 0, commits: 0 },
+  pushes: { cpuMicros: 0, sets: 0, commits: 0 },
+  threadPushes: { cpuMicros: 0, sets: 0, commits: 0 },
+  onePush: { cpuMicros: 0, sets: 0, commits: 0 },
+  raw: { cpuMicros: 0, sets: 0, commits: 0 },
+};
+
+async function costed(way: keyof typeof setCost, sets: number, fn: () => Promise<number>): Promise<number> {
+  const c = process.cpuUsage();
+  const e = way === 'threadPushes' ? threadEngine : engine;
+  const before = e.stats();
+  const rate = await fn();
+  const used = process.cpuUsage(c);
+  const after = e.stats();
+  const t = setCost[way];
+  t.cpuMicros += used.user + used.system;
+  t.sets += sets;
+  t.commits += after.commits - before.commits;
+  return rate;
+}
+
 /** `lanes` concurrent pushers, each pushing its own Mission's SETs in version order. */
-async function pushesPerSecond(lanes: readonly (readonly string[])[]): Promise<number> {
-  const start = performance.now();
-  await Promise.all(
-    lanes.map(async (lane) => {
-      for (const set of lane) await push(set);
-    }),
-  );
-  return perSecond(
-    lanes.reduce((a, l) => a + l.length, 0),
-    start,
-  );
+async function pushesPerSecond(lanes: readonly (readonly string[])[], thread = false): Promise<number> {
+  const count = lanes.reduce((a, l) => a + l.length, 0);
+  return costed(thread ? 'threadPushes' : 'pushes', count, async () => {
+    const start = performance.now();
+    await Promise.all(
+      lanes.map(async (lane) => {
+        for (const set of lane) await push(set, thread);
+      }),
+    );
+    return perSecond(count, start);
+  });
 }
 
 async function onePushAtATime(sets: readonly string[]): Promise<number> {
-  const start = performance.now();
-  for (const set of sets) await push(set);
-  return perSecond(sets.length, start);
+  return costed('onePush', sets.length, async () => {
+    const start = performance.now();
+    for (const set of sets) await push(set);
+    return perSecond(sets.length, start);
+  });
 }
 
 function rawPerSecond(sets: readonly string[]): number {
@@ -284,12 +333,14 @@ type Side =
   | 'entryRatio'
   | 'poll'
   | 'pushes'
+  | 'threadPushes'
   | 'onePush'
   | 'raw'
   | 'rawInFlight'
   | 'perSet'
   | 'perBatch'
-  | 'concurrent';
+  | 'concurrent'
+  | 'verifiedConcurrent';
 const m = Object.fromEntries(
   (
     [
@@ -298,12 +349,14 @@ const m = Object.fromEntries(
       'entryRatio',
       'poll',
       'pushes',
+      'threadPushes',
       'onePush',
       'raw',
       'rawInFlight',
       'perSet',
       'perBatch',
       'concurrent',
+      'verifiedConcurrent',
     ] as const
   ).map((k) => [k, [] as number[]]),
 ) as Record<Side, number[]>;
@@ -331,8 +384,19 @@ async function instructionsPerEntry(side: 'gated' | 'ungated'): Promise<void> {
   ctl('-d', side);
   const dump = readdirSync('.').find((f) => f === `callgrind.out.${process.pid}.1`);
   const totals = dump === undefined ? null : /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8'));
+  if (dump === undefined || totals === null) {
+    console.log(`${side} entry: no callgrind dump`);
+    return;
+  }
+  // With --single-threaded, V8's optimizing compiler runs on this thread inside the window (about
+  // a quarter of the count, and not the same on both sides): printed apart, so the comparison can
+  // be made on the entries' own instructions too.
+  const annotated = execFileSync('callgrind_annotate', ['--inclusive=yes', dump], { encoding: 'utf8' });
+  const jit = /^\s*([\d,]+) \([^)]*\)\s+\S*Compiler::CompileOptimized\(/m.exec(annotated);
+  const all = Number(totals[1]);
+  const compiled = jit === null ? 0 : Number(jit[1]!.replaceAll(',', ''));
   console.log(
-    `${side} entry: ${totals === null ? 'no callgrind dump' : Math.round(Number(totals[1]) / 100)} instructions per entry`,
+    `${side} entry: ${Math.round(all / 100)} instructions per entry, of which V8's optimizing compiler ${Math.round(compiled / 100)} (without it ${Math.round((all - compiled) / 100)})`,
   );
 }
 
@@ -343,6 +407,7 @@ try {
   } else await runRounds();
 } finally {
   await engine.close();
+  await threadEngine.close();
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -361,6 +426,10 @@ async function runRounds(): Promise<void> {
     const polled = await batchOf(PER_ROUND, () => missionOf('poll'));
     const pushed = await batchOf(PER_ROUND, (i) => missionOf(`lane${i % PUSHES}`));
     const lanes = Array.from({ length: PUSHES }, (_, l) => pushed.filter((_, i) => i % PUSHES === l));
+    const threadPushed = await batchOf(PER_ROUND, (i) => missionOf(`thread${i % PUSHES}`));
+    const threadLanes = Array.from({ length: PUSHES }, (_, l) =>
+      threadPushed.filter((_, i) => i % PUSHES === l),
+    );
     const single = await batchOf(PER_ROUND, () => missionOf('one'));
     const steps: (() => Promise<void>)[] = [
       async () => {
@@ -371,12 +440,18 @@ async function runRounds(): Promise<void> {
       },
       async () => void m.poll.push(await pollPerSecond(polled)),
       async () => void m.pushes.push(await pushesPerSecond(lanes)),
+      async () => void m.threadPushes.push(await pushesPerSecond(threadLanes, true)),
       async () => void m.onePush.push(await onePushAtATime(single)),
-      () => Promise.resolve(void m.raw.push(rawPerSecond(polled))),
+      async () =>
+        void m.raw.push(await costed('raw', polled.length, () => Promise.resolve(rawPerSecond(polled)))),
       async () => void m.rawInFlight.push(await rawInFlightPerSecond(polled)),
       async () => void m.perSet.push(await ceilings.perSet(single)),
       async () => void m.perBatch.push(await ceilings.perBatch(polled)),
       async () => void m.concurrent.push(await ceilings.concurrent(lanes)),
+      async () =>
+        void m.verifiedConcurrent.push(
+          await ceilings.verifiedConcurrent(lanes, (x) => source.rawVerifyAsync(x)),
+        ),
     ];
     for (const step of round % 2 === 0 ? steps : [...steps].reverse()) await step();
   }
@@ -385,18 +460,52 @@ async function runRounds(): Promise<void> {
     report('gated entry', m.gated, m.ungated, 'ungated entry', 0.9, m.entryRatio),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.raw, 'raw ES256 verify', 0.5),
     report(`SET ${PUSHES} pushes`, m.pushes, m.raw, 'raw ES256 verify', 0.5),
+    report(`SET ${PUSHES} pushes, writer thread`, m.threadPushes, m.raw, 'raw ES256 verify', 0.5),
+    report(
+      `SET ${PUSHES} pushes, writer thread`,
+      m.threadPushes,
+      m.pushes,
+      `${PUSHES} pushes, one transaction each`,
+      null,
+    ),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.rawInFlight, 'raw ES256, 32 in flight', null),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.perBatch, 'plain SQL, 1 COMMIT per batch', null),
     report(`SET ${PUSHES} pushes`, m.pushes, m.concurrent, `plain SQL, ${PUSHES} lanes, group commit`, null),
+    report(
+      `SET ${PUSHES} pushes`,
+      m.pushes,
+      m.verifiedConcurrent,
+      `raw verify + plain SQL, ${PUSHES} lanes`,
+      null,
+    ),
     report('SET one push at a time', m.onePush, m.raw, 'raw ES256 verify', null),
     report('SET one push at a time', m.onePush, m.perSet, 'plain SQL, 1 COMMIT per SET', null),
   ];
+  const cost = Object.fromEntries(
+    Object.entries(setCost).map(([way, t]) => [
+      way,
+      { cpuMicrosPerSet: t.cpuMicros / t.sets, setsPerCommit: t.commits === 0 ? null : t.sets / t.commits },
+    ]),
+  );
+  console.log(
+    `SET ways, measured reason: CPU per SET ${Object.entries(cost)
+      .map(
+        ([w, c]) =>
+          `${w} ${Math.round(c.cpuMicrosPerSet)} us${c.setsPerCommit === null ? '' : ` (${c.setsPerCommit.toFixed(1)} SETs/COMMIT)`}`,
+      )
+      .join(', ')}`,
+  );
   const pages = await walPagesPerEntry(20);
   const perEntry = { gated: cpu.gated / cpu.entries, ungated: cpu.ungated / cpu.entries };
   console.log(
     `gated entry, measured reason: WAL pages per COMMIT gated ${pages.gated.toFixed(1)} vs ungated ${pages.ungated.toFixed(1)} (page-bound ceiling ${(pages.ungated / pages.gated).toFixed(2)}x); CPU per entry gated ${Math.round(perEntry.gated)} us vs ungated ${Math.round(perEntry.ungated)} us`,
   );
   console.log(
-    JSON.stringify({ bench: 'missions-entry', results, entry: { walPages: pages, cpuMicros: perEntry } }),
+    JSON.stringify({
+      bench: 'missions-entry',
+      results,
+      setCost: cost,
+      entry: { walPages: pages, cpuMicros: perEntry },
+    }),
   );
 }

@@ -81,6 +81,11 @@ export async function setSource(iss: string, aud: string, nowMs: number): Promis
  */
 export async function sqlCeilings(engine: StoreEngine): Promise<{
   perSet(sets: readonly string[]): Promise<number>;
+  /** `concurrent` with each SET's raw verification on the thread pool first: a push's floor. */
+  verifiedConcurrent(
+    lanes: readonly (readonly string[])[],
+    verify: (set: string) => Promise<boolean>,
+  ): Promise<number>;
   perBatch(sets: readonly string[]): Promise<number>;
   concurrent(lanes: readonly (readonly string[])[]): Promise<number>;
 }> {
@@ -102,6 +107,18 @@ export async function sqlCeilings(engine: StoreEngine): Promise<{
       await Promise.all(
         lanes.map(async (lane) => {
           for (const set of lane) await engine.transaction((tx) => insert(tx, set));
+        }),
+      );
+      return lanes.reduce((a, l) => a + l.length, 0) / ((performance.now() - start) / 1000);
+    },
+    async verifiedConcurrent(lanes, verify) {
+      const start = performance.now();
+      await Promise.all(
+        lanes.map(async (lane) => {
+          for (const set of lane) {
+            if (!(await verify(set))) throw new Error('raw verify failed');
+            await engine.transaction((tx) => insert(tx, set));
+          }
         }),
       );
       return lanes.reduce((a, l) => a + l.length, 0) / ((performance.now() - start) / 1000);
