@@ -26,7 +26,11 @@ export const HELD_PAGE = 1000;
  * successor is never silently told less than there is.
  */
 export async function heldWorkItems(tx: Transaction, lineage: string): Promise<HeldWorkItems> {
-  const rows = await new MissionsReaderSql(tx).listItems({ lineage, states: HELD_STATES, limit: HELD_PAGE + 1 });
+  const rows = await new MissionsReaderSql(tx).listItems({
+    lineage,
+    states: HELD_STATES,
+    limit: HELD_PAGE + 1,
+  });
   const items: HeldWorkItem[] = rows.slice(0, HELD_PAGE).map((i) => ({
     id: i.id,
     kind: i.kind,

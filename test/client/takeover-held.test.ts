@@ -65,7 +65,11 @@ test('the harness routes record their duration like every other command (/metric
   assert.equal((await api.call('GET', '/v1/harness/items', { token: api.operator })).status, 200);
   const text = await api.metrics.render(undefined);
   for (const op of ['harness_create', 'harness_stop', 'harness_get_item', 'harness_list_items'])
-    assert.match(text, new RegExp(`baton_transaction_duration_seconds_count\\{operation="${op}"\\} 1\\b`), op);
+    assert.match(
+      text,
+      new RegExp(`baton_transaction_duration_seconds_count\\{operation="${op}"\\} 1\\b`),
+      op,
+    );
 });
 
 test('A6 a takeover lists at most 1,000 held items and says when there are more (heldMore), never silently fewer', async (t) => {
