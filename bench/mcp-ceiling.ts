@@ -7,7 +7,8 @@
  * durable plain-SQL commit before the call is sent (AOC-REQ-010), the call, one keep-alive status
  * query to the sandbox with its signature checked (AOC-REQ-009), one durable commit — measured as
  * the real gateway is: its `pay` minus `pay` direct, p50, rounds alternated with the direct side and
- * the bare pass-through in one comparison. Every part is thus timed where a gateway lives: in an
+ * the bare pass-through in one comparison — with Baton's `--db` gateway in it too, so the ratio of
+ * the two is read from one comparison, not two taken minutes apart. Every part is thus timed where a gateway lives: in an
  * idle child process between calls, with the sandbox across a process boundary.
  *
  * The older component sum, still printed, labelled, so the difference stays visible: the bare
@@ -28,6 +29,8 @@ export interface CeilingParts {
   readonly passMs: ReadonlyMap<string, number>;
   /** Per transport: `pay` through the ceiling gateway minus `pay` direct, p50: the ceiling. */
   readonly gatewayMs: ReadonlyMap<string, number>;
+  /** Per transport: Baton's `--db` gateway minus direct, p50, in the SAME comparison as the ceiling. */
+  readonly batonMs: ReadonlyMap<string, number>;
   /** The pass-through and ceiling-gateway comparisons, for their latency and CPU lines. */
   readonly pass: Results;
   /** Two plain-SQL durable commits, p50 of their sum. */
@@ -36,12 +39,19 @@ export interface CeilingParts {
   readonly statusMs: number;
 }
 
+/** `pay` through the bare pass-through proxy, the ceiling gateway, Baton's `--db` gateway, and direct (each its own keys). */
+export interface PaySides {
+  readonly via: Side;
+  readonly gateway: Side;
+  readonly baton: Side;
+  readonly direct: Side;
+}
+
 export interface CeilingInput {
   readonly dbFile: string;
   /** Per transport: the gateway's session and the direct one, both offering `echo`. */
   readonly echo: ReadonlyMap<string, { readonly via: Client; readonly direct: Client }>;
-  /** Per transport: `pay` through the bare pass-through proxy, the ceiling gateway, and direct (each its own keys). */
-  readonly pay: ReadonlyMap<string, { readonly via: Side; readonly gateway: Side; readonly direct: Side }>;
+  readonly pay: ReadonlyMap<string, PaySides>;
   readonly statusQuery: () => Promise<void>;
   readonly plan: Plan;
 }
@@ -92,22 +102,30 @@ export async function measureCeiling(input: CeilingInput): Promise<CeilingParts>
       sides.push(timed(`${t} echo via gateway`, echo(c.via)), timed(`${t} echo direct`, echo(c.direct)));
     }
     const r = await compare('ceiling c=1', sides, 1, input.plan);
-    const pay = [...input.pay.values()].flatMap((p) => [p.via, p.gateway, p.direct]);
-    const pass = await compare('ceiling pay pass-through + ceiling gateway c=1', pay, 1, input.plan);
+    const pay = [...input.pay.values()].flatMap((p) => [p.via, p.gateway, p.baton, p.direct]);
+    const pass = await compare(
+      'ceiling pay: pass-through, ceiling gateway, Baton --db c=1',
+      pay,
+      1,
+      input.plan,
+    );
     const p50 = (x: Results, name: string): number => percentile(x.get(name)?.t.calls ?? [], 50);
     const hopMs = new Map<string, number>();
     for (const t of input.echo.keys())
       hopMs.set(t, p50(r, `${t} echo via gateway`) - p50(r, `${t} echo direct`));
     const passMs = new Map<string, number>();
     const gatewayMs = new Map<string, number>();
+    const batonMs = new Map<string, number>();
     for (const [t, p] of input.pay) {
       passMs.set(t, p50(pass, p.via.name) - p50(pass, p.direct.name));
       gatewayMs.set(t, p50(pass, p.gateway.name) - p50(pass, p.direct.name));
+      batonMs.set(t, p50(pass, p.baton.name) - p50(pass, p.direct.name));
     }
     return {
       hopMs,
       passMs,
       gatewayMs,
+      batonMs,
       pass,
       commitsMs: p50(r, 'two plain commits'),
       statusMs: p50(r, 'status query'),

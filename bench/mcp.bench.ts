@@ -353,6 +353,12 @@ function verdict(lines: readonly Line[], parts: CeilingParts): void {
     `\nceiling (least any gateway adds, same run): the ceiling gateway's added p50 (${per(parts.gatewayMs)}): ` +
       `a pass-through proxy in its own process doing two plain-SQL durable commits + one keep-alive status query per pay`,
   );
+  const ratio = (t: string): string =>
+    ((parts.batonMs.get(t) ?? NaN) / (parts.gatewayMs.get(t) ?? NaN)).toFixed(2);
+  console.log(
+    `in that same comparison Baton's --db gateway added ${per(parts.batonMs)}: ` +
+      `Baton/ceiling http ${ratio('http')}, stdio ${ratio('stdio')} (the like-for-like ratio)`,
+  );
   console.log(
     `old component sum (too optimistic; commits and status query timed in the bench process): two plain-SQL ` +
       `durable commits ${f(parts.commitsMs)} ms + one status-source query ${f(parts.statusMs)} ms + the same pay ` +
@@ -447,10 +453,11 @@ async function main(): Promise<void> {
     const [passHttp, passStdio] = await passThroughSessions(w, stops);
     if (passHttp === undefined || passStdio === undefined) throw new Error('no pass-through proxy');
     const [ceilHttp, ceilStdio] = await ceilingSessions(w, lastOccurrence, stops);
-    const passSides = (t: string, via: Session, ceiling: Session, direct: Session) => ({
+    const passSides = (t: string, via: Session, ceiling: Session, real: Pair) => ({
       via: side(`${t} pay via pass-through`, via, pay(`p${t}`, true), false),
       gateway: side(`${t} pay via ceiling gateway`, ceiling, pay(`c${t}`, true), false),
-      direct: side(`${t} pay direct`, direct, pay(`pd${t}`, true), false),
+      baton: side(`${t} pay via Baton --db`, real.via, pay(`b${t}`, false), true),
+      direct: side(`${t} pay direct`, real.direct, pay(`pd${t}`, true), false),
     });
     const parts = await measureCeiling({
       dbFile: w.dbFile,
@@ -459,8 +466,8 @@ async function main(): Promise<void> {
         ['stdio', { via: io.via.client, direct: io.direct.client }],
       ]),
       pay: new Map([
-        ['http', passSides('http', passHttp, ceilHttp, http.direct)],
-        ['stdio', passSides('stdio', passStdio, ceilStdio, io.direct)],
+        ['http', passSides('http', passHttp, ceilHttp, http)],
+        ['stdio', passSides('stdio', passStdio, ceilStdio, io)],
       ]),
       statusQuery: await w.statusQuery(lastOccurrence),
       plan,
@@ -473,6 +480,8 @@ async function main(): Promise<void> {
       summary({ label: `${t} pass-thru`, c: 1, results, gw, direct: `${t} pay direct` });
       const ceil = `${t} pay via ceiling gateway`;
       summary({ label: `${t} ceiling gw`, c: 1, results, gw: ceil, direct: `${t} pay direct` });
+      const baton = `${t} pay via Baton --db`;
+      summary({ label: `${t} Baton --db`, c: 1, results, gw: baton, direct: `${t} pay direct` });
     }
     console.log(`  sandbox effects applied: ${w.sandbox.effects().length} (one per call: no duplicates)`);
     verdict(lines, parts);
