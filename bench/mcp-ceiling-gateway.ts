@@ -1,0 +1,133 @@
+/**
+ * The "ceiling gateway" of the MCP bench (issue 15 §7): a child process that is the least a gateway
+ * doing Baton's job must be, run the way `baton mcp` runs (its own idle node process, its own event
+ * loop, the sandbox across a process boundary), so its added p50 against direct is the honest floor:
+ * - a pass-through MCP proxy (SDK Server downstream over stdio or Streamable HTTP, SDK Client
+ *   upstream over stdio or HTTP, as `baton mcp` is) that, per `pay`:
+ * - commits one row durably BEFORE the call is sent (AOC-REQ-010), plain SQL: BEGIN IMMEDIATE, one
+ *   INSERT, COMMIT on the bench's SQLite file, WAL + synchronous = FULL as Baton's store;
+ * - forwards the call, then asks the pinned status source for this call's key over a keep-alive
+ *   HTTP pool, signature checked (AOC-REQ-009: only an authenticated source's answer may settle),
+ *   through the same StatusSources code the gateway uses, and fails the call unless it is found and
+ *   verified (fail closed);
+ * - commits the settlement (one UPDATE) durably, then answers.
+ * Nothing else: no Baton service, no schema, no evidence chain, no occurrence logic.
+ *
+ *   node dist/bench/mcp-ceiling-gateway.js CONFIG.json   (CeilingGatewayConfig; BATON_HMAC_SECRETS in env)
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Database from 'better-sqlite3';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { hmacSecretsMap } from '../src/cli/commands/serve-credentials.js';
+import { connectUpstream, listTools, type Upstream, type UpstreamSpec } from '../src/mcp/upstream.js';
+import type { OccurrenceView, ProviderProfile } from '../src/occurrences/index.js';
+import { staticKeys, StatusSources } from '../src/providers/index.js';
+
+export interface CeilingGatewayConfig {
+  readonly db: string;
+  /** The registered profile and one settled occurrence's view: the lookup's template (its key is replaced). */
+  readonly profile: ProviderProfile;
+  readonly occurrence: OccurrenceView;
+  readonly upstream: UpstreamSpec;
+  /** Serve Streamable HTTP on 127.0.0.1 (first stdout line: {"url": ...}) instead of stdio. */
+  readonly http: boolean;
+}
+
+function durableCommits(file: string) {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE IF NOT EXISTS bench_ceiling (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
+  const insert = db.prepare('INSERT INTO bench_ceiling (k, v) VALUES (?, ?)');
+  const update = db.prepare('UPDATE bench_ceiling SET v = ? WHERE k = ?');
+  const row = 'x'.repeat(600); // about an occurrence row's size
+  const commit = (work: () => void): void => {
+    db.exec('BEGIN IMMEDIATE');
+    work();
+    db.exec('COMMIT');
+  };
+  return {
+    enter: (k: string) => commit(() => insert.run(`gw:${k}`, row)),
+    settle: (k: string) => commit(() => update.run(`${row}!`, `gw:${k}`)),
+  };
+}
+
+function statusCheck(cfg: CeilingGatewayConfig) {
+  const sources = new StatusSources({ keys: staticKeys(hmacSecretsMap(process.env['BATON_HMAC_SECRETS'])) });
+  const source = sources.applicable(cfg.profile, cfg.occurrence)[0];
+  if (source === undefined) throw new Error('the profile pins no usable status source');
+  return async (key: string): Promise<void> => {
+    const o = { ...cfg.occurrence, provider: { ...cfg.occurrence.provider, nativeKey: key } };
+    const { observation } = await sources.query(cfg.profile, o, source.id);
+    if (observation.result !== 'found' || !observation.authentication.verified)
+      throw new Error(`status source: ${observation.result}, not a verified found`);
+  };
+}
+
+function proxy(cfg: CeilingGatewayConfig, u: Upstream): () => Server {
+  const commits = durableCommits(cfg.db);
+  const status = statusCheck(cfg);
+  return () => {
+    const server = new Server({ name: 'ceiling-gateway', version: '0.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(u) }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const key = request.params.arguments?.['idempotency_key'];
+      if (request.params.name !== 'pay' || typeof key !== 'string')
+        return u.client.callTool(request.params, undefined, { signal: extra.signal });
+      commits.enter(key);
+      const r = await u.client.callTool(request.params, undefined, { timeout: 60_000 });
+      if (r.isError !== true) await status(key);
+      commits.settle(key);
+      return r;
+    });
+    return server;
+  };
+}
+
+async function serveHttp(make: () => Server): Promise<string> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const fail = (res: ServerResponse, status: number): void => void res.writeHead(status).end();
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body: unknown = req.method === 'POST' ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+    const id = req.headers['mcp-session-id'];
+    const existing = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (existing !== undefined) return existing.handleRequest(req, res, body);
+    if (id !== undefined || !isInitializeRequest(body)) return fail(res, 400);
+    const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sid) => void sessions.set(sid, t),
+    });
+    await make().connect(t);
+    await t.handleRequest(req, res, body);
+  };
+  const server = createServer((req, res) => void handle(req, res).catch(() => fail(res, 500)));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+async function main(): Promise<void> {
+  const cfg = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as CeilingGatewayConfig;
+  const u = await connectUpstream(cfg.upstream);
+  const make = proxy(cfg, u);
+  if (cfg.http) {
+    process.stdout.write(`${JSON.stringify({ url: await serveHttp(make) })}\n`);
+    return;
+  }
+  const transport = new StdioServerTransport();
+  process.stdin.once('end', () => void u.close().then(() => process.exit(0)));
+  await make().connect(transport);
+}
+
+await main();
