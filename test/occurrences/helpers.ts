@@ -233,8 +233,9 @@ export async function snapshot(h: Pick<Harness, 'engine'>): Promise<string> {
     );
     const parts: string[] = [];
     for (const { name } of tables) {
-      const rows = await ex.all(`SELECT * FROM "${name}" ORDER BY rowid`);
-      parts.push(`${name}:${JSON.stringify(rows)}`);
+      // Rows sorted as text, not by rowid: a WITHOUT ROWID table has none (migration 21).
+      const rows = (await ex.all(`SELECT * FROM "${name}"`)).map((r) => JSON.stringify(r)).sort();
+      parts.push(`${name}:${rows.join(',')}`);
     }
     return parts.join('\n');
   });

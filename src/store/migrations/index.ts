@@ -18,6 +18,7 @@ import { migration as m013 } from './013_occurrence_counts.js';
 import { migration as m014 } from './014_known_head_appends.js';
 import { migration as m016 } from './016_one_call_transitions.js';
 import { migration as m018 } from './018_harness_item_listing.js';
+import { migration as m021 } from './021_fewer_write_btrees.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -35,4 +36,5 @@ export const migrations: readonly Migration[] = [
   m014,
   m016,
   m018,
+  m021,
 ];

@@ -1,0 +1,131 @@
+/**
+ * Which b-trees the WAL pages of one SQLite lifecycle belong to (docs/store.md, "WAL pages per
+ * commit"): the two transactions MCP and HTTP callers use — create-and-enter, acknowledge-and-settle
+ * — on a real file, after BENCH_WARM lifecycles so the b-trees have their usual depth. After each
+ * transaction the WAL's new frames are read (32-byte header, then per frame a 24-byte header and one
+ * page) and their page numbers mapped to tables and indexes with the `dbstat` virtual table.
+ *
+ *   node dist/bench/wal-pages.js      (BENCH_WARM=300 BENCH_SAMPLES=5 to change)
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { openSqliteEngine } from '../src/store/index.js';
+import { acknowledgementFree, request } from './occurrences-fixtures.js';
+import { openGuarded } from './guarded.js';
+
+const WARM = Number(process.env['BENCH_WARM'] ?? 300);
+const SAMPLES = Number(process.env['BENCH_SAMPLES'] ?? 5);
+
+interface Frames {
+  readonly salt: string;
+  readonly pages: readonly number[];
+}
+
+/** The frames of the WAL's current generation (those whose salts match its header). */
+function readWal(path: string): Frames {
+  const buf = readFileSync(path);
+  if (buf.length < 32) return { salt: '', pages: [] };
+  const pageSize = buf.readUInt32BE(8);
+  const salt = buf.subarray(16, 24).toString('hex');
+  const pages: number[] = [];
+  for (let off = 32; off + 24 + pageSize <= buf.length; off += 24 + pageSize) {
+    if (buf.subarray(off + 8, off + 16).toString('hex') !== salt) break;
+    pages.push(buf.readUInt32BE(off));
+  }
+  return { salt, pages };
+}
+
+function newFrames(before: Frames, after: Frames): readonly number[] {
+  return after.salt === before.salt ? after.pages.slice(before.pages.length) : after.pages;
+}
+
+function owners(dbPath: string): Map<number, string> {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    const rows = db.prepare('SELECT name, pageno, pagetype FROM dbstat').all() as {
+      name: string;
+      pageno: number;
+      pagetype: string;
+    }[];
+    return new Map(rows.map((r) => [r.pageno, r.pagetype === 'leaf' ? r.name : `${r.name} (${r.pagetype})`]));
+  } finally {
+    db.close();
+  }
+}
+
+/** The last lifecycle's evidence events, by subject and type (BENCH_EVENTS=1). */
+function events(dbPath: string): void {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    const rows = db
+      .prepare(
+        'SELECT seq, subject, type, length(body) AS len FROM evidence_events ORDER BY seq DESC LIMIT 12',
+      )
+      .all();
+    console.log(rows.reverse());
+  } finally {
+    db.close();
+  }
+}
+
+function tally(pages: readonly number[], map: Map<number, string>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const p of new Set(pages)) {
+    const name = p === 1 ? 'page 1 (header + sqlite_schema)' : (map.get(p) ?? 'freelist / unmapped');
+    out.set(name, (out.get(name) ?? 0) + 1);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-walpages-'));
+  const dbPath = join(dir, 'baton.db');
+  const engine = openSqliteEngine(dbPath);
+  try {
+    const g = await openGuarded(engine, 1);
+    for (let i = 0; i < WARM; i++) await g.lifecycle(0, `warm-${i}`, i);
+    const x = g.executors[0];
+    if (x === undefined) throw new Error('no executor');
+    const sums = [new Map<string, number>(), new Map<string, number>()];
+    const totals: [number[], number[]] = [[], []];
+    for (let s = 0; s < SAMPLES; s++) {
+      const i = WARM + s;
+      const w0 = readWal(`${dbPath}-wal`);
+      const started = await g.service.createAndEnter({
+        credential: x.credential,
+        creationKey: `probe-${i}`,
+        provider: { profileId: 'bench-payments', profileVersion: '1' },
+        request: request(i),
+        authority: { id: x.authority, amount: request(i).amount },
+      });
+      const w1 = readWal(`${dbPath}-wal`);
+      if (started.ticket === null) throw new Error('not entered');
+      const obs = acknowledgementFree(started.ticket, `pay_probe${String(i).padStart(6, '0')}`);
+      const { source: _source, ...ack } = obs;
+      await g.service.acknowledgeAndObserve(ack, [obs]);
+      const w2 = readWal(`${dbPath}-wal`);
+      const map = owners(dbPath);
+      if (process.env['BENCH_EVENTS'] === '1' && s === 0) events(dbPath);
+      [newFrames(w0, w1), newFrames(w1, w2)].forEach((pages, t) => {
+        totals[t]?.push(pages.length);
+        for (const [k, v] of tally(pages, map)) sums[t]?.set(k, (sums[t]?.get(k) ?? 0) + v);
+      });
+    }
+    const names = ['create-and-enter', 'acknowledge-and-settle'];
+    names.forEach((name, t) => {
+      const frames = totals[t] ?? [];
+      const mean = frames.reduce((a, b) => a + b, 0) / Math.max(1, frames.length);
+      console.log(`${name}: frames per commit ${frames.join(', ')}; mean ${mean.toFixed(1)}`);
+      console.log(`  distinct pages per b-tree (mean of ${SAMPLES}; leaf unless marked):`);
+      const rows = [...(sums[t] ?? new Map<string, number>())].sort((a, b) => b[1] - a[1]);
+      for (const [k, v] of rows) console.log(`  ${(v / SAMPLES).toFixed(1).padStart(5)}  ${k}`);
+    });
+  } finally {
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
