@@ -19,7 +19,6 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -32,6 +31,7 @@ import { hmacSecretsMap } from '../src/cli/commands/serve-credentials.js';
 import { connectUpstream, listTools, type Upstream, type UpstreamSpec } from '../src/mcp/upstream.js';
 import type { OccurrenceView, ProviderProfile } from '../src/occurrences/index.js';
 import { staticKeys, StatusSources } from '../src/providers/index.js';
+import { plainCommits } from './plain-commits.js';
 
 export interface CeilingGatewayConfig {
   readonly db: string;
@@ -44,21 +44,10 @@ export interface CeilingGatewayConfig {
 }
 
 function durableCommits(file: string) {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.exec('CREATE TABLE IF NOT EXISTS bench_ceiling (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
-  const insert = db.prepare('INSERT INTO bench_ceiling (k, v) VALUES (?, ?)');
-  const update = db.prepare('UPDATE bench_ceiling SET v = ? WHERE k = ?');
-  const row = 'x'.repeat(600); // about an occurrence row's size
-  const commit = (work: () => void): void => {
-    db.exec('BEGIN IMMEDIATE');
-    work();
-    db.exec('COMMIT');
-  };
+  const commits = plainCommits(file);
   return {
-    enter: (k: string) => commit(() => insert.run(`gw:${k}`, row)),
-    settle: (k: string) => commit(() => update.run(`${row}!`, `gw:${k}`)),
+    enter: (k: string) => commits.enter(`gw:${k}`),
+    settle: (k: string) => commits.settle(`gw:${k}`),
   };
 }
 

@@ -18,8 +18,8 @@
  * the sum was too optimistic. `echo` through the real gateway (no provider call behind the hop) is
  * the oldest, lowest hop figure, printed beside it.
  */
-import Database from 'better-sqlite3';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { plainCommits } from './plain-commits.js';
 import { compare, percentile, type Plan, type Results, type Side } from './support.js';
 
 export interface CeilingParts {
@@ -56,29 +56,18 @@ export interface CeilingInput {
   readonly plan: Plan;
 }
 
-function plainCommits(file: string): { side: Side; close(): void } {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.exec('CREATE TABLE IF NOT EXISTS bench_ceiling (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
-  const insert = db.prepare('INSERT INTO bench_ceiling (k, v) VALUES (?, ?)');
-  const update = db.prepare('UPDATE bench_ceiling SET v = ? WHERE k = ?');
-  const row = 'x'.repeat(600); // about an occurrence row's size
-  const commit = (work: () => void): void => {
-    db.exec('BEGIN IMMEDIATE');
-    work();
-    db.exec('COMMIT');
-  };
+function commitsSide(file: string): { side: Side; close(): void } {
+  const commits = plainCommits(file);
   const side: Side = {
     name: 'two plain commits',
     run: (_w, n) => {
       const t0 = performance.now();
-      commit(() => insert.run(`k${n}`, row));
-      commit(() => update.run(`${row}!`, `k${n}`));
+      commits.enter(`k${n}`);
+      commits.settle(`k${n}`);
       return Promise.resolve([performance.now() - t0]);
     },
   };
-  return { side, close: () => db.close() };
+  return { side, close: () => commits.close() };
 }
 
 function timed(name: string, call: () => Promise<unknown>): Side {
@@ -95,7 +84,7 @@ function timed(name: string, call: () => Promise<unknown>): Side {
 const echo = (c: Client) => () => c.callTool({ name: 'echo', arguments: { text: 'ceiling' } });
 
 export async function measureCeiling(input: CeilingInput): Promise<CeilingParts> {
-  const commits = plainCommits(input.dbFile);
+  const commits = commitsSide(input.dbFile);
   try {
     const sides: Side[] = [commits.side, timed('status query', input.statusQuery)];
     for (const [t, c] of input.echo) {
