@@ -12,7 +12,7 @@ import { verifyEvidence } from '../../src/store/evidence-verify.js';
 import { migrate } from '../../src/store/migrations.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { OPEN_STRIPES } from '../../src/store/occurrences-limits.js';
-import { OCCURRENCE_COLUMNS } from '../../src/store/occurrences-rows.js';
+import { insertBareOccurrence } from './bare-occurrence.js';
 import { enginesUnderTest } from './engines.js';
 
 const engines = await enginesUnderTest();
@@ -49,41 +49,8 @@ async function appendBefore4(tx: Transaction, subject: string, i: number): Promi
 }
 
 /** An occurrence row of migration 2's shape, in the given phase. */
-async function occurrenceBefore4(tx: Transaction, i: number, phase: string): Promise<void> {
-  const values: Record<string, string | number | null> = Object.fromEntries(
-    OCCURRENCE_COLUMNS.map((c) => [c, null]),
-  );
-  Object.assign(values, {
-    id: `occ-${i}`,
-    lineage: 'agent',
-    creation_scope: 'agent',
-    creation_key: `k-${i}`,
-    creation_digest: 'd',
-    linked_ids: '[]',
-    profile_id: 'p',
-    profile_version: '1',
-    profile_digest: 'd',
-    account: 'acct',
-    environment: 'env',
-    request_digest: 'd',
-    native_key_rule: 'none',
-    captured_generation: 1,
-    entry_deadline: 0,
-    authority_id: 'budget',
-    authority_amount: 1,
-    authority_unit: 'u',
-    phase,
-    outcome: 'unknown',
-    effect: 'unresolved',
-    conflict: 0,
-    created_at: i,
-    updated_at: i,
-    version: 1,
-  });
-  await tx.run(
-    `INSERT INTO aoc_occurrences (${OCCURRENCE_COLUMNS.join(', ')}, request) VALUES (${OCCURRENCE_COLUMNS.map(() => '?').join(', ')}, '{}')`,
-    OCCURRENCE_COLUMNS.map((c) => values[c] ?? null),
-  );
+function occurrenceBefore4(tx: Transaction, i: number, phase: string): Promise<void> {
+  return insertBareOccurrence(tx, { id: `occ-${i}`, creationKey: `k-${i}`, phase, at: i });
 }
 
 for (const e of engines) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Transaction } from '../../src/store/engine.js';
 import { migrate } from '../../src/store/migrations.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { OCCURRENCE_COLUMNS } from '../../src/store/occurrences-rows.js';
+import { insertBareOccurrence } from './bare-occurrence.js';
 import { enginesUnderTest } from './engines.js';
 
 const sqlite = (await enginesUnderTest()).filter((e) => e.kind === 'sqlite');
@@ -22,41 +22,8 @@ const ROWS: [string, string, string, string | null][] = [
   ['occ-2', 'provider_reference', 'pay_1', '["p","acct","env","pay_1"]'],
 ];
 
-async function occurrence(tx: Transaction, id: string): Promise<void> {
-  const values: Record<string, string | number | null> = Object.fromEntries(
-    OCCURRENCE_COLUMNS.map((c) => [c, null]),
-  );
-  Object.assign(values, {
-    id,
-    lineage: 'agent',
-    creation_scope: 'agent',
-    creation_key: id,
-    creation_digest: 'd',
-    linked_ids: '[]',
-    profile_id: 'p',
-    profile_version: '1',
-    profile_digest: 'd',
-    account: 'acct',
-    environment: 'env',
-    request_digest: 'd',
-    native_key_rule: 'none',
-    captured_generation: 1,
-    entry_deadline: 0,
-    authority_id: 'budget',
-    authority_amount: 1,
-    authority_unit: 'u',
-    phase: 'resolved',
-    outcome: 'unknown',
-    effect: 'unresolved',
-    conflict: 0,
-    created_at: 1,
-    updated_at: 1,
-    version: 1,
-  });
-  await tx.run(
-    `INSERT INTO aoc_occurrences (${OCCURRENCE_COLUMNS.join(', ')}, request) VALUES (${OCCURRENCE_COLUMNS.map(() => '?').join(', ')}, '{}')`,
-    OCCURRENCE_COLUMNS.map((c) => values[c] ?? null),
-  );
+function occurrence(tx: Transaction, id: string): Promise<void> {
+  return insertBareOccurrence(tx, { id, creationKey: id, phase: 'resolved', at: 1 });
 }
 
 async function seed(tx: Transaction): Promise<void> {
