@@ -15,19 +15,11 @@
  *
  *   node dist/bench/mcp-ceiling-gateway.js CONFIG.json   (CeilingGatewayConfig; BATON_HMAC_SECRETS in env)
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  CallToolRequestSchema,
-  isInitializeRequest,
-  ListToolsRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { hmacSecretsMap } from '../src/cli/commands/serve-credentials.js';
+import { serveHttp, serveStdio } from '../src/mcp/serve.js';
 import { connectUpstream, listTools, type Upstream, type UpstreamSpec } from '../src/mcp/upstream.js';
 import type { OccurrenceView, ProviderProfile } from '../src/occurrences/index.js';
 import { staticKeys, StatusSources } from '../src/providers/index.js';
@@ -43,14 +35,6 @@ export interface CeilingGatewayConfig {
   readonly http: boolean;
 }
 
-function durableCommits(file: string) {
-  const commits = plainCommits(file);
-  return {
-    enter: (k: string) => commits.enter(`gw:${k}`),
-    settle: (k: string) => commits.settle(`gw:${k}`),
-  };
-}
-
 function statusCheck(cfg: CeilingGatewayConfig) {
   const sources = new StatusSources({ keys: staticKeys(hmacSecretsMap(process.env['BATON_HMAC_SECRETS'])) });
   const source = sources.applicable(cfg.profile, cfg.occurrence)[0];
@@ -64,7 +48,7 @@ function statusCheck(cfg: CeilingGatewayConfig) {
 }
 
 function proxy(cfg: CeilingGatewayConfig, u: Upstream): () => Server {
-  const commits = durableCommits(cfg.db);
+  const commits = plainCommits(cfg.db);
   const status = statusCheck(cfg);
   return () => {
     const server = new Server({ name: 'ceiling-gateway', version: '0.0.0' }, { capabilities: { tools: {} } });
@@ -73,50 +57,31 @@ function proxy(cfg: CeilingGatewayConfig, u: Upstream): () => Server {
       const key = request.params.arguments?.['idempotency_key'];
       if (request.params.name !== 'pay' || typeof key !== 'string')
         return u.client.callTool(request.params, undefined, { signal: extra.signal });
-      commits.enter(key);
+      commits.enter(`gw:${key}`);
       const r = await u.client.callTool(request.params, undefined, { timeout: 60_000 });
       if (r.isError !== true) await status(key);
-      commits.settle(key);
+      commits.settle(`gw:${key}`);
       return r;
     });
     return server;
   };
 }
 
-async function serveHttp(make: () => Server): Promise<string> {
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
-  const fail = (res: ServerResponse, status: number): void => void res.writeHead(status).end();
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body: unknown = req.method === 'POST' ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
-    const id = req.headers['mcp-session-id'];
-    const existing = typeof id === 'string' ? sessions.get(id) : undefined;
-    if (existing !== undefined) return existing.handleRequest(req, res, body);
-    if (id !== undefined || !isInitializeRequest(body)) return fail(res, 400);
-    const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sid) => void sessions.set(sid, t),
-    });
-    await make().connect(t);
-    await t.handleRequest(req, res, body);
-  };
-  const server = createServer((req, res) => void handle(req, res).catch(() => fail(res, 500)));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-}
-
 async function main(): Promise<void> {
   const cfg = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as CeilingGatewayConfig;
   const u = await connectUpstream(cfg.upstream);
   const make = proxy(cfg, u);
+  // Served by `baton mcp`'s own transports (src/mcp/serve.ts): the same per-request work.
+  const sessions = { session: () => Promise.resolve({ server: make() }) };
   if (cfg.http) {
-    process.stdout.write(`${JSON.stringify({ url: await serveHttp(make) })}\n`);
+    const { url } = await serveHttp(sessions, 0, '127.0.0.1');
+    process.stdout.write(`${JSON.stringify({ url })}\n`);
     return;
   }
-  const transport = new StdioServerTransport();
-  process.stdin.once('end', () => void u.close().then(() => process.exit(0)));
-  await make().connect(transport);
+  const { closed } = await serveStdio(sessions);
+  await closed;
+  await u.close();
+  process.exit(0);
 }
 
 await main();

@@ -11,10 +11,19 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isBatonError } from '../core/errors.js';
 import { parseStrictJson, type JsonValue } from '../core/json.js';
-import type { Gateway } from './gateway.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+
+/**
+ * What the transports need of a gateway: a new MCP session's Server (for `baton mcp`, each a
+ * takeover of the lineage: `Gateway.session`). Narrow so the MCP bench's ceiling gateway is served
+ * by the same transport code, and its floor holds the same per-request work (strict JSON parsing).
+ */
+export interface SessionSource {
+  session(): Promise<{ readonly server: Server }>;
+}
 
 /** Serve one session on stdin/stdout until the agent closes stdin. */
-export async function serveStdio(gateway: Gateway): Promise<{ closed: Promise<void> }> {
+export async function serveStdio(gateway: SessionSource): Promise<{ closed: Promise<void> }> {
   const session = await gateway.session();
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
@@ -49,7 +58,7 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
 }
 
 export async function serveHttp(
-  gateway: Gateway,
+  gateway: SessionSource,
   port: number,
   host: string,
   log?: (line: string) => void,
