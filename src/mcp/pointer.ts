@@ -1,25 +1,8 @@
 /** RFC 6901 JSON Pointers over tool arguments and results: read, and (for the native key) write. */
 import type { JsonObject, JsonValue } from '../core/json.js';
 
-/**
- * Parsed pointers, by text. The pointers a call reads come from the policy (creation key, request,
- * native key, acknowledgement): a handful, parsed on every call before this (profile of the stdio
- * `--db` gateway, issue 15 §7). Bounded, so a caller passing ever new pointers cannot grow it.
- */
-const parsed = new Map<string, readonly string[] | null>();
-const MAX_PARSED = 256;
-
 /** `""` is the whole document; otherwise `/a/b~1c` → ['a', 'b/c']. Undefined when malformed. */
 export function pointerTokens(pointer: string): readonly string[] | undefined {
-  const hit = parsed.get(pointer);
-  if (hit !== undefined) return hit ?? undefined;
-  const tokens = parse(pointer);
-  if (parsed.size >= MAX_PARSED) parsed.clear();
-  parsed.set(pointer, tokens ?? null);
-  return tokens;
-}
-
-function parse(pointer: string): readonly string[] | undefined {
   if (pointer === '') return [];
   if (!pointer.startsWith('/') || /~[^01]|~$/.test(pointer)) return undefined;
   return Object.freeze(
@@ -62,7 +45,7 @@ export function setPointer(doc: JsonObject, pointer: string, value: JsonValue): 
   return setAt(doc, tokens, 0, value);
 }
 
-// On the parsed tokens: the inner levels are not escaped and parsed again.
+// On the tokens parsed once per call: the inner levels are not escaped and parsed again.
 function setAt(
   doc: JsonObject,
   tokens: readonly string[],

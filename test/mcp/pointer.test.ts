@@ -1,6 +1,6 @@
 /**
- * RFC 6901 pointers as the gateway uses them (src/mcp/pointer.ts): parsed once per pointer text and
- * kept, so the reads are made twice — the first parse and the kept one must agree.
+ * RFC 6901 pointers as the gateway uses them (src/mcp/pointer.ts): every read is made twice, so a
+ * parse never depends on an earlier one.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -8,7 +8,7 @@ import { getPointer, isPointer, pointerTokens, removePointer, setPointer } from 
 
 const doc = { a: { 'b/c': 1, 'd~e': [10, 20], f: { g: 'x' } }, h: null };
 
-test('pointers parse escapes, and the kept parse is the same on the second call', () => {
+test('pointers parse escapes, the same on the second call', () => {
   for (let i = 0; i < 2; i++) {
     assert.deepEqual(pointerTokens('/a/b~1c/d~0e'), ['a', 'b/c', 'd~e']);
     assert.deepEqual(pointerTokens(''), []);
@@ -20,7 +20,7 @@ test('pointers parse escapes, and the kept parse is the same on the second call'
   }
 });
 
-test('a pointer parse is handed out frozen: no caller can change it for the next', () => {
+test('a pointer parse is handed out frozen: no caller can change it', () => {
   const tokens = pointerTokens('/frozen/one') as string[];
   assert.throws(() => tokens.push('two'), TypeError);
   assert.deepEqual(pointerTokens('/frozen/one'), ['frozen', 'one']);
