@@ -12,6 +12,19 @@ export interface BareOccurrence {
   readonly at: number;
 }
 
+/** The lineage, authority and profile rows a bare occurrence refers to. */
+export async function insertBareParents(tx: Transaction): Promise<void> {
+  await tx.run(
+    "INSERT INTO aoc_lineages (id, generation, created_at, updated_at, version) VALUES ('agent', 1, 0, 0, 1)",
+  );
+  await tx.run(
+    "INSERT INTO aoc_authorities (id, unit, total, reserved, consumed, created_at, updated_at, version) VALUES ('budget', 'u', 100, 0, 0, 0, 0, 1)",
+  );
+  await tx.run(
+    "INSERT INTO aoc_profiles (id, version, digest, document, registered_at) VALUES ('p', '1', 'd', '{}', 0)",
+  );
+}
+
 export async function insertBareOccurrence(tx: Transaction, o: BareOccurrence): Promise<void> {
   const values: Record<string, string | number | null> = Object.fromEntries(
     OCCURRENCE_COLUMNS.map((c) => [c, null]),

@@ -12,7 +12,7 @@ import { verifyEvidence } from '../../src/store/evidence-verify.js';
 import { migrate } from '../../src/store/migrations.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { OPEN_STRIPES } from '../../src/store/occurrences-limits.js';
-import { insertBareOccurrence } from './bare-occurrence.js';
+import { insertBareOccurrence, insertBareParents } from './bare-occurrence.js';
 import { enginesUnderTest } from './engines.js';
 
 const engines = await enginesUnderTest();
@@ -60,15 +60,7 @@ for (const e of engines) {
     for (const [i, subject] of PLAN.entries())
       await engine.transaction((tx) => appendBefore4(tx, subject, i));
     await engine.transaction(async (tx) => {
-      await tx.run(
-        "INSERT INTO aoc_lineages (id, generation, created_at, updated_at, version) VALUES ('agent', 1, 0, 0, 1)",
-      );
-      await tx.run(
-        "INSERT INTO aoc_authorities (id, unit, total, reserved, consumed, created_at, updated_at, version) VALUES ('budget', 'u', 100, 0, 0, 0, 0, 1)",
-      );
-      await tx.run(
-        "INSERT INTO aoc_profiles (id, version, digest, document, registered_at) VALUES ('p', '1', 'd', '{}', 0)",
-      );
+      await insertBareParents(tx);
       for (const [i, phase] of PHASES.entries()) await occurrenceBefore4(tx, i, phase);
     });
     // Before migration 4 there is no idx column to list a chain by.

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Transaction } from '../../src/store/engine.js';
 import { migrate } from '../../src/store/migrations.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { insertBareOccurrence } from './bare-occurrence.js';
+import { insertBareOccurrence, insertBareParents } from './bare-occurrence.js';
 import { enginesUnderTest } from './engines.js';
 
 const sqlite = (await enginesUnderTest()).filter((e) => e.kind === 'sqlite');
@@ -27,15 +27,7 @@ function occurrence(tx: Transaction, id: string): Promise<void> {
 }
 
 async function seed(tx: Transaction): Promise<void> {
-  await tx.run(
-    "INSERT INTO aoc_lineages (id, generation, created_at, updated_at, version) VALUES ('agent', 1, 0, 0, 1)",
-  );
-  await tx.run(
-    "INSERT INTO aoc_authorities (id, unit, total, reserved, consumed, created_at, updated_at, version) VALUES ('budget', 'u', 100, 0, 0, 0, 0, 1)",
-  );
-  await tx.run(
-    "INSERT INTO aoc_profiles (id, version, digest, document, registered_at) VALUES ('p', '1', 'd', '{}', 0)",
-  );
+  await insertBareParents(tx);
   for (const id of ['occ-1', 'occ-2', 'occ-3']) await occurrence(tx, id);
   for (const r of ROWS) assert.equal((await tx.run(LINK, r)).changes, 1);
 }
