@@ -11,17 +11,18 @@ import { binding, verifiedSignal } from '../missions/fixtures.js';
 import { HttpBatonClient } from '../../src/client/http.js';
 import { InProcessBatonClient } from '../../src/client/in-process.js';
 
+/** A queued, Mission-bound payment of the lineage `invoice-agent`. */
+const queuedPayment = (key: string) => ({
+  kind: 'queue_item',
+  action_class: 'consequential_write',
+  mission_binding: binding,
+  idempotency_key: key,
+  lineage: 'invoice-agent',
+});
+
 async function heldItem(api: Api, key: string, decision: 'pause' | 'suppress'): Promise<string> {
   const cred = await takeover(api, 'invoice-agent');
-  const made = await api.call('POST', '/v1/harness/items', {
-    token: cred,
-    body: {
-      kind: 'queue_item',
-      action_class: 'consequential_write',
-      mission_binding: binding,
-      idempotency_key: key,
-    },
-  });
+  const made = await api.call('POST', '/v1/harness/items', { token: cred, body: queuedPayment(key) });
   assert.equal(made.status, 201, made.text);
   const id = str(made.body);
   const stop = await api.call('POST', `/v1/harness/items/${id}/stop`, {
@@ -78,16 +79,7 @@ test('A6 a takeover lists at most 1,000 held items and says when there are more 
   await api.harness.applyVerifiedSignal(verifiedSignal('active', 1, api.clock.wallMs()));
   const local = new InProcessBatonClient({ service: api.service });
   const hold = async (n: number): Promise<void> => {
-    const item = await api.harness.createItem(
-      {
-        kind: 'queue_item',
-        action_class: 'consequential_write',
-        mission_binding: binding,
-        idempotency_key: `pay-${n}`,
-        lineage: 'invoice-agent',
-      },
-      'operator',
-    );
+    const item = await api.harness.createItem(queuedPayment(`pay-${n}`), 'operator');
     await api.harness.stop(item.id, 'suppress', 'operator');
   };
   for (let n = 0; n < 1000; n += 1) await hold(n);
