@@ -59,22 +59,13 @@ const bounds = {
   highConsequenceSeconds: 5,
   maxStaleSeconds: 86_400,
 };
-const harness = openHarnessOn(engine, {
-  domainPrivateKey: pair.privateKey,
-  clock,
-  ids: randomIdSource,
-  bounds,
-});
+const harnessOptions = { domainPrivateKey: pair.privateKey, clock, ids: randomIdSource, bounds };
+const harness = openHarnessOn(engine, harnessOptions);
 // The same pushes on a second file whose write connection is on a worker thread (docs/store.md,
 // "The writer thread"; `baton serve --sqlite-writer thread`): COMMIT's fsync off the event loop.
 const threadEngine = openSqliteEngine(join(dir, 'thread.db'), { writer: 'thread' });
 await migrate(threadEngine);
-const threadHarness = openHarnessOn(threadEngine, {
-  domainPrivateKey: pair.privateKey,
-  clock,
-  ids: randomIdSource,
-  bounds,
-});
+const threadHarness = openHarnessOn(threadEngine, harnessOptions);
 await threadHarness.registerMatrix();
 const svc = new OccurrencesService({
   uow: occurrencesUnitOfWork(engine, harnessGate(harness)),
