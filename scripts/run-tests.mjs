@@ -32,6 +32,16 @@ console.log(`running ${files.length} test files: ${files.map((f) => relative(tes
 const result = spawnSync(
   process.execPath,
   ['--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
-  { stdio: 'inherit', cwd: root, env: { ...process.env, BATON_REPO_ROOT: root } },
+  {
+    stdio: 'inherit',
+    cwd: root,
+    env: {
+      // The store's nesting check (src/store/nesting-guard.ts) is on for every test and the
+      // servers they start: a nested transaction fails the test instead of deadlocking it.
+      BATON_STORE_NESTING_CHECK: '1',
+      ...process.env,
+      BATON_REPO_ROOT: root,
+    },
+  },
 );
 process.exit(result.status ?? 1);

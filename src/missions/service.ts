@@ -6,7 +6,6 @@
  * the `StatusFetcher` port, and lands in its own transaction (A3.1 step 3). Only verified Status
  * answers and verified SETs move a view (C-A29).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
 import type { IdSource } from '../core/ids.js';
@@ -126,8 +125,12 @@ export class MissionsService {
   readonly #matrices = new Map<string, PinnedMatrix>();
   #fetchStatus: StatusFetcher | undefined;
   readonly #listeners: EvidenceListener[] = [];
-  /** The evidence a running command wrote, told to listeners only after its COMMIT. */
-  readonly #pending = new AsyncLocalStorage<EvidenceDraft[]>();
+  /**
+   * The evidence a running command wrote, by the repository of its transaction (a new one per
+   * run), told to listeners only after its COMMIT. Not an AsyncLocalStorage: on Node 20 that makes
+   * every promise of the process pay promise hooks (src/store/nesting-guard.ts).
+   */
+  readonly #pending = new WeakMap<MissionsRepository, EvidenceDraft[]>();
 
   constructor(o: HarnessOptions) {
     this.#bounds = o.bounds ?? DEFAULT_BOUNDS;
@@ -140,12 +143,11 @@ export class MissionsService {
         run: async (fn) => {
           const pending: EvidenceDraft[] = [];
           // PostgreSQL re-runs fn after a serialization failure: only the last run's evidence counts.
-          const result = await this.#pending.run(pending, () =>
-            uow.run((repo, occ) => {
-              pending.length = 0;
-              return fn(repo, occ);
-            }),
-          );
+          const result = await uow.run((repo, occ) => {
+            pending.length = 0;
+            this.#pending.set(repo, pending);
+            return fn(repo, occ);
+          });
           this.#tell(pending);
           return result;
         },
@@ -214,7 +216,7 @@ export class MissionsService {
     extra: PlannedEvent[] = [],
   ): Promise<void> {
     const events: PlannedEvent[] = [...extra];
-    const pending = this.#pending.getStore();
+    const pending = this.#pending.get(repo);
     // Outside a harness command (the entry check runs in the occurrences transaction): told now.
     if (pending === undefined) this.#tell(drafts);
     else pending.push(...drafts);

@@ -18,12 +18,12 @@
  * - `read()` is `REPEATABLE READ READ ONLY`: one snapshot for every statement of `fn`.
  * - Migrations run under a transaction-level advisory lock (`migrationTransaction`).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { BatonError, isBatonError } from '../core/errors.js';
 import type { DeferOptions, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
 import { mapDriverError, unstorableText } from './errors.js';
+import { NestingGuard, nestingCheckFromEnv } from './nesting-guard.js';
 import {
   decodeBatch,
   DEFERRED_MISMATCH,
@@ -57,6 +57,8 @@ export interface PostgresEngineOptions {
   isolation?: 'read committed' | 'serializable';
   /** Told of an error on an idle pooled connection (the pool has already dropped it). */
   onIdleError?: (error: Error) => void;
+  /** As SqliteEngineOptions.nestingCheck: refuse a nested transaction or read (`internal`). */
+  nestingCheck?: boolean;
 }
 
 /**
@@ -431,8 +433,8 @@ class PostgresEngine implements StoreEngine {
   readonly #write: Mode;
   readonly #read: Mode;
   readonly #migration: Mode;
-  // Marks the async context of a running transaction, to refuse a nested one as SQLite does.
-  readonly #inside = new AsyncLocalStorage<{ active: boolean }>();
+  // Refuses a nested transaction or read as SQLite does, where the check is on.
+  readonly #nesting: NestingGuard;
   readonly #running = new Set<Promise<unknown>>();
   readonly #reads = new OpenReads();
   #closed = false;
@@ -443,6 +445,7 @@ class PostgresEngine implements StoreEngine {
 
   constructor(url: string, options: PostgresEngineOptions) {
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 10);
+    this.#nesting = new NestingGuard(options.nestingCheck ?? nestingCheckFromEnv());
     const lock = `SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(options.busyTimeoutMs ?? 5000))}`;
     const durable = 'SET LOCAL synchronous_commit = on';
     const level = options.isolation === 'serializable' ? 'SERIALIZABLE' : 'READ COMMITTED';
@@ -475,7 +478,7 @@ class PostgresEngine implements StoreEngine {
   /** Checked synchronously in the caller's async context, before anything starts. */
   #unusable(): BatonError | undefined {
     if (this.#closed) return new BatonError('unavailable', 'the store is closed');
-    if (this.#inside.getStore()?.active === true) {
+    if (this.#nesting.inside()) {
       return new BatonError(
         'internal',
         'store transaction or read opened inside another (it would wait for itself on SQLite)',
@@ -528,11 +531,10 @@ class PostgresEngine implements StoreEngine {
   ): Promise<T> {
     const defers = mode.defers === true && this.#batch && !stepwise;
     const ex = new PgExecutor(session, this.#texts, mode.begin, this.#functions, defers);
-    const marker = { active: true };
     let outcome: { value: T } | { error: unknown };
     let withCommit = false;
     try {
-      outcome = { value: await this.#inside.run(marker, () => fn(ex)) };
+      outcome = { value: await this.#nesting.run(() => fn(ex)) };
       // What is still deferred leaves before the COMMIT, or with it when nothing of it needs
       // checking first; a failure there is the outcome.
       withCommit = ex.commitsWithDeferred;
@@ -540,7 +542,6 @@ class PostgresEngine implements StoreEngine {
     } catch (error) {
       outcome = { error };
     }
-    marker.active = false;
     ex.end();
     if (!ex.started) {
       // `fn` sent nothing: there is no transaction to end.

@@ -20,11 +20,11 @@
  *   the transaction functions still run here, in the same order and batches, but BEGIN's lock wait
  *   and COMMIT's fsync happen on the thread while this event loop serves others.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { BatonError, isBatonError } from '../core/errors.js';
 import type { CommitStats, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
 import { mapDriverError, unstorableText } from './errors.js';
+import { NestingGuard, nestingCheckFromEnv } from './nesting-guard.js';
 import {
   localRunner,
   openConnection,
@@ -58,6 +58,11 @@ export interface SqliteEngineOptions {
   checkpoints?: 'thread' | 'sqlite';
   /** `writer: 'thread'`: told once if the thread stops unexpectedly (the engine then refuses everything). */
   onWriterStop?: (error: BatonError) => void;
+  /**
+   * Refuse a transaction or read opened inside another (`internal`) instead of deadlocking;
+   * default `BATON_STORE_NESTING_CHECK=1` (src/store/nesting-guard.ts says why it is off otherwise).
+   */
+  nestingCheck?: boolean;
 }
 
 /** What the engine has done since it was opened (group commit and checkpoints are observable through it). */
@@ -183,8 +188,8 @@ class SqliteEngine implements SqliteStoreEngine {
   readonly #busyTimeoutMs: number;
   readonly #maxBatch: number;
   readonly #maxBatchMs: number;
-  // Marks the async context of a running transaction, to refuse a nested one (it would deadlock).
-  readonly #inside = new AsyncLocalStorage<{ active: boolean }>();
+  // Refuses a nested transaction or read (it would deadlock), where the check is on.
+  readonly #nesting: NestingGuard;
   /** Logical transactions not yet taken into a batch, oldest first. */
   readonly #pending: Queued[] = [];
   #scheduled = false;
@@ -201,6 +206,7 @@ class SqliteEngine implements SqliteStoreEngine {
     this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.#maxBatch = Math.max(1, Math.trunc(options.maxBatchTransactions ?? 64));
     this.#maxBatchMs = Math.max(0, options.maxBatchMs ?? 8);
+    this.#nesting = new NestingGuard(options.nestingCheck ?? nestingCheckFromEnv());
     const size = options.statementCacheSize ?? 256;
     this.#writer = openWriterConnection(path, {
       mode: options.writer ?? 'inline',
@@ -235,7 +241,7 @@ class SqliteEngine implements SqliteStoreEngine {
   /** Checked synchronously in the caller's async context, before anything is queued. */
   #unusable(): BatonError | undefined {
     if (this.#closed) return new BatonError('unavailable', 'the store is closed');
-    if (this.#inside.getStore()?.active === true) {
+    if (this.#nesting.inside()) {
       return new BatonError(
         'internal',
         'store transaction or read opened inside another (it would wait for itself)',
@@ -252,13 +258,11 @@ class SqliteEngine implements SqliteStoreEngine {
   /** Run one `fn` on a fresh executor, marked so that a nested transaction or read is refused. */
   async #runFn(runner: StatementRunner, fn: (tx: SqliteExecutor) => Promise<unknown>): Promise<Outcome> {
     const ex = new SqliteExecutor(runner);
-    const marker = { active: true };
     try {
-      return { value: await this.#inside.run(marker, () => fn(ex)) };
+      return { value: await this.#nesting.run(() => fn(ex)) };
     } catch (error) {
       return { error };
     } finally {
-      marker.active = false;
       ex.end();
     }
   }

@@ -84,8 +84,8 @@ for (const e of engines) {
     t.diagnostic(`checked ${n} concurrent transactions`);
   });
 
-  test(`[${e.name}] a nested transaction or read is refused instead of deadlocking`, async (t) => {
-    const { engine } = await fresh(e, t);
+  test(`[${e.name}] with the nesting check, a nested transaction or read is refused instead of deadlocking`, async (t) => {
+    const { engine } = await fresh(e, t, { nestingCheck: true });
     await assert.rejects(
       engine.transaction(() => engine.transaction(() => Promise.resolve(1))),
       (err) => isBatonError(err, 'internal'),

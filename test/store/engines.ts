@@ -18,6 +18,8 @@ import { tempDir } from './support.js';
 export interface EngineOptions {
   /** How long a writer waits for another's lock before `store_busy`. */
   busyTimeoutMs?: number;
+  /** Refuse a nested transaction or read (the engines' default follows BATON_STORE_NESTING_CHECK). */
+  nestingCheck?: boolean;
 }
 
 export interface StoreUnderTest {
