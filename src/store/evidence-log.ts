@@ -108,7 +108,7 @@ function checkLabel(name: string, value: unknown): void {
   }
 }
 
-function checkInput(e: EvidenceInput): void {
+export function checkInput(e: EvidenceInput): void {
   checkLabel('subject', e.subject);
   checkLabel('type', e.type);
   checkLabel('actor', e.actor);
@@ -120,7 +120,7 @@ function checkInput(e: EvidenceInput): void {
 }
 
 /** A chain's head as this transaction knows it (it holds the head row's lock). */
-interface Head {
+export interface Head {
   readonly hash: string | null;
   readonly count: number;
 }
@@ -131,6 +131,13 @@ interface Head {
  * head cached here is always the current one: the row stays locked until commit.
  */
 const knownHeads = new WeakMap<Transaction, Map<string, Head>>();
+
+/** The heads `tx` knows (evidence-runs.ts reads and extends them as the one-run path does). */
+export function knownHeadsOf(tx: Transaction): Map<string, Head> {
+  let known = knownHeads.get(tx);
+  if (known === undefined) knownHeads.set(tx, (known = new Map<string, Head>()));
+  return known;
+}
 
 /**
  * Tell the log that this transaction created `subject` (a new occurrence): its chain is empty, so

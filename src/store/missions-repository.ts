@@ -25,6 +25,7 @@ import {
 } from '../missions/index.js';
 import type { SqlExecutor, SqlValue, Transaction } from './engine.js';
 import { appendEvidenceRun, listEvidence, type EvidenceInput } from './evidence-log.js';
+import { appendEvidenceRuns } from './evidence-runs.js';
 import { lockEntryFacts } from './missions-entry-facts.js';
 import { lockEntryGate } from './missions-entry-gate.js';
 import { json, num } from './occurrences-rows.js';
@@ -405,7 +406,7 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
         if (run === undefined) by.set(e.subject, [e]);
         else run.push(e);
       }
-      for (const run of by.values()) await appendEvidenceRun(this.#tx, run);
+      await appendEvidenceRuns(this.#tx, [...by.values()]);
     };
   }
 
