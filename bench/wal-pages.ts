@@ -6,6 +6,11 @@
  * page) and their page numbers mapped to tables and indexes with the `dbstat` virtual table.
  *
  *   node dist/bench/wal-pages.js      (BENCH_WARM=300 BENCH_SAMPLES=5 to change)
+ *
+ * What a page costs a COMMIT on this disk (BENCH_COMMIT_COST=1): plain `BEGIN IMMEDIATE; one row
+ * into each of k tables; COMMIT` on one WAL file, `synchronous = FULL`, k = 1, 12, 25, 40 distinct
+ * b-trees alternated commit by commit in this one process (so load drifts hit every k alike),
+ * COMMIT's wall p50 and CPU mean per k. Whether fewer b-trees per write is worth a schema change.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,4 +133,55 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+const COST_KS = [1, 12, 25, 40];
+const COST_TABLES = 40;
+
+function commitCost(): void {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-commitcost-'));
+  const db = new Database(join(dir, 'cost.db'));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    for (let t = 0; t < COST_TABLES; t++) db.exec(`CREATE TABLE t${t} (id INTEGER PRIMARY KEY, v TEXT)`);
+    const inserts = Array.from({ length: COST_TABLES }, (_, t) =>
+      db.prepare(`INSERT INTO t${t} (v) VALUES (?)`),
+    );
+    const [begin, commit] = [db.prepare('BEGIN IMMEDIATE'), db.prepare('COMMIT')];
+    const once = (k: number): [number, number] => {
+      begin.run();
+      for (const ins of inserts.slice(0, k)) ins.run('x'.repeat(100));
+      const cpu = process.cpuUsage();
+      const t0 = performance.now();
+      commit.run();
+      const wall = performance.now() - t0;
+      const used = process.cpuUsage(cpu);
+      return [wall, (used.user + used.system) / 1000];
+    };
+    const runs = new Map<number, { wall: number[]; cpu: number[] }>(
+      COST_KS.map((k) => [k, { wall: [], cpu: [] }]),
+    );
+    for (let i = 0; i < 100 + SAMPLES * 100; i++) {
+      for (const k of COST_KS) {
+        const [wall, cpu] = once(k);
+        const r = runs.get(k);
+        if (i < 100 || r === undefined) continue;
+        r.wall.push(wall);
+        r.cpu.push(cpu);
+      }
+      if (i % 150 === 0) db.pragma('wal_checkpoint(TRUNCATE)');
+    }
+    for (const [k, r] of runs) {
+      const p50 = [...r.wall].sort((a, b) => a - b)[r.wall.length >> 1] ?? Number.NaN;
+      const cpu = r.cpu.reduce((a, b) => a + b, 0) / Math.max(1, r.cpu.length);
+      console.log(
+        `${String(k).padStart(2)} pages: COMMIT wall p50 ${p50.toFixed(3)} ms, CPU mean ${cpu.toFixed(3)} ms (${r.wall.length} commits)`,
+      );
+    }
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.env['BENCH_COMMIT_COST'] === '1') commitCost();
+else await main();
