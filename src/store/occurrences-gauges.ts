@@ -2,7 +2,7 @@
  * What `/metrics` reports of the occurrences without counting the table (docs/api.md, /metrics):
  * the domain's open counts are the sum of the 64 `aoc_open_stripes` rows the limits keep exact in
  * every transaction (occurrences-limits.ts), and the conflicting occurrences are found through the
- * `(phase, lineage)` index among the entered ones only — a conflict is sticky and keeps its
+ * `(phase, outcome, conflict)` index (migration 013) among the entered ones only — a conflict is sticky and keeps its
  * occurrence entered (occurrences/machine/observe.ts), and the entered ones are bounded by the
  * domain's in-flight limit. Neither read grows with the occurrences ever recorded.
  */
