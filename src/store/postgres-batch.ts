@@ -2,11 +2,13 @@
  * Deferred statements on PostgreSQL (issue 16 §2, docs/store.md "One round trip per
  * transition"): writes whose only answer Baton needs is "it changed this many rows" (and evidence
  * appends, whose hashes Baton checks) wait in the transaction and leave as ONE call of migration
- * 016's `baton_batch`, with the next statement the transaction sends or before its COMMIT. This
- * module encodes that call and decodes its answer; postgres.ts decides when it is sent.
+ * 016's `baton_batch`, with the next statement the transaction sends or before its COMMIT — each
+ * hot one by the key of its static SQL after migration 022. This module encodes that call and
+ * decodes its answer; postgres.ts decides when it is sent.
  */
 import { BatonError } from '../core/errors.js';
 import type { DeferOptions, SqlValue } from './engine.js';
+import { STATIC_STATEMENTS } from './migrations/022_static_transition_writes.js';
 import { toFormatTemplate } from './postgres-sql.js';
 
 /** SQLSTATE of migration 016's `baton_batch` when a deferred statement changed another row count. */
@@ -42,21 +44,44 @@ function template(sql: string, given: number): string {
 /** A parameter as `format('%L')` quotes it: text (NULL stays NULL, quote_nullable). */
 const asText = (v: SqlValue): string | null => (v === null ? null : String(v));
 
-/** The `baton_batch` argument: the deferred statements in order, then `final` if any. */
-export function encodeBatch(deferred: readonly DeferredStatement[], final?: Final): string {
-  const items: object[] = deferred.map((d) => ({
-    s: template(d.sql, d.params.length),
-    p: d.params.map(asText),
-    ...(d.options.expect !== undefined && { e: d.options.expect }),
-    ...(d.options.rows !== undefined && { q: 1 }),
-  }));
-  if (final !== undefined) {
-    items.push({
-      s: template(final.sql, final.params.length),
-      p: final.params.map(asText),
-      ...(final.rows && { q: 1 }),
-    });
+/** One item: a static statement by its key (migration 022) where one matches, else its text (016). */
+function item(
+  sql: string,
+  params: readonly SqlValue[],
+  rows: boolean,
+  statics: boolean,
+  expect?: number,
+): object {
+  const found = statics ? STATIC_STATEMENTS.get(sql) : undefined;
+  // Only where the static branch answers what this item asks for (rows or a count).
+  const known = found?.rows === rows ? found : undefined;
+  if (known !== undefined && known.params !== params.length) {
+    throw new BatonError(
+      'internal',
+      `the statement has ${known.params} placeholder(s) but ${params.length} parameter(s)`,
+    );
   }
+  return {
+    ...(known === undefined ? { s: template(sql, params.length) } : { k: known.key }),
+    p: params.map(asText),
+    ...(expect !== undefined && { e: expect }),
+    ...(rows && { q: 1 }),
+  };
+}
+
+/**
+ * The `baton_batch` argument: the deferred statements in order, then `final` if any. `statics`:
+ * the database has migration 022, so a statement it holds as static SQL goes by its key.
+ */
+export function encodeBatch(
+  deferred: readonly DeferredStatement[],
+  final: Final | undefined,
+  statics: boolean,
+): string {
+  const items = deferred.map((d) =>
+    item(d.sql, d.params, d.options.rows !== undefined, statics, d.options.expect),
+  );
+  if (final !== undefined) items.push(item(final.sql, final.params, final.rows, statics));
   return JSON.stringify(items);
 }
 

@@ -128,18 +128,22 @@ interface Answer {
 }
 
 const BATCH_SQL = 'SELECT baton_batch(?) AS out';
+/** Migration 022's: the same call, the hot statements by key as static SQL (postgres-batch.ts). */
+const BATCH_STATIC_SQL = 'SELECT baton_batch_static(?) AS out';
 
 /** Refusals raised inside `baton_batch` by the functions it ran (evidence-log.ts words them so). */
 const BATCH_REFUSALS: Readonly<Record<string, readonly [string, string]>> = {
   BTN01: ['store_corrupt', 'the evidence chain already has events at these positions'],
   BTN02: ['store_corrupt', 'the evidence head moved during an append'],
   [DEFERRED_MISMATCH]: ['conflict', 'a deferred statement met another state; the transaction runs again'],
+  // Migration 022's baton_batch_static met a key it does not hold: a mismatch between this build and the schema.
+  BTN11: ['internal', 'baton_batch_static does not know a static statement this server sent'],
 };
 
 function mapBatchError(error: unknown): unknown {
   const known = BATCH_REFUSALS[sqlState(error) ?? ''];
   if (known === undefined) return mapPgError(error);
-  return new BatonError(known[0] as 'conflict', known[1], {}, { cause: error });
+  return new BatonError(known[0] as 'conflict' | 'internal', known[1], {}, { cause: error });
 }
 
 /** One pooled connection for one transaction; remembers whether the connection itself failed. */
@@ -228,21 +232,18 @@ class PgExecutor implements Transaction {
 
   readonly serverFunctions: boolean;
   readonly deferrable: boolean;
+  /** Migration 022's static statements exist: hot deferred ones go by key (postgres-batch.ts). */
+  readonly #statics: boolean;
   /** Statements deferred since the last one sent (postgres-batch.ts). */
   #deferred: DeferredStatement[] = [];
 
-  constructor(
-    session: Session,
-    texts: StatementTexts,
-    begin: string,
-    serverFunctions: boolean,
-    deferrable: boolean,
-  ) {
+  constructor(session: Session, texts: StatementTexts, begin: string, schema: Schema, deferrable: boolean) {
     this.#session = session;
     this.#texts = texts;
     this.#begin = begin;
-    this.serverFunctions = serverFunctions;
+    this.serverFunctions = schema.functions;
     this.deferrable = deferrable;
+    this.#statics = schema.statics;
   }
 
   #usable(): void {
@@ -277,8 +278,8 @@ class PgExecutor implements Transaction {
   async #batch(final: Final | undefined): Promise<Answer> {
     const deferred = this.#deferred;
     this.#deferred = [];
-    const stmt = this.#texts.get(BATCH_SQL, 1);
-    const arg = encodeBatch(deferred, final);
+    const stmt = this.#texts.get(this.#statics ? BATCH_STATIC_SQL : BATCH_SQL, 1);
+    const arg = encodeBatch(deferred, final, this.#statics);
     let result: pg.QueryResult;
     try {
       // It writes: never sent with the BEGIN before the server accepted it (see #send).
@@ -324,8 +325,8 @@ class PgExecutor implements Transaction {
   async commitDeferred(): Promise<{ commit: PromiseSettledResult<pg.QueryResult> }> {
     const deferred = this.#deferred;
     this.#deferred = [];
-    const stmt = this.#texts.get(BATCH_SQL, 1);
-    const arg = encodeBatch(deferred, undefined);
+    const stmt = this.#texts.get(this.#statics ? BATCH_STATIC_SQL : BATCH_SQL, 1);
+    const arg = encodeBatch(deferred, undefined, this.#statics);
     // A write never leaves before the server accepted the BEGIN (see #send).
     if (!this.#beginAccepted) await this.#began;
     let batch: Promise<pg.QueryResult> | undefined;
@@ -414,6 +415,16 @@ class PgExecutor implements Transaction {
   }
 }
 
+/** What the schema provides, as `migrate` told the engine (`schemaApplied`). */
+interface Schema {
+  /** Migration 012's functions (`Transaction.serverFunctions`). */
+  readonly functions: boolean;
+  /** Migration 016's `baton_batch`: write transactions may defer statements. */
+  readonly batch: boolean;
+  /** Migration 022's `baton_batch_static`: the hot deferred statements as static SQL. */
+  readonly statics: boolean;
+}
+
 /** How one kind of transaction starts: its BEGIN and settings, sent as one round trip. */
 interface Mode {
   readonly begin: string;
@@ -438,10 +449,7 @@ class PostgresEngine implements StoreEngine {
   readonly #running = new Set<Promise<unknown>>();
   readonly #reads = new OpenReads();
   #closed = false;
-  /** Migration 012's functions exist (told by `migrate`: schemaApplied). */
-  #functions = false;
-  /** Migration 016's `baton_batch` exists: write transactions may defer statements. */
-  #batch = false;
+  #schema: Schema = { functions: false, batch: false, statics: false };
 
   constructor(url: string, options: PostgresEngineOptions) {
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 10);
@@ -529,8 +537,8 @@ class PostgresEngine implements StoreEngine {
     fn: (tx: PgExecutor) => Promise<T>,
     stepwise: boolean,
   ): Promise<T> {
-    const defers = mode.defers === true && this.#batch && !stepwise;
-    const ex = new PgExecutor(session, this.#texts, mode.begin, this.#functions, defers);
+    const defers = mode.defers === true && this.#schema.batch && !stepwise;
+    const ex = new PgExecutor(session, this.#texts, mode.begin, this.#schema, defers);
     let outcome: { value: T } | { error: unknown };
     let withCommit = false;
     try {
@@ -647,8 +655,7 @@ class PostgresEngine implements StoreEngine {
   }
 
   schemaApplied(version: number): void {
-    this.#functions = version >= 12;
-    this.#batch = version >= 16;
+    this.#schema = { functions: version >= 12, batch: version >= 16, statics: version >= 22 };
   }
 
   read<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {

@@ -19,6 +19,7 @@ import { migration as m014 } from './014_known_head_appends.js';
 import { migration as m016 } from './016_one_call_transitions.js';
 import { migration as m018 } from './018_harness_item_listing.js';
 import { migration as m021 } from './021_fewer_write_btrees.js';
+import { migration as m022 } from './022_static_transition_writes.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -37,4 +38,5 @@ export const migrations: readonly Migration[] = [
   m016,
   m018,
   m021,
+  m022,
 ];

@@ -1,0 +1,166 @@
+/**
+ * Migration 022 (docs/store.md "Static writes in the one call"): the hot deferred statements go to
+ * `baton_batch` by the key of their static SQL, every other one as 016's text; a static branch
+ * changes the same rows and answers the same row count as the text it stands for, and a failed
+ * guard in one still raises BTN10 (the transaction runs again statement by statement). The
+ * lifecycle's deferred statements are all static: a repository text that drifts from the
+ * registry fails here instead of silently going the slow way.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../src/core/clock.js';
+import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
+import { OccurrencesService } from '../../src/occurrences/index.js';
+import type { DeferOptions, SqlValue, StoreEngine, Transaction } from '../../src/store/engine.js';
+import { migrate, occurrencesUnitOfWork } from '../../src/store/index.js';
+import { STATIC_STATEMENTS } from '../../src/store/migrations/022_static_transition_writes.js';
+import { encodeBatch } from '../../src/store/postgres-batch.js';
+import { createInput, domainConfig, observation, paymentsProfile, T0 } from '../occurrences/helpers.js';
+import { postgresForTests } from '../support/postgres.js';
+import { postgresUnderTest } from './engines.js';
+
+const CLAIM = 'UPDATE aoc_open_stripes SET pending = pending + 1 WHERE stripe = ? AND pending < ?';
+const APPEND = 'SELECT out_seq, out_idx, out_prev, out_hash FROM baton_append_evidence(?, ?)';
+/** The `code` of an error and of each of its causes. */
+function codes(error: unknown): string[] {
+  const out: string[] = [];
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined; e !== undefined;) {
+    if (typeof e.code === 'string') out.push(e.code);
+    e = e.cause as typeof e;
+  }
+  return out;
+}
+const items = (text: string): Record<string, unknown>[] => JSON.parse(text) as Record<string, unknown>[];
+
+test('a registered statement goes by its key only where the schema has 022 and it answers what is asked', () => {
+  const check = (): void => undefined;
+  const deferred = [
+    { sql: CLAIM, params: [3, 10], options: { expect: 1 } },
+    { sql: APPEND, params: ['s', '[]'], options: { rows: check } },
+    { sql: APPEND, params: ['s', '[]'], options: {} }, // a row count asked of a rows branch: text
+    { sql: 'UPDATE t SET n = 1 WHERE id = ?', params: [1], options: {} },
+  ];
+  assert.deepEqual(items(encodeBatch(deferred, { sql: CLAIM, params: [1, 2], rows: true }, true)), [
+    { k: 'claim_pending', p: ['3', '10'], e: 1 },
+    { k: 'append_evidence', p: ['s', '[]'], q: 1 },
+    { s: 'SELECT out_seq, out_idx, out_prev, out_hash FROM baton_append_evidence(%L, %L)', p: ['s', '[]'] },
+    { s: 'UPDATE t SET n = 1 WHERE id = %L', p: ['1'] },
+    {
+      s: 'UPDATE aoc_open_stripes SET pending = pending + 1 WHERE stripe = %L AND pending < %L',
+      p: ['1', '2'],
+      q: 1,
+    },
+  ]);
+  assert.ok(items(encodeBatch(deferred, undefined, false)).every((i) => typeof i['s'] === 'string'));
+  assert.throws(
+    () => encodeBatch([{ sql: CLAIM, params: [3], options: {} }], undefined, true),
+    /2 placeholder\(s\) but 1 parameter/,
+  );
+});
+
+const db = await postgresForTests();
+
+if (db !== undefined) {
+  const e = postgresUnderTest(db, 'postgres');
+
+  /** `engine`, recording the text of every statement its write transactions defer. */
+  function recording(engine: StoreEngine, texts: Set<string>): StoreEngine {
+    const wrap = (tx: Transaction): Transaction => {
+      const defer = tx.defer?.bind(tx);
+      return Object.assign(Object.create(tx) as Transaction, {
+        all: tx.all.bind(tx),
+        get: tx.get.bind(tx),
+        run: tx.run.bind(tx),
+        ...(defer !== undefined && {
+          defer: (sql: string, params: readonly SqlValue[], options: DeferOptions) => {
+            texts.add(sql);
+            defer(sql, params, options);
+          },
+        }),
+      });
+    };
+    return Object.assign(Object.create(engine) as StoreEngine, {
+      transaction: <T>(fn: (tx: Transaction) => Promise<T>) => engine.transaction((tx) => fn(wrap(tx))),
+      read: engine.read.bind(engine),
+      close: engine.close.bind(engine),
+    });
+  }
+
+  async function service(t: TestContext, texts: Set<string>): Promise<OccurrencesService> {
+    const store = await e.open(t);
+    await migrate(store.engine);
+    const pair = generateEd25519KeyPair();
+    const domainKey = { kid: pair.kid, publicKey: publicKeyRaw(pair.publicKey).toString('base64url') };
+    const uow = occurrencesUnitOfWork(recording(store.engine, texts));
+    const svc = new OccurrencesService({ uow, domainKey, clock: new ManualClock(T0) });
+    await svc.configureDomain(domainConfig() as never);
+    await svc.registerProfile(paymentsProfile());
+    await svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 100_000 });
+    return svc;
+  }
+
+  test('[postgres] every statement a lifecycle defers is one of migration 022 static ones', async (t) => {
+    const texts = new Set<string>();
+    const svc = await service(t, texts);
+    // Create + reserve (+ linked id), release, create + enter, takeover, observe-and-settle.
+    const { credential } = await svc.takeover({ lineage: 'invoice-agent' });
+    const linked = { linkedIds: [{ type: 'bcr_operation_id' as const, value: 'op-1' }] };
+    const [first, second] = [
+      await svc.create({ ...createInput(credential, 'released'), ...linked }),
+      await svc.create(createInput(credential, 'entered')),
+    ];
+    const { requestDigest } = first.occurrence.provider;
+    await svc.release({ credential, occurrenceId: first.occurrence.id, requestDigest });
+    const ticket = await svc.enter({ credential, occurrenceId: second.occurrence.id });
+    await svc.takeover({ lineage: 'invoice-agent' });
+    const answer = { response: { id: 'pay_static01', status: 'succeeded' } };
+    const settled = await svc.observe(observation(ticket, 'succeeded', T0, answer));
+    assert.equal(settled.occurrence.outcome, 'success');
+    assert.ok(texts.size >= 8, `only ${texts.size} deferred statement texts seen`);
+    const dynamic = [...texts].filter((sql) => !STATIC_STATEMENTS.has(sql));
+    assert.deepEqual(dynamic, [], 'deferred statements without a static branch (migration 022)');
+  });
+
+  /** The stripe claim as 016's text and as 022's key, each call in a transaction of its own. */
+  test('[postgres] a static branch changes the same rows as its text and fails its guard the same way', async (t) => {
+    const store = await e.open(t);
+    await migrate(store.engine);
+    const engine = store.engine;
+    await engine.transaction((tx) =>
+      tx.run(
+        'INSERT INTO aoc_open_stripes (stripe, pending, in_flight) VALUES (?, 0, 0) ON CONFLICT DO NOTHING',
+        [7],
+      ),
+    );
+    const batch = async (statics: boolean, params: readonly SqlValue[], expect?: number) =>
+      engine.transaction(async (tx) => {
+        const arg = encodeBatch(
+          [{ sql: CLAIM, params, options: expect === undefined ? {} : { expect } }],
+          undefined,
+          statics,
+        );
+        assert.equal(items(arg)[0]?.['k'] !== undefined, statics);
+        const out = await tx.get<{ out: string }>('SELECT baton_batch_static(?) AS out', [arg]);
+        const row = await tx.get<{ pending: number }>(
+          'SELECT pending FROM aoc_open_stripes WHERE stripe = ?',
+          [7],
+        );
+        return { out: out?.out, pending: row?.pending };
+      });
+    for (const statics of [false, true]) {
+      // Room below the cap: one row; at the cap: none, and with `e` the guard raises BTN10.
+      const before =
+        (
+          await engine.read((r) =>
+            r.get<{ pending: number }>('SELECT pending FROM aoc_open_stripes WHERE stripe = 7'),
+          )
+        )?.pending ?? 0;
+      assert.deepEqual(await batch(statics, [7, before + 1]), { out: '[1]', pending: before + 1 });
+      assert.deepEqual(await batch(statics, [7, before + 1]), { out: '[0]', pending: before + 1 });
+      await assert.rejects(batch(statics, [7, before + 1], 1), (error: unknown) => {
+        assert.ok(codes(error).includes('BTN10'), codes(error).join(' '));
+        return true;
+      });
+    }
+  });
+}
