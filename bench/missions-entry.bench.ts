@@ -27,7 +27,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { ManualClock } from '../src/core/clock.js';
 import { generateEd25519KeyPair, publicKeyRaw } from '../src/core/ed25519.js';
 import { randomIdSource } from '../src/core/ids.js';
@@ -37,6 +36,7 @@ import { OccurrencesService } from '../src/occurrences/index.js';
 import { harnessGate, migrate, occurrencesUnitOfWork, openHarnessOn } from '../src/store/index.js';
 import { openSqliteEngine } from '../src/store/sqlite.js';
 import { setSource, sqlCeilings } from './missions-sets.js';
+import { newFrames, readWal } from './wal-frames.js';
 import { benchProfile, domain, request } from './occurrences-fixtures.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 9);
@@ -168,23 +168,19 @@ async function entries(g: readonly string[], u: readonly string[]): Promise<[num
 /**
  * The measured reason beside the entry ratio, untimed, after the rounds: WAL pages each side's
  * COMMIT writes (`mission_checked` is a second event row and a second leaf of the evidence
- * type index), read from a second connection that checkpoints before each entry.
+ * type index), the frames each entry's COMMIT appended to the WAL file (bench/wal-frames.ts), counted
+ * whether or not the WAL restarted before it.
  */
 async function walPagesPerEntry(count: number): Promise<{ gated: number; ungated: number }> {
-  const probe = new Database(join(dir, 'bench.db'));
-  const frames = (): number => (probe.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0]?.log ?? 0;
+  const wal = join(dir, 'bench.db-wal');
   const pages = { gated: 0, ungated: 0 };
-  try {
-    for (let i = 0; i < count; i++) {
-      for (const side of ['gated', 'ungated'] as const) {
-        const id = await reserved(side === 'gated');
-        frames();
-        await svc.enter({ credential: executor.credential, occurrenceId: id });
-        pages[side] += frames();
-      }
+  for (let i = 0; i < count; i++) {
+    for (const side of ['gated', 'ungated'] as const) {
+      const id = await reserved(side === 'gated');
+      const before = readWal(wal);
+      await svc.enter({ credential: executor.credential, occurrenceId: id });
+      pages[side] += newFrames(before, readWal(wal)).length;
     }
-  } finally {
-    probe.close();
   }
   return { gated: pages.gated / count, ungated: pages.ungated / count };
 }

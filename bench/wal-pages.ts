@@ -12,39 +12,17 @@
  * b-trees alternated commit by commit in this one process (so load drifts hit every k alike),
  * COMMIT's wall p50 and CPU mean per k. Whether fewer b-trees per write is worth a schema change.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteEngine } from '../src/store/index.js';
 import { acknowledgementFree, request } from './occurrences-fixtures.js';
 import { openGuarded } from './guarded.js';
+import { newFrames, readWal } from './wal-frames.js';
 
 const WARM = Number(process.env['BENCH_WARM'] ?? 300);
 const SAMPLES = Number(process.env['BENCH_SAMPLES'] ?? 5);
-
-interface Frames {
-  readonly salt: string;
-  readonly pages: readonly number[];
-}
-
-/** The frames of the WAL's current generation (those whose salts match its header). */
-function readWal(path: string): Frames {
-  const buf = readFileSync(path);
-  if (buf.length < 32) return { salt: '', pages: [] };
-  const pageSize = buf.readUInt32BE(8);
-  const salt = buf.subarray(16, 24).toString('hex');
-  const pages: number[] = [];
-  for (let off = 32; off + 24 + pageSize <= buf.length; off += 24 + pageSize) {
-    if (buf.subarray(off + 8, off + 16).toString('hex') !== salt) break;
-    pages.push(buf.readUInt32BE(off));
-  }
-  return { salt, pages };
-}
-
-function newFrames(before: Frames, after: Frames): readonly number[] {
-  return after.salt === before.salt ? after.pages.slice(before.pages.length) : after.pages;
-}
 
 function owners(dbPath: string): Map<number, string> {
   const db = new Database(dbPath, { readonly: true });
