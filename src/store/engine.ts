@@ -9,6 +9,9 @@ import type { CheckpointStats } from './sqlite-checkpointer.js';
 
 export type SqlValue = string | number | bigint | null;
 
+/** `n` placeholders for an `IN (…)` list or a VALUES row: `?, ?, ?`. */
+export const marks = (n: number): string => Array<string>(n).fill('?').join(', ');
+
 export interface SqlExecutor {
   all<R extends object>(sql: string, params?: readonly SqlValue[]): Promise<R[]>;
   get<R extends object>(sql: string, params?: readonly SqlValue[]): Promise<R | undefined>;

@@ -108,7 +108,7 @@ function checkLabel(name: string, value: unknown): void {
   }
 }
 
-export function checkInput(e: EvidenceInput): void {
+function checkInput(e: EvidenceInput): void {
   checkLabel('subject', e.subject);
   checkLabel('type', e.type);
   checkLabel('actor', e.actor);
@@ -177,15 +177,49 @@ export async function appendEvidence(tx: Transaction, e: EvidenceInput): Promise
 const EVENT_ROW = '(?, ?, ?, ?, ?, ?, ?, ?)';
 const runInserts = new Map<number, string>();
 
-/** The INSERT of `n` events in one statement (its text cached per `n`). */
-function insertRows(n: number): string {
+/** The INSERT of `n` events in one statement (its text cached per `n`); `chainRun`'s params. */
+export function insertEventsSql(n: number): string {
   let sql = runInserts.get(n);
   if (sql === undefined) {
     sql = `INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES ${Array(n).fill(EVENT_ROW).join(', ')}
-       ON CONFLICT DO NOTHING RETURNING seq, idx`;
+       ON CONFLICT DO NOTHING RETURNING seq, subject, idx`;
     runInserts.set(n, sql);
   }
   return sql;
+}
+
+/** The one subject of a run, each event checked (bad input is refused before anything is written). */
+export function checkRun(run: readonly EvidenceInput[]): string {
+  const first = run[0];
+  if (first === undefined) throw new BatonError('internal', 'an evidence run has at least one event');
+  for (const e of run) {
+    checkInput(e);
+    if (e.subject !== first.subject) throw new BatonError('internal', 'an evidence run has one subject');
+  }
+  return first.subject;
+}
+
+/**
+ * A run chained from `head`: each event's position and hash (`seq` 0 until stored) and the
+ * `insertEventsSql` parameters of its rows.
+ */
+export function chainRun(
+  run: readonly EvidenceInput[],
+  texts: readonly string[],
+  head: Head,
+): { planned: AppendedEvent[]; params: (string | number | null)[] } {
+  const planned: AppendedEvent[] = [];
+  const params: (string | number | null)[] = [];
+  let prev = head.hash;
+  run.forEach((e, i) => {
+    const idx = head.count + 1 + i;
+    const facts = { prev, subject: e.subject, type: e.type, at: e.at, actor: e.actor };
+    const hash = evidenceHashOfText(facts, texts[i] ?? '');
+    params.push(e.subject, idx, e.type, texts[i] ?? '', e.at, e.actor, prev, hash);
+    planned.push({ seq: 0, idx, ...facts, body: e.body, hash });
+    prev = hash;
+  });
+  return { planned, params };
 }
 
 /**
@@ -197,46 +231,25 @@ export async function appendEvidenceRun(
   tx: Transaction,
   run: readonly EvidenceInput[],
 ): Promise<AppendedEvent[]> {
-  const [first] = run;
-  if (first === undefined) return [];
-  for (const e of run) {
-    checkInput(e);
-    if (e.subject !== first.subject) throw new BatonError('internal', 'an evidence run has one subject');
-  }
+  if (run.length === 0) return [];
+  const subject = checkRun(run);
   const texts = run.map((e) => canonicalize(e.body));
   if (tx.serverFunctions === true) return appendByFunction(tx, run, texts);
   for (let attempt = 1; ; attempt++) {
-    const [known, head] = await headOf(tx, first.subject);
-    const planned: AppendedEvent[] = [];
-    const params: (string | number | null)[] = [];
-    let prev = head.hash;
-    run.forEach((e, i) => {
-      const idx = head.count + 1 + i;
-      const facts = { prev, subject: e.subject, type: e.type, at: e.at, actor: e.actor };
-      const hash = evidenceHashOfText(facts, texts[i] ?? '');
-      params.push(e.subject, idx, e.type, texts[i] ?? '', e.at, e.actor, prev, hash);
-      planned.push({
-        seq: 0,
-        idx,
-        subject: e.subject,
-        type: e.type,
-        body: e.body,
-        at: e.at,
-        actor: e.actor,
-        prev,
-        hash,
-      });
-      prev = hash;
-    });
-    const rows = await tx.all<{ seq: number | string; idx: number | string }>(insertRows(run.length), params);
+    const [known, head] = await headOf(tx, subject);
+    const { planned, params } = chainRun(run, texts, head);
+    const rows = await tx.all<{ seq: number | string; idx: number | string }>(
+      insertEventsSql(run.length),
+      params,
+    );
     if (rows.length !== run.length) {
-      known.delete(first.subject);
+      known.delete(subject);
       // A new subject has no head row to lock yet: two first appends to it meet at the unique
       // (subject, idx) index instead, where the later one waits for the earlier to commit,
       // inserts nothing, and reads the head again.
       if (rows.length === 0 && head.hash === null && attempt < 3) continue;
       throw new BatonError('store_corrupt', 'the evidence chain already has events at these positions', {
-        subject: first.subject,
+        subject: subject,
         idx: head.count + 1,
       });
     }
@@ -248,8 +261,8 @@ export async function appendEvidenceRun(
       return { ...p, seq };
     });
     const last = appended[appended.length - 1] as AppendedEvent;
-    await writeHead(tx, first.subject, head.hash, last.hash, last.idx, last.seq);
-    known.set(first.subject, { hash: last.hash, count: last.idx });
+    await writeHead(tx, subject, head.hash, last.hash, last.idx, last.seq);
+    known.set(subject, { hash: last.hash, count: last.idx });
     return appended;
   }
 }
@@ -312,13 +325,9 @@ async function appendByFunction(
  */
 export function deferEvidenceRun(tx: Transaction, run: readonly EvidenceInput[]): void {
   if (run.length === 0) return;
-  const first = run[0] as EvidenceInput;
-  for (const e of run) {
-    checkInput(e);
-    if (e.subject !== first.subject) throw new BatonError('internal', 'an evidence run has one subject');
-  }
+  const subject = checkRun(run);
   const texts = run.map((e) => canonicalize(e.body));
-  const head = knownHeads.get(tx)?.get(first.subject);
+  const head = knownHeads.get(tx)?.get(subject);
   if (head !== undefined) return deferKnown(tx, run, texts, head);
   const check = (rows: readonly object[]): void => void checkedByBaton(tx, run, texts, rows as FunctionRow[]);
   if (!deferred(tx, APPEND_SQL, functionParams(run, texts), { rows: check }))

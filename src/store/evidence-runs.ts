@@ -9,11 +9,12 @@
  */
 import { BatonError } from '../core/errors.js';
 import { canonicalize } from '../core/jcs.js';
-import type { Transaction } from './engine.js';
+import { marks, type Transaction } from './engine.js';
 import {
   appendEvidenceRun,
-  checkInput,
-  evidenceHashOfText,
+  chainRun,
+  checkRun,
+  insertEventsSql,
   knownHeadsOf,
   type EvidenceInput,
   type Head,
@@ -22,19 +23,12 @@ import {
 /** Subjects per statement: 8 parameters an event row, far below SQLite's 32,766 and pg's 65,535. */
 const CHUNK = 200;
 
-interface PlannedRow {
-  readonly subject: string;
-  readonly idx: number;
-  readonly params: readonly (string | number | null)[];
-}
-
 interface PlannedHead {
   readonly subject: string;
   readonly prev: string | null;
   readonly hash: string;
+  /** The run's last idx (the chain's new count), whose event's seq becomes the head's `last_seq`. */
   readonly count: number;
-  /** The idx of the run's last event, whose seq becomes the head's `last_seq`. */
-  readonly lastIdx: number;
 }
 
 export async function appendEvidenceRuns(
@@ -50,26 +44,33 @@ export async function appendEvidenceRuns(
 }
 
 async function appendChunk(tx: Transaction, runs: readonly (readonly EvidenceInput[])[]): Promise<void> {
-  const subjects = runs.map(subjectOf);
+  const subjects = runs.map(checkRun);
   if (new Set(subjects).size !== subjects.length)
     throw new BatonError('internal', 'evidence runs name each subject once');
   const known = knownHeadsOf(tx);
   await readHeads(tx, known, subjects);
-  const rows: PlannedRow[] = [];
+  const params: (string | number | null)[] = [];
   const heads: PlannedHead[] = [];
-  for (const run of runs) plan(run, known.get(subjectOf(run)) as Head, rows, heads);
-  const seqs = await insertRows(tx, rows);
+  runs.forEach((run, i) => {
+    const head = known.get(subjects[i] as string) as Head;
+    const chained = chainRun(
+      run,
+      run.map((e) => canonicalize(e.body)),
+      head,
+    );
+    params.push(...chained.params);
+    const last = chained.planned[chained.planned.length - 1] as (typeof chained.planned)[number];
+    heads.push({
+      subject: last.subject,
+      prev: head.hash,
+      hash: last.hash,
+      count: last.idx,
+    });
+  });
+  const events = runs.reduce((n, run) => n + run.length, 0);
+  const seqs = await insertRows(tx, events, params, heads);
   await writeHeads(tx, heads, seqs);
   for (const h of heads) known.set(h.subject, { hash: h.hash, count: h.count });
-}
-
-function subjectOf(run: readonly EvidenceInput[]): string {
-  const first = run[0] as EvidenceInput;
-  for (const e of run) {
-    checkInput(e);
-    if (e.subject !== first.subject) throw new BatonError('internal', 'an evidence run has one subject');
-  }
-  return first.subject;
 }
 
 /** The heads this transaction does not know yet, in one SELECT (locked on PostgreSQL). */
@@ -88,42 +89,22 @@ async function readHeads(
   for (const r of found) known.set(r.subject, { hash: r.head, count: Number(r.count) });
 }
 
-function plan(run: readonly EvidenceInput[], head: Head, rows: PlannedRow[], heads: PlannedHead[]): void {
-  let prev = head.hash;
-  run.forEach((e, i) => {
-    const idx = head.count + 1 + i;
-    const text = canonicalize(e.body);
-    const hash = evidenceHashOfText(
-      { prev, subject: e.subject, type: e.type, at: e.at, actor: e.actor },
-      text,
-    );
-    rows.push({ subject: e.subject, idx, params: [e.subject, idx, e.type, text, e.at, e.actor, prev, hash] });
-    prev = hash;
-  });
-  const last = rows[rows.length - 1] as PlannedRow;
-  heads.push({
-    subject: last.subject,
-    prev: head.hash,
-    hash: prev as string,
-    count: last.idx,
-    lastIdx: last.idx,
-  });
-}
-
 /** Every event in one INSERT; the seq of each (subject, idx) as the database assigned it. */
-async function insertRows(tx: Transaction, rows: readonly PlannedRow[]): Promise<Map<string, number>> {
-  const sql = `INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES ${Array(rows.length).fill('(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
-     ON CONFLICT DO NOTHING RETURNING seq, subject, idx`;
+async function insertRows(
+  tx: Transaction,
+  events: number,
+  params: readonly (string | number | null)[],
+  heads: readonly PlannedHead[],
+): Promise<Map<string, number>> {
   const back = await tx.all<{ seq: number | string; subject: string; idx: number | string }>(
-    sql,
-    rows.flatMap((r) => r.params),
+    insertEventsSql(events),
+    params,
   );
   // This transaction read or wrote every head it chains from, under the writer lock (SQLite) or
   // the head rows' locks: a position already taken is corruption, not a race (fail closed).
-  if (back.length !== rows.length)
+  if (back.length !== events)
     throw new BatonError('store_corrupt', 'the evidence chain already has events at these positions', {
-      subject: rows.find((r) => !back.some((b) => b.subject === r.subject && Number(b.idx) === r.idx))
-        ?.subject,
+      subjects: heads.map((h) => h.subject).join(' '),
     });
   return new Map(back.map((b) => [`${b.subject}\u0000${Number(b.idx)}`, Number(b.seq)]));
 }
@@ -134,7 +115,7 @@ async function writeHeads(
   seqs: Map<string, number>,
 ): Promise<void> {
   const seqOf = (h: PlannedHead): number => {
-    const seq = seqs.get(`${h.subject}\u0000${h.lastIdx}`);
+    const seq = seqs.get(`${h.subject}\u0000${h.count}`);
     if (seq === undefined)
       throw new BatonError('store_corrupt', 'an appended event came back without its seq');
     return seq;
@@ -156,8 +137,4 @@ async function writeHeads(
   );
   if (changes !== moved.length)
     throw new BatonError('store_corrupt', 'the evidence head moved during an append');
-}
-
-function marks(n: number): string {
-  return Array(n).fill('?').join(', ');
 }

@@ -23,7 +23,7 @@ import {
   type VerifiedMissionStatus,
   type WorkItemRecord,
 } from '../missions/index.js';
-import type { SqlExecutor, SqlValue, Transaction } from './engine.js';
+import { marks, type SqlExecutor, type SqlValue, type Transaction } from './engine.js';
 import { appendEvidenceRun, listEvidence, type EvidenceInput } from './evidence-log.js';
 import { appendEvidenceRuns } from './evidence-runs.js';
 import { lockEntryFacts } from './missions-entry-facts.js';
@@ -33,7 +33,6 @@ import * as rows from './missions-rows.js';
 
 const ITEM_COLS = rows.ITEM_COLUMNS.join(', ');
 const VIEW_COLS = rows.VIEW_COLUMNS.join(', ');
-const marks = (n: number): string => Array<string>(n).fill('?').join(', ');
 
 export class MissionsReaderSql implements MissionsReader {
   readonly #ex: SqlExecutor;
