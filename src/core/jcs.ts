@@ -50,6 +50,16 @@ function assertIJson(value: unknown, path: string, depth: number): void {
   }
 }
 
+/**
+ * The JCS text of one string (RFC 8785 §3.2.2.2 is ECMAScript's JSON.stringify of a well-formed
+ * string), for callers that assemble a fixed-shape object's text themselves; `path` names it in
+ * the error a lone surrogate raises.
+ */
+export function jcsString(value: string, path: string): string {
+  if (hasLoneSurrogate(value)) reject(path, 'string with a lone surrogate');
+  return JSON.stringify(value);
+}
+
 /** The canonical JSON text of an I-JSON value. */
 export function canonicalize(value: unknown): string {
   assertIJson(value, '$', 0);

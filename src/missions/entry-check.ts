@@ -7,6 +7,7 @@
  * (test/missions/entry-check.test.ts compares the two over every combination). Pure: no I/O.
  */
 import type { JsonObject } from '../core/json.js';
+import { jcsString } from '../core/jcs.js';
 import { formatRfc3339 } from '../core/time.js';
 import { missionOf } from './machine.js';
 import { reportedState, TAINT_GUARDED, type WorkItemRecord } from './model.js';
@@ -42,6 +43,32 @@ export function entryContinues(
   bounds: StalenessBounds,
   known: (stopPolicy: string) => boolean,
 ): JsonObject | undefined {
+  const a = continuing(f, now, bounds, known);
+  return a === undefined || f.item === undefined ? undefined : missionChecked(f.item, a, 'continue');
+}
+
+/**
+ * `entryContinues` with the body's JCS text beside it, as provider entry appends it: assembled by
+ * `missionCheckedText`, so the common entry serializes no object generically (issue 11 §8).
+ */
+export function entryContinuesWithText(
+  f: EntryFacts,
+  now: number,
+  bounds: StalenessBounds,
+  known: (stopPolicy: string) => boolean,
+): { readonly body: JsonObject; readonly text: string } | undefined {
+  const a = continuing(f, now, bounds, known);
+  if (a === undefined || f.item === undefined) return undefined;
+  return { body: missionChecked(f.item, a, 'continue'), text: missionCheckedText(f.item, a, 'continue') };
+}
+
+/** The active assessment an entry continues under, or undefined when the full check must decide. */
+function continuing(
+  f: EntryFacts,
+  now: number,
+  bounds: StalenessBounds,
+  known: (stopPolicy: string) => boolean,
+): Assessment | undefined {
   const { item } = f;
   if (item === undefined || item.binding === null || item.state !== 'running' || item.hold) return undefined;
   if (item.expiresAt !== null && item.expiresAt <= now) return undefined;
@@ -49,7 +76,7 @@ export function entryContinues(
     return undefined;
   if (!known(item.binding.stop_policy)) return undefined;
   const a = assess(f.view, item.binding.authority_hash, item.actionClass, now, bounds);
-  return a.verdict === 'active' ? missionChecked(item, a, 'continue') : undefined;
+  return a.verdict === 'active' ? a : undefined;
 }
 
 /**
@@ -70,7 +97,7 @@ function rfc3339(ms: number): string {
 }
 
 /** A2.6-style `freshness`: when the relied-on state was checked and until when it may be relied on. */
-export function freshness(a: Assessment | undefined): JsonObject | null {
+export function freshness(a: Assessment | undefined): { checked_at: string; expires_at: string } | null {
   if (a?.checkedAt === null || a?.checkedAt === undefined || a.freshUntil === null) return null;
   return { checked_at: rfc3339(a.checkedAt), expires_at: rfc3339(a.freshUntil) };
 }
@@ -92,4 +119,30 @@ export function missionChecked(
     decision,
     ...extra,
   };
+}
+
+/**
+ * The JCS text (RFC 8785) of `missionChecked(item, a, decision)` with no extra members, assembled
+ * from its strings in the members' sorted order — action_class, decision, freshness, mission
+ * (authority_hash, id, origin), state, state_source, work_item — instead of a generic walk and
+ * sort, which cost more than the rest of the common entry's check (issue 11 §8).
+ * test/missions/entry-check.test.ts holds it to `canonicalize` of the body.
+ */
+export function missionCheckedText(
+  item: Pick<WorkItemRecord, 'id' | 'actionClass' | 'binding'>,
+  a: Assessment | undefined,
+  decision: string,
+): string {
+  const m = missionOf(item);
+  const hash =
+    m.authority_hash === undefined
+      ? ''
+      : `"authority_hash":${jcsString(m.authority_hash, '$.mission.authority_hash')},`;
+  const mission = `{${hash}"id":${jcsString(m.id, '$.mission.id')},"origin":${jcsString(m.origin, '$.mission.origin')}}`;
+  const f = freshness(a);
+  const fresh =
+    f === null
+      ? 'null'
+      : `{"checked_at":${jcsString(f.checked_at, '$.freshness.checked_at')},"expires_at":${jcsString(f.expires_at, '$.freshness.expires_at')}}`;
+  return `{"action_class":${jcsString(item.actionClass, '$.action_class')},"decision":${jcsString(decision, '$.decision')},"freshness":${fresh},"mission":${mission},"state":${jcsString(reportedState(a?.state), '$.state')},"state_source":${jcsString(a?.stateSource ?? 'harness', '$.state_source')},"work_item":${jcsString(item.id, '$.work_item')}}`;
 }

@@ -16,7 +16,7 @@ import {
   type HarnessEvidence,
   type SignedHarnessEvidence,
 } from './evidence.js';
-import { entryContinues, freshness, missionChecked } from './entry-check.js';
+import { entryContinuesWithText, freshness, missionChecked } from './entry-check.js';
 import { readItem, readRebind, readSession, readStopBehaviour, readTaint } from './inputs.js';
 import { decideRebind } from './rebind.js';
 import {
@@ -107,6 +107,8 @@ export interface EntryCheck {
   /** `terminate`: the reserved occurrence is to be released in the same transaction. */
   readonly release: boolean;
   readonly checked: JsonObject;
+  /** `checked`'s JCS text, where the check assembled it (`continue` from `entryContinues`). */
+  readonly checkedText?: string;
 }
 
 const sameBinding = (a: MissionBinding, b: MissionBinding): boolean =>
@@ -889,8 +891,10 @@ export class MissionsService {
   ): Promise<EntryCheck | undefined> {
     const facts = await repo.lockEntryFacts(occurrenceId);
     if (facts === undefined) return undefined;
-    const checked = entryContinues(facts, this.#now(), this.#bounds, (ref) => this.#matrices.has(ref));
-    if (checked !== undefined) return { decision: 'continue', release: false, checked };
+    const known = (ref: string): boolean => this.#matrices.has(ref);
+    const checked = entryContinuesWithText(facts, this.#now(), this.#bounds, known);
+    if (checked !== undefined)
+      return { decision: 'continue', release: false, checked: checked.body, checkedText: checked.text };
     return this.#checkEntryFully(repo, occ, occurrenceId, actor);
   }
 

@@ -244,4 +244,6 @@ export interface PlannedEvent {
   readonly subject: string;
   readonly type: string;
   readonly body: JsonObject;
+  /** `body`'s JCS text, where its producer assembled it (the store's `EvidenceInput.text`). */
+  readonly text?: string;
 }

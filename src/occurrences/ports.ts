@@ -112,6 +112,8 @@ export interface MissionGateView {
   readonly release: boolean;
   /** The body of the occurrence's `mission_checked` event. */
   readonly checked: JsonObject;
+  /** Its JCS text, where the check assembled it (the common `continue`, issue 11 §8). */
+  readonly checkedText?: string;
 }
 
 /**

@@ -15,7 +15,16 @@ export const marks = (n: number): string => Array<string>(n).fill('?').join(', '
 export interface SqlExecutor {
   all<R extends object>(sql: string, params?: readonly SqlValue[]): Promise<R[]>;
   get<R extends object>(sql: string, params?: readonly SqlValue[]): Promise<R | undefined>;
-  run(sql: string, params?: readonly SqlValue[]): Promise<{ changes: number }>;
+  run(sql: string, params?: readonly SqlValue[]): Promise<RunResult>;
+}
+
+export interface RunResult {
+  readonly changes: number;
+  /**
+   * Where the transaction has `answersRowid`: the rowid of the last row an INSERT added. Absent
+   * elsewhere (PostgreSQL: an INSERT says what it assigned with RETURNING).
+   */
+  readonly lastRowid?: number;
 }
 
 export interface Transaction extends SqlExecutor {
@@ -36,6 +45,13 @@ export interface Transaction extends SqlExecutor {
    * send each statement as before.
    */
   readonly deferrable?: boolean;
+  /**
+   * `run` answers `lastRowid` (SQLite): one multi-row INSERT into a rowid table, under the one
+   * writer lock, gives its rows consecutive rowids in VALUES order (each max(rowid) + 1), so a
+   * caller knows every row's rowid without RETURNING, whose result table costs SQLite more than
+   * the insert itself (docs/store.md "Evidence without RETURNING").
+   */
+  readonly answersRowid?: boolean;
   /**
    * Send `sql` later, in order, in this transaction. If it then changes another number of rows
    * than `options.expect`, nothing of the transaction commits and the engine runs `fn` again with

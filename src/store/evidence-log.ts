@@ -7,9 +7,9 @@
  * DELETE of `evidence_events`: nothing Baton does rewrites history.
  */
 import { BatonError } from '../core/errors.js';
-import { canonicalize } from '../core/jcs.js';
+import { canonicalize, jcsString } from '../core/jcs.js';
 import { digestBytes, type Sha256Digest } from '../core/digest.js';
-import { hasLoneSurrogate, type JsonValue } from '../core/json.js';
+import type { JsonValue } from '../core/json.js';
 import { deferred, type SqlExecutor, type Transaction } from './engine.js';
 import { unstorableText } from './errors.js';
 
@@ -22,6 +22,11 @@ export interface EvidenceInput {
   readonly at: number;
   /** Who caused the change (a principal id, `system`, …); never a credential. */
   readonly actor: string;
+  /**
+   * The body's JCS text, where its producer assembled it for a fixed shape (`canonicalize(body)`
+   * exactly; tests hold each producer to that): stored and hashed as is, not serialized again.
+   */
+  readonly text?: string;
 }
 
 export interface EvidenceEvent extends EvidenceInput {
@@ -58,18 +63,9 @@ export const EVIDENCE_COLUMNS = 'seq, subject, idx, type, body, at, actor, prev,
 
 const MAX_LABEL = 512;
 
-/** JCS of a string (RFC 8785 §3.2.2.2 is ECMAScript's JSON.stringify of a well-formed string). */
-function jcsString(name: string, value: string): string {
-  if (hasLoneSurrogate(value)) {
-    throw new BatonError(
-      'jcs_unsupported_value',
-      `cannot canonicalize ${name}: string with a lone surrogate`,
-      {
-        path: `$.${name}`,
-      },
-    );
-  }
-  return JSON.stringify(value);
+/** Each event's body as JCS text: what is stored and what the hash covers. */
+export function bodyTexts(run: readonly EvidenceInput[]): string[] {
+  return run.map((e) => e.text ?? canonicalize(e.body));
 }
 
 /**
@@ -86,8 +82,8 @@ export function evidenceHashOfText(
       path: '$.at',
     });
   }
-  const prev = e.prev === null ? 'null' : jcsString('prev', e.prev);
-  const text = `{"actor":${jcsString('actor', e.actor)},"at":${String(e.at)},"body":${bodyText},"prev":${prev},"subject":${jcsString('subject', e.subject)},"type":${jcsString('type', e.type)}}`;
+  const prev = e.prev === null ? 'null' : jcsString(e.prev, '$.prev');
+  const text = `{"actor":${jcsString(e.actor, '$.actor')},"at":${String(e.at)},"body":${bodyText},"prev":${prev},"subject":${jcsString(e.subject, '$.subject')},"type":${jcsString(e.type, '$.type')}}`;
   return digestBytes(text);
 }
 
@@ -175,17 +171,60 @@ export async function appendEvidence(tx: Transaction, e: EvidenceInput): Promise
 }
 
 const EVENT_ROW = '(?, ?, ?, ?, ?, ?, ?, ?)';
-const runInserts = new Map<number, string>();
 
-/** The INSERT of `n` events in one statement (its text cached per `n`); `chainRun`'s params. */
-export function insertEventsSql(n: number): string {
-  let sql = runInserts.get(n);
+const runInserts = new Map<string, string>();
+
+/**
+ * The INSERT of `n` events in one statement (its text cached per `n` and form), taking
+ * `chainRun`'s params: RETURNING what the database assigned, or (`bare`) nothing.
+ */
+export function insertEventsSql(n: number, bare = false): string {
+  const key = `${n}${bare ? 'b' : 'r'}`;
+  let sql = runInserts.get(key);
   if (sql === undefined) {
     sql = `INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES ${Array(n).fill(EVENT_ROW).join(', ')}
-       ON CONFLICT DO NOTHING RETURNING seq, subject, idx`;
-    runInserts.set(n, sql);
+       ON CONFLICT DO NOTHING${bare ? '' : ' RETURNING seq, subject, idx'}`;
+    runInserts.set(key, sql);
   }
   return sql;
+}
+
+/** Parameters per event row of `insertEventsSql`; the row's subject and idx are its first two. */
+export const EVENT_ROW_PARAMS = 8;
+
+/**
+ * Insert `n` event rows (`chainRun`'s params, in order) and answer the seq of each, in the same
+ * order, or how many rows went in when a position was already taken (ON CONFLICT DO NOTHING).
+ * Where the engine answers rowids (SQLite) the seqs follow from the last one, without RETURNING
+ * (`Transaction.answersRowid`); elsewhere from RETURNING, matched by (subject, idx).
+ */
+export async function insertEventRows(
+  tx: Transaction,
+  n: number,
+  params: readonly (string | number | null)[],
+): Promise<{ readonly inserted: number; readonly seqs?: readonly number[] }> {
+  if (tx.answersRowid === true) {
+    const { changes, lastRowid } = await tx.run(insertEventsSql(n, true), params);
+    if (changes !== n) return { inserted: changes };
+    if (lastRowid === undefined || !Number.isSafeInteger(lastRowid) || lastRowid < n)
+      throw new BatonError('store_corrupt', 'an appended event came back without its seq');
+    return { inserted: n, seqs: Array.from({ length: n }, (_, i) => lastRowid - n + 1 + i) };
+  }
+  const rows = await tx.all<{ seq: number | string; subject: string; idx: number | string }>(
+    insertEventsSql(n),
+    params,
+  );
+  if (rows.length !== n) return { inserted: rows.length };
+  const seqOf = new Map(rows.map((r) => [`${r.subject}\u0000${Number(r.idx)}`, Number(r.seq)]));
+  const seqs = Array.from({ length: n }, (_, i) => {
+    const seq = seqOf.get(
+      `${String(params[i * EVENT_ROW_PARAMS])}\u0000${Number(params[i * EVENT_ROW_PARAMS + 1])}`,
+    );
+    if (seq === undefined)
+      throw new BatonError('store_corrupt', 'an appended event came back without its seq');
+    return seq;
+  });
+  return { inserted: n, seqs };
 }
 
 /** The one subject of a run, each event checked (bad input is refused before anything is written). */
@@ -233,33 +272,24 @@ export async function appendEvidenceRun(
 ): Promise<AppendedEvent[]> {
   if (run.length === 0) return [];
   const subject = checkRun(run);
-  const texts = run.map((e) => canonicalize(e.body));
+  const texts = bodyTexts(run);
   if (tx.serverFunctions === true) return appendByFunction(tx, run, texts);
   for (let attempt = 1; ; attempt++) {
     const [known, head] = await headOf(tx, subject);
     const { planned, params } = chainRun(run, texts, head);
-    const rows = await tx.all<{ seq: number | string; idx: number | string }>(
-      insertEventsSql(run.length),
-      params,
-    );
-    if (rows.length !== run.length) {
+    const { inserted, seqs } = await insertEventRows(tx, run.length, params);
+    if (seqs === undefined) {
       known.delete(subject);
       // A new subject has no head row to lock yet: two first appends to it meet at the unique
       // (subject, idx) index instead, where the later one waits for the earlier to commit,
       // inserts nothing, and reads the head again.
-      if (rows.length === 0 && head.hash === null && attempt < 3) continue;
+      if (inserted === 0 && head.hash === null && attempt < 3) continue;
       throw new BatonError('store_corrupt', 'the evidence chain already has events at these positions', {
         subject: subject,
         idx: head.count + 1,
       });
     }
-    const seqByIdx = new Map(rows.map((r) => [Number(r.idx), Number(r.seq)]));
-    const appended = planned.map((p) => {
-      const seq = seqByIdx.get(p.idx);
-      if (seq === undefined)
-        throw new BatonError('store_corrupt', 'an appended event came back without its seq');
-      return { ...p, seq };
-    });
+    const appended = planned.map((p, i) => ({ ...p, seq: seqs[i] as number }));
     const last = appended[appended.length - 1] as AppendedEvent;
     await writeHead(tx, subject, head.hash, last.hash, last.idx, last.seq);
     known.set(subject, { hash: last.hash, count: last.idx });
@@ -326,7 +356,7 @@ async function appendByFunction(
 export function deferEvidenceRun(tx: Transaction, run: readonly EvidenceInput[]): void {
   if (run.length === 0) return;
   const subject = checkRun(run);
-  const texts = run.map((e) => canonicalize(e.body));
+  const texts = bodyTexts(run);
   const head = knownHeads.get(tx)?.get(subject);
   if (head !== undefined) return deferKnown(tx, run, texts, head);
   const check = (rows: readonly object[]): void => void checkedByBaton(tx, run, texts, rows as FunctionRow[]);

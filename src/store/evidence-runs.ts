@@ -8,13 +8,14 @@
  * one `baton_append_evidence` call, as `appendEvidenceRun` makes it.
  */
 import { BatonError } from '../core/errors.js';
-import { canonicalize } from '../core/jcs.js';
 import { marks, type Transaction } from './engine.js';
 import {
   appendEvidenceRun,
+  bodyTexts,
   chainRun,
   checkRun,
-  insertEventsSql,
+  EVENT_ROW_PARAMS,
+  insertEventRows,
   knownHeadsOf,
   type EvidenceInput,
   type Head,
@@ -53,11 +54,7 @@ async function appendChunk(tx: Transaction, runs: readonly (readonly EvidenceInp
   const heads: PlannedHead[] = [];
   runs.forEach((run, i) => {
     const head = known.get(subjects[i] as string) as Head;
-    const chained = chainRun(
-      run,
-      run.map((e) => canonicalize(e.body)),
-      head,
-    );
+    const chained = chainRun(run, bodyTexts(run), head);
     params.push(...chained.params);
     const last = chained.planned[chained.planned.length - 1] as (typeof chained.planned)[number];
     heads.push({
@@ -96,17 +93,20 @@ async function insertRows(
   params: readonly (string | number | null)[],
   heads: readonly PlannedHead[],
 ): Promise<Map<string, number>> {
-  const back = await tx.all<{ seq: number | string; subject: string; idx: number | string }>(
-    insertEventsSql(events),
-    params,
-  );
+  const { seqs } = await insertEventRows(tx, events, params);
   // This transaction read or wrote every head it chains from, under the writer lock (SQLite) or
   // the head rows' locks: a position already taken is corruption, not a race (fail closed).
-  if (back.length !== events)
+  if (seqs === undefined)
     throw new BatonError('store_corrupt', 'the evidence chain already has events at these positions', {
       subjects: heads.map((h) => h.subject).join(' '),
     });
-  return new Map(back.map((b) => [`${b.subject}\u0000${Number(b.idx)}`, Number(b.seq)]));
+  // Each row's subject and idx are its first two parameters (chainRun).
+  return new Map(
+    seqs.map((seq, i) => [
+      `${String(params[i * EVENT_ROW_PARAMS])}\u0000${Number(params[i * EVENT_ROW_PARAMS + 1])}`,
+      seq,
+    ]),
+  );
 }
 
 async function writeHeads(

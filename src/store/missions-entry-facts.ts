@@ -67,6 +67,23 @@ const POSTGRES = `SELECT json_build_array(${FACTS})::text AS facts
   LEFT JOIN msn_sessions s ON s.id = i.session_id
   WHERE g.occurrence_id = ?`;
 
+/**
+ * Parsed bindings by their stored text: the items of one Mission share one binding text, and
+ * parsing it again for every entry cost more than the rest of the facts (issue 11 §8). Bounded;
+ * the objects are shared, so nothing may change them (their type is readonly throughout).
+ */
+const bindings = new Map<string, MissionBinding>();
+
+function bindingOf(text: string): MissionBinding {
+  let parsed = bindings.get(text);
+  if (parsed === undefined) {
+    if (bindings.size >= 256) bindings.clear();
+    parsed = Object.freeze(json<MissionBinding>(text));
+    bindings.set(text, parsed);
+  }
+  return parsed;
+}
+
 function factsOf(f: Facts): EntryFacts {
   // Indexed, not destructured: an array iterator per entry costs more than the rest of this function.
   const view =
@@ -90,7 +107,7 @@ function factsOf(f: Facts): EntryFacts {
           expiresAt: numOrNull(f[10]),
           sessionId: f[11],
           actionClass: f[12],
-          binding: f[13] === null ? null : json<MissionBinding>(f[13]),
+          binding: f[13] === null ? null : bindingOf(f[13]),
         };
   return { view, item, sessionTainted: f[14] !== null && num(f[14]) !== 0 };
 }

@@ -451,7 +451,14 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
       const run: EvidenceInput[] = [];
       for (; i < events.length && events[i]?.subject === subject; i++) {
         const e = events[i] as PlannedEvent;
-        run.push({ subject: e.subject, type: e.type, body: e.body, at, actor });
+        run.push({
+          subject: e.subject,
+          type: e.type,
+          body: e.body,
+          at,
+          actor,
+          ...(e.text !== undefined && { text: e.text }),
+        });
       }
       // Deferred where the engine can: the hashes are checked when the call has run, before COMMIT.
       if (this.#tx.deferrable === true) deferEvidenceRun(this.#tx, run);

@@ -21,7 +21,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { BatonError, isBatonError } from '../core/errors.js';
-import type { DeferOptions, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
+import type { DeferOptions, RunResult, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
 import { mapDriverError, unstorableText } from './errors.js';
 import { NestingGuard, nestingCheckFromEnv } from './nesting-guard.js';
 import {
@@ -410,7 +410,7 @@ class PgExecutor implements Transaction {
     return (await this.#query(sql, params, true)).rows[0] as R | undefined;
   }
 
-  async run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
+  async run(sql: string, params: readonly SqlValue[] = []): Promise<RunResult> {
     return { changes: (await this.#query(sql, params, false)).rowCount ?? 0 };
   }
 }

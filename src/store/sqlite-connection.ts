@@ -67,8 +67,16 @@ export class StatementCache {
 export interface StatementRunner {
   all(sql: string, params: readonly SqlValue[]): unknown[];
   get(sql: string, params: readonly SqlValue[]): unknown;
-  run(sql: string, params: readonly SqlValue[]): number;
+  /** Changes, and the last inserted rowid. */
+  run(sql: string, params: readonly SqlValue[]): RunAnswer;
   exec(sql: string): void;
+}
+
+/** `[changes, lastInsertRowid]`: an array, which the writer thread's messages copy cheaply. */
+export type RunAnswer = readonly [changes: number, lastRowid: number];
+
+function runAnswer(r: Database.RunResult): RunAnswer {
+  return [r.changes, Number(r.lastInsertRowid)];
 }
 
 /** A StatementRunner on a connection of this thread. */
@@ -76,7 +84,7 @@ export function localRunner(cache: StatementCache): StatementRunner {
   return {
     all: (sql, params) => cache.get(sql).all(...params),
     get: (sql, params) => cache.get(sql).get(...params),
-    run: (sql, params) => cache.get(sql).run(...params).changes,
+    run: (sql, params) => runAnswer(cache.get(sql).run(...params)),
     exec: (sql) => cache.exec(sql),
   };
 }

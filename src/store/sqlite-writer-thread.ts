@@ -13,7 +13,7 @@
 import { receiveMessageOnPort, MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { BatonError } from '../core/errors.js';
 import type { SqlValue } from './engine.js';
-import type { StatementRunner } from './sqlite-connection.js';
+import type { RunAnswer, StatementRunner } from './sqlite-connection.js';
 import {
   CTL,
   CTL_SLOTS,
@@ -121,8 +121,8 @@ export class ThreadWriter implements StatementRunner {
     return this.#sync({ op: 'get', sql, params });
   }
 
-  run(sql: string, params: readonly SqlValue[]): number {
-    return this.#sync({ op: 'run', sql, params }) as number;
+  run(sql: string, params: readonly SqlValue[]): RunAnswer {
+    return this.#sync({ op: 'run', sql, params }) as RunAnswer;
   }
 
   exec(sql: string): void {

@@ -22,7 +22,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { BatonError, isBatonError } from '../core/errors.js';
-import type { CommitStats, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
+import type { CommitStats, RunResult, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
 import { mapDriverError, unstorableText } from './errors.js';
 import { NestingGuard, nestingCheckFromEnv } from './nesting-guard.js';
 import {
@@ -112,6 +112,7 @@ function rejection<T>(error: unknown): Promise<T> {
  */
 class SqliteExecutor implements Transaction {
   readonly forUpdate = '';
+  readonly answersRowid = true;
   #open = true;
   readonly #runner: StatementRunner;
 
@@ -146,9 +147,10 @@ class SqliteExecutor implements Transaction {
     }
   }
 
-  run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
+  run(sql: string, params: readonly SqlValue[] = []): Promise<RunResult> {
     try {
-      return Promise.resolve({ changes: this.#check(params).run(sql, params) });
+      const [changes, lastRowid] = this.#check(params).run(sql, params);
+      return Promise.resolve({ changes, lastRowid });
     } catch (error) {
       return rejection(error);
     }

@@ -14,11 +14,14 @@ import {
   DEFAULT_MATRIX,
   decideCheck,
   entryContinues,
+  entryContinuesWithText,
   ITEM_STATES,
   missionChecked,
+  missionCheckedText,
   type MissionViewRecord,
   type WorkItemRecord,
 } from '../../src/missions/index.js';
+import { canonicalize } from '../../src/core/jcs.js';
 import { binding, item, MISSION, ORIGIN, T0 } from './fixtures.js';
 
 const MIN = 60_000;
@@ -131,4 +134,49 @@ test('A3.6 the continue body names the Mission, the item, the state, its source 
     ),
     undefined,
   );
+});
+
+test("issue 11 §8 the continue body's assembled JCS text is canonicalize of the body, whatever its strings", () => {
+  // Strings JSON escapes (quotes, backslashes, controls), non-ASCII, astral characters, and
+  // authority_hash present or absent; the view's times give freshness or none.
+  const text = fc.oneof(
+    fc.string(),
+    fc.constantFrom('"quoted"', 'back\\slash', 'tab\there', '\u0001\u001f', 'é€😀', '\u2028\u2029', ''),
+  );
+  fc.assert(
+    fc.property(arbItem, arbView, text, text, text, (i, view, id, origin, hash) => {
+      if (i.binding === null) return;
+      const bound = item({
+        ...i,
+        id: `wrk_${id}`,
+        binding: {
+          ...i.binding,
+          mission_origin: origin,
+          ...(i.binding.authority_hash !== undefined && { authority_hash: hash }),
+        },
+      });
+      const a = assess(view, bound.binding?.authority_hash, bound.actionClass, T0, DEFAULT_BOUNDS);
+      for (const decision of ['continue', 'suppress'])
+        assert.equal(
+          missionCheckedText(bound, a, decision),
+          canonicalize(missionChecked(bound, a, decision)),
+        );
+      const withText = entryContinuesWithText(
+        { item: bound, view, sessionTainted: false },
+        T0,
+        DEFAULT_BOUNDS,
+        () => true,
+      );
+      if (withText !== undefined) assert.equal(withText.text, canonicalize(withText.body));
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+test('issue 11 §8 a lone surrogate in the assembled text is refused as canonicalize refuses it', () => {
+  const bound = item({ state: 'running', id: 'wrk_\ud800' });
+  assert.throws(() => missionCheckedText(bound, undefined, 'continue'), { code: 'jcs_unsupported_value' });
+  assert.throws(() => canonicalize(missionChecked(bound, undefined, 'continue')), {
+    code: 'jcs_unsupported_value',
+  });
 });

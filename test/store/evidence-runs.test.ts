@@ -64,10 +64,20 @@ const chains = async (engine: StoreEngine) =>
     const out: Record<string, unknown[]> = {};
     for (const s of ['A', 'B', 'C'])
       out[s] = (await listEvidence(ex, s)).map(({ type, prev, hash }) => [type, prev, hash]);
-    const heads = await ex.all<{ subject: string; head: string; count: number | string }>(
-      'SELECT subject, head, count FROM evidence_heads ORDER BY subject',
+    // last_seq is the seq the engine gave the chain's last event (RETURNING, or SQLite's rowids).
+    const heads = await ex.all<{
+      subject: string;
+      head: string;
+      count: number | string;
+      last: number | string;
+      max: number | string;
+    }>(
+      `SELECT h.subject, h.head, h.count, h.last_seq AS last,
+              (SELECT MAX(seq) FROM evidence_events e WHERE e.subject = h.subject) AS max
+         FROM evidence_heads h ORDER BY h.subject`,
     );
-    return { out, heads: heads.map((h) => [h.subject, h.head, Number(h.count)]) };
+    for (const h of heads) assert.equal(Number(h.last), Number(h.max), `last_seq of ${h.subject}`);
+    return { out, heads: heads.map((h) => [h.subject, h.head, Number(h.count), Number(h.last)]) };
   });
 
 for (const e of engines) {

@@ -76,7 +76,7 @@ function counted<E extends SqlExecutor>(
     },
   };
   const t = inner as Partial<Transaction>;
-  const { forUpdate, serverFunctions, deferrable } = t;
+  const { forUpdate, serverFunctions, deferrable, answersRowid } = t;
   if (forUpdate === undefined) return { ex: wrapped as E, end };
   const defer = t.defer?.bind(inner);
   const tx: Transaction = {
@@ -84,6 +84,7 @@ function counted<E extends SqlExecutor>(
     forUpdate,
     ...(serverFunctions !== undefined && { serverFunctions }),
     ...(deferrable !== undefined && { deferrable }),
+    ...(answersRowid !== undefined && { answersRowid }),
     ...(defer !== undefined && {
       defer: (sql: string, params: readonly SqlValue[], options: DeferOptions) => {
         defer(sql, params, options); // throws before anything is counted if it refuses

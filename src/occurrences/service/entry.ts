@@ -148,7 +148,12 @@ export async function applyEntry(
 }
 
 function missionChecked(occurrenceId: string, gate: MissionGateView): PlannedEvent {
-  return { subject: occurrenceSubject(occurrenceId), type: 'mission_checked', body: gate.checked };
+  return {
+    subject: occurrenceSubject(occurrenceId),
+    type: 'mission_checked',
+    body: gate.checked,
+    ...(gate.checkedText !== undefined && { text: gate.checkedText }),
+  };
 }
 
 /** Commit the stop: `mission_checked`, and on `terminate` the release of the reservation (A3.7). */
