@@ -7,7 +7,7 @@
  * of this process sent; BEGIN and COMMIT counted as they travel, pipelined or not). Throughput is
  * printed but, on a shared machine, only the CPU and query figures mean anything.
  *
- *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,folded-pg,dbos  PEER_CPU_JOBS=1500
+ *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-sqlite,folded-pg,dbos  PEER_CPU_JOBS=1500
  *   PEER_CPU_CONCURRENCY=1,16; BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,7 +25,7 @@ import { dbosSystem } from './engines.js';
 import { foldedCeiling } from './folded.js';
 import { withClient } from '../../test/support/postgres-client.js';
 import { childCpuMs, selfCpuMs } from './procs.js';
-import { batonInProcess, pay, plainSqlCeiling, type Provider, type System } from './systems.js';
+import { batonInProcess, batonOverHttp, pay, plainSqlCeiling, type Provider, type System } from './systems.js';
 
 const SYSTEMS = (process.env['PEER_CPU_SYSTEMS'] ?? 'baton-pg,folded-pg').split(',');
 const JOBS = Number(process.env['PEER_CPU_JOBS'] ?? 1500);
@@ -62,6 +62,7 @@ async function measure(s: System, c: number, jobs: number, admin?: string, db?: 
     }),
   );
   const backends0 = await backendsCpuMs(admin, db);
+  const child0 = s.childCpuMs?.() ?? Number.NaN;
   const usage0 = process.cpuUsage();
   const cpu0 = selfCpuMs();
   const trips0 = roundTrips;
@@ -80,8 +81,11 @@ async function measure(s: System, c: number, jobs: number, admin?: string, db?: 
   const usage = process.cpuUsage(usage0);
   const trips = (roundTrips - trips0) / jobs;
   const backends = ((await backendsCpuMs(admin, db)) - backends0) / jobs;
+  const child = ((s.childCpuMs?.() ?? Number.NaN) - child0) / jobs;
   const split = `user ${(usage.user / 1000 / jobs).toFixed(2)} + system ${(usage.system / 1000 / jobs).toFixed(2)}`;
-  const server = Number.isFinite(backends) ? `, its PostgreSQL backends ${backends.toFixed(2)} ms/job` : '';
+  const server =
+    (Number.isFinite(backends) ? `, its PostgreSQL backends ${backends.toFixed(2)} ms/job` : '') +
+    (Number.isFinite(child) ? `, its server process ${child.toFixed(2)} ms/job` : '');
   return `  ${s.name.padEnd(30)} c=${String(c).padStart(2)}  CPU ${cpu.toFixed(2)} ms/job (${split})${server}  pg queries ${trips.toFixed(1)}/job  (${((jobs * 1000) / ms).toFixed(0)} jobs/s, distorted by load)`;
 }
 
@@ -113,6 +117,16 @@ async function main(): Promise<void> {
       ),
     'baton-sqlite': () =>
       batonInProcess('Baton in-process SQLite', p, profile, { sqlite: join(dir, 'i.db') }, WORKERS),
+    // `baton serve --db` as a child: its CPU per job is printed apart ("server").
+    'baton-http-sqlite': () =>
+      batonOverHttp(
+        'Baton HTTP SQLite',
+        p,
+        profile,
+        ['--db', join(dir, 'h.db')],
+        sandboxDeployment(sandbox).hmacSecretId ?? '',
+        WORKERS,
+      ),
     'folded-pg': async () => foldedCeiling(p, await db('cpu_folded'), WORKERS),
     'plain-pg': async () => plainSqlCeiling(p, { postgres: await db('cpu_floor') }, WORKERS),
     dbos: async () => dbosSystem(p, await db('cpu_dbos')),

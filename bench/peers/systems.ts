@@ -148,10 +148,16 @@ export async function batonInProcess(
 }
 
 /** `node dist/src/cli/main.js serve` as a child; resolves with its URL and first admin token. */
+/**
+ * Node options for the `baton serve` children only, e.g. `PEER_SERVE_NODE_ARGS=--cpu-prof` to
+ * profile the server (Node refuses `--cpu-prof` in NODE_OPTIONS). Split on spaces.
+ */
+const SERVE_NODE_ARGS = (process.env['PEER_SERVE_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+
 function serve(cli: string, args: readonly string[], env: NodeJS.ProcessEnv) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [cli, 'serve', '--port', '0', '--log-level', 'warn', ...args],
+    [...SERVE_NODE_ARGS, cli, 'serve', '--port', '0', '--log-level', 'warn', ...args],
     {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
