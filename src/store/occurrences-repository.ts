@@ -27,6 +27,7 @@ import type {
 import { deferred, type Transaction } from './engine.js';
 import { NO_HARNESS, type MissionGate } from './missions-gate.js';
 import { appendEvidenceRun, deferEvidenceRun, startsChain, type EvidenceInput } from './evidence-log.js';
+import { appendEvidenceRuns } from './evidence-runs.js';
 import { domainLimitError, OpenStripes, preferredStripe } from './occurrences-limits.js';
 import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js';
 import { asStored, Held, type RawCounts } from './occurrences-held.js';
@@ -61,12 +62,34 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   /** Occurrences this transaction inserted, and those it linked to a work item (a gate row). */
   readonly #inserted = new Set<string>();
   readonly #linked = new Set<string>();
+  /**
+   * With `holdEvidence` (the unit of work's repository, which calls `flushEvidence` when the
+   * command is done): the events appended so far, one run per subject in order, written together
+   * at the flush — a create-and-enter's two runs on its occurrence's chain as ONE insert and ONE
+   * head write instead of two each (issue 16 §1). Undefined: each run is written when appended.
+   */
+  #heldRuns: Map<string, EvidenceInput[]> | undefined;
 
-  constructor(tx: Transaction, profiles?: ProfileCache, gate: MissionGate = NO_HARNESS) {
+  constructor(
+    tx: Transaction,
+    profiles?: ProfileCache,
+    gate: MissionGate = NO_HARNESS,
+    holdEvidence = false,
+  ) {
     super(tx, tx.forUpdate, profiles);
     this.#tx = tx;
     this.#stripes = new OpenStripes(tx);
     this.#gate = gate;
+    // Where the engine defers writes (PostgreSQL) each run already leaves with the next call.
+    if (holdEvidence && tx.deferrable !== true) this.#heldRuns = new Map();
+  }
+
+  /** Write the held runs (see `#heldRuns`); the unit of work calls it before COMMIT. */
+  async flushEvidence(): Promise<void> {
+    const held = this.#heldRuns;
+    if (held === undefined || held.size === 0) return;
+    this.#heldRuns = new Map();
+    await appendEvidenceRuns(this.#tx, [...held.values()]);
   }
 
   /** Mission build spec A3.6: locks the mission view and item after lineage and occurrence. */
@@ -446,6 +469,23 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
 
   /** Consecutive events of one subject go in one run (one INSERT, one head write: evidence-log.ts). */
   async appendEvents(events: readonly PlannedEvent[], at: number, actor: string): Promise<void> {
+    const held = this.#heldRuns;
+    if (held !== undefined) {
+      for (const e of events) {
+        const input = {
+          subject: e.subject,
+          type: e.type,
+          body: e.body,
+          at,
+          actor,
+          ...(e.text !== undefined && { text: e.text }),
+        };
+        const run = held.get(e.subject);
+        if (run === undefined) held.set(e.subject, [input]);
+        else run.push(input);
+      }
+      return;
+    }
     for (let i = 0; i < events.length;) {
       const subject = events[i]?.subject;
       const run: EvidenceInput[] = [];

@@ -34,7 +34,13 @@ import { openSqliteEngine, type SqliteEngineOptions } from './sqlite.js';
 export function occurrencesUnitOfWork(engine: StoreEngine, gate?: MissionGate): OccurrencesUnitOfWork {
   const profiles: ProfileCache = new Map();
   return {
-    run: (fn) => engine.transaction((tx) => fn(new OccurrencesRepositorySql(tx, profiles, gate))),
+    run: (fn) =>
+      engine.transaction(async (tx) => {
+        const repo = new OccurrencesRepositorySql(tx, profiles, gate, true);
+        const out = await fn(repo);
+        await repo.flushEvidence();
+        return out;
+      }),
     read: (fn) => engine.read((ex) => fn(new OccurrencesReaderSql(ex, '', profiles))),
   };
 }
