@@ -25,7 +25,14 @@ import { dbosSystem } from './engines.js';
 import { foldedCeiling } from './folded.js';
 import { withClient } from '../../test/support/postgres-client.js';
 import { childCpuMs, selfCpuMs } from './procs.js';
-import { batonInProcess, batonOverHttp, pay, plainSqlCeiling, type Provider, type System } from './systems.js';
+import {
+  batonInProcess,
+  batonOverHttp,
+  pay,
+  plainSqlCeiling,
+  type Provider,
+  type System,
+} from './systems.js';
 
 const SYSTEMS = (process.env['PEER_CPU_SYSTEMS'] ?? 'baton-pg,folded-pg').split(',');
 const JOBS = Number(process.env['PEER_CPU_JOBS'] ?? 1500);
