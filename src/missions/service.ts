@@ -711,10 +711,15 @@ export class MissionsService {
   async applyTakenSignals(take: () => readonly VerifiedMissionSignal[]): Promise<BatchedSignal[]> {
     try {
       return await this.#o.uow.run(async (repo, occ) => {
+        const taken = take();
+        // A lone SET (a push nobody joined) as `applyVerifiedSignal`: a batch buys it nothing.
+        const [only] = taken;
+        if (taken.length === 1 && only !== undefined)
+          return [{ ok: true, ...(await this.#signalInTx(repo, occ, only)) }];
         // Evidence in one write per chain at the end; each view read once (no step reads the log).
         const flush = repo.batch();
         const out: BatchedSignal[] = [];
-        for (const s of take()) out.push({ ok: true, ...(await this.#signalInTx(repo, occ, s)) });
+        for (const s of taken) out.push({ ok: true, ...(await this.#signalInTx(repo, occ, s)) });
         await flush();
         return out;
       });
