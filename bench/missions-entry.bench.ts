@@ -8,13 +8,19 @@
  *   the same tokens on the main thread — target >= 0.5x — in the two ways SETs arrive:
  *   an RFC 8936 poll answer of PER_ROUND SETs (`verifyMissionSets`: concurrent, off the main
  *   thread; `applyVerifiedSignals`: ONE transaction) and PUSHES concurrent RFC 8935 pushes to
- *   different Missions (`parsePushedSet` + `applyVerifiedSignal` each, the engine's group commit
- *   sharing COMMITs). Printed beside: raw verification with the same concurrency as Baton's
- *   (32 in flight on the thread pool), one push at a time, and the plain-SQL durable-commit
- *   ceilings (one COMMIT per SET; concurrent lanes, group commit; one per batch) on the same file,
- *   and a push floor: PUSHES lanes each verifying raw on the thread pool, then one plain-SQL
- *   transaction per SET. The same pushes also run on a writer-thread engine (a second file), and
- *   each SET way prints its process CPU per SET and SETs per COMMIT (the measured reason).
+ *   different Missions (`parsePushedSet` each, then the server's per-issuer signal batcher,
+ *   `pushBatcher` of src/server/mission-consumer.ts: pushes that arrive together share ONE
+ *   `applyTakenSignals` transaction, with the stream-liveness write beside it; the issuer is
+ *   pinned so that write updates its row as in `baton serve`). Printed beside, same run: the
+ *   same pushes the way the server took them before the batcher (`applyVerifiedSignal` then
+ *   `touchStream`, two transactions per SET, the engine's group commit sharing COMMITs), raw
+ *   verification with the same concurrency as Baton's (32 in flight on the thread pool), one push
+ *   at a time (through the batcher: a batch of one), and the plain-SQL durable-commit ceilings
+ *   (one COMMIT per SET; concurrent lanes, group commit; one per batch) on the same file, and a
+ *   push floor: PUSHES lanes each verifying raw on the thread pool, then one plain-SQL
+ *   transaction per SET. The batched pushes also run on a writer-thread engine (a second file),
+ *   and each SET way prints its process CPU per SET, SETs per batch (the batcher's), per
+ *   logical transaction and per COMMIT (the measured reason).
  * Status verification against raw jose `jwtVerify` is bench/missions-verify.bench.ts.
  * Instructions per entry, which the machine's load does not change (callgrind counts them only
  * while switched on, around the entries of one side):
@@ -31,9 +37,23 @@ import { ManualClock } from '../src/core/clock.js';
 import { generateEd25519KeyPair, publicKeyRaw } from '../src/core/ed25519.js';
 import { randomIdSource } from '../src/core/ids.js';
 import { formatRfc3339 } from '../src/core/time.js';
-import { parsePushedSet, verifyMissionSets } from '../src/missions/index.js';
+import {
+  bearerDigest,
+  ISSUER_PIN_FORMAT,
+  issuerPinDigest,
+  parsePushedSet,
+  PUSH_DELIVERY,
+  verifyMissionSets,
+  type IssuerPin,
+  type MissionsService,
+  type SignalBatcher,
+  type VerifiedMissionSignal,
+} from '../src/missions/index.js';
 import { OccurrencesService } from '../src/occurrences/index.js';
+import { pushBatcher } from '../src/server/mission-consumer.js';
+import type { StoreEngine } from '../src/store/engine.js';
 import { harnessGate, migrate, occurrencesUnitOfWork, openHarnessOn } from '../src/store/index.js';
+import { IssuerRegistry } from '../src/store/missions-issuers.js';
 import { openSqliteEngine } from '../src/store/sqlite.js';
 import { setSource, sqlCeilings } from './missions-sets.js';
 import { newFrames, readWal } from './wal-frames.js';
@@ -67,6 +87,41 @@ const threadEngine = openSqliteEngine(join(dir, 'thread.db'), { writer: 'thread'
 await migrate(threadEngine);
 const threadHarness = openHarnessOn(threadEngine, harnessOptions);
 await threadHarness.registerMatrix();
+
+/**
+ * The server's pushed-SET path on each file (src/server/mission-consumer.ts `pushBatcher`): the
+ * issuer pinned, so the stream-liveness write after each batch updates its row as in `baton
+ * serve`, and the same path one SET per transaction as before the batcher, for the same-run A/B.
+ */
+async function pushPath(e: StoreEngine, h: MissionsService) {
+  const registry = new IssuerRegistry(e);
+  const pin: IssuerPin = {
+    format: ISSUER_PIN_FORMAT,
+    issuer: ISS,
+    jwks_uri: `${ISS}/jwks`,
+    endpoints: { status: `${ISS}/status` },
+    algorithms: ['ES256'],
+    client: { client_id: 'bench', auth_method: 'private_key_jwt', key_ref: 'env:BENCH_KEY', alg: 'ES256' },
+    audience: AUD,
+    bounds: { max_stale_seconds: 300 },
+    stream: { delivery: PUSH_DELIVERY },
+  };
+  const reg = {
+    pin,
+    pinDigest: issuerPinDigest(pin),
+    bearerDigest: bearerDigest(BEARER),
+    pollBearerRef: null,
+  };
+  await registry.register(reg, 'bench', clock.wallMs());
+  const batcher: SignalBatcher = pushBatcher({ harness: h, registry, clock }, ISS);
+  /** The server before the batcher: one harness transaction, then one liveness transaction, per SET. */
+  const each = async (s: VerifiedMissionSignal) => {
+    const applied = await h.applyVerifiedSignal(s);
+    await registry.touchStream(ISS, clock.wallMs());
+    return applied;
+  };
+  return { batcher, each };
+}
 const svc = new OccurrencesService({
   uow: occurrencesUnitOfWork(engine, harnessGate(harness)),
   domainKey: { kid: pair.kid, publicKey: publicKeyRaw(pair.publicKey).toString('base64url') },
@@ -84,6 +139,10 @@ await svc.configureDomain({
     maxInFlightPerDomain: many,
   },
 } as never);
+const paths = {
+  inline: await pushPath(engine, harness),
+  thread: await pushPath(threadEngine, threadHarness),
+};
 const profile = await svc.registerProfile(benchProfile());
 await svc.createAuthority({ id: 'bench', unit: 'EUR-cents', total: 1_000_000_000 });
 const executor = await svc.takeover({ lineage: 'bench-agent' });
@@ -214,62 +273,87 @@ async function pollOnce(sets: readonly string[]): Promise<number> {
   return perSecond(sets.length, start);
 }
 
-async function push(set: string, thread = false): Promise<void> {
+/** How a push is applied: the server's batcher, or (before it) a transaction of its own. */
+type PushWay = 'batched' | 'each';
+
+async function push(set: string, way: PushWay, thread = false): Promise<void> {
   const parsed = await parsePushedSet(
     { contentType: 'application/secevent+jwt', authorization: `Bearer ${BEARER}`, body: set },
     ctx,
   );
   if (!parsed.ok || parsed.set.kind !== 'lifecycle') throw new Error('bench SET refused');
   const signal = parsed.set.signal;
-  const applied = await (thread ? threadHarness : harness).applyVerifiedSignal(signal);
+  const path = thread ? paths.thread : paths.inline;
+  const applied = await (way === 'batched' ? path.batcher.apply(signal) : path.each(signal));
   if (applied.result !== 'applied') throw new Error(`bench SET ${applied.result}`);
 }
 
 /**
  * Where each SET way's time goes, summed over the rounds: process CPU (every thread: the main
- * one, the thread pool's verifications, the checkpoint thread), SETs, and the engine's physical
- * COMMITs (how many SETs share one fsync: a poll answer is one transaction, a push one each).
+ * one, the thread pool's verifications, the checkpoint thread), SETs, the engine's logical
+ * transactions (how many SETs share one: a poll answer is one, a batch of pushes one plus its
+ * liveness write, a push before the batcher two) and its physical COMMITs (how many SETs share an
+ * fsync through the engine's group commit).
  */
-const setCost = {
-  poll: { cpuMicros: 0, sets: 0, commits: 0 },
-  pushes: { cpuMicros: 0, sets: 0, commits: 0 },
-  threadPushes: { cpuMicros: 0, sets: 0, commits: 0 },
-  onePush: { cpuMicros: 0, sets: 0, commits: 0 },
-  raw: { cpuMicros: 0, sets: 0, commits: 0 },
+const SET_WAYS = ['poll', 'pushes', 'pushesEach', 'threadPushes', 'onePush', 'raw'] as const;
+interface SetCost {
+  cpuMicros: number;
+  sets: number;
+  transactions: number;
+  commits: number;
+  batches: number;
+}
+const setCost = Object.fromEntries(
+  SET_WAYS.map((w) => [w, { cpuMicros: 0, sets: 0, transactions: 0, commits: 0, batches: 0 }]),
+) as Record<(typeof SET_WAYS)[number], SetCost>;
+/** The batcher each batched way goes through (its batches: the SETs one harness transaction took). */
+const batcherOf: Partial<Record<keyof typeof setCost, SignalBatcher>> = {
+  pushes: paths.inline.batcher,
+  onePush: paths.inline.batcher,
+  threadPushes: paths.thread.batcher,
 };
 
 async function costed(way: keyof typeof setCost, sets: number, fn: () => Promise<number>): Promise<number> {
   const c = process.cpuUsage();
   const e = way === 'threadPushes' ? threadEngine : engine;
+  const batcher = batcherOf[way];
   const before = e.stats();
+  const batchesBefore = batcher?.stats.batches ?? 0;
   const rate = await fn();
   const used = process.cpuUsage(c);
   const after = e.stats();
   const t = setCost[way];
+  t.batches += (batcher?.stats.batches ?? 0) - batchesBefore;
   t.cpuMicros += used.user + used.system;
   t.sets += sets;
+  t.transactions += after.transactions - before.transactions;
   t.commits += after.commits - before.commits;
   return rate;
 }
 
 /** `lanes` concurrent pushers, each pushing its own Mission's SETs in version order. */
-async function pushesPerSecond(lanes: readonly (readonly string[])[], thread = false): Promise<number> {
+async function pushesPerSecond(
+  lanes: readonly (readonly string[])[],
+  way: PushWay,
+  thread = false,
+): Promise<number> {
   const count = lanes.reduce((a, l) => a + l.length, 0);
-  return costed(thread ? 'threadPushes' : 'pushes', count, async () => {
+  return costed(thread ? 'threadPushes' : way === 'each' ? 'pushesEach' : 'pushes', count, async () => {
     const start = performance.now();
     await Promise.all(
       lanes.map(async (lane) => {
-        for (const set of lane) await push(set, thread);
+        for (const set of lane) await push(set, way, thread);
       }),
     );
     return perSecond(count, start);
   });
 }
 
+/** The server's path for a lone push: the batcher, which starts it at once (a batch of one). */
 async function onePushAtATime(sets: readonly string[]): Promise<number> {
   return costed('onePush', sets.length, async () => {
     const start = performance.now();
-    for (const set of sets) await push(set);
+    for (const set of sets) await push(set, 'batched');
     return perSecond(sets.length, start);
   });
 }
@@ -320,6 +404,7 @@ type Side =
   | 'entryRatio'
   | 'poll'
   | 'pushes'
+  | 'pushesEach'
   | 'threadPushes'
   | 'onePush'
   | 'raw'
@@ -336,6 +421,7 @@ const m = Object.fromEntries(
       'entryRatio',
       'poll',
       'pushes',
+      'pushesEach',
       'threadPushes',
       'onePush',
       'raw',
@@ -413,6 +499,8 @@ async function runRounds(): Promise<void> {
     const polled = await batchOf(PER_ROUND, () => missionOf('poll'));
     const pushed = await batchOf(PER_ROUND, (i) => missionOf(`lane${i % PUSHES}`));
     const lanes = Array.from({ length: PUSHES }, (_, l) => pushed.filter((_, i) => i % PUSHES === l));
+    const eachPushed = await batchOf(PER_ROUND, (i) => missionOf(`each${i % PUSHES}`));
+    const eachLanes = Array.from({ length: PUSHES }, (_, l) => eachPushed.filter((_, i) => i % PUSHES === l));
     const threadPushed = await batchOf(PER_ROUND, (i) => missionOf(`thread${i % PUSHES}`));
     const threadLanes = Array.from({ length: PUSHES }, (_, l) =>
       threadPushed.filter((_, i) => i % PUSHES === l),
@@ -426,8 +514,9 @@ async function runRounds(): Promise<void> {
         m.entryRatio.push(ratio);
       },
       async () => void m.poll.push(await pollPerSecond(polled)),
-      async () => void m.pushes.push(await pushesPerSecond(lanes)),
-      async () => void m.threadPushes.push(await pushesPerSecond(threadLanes, true)),
+      async () => void m.pushes.push(await pushesPerSecond(lanes, 'batched')),
+      async () => void m.pushesEach.push(await pushesPerSecond(eachLanes, 'each')),
+      async () => void m.threadPushes.push(await pushesPerSecond(threadLanes, 'batched', true)),
       async () => void m.onePush.push(await onePushAtATime(single)),
       async () =>
         void m.raw.push(await costed('raw', polled.length, () => Promise.resolve(rawPerSecond(polled)))),
@@ -447,12 +536,14 @@ async function runRounds(): Promise<void> {
     report('gated entry', m.gated, m.ungated, 'ungated entry', 0.9, m.entryRatio),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.raw, 'raw ES256 verify', 0.5),
     report(`SET ${PUSHES} pushes`, m.pushes, m.raw, 'raw ES256 verify', 0.5),
+    report(`SET ${PUSHES} pushes`, m.pushes, m.pushesEach, `${PUSHES} pushes, a transaction each`, null),
+    report(`SET ${PUSHES} pushes, a tx each`, m.pushesEach, m.raw, 'raw ES256 verify', null),
     report(`SET ${PUSHES} pushes, writer thread`, m.threadPushes, m.raw, 'raw ES256 verify', 0.5),
     report(
       `SET ${PUSHES} pushes, writer thread`,
       m.threadPushes,
       m.pushes,
-      `${PUSHES} pushes, one transaction each`,
+      `${PUSHES} pushes, inline writer`,
       null,
     ),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.rawInFlight, 'raw ES256, 32 in flight', null),
@@ -471,14 +562,19 @@ async function runRounds(): Promise<void> {
   const cost = Object.fromEntries(
     Object.entries(setCost).map(([way, t]) => [
       way,
-      { cpuMicrosPerSet: t.cpuMicros / t.sets, setsPerCommit: t.commits === 0 ? null : t.sets / t.commits },
+      {
+        cpuMicrosPerSet: t.cpuMicros / t.sets,
+        setsPerTransaction: t.transactions === 0 ? null : t.sets / t.transactions,
+        setsPerBatch: t.batches === 0 ? null : t.sets / t.batches,
+        setsPerCommit: t.commits === 0 ? null : t.sets / t.commits,
+      },
     ]),
   );
   console.log(
     `SET ways, measured reason: CPU per SET ${Object.entries(cost)
       .map(
         ([w, c]) =>
-          `${w} ${Math.round(c.cpuMicrosPerSet)} us${c.setsPerCommit === null ? '' : ` (${c.setsPerCommit.toFixed(1)} SETs/COMMIT)`}`,
+          `${w} ${Math.round(c.cpuMicrosPerSet)} us${c.setsPerCommit === null ? '' : ` (${c.setsPerBatch === null ? '' : `${c.setsPerBatch.toFixed(1)} SETs/batch, `}${c.setsPerTransaction?.toFixed(1)} SETs/transaction, ${c.setsPerCommit.toFixed(1)} SETs/COMMIT)`}`,
       )
       .join(', ')}`,
   );

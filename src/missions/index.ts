@@ -12,3 +12,4 @@ export * from './cache-key.js';
 export * from './ports.js';
 export * from './inputs.js';
 export * from './service.js';
+export * from './signal-batcher.js';

@@ -700,16 +700,33 @@ export class MissionsService {
    */
   async applyVerifiedSignals(signals: readonly VerifiedMissionSignal[]): Promise<BatchedSignal[]> {
     if (signals.length === 0) return [];
+    return this.applyTakenSignals(() => signals);
+  }
+
+  /**
+   * `applyVerifiedSignals` of the SETs `take()` answers once the transaction has begun (one
+   * answer per SET, in that order), so that a batcher (SignalBatcher) hands over every SET that
+   * arrived while the engine gathered its group commit, not only those waiting when it asked.
+   * `take` must answer the same SETs each time it is called: the engine may run the transaction's
+   * function again, and if the transaction never began the SETs are taken to be applied alone.
+   */
+  async applyTakenSignals(take: () => readonly VerifiedMissionSignal[]): Promise<BatchedSignal[]> {
     try {
       return await this.#o.uow.run(async (repo, occ) => {
+        const taken = take();
+        // A lone SET (a push nobody joined) as `applyVerifiedSignal`: a batch buys it nothing.
+        const [only] = taken;
+        if (taken.length === 1 && only !== undefined)
+          return [{ ok: true, ...(await this.#signalInTx(repo, occ, only)) }];
         // Evidence in one write per chain at the end; each view read once (no step reads the log).
         const flush = repo.batch();
         const out: BatchedSignal[] = [];
-        for (const s of signals) out.push({ ok: true, ...(await this.#signalInTx(repo, occ, s)) });
+        for (const s of taken) out.push({ ok: true, ...(await this.#signalInTx(repo, occ, s)) });
         await flush();
         return out;
       });
     } catch (error) {
+      const signals = take();
       if (signals.length === 1) return [{ ok: false, error }];
       const out: BatchedSignal[] = [];
       for (const s of signals) {

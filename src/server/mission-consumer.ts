@@ -5,6 +5,8 @@
  * (nonce, private_key_jwt), the RFC 8935 push receiver and the RFC 8936 poll rounds. It applies
  * only what verified (C-A29) and only through the harness service, which commits the view, the
  * stop propagation and the Harness Evidence in one transaction; the answer follows the COMMIT.
+ * Pushed lifecycle SETs of one issuer that arrive together share that transaction (its signal
+ * batcher, issue 11 §8); each push is still answered, counted and gap-checked for itself.
  */
 import type { Clock } from '../core/clock.js';
 import { digestEquals } from '../core/digest.js';
@@ -16,6 +18,7 @@ import {
   parsePushedSet,
   remoteMissionKeys,
   SetPoller,
+  SignalBatcher,
   setJti,
   type FetchLike,
   type IssuerPin,
@@ -84,6 +87,7 @@ export class MissionConsumer {
   readonly #keys = new Map<string, MissionKeySource>();
   readonly #clients = new Map<string, MissionStatusClient>();
   readonly #pollers = new Map<string, SetPoller>();
+  readonly #batchers = new Map<string, SignalBatcher>();
 
   constructor(o: MissionConsumerOptions) {
     this.#o = o;
@@ -200,18 +204,32 @@ export class MissionConsumer {
     return { status: 202 };
   }
 
-  /** One verified SET, replay-checked and applied in one transaction; liveness recorded. */
+  /**
+   * One verified SET, replay-checked and applied, liveness recorded; answered after its COMMIT. A
+   * lifecycle SET goes through its issuer's batcher: pushes arriving while one transaction is in
+   * flight share the next one (issue 11 §8), each told its own answer or its own error.
+   */
   async #apply(pinned: RegisteredIssuer, set: VerifiedSet): Promise<SeenOutcome> {
-    const now = this.#o.clock.wallMs();
     if (set.kind === 'stream') {
       const { jti, digest } = setJti(set);
-      const seen = await this.registry.recordStreamSet(pinned.issuer, jti, digest, now);
+      const seen = await this.registry.recordStreamSet(pinned.issuer, jti, digest, this.#o.clock.wallMs());
       this.#o.metrics.countSet(seen === 'new' ? 'stream' : seen === 'same' ? 'duplicate' : 'invalid_request');
       return seen === 'new' ? 'new' : seen === 'same' ? 'duplicate' : 'conflict';
     }
-    const applied = await this.#o.harness.applyVerifiedSignal(set.signal);
-    await this.registry.touchStream(pinned.issuer, now);
+    const applied = await this.#batcher(pinned.issuer).apply(set.signal);
     return this.#counted(set.signal, applied.result, applied.gap);
+  }
+
+  #batcher(issuer: string): SignalBatcher {
+    let batcher = this.#batchers.get(issuer);
+    if (batcher === undefined) {
+      batcher = pushBatcher(
+        { harness: this.#o.harness, registry: this.registry, clock: this.#o.clock },
+        issuer,
+      );
+      this.#batchers.set(issuer, batcher);
+    }
+    return batcher;
   }
 
   /**
@@ -307,6 +325,26 @@ export class MissionConsumer {
     this.#o.onError?.(error, `poll ${issuer}`);
     return { issuer, applied: 0, duplicates: 0, refused: 0, error: code };
   }
+}
+
+/**
+ * The batcher of one issuer's pushed lifecycle SETs, as the server runs it (and the bench measures
+ * it): each batch in ONE `applyTakenSignals` transaction and, started beside it, the stream's
+ * liveness (A3.5: its SETs are verified) once for the batch; anyone of it is answered after both.
+ * The liveness write is its own short transaction, not folded into the batch's: it updates the
+ * issuer's one `msn_issuers` row, which inside the apply transaction would stay locked for the
+ * whole batch and so serialize every SET transaction of the issuer across servers on PostgreSQL;
+ * queued beside it, it shares the batch's COMMIT on SQLite (group commit). One batcher per issuer,
+ * so a batch's liveness is one row.
+ */
+export function pushBatcher(
+  o: { readonly harness: MissionsService; readonly registry: IssuerRegistry; readonly clock: Clock },
+  issuer: string,
+): SignalBatcher {
+  return new SignalBatcher({
+    applyTaken: (take) => o.harness.applyTakenSignals(take),
+    alongside: () => o.registry.touchStream(issuer, o.clock.wallMs()),
+  });
 }
 
 function expectation(pin: IssuerPin): {
