@@ -44,6 +44,18 @@ interface OpenState {
   readonly stripe: number | null;
 }
 
+/** A planned event as the log appends it, its assembled text kept where it has one. */
+function evidenceInput(e: PlannedEvent, at: number, actor: string): EvidenceInput {
+  return {
+    subject: e.subject,
+    type: e.type,
+    body: e.body,
+    at,
+    actor,
+    ...(e.text !== undefined && { text: e.text }),
+  };
+}
+
 export class OccurrencesRepositorySql extends OccurrencesReaderSql implements OccurrencesRepository {
   readonly #tx: Transaction;
   readonly #stripes: OpenStripes;
@@ -472,14 +484,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     const held = this.#heldRuns;
     if (held !== undefined) {
       for (const e of events) {
-        const input = {
-          subject: e.subject,
-          type: e.type,
-          body: e.body,
-          at,
-          actor,
-          ...(e.text !== undefined && { text: e.text }),
-        };
+        const input = evidenceInput(e, at, actor);
         const run = held.get(e.subject);
         if (run === undefined) held.set(e.subject, [input]);
         else run.push(input);
@@ -491,14 +496,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
       const run: EvidenceInput[] = [];
       for (; i < events.length && events[i]?.subject === subject; i++) {
         const e = events[i] as PlannedEvent;
-        run.push({
-          subject: e.subject,
-          type: e.type,
-          body: e.body,
-          at,
-          actor,
-          ...(e.text !== undefined && { text: e.text }),
-        });
+        run.push(evidenceInput(e, at, actor));
       }
       // Deferred where the engine can: the hashes are checked when the call has run, before COMMIT.
       if (this.#tx.deferrable === true) deferEvidenceRun(this.#tx, run);
