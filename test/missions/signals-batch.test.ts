@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import Fastify from 'fastify';
 import { exportJWK, generateKeyPair } from 'jose';
+import { faultyTransaction } from '../support/faulty-transaction.js';
 import { BatonError } from '../../src/core/errors.js';
 import { systemClock } from '../../src/core/clock.js';
 import { signJwsWithKey } from '../../src/core/jose.js';
@@ -45,18 +46,7 @@ async function types(h: MissionsService): Promise<string[]> {
 
 /** `engine` whose statements fail (BatonError `unavailable`) while `failing(sql, params)` says so. */
 function faulty(engine: StoreEngine, failing: (sql: string, params: readonly unknown[]) => boolean) {
-  const wrap = (tx: Transaction): Transaction => {
-    const check = (sql: string, params: readonly unknown[] = []) => {
-      if (failing(sql, params)) throw new BatonError('unavailable', 'INJECTED: the database went away');
-    };
-    return {
-      forUpdate: tx.forUpdate,
-      ...(tx.serverFunctions !== undefined && { serverFunctions: tx.serverFunctions }),
-      run: async (sql, params) => (check(sql, params), tx.run(sql, params)),
-      get: async (sql, params) => (check(sql, params), tx.get(sql, params)),
-      all: async (sql, params) => (check(sql, params), tx.all(sql, params)),
-    };
-  };
+  const wrap = (tx: Transaction): Transaction => faultyTransaction(tx, failing, 'the database went away');
   return {
     ...engine,
     kind: engine.kind,

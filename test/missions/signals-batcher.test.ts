@@ -10,6 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { faultyTransaction } from '../support/faulty-transaction.js';
 import { BatonError } from '../../src/core/errors.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
@@ -39,18 +40,7 @@ function wrapped(
   failing: (sql: string, params: readonly unknown[]) => boolean = () => false,
 ): { engine: StoreEngine; transactions: () => number } {
   let transactions = 0;
-  const wrap = (tx: Transaction): Transaction => {
-    const check = (sql: string, params: readonly unknown[] = []) => {
-      if (failing(sql, params)) throw new BatonError('unavailable', 'INJECTED: the statement failed');
-    };
-    return {
-      forUpdate: tx.forUpdate,
-      ...(tx.serverFunctions !== undefined && { serverFunctions: tx.serverFunctions }),
-      run: async (sql, params) => (check(sql, params), tx.run(sql, params)),
-      get: async (sql, params) => (check(sql, params), tx.get(sql, params)),
-      all: async (sql, params) => (check(sql, params), tx.all(sql, params)),
-    };
-  };
+  const wrap = (tx: Transaction): Transaction => faultyTransaction(tx, failing, 'the statement failed');
   const counted = {
     ...engine,
     kind: engine.kind,
