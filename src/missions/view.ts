@@ -170,21 +170,32 @@ export function assess(
       freshUntil: null,
     };
   }
-  const base = {
-    state: reportedState(view.state),
-    stateSource: view.stateSource ?? 'harness',
-    checkedAt: view.checkedAt,
-  };
   const until = freshUntilFor(view, b, c);
-  if (!isActive(view.state)) {
-    return {
-      ...base,
-      verdict: 'non_active',
-      row: rowOf(view.state),
-      // A2.8: superseded ⇒ suppress and require a successor binding before requeue (A7#24).
-      reason: view.state === 'superseded' ? 'successor_binding_required' : 'mission_not_active',
-      freshUntil: until,
-    };
+  const { verdict, row, reason, expired } = verdictOf(view.state, view, bindingAuthorityHash, now, until);
+  // One literal of one shape for every answer: object spreads here missed V8's inline caches on
+  // every entry and cost more than the rest of the assessment (issue 11 §8).
+  return {
+    verdict,
+    row,
+    state: expired ? 'expired' : reportedState(view.state),
+    stateSource: view.stateSource ?? 'harness',
+    reason,
+    checkedAt: view.checkedAt,
+    freshUntil: until,
+  };
+}
+
+function verdictOf(
+  state: string,
+  view: AssessedView,
+  bindingAuthorityHash: string | undefined,
+  now: number,
+  until: number | null,
+): Pick<Assessment, 'verdict' | 'row' | 'reason'> & { expired: boolean } {
+  if (!isActive(state)) {
+    // A2.8: superseded ⇒ suppress and require a successor binding before requeue (A7#24).
+    const reason = state === 'superseded' ? 'successor_binding_required' : 'mission_not_active';
+    return { verdict: 'non_active', row: rowOf(state), reason, expired: false };
   }
   // A3.2 step 7: a known binding hash that differs is not active for that binding.
   if (
@@ -192,26 +203,13 @@ export function assess(
     view.authorityHash !== null &&
     view.authorityHash !== bindingAuthorityHash
   ) {
-    return {
-      ...base,
-      verdict: 'non_active',
-      row: 'other',
-      reason: 'authority_hash_mismatch',
-      freshUntil: until,
-    };
+    return { verdict: 'non_active', row: 'other', reason: 'authority_hash_mismatch', expired: false };
   }
   if (view.missionExpiry !== null && view.missionExpiry <= now) {
-    return {
-      ...base,
-      state: 'expired',
-      verdict: 'non_active',
-      row: 'expired',
-      reason: 'mission_not_active',
-      freshUntil: until,
-    };
+    return { verdict: 'non_active', row: 'expired', reason: 'mission_not_active', expired: true };
   }
   if (until === null || now > until) {
-    return { ...base, verdict: 'stale', row: 'stale', reason: 'mission_state_stale', freshUntil: until };
+    return { verdict: 'stale', row: 'stale', reason: 'mission_state_stale', expired: false };
   }
-  return { ...base, verdict: 'active', row: undefined, reason: 'mission_active', freshUntil: until };
+  return { verdict: 'active', row: undefined, reason: 'mission_active', expired: false };
 }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatonError } from '../../src/core/errors.js';
-import { canonicalBytes, canonicalize } from '../../src/core/jcs.js';
+import { canonicalBytes, canonicalize, jcsString } from '../../src/core/jcs.js';
 import { parseStrictJson } from '../../src/core/json.js';
 import { vectorsDir } from '../support/paths.js';
 
@@ -88,4 +88,34 @@ test('values with no JCS form raise jcs_unsupported_value', (t) => {
   bare['a'] = [true, null, 'x'];
   assert.equal(canonicalize(bare), '{"a":[true,null,"x"],"b":1}');
   t.diagnostic(`checked ${unsupported.length} unsupported values`);
+});
+
+test('jcsString is canonicalize of the string: every ASCII character, escapes, non-ASCII and pairs', (t) => {
+  // Its fast path writes printable ASCII without JSON.stringify: hold both paths to the library.
+  const samples: string[] = ['', 'plain id_09-~', 'a"b', 'back\\slash', 'tab\there', '\u007f', 'é', '😀'];
+  for (let c = 0; c < 128; c++) samples.push(String.fromCharCode(c), `x${String.fromCharCode(c)}y`);
+  let seed = 7;
+  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  for (let i = 0; i < 2000; i++) {
+    const length = next() % 12;
+    let text = '';
+    // Mostly printable ASCII (the fast path), sometimes control, non-ASCII or paired surrogates.
+    for (let j = 0; j < length; j++) {
+      const r = next() % 20;
+      text +=
+        r === 0
+          ? String.fromCharCode(next() % 32)
+          : r === 1
+            ? '\u00e9\u{1f600}'
+            : String.fromCharCode(32 + (next() % 95));
+    }
+    samples.push(text);
+  }
+  for (const s of samples) assert.equal(jcsString(s, '$.s'), canonicalize(s), JSON.stringify(s));
+  for (const lone of ['\ud800', 'a\udfffb'])
+    assert.throws(
+      () => jcsString(lone, '$.s'),
+      (e) => e instanceof BatonError && e.code === 'jcs_unsupported_value' && e.details?.['path'] === '$.s',
+    );
+  t.diagnostic(`compared ${samples.length} strings`);
 });
