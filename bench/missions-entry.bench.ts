@@ -165,7 +165,8 @@ await harness.applyVerifiedStatus({
 });
 
 let n = 0;
-async function reserved(governed: boolean): Promise<string> {
+type Executor = typeof executor;
+async function reserved(governed: boolean, exec: Executor = executor): Promise<string> {
   const key = `k-${++n}`;
   let workItemId: string | undefined;
   if (governed) {
@@ -173,18 +174,18 @@ async function reserved(governed: boolean): Promise<string> {
       {
         kind: 'queue_item',
         action_class: 'consequential_write',
-        lineage: 'bench-agent',
+        lineage: exec.lineage,
         mission_binding: { mission_id: MISSION, mission_origin: ISS, stop_policy: 'baton-default@1' },
         idempotency_key: key,
       },
       'executor',
     );
-    await harness.dispatch(item.id, 'executor', executor.generation);
+    await harness.dispatch(item.id, 'executor', exec.generation);
     workItemId = item.id;
   }
   const r = request(n);
   const { occurrence } = await svc.create({
-    credential: executor.credential,
+    credential: exec.credential,
     creationKey: key,
     provider: { profileId: profile.id, profileVersion: profile.version },
     request: r,
@@ -437,22 +438,28 @@ const m = Object.fromEntries(
 /**
  * One side's entries under callgrind: 300 warm-up entries of each side, then callgrind_control
  * switches instrumentation on for 100 entries of `side` only and dumps; the count divided by
- * 100 is printed (the first part of the dump is what was counted).
+ * 100 is printed (the first part of the dump is what was counted). Each of the 100 is the one
+ * reservation of a lineage of its own, as in the timed rounds (reserve, then enter): 100 pending
+ * in one lineage made every entry's open count scan them, ~0.4 M instructions on both sides.
  */
 async function instructionsPerEntry(side: 'gated' | 'ungated'): Promise<void> {
   const { execFileSync } = await import('node:child_process');
   const { readdirSync, readFileSync } = await import('node:fs');
-  const enter = (id: string) => svc.enter({ credential: executor.credential, occurrenceId: id });
+  const enter = (id: string, exec: Executor = executor) =>
+    svc.enter({ credential: exec.credential, occurrenceId: id });
   for (let i = 0; i < 300; i++) {
     await enter(await reserved(true));
     await enter(await reserved(false));
   }
-  const ids: string[] = [];
-  for (let i = 0; i < 100; i++) ids.push(await reserved(side === 'gated'));
+  const entries: { id: string; exec: Executor }[] = [];
+  for (let i = 0; i < 100; i++) {
+    const exec = await svc.takeover({ lineage: `bench-callgrind-${i}` });
+    entries.push({ id: await reserved(side === 'gated', exec), exec });
+  }
   const ctl = (...a: string[]) =>
     execFileSync('callgrind_control', [...a, String(process.pid)], { stdio: 'ignore' });
   ctl('-i', 'on');
-  for (const id of ids) await enter(id);
+  for (const { id, exec } of entries) await enter(id, exec);
   ctl('-i', 'off');
   ctl('-d', side);
   const dump = readdirSync('.').find((f) => f === `callgrind.out.${process.pid}.1`);
@@ -465,11 +472,18 @@ async function instructionsPerEntry(side: 'gated' | 'ungated'): Promise<void> {
   // a quarter of the count, and not the same on both sides): printed apart, so the comparison can
   // be made on the entries' own instructions too.
   const annotated = execFileSync('callgrind_annotate', ['--inclusive=yes', dump], { encoding: 'utf8' });
-  const jit = /^\s*([\d,]+) \([^)]*\)\s+\S*Compiler::CompileOptimized\(/m.exec(annotated);
+  // The garbage collector's scavenges land in the window by chance (±10 k per entry between
+  // runs): printed apart too.
+  const inclusive = (fn: string): number => {
+    const m = new RegExp(`^\\s*([\\d,]+) \\([^)]*\\)\\s+\\S*${fn}\\(`, 'm').exec(annotated);
+    return m === null ? 0 : Number(m[1]!.replaceAll(',', ''));
+  };
   const all = Number(totals[1]);
-  const compiled = jit === null ? 0 : Number(jit[1]!.replaceAll(',', ''));
+  const compiled = inclusive('Compiler::CompileOptimized');
+  const collected = inclusive('Heap::CollectGarbage');
+  const per = (x: number): number => Math.round(x / 100);
   console.log(
-    `${side} entry: ${Math.round(all / 100)} instructions per entry, of which V8's optimizing compiler ${Math.round(compiled / 100)} (without it ${Math.round((all - compiled) / 100)})`,
+    `${side} entry: ${per(all)} instructions per entry, of which V8's optimizing compiler ${per(compiled)} and its garbage collector ${per(collected)} (without them ${per(all - compiled - collected)})`,
   );
 }
 
