@@ -133,16 +133,30 @@ export function missionCheckedText(
   a: Assessment | undefined,
   decision: string,
 ): string {
-  const m = missionOf(item);
-  const hash =
-    m.authority_hash === undefined
-      ? ''
-      : `"authority_hash":${jcsString(m.authority_hash, '$.mission.authority_hash')},`;
-  const mission = `{${hash}"id":${jcsString(m.id, '$.mission.id')},"origin":${jcsString(m.origin, '$.mission.origin')}}`;
   const f = freshness(a);
   const fresh =
     f === null
       ? 'null'
       : `{"checked_at":${jcsString(f.checked_at, '$.freshness.checked_at')},"expires_at":${jcsString(f.expires_at, '$.freshness.expires_at')}}`;
-  return `{"action_class":${jcsString(item.actionClass, '$.action_class')},"decision":${jcsString(decision, '$.decision')},"freshness":${fresh},"mission":${mission},"state":${jcsString(reportedState(a?.state), '$.state')},"state_source":${jcsString(a?.stateSource ?? 'harness', '$.state_source')},"work_item":${jcsString(item.id, '$.work_item')}}`;
+  return `{"action_class":${jcsString(item.actionClass, '$.action_class')},"decision":${jcsString(decision, '$.decision')},"freshness":${fresh},"mission":${missionText(item)},"state":${jcsString(reportedState(a?.state), '$.state')},"state_source":${jcsString(a?.stateSource ?? 'harness', '$.state_source')},"work_item":${jcsString(item.id, '$.work_item')}}`;
+}
+
+/**
+ * The `mission` member's JCS text, kept per binding object: the store hands every entry of a
+ * Mission's items the same frozen binding (missions-entry-facts.ts), so its text is assembled
+ * once, not per entry. A WeakMap: a binding no longer used takes its text with it.
+ */
+const missionTexts = new WeakMap<object, string>();
+
+function missionText(item: Pick<WorkItemRecord, 'binding'>): string {
+  const cached = item.binding === null ? undefined : missionTexts.get(item.binding);
+  if (cached !== undefined) return cached;
+  const m = missionOf(item);
+  const hash =
+    m.authority_hash === undefined
+      ? ''
+      : `"authority_hash":${jcsString(m.authority_hash, '$.mission.authority_hash')},`;
+  const text = `{${hash}"id":${jcsString(m.id, '$.mission.id')},"origin":${jcsString(m.origin, '$.mission.origin')}}`;
+  if (item.binding !== null && Object.isFrozen(item.binding)) missionTexts.set(item.binding, text);
+  return text;
 }

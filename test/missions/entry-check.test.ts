@@ -168,6 +168,16 @@ test("issue 11 §8 the continue body's assembled JCS text is canonicalize of the
         () => true,
       );
       if (withText !== undefined) assert.equal(withText.text, canonicalize(withText.body));
+      // A frozen binding's mission text is kept and reused: two items sharing it, each right.
+      const shared = Object.freeze({ ...bound.binding! });
+      for (const sharing of [
+        item({ ...bound, binding: shared }),
+        item({ ...bound, id: `${bound.id}2`, binding: shared }),
+      ])
+        assert.equal(
+          missionCheckedText(sharing, a, 'continue'),
+          canonicalize(missionChecked(sharing, a, 'continue')),
+        );
     }),
     { numRuns: 3000 },
   );
