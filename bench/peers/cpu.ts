@@ -75,7 +75,8 @@ async function tableWrites(dbUrl: string | undefined): Promise<TableWrites> {
     const r = await c.query<{ relname: string; ins: string; upd: string; hot: string }>(
       'SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables',
     );
-    for (const x of r.rows) out.set(x.relname, { ins: Number(x.ins), upd: Number(x.upd), hot: Number(x.hot) });
+    for (const x of r.rows)
+      out.set(x.relname, { ins: Number(x.ins), upd: Number(x.upd), hot: Number(x.hot) });
   });
   return out;
 }
