@@ -12,6 +12,7 @@
  * own guard would hold on the row as the INSERT writes it (its version; a provider reference only
  * from NULL); anything else sends the UPDATE as before, which then meets what it always met.
  */
+import { BatonError } from '../core/errors.js';
 import type { DeferredWrite, SqlValue, Transaction } from './engine.js';
 import { OCCURRENCE_COLUMNS } from './occurrences-rows.js';
 
@@ -48,7 +49,7 @@ export class PendingInserts {
 
   /** Defer the occurrence INSERT (the transaction defers: `tx.deferrable`), kept amendable. */
   defer(tx: Transaction, id: string, sql: string, params: readonly SqlValue[]): void {
-    if (tx.defer === undefined) throw new TypeError('defer() on a transaction without it');
+    if (tx.defer === undefined) throw new BatonError('internal', 'defer() on a transaction without it');
     this.#pending.set(id, { write: tx.defer(sql, params, { expect: 1 }), params: [...params] });
   }
 
