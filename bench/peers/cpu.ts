@@ -5,7 +5,9 @@
  * by the jobs (user + system), the CPU of the system's own PostgreSQL backends per job (those
  * serving its database, from /proc), and the pg queries each job made (every `query` a pg client
  * of this process sent; BEGIN and COMMIT counted as they travel, pipelined or not). Throughput is
- * printed but, on a shared machine, only the CPU and query figures mean anything.
+ * printed but, on a shared machine, only the CPU and query figures mean anything. Under each line:
+ * the rows each job inserted and updated per table of that database, and the share of updates
+ * that were HOT (no index entry written; pg_stat_user_tables).
  *
  *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-sqlite,folded-pg,dbos  PEER_CPU_JOBS=1500
  *   PEER_CPU_CONCURRENCY=1,16; BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
@@ -59,15 +61,57 @@ async function backendsCpuMs(admin: string | undefined, db: string | undefined):
   return pids.reduce((sum, pid) => sum + childCpuMs(pid), 0);
 }
 
+/**
+ * Row writes per job in database `db` since `before` (pg_stat_user_tables, read from that database
+ * after its backends flushed their counts): inserts, updates and how many of those were HOT (no
+ * index entry written), per table — the index work behind the backends' CPU.
+ */
+type TableWrites = Map<string, { ins: number; upd: number; hot: number }>;
+async function tableWrites(dbUrl: string | undefined): Promise<TableWrites> {
+  const out: TableWrites = new Map();
+  if (dbUrl === undefined) return out;
+  await new Promise((r) => setTimeout(r, 1500)); // idle backends flush their stats after ~1 s
+  await withClient(dbUrl, async (c) => {
+    const r = await c.query<{ relname: string; ins: string; upd: string; hot: string }>(
+      'SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables',
+    );
+    for (const x of r.rows)
+      out.set(x.relname, { ins: Number(x.ins), upd: Number(x.upd), hot: Number(x.hot) });
+  });
+  return out;
+}
+
+function writesLine(before: TableWrites, after: TableWrites, jobs: number): string {
+  const parts: string[] = [];
+  for (const [name, a] of after) {
+    const b = before.get(name) ?? { ins: 0, upd: 0, hot: 0 };
+    const ins = (a.ins - b.ins) / jobs;
+    const upd = (a.upd - b.upd) / jobs;
+    const hot = a.hot - b.hot;
+    if (ins + upd < 0.05) continue;
+    const ratio = a.upd > b.upd ? ` (${((100 * hot) / (a.upd - b.upd)).toFixed(0)}% HOT)` : '';
+    parts.push(`${name} ins ${ins.toFixed(1)} upd ${upd.toFixed(1)}${ratio}`);
+  }
+  return `    rows per job: ${parts.join('; ')}`;
+}
+
 let seq = 0;
 /** `db`: the system's database, whose backends' CPU is counted too (NaN: none). */
-async function measure(s: System, c: number, jobs: number, admin?: string, db?: string): Promise<string> {
+async function measure(
+  s: System,
+  c: number,
+  jobs: number,
+  admin?: string,
+  db?: string,
+  dbUrl?: string,
+): Promise<string> {
   // Warm-up, at the concurrency measured: every pooled connection (and backend) exists after it.
   await Promise.all(
     Array.from({ length: c }, async (_, w) => {
       for (let i = 0; i < Math.ceil(200 / c); i++) await s.job(w, ++seq);
     }),
   );
+  const writes0 = await tableWrites(dbUrl);
   const backends0 = await backendsCpuMs(admin, db);
   const child0 = s.childCpuMs?.() ?? Number.NaN;
   const usage0 = process.cpuUsage();
@@ -89,11 +133,12 @@ async function measure(s: System, c: number, jobs: number, admin?: string, db?: 
   const trips = (roundTrips - trips0) / jobs;
   const backends = ((await backendsCpuMs(admin, db)) - backends0) / jobs;
   const child = ((s.childCpuMs?.() ?? Number.NaN) - child0) / jobs;
+  const writes = dbUrl === undefined ? '' : `\n${writesLine(writes0, await tableWrites(dbUrl), jobs)}`;
   const split = `user ${(usage.user / 1000 / jobs).toFixed(2)} + system ${(usage.system / 1000 / jobs).toFixed(2)}`;
   const server =
     (Number.isFinite(backends) ? `, its PostgreSQL backends ${backends.toFixed(2)} ms/job` : '') +
     (Number.isFinite(child) ? `, its server process ${child.toFixed(2)} ms/job` : '');
-  return `  ${s.name.padEnd(30)} c=${String(c).padStart(2)}  CPU ${cpu.toFixed(2)} ms/job (${split})${server}  pg queries ${trips.toFixed(1)}/job  (${((jobs * 1000) / ms).toFixed(0)} jobs/s, distorted by load)`;
+  return `  ${s.name.padEnd(30)} c=${String(c).padStart(2)}  CPU ${cpu.toFixed(2)} ms/job (${split})${server}  pg queries ${trips.toFixed(1)}/job  (${((jobs * 1000) / ms).toFixed(0)} jobs/s, distorted by load)${writes}`;
 }
 
 async function main(): Promise<void> {
@@ -106,11 +151,13 @@ async function main(): Promise<void> {
   const url = await reachablePostgres('peer cpu');
   const dbs: BenchDatabase[] = [];
   let current: string | undefined;
+  let currentUrl: string | undefined;
   const db = async (label: string): Promise<string> => {
     if (url === undefined) throw new Error('no PostgreSQL');
     const d = await benchDatabase(url, label);
     dbs.push(d);
     current = new URL(d.url).pathname.slice(1);
+    currentUrl = d.url;
     return d.url;
   };
   const makers: Record<string, () => Promise<System>> = {
@@ -154,10 +201,11 @@ async function main(): Promise<void> {
     const make = makers[key];
     if (make === undefined) throw new Error(`unknown system ${key} (${Object.keys(makers).join(', ')})`);
     current = undefined;
+    currentUrl = undefined;
     const s = await make();
     try {
       for (const c of CONCURRENCY)
-        console.log(await measure(s, c, c === 1 ? Math.ceil(JOBS / 3) : JOBS, url, current));
+        console.log(await measure(s, c, c === 1 ? Math.ceil(JOBS / 3) : JOBS, url, current, currentUrl));
     } finally {
       await s.close();
     }

@@ -59,7 +59,16 @@ export interface Transaction extends SqlExecutor {
    * as it always has. `options.rows` receives a SELECT's rows when it has run; what it throws
    * fails the transaction.
    */
-  defer?(sql: string, params: readonly SqlValue[], options: DeferOptions): void;
+  defer?(sql: string, params: readonly SqlValue[], options: DeferOptions): DeferredWrite;
+}
+
+/**
+ * A deferred statement while it waits: the same text, the same guard and expected count, other
+ * parameters (docs/store.md "One row version per transition"). `amend` answers false, changing
+ * nothing, once the statement has left (the caller then sends its own statement as before).
+ */
+export interface DeferredWrite {
+  amend(params: readonly SqlValue[]): boolean;
 }
 
 export interface DeferOptions {

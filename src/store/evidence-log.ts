@@ -10,7 +10,7 @@ import { BatonError } from '../core/errors.js';
 import { canonicalize, jcsString } from '../core/jcs.js';
 import { digestBytes, type Sha256Digest } from '../core/digest.js';
 import type { JsonValue } from '../core/json.js';
-import { deferred, type SqlExecutor, type Transaction } from './engine.js';
+import { deferred, type DeferredWrite, type SqlExecutor, type Transaction } from './engine.js';
 import { unstorableText } from './errors.js';
 
 export interface EvidenceInput {
@@ -388,9 +388,51 @@ function deferKnown(
     prev = hash;
     return event;
   });
-  if (!deferred(tx, APPEND_KNOWN_SQL, [subject, JSON.stringify(events), head.hash, head.count]))
-    throw new BatonError('internal', 'deferEvidenceRun on a transaction that cannot defer');
+  if (!joinsWaitingRun(tx, subject, head, events)) {
+    if (tx.deferrable !== true || tx.defer === undefined)
+      throw new BatonError('internal', 'deferEvidenceRun on a transaction that cannot defer');
+    const params = [subject, JSON.stringify(events), head.hash, head.count];
+    const write = tx.defer(APPEND_KNOWN_SQL, params, {});
+    waitingRunsOf(tx).set(subject, { write, head, events });
+  }
   knownHeads.get(tx)?.set(subject, { hash: prev, count: head.count + run.length });
+}
+
+/** A deferred `baton_append_known` not sent yet: the head it starts from and its chained events. */
+interface WaitingRun {
+  readonly write: DeferredWrite;
+  readonly head: Head;
+  events: unknown[][];
+}
+
+const waitingRuns = new WeakMap<Transaction, Map<string, WaitingRun>>();
+
+function waitingRunsOf(tx: Transaction): Map<string, WaitingRun> {
+  let waiting = waitingRuns.get(tx);
+  if (waiting === undefined) waitingRuns.set(tx, (waiting = new Map<string, WaitingRun>()));
+  return waiting;
+}
+
+/**
+ * One append per chain per call (docs/store.md "One row version per transition"): a run that
+ * continues the chain's run still waiting in this transaction's deferred call (the head it starts
+ * from is where that run ends) joins it — one INSERT of both runs' events at the same positions,
+ * with the same hashes, and one head write, to the same final head — instead of a second call.
+ * False when there is no such run or it has left: the caller defers its own.
+ */
+function joinsWaitingRun(tx: Transaction, subject: string, head: Head, events: unknown[][]): boolean {
+  const waiting = waitingRuns.get(tx)?.get(subject);
+  if (waiting === undefined) return false;
+  const last = waiting.events[waiting.events.length - 1];
+  const continues = waiting.head.count + waiting.events.length === head.count && last?.[5] === head.hash;
+  const joined = [...waiting.events, ...events];
+  const params = [subject, JSON.stringify(joined), waiting.head.hash, waiting.head.count];
+  if (!continues || !waiting.write.amend(params)) {
+    waitingRuns.get(tx)?.delete(subject);
+    return false;
+  }
+  waiting.events = joined;
+  return true;
 }
 
 /**

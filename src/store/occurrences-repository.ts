@@ -33,6 +33,7 @@ import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js
 import { asStored, Held, type RawCounts } from './occurrences-held.js';
 import * as pf from './occurrences-prefetch.js';
 import * as rows from './occurrences-rows.js';
+import { PendingInserts } from './occurrences-fold.js';
 
 const { jcs, num } = rows;
 const OCC_COLS = rows.OCCURRENCE_COLUMNS.join(', ');
@@ -74,6 +75,8 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   /** Occurrences this transaction inserted, and those it linked to a work item (a gate row). */
   readonly #inserted = new Set<string>();
   readonly #linked = new Set<string>();
+  /** Deferred occurrence INSERTs a later UPDATE may still be written into (occurrences-fold.ts). */
+  readonly #pendingInserts = new PendingInserts();
   /**
    * With `holdEvidence` (the unit of work's repository, which calls `flushEvidence` when the
    * command is done): the events appended so far, one run per subject in order, written together
@@ -335,7 +338,8 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     const params = [...rows.occurrenceValues(o), requestJcs ?? jcs(request), stripe];
     // Deferred, a taken binding, native key or identifier re-runs the transaction statement by
     // statement, which answers it below as ever (engine.ts `defer`).
-    if (!deferred(this.#tx, sql, params, { expect: 1 })) {
+    if (this.#tx.deferrable === true) this.#pendingInserts.defer(this.#tx, o.id, sql, params);
+    else {
       const { changes } = await this.#tx.run(sql, params);
       // Refused (the service then throws, which rolls the stripe claim back with everything else).
       if (changes !== 1) {
@@ -401,32 +405,34 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     const from = this.#open.get(o.id)?.phase;
     const stripe = await this.#recount(o);
     this.#open.set(o.id, { phase: o.phase, stripe });
-    // Only the mutable state is written; the provider reference only from NULL (write-once).
-    await this.#changedOne(
-      `UPDATE aoc_occurrences SET phase = ?, outcome = ?, effect = ?, conflict = ?, entered_at = ?,
+    // Only the mutable state is written (UPDATED_COLUMNS' order); the provider reference only
+    // from NULL (write-once).
+    const values = [
+      o.phase,
+      o.outcome,
+      o.effect,
+      o.conflict ? 1 : 0,
+      o.enteredAt,
+      o.enteredGeneration,
+      o.releasedAt,
+      o.resolvedAt,
+      jcs(o.linkedIds),
+      o.provider.providerReference,
+      o.updatedAt,
+      o.version,
+      stripe,
+    ];
+    const ref = o.provider.providerReference;
+    // A row this transaction's waiting INSERT writes takes these values there: one row version.
+    if (!this.#pendingInserts.fold(o.id, previousVersion, values, ref))
+      await this.#changedOne(
+        `UPDATE aoc_occurrences SET phase = ?, outcome = ?, effect = ?, conflict = ?, entered_at = ?,
          entered_generation = ?, released_at = ?, resolved_at = ?, linked_ids = ?, provider_reference = ?,
          updated_at = ?, version = ?, open_stripe = ?
        WHERE id = ? AND version = ? AND (provider_reference IS NULL OR provider_reference = ?)`,
-      [
-        o.phase,
-        o.outcome,
-        o.effect,
-        o.conflict ? 1 : 0,
-        o.enteredAt,
-        o.enteredGeneration,
-        o.releasedAt,
-        o.resolvedAt,
-        jcs(o.linkedIds),
-        o.provider.providerReference,
-        o.updatedAt,
-        o.version,
-        stripe,
-        o.id,
-        previousVersion,
-        o.provider.providerReference,
-      ],
-      'occurrence',
-    );
+        [...values, o.id, previousVersion, ref],
+        'occurrence',
+      );
     this.#held.occurrences.set(o.id, asStored(o));
     this.#held.moved(o.lineage, from, o.phase);
   }

@@ -21,7 +21,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { BatonError, isBatonError } from '../core/errors.js';
-import type { DeferOptions, RunResult, SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
+import type {
+  DeferOptions,
+  DeferredWrite,
+  RunResult,
+  SqlExecutor,
+  SqlValue,
+  StoreEngine,
+  Transaction,
+} from './engine.js';
 import { mapDriverError, unstorableText } from './errors.js';
 import { NestingGuard, nestingCheckFromEnv } from './nesting-guard.js';
 import {
@@ -258,13 +266,25 @@ class PgExecutor implements Transaction {
     }
   }
 
-  defer(sql: string, params: readonly SqlValue[], options: DeferOptions): void {
+  defer(sql: string, params: readonly SqlValue[], options: DeferOptions): DeferredWrite {
     if (!this.deferrable)
       throw new BatonError('internal', 'defer() on a transaction that sends each statement');
     this.#usable();
     const refused = unstorableText(params);
     if (refused !== undefined) throw refused; // before anything is queued: the transaction stays usable
-    this.#deferred.push({ sql, params: [...params], options });
+    let item: DeferredStatement = { sql, params: [...params], options };
+    this.#deferred.push(item);
+    return {
+      amend: (next) => {
+        const at = this.#deferred.indexOf(item);
+        if (at < 0) return false; // it has left (or the transaction failed): nothing to amend
+        const bad = unstorableText(next);
+        if (bad !== undefined) throw bad;
+        item = { sql, params: [...next], options };
+        this.#deferred[at] = item;
+        return true;
+      },
+    };
   }
 
   /** Send what is deferred (before COMMIT): one `baton_batch` call, or nothing. */

@@ -62,6 +62,22 @@ if (db !== undefined) {
     assert.deepEqual(after, [{ id: 1 }, { id: 2 }]);
   });
 
+  test('[postgres] an amended deferred statement runs with its new parameters; once it left, amend refuses', async (t) => {
+    const engine = await migrated(t);
+    const refused = await engine.transaction(async (tx) => {
+      assert.ok(tx.defer !== undefined);
+      const write = tx.defer('INSERT INTO t (id, v) VALUES (?, ?)', [2, 'first'], { expect: 1 });
+      assert.equal(write.amend([2, 'amended']), true);
+      await tx.all('SELECT id FROM t'); // carries the deferred INSERT: it has left
+      return write.amend([2, 'too late']);
+    });
+    assert.equal(refused, false);
+    assert.deepEqual(await engine.read((r) => r.all('SELECT id, v FROM t ORDER BY id')), [
+      { id: 1, v: 'a' },
+      { id: 2, v: 'amended' },
+    ]);
+  });
+
   test('[postgres] what is still deferred when the function ends is sent before COMMIT', async (t) => {
     const engine = await migrated(t);
     await engine.transaction((tx) => Promise.resolve(defer(tx, "UPDATE t SET v = 'b' WHERE id = ?", [1], 1)));

@@ -12,7 +12,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
 import { OccurrencesService } from '../../src/occurrences/index.js';
 import type { DeferOptions, SqlValue, StoreEngine, Transaction } from '../../src/store/engine.js';
-import { migrate, occurrencesUnitOfWork } from '../../src/store/index.js';
+import { migrate, occurrencesUnitOfWork, verifyEvidence } from '../../src/store/index.js';
 import { STATIC_STATEMENTS } from '../../src/store/migrations/022_static_transition_writes.js';
 import { encodeBatch } from '../../src/store/postgres-batch.js';
 import { createInput, domainConfig, observation, paymentsProfile, T0 } from '../occurrences/helpers.js';
@@ -64,7 +64,7 @@ if (db !== undefined) {
   const e = postgresUnderTest(db, 'postgres');
 
   /** `engine`, recording the text of every statement its write transactions defer. */
-  function recording(engine: StoreEngine, texts: Set<string>): StoreEngine {
+  function recording(engine: StoreEngine, texts: Set<string>, sent?: string[]): StoreEngine {
     const wrap = (tx: Transaction): Transaction => {
       const defer = tx.defer?.bind(tx);
       return Object.assign(Object.create(tx) as Transaction, {
@@ -74,7 +74,8 @@ if (db !== undefined) {
         ...(defer !== undefined && {
           defer: (sql: string, params: readonly SqlValue[], options: DeferOptions) => {
             texts.add(sql);
-            defer(sql, params, options);
+            sent?.push(sql);
+            return defer(sql, params, options);
           },
         }),
       });
@@ -86,12 +87,18 @@ if (db !== undefined) {
     });
   }
 
-  async function service(t: TestContext, texts: Set<string>): Promise<OccurrencesService> {
+  async function service(
+    t: TestContext,
+    texts: Set<string>,
+    sent?: string[],
+    opened?: (engine: StoreEngine) => void,
+  ): Promise<OccurrencesService> {
     const store = await e.open(t);
     await migrate(store.engine);
+    opened?.(store.engine);
     const pair = generateEd25519KeyPair();
     const domainKey = { kid: pair.kid, publicKey: publicKeyRaw(pair.publicKey).toString('base64url') };
-    const uow = occurrencesUnitOfWork(recording(store.engine, texts));
+    const uow = occurrencesUnitOfWork(recording(store.engine, texts, sent));
     const svc = new OccurrencesService({ uow, domainKey, clock: new ManualClock(T0) });
     await svc.configureDomain(domainConfig() as never);
     await svc.registerProfile(paymentsProfile());
@@ -119,6 +126,48 @@ if (db !== undefined) {
     assert.ok(texts.size >= 8, `only ${texts.size} deferred statement texts seen`);
     const dynamic = [...texts].filter((sql) => !STATIC_STATEMENTS.has(sql));
     assert.deepEqual(dynamic, [], 'deferred statements without a static branch (migration 022)');
+  });
+
+  test('[postgres] a lifecycle writes each transition once: an entry joins the waiting INSERT, a run the waiting append', async (t) => {
+    const texts = new Set<string>();
+    const sent: string[] = [];
+    let engine: StoreEngine | undefined;
+    const svc = await service(t, texts, sent, (e) => (engine = e));
+    const { credential } = await svc.takeover({ lineage: 'invoice-agent' });
+    const deferredNow = (): string[] => sent.splice(0).map((sql) => sql.slice(0, 40));
+    deferredNow();
+    const created = await svc.createAndEnter(createInput(credential, 'k-fold'));
+    assert.equal(created.occurrence.phase, 'entered');
+    assert.ok(created.ticket !== null);
+    const first = deferredNow();
+    // One INSERT of the occurrence (no UPDATE of it) and one append to its chain (two runs).
+    assert.equal(first.filter((sql) => sql.startsWith('UPDATE aoc_occurrences')).length, 0, first.join('\n'));
+    assert.equal(first.filter((sql) => sql.startsWith('INSERT INTO aoc_occurrences')).length, 1);
+    assert.equal(
+      first.filter((sql) => sql.startsWith('SELECT baton_append_known')).length,
+      1,
+      first.join('\n'),
+    );
+    // What was stored is the entered occurrence, as the service answered it.
+    const stored = await svc.getOccurrence(created.occurrence.id);
+    assert.deepEqual(stored.occurrence, created.occurrence);
+    // Both runs (the creation's, the entry's) as one chain: each event links to the one before.
+    assert.ok(stored.evidence.length >= 2);
+    assert.deepEqual(
+      stored.evidence.map((ev) => ev.prev),
+      [null, ...stored.evidence.slice(0, -1).map((ev) => ev.hash)],
+    );
+    const answer = { response: { id: 'pay_fold01', status: 'succeeded' } };
+    const settled = await svc.observe(observation(created.ticket, 'succeeded', T0, answer));
+    assert.equal(settled.occurrence.outcome, 'success');
+    const second = deferredNow();
+    // One append to the occurrence's chain (known head or not), one occurrence UPDATE.
+    const appends = second.filter((sql) => /^SELECT (baton_append_known|out_seq)/.test(sql));
+    assert.equal(appends.length, 1, second.join('\n'));
+    assert.equal(second.filter((sql) => sql.startsWith('UPDATE aoc_occurrences')).length, 1);
+    assert.ok(engine !== undefined);
+    const report = await verifyEvidence(engine);
+    assert.equal(report.ok, true, JSON.stringify(report));
   });
 
   /** The stripe claim as 016's text and as 022's key, each call in a transaction of its own. */

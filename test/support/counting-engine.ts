@@ -87,10 +87,11 @@ function counted<E extends SqlExecutor>(
     ...(answersRowid !== undefined && { answersRowid }),
     ...(defer !== undefined && {
       defer: (sql: string, params: readonly SqlValue[], options: DeferOptions) => {
-        defer(sql, params, options); // throws before anything is counted if it refuses
+        const write = defer(sql, params, options); // throws before anything is counted if it refuses
         open();
         counts.deferred += 1;
         waiting.push(short(sql).slice(0, 40));
+        return write;
       },
     }),
   };

@@ -20,6 +20,7 @@ import { migration as m016 } from './016_one_call_transitions.js';
 import { migration as m018 } from './018_harness_item_listing.js';
 import { migration as m021 } from './021_fewer_write_btrees.js';
 import { migration as m022 } from './022_static_transition_writes.js';
+import { migration as m023 } from './023_fewer_update_indexes.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -39,4 +40,5 @@ export const migrations: readonly Migration[] = [
   m018,
   m021,
   m022,
+  m023,
 ];

@@ -1,0 +1,76 @@
+/**
+ * One row version per new occurrence (PostgreSQL; docs/store.md "One row version per transition").
+ *
+ * Create-and-enter inserts an occurrence and, in the same transaction, updates it to `entered`.
+ * With both deferred (one call per transition), the row was written twice: the INSERT's version,
+ * then the UPDATE's — which changes `phase`, an indexed column, so it is never a HOT update and
+ * writes a new entry in every index of `aoc_occurrences`, leaving a dead version for VACUUM. While
+ * the INSERT has not left, the UPDATE's values are written into the INSERT instead: the same row
+ * commits, with the same locks (the row is this transaction's own until COMMIT), the same unique
+ * keys (an UPDATE changes none of them) and the same CHECKs, and the INSERT still expects its one
+ * row (a taken key still re-runs the transaction statement by statement). Only where the UPDATE's
+ * own guard would hold on the row as the INSERT writes it (its version; a provider reference only
+ * from NULL); anything else sends the UPDATE as before, which then meets what it always met.
+ */
+import { BatonError } from '../core/errors.js';
+import type { DeferredWrite, SqlValue, Transaction } from './engine.js';
+import { OCCURRENCE_COLUMNS } from './occurrences-rows.js';
+
+/** The columns the lifecycle UPDATE sets, in its SET order (occurrences-repository.ts). */
+export const UPDATED_COLUMNS = [
+  'phase',
+  'outcome',
+  'effect',
+  'conflict',
+  'entered_at',
+  'entered_generation',
+  'released_at',
+  'resolved_at',
+  'linked_ids',
+  'provider_reference',
+  'updated_at',
+  'version',
+  'open_stripe',
+] as const;
+
+/** The INSERT's columns: the occurrence's, then `request`, `open_stripe`. */
+const INSERTED: readonly string[] = [...OCCURRENCE_COLUMNS, 'request', 'open_stripe'];
+const AT = UPDATED_COLUMNS.map((c) => INSERTED.indexOf(c));
+const VERSION = INSERTED.indexOf('version');
+const REFERENCE = INSERTED.indexOf('provider_reference');
+
+interface Pending {
+  readonly write: DeferredWrite;
+  params: SqlValue[];
+}
+
+export class PendingInserts {
+  readonly #pending = new Map<string, Pending>();
+
+  /** Defer the occurrence INSERT (the transaction defers: `tx.deferrable`), kept amendable. */
+  defer(tx: Transaction, id: string, sql: string, params: readonly SqlValue[]): void {
+    if (tx.defer === undefined) throw new BatonError('internal', 'defer() on a transaction without it');
+    this.#pending.set(id, { write: tx.defer(sql, params, { expect: 1 }), params: [...params] });
+  }
+
+  /**
+   * Write `values` (UPDATED_COLUMNS' order) into occurrence `id`'s waiting INSERT; false, having
+   * changed nothing, when there is none, it has left, or the UPDATE's guard would not hold on it.
+   */
+  fold(id: string, previousVersion: number, values: readonly SqlValue[], reference: SqlValue): boolean {
+    const p = this.#pending.get(id);
+    if (p === undefined) return false;
+    const stored = p.params[REFERENCE] ?? null;
+    if (p.params[VERSION] !== previousVersion || (stored !== null && stored !== reference)) return false;
+    const next = [...p.params];
+    AT.forEach((at, i) => {
+      next[at] = values[i] ?? null;
+    });
+    if (!p.write.amend(next)) {
+      this.#pending.delete(id);
+      return false;
+    }
+    p.params = next;
+    return true;
+  }
+}
