@@ -176,14 +176,28 @@ const runInserts = new Map<string, string>();
 
 /**
  * The INSERT of `n` events in one statement (its text cached per `n` and form), taking
- * `chainRun`'s params: RETURNING what the database assigned, or (`bare`) nothing.
+ * `chainRun`'s params: RETURNING what the database assigned, or (`rowid`, SQLite) nothing.
+ *
+ * SQLite's form says `OR IGNORE` instead of `ON CONFLICT DO NOTHING`. Both skip a row whose
+ * (subject, idx) is taken, and the caller sees that in the changes count. The difference is the
+ * NOT NULL constraints: under `DO NOTHING` they can still abort the statement halfway through
+ * several rows, so SQLite keeps a statement journal of every page such an INSERT touches, in case
+ * it has to undo only that statement: 13–19 k instructions for a gated entry's two events
+ * (callgrind, docs/store.md "No statement journal for an append"). Nothing here can be NULL:
+ * `checkInput` refuses such events first. And a row that went missing all the same would show as
+ * fewer changes than rows, which the callers refuse (`store_corrupt`). The transaction is rolled
+ * back then as well.
  */
-export function insertEventsSql(n: number, bare = false): string {
-  const key = `${n}${bare ? 'b' : 'r'}`;
+export function insertEventsSql(n: number, form: 'returning' | 'rowid' = 'returning'): string {
+  const key = `${n}${form}`;
   let sql = runInserts.get(key);
   if (sql === undefined) {
-    sql = `INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES ${Array(n).fill(EVENT_ROW).join(', ')}
-       ON CONFLICT DO NOTHING${bare ? '' : ' RETURNING seq, subject, idx'}`;
+    const rows = Array(n).fill(EVENT_ROW).join(', ');
+    sql =
+      form === 'rowid'
+        ? `INSERT OR IGNORE INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES ${rows}`
+        : `INSERT INTO evidence_events (subject, idx, type, body, at, actor, prev, hash) VALUES ${rows}
+       ON CONFLICT DO NOTHING RETURNING seq, subject, idx`;
     runInserts.set(key, sql);
   }
   return sql;
@@ -204,7 +218,7 @@ export async function insertEventRows(
   params: readonly (string | number | null)[],
 ): Promise<{ readonly inserted: number; readonly seqs?: readonly number[] }> {
   if (tx.answersRowid === true) {
-    const { changes, lastRowid } = await tx.run(insertEventsSql(n, true), params);
+    const { changes, lastRowid } = await tx.run(insertEventsSql(n, 'rowid'), params);
     if (changes !== n) return { inserted: changes };
     if (lastRowid === undefined || !Number.isSafeInteger(lastRowid) || lastRowid < n)
       throw new BatonError('store_corrupt', 'an appended event came back without its seq');

@@ -305,7 +305,7 @@ for (const e of engines) {
     } else {
       // Each run: head SELECT, one INSERT of all its rows, head INSERT (new chain) or UPDATE.
       assert.equal(statements.length, 6, statements.join('\n'));
-      assert.equal(statements.filter((x) => x.startsWith('INSERT INTO evidence_events')).length, 2);
+      assert.equal(statements.filter((x) => x.startsWith('INSERT OR IGNORE INTO evidence_events')).length, 2);
     }
     assert.deepEqual(await verifyEvidence(runStore.engine), {
       ok: true,

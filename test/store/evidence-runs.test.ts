@@ -106,7 +106,8 @@ for (const e of engines) {
           statements.map((s) => s.trim().split(/\s+/).slice(0, 3).join(' ')),
           [
             'SELECT subject, head,',
-            'INSERT INTO evidence_events',
+            // SQLite's form skips the statement journal (insertEventsSql).
+            e.kind === 'sqlite' ? 'INSERT OR IGNORE' : 'INSERT INTO evidence_events',
             'INSERT INTO evidence_heads',
             'UPDATE evidence_heads SET',
           ],
