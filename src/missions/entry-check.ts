@@ -107,9 +107,11 @@ export function missionChecked(
   item: Pick<WorkItemRecord, 'id' | 'actionClass' | 'binding'>,
   a: Assessment | undefined,
   decision: string,
-  extra: JsonObject = {},
+  extra?: JsonObject,
 ): JsonObject {
-  return {
+  // One literal, spread only when there is something to add: a literal with a spread is built
+  // property by property at run time on every entry (issue 11 §8).
+  const body: JsonObject = {
     mission: missionOf(item) as unknown as JsonObject,
     work_item: item.id,
     action_class: item.actionClass,
@@ -117,8 +119,8 @@ export function missionChecked(
     state_source: a?.stateSource ?? 'harness',
     freshness: freshness(a),
     decision,
-    ...extra,
   };
+  return extra === undefined ? body : { ...body, ...extra };
 }
 
 /**

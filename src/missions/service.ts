@@ -943,7 +943,7 @@ export class MissionsService {
       mode: 'enter',
       tainted: await this.#tainted(repo, item),
     });
-    const checked = (decision: string, extra: JsonObject = {}): JsonObject =>
+    const checked = (decision: string, extra?: JsonObject): JsonObject =>
       missionChecked(item, a, decision, extra);
     if (d.kind === 'continue') return { decision: 'continue', release: false, checked: checked('continue') };
     if (d.kind === 'refused') {

@@ -148,12 +148,11 @@ export async function applyEntry(
 }
 
 function missionChecked(occurrenceId: string, gate: MissionGateView): PlannedEvent {
-  return {
-    subject: occurrenceSubject(occurrenceId),
-    type: 'mission_checked',
-    body: gate.checked,
-    ...(gate.checkedText !== undefined && { text: gate.checkedText }),
-  };
+  const subject = occurrenceSubject(occurrenceId);
+  // Two literals rather than a conditional spread, which V8 builds at run time (issue 11 §8).
+  return gate.checkedText === undefined
+    ? { subject, type: 'mission_checked', body: gate.checked }
+    : { subject, type: 'mission_checked', body: gate.checked, text: gate.checkedText };
 }
 
 /** Commit the stop: `mission_checked`, and on `terminate` the release of the reservation (A3.7). */
