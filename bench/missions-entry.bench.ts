@@ -26,9 +26,11 @@
  * while switched on, around the entries of one side):
  *   BENCH_CALLGRIND=gated valgrind --tool=callgrind --instr-atstart=no node --single-threaded \
  *     dist/bench/missions-entry.bench.js   (then =ungated; prints instructions per entry, and
- *     apart the part V8's optimizing compiler spent in the window: --single-threaded runs it here)
+ *     apart the part V8's optimizing compiler spent in the window: --single-threaded runs it here;
+ *     BENCH_CALLGRIND_ENTRIES=400 widens the window from 100 entries, for steadier counts)
  * Each round measures every side back to back, alternating which goes first; figures are medians.
- * Run: npm run build && node dist/bench/missions-entry.bench.js
+ * Run: npm run build && node dist/bench/missions-entry.bench.js (first BENCH_WARM_ENTRIES, default
+ * 1000, untimed entries of each side; the callgrind window too)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,6 +64,13 @@ import { benchProfile, domain, request } from './occurrences-fixtures.js';
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 9);
 const PER_ROUND = Number(process.env['BENCH_PER_ROUND'] ?? 60);
 const PUSHES = Number(process.env['BENCH_PUSHES'] ?? 16);
+/**
+ * Untimed entries of each side before anything is measured. V8 keeps optimizing (and now and then
+ * deoptimizing) the entry path for the first thousand or so entries. Measured before then, one
+ * run's gated side cost 60 k instructions an entry more than another's with the same code, because
+ * some of its functions still ran as baseline code.
+ */
+const WARM = Number(process.env['BENCH_WARM_ENTRIES'] ?? 1000);
 const ISS = 'https://as.example.com';
 const AUD = 'https://erp.example.com';
 const MISSION = 'msn_8RfX2Lqv9TqMv4z7sA2bN1k0YpEdHc9-';
@@ -436,23 +445,24 @@ const m = Object.fromEntries(
 ) as Record<Side, number[]>;
 
 /**
- * One side's entries under callgrind: 300 warm-up entries of each side, then callgrind_control
- * switches instrumentation on for 100 entries of `side` only and dumps; the count divided by
- * 100 is printed (the first part of the dump is what was counted). Each of the 100 is the one
- * reservation of a lineage of its own, as in the timed rounds (reserve, then enter): 100 pending
+ * One side's entries under callgrind: WARM warm-up entries of each side, then callgrind_control
+ * switches instrumentation on for BENCH_CALLGRIND_ENTRIES (default 100) entries of `side` only
+ * and dumps; the count divided by their number is printed (the first part of the dump is what was
+ * counted). A longer window averages more of the garbage collector's and the checkpoints' chance
+ * visits (the ±10 k per entry between runs). Each is the one reservation of a lineage of its
+ * own, as in the timed rounds (reserve, then enter): 100 pending
  * in one lineage made every entry's open count scan them, ~0.4 M instructions on both sides.
  */
+const WINDOW = Number(process.env['BENCH_CALLGRIND_ENTRIES'] ?? 100);
+
 async function instructionsPerEntry(side: 'gated' | 'ungated'): Promise<void> {
   const { execFileSync } = await import('node:child_process');
   const { readdirSync, readFileSync } = await import('node:fs');
   const enter = (id: string, exec: Executor = executor) =>
     svc.enter({ credential: exec.credential, occurrenceId: id });
-  for (let i = 0; i < 300; i++) {
-    await enter(await reserved(true));
-    await enter(await reserved(false));
-  }
+  await warmEntries();
   const entries: { id: string; exec: Executor }[] = [];
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < WINDOW; i++) {
     const exec = await svc.takeover({ lineage: `bench-callgrind-${i}` });
     entries.push({ id: await reserved(side === 'gated', exec), exec });
   }
@@ -481,7 +491,7 @@ async function instructionsPerEntry(side: 'gated' | 'ungated'): Promise<void> {
   const all = Number(totals[1]);
   const compiled = inclusive('Compiler::CompileOptimized');
   const collected = inclusive('Heap::CollectGarbage');
-  const per = (x: number): number => Math.round(x / 100);
+  const per = (x: number): number => Math.round(x / WINDOW);
   console.log(
     `${side} entry: ${per(all)} instructions per entry, of which V8's optimizing compiler ${per(compiled)} and its garbage collector ${per(collected)} (without them ${per(all - compiled - collected)})`,
   );
@@ -498,9 +508,18 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/** WARM untimed entries of each side, alternated (their CPU is not counted either). */
+async function warmEntries(): Promise<void> {
+  for (let i = 0; i < WARM; i++) {
+    for (const governed of [true, false]) {
+      await svc.enter({ credential: executor.credential, occurrenceId: await reserved(governed) });
+    }
+  }
+}
+
 async function runRounds(): Promise<void> {
   // Warm-up, untimed: both entry paths, a poll, pushes.
-  await entries([await reserved(true)], [await reserved(false)]);
+  await warmEntries();
   await pollPerSecond(await batchOf(10, () => missionOf('poll')));
   await onePushAtATime(await batchOf(10, () => missionOf('one')));
   for (let round = 0; round < ROUNDS; round++) {
