@@ -332,12 +332,17 @@ interface FunctionRow {
   out_hash: string;
 }
 
-/** The function's two parameters, refused as the statement path would refuse them. */
-function functionParams(run: readonly EvidenceInput[], texts: readonly string[]): [string, string] {
+/** The run's subject; as the statement path would, a U+0000 in a label is refused before anything is sent. */
+function storableSubject(run: readonly EvidenceInput[]): string {
   const subject = (run[0] as EvidenceInput).subject;
-  // As the statement path would: a U+0000 in a label is refused before anything is sent.
   const refused = unstorableText([subject, ...run.flatMap((e) => [e.type, e.actor])]);
   if (refused !== undefined) throw refused;
+  return subject;
+}
+
+/** The function's two parameters, refused as the statement path would refuse them. */
+function functionParams(run: readonly EvidenceInput[], texts: readonly string[]): [string, string] {
+  const subject = storableSubject(run);
   return [subject, JSON.stringify(run.map((e, i) => [e.type, texts[i], e.at, e.actor]))];
 }
 
@@ -393,7 +398,8 @@ function deferKnown(
   texts: readonly string[],
   head: Head,
 ): void {
-  const [subject] = functionParams(run, texts); // the same refusals as the other paths
+  // The same refusals as the other paths (not their parameters: this call stores the run as chained here).
+  const subject = storableSubject(run);
   let prev = head.hash;
   const events = run.map((e, i) => {
     const text = texts[i] ?? '';
@@ -405,9 +411,9 @@ function deferKnown(
   if (!joinsWaitingRun(tx, subject, head, events)) {
     if (tx.deferrable !== true || tx.defer === undefined)
       throw new BatonError('internal', 'deferEvidenceRun on a transaction that cannot defer');
-    const params = [subject, JSON.stringify(events), head.hash, head.count];
-    const write = tx.defer(APPEND_KNOWN_SQL, params, {});
-    waitingRunsOf(tx).set(subject, { write, head, events });
+    const json = JSON.stringify(events);
+    const write = tx.defer(APPEND_KNOWN_SQL, [subject, json, head.hash, head.count], {});
+    waitingRunsOf(tx).set(subject, { write, head, events, json });
   }
   knownHeads.get(tx)?.set(subject, { hash: prev, count: head.count + run.length });
 }
@@ -417,6 +423,8 @@ interface WaitingRun {
   readonly write: DeferredWrite;
   readonly head: Head;
   events: unknown[][];
+  /** `JSON.stringify(events)`, as sent: a joining run appends its own to it, not re-serializing these. */
+  json: string;
 }
 
 const waitingRuns = new WeakMap<Transaction, Map<string, WaitingRun>>();
@@ -439,13 +447,15 @@ function joinsWaitingRun(tx: Transaction, subject: string, head: Head, events: u
   if (waiting === undefined) return false;
   const last = waiting.events[waiting.events.length - 1];
   const continues = waiting.head.count + waiting.events.length === head.count && last?.[5] === head.hash;
-  const joined = [...waiting.events, ...events];
-  const params = [subject, JSON.stringify(joined), waiting.head.hash, waiting.head.count];
+  // Both are non-empty JSON arrays: '[a,b]' and '[c]' join as '[a,b,c]', JSON.stringify of both runs.
+  const json = `${waiting.json.slice(0, -1)},${JSON.stringify(events).slice(1)}`;
+  const params = [subject, json, waiting.head.hash, waiting.head.count];
   if (!continues || !waiting.write.amend(params)) {
     waitingRuns.get(tx)?.delete(subject);
     return false;
   }
-  waiting.events = joined;
+  waiting.events = [...waiting.events, ...events];
+  waiting.json = json;
   return true;
 }
 

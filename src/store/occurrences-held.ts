@@ -27,10 +27,14 @@ import * as rows from './occurrences-rows.js';
 /** Open counts as the SQL returns them (lineage pending/in flight, domain pending/in flight). */
 export type RawCounts = Record<'lp' | 'lf' | 'dp' | 'df', number | string | null>;
 
-/** The record exactly as a SELECT of the row just written would decode it. */
-export function asStored(o: OccurrenceRecord): OccurrenceRecord {
-  const values = rows.occurrenceValues(o);
-  const row = Object.fromEntries(rows.OCCURRENCE_COLUMNS.map((c, i) => [c, values[i] ?? null]));
+/**
+ * The record exactly as a SELECT of the row just written would decode it. `values`: the row's
+ * `occurrenceValues(o)` where the caller has just made them for the statement (not made twice).
+ */
+export function asStored(o: OccurrenceRecord, values = rows.occurrenceValues(o)): OccurrenceRecord {
+  const row: Record<string, unknown> = {};
+  const columns = rows.OCCURRENCE_COLUMNS;
+  for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i] ?? null;
   return rows.occurrenceFromRow(row as rows.OccurrenceRow);
 }
 

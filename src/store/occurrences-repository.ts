@@ -335,7 +335,8 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   ): Promise<OccurrenceInsert> {
     const stripe = await this.#countNew(o);
     const sql = `INSERT INTO aoc_occurrences (${OCC_COLS}, request, open_stripe) VALUES (${OCC_MARKS}, ?, ?) ON CONFLICT DO NOTHING`;
-    const params = [...rows.occurrenceValues(o), requestJcs ?? jcs(request), stripe];
+    const values = rows.occurrenceValues(o);
+    const params = [...values, requestJcs ?? jcs(request), stripe];
     // Deferred, a taken binding, native key or identifier re-runs the transaction statement by
     // statement, which answers it below as ever (engine.ts `defer`).
     if (this.#tx.deferrable === true) this.#pendingInserts.defer(this.#tx, o.id, sql, params);
@@ -354,7 +355,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     startsChain(this.#tx, `occurrence:${o.id}`);
     this.#inserted.add(o.id);
     this.#requests.set(o.id, request);
-    this.#held.occurrences.set(o.id, asStored(o));
+    this.#held.occurrences.set(o.id, asStored(o, values));
     this.#held.moved(o.lineage, null, o.phase);
     return { ok: true };
   }
@@ -407,6 +408,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     this.#open.set(o.id, { phase: o.phase, stripe });
     // Only the mutable state is written (UPDATED_COLUMNS' order); the provider reference only
     // from NULL (write-once).
+    const linkedIds = jcs(o.linkedIds);
     const values = [
       o.phase,
       o.outcome,
@@ -416,7 +418,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
       o.enteredGeneration,
       o.releasedAt,
       o.resolvedAt,
-      jcs(o.linkedIds),
+      linkedIds,
       o.provider.providerReference,
       o.updatedAt,
       o.version,
@@ -433,7 +435,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
         [...values, o.id, previousVersion, ref],
         'occurrence',
       );
-    this.#held.occurrences.set(o.id, asStored(o));
+    this.#held.occurrences.set(o.id, asStored(o, rows.occurrenceValues(o, linkedIds)));
     this.#held.moved(o.lineage, from, o.phase);
   }
 

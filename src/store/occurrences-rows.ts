@@ -242,8 +242,11 @@ export function occurrenceFromRow(r: OccurrenceRow): OccurrenceRecord {
   };
 }
 
-/** Column values in OCCURRENCE_COLUMNS order. */
-export function occurrenceValues(o: OccurrenceRecord): SqlValue[] {
+/**
+ * Column values in OCCURRENCE_COLUMNS order. `linkedIdsJcs`: `jcs(o.linkedIds)` where the caller
+ * has just made it (the same text; not serialized twice).
+ */
+export function occurrenceValues(o: OccurrenceRecord, linkedIdsJcs?: string): SqlValue[] {
   const p = o.provider;
   return [
     o.id,
@@ -251,7 +254,7 @@ export function occurrenceValues(o: OccurrenceRecord): SqlValue[] {
     o.creationBinding.scope,
     o.creationBinding.key,
     o.creationBinding.requestDigest,
-    jcs(o.linkedIds),
+    linkedIdsJcs ?? jcs(o.linkedIds),
     p.profileId,
     p.profileVersion,
     p.profileDigest,

@@ -61,12 +61,14 @@ function item(
       `the statement has ${known.params} placeholder(s) but ${params.length} parameter(s)`,
     );
   }
-  return {
-    ...(known === undefined ? { s: template(sql, params.length) } : { k: known.key }),
-    p: params.map(asText),
-    ...(expect !== undefined && { e: expect }),
-    ...(rows && { q: 1 }),
-  };
+  // Built member by member, not by spreading conditional parts: one item per deferred statement of
+  // every transition (the same members in the same order, so the same JSON).
+  const out: { s?: string; k?: string; p: (string | null)[]; e?: number; q?: 1 } =
+    known === undefined ? { s: template(sql, params.length), p: [] } : { k: known.key, p: [] };
+  for (const v of params) out.p.push(asText(v));
+  if (expect !== undefined) out.e = expect;
+  if (rows) out.q = 1;
+  return out;
 }
 
 /**
