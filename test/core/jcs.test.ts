@@ -90,6 +90,28 @@ test('values with no JCS form raise jcs_unsupported_value', (t) => {
   t.diagnostic(`checked ${unsupported.length} unsupported values`);
 });
 
+test('a refused value is named by its path from the root', () => {
+  const sparse: unknown[] = [];
+  sparse[1] = 1;
+  const cases: [unknown, string][] = [
+    [{ a: [1, { b: Number.NaN }] }, '$.a[1].b'],
+    [{ x: sparse }, '$.x[0]'],
+    [{ o: { '\udc00': 1 } }, '$.o'],
+    [[['ok', 'a\ud800']], '$[0][1]'],
+    [{ a: { b: { c: undefined } }, z: 1 }, '$.a.b.c'],
+    [Number.NaN, '$'],
+  ];
+  for (const [value, path] of cases) {
+    assert.throws(
+      () => canonicalize(value),
+      (e) => e instanceof BatonError && e.code === 'jcs_unsupported_value' && e.details?.['path'] === path,
+      path,
+    );
+  }
+  // A refusal leaves nothing behind: the next value's paths start at the root again.
+  assert.equal(canonicalize({ a: [1, { b: 2 }] }), '{"a":[1,{"b":2}]}');
+});
+
 test('jcsString is canonicalize of the string: every ASCII character, escapes, non-ASCII and pairs', (t) => {
   // Its fast path writes printable ASCII without JSON.stringify: hold both paths to the library.
   const samples: string[] = ['', 'plain id_09-~', 'a"b', 'back\\slash', 'tab\there', '\u007f', 'é', '😀'];
