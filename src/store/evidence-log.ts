@@ -408,10 +408,11 @@ function deferKnown(
     prev = hash;
     return event;
   });
-  if (!joinsWaitingRun(tx, subject, head, events)) {
+  // Serialized once, whether the run joins the waiting one or leaves as its own call.
+  const json = JSON.stringify(events);
+  if (!joinsWaitingRun(tx, subject, head, events, json)) {
     if (tx.deferrable !== true || tx.defer === undefined)
       throw new BatonError('internal', 'deferEvidenceRun on a transaction that cannot defer');
-    const json = JSON.stringify(events);
     const write = tx.defer(APPEND_KNOWN_SQL, [subject, json, head.hash, head.count], {});
     waitingRunsOf(tx).set(subject, { write, head, events, json });
   }
@@ -442,15 +443,20 @@ function waitingRunsOf(tx: Transaction): Map<string, WaitingRun> {
  * with the same hashes, and one head write, to the same final head — instead of a second call.
  * False when there is no such run or it has left: the caller defers its own.
  */
-function joinsWaitingRun(tx: Transaction, subject: string, head: Head, events: unknown[][]): boolean {
+function joinsWaitingRun(
+  tx: Transaction,
+  subject: string,
+  head: Head,
+  events: unknown[][],
+  eventsJson: string,
+): boolean {
   const waiting = waitingRuns.get(tx)?.get(subject);
   if (waiting === undefined) return false;
   const last = waiting.events[waiting.events.length - 1];
   const continues = waiting.head.count + waiting.events.length === head.count && last?.[5] === head.hash;
   // Both are non-empty JSON arrays: '[a,b]' and '[c]' join as '[a,b,c]', JSON.stringify of both runs.
-  const json = `${waiting.json.slice(0, -1)},${JSON.stringify(events).slice(1)}`;
-  const params = [subject, json, waiting.head.hash, waiting.head.count];
-  if (!continues || !waiting.write.amend(params)) {
+  const json = `${waiting.json.slice(0, -1)},${eventsJson.slice(1)}`;
+  if (!continues || !waiting.write.amend([subject, json, waiting.head.hash, waiting.head.count])) {
     waitingRuns.get(tx)?.delete(subject);
     return false;
   }
