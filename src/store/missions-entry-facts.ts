@@ -74,19 +74,13 @@ const POSTGRES = `SELECT json_build_array(${FACTS})::text AS facts
  */
 const bindings = new Map<string, MissionBinding>();
 
-/** The last binding read: consecutive entries are mostly one Mission's, and comparing its text
- * with the last one's costs less than hashing it for the map (issue 11 §8). */
-let last: { readonly text: string; readonly parsed: MissionBinding } | undefined;
-
 function bindingOf(text: string): MissionBinding {
-  if (last !== undefined && last.text === text) return last.parsed;
   let parsed = bindings.get(text);
   if (parsed === undefined) {
     if (bindings.size >= 256) bindings.clear();
     parsed = Object.freeze(json<MissionBinding>(text));
     bindings.set(text, parsed);
   }
-  last = { text, parsed };
   return parsed;
 }
 
