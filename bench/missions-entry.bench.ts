@@ -467,26 +467,21 @@ const m = Object.fromEntries(
  * and dumps; the count divided by their number is printed (the first part of the dump is what was
  * counted). A longer window averages more of the garbage collector's and the checkpoints' chance
  * visits (the ±10 k per entry between runs). Each is the one reservation of a lineage of its
- * own, as in the timed rounds (reserve, then enter): 100 pending
- * in one lineage made every entry's open count scan them, ~0.4 M instructions on both sides.
+ * own (`reservedAlone`, as in the timed rounds): 100 pending in one lineage made every entry's
+ * open count scan them, ~0.4 M instructions on both sides.
  */
 const WINDOW = Number(process.env['BENCH_CALLGRIND_ENTRIES'] ?? 100);
 
 async function instructionsPerEntry(side: 'gated' | 'ungated'): Promise<void> {
   const { execFileSync } = await import('node:child_process');
   const { readdirSync, readFileSync } = await import('node:fs');
-  const enter = (id: string, exec: Executor = executor) =>
-    svc.enter({ credential: exec.credential, occurrenceId: id });
   await warmEntries();
-  const entries: { id: string; exec: Executor }[] = [];
-  for (let i = 0; i < WINDOW; i++) {
-    const exec = await svc.takeover({ lineage: `bench-callgrind-${i}` });
-    entries.push({ id: await reserved(side === 'gated', exec), exec });
-  }
+  const window: Reserved[] = [];
+  for (let i = 0; i < WINDOW; i++) window.push(await reservedAlone(side === 'gated'));
   const ctl = (...a: string[]) =>
     execFileSync('callgrind_control', [...a, String(process.pid)], { stdio: 'ignore' });
   ctl('-i', 'on');
-  for (const { id, exec } of entries) await enter(id, exec);
+  for (const r of window) await svc.enter({ credential: r.exec.credential, occurrenceId: r.id });
   ctl('-i', 'off');
   ctl('-d', side);
   const dump = readdirSync('.').find((f) => f === `callgrind.out.${process.pid}.1`);
