@@ -9,7 +9,7 @@
  * the rows each job inserted and updated per table of that database, and the share of updates
  * that were HOT (no index entry written; pg_stat_user_tables).
  *
- *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-sqlite,folded-pg,dbos  PEER_CPU_JOBS=1500
+ *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-pg,baton-http-sqlite,folded-pg,dbos  PEER_CPU_JOBS=1500
  *   PEER_CPU_CONCURRENCY=1,16; BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -178,6 +178,16 @@ async function main(): Promise<void> {
         p,
         profile,
         ['--db', join(dir, 'h.db')],
+        sandboxDeployment(sandbox).hmacSecretId ?? '',
+        WORKERS,
+      ),
+    // `baton serve --postgres` as a child: its CPU per job printed apart, its backends counted.
+    'baton-http-pg': async () =>
+      batonOverHttp(
+        'Baton HTTP PostgreSQL',
+        p,
+        profile,
+        ['--postgres', await db('cpu_http'), '--domain-key', join(dir, 'pg-http.domain-key.pem')],
         sandboxDeployment(sandbox).hmacSecretId ?? '',
         WORKERS,
       ),
