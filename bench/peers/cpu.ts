@@ -111,7 +111,9 @@ function callgrindWindow(pid: number | undefined): ((jobs: number) => string) | 
   return (jobs) => {
     const out = control('-e', 'Ir').toString('utf8');
     control('-i', 'off');
-    const threads = [...out.matchAll(/^\s*Th \d+\s+([\d,]+)/gm)].map((m) => Number(m[1]?.replaceAll(',', '')));
+    const threads = [...out.matchAll(/^\s*Th \d+\s+([\d,]+)/gm)].map((m) =>
+      Number(m[1]?.replaceAll(',', '')),
+    );
     if (threads.length === 0) return `  (no callgrind counters: ${out.trim()})`;
     const total = threads.reduce((x, y) => x + y, 0);
     return `  server instructions ${(total / jobs / 1000).toFixed(0)} k/job`;
