@@ -9,9 +9,10 @@
  * the rows each job inserted and updated per table of that database, and the share of updates
  * that were HOT (no index entry written; pg_stat_user_tables).
  *
- *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-sqlite,folded-pg,dbos  PEER_CPU_JOBS=1500
+ *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-pg,baton-http-sqlite,folded-pg,dbos  PEER_CPU_JOBS=1500
  *   PEER_CPU_CONCURRENCY=1,16; BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,6 +96,30 @@ function writesLine(before: TableWrites, after: TableWrites, jobs: number): stri
   return `    rows per job: ${parts.join('; ')}`;
 }
 
+/**
+ * `PEER_CPU_CALLGRIND=1` with the server child under `PEER_SERVE_EXEC="valgrind --tool=callgrind
+ * --instr-atstart=no"` (and `PEER_SERVE_NODE_ARGS=--single-threaded`): the child's instructions are
+ * counted over the measured jobs only (callgrind_control turns counting on and zeroes it here, reads
+ * the counters after them) and printed per job. Load-independent, unlike the CPU figures.
+ */
+function callgrindWindow(pid: number | undefined): ((jobs: number) => string) | undefined {
+  if (process.env['PEER_CPU_CALLGRIND'] !== '1' || pid === undefined) return undefined;
+  const control = (...args: string[]) =>
+    execFileSync('callgrind_control', [...args, String(pid)], { stdio: ['ignore', 'pipe', 'ignore'] });
+  control('-i', 'on');
+  control('-z');
+  return (jobs) => {
+    const out = control('-e', 'Ir').toString('utf8');
+    control('-i', 'off');
+    const threads = [...out.matchAll(/^\s*Th \d+\s+([\d,]+)/gm)].map((m) =>
+      Number(m[1]?.replaceAll(',', '')),
+    );
+    if (threads.length === 0) return `  (no callgrind counters: ${out.trim()})`;
+    const total = threads.reduce((x, y) => x + y, 0);
+    return `  server instructions ${(total / jobs / 1000).toFixed(0)} k/job`;
+  };
+}
+
 let seq = 0;
 /** `db`: the system's database, whose backends' CPU is counted too (NaN: none). */
 async function measure(
@@ -113,6 +138,7 @@ async function measure(
   );
   const writes0 = await tableWrites(dbUrl);
   const backends0 = await backendsCpuMs(admin, db);
+  const counted = callgrindWindow(s.childPid);
   const child0 = s.childCpuMs?.() ?? Number.NaN;
   const usage0 = process.cpuUsage();
   const cpu0 = selfCpuMs();
@@ -128,6 +154,7 @@ async function measure(
     }),
   );
   const ms = performance.now() - t0;
+  const instructions = counted?.(jobs) ?? '';
   const cpu = (selfCpuMs() - cpu0) / jobs;
   const usage = process.cpuUsage(usage0);
   const trips = (roundTrips - trips0) / jobs;
@@ -138,7 +165,7 @@ async function measure(
   const server =
     (Number.isFinite(backends) ? `, its PostgreSQL backends ${backends.toFixed(2)} ms/job` : '') +
     (Number.isFinite(child) ? `, its server process ${child.toFixed(2)} ms/job` : '');
-  return `  ${s.name.padEnd(30)} c=${String(c).padStart(2)}  CPU ${cpu.toFixed(2)} ms/job (${split})${server}  pg queries ${trips.toFixed(1)}/job  (${((jobs * 1000) / ms).toFixed(0)} jobs/s, distorted by load)${writes}`;
+  return `  ${s.name.padEnd(30)} c=${String(c).padStart(2)}  CPU ${cpu.toFixed(2)} ms/job (${split})${server}  pg queries ${trips.toFixed(1)}/job  (${((jobs * 1000) / ms).toFixed(0)} jobs/s, distorted by load)${instructions}${writes}`;
 }
 
 async function main(): Promise<void> {
@@ -178,6 +205,16 @@ async function main(): Promise<void> {
         p,
         profile,
         ['--db', join(dir, 'h.db')],
+        sandboxDeployment(sandbox).hmacSecretId ?? '',
+        WORKERS,
+      ),
+    // `baton serve --postgres` as a child: its CPU per job printed apart, its backends counted.
+    'baton-http-pg': async () =>
+      batonOverHttp(
+        'Baton HTTP PostgreSQL',
+        p,
+        profile,
+        ['--postgres', await db('cpu_http'), '--domain-key', join(dir, 'pg-http.domain-key.pem')],
         sandboxDeployment(sandbox).hmacSecretId ?? '',
         WORKERS,
       ),

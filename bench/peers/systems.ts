@@ -34,6 +34,8 @@ export interface System {
   job(w: number, n: number): Promise<void>;
   /** CPU of the system's own child process (ms so far), when it has one. */
   childCpuMs?(): number;
+  /** The child's pid (`PEER_CPU_CALLGRIND`: bench/peers/cpu.ts turns its instruction count on and off). */
+  readonly childPid?: number;
   /**
    * Milliseconds of each Baton call the jobs made, by call (create-and-enter, acknowledge-and-
    * settle), as the client saw them: what issue 16's "p99 per Baton call" target is about.
@@ -153,11 +155,19 @@ export async function batonInProcess(
  * profile the server (Node refuses `--cpu-prof` in NODE_OPTIONS). Split on spaces.
  */
 const SERVE_NODE_ARGS = (process.env['PEER_SERVE_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+/**
+ * A command the `baton serve` children run under, e.g. `PEER_SERVE_EXEC="valgrind --tool=callgrind
+ * --instr-atstart=no"` to count the server's instructions (with `PEER_SERVE_NODE_ARGS=--single-threaded`).
+ * Split on spaces.
+ */
+const SERVE_EXEC = (process.env['PEER_SERVE_EXEC'] ?? '').split(' ').filter((a) => a !== '');
 
 function serve(cli: string, args: readonly string[], env: NodeJS.ProcessEnv) {
+  const node = [...SERVE_NODE_ARGS, cli, 'serve', '--port', '0', '--log-level', 'warn', ...args];
+  const [exec, ...execArgs] = SERVE_EXEC;
   const child: ChildProcess = spawn(
-    process.execPath,
-    [...SERVE_NODE_ARGS, cli, 'serve', '--port', '0', '--log-level', 'warn', ...args],
+    exec ?? process.execPath,
+    exec === undefined ? node : [...execArgs, process.execPath, ...node],
     {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -246,6 +256,7 @@ export async function batonOverHttp(
       calls,
       metricsUrl: `${s.url}/metrics`,
       childCpuMs: () => childCpuMs(s.child.pid),
+      ...(s.child.pid !== undefined && { childPid: s.child.pid }),
       close: stop,
     };
   } catch (error) {
