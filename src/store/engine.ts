@@ -74,6 +74,15 @@ export interface DeferredWrite {
 export interface DeferOptions {
   readonly expect?: number;
   readonly rows?: (rows: readonly object[]) => void;
+  /**
+   * Positions of parameters that are JSON texts Baton itself serialized and that the statement
+   * PARSES (an evidence run for `baton_append_known`): the PostgreSQL batch carries each as a JSON
+   * value instead of escaping it again inside a JSON string (docs/store.md "JSON parameters as
+   * JSON"). Never a value stored as text: `baton_batch_static` reads its items as `jsonb`, whose
+   * `->>` gives the same value in jsonb's own layout, not the same bytes. A text that is not JSON
+   * fails the whole batch (fail closed).
+   */
+  readonly jsonParams?: readonly number[];
 }
 
 export type EngineKind = 'sqlite' | 'postgres';

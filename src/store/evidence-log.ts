@@ -325,6 +325,9 @@ const FUNCTION_REFUSALS: Readonly<Record<string, string>> = {
  */
 const APPEND_SQL = 'SELECT out_seq, out_idx, out_prev, out_hash FROM baton_append_evidence(?, ?)';
 
+/** Both deferred appends take the run as their second parameter: JSON.stringify's text (DeferOptions.jsonParams). */
+const RUN_PARAM = [1] as const;
+
 interface FunctionRow {
   out_seq: number | string;
   out_idx: number | string;
@@ -379,7 +382,7 @@ export function deferEvidenceRun(tx: Transaction, run: readonly EvidenceInput[])
   const head = knownHeads.get(tx)?.get(subject);
   if (head !== undefined) return deferKnown(tx, run, texts, head);
   const check = (rows: readonly object[]): void => void checkedByBaton(tx, run, texts, rows as FunctionRow[]);
-  if (!deferred(tx, APPEND_SQL, functionParams(run, texts), { rows: check }))
+  if (!deferred(tx, APPEND_SQL, functionParams(run, texts), { rows: check, jsonParams: RUN_PARAM }))
     throw new BatonError('internal', 'deferEvidenceRun on a transaction that cannot defer');
 }
 
@@ -413,7 +416,9 @@ function deferKnown(
   if (!joinsWaitingRun(tx, subject, head, events, json)) {
     if (tx.deferrable !== true || tx.defer === undefined)
       throw new BatonError('internal', 'deferEvidenceRun on a transaction that cannot defer');
-    const write = tx.defer(APPEND_KNOWN_SQL, [subject, json, head.hash, head.count], {});
+    const write = tx.defer(APPEND_KNOWN_SQL, [subject, json, head.hash, head.count], {
+      jsonParams: RUN_PARAM,
+    });
     waitingRunsOf(tx).set(subject, { write, head, events, json });
   }
   knownHeads.get(tx)?.set(subject, { hash: prev, count: head.count + run.length });

@@ -51,7 +51,8 @@ function item(
   rows: boolean,
   statics: boolean,
   expect?: number,
-): object {
+  json?: readonly number[],
+): string {
   const found = statics ? STATIC_STATEMENTS.get(sql) : undefined;
   // Only where the static branch answers what this item asks for (rows or a count).
   const known = found?.rows === rows ? found : undefined;
@@ -61,14 +62,24 @@ function item(
       `the statement has ${known.params} placeholder(s) but ${params.length} parameter(s)`,
     );
   }
-  // Built member by member, not by spreading conditional parts: one item per deferred statement of
-  // every transition (the same members in the same order, so the same JSON).
-  const out: { s?: string; k?: string; p: (string | null)[]; e?: number; q?: 1 } =
-    known === undefined ? { s: template(sql, params.length), p: [] } : { k: known.key, p: [] };
-  for (const v of params) out.p.push(asText(v));
-  if (expect !== undefined) out.e = expect;
-  if (rows) out.q = 1;
-  return out;
+  if (json === undefined || json.length === 0) {
+    // Built member by member, not by spreading conditional parts: one item per deferred statement
+    // of every transition (the same members in the same order, so the same JSON).
+    const out: { s?: string; k?: string; p: (string | null)[]; e?: number; q?: 1 } =
+      known === undefined ? { s: template(sql, params.length), p: [] } : { k: known.key, p: [] };
+    for (const v of params) out.p.push(asText(v));
+    if (expect !== undefined) out.e = expect;
+    if (rows) out.q = 1;
+    return JSON.stringify(out);
+  }
+  // The same members in the same order; a JSON parameter goes as the value it is, not as a string
+  // escaped a second time (its text is most of the batch: an evidence run and its bodies).
+  const head =
+    known === undefined
+      ? `"s":${JSON.stringify(template(sql, params.length))}`
+      : `"k":${JSON.stringify(known.key)}`;
+  const p = params.map((v, i) => (typeof v === 'string' && json.includes(i) ? v : JSON.stringify(asText(v))));
+  return `{${head},"p":[${p.join(',')}]${expect === undefined ? '' : `,"e":${expect}`}${rows ? ',"q":1' : ''}}`;
 }
 
 /**
@@ -81,10 +92,10 @@ export function encodeBatch(
   statics: boolean,
 ): string {
   const items = deferred.map((d) =>
-    item(d.sql, d.params, d.options.rows !== undefined, statics, d.options.expect),
+    item(d.sql, d.params, d.options.rows !== undefined, statics, d.options.expect, d.options.jsonParams),
   );
   if (final !== undefined) items.push(item(final.sql, final.params, final.rows, statics));
-  return JSON.stringify(items);
+  return `[${items.join(',')}]`;
 }
 
 /**

@@ -58,6 +58,40 @@ test('a registered statement goes by its key only where the schema has 022 and i
   );
 });
 
+/** An evidence run as deferKnown serializes it: bodies are JCS texts, so the run escapes them once. */
+const RUN = JSON.stringify([
+  [
+    'provider_entered',
+    '{"note":"a \\"quoted\\" é \u2028 line","n":1}',
+    1767225600000,
+    'executor:x',
+    null,
+    'sha-256:h',
+  ],
+]);
+
+test('a JSON parameter travels as its JSON value, not escaped again inside a string', () => {
+  const check = (): void => undefined;
+  const arg = encodeBatch(
+    [
+      { sql: APPEND, params: ['s', RUN], options: { rows: check, jsonParams: [1] } },
+      { sql: CLAIM, params: [3, 10], options: { expect: 1, jsonParams: [0] } }, // a number stays a string
+    ],
+    undefined,
+    true,
+  );
+  assert.ok(arg.includes(RUN), 'the run text is in the argument as is');
+  assert.deepEqual(items(arg), [
+    { k: 'append_evidence', p: ['s', JSON.parse(RUN) as unknown], q: 1 },
+    { k: 'claim_pending', p: ['3', '10'], e: 1 },
+  ]);
+  // Without the option the same item is the string form it always was.
+  assert.deepEqual(
+    items(encodeBatch([{ sql: APPEND, params: ['s', RUN], options: { rows: check } }], undefined, true)),
+    [{ k: 'append_evidence', p: ['s', RUN], q: 1 }],
+  );
+});
+
 const db = await postgresForTests();
 
 if (db !== undefined) {
@@ -168,6 +202,27 @@ if (db !== undefined) {
     assert.ok(engine !== undefined);
     const report = await verifyEvidence(engine);
     assert.equal(report.ok, true, JSON.stringify(report));
+  });
+
+  test('[postgres] a JSON parameter reaches the batch functions as the same JSON value as its string form', async (t) => {
+    const store = await e.open(t);
+    const options = (json: boolean) => ({ rows: () => undefined, ...(json && { jsonParams: [1] }) });
+    const [asValue, asString] = [true, false].map((json) =>
+      encodeBatch([{ sql: APPEND, params: ['s', RUN], options: options(json) }], undefined, true),
+    );
+    // What 016's baton_batch reads (json: the element's own text) and 022's (jsonb: parsed once).
+    const read = (text: string) =>
+      store.engine.read((r) =>
+        r.get<{ t: string; u: string; b: string }>(
+          "SELECT (?::json)->0->'p'->>1 AS t, (SELECT x FROM json_array_elements_text((?::json)->0->'p') WITH ORDINALITY AS e(x, n) WHERE n = 2) AS u, (?::jsonb)->0->'p'->>1 AS b",
+          [text, text, text],
+        ),
+      );
+    const value = await read(asValue as string);
+    const string = await read(asString as string);
+    assert.deepEqual([value?.t, value?.u, string?.t, string?.u, string?.b], [RUN, RUN, RUN, RUN, RUN]);
+    // jsonb writes the value in its own layout; baton_append_known parses it, so the value is what counts.
+    assert.deepEqual(JSON.parse(value?.b ?? 'null'), JSON.parse(RUN));
   });
 
   /** The stripe claim as 016's text and as 022's key, each call in a transaction of its own. */
