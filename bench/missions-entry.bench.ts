@@ -18,9 +18,12 @@
  *   at a time (through the batcher: a batch of one), and the plain-SQL durable-commit ceilings
  *   (one COMMIT per SET; concurrent lanes, group commit; one per batch) on the same file, and a
  *   push floor: PUSHES lanes each verifying raw on the thread pool, then one plain-SQL
- *   transaction per SET. The batched pushes also run on a writer-thread engine (a second file),
- *   and each SET way prints its process CPU per SET, SETs per batch (the batcher's), per
- *   logical transaction and per COMMIT (the measured reason).
+ *   transaction per SET; and the pushed-SET job itself in plain SQL (bench/missions-set-job.ts:
+ *   replay row, version-checked view, chained evidence event, the stop lookup), a transaction
+ *   per SET and batched as the signal batcher batches: the ceiling beside the 0.5x target. The
+ *   batched pushes also run on a writer-thread engine (a second file), and each SET way prints
+ *   its process CPU per SET, SETs per batch (the batcher's), per logical transaction and per
+ *   COMMIT (the measured reason).
  * Status verification against raw jose `jwtVerify` is bench/missions-verify.bench.ts.
  * Instructions per entry, which the machine's load does not change (callgrind counts them only
  * while switched on, around the entries of one side):
@@ -57,6 +60,7 @@ import type { StoreEngine } from '../src/store/engine.js';
 import { harnessGate, migrate, occurrencesUnitOfWork, openHarnessOn } from '../src/store/index.js';
 import { IssuerRegistry } from '../src/store/missions-issuers.js';
 import { openSqliteEngine } from '../src/store/sqlite.js';
+import { setJobCeiling } from './missions-set-job.js';
 import { setSource, sqlCeilings } from './missions-sets.js';
 import { newFrames, readWal } from './wal-frames.js';
 import { benchProfile, domain, request } from './occurrences-fixtures.js';
@@ -274,6 +278,7 @@ async function walPagesPerEntry(count: number): Promise<{ gated: number; ungated
 const source = await setSource(ISS, AUD, now);
 const ctx = { keys: source.keys, expect: { issuer: ISS, audience: AUD }, bearer: BEARER, nowMs: now };
 const ceilings = await sqlCeilings(engine);
+const setJob = await setJobCeiling(engine);
 const perSecond = (count: number, start: number): number => count / ((performance.now() - start) / 1000);
 const missionOf = (lane: string): string => `msn_bench_${lane}`;
 
@@ -439,7 +444,9 @@ type Side =
   | 'perSet'
   | 'perBatch'
   | 'concurrent'
-  | 'verifiedConcurrent';
+  | 'verifiedConcurrent'
+  | 'setJob'
+  | 'setJobBatched';
 const m = Object.fromEntries(
   (
     [
@@ -457,6 +464,8 @@ const m = Object.fromEntries(
       'perBatch',
       'concurrent',
       'verifiedConcurrent',
+      'setJob',
+      'setJobBatched',
     ] as const
   ).map((k) => [k, [] as number[]]),
 ) as Record<Side, number[]>;
@@ -555,6 +564,12 @@ async function runRounds(): Promise<void> {
       threadPushed.filter((_, i) => i % PUSHES === l),
     );
     const single = await batchOf(PER_ROUND, () => missionOf('one'));
+    const jobPushed = await batchOf(PER_ROUND, (i) => missionOf(`job${i % PUSHES}`));
+    const jobLanes = Array.from({ length: PUSHES }, (_, l) => jobPushed.filter((_, i) => i % PUSHES === l));
+    const jobBatchPushed = await batchOf(PER_ROUND, (i) => missionOf(`jobBatch${i % PUSHES}`));
+    const jobBatchLanes = Array.from({ length: PUSHES }, (_, l) =>
+      jobBatchPushed.filter((_, i) => i % PUSHES === l),
+    );
     const steps: (() => Promise<void>)[] = [
       async () => {
         const [pg, pu, ratio] = await entries(g, u);
@@ -577,6 +592,9 @@ async function runRounds(): Promise<void> {
         void m.verifiedConcurrent.push(
           await ceilings.verifiedConcurrent(lanes, (x) => source.rawVerifyAsync(x)),
         ),
+      async () => void m.setJob.push(await setJob.perSet(jobLanes, (x) => source.rawVerifyAsync(x))),
+      async () =>
+        void m.setJobBatched.push(await setJob.batched(jobBatchLanes, (x) => source.rawVerifyAsync(x))),
     ];
     for (const step of round % 2 === 0 ? steps : [...steps].reverse()) await step();
   }
@@ -605,6 +623,10 @@ async function runRounds(): Promise<void> {
       `raw verify + plain SQL, ${PUSHES} lanes`,
       null,
     ),
+    report(`SET ${PUSHES} pushes`, m.pushes, m.setJob, `the job in plain SQL, a tx per SET`, null),
+    report(`SET ${PUSHES} pushes`, m.pushes, m.setJobBatched, `the job in plain SQL, batched`, null),
+    report(`the job in plain SQL, a tx per SET`, m.setJob, m.raw, 'raw ES256 verify', null),
+    report(`the job in plain SQL, batched`, m.setJobBatched, m.raw, 'raw ES256 verify', null),
     report('SET one push at a time', m.onePush, m.raw, 'raw ES256 verify', null),
     report('SET one push at a time', m.onePush, m.perSet, 'plain SQL, 1 COMMIT per SET', null),
   ];
