@@ -33,7 +33,8 @@
  *     BENCH_CALLGRIND_ENTRIES=400 widens the window from 100 entries, for steadier counts)
  * Each round measures every side back to back, alternating which goes first; figures are medians.
  * Run: npm run build && node dist/bench/missions-entry.bench.js (first BENCH_WARM_ENTRIES, default
- * 1000, untimed entries of each side; the callgrind window too)
+ * 1000, untimed entries of each side, the callgrind window too; then BENCH_WARM_SET_ROUNDS,
+ * default 30, untimed rounds of every SET way)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -75,6 +76,8 @@ const PUSHES = Number(process.env['BENCH_PUSHES'] ?? 16);
  * some of its functions still ran as baseline code.
  */
 const WARM = Number(process.env['BENCH_WARM_ENTRIES'] ?? 1000);
+/** Untimed rounds of every SET way before the timed ones (PER_ROUND SETs a way each). */
+const WARM_SET_ROUNDS = Number(process.env['BENCH_WARM_SET_ROUNDS'] ?? 30);
 const ISS = 'https://as.example.com';
 const AUD = 'https://erp.example.com';
 const MISSION = 'msn_8RfX2Lqv9TqMv4z7sA2bN1k0YpEdHc9-';
@@ -542,11 +545,57 @@ async function warmEntries(): Promise<void> {
   }
 }
 
+type SetWay = Exclude<Side, 'gated' | 'ungated' | 'entryRatio'>;
+
+async function lanesOf(tag: string): Promise<string[][]> {
+  const sets = await batchOf(PER_ROUND, (i) => missionOf(`${tag}${i % PUSHES}`));
+  return Array.from({ length: PUSHES }, (_, l) => sets.filter((_, i) => i % PUSHES === l));
+}
+
+/** One round's SET ways, each answering its SETs per second; `tag` prefixes their Missions. */
+async function setWays(tag: string): Promise<[SetWay, () => Promise<number>][]> {
+  const polled = await batchOf(PER_ROUND, () => missionOf(`${tag}poll`));
+  const lanes = await lanesOf(`${tag}lane`);
+  const eachLanes = await lanesOf(`${tag}each`);
+  const threadLanes = await lanesOf(`${tag}thread`);
+  const single = await batchOf(PER_ROUND, () => missionOf(`${tag}one`));
+  const jobLanes = await lanesOf(`${tag}job`);
+  const jobBatchLanes = await lanesOf(`${tag}jobBatch`);
+  const rawAsync = (x: string) => source.rawVerifyAsync(x);
+  return [
+    ['poll', () => pollPerSecond(polled)],
+    ['pushes', () => pushesPerSecond(lanes, 'batched')],
+    ['pushesEach', () => pushesPerSecond(eachLanes, 'each')],
+    ['threadPushes', () => pushesPerSecond(threadLanes, 'batched', true)],
+    ['onePush', () => onePushAtATime(single)],
+    ['raw', () => costed('raw', polled.length, () => Promise.resolve(rawPerSecond(polled)))],
+    ['rawInFlight', () => rawInFlightPerSecond(polled)],
+    ['perSet', () => ceilings.perSet(single)],
+    ['perBatch', () => ceilings.perBatch(polled)],
+    ['concurrent', () => ceilings.concurrent(lanes)],
+    ['verifiedConcurrent', () => ceilings.verifiedConcurrent(lanes, rawAsync)],
+    ['setJob', () => setJob.perSet(jobLanes, rawAsync)],
+    ['setJobBatched', () => setJob.batched(jobBatchLanes, rawAsync)],
+  ];
+}
+
+/**
+ * WARM_SET_ROUNDS untimed rounds of every SET way, on Missions of their own, then the CPU and
+ * commit counters start from zero. The old warm-up (ten SETs of the poll and ten single pushes,
+ * none of the concurrent ones) left V8's optimizing compiler running on its background threads
+ * through the timed pushes: callgrind counted 0.7 M instructions there per pushed SET after 300
+ * warm pushes, 0.14 M after 3,300, on a machine with two cores (docs/harness.md "Session 13").
+ */
+async function warmSetWays(): Promise<void> {
+  for (let r = 0; r < WARM_SET_ROUNDS; r++) for (const [, way] of await setWays('warm-')) await way();
+  for (const t of Object.values(setCost))
+    Object.assign(t, { cpuMicros: 0, sets: 0, transactions: 0, commits: 0, batches: 0 });
+}
+
 async function runRounds(): Promise<void> {
-  // Warm-up, untimed: both entry paths, a poll, pushes.
+  // Warm-up, untimed: both entry paths, then every SET way.
   await warmEntries();
-  await pollPerSecond(await batchOf(10, () => missionOf('poll')));
-  await onePushAtATime(await batchOf(10, () => missionOf('one')));
+  await warmSetWays();
   for (let round = 0; round < ROUNDS; round++) {
     const g: Reserved[] = [];
     const u: Reserved[] = [];
@@ -554,22 +603,6 @@ async function runRounds(): Promise<void> {
       g.push(await reservedAlone(true));
       u.push(await reservedAlone(false));
     }
-    const polled = await batchOf(PER_ROUND, () => missionOf('poll'));
-    const pushed = await batchOf(PER_ROUND, (i) => missionOf(`lane${i % PUSHES}`));
-    const lanes = Array.from({ length: PUSHES }, (_, l) => pushed.filter((_, i) => i % PUSHES === l));
-    const eachPushed = await batchOf(PER_ROUND, (i) => missionOf(`each${i % PUSHES}`));
-    const eachLanes = Array.from({ length: PUSHES }, (_, l) => eachPushed.filter((_, i) => i % PUSHES === l));
-    const threadPushed = await batchOf(PER_ROUND, (i) => missionOf(`thread${i % PUSHES}`));
-    const threadLanes = Array.from({ length: PUSHES }, (_, l) =>
-      threadPushed.filter((_, i) => i % PUSHES === l),
-    );
-    const single = await batchOf(PER_ROUND, () => missionOf('one'));
-    const jobPushed = await batchOf(PER_ROUND, (i) => missionOf(`job${i % PUSHES}`));
-    const jobLanes = Array.from({ length: PUSHES }, (_, l) => jobPushed.filter((_, i) => i % PUSHES === l));
-    const jobBatchPushed = await batchOf(PER_ROUND, (i) => missionOf(`jobBatch${i % PUSHES}`));
-    const jobBatchLanes = Array.from({ length: PUSHES }, (_, l) =>
-      jobBatchPushed.filter((_, i) => i % PUSHES === l),
-    );
     const steps: (() => Promise<void>)[] = [
       async () => {
         const [pg, pu, ratio] = await entries(g, u);
@@ -577,24 +610,11 @@ async function runRounds(): Promise<void> {
         m.ungated.push(pu);
         m.entryRatio.push(ratio);
       },
-      async () => void m.poll.push(await pollPerSecond(polled)),
-      async () => void m.pushes.push(await pushesPerSecond(lanes, 'batched')),
-      async () => void m.pushesEach.push(await pushesPerSecond(eachLanes, 'each')),
-      async () => void m.threadPushes.push(await pushesPerSecond(threadLanes, 'batched', true)),
-      async () => void m.onePush.push(await onePushAtATime(single)),
-      async () =>
-        void m.raw.push(await costed('raw', polled.length, () => Promise.resolve(rawPerSecond(polled)))),
-      async () => void m.rawInFlight.push(await rawInFlightPerSecond(polled)),
-      async () => void m.perSet.push(await ceilings.perSet(single)),
-      async () => void m.perBatch.push(await ceilings.perBatch(polled)),
-      async () => void m.concurrent.push(await ceilings.concurrent(lanes)),
-      async () =>
-        void m.verifiedConcurrent.push(
-          await ceilings.verifiedConcurrent(lanes, (x) => source.rawVerifyAsync(x)),
-        ),
-      async () => void m.setJob.push(await setJob.perSet(jobLanes, (x) => source.rawVerifyAsync(x))),
-      async () =>
-        void m.setJobBatched.push(await setJob.batched(jobBatchLanes, (x) => source.rawVerifyAsync(x))),
+      ...(await setWays('')).map(
+        ([key, way]) =>
+          async () =>
+            void m[key].push(await way()),
+      ),
     ];
     for (const step of round % 2 === 0 ? steps : [...steps].reverse()) await step();
   }
