@@ -9,7 +9,7 @@
  * the rows each job inserted and updated per table of that database, and the share of updates
  * that were HOT (no index entry written; pg_stat_user_tables).
  *
- *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-pg,baton-http-sqlite,folded-pg,dbos  PEER_CPU_JOBS=1500
+ *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-pg,baton-http-sqlite,folded-pg,folded-status-pg,dbos  PEER_CPU_JOBS=1500
  *   PEER_CPU_CONCURRENCY=1,16; BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
  */
 import { execFileSync } from 'node:child_process';
@@ -26,6 +26,7 @@ import {
 import { benchDatabase, reachablePostgres, type BenchDatabase } from '../support.js';
 import { dbosSystem } from './engines.js';
 import { foldedCeiling } from './folded.js';
+import { foldedStatusCeiling } from './folded-status.js';
 import { withClient } from '../../test/support/postgres-client.js';
 import { childCpuMs, selfCpuMs } from './procs.js';
 import {
@@ -219,6 +220,8 @@ async function main(): Promise<void> {
         WORKERS,
       ),
     'folded-pg': async () => foldedCeiling(p, await db('cpu_folded'), WORKERS),
+    // The folded ceiling settled from the authenticated status query (folded-status.ts).
+    'folded-status-pg': async () => foldedStatusCeiling(p, profile, await db('cpu_folded_status'), WORKERS),
     'plain-pg': async () => plainSqlCeiling(p, { postgres: await db('cpu_floor') }, WORKERS),
     dbos: async () => dbosSystem(p, await db('cpu_dbos')),
     // The payment call alone: what every system's job pays before any durability.

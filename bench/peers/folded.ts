@@ -14,13 +14,14 @@
  * 2. the payment call (the same sandbox, the same key rule as the other systems).
  * 3. settle, one call of `ceiling_settle`: the credential authenticated, the occurrence moved
  *    entered → resolved with the provider's reference under its unique index, the stripe released,
- *    three evidence events appended to the chain with a compare-and-set on its head.
+ *    three evidence events appended to the chain with a compare-and-set on its head. Here the
+ *    outcome is the call's own 2xx; bench/peers/folded-status.ts settles it from the status query.
  *
  * Baton's perform makes create and enter one transaction too, so folding them is the least work,
  * not a shortcut. What it leaves out makes it cheaper than any Baton (hence an upper bound): no
- * status query (Baton settles from the provider's signed status, one more HTTP call), no request
- * validation, profile, JCS of arbitrary input, API or authentication layer, and evidence bodies
- * built from known keys in sorted order.
+ * status query (Baton settles from the provider's signed status, one more HTTP call: the sibling
+ * ceiling in folded-status.ts adds it), no request validation, profile, JCS of arbitrary input, API
+ * or authentication layer, and evidence bodies built from known keys in sorted order.
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
@@ -35,7 +36,11 @@ const STRIPE_CAP = Math.ceil(1000 / STRIPES);
 const LINEAGE_CAP = 1000;
 const AMOUNT = 100;
 
-const FUNCTIONS = `
+/**
+ * The two functions, with the account and environment the occurrence rows bind to (the folded
+ * ceiling keeps the floor's; the status-query ceiling binds the sandbox's own, which it checks).
+ */
+const functions = (b: Binding) => `
 CREATE FUNCTION ceiling_create_enter(p_digest text, p_id text, p_key text, p_authority text,
   p_request text, p_request_digest text, p_native_key text, p_linked text, p_exclusive text,
   p_stripe bigint, p_now bigint, p_types text[], p_bodies text[], p_prevs text[], p_hashes text[])
@@ -53,7 +58,7 @@ BEGIN
     authority_unit, phase, outcome, effect, conflict, entered_at, entered_generation, created_at,
     updated_at, version, open_stripe)
   VALUES (p_id, v_lineage, v_lineage, p_key, p_request_digest, p_linked, 'bench-payments', '1', 'pd',
-    '${ACCOUNT}', 'bench', p_request_digest, 'template', p_native_key, p_request, v_generation,
+    '${b.account}', '${b.environment}', p_request_digest, 'template', p_native_key, p_request, v_generation,
     p_now + 300000, p_authority, ${AMOUNT}, 'EUR-cents', 'entered', 'unknown', 'unresolved', 0, p_now,
     v_generation, p_now, p_now, 1, p_stripe)
   ON CONFLICT (creation_scope, creation_key) DO NOTHING;
@@ -78,13 +83,14 @@ BEGIN
   RETURN 'entered';
 END $$;
 CREATE FUNCTION ceiling_settle(p_digest text, p_id text, p_reference text, p_exclusive text,
-  p_now bigint, p_head text, p_count bigint, p_types text[], p_bodies text[], p_prevs text[], p_hashes text[])
+  p_now bigint, p_head text, p_count bigint, p_types text[], p_bodies text[], p_prevs text[], p_hashes text[],
+  p_outcome text, p_effect text)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE v_stripe bigint; v_seq bigint;
 BEGIN
   PERFORM 1 FROM aoc_credentials WHERE secret_digest = p_digest AND retired_at IS NULL;
   IF NOT FOUND THEN RAISE EXCEPTION 'unauthenticated' USING ERRCODE = 'CEI01'; END IF;
-  UPDATE aoc_occurrences SET phase = 'resolved', outcome = 'success', effect = 'occurred',
+  UPDATE aoc_occurrences SET phase = 'resolved', outcome = p_outcome, effect = p_effect,
     provider_reference = p_reference, resolved_at = p_now, updated_at = p_now, version = version + 1
     WHERE id = p_id AND phase = 'entered' AND (provider_reference IS NULL OR provider_reference = p_reference)
     RETURNING open_stripe INTO v_stripe;
@@ -110,7 +116,7 @@ const CREATE_ENTER = {
 };
 const SETTLE = {
   name: 'ceiling_settle',
-  text: 'SELECT ceiling_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS r',
+  text: 'SELECT ceiling_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS r',
 };
 
 const sha = (text: string): string => `sha-256:${createHash('sha256').update(text).digest('base64url')}`;
@@ -145,9 +151,57 @@ async function answer(pool: pg.Pool, q: { name: string; text: string }, values: 
   if (r.rows[0]?.r !== want) throw new Error(`${q.name} answered ${String(r.rows[0]?.r)}`);
 }
 
-/** One lifecycle: two statements and the payment between them. */
-async function lifecycle(pool: pg.Pool, p: Provider, x: FloorExecutor, n: number): Promise<void> {
-  const id = `occ_ceiling_${n}`;
+/** The account and environment an occurrence row binds (and its exclusive keys name). */
+export interface Binding {
+  readonly account: string;
+  readonly environment: string;
+}
+
+/** What the settle statement records: the outcome, and the observation it comes from. */
+export interface Settlement {
+  readonly reference: string;
+  readonly outcome: string;
+  readonly effect: string;
+  /** The `observation_recorded` event's body, JSON with its keys in sorted order (JCS). */
+  readonly observation: string;
+}
+
+/** The occurrence as entered, for whatever decides its settlement. */
+export interface Entered {
+  readonly n: number;
+  readonly nativeKey: string;
+  readonly requestDigest: string;
+  readonly enteredAt: number;
+}
+
+/** Where a ceiling's settlement comes from, once the payment call has returned. */
+export type SettleFrom = (e: Entered) => Promise<Settlement>;
+
+/** The folded ceiling's: the call returned 2xx, so it settles as succeeded (no status query). */
+const fromTheCall: SettleFrom = (e) => {
+  const reference = `pay_${String(e.n).padStart(8, '0')}`;
+  return Promise.resolve({
+    reference,
+    outcome: 'success',
+    effect: 'occurred',
+    observation: `{"nativeStatus":"succeeded","observedAt":${Date.now()},"reference":"${reference}","result":"found"}`,
+  });
+};
+
+interface Folded {
+  readonly pool: pg.Pool;
+  readonly binding: Binding;
+  readonly settleFrom: SettleFrom;
+  /** Prefix of occurrence ids, so two ceilings on one sandbox never share a native key. */
+  readonly tag: string;
+}
+
+const exclusive = (b: Binding, value: string) =>
+  `["bench-payments",${JSON.stringify(b.account)},${JSON.stringify(b.environment)},${JSON.stringify(value)}]`;
+
+/** One lifecycle: two statements, the payment between them, then whatever settles it. */
+async function lifecycle(f: Folded, p: Provider, x: FloorExecutor, n: number): Promise<void> {
+  const id = `occ_${f.tag}_${n}`;
   const subject = `occurrence:${id}`;
   const digest = sha(x.credential); // the bearer credential is looked up by its digest, as Baton does
   const request = `{"amount":${AMOUNT},"currency":"eur","invoice":"peer-${n}","payee":"acme-supplies"}`;
@@ -161,7 +215,7 @@ async function lifecycle(pool: pg.Pool, p: Provider, x: FloorExecutor, n: number
     ['provider_entered', entered],
   ]);
   await answer(
-    pool,
+    f.pool,
     CREATE_ENTER,
     [
       digest,
@@ -172,7 +226,7 @@ async function lifecycle(pool: pg.Pool, p: Provider, x: FloorExecutor, n: number
       requestDigest,
       nativeKey,
       `[{"type":"provider_key","value":${JSON.stringify(nativeKey)}}]`,
-      `["bench-payments","${ACCOUNT}","bench",${JSON.stringify(nativeKey)}]`,
+      exclusive(f.binding, nativeKey),
       n % STRIPES,
       now,
       c.types,
@@ -183,27 +237,24 @@ async function lifecycle(pool: pg.Pool, p: Provider, x: FloorExecutor, n: number
     'entered',
   );
   await pay(p, nativeKey, n);
-  const reference = `pay_${String(n).padStart(8, '0')}`;
+  const settled = await f.settleFrom({ n, nativeKey, requestDigest, enteredAt: now });
   const at = Date.now();
   const s = chain(subject, at, c.head, [
-    [
-      'observation_recorded',
-      `{"nativeStatus":"succeeded","observedAt":${at},"reference":"${reference}","result":"found"}`,
-    ],
-    ['provider_reference_bound', `{"providerReference":"${reference}"}`],
+    ['observation_recorded', settled.observation],
+    ['provider_reference_bound', `{"providerReference":${JSON.stringify(settled.reference)}}`],
     [
       'state_changed',
-      '{"from":{"phase":"entered"},"to":{"effect":"occurred","outcome":"success","phase":"resolved"}}',
+      `{"from":{"phase":"entered"},"to":{"effect":"${settled.effect}","outcome":"${settled.outcome}","phase":"resolved"}}`,
     ],
   ]);
   await answer(
-    pool,
+    f.pool,
     SETTLE,
     [
       digest,
       id,
-      reference,
-      `["bench-payments","${ACCOUNT}","bench","${reference}"]`,
+      settled.reference,
+      exclusive(f.binding, settled.reference),
       at,
       c.head,
       2,
@@ -211,13 +262,24 @@ async function lifecycle(pool: pg.Pool, p: Provider, x: FloorExecutor, n: number
       s.bodies,
       s.prevs,
       s.hashes,
+      settled.outcome,
+      settled.effect,
     ],
     'resolved',
   );
 }
 
-/** The folded ceiling on the (empty) database at `url`, with `workers` seeded executors. */
-export async function foldedCeiling(p: Provider, url: string, workers: number): Promise<System> {
+/**
+ * A folded ceiling on the (empty) database at `url`, with `workers` seeded executors, settling
+ * each occurrence from `settleFrom` (bench/peers/folded-status.ts passes the status query).
+ */
+export async function openFolded(
+  name: string,
+  p: Provider,
+  url: string,
+  workers: number,
+  how: { readonly binding: Binding; readonly settleFrom: SettleFrom; readonly tag: string },
+): Promise<System> {
   const engine = openPostgresEngine(url);
   try {
     await migrate(engine);
@@ -238,14 +300,26 @@ export async function foldedCeiling(p: Provider, url: string, workers: number): 
       sha(x.credential),
       x.credential,
     ]);
-  await pool.query(FUNCTIONS);
+  await pool.query(functions(how.binding));
+  const folded: Folded = { pool, ...how };
   return {
-    name: 'ceiling: PostgreSQL folded',
+    name,
     job: async (w, n) => {
       const x = seeded[w];
       if (x === undefined) throw new Error(`no executor ${w}`);
-      await lifecycle(pool, p, x, n);
+      await lifecycle(folded, p, x, n);
     },
     close: () => pool.end(),
   };
+}
+
+export const FOLDED = 'ceiling: PostgreSQL folded';
+
+/** The folded ceiling: settled from the call's own 2xx, no status query. */
+export function foldedCeiling(p: Provider, url: string, workers: number): Promise<System> {
+  return openFolded(FOLDED, p, url, workers, {
+    binding: { account: ACCOUNT, environment: 'bench' },
+    settleFrom: fromTheCall,
+    tag: 'ceiling',
+  });
 }

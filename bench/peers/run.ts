@@ -28,7 +28,8 @@ import {
 } from '../support.js';
 import { DEFAULT_SQLITE_WRITER } from '../../src/cli/commands/serve.js';
 import { dbosSystem, restateSystem } from './engines.js';
-import { foldedCeiling } from './folded.js';
+import { FOLDED, foldedCeiling } from './folded.js';
+import { FOLDED_STATUS, foldedStatusCeiling } from './folded-status.js';
 import { selfCpuMs } from './procs.js';
 import { batonInProcess, batonOverHttp, plainSqlCeiling, type Provider, type System } from './systems.js';
 import { breakdown, scrape } from './breakdown.js';
@@ -144,7 +145,6 @@ function callsLine(
 
 const median = (xs: readonly number[]) => percentile(xs, 50);
 
-const FOLDED = 'ceiling: PostgreSQL folded';
 // Issue 16's targets at 16 workers, as ratios to DBOS Transact (SQLite's is also ≥ 1.0× Restate).
 const TARGETS: Readonly<Record<string, number>> = {
   'Baton HTTP SQLite': 1.0,
@@ -157,12 +157,19 @@ const TARGETS: Readonly<Record<string, number>> = {
  * a target above the ceiling measured in this same run is said to be so (issue 16 "Done when").
  */
 function ceilingVerdict(name: string, c: number, tallies: ReadonlyMap<string, Tally>): string[] {
-  const sqlite = name.includes('SQLite');
-  const ceiling = tallies.get(sqlite ? 'ceiling: plain SQL SQLite' : FOLDED);
-  if (ceiling === undefined) return [];
-  const x = ratio(ceiling, tallies.get('DBOS Transact'));
-  const label = sqlite ? 'ceiling (plain SQL SQLite + the call)' : 'ceiling (PostgreSQL folded + the call)';
-  const out = [`${label} ${x.toFixed(2)}× DBOS`];
+  const dbos = tallies.get('DBOS Transact');
+  // On PostgreSQL both folded ceilings are printed; the one with the status query Baton's job also
+  // makes (folded-status.ts) is the one a target is judged against when it ran.
+  const ceilings: [string, string][] = name.includes('SQLite')
+    ? [['ceiling: plain SQL SQLite', 'ceiling (plain SQL SQLite + the call)']]
+    : [
+        [FOLDED, 'ceiling (PostgreSQL folded + the call)'],
+        [FOLDED_STATUS, 'ceiling (PostgreSQL folded + the call + the status query)'],
+      ];
+  const ran = ceilings.filter(([key]) => tallies.has(key));
+  if (ran.length === 0) return [];
+  const out = ran.map(([key, label]) => `${label} ${ratio(tallies.get(key), dbos).toFixed(2)}× DBOS`);
+  const x = ratio(tallies.get(ran.at(-1)?.[0] ?? ''), dbos);
   const target = TARGETS[name];
   if (target === undefined || c !== 16 || !Number.isFinite(x)) return out;
   const got = ratio(tallies.get(name), tallies.get('DBOS Transact'));
@@ -319,6 +326,11 @@ async function main(): Promise<void> {
     // (bench/floor.ts one statement at a time), which Baton's 5 calls no longer stay under.
     const foldedUrl = await db('peers_folded');
     await tryAdd('ceiling PostgreSQL folded', () => foldedCeiling(p, foldedUrl, WORKERS));
+    // The same, settled from the authenticated status query Baton's job makes (folded-status.ts).
+    const statusUrl = await db('peers_folded_status');
+    await tryAdd('ceiling PostgreSQL folded + status query', () =>
+      foldedStatusCeiling(p, profile, statusUrl, WORKERS),
+    );
     const dbosUrl = await db('peers_dbos');
     await tryAdd('DBOS Transact', () => dbosSystem(p, dbosUrl));
   }
@@ -366,6 +378,9 @@ async function main(): Promise<void> {
   );
   console.log(
     `${FOLDED}: the job with the least PostgreSQL work Baton's guarantees need, ONE statement per transition (create+reserve+bind+enter, settle; synchronous_commit on), plain pg, the same payment call, no status query, no Baton code: an upper bound for any Node+pg implementation of this job on this machine (bench/peers/folded.ts)`,
+  );
+  console.log(
+    `${FOLDED_STATUS}: the same two statements and payment call, and between them ONE status query as Baton makes it (GET by native key on a keep-alive pool, src/providers/http-client.ts), the answer parsed strictly, its hmac-sha256 signature verified against the profile's pin, bound to the attempt (account, environment, key, request digest, reference pattern), fresh and mapped to a settled status, the settle statement's outcome and reference taken from it; no service code, no JCS of the answer, no second source: the ceiling the PostgreSQL targets are judged against (bench/peers/folded-status.ts)`,
   );
   console.log(
     `effects applied by the sandbox: ${sandbox.effects().length} (one per job; the provider deduplicates by key)`,
