@@ -9,7 +9,7 @@
  * the rows each job inserted and updated per table of that database, and the share of updates
  * that were HOT (no index entry written; pg_stat_user_tables).
  *
- *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-pg,baton-http-sqlite,folded-pg,folded-status-pg,dbos  PEER_CPU_JOBS=1500
+ *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-pg,baton-http-sqlite,folded-pg,folded-status-pg,dbos  PEER_CPU_JOBS=1500 PEER_CPU_WARM_JOBS=3000
  *   PEER_CPU_CONCURRENCY=1,16; BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
  */
 import { execFileSync } from 'node:child_process';
@@ -40,6 +40,8 @@ import {
 
 const SYSTEMS = (process.env['PEER_CPU_SYSTEMS'] ?? 'baton-pg,folded-pg').split(',');
 const JOBS = Number(process.env['PEER_CPU_JOBS'] ?? 1500);
+/** Untimed jobs before each measurement (was 200: the first system measured paid V8's optimizing). */
+const WARM_JOBS = Number(process.env['PEER_CPU_WARM_JOBS'] ?? 3000);
 const CONCURRENCY = (process.env['PEER_CPU_CONCURRENCY'] ?? '1,16').split(',').map(Number);
 const WORKERS = Math.max(...CONCURRENCY);
 
@@ -131,10 +133,11 @@ async function measure(
   db?: string,
   dbUrl?: string,
 ): Promise<string> {
-  // Warm-up, at the concurrency measured: every pooled connection (and backend) exists after it.
+  // Warm-up, at the concurrency measured: every pooled connection (and backend) exists after it,
+  // and V8 has optimized the system's code (its first few thousand jobs; run.ts WARM_JOBS).
   await Promise.all(
     Array.from({ length: c }, async (_, w) => {
-      for (let i = 0; i < Math.ceil(200 / c); i++) await s.job(w, ++seq);
+      for (let i = 0; i < Math.ceil(WARM_JOBS / c); i++) await s.job(w, ++seq);
     }),
   );
   const writes0 = await tableWrites(dbUrl);

@@ -7,7 +7,7 @@
  * ratios with the issue's targets, and what each system guarantees. Bounded: BENCH_ROUNDS rounds
  * of BENCH_ROUND_MS per system and concurrency; a peer that cannot run is skipped with one line.
  *
- *   npm run bench:peers   (BENCH_ROUND_MS=2000 BENCH_ROUNDS=3 BENCH_CONCURRENCY=1,16
+ *   npm run bench:peers   (BENCH_ROUND_MS=2000 BENCH_ROUNDS=3 BENCH_CONCURRENCY=1,16 BENCH_WARM_JOBS=3000
  *   BENCH_SYSTEMS=postgresql,dbos (case-insensitive substrings); BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -45,6 +45,15 @@ const ONLY = (process.env['BENCH_SYSTEMS'] ?? '')
   .split(',')
   .map((x) => x.trim().toLowerCase())
   .filter((x) => x !== '');
+/**
+ * Untimed jobs of every system, at WORKERS concurrent workers, before anything is measured. V8 keeps
+ * optimizing a system's code for its first few thousand jobs, and Baton's code is the largest:
+ * bench/peers/cpu.js, six runs of 1,500 jobs of Baton in process on PostgreSQL one after another in
+ * one process, read 4.23, 3.11, 2.45, 2.49, 2.64, 3.14 ms of CPU per job; DBOS Transact's three runs
+ * 2.91, 2.24, 2.31. The old warm-up, 300 ms a system (under 100 jobs at 16 workers), left every
+ * system partly cold in the rounds, Baton the most (docs/scale.md, session 13).
+ */
+const WARM_JOBS = Number(process.env['BENCH_WARM_JOBS'] ?? 3000);
 /** The whole run stops by itself after this, whatever is left. */
 const HARD_DEADLINE_MS = Number(process.env['BENCH_DEADLINE_MS'] ?? 900_000);
 
@@ -68,6 +77,28 @@ const fresh = (): Tally => ({
   failures: 0,
 });
 let seq = 0;
+
+/** WARM_JOBS jobs of `s` over WORKERS workers, untimed; a failure is printed as a round prints it. */
+async function warm(s: System): Promise<void> {
+  const start = performance.now();
+  let left = WARM_JOBS;
+  let failures = 0;
+  await Promise.all(
+    Array.from({ length: WORKERS }, async (_, w) => {
+      while (left-- > 0) {
+        try {
+          await s.job(w, ++seq);
+        } catch (error) {
+          failures += 1;
+          if (failures <= 3) console.log(`  ${s.name}: a warm-up job failed: ${String(error)}`);
+        }
+      }
+    }),
+  );
+  console.log(
+    `  warmed ${s.name}: ${WARM_JOBS} jobs in ${((performance.now() - start) / 1000).toFixed(1)} s`,
+  );
+}
 
 async function round(s: System, c: number, ms: number, t: Tally): Promise<number> {
   const start = performance.now();
@@ -336,6 +367,8 @@ async function main(): Promise<void> {
   }
   await tryAdd('Restate', () => restateSystem(p, join(dir, 'restate')));
 
+  console.log(`\nwarm-up: ${WARM_JOBS} untimed jobs per system at ${WORKERS} workers (BENCH_WARM_JOBS)`);
+  for (const s of systems) await warm(s);
   for (const c of CONCURRENCY) {
     console.log(`\nconcurrency ${c}:`);
     for (const s of systems) await round(s, c, 300, fresh()); // warm-up
