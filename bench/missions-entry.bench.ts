@@ -8,9 +8,10 @@
  *   the same tokens on the main thread — target >= 0.5x — in the two ways SETs arrive:
  *   an RFC 8936 poll answer of PER_ROUND SETs (`verifyMissionSets`: concurrent, off the main
  *   thread; `applyVerifiedSignals`: ONE transaction) and PUSHES concurrent RFC 8935 pushes to
- *   different Missions (`parsePushedSet` each, then the server's per-issuer signal batcher,
- *   `pushBatcher` of src/server/mission-consumer.ts: pushes that arrive together share ONE
- *   `applyTakenSignals` transaction, with the stream-liveness write beside it; the issuer is
+ *   different Missions (each: the server's bearer check and `parseAuthenticatedPush`, then its
+ *   per-issuer signal batcher, `pushBatcher` of src/server/mission-consumer.ts: pushes that
+ *   arrive together share ONE `applyTakenSignals` transaction, with the stream-liveness write
+ *   beside it; the issuer is
  *   pinned so that write updates its row as in `baton serve`). Printed beside, same run: the
  *   same pushes the way the server took them before the batcher (`applyVerifiedSignal` then
  *   `touchStream`, two transactions per SET, the engine's group commit sharing COMMITs), raw
@@ -47,7 +48,7 @@ import {
   bearerDigest,
   ISSUER_PIN_FORMAT,
   issuerPinDigest,
-  parsePushedSet,
+  parseAuthenticatedPush,
   PUSH_DELIVERY,
   verifyMissionSets,
   type IssuerPin,
@@ -56,7 +57,7 @@ import {
   type VerifiedMissionSignal,
 } from '../src/missions/index.js';
 import { OccurrencesService } from '../src/occurrences/index.js';
-import { pushBatcher } from '../src/server/mission-consumer.js';
+import { pushBatcher, pushBearerMatches } from '../src/server/mission-consumer.js';
 import type { StoreEngine } from '../src/store/engine.js';
 import { harnessGate, migrate, occurrencesUnitOfWork, openHarnessOn } from '../src/store/index.js';
 import { IssuerRegistry } from '../src/store/missions-issuers.js';
@@ -311,11 +312,13 @@ async function pollOnce(sets: readonly string[]): Promise<number> {
 /** How a push is applied: the server's batcher, or (before it) a transaction of its own. */
 type PushWay = 'batched' | 'each';
 
+const BEARER_DIGEST = bearerDigest(BEARER);
+
+/** The server's receipt (`receivePush`): the bearer's digest against the registered one, then A3.4 2–4. */
 async function push(set: string, way: PushWay, thread = false): Promise<void> {
-  const parsed = await parsePushedSet(
-    { contentType: 'application/secevent+jwt', authorization: `Bearer ${BEARER}`, body: set },
-    ctx,
-  );
+  const request = { contentType: 'application/secevent+jwt', authorization: `Bearer ${BEARER}`, body: set };
+  if (!pushBearerMatches(request, BEARER_DIGEST)) throw new Error('bench bearer refused');
+  const parsed = await parseAuthenticatedPush(request, ctx);
   if (!parsed.ok || parsed.set.kind !== 'lifecycle') throw new Error('bench SET refused');
   const signal = parsed.set.signal;
   const path = thread ? paths.thread : paths.inline;

@@ -57,16 +57,26 @@ function bearerMatches(header: string | undefined, bearer: string): boolean {
   return timingSafeEqual(given, createHash('sha256').update(bearer).digest());
 }
 
+type PushParse =
+  { readonly ok: true; readonly set: VerifiedSet } | { readonly ok: false; readonly answer: PushAnswer };
+
 /** A3.4 steps 1–4 for a pushed SET: the verified SET, or the RFC 8935 answer refusing it. */
-export async function parsePushedSet(
-  request: PushRequest,
-  ctx: PushContext,
-): Promise<
-  { readonly ok: true; readonly set: VerifiedSet } | { readonly ok: false; readonly answer: PushAnswer }
-> {
+export async function parsePushedSet(request: PushRequest, ctx: PushContext): Promise<PushParse> {
   if (!bearerMatches(request.authorization, ctx.bearer)) {
     return { ok: false, answer: fail(401, 'authentication_failed', 'stream bearer missing or wrong') };
   }
+  return parseAuthenticatedPush(request, ctx);
+}
+
+/**
+ * A3.4 steps 2–4 for a pushed SET whose transmitter the caller has already authenticated (RFC 8935
+ * §2.2: `baton serve` compares the presented bearer's digest with the registered one, and had
+ * then compared the bearer with itself here, two digests per push for nothing).
+ */
+export async function parseAuthenticatedPush(
+  request: PushRequest,
+  ctx: Omit<PushContext, 'bearer'>,
+): Promise<PushParse> {
   const media = (request.contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (media !== SET_MEDIA_TYPE)
     return { ok: false, answer: fail(400, 'invalid_request', `Content-Type is not ${SET_MEDIA_TYPE}`) };

@@ -15,7 +15,7 @@ import {
   bearerDigest,
   isActive,
   MissionStatusClient,
-  parsePushedSet,
+  parseAuthenticatedPush,
   remoteMissionKeys,
   SetPoller,
   SignalBatcher,
@@ -180,15 +180,14 @@ export class MissionConsumer {
     if (
       pinned?.bearerDigest === null ||
       pinned === undefined ||
-      !bearerMatches(request, pinned.bearerDigest)
+      !pushBearerMatches(request, pinned.bearerDigest)
     ) {
       this.#o.metrics.countSet('authentication_failed');
       return AUTH_FAILED;
     }
-    const parsed = await parsePushedSet(request, {
+    const parsed = await parseAuthenticatedPush(request, {
       keys: this.keysFor(pinned.pin),
       expect: expectation(pinned.pin),
-      bearer: bearerOf(request),
       nowMs: this.#o.clock.wallMs(),
     });
     if (!parsed.ok) {
@@ -361,7 +360,7 @@ function bearerOf(request: PushRequest): string {
 }
 
 /** RFC 8935 §2.2 transmitter authentication: the presented bearer's digest, constant time. */
-function bearerMatches(request: PushRequest, digest: string): boolean {
+export function pushBearerMatches(request: PushRequest, digest: string): boolean {
   const presented = bearerOf(request);
   return presented !== '' && digestEquals(bearerDigest(presented), digest);
 }

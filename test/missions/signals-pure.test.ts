@@ -12,6 +12,9 @@ import {
   InMemorySetReplay,
   LIFECYCLE_EVENT,
   localMissionKeys,
+  parseAuthenticatedPush,
+  parsePushedSet,
+  SET_MEDIA_TYPE,
   verifyMissionSet,
 } from '../../src/missions/index.js';
 
@@ -157,4 +160,28 @@ test('C-A18: the replay port answers new, duplicate for the same bytes, conflict
   assert.equal(await seen.seen('https://other', 'set_1', 'sha-256:b', exp), 'new', 'jti is per issuer');
   now = exp + 31_000;
   assert.equal(await seen.seen(ISS, 'set_1', 'sha-256:b', exp), 'new', 'forgotten only after exp + skew');
+});
+
+test('A3.4 step 1: parsePushedSet checks the stream bearer; parseAuthenticatedPush leaves that to its caller', async () => {
+  const set = await sign(example1());
+  const ctx = { keys, expect: EXPECT, nowMs: IAT * 1000, bearer: 'stream-bearer-0123456789' };
+  const push = (authorization: string | undefined, contentType = SET_MEDIA_TYPE) => ({
+    contentType,
+    authorization,
+    body: set,
+  });
+  const wrong = await parsePushedSet(push('Bearer not-the-stream-bearer'), ctx);
+  assert.deepEqual(wrong.ok ? null : wrong.answer, {
+    status: 401,
+    body: { err: 'authentication_failed', description: 'stream bearer missing or wrong' },
+  });
+  const right = await parsePushedSet(push(`Bearer ${ctx.bearer}`), ctx);
+  assert.equal(right.ok && right.set.kind, 'lifecycle');
+  // The server authenticates the transmitter against the registered digest first: no header here.
+  const authenticated = await parseAuthenticatedPush(push(undefined), ctx);
+  assert.equal(authenticated.ok && authenticated.set.kind, 'lifecycle');
+  const media = await parseAuthenticatedPush(push(undefined, 'application/json'), ctx);
+  assert.equal(media.ok ? null : media.answer.status, 400);
+  const forged = await parseAuthenticatedPush({ ...push(undefined), body: `${set.slice(0, -4)}AAAA` }, ctx);
+  assert.equal(forged.ok ? null : forged.answer.status, 400);
 });
