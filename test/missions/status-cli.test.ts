@@ -66,8 +66,8 @@ const verifyArgs = (file: string, nonce: string) => [
   AUDIENCE,
   '--sub',
   CLIENT_ID,
-  '--nonce',
-  nonce,
+  // `--nonce=`: a base64url nonce may start with '-', which as a separate argument reads as an option.
+  `--nonce=${nonce}`,
   '--mission',
   mission,
 ];

@@ -37,7 +37,8 @@ verify-status  checks a Mission Status answer (compact JWS) in the fixed order o
                typ, alg (ES256, EdDSA), kid, signature against JWKS.json, iss, aud, sub, nonce, iat/exp
                (30 s skew), mission.id (--mission; without it the answer's own id is reported, not
                checked), mission.origin = iss, state, expires_at; then says whether it may be relied on
-               (only 'active' before expires_at + 30 s).
+               (only 'active' before expires_at + 30 s). A nonce is base64url and may start with '-':
+               give it as --nonce=VALUE.
 verify-set     checks a lifecycle SET: typ secevent+jwt, alg, signature, iss, aud, exp required, iat,
                jti, and the lifecycle event's members; prints the RFC 8935 error code when refused.
 check          asks a running server (operator token) to fetch the Mission's Status from its pinned
