@@ -11,9 +11,8 @@
  *   different Missions (each: the server's bearer check and `parseAuthenticatedPush`, then its
  *   per-issuer signal batcher, `pushBatcher` of src/server/mission-consumer.ts: pushes that
  *   arrive together share ONE `applyTakenSignals` transaction, with the stream-liveness write
- *   beside it; the issuer is
- *   pinned so that write updates its row as in `baton serve`). Printed beside, same run: the
- *   same pushes the way the server took them before the batcher (`applyVerifiedSignal` then
+ *   beside it; the issuer is pinned so that write updates its row as in `baton serve`). Printed
+ *   beside, same run: the same pushes the way the server took them before the batcher (`applyVerifiedSignal` then
  *   `touchStream`, two transactions per SET, the engine's group commit sharing COMMITs), raw
  *   verification with the same concurrency as Baton's (32 in flight on the thread pool), one push
  *   at a time (through the batcher: a batch of one), and the plain-SQL durable-commit ceilings
@@ -280,7 +279,7 @@ async function walPagesPerEntry(count: number): Promise<{ gated: number; ungated
 }
 
 const source = await setSource(ISS, AUD, now);
-const ctx = { keys: source.keys, expect: { issuer: ISS, audience: AUD }, bearer: BEARER, nowMs: now };
+const ctx = { keys: source.keys, expect: { issuer: ISS, audience: AUD }, nowMs: now };
 const ceilings = await sqlCeilings(engine);
 const setJob = await setJobCeiling(engine);
 const perSecond = (count: number, start: number): number => count / ((performance.now() - start) / 1000);

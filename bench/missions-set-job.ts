@@ -21,8 +21,7 @@
  * commit shares COMMITs), and batched as Baton's signal batcher batches.
  */
 import { createHash } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { LIFECYCLE_EVENT } from '../src/missions/index.js';
+import { gatherArrivals, LIFECYCLE_EVENT } from '../src/missions/index.js';
 import type { StoreEngine, Transaction } from '../src/store/engine.js';
 
 const TABLES = [
@@ -102,7 +101,7 @@ export interface SetJobCeiling {
   perSet(lanes: Lanes, verify: Verify): Promise<number>;
   /**
    * SETs that arrive while a transaction is in flight wait and then share the next one, as
-   * Baton's signal batcher does (one event-loop turn gathered from idle, no timer).
+   * Baton's signal batcher does (from idle, the same `gatherArrivals` turns; no timer).
    */
   batched(lanes: Lanes, verify: Verify): Promise<number>;
 }
@@ -125,7 +124,7 @@ function batcher(engine: StoreEngine): (set: string) => Promise<void> {
   let busy = false;
   const drain = async (): Promise<void> => {
     busy = true;
-    await nextTurn();
+    await gatherArrivals(() => queue.length);
     while (queue.length > 0) {
       const batch = queue.splice(0);
       try {

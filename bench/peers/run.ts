@@ -203,7 +203,7 @@ function ceilingVerdict(name: string, c: number, tallies: ReadonlyMap<string, Ta
   const x = ratio(tallies.get(ran.at(-1)?.[0] ?? ''), dbos);
   const target = TARGETS[name];
   if (target === undefined || c !== 16 || !Number.isFinite(x)) return out;
-  const got = ratio(tallies.get(name), tallies.get('DBOS Transact'));
+  const got = ratio(tallies.get(name), dbos);
   out.push(`target ≥ ${target.toFixed(1)}× DBOS: ${got >= target ? 'met' : 'NOT met'}`);
   if (x < target) out.push(`the target is ABOVE the ceiling measured in this run (${x.toFixed(2)}×)`);
   return out;

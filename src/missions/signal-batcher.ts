@@ -20,6 +20,19 @@ import type { VerifiedMissionSignal } from './verified.js';
 /** More turns of the event loop a batch waits while SETs keep arriving (src/store/sqlite.ts too). */
 const MAX_GATHER_TURNS = 4;
 
+/**
+ * One turn of the event loop, and again while the last one brought more waiting work (`waiting()`
+ * grew), at most MAX_GATHER_TURNS more; no timer (SignalBatcher's gather, below).
+ */
+export async function gatherArrivals(waiting: () => number): Promise<void> {
+  let seen = waiting();
+  await nextTurn();
+  for (let turns = 0; turns < MAX_GATHER_TURNS && waiting() > seen; turns++) {
+    seen = waiting();
+    await nextTurn();
+  }
+}
+
 export interface SignalBatcherOptions {
   /**
    * ONE transaction for the SETs `take()` answers once it has begun, one answer per SET in that
@@ -128,13 +141,8 @@ export class SignalBatcher {
    * whose turn brings nobody, goes on after one turn. Measured at 16 concurrent pushes: without
    * it most batches held one SET (the first arrival), with it most held all sixteen.
    */
-  async #gather(): Promise<void> {
-    let seen = this.#queue.length;
-    await nextTurn();
-    for (let turns = 0; turns < MAX_GATHER_TURNS && this.#queue.length > seen; turns++) {
-      seen = this.#queue.length;
-      await nextTurn();
-    }
+  #gather(): Promise<void> {
+    return gatherArrivals(() => this.#queue.length);
   }
 
   #answer(
