@@ -23,7 +23,9 @@
  *   per SET and batched as the signal batcher batches: the ceiling beside the 0.5x target. The
  *   batched pushes also run on a writer-thread engine (a second file), and each SET way prints
  *   its process CPU per SET, SETs per batch (the batcher's), per logical transaction and per
- *   COMMIT (the measured reason).
+ *   COMMIT (the measured reason), and, where Linux tells it, the main thread's own time on a CPU
+ *   per SET and its time runnable but waiting for a core (the two plain-SQL job ways too, so the
+ *   ceiling's main-thread cost stands beside Baton's).
  * Status verification against raw jose `jwtVerify` is bench/missions-verify.bench.ts.
  * Instructions per entry, which the machine's load does not change (callgrind counts them only
  * while switched on, around the entries of one side):
@@ -64,6 +66,7 @@ import { openSqliteEngine } from '../src/store/sqlite.js';
 import { setJobCeiling } from './missions-set-job.js';
 import { setSource, sqlCeilings } from './missions-sets.js';
 import { newFrames, readWal } from './wal-frames.js';
+import { threadTimes } from './proc-cpu.js';
 import { benchProfile, domain, request } from './occurrences-fixtures.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 9);
@@ -332,17 +335,43 @@ async function push(set: string, way: PushWay, thread = false): Promise<void> {
  * liveness write, a push before the batcher two) and its physical COMMITs (how many SETs share an
  * fsync through the engine's group commit).
  */
-const SET_WAYS = ['poll', 'pushes', 'pushesEach', 'threadPushes', 'onePush', 'raw'] as const;
+const SET_WAYS = [
+  'poll',
+  'pushes',
+  'pushesEach',
+  'threadPushes',
+  'onePush',
+  'raw',
+  'setJob',
+  'setJobBatched',
+] as const;
 interface SetCost {
   cpuMicros: number;
+  /** The main thread's own time on a CPU, and runnable but waiting for one (bench/proc-cpu.ts). */
+  mainMicros: number;
+  mainWaitingMicros: number;
   sets: number;
   transactions: number;
   commits: number;
   batches: number;
 }
-const setCost = Object.fromEntries(
-  SET_WAYS.map((w) => [w, { cpuMicros: 0, sets: 0, transactions: 0, commits: 0, batches: 0 }]),
-) as Record<(typeof SET_WAYS)[number], SetCost>;
+/** Whether this kernel tells the main thread's own times (Linux schedstat); else they are not printed. */
+const MAIN_TIMES = threadTimes() !== undefined;
+function emptyCost(): SetCost {
+  return {
+    cpuMicros: 0,
+    mainMicros: 0,
+    mainWaitingMicros: 0,
+    sets: 0,
+    transactions: 0,
+    commits: 0,
+    batches: 0,
+  };
+}
+const setCost = Object.fromEntries(SET_WAYS.map((w) => [w, emptyCost()])) as Record<
+  (typeof SET_WAYS)[number],
+  SetCost
+>;
 /** The batcher each batched way goes through (its batches: the SETs one harness transaction took). */
 const batcherOf: Partial<Record<keyof typeof setCost, SignalBatcher>> = {
   pushes: paths.inline.batcher,
@@ -356,12 +385,18 @@ async function costed(way: keyof typeof setCost, sets: number, fn: () => Promise
   const batcher = batcherOf[way];
   const before = e.stats();
   const batchesBefore = batcher?.stats.batches ?? 0;
+  const main = threadTimes();
   const rate = await fn();
   const used = process.cpuUsage(c);
+  const mainAfter = threadTimes();
   const after = e.stats();
   const t = setCost[way];
   t.batches += (batcher?.stats.batches ?? 0) - batchesBefore;
   t.cpuMicros += used.user + used.system;
+  if (main !== undefined && mainAfter !== undefined) {
+    t.mainMicros += mainAfter.onCpuMicros - main.onCpuMicros;
+    t.mainWaitingMicros += mainAfter.waitingMicros - main.waitingMicros;
+  }
   t.sets += sets;
   t.transactions += after.transactions - before.transactions;
   t.commits += after.commits - before.commits;
@@ -576,8 +611,11 @@ async function setWays(tag: string): Promise<[SetWay, () => Promise<number>][]> 
     ['perBatch', () => ceilings.perBatch(polled)],
     ['concurrent', () => ceilings.concurrent(lanes)],
     ['verifiedConcurrent', () => ceilings.verifiedConcurrent(lanes, rawAsync)],
-    ['setJob', () => setJob.perSet(jobLanes, rawAsync)],
-    ['setJobBatched', () => setJob.batched(jobBatchLanes, rawAsync)],
+    ['setJob', () => costed('setJob', PER_ROUND, () => setJob.perSet(jobLanes, rawAsync))],
+    [
+      'setJobBatched',
+      () => costed('setJobBatched', PER_ROUND, () => setJob.batched(jobBatchLanes, rawAsync)),
+    ],
   ];
 }
 
@@ -590,8 +628,7 @@ async function setWays(tag: string): Promise<[SetWay, () => Promise<number>][]> 
  */
 async function warmSetWays(): Promise<void> {
   for (let r = 0; r < WARM_SET_ROUNDS; r++) for (const [, way] of await setWays('warm-')) await way();
-  for (const t of Object.values(setCost))
-    Object.assign(t, { cpuMicros: 0, sets: 0, transactions: 0, commits: 0, batches: 0 });
+  for (const t of Object.values(setCost)) Object.assign(t, emptyCost());
 }
 
 async function runRounds(): Promise<void> {
@@ -657,6 +694,8 @@ async function runRounds(): Promise<void> {
       way,
       {
         cpuMicrosPerSet: t.cpuMicros / t.sets,
+        mainMicrosPerSet: t.mainMicros / t.sets,
+        mainWaitingMicrosPerSet: t.mainWaitingMicros / t.sets,
         setsPerTransaction: t.transactions === 0 ? null : t.sets / t.transactions,
         setsPerBatch: t.batches === 0 ? null : t.sets / t.batches,
         setsPerCommit: t.commits === 0 ? null : t.sets / t.commits,
@@ -667,7 +706,7 @@ async function runRounds(): Promise<void> {
     `SET ways, measured reason: CPU per SET ${Object.entries(cost)
       .map(
         ([w, c]) =>
-          `${w} ${Math.round(c.cpuMicrosPerSet)} us${c.setsPerCommit === null ? '' : ` (${c.setsPerBatch === null ? '' : `${c.setsPerBatch.toFixed(1)} SETs/batch, `}${c.setsPerTransaction?.toFixed(1)} SETs/transaction, ${c.setsPerCommit.toFixed(1)} SETs/COMMIT)`}`,
+          `${w} ${Math.round(c.cpuMicrosPerSet)} us${MAIN_TIMES ? ` (main thread ${Math.round(c.mainMicrosPerSet)} us on a CPU, ${Math.round(c.mainWaitingMicrosPerSet)} us waiting for one)` : ''}${c.setsPerCommit === null ? '' : ` (${c.setsPerBatch === null ? '' : `${c.setsPerBatch.toFixed(1)} SETs/batch, `}${c.setsPerTransaction?.toFixed(1)} SETs/transaction, ${c.setsPerCommit.toFixed(1)} SETs/COMMIT)`}`,
       )
       .join(', ')}`,
   );

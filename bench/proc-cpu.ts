@@ -38,3 +38,28 @@ export function treeCpuMs(pid: number): number {
 export function cpuClock(pids: () => readonly number[]): () => number {
   return () => pids().reduce((sum, p) => sum + treeCpuMs(p), processCpuMs());
 }
+
+/** The calling thread's time on a CPU and runnable but waiting for one, in µs (cumulative). */
+export interface ThreadTimes {
+  readonly onCpuMicros: number;
+  readonly waitingMicros: number;
+}
+
+/**
+ * This thread's scheduler times from /proc/thread-self/schedstat (nanoseconds, unlike stat's
+ * 10 ms ticks, so a bench round of a few milliseconds is measured): what the main thread itself
+ * spent per SET or call, and how long it was ready to run while both cores were taken. Undefined
+ * where the kernel does not expose it (not Linux, or schedstats compiled out).
+ */
+export function threadTimes(): ThreadTimes | undefined {
+  try {
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').trim().split(' ');
+    const onCpu = Number(run) / 1000;
+    const waiting = Number(wait) / 1000;
+    return Number.isFinite(onCpu) && Number.isFinite(waiting)
+      ? { onCpuMicros: onCpu, waitingMicros: waiting }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
