@@ -73,6 +73,14 @@ const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 9);
 const PER_ROUND = Number(process.env['BENCH_PER_ROUND'] ?? 60);
 const PUSHES = Number(process.env['BENCH_PUSHES'] ?? 16);
 /**
+ * Pushes in flight for the saturating way: each push waits for its batch's COMMIT before its
+ * transmitter sends the next, so PUSHES in flight measure a latency-bound rate (what one fsync per
+ * batch allows that many waiting pushers), not how many SETs a second the receiver can take. At
+ * this many the main thread is busy nearly all the time (its on-CPU time per SET is printed):
+ * the receiver's capacity, with the same job in plain SQL at the same concurrency beside it.
+ */
+const SATURATING = Number(process.env['BENCH_SATURATING_PUSHES'] ?? 64);
+/**
  * Untimed entries of each side before anything is measured. V8 keeps optimizing (and now and then
  * deoptimizing) the entry path for the first thousand or so entries. Measured before then, one
  * run's gated side cost 60 k instructions an entry more than another's with the same code, because
@@ -344,6 +352,8 @@ const SET_WAYS = [
   'raw',
   'setJob',
   'setJobBatched',
+  'pushesSaturating',
+  'setJobSaturating',
 ] as const;
 interface SetCost {
   cpuMicros: number;
@@ -376,6 +386,7 @@ const setCost = Object.fromEntries(SET_WAYS.map((w) => [w, emptyCost()])) as Rec
 const batcherOf: Partial<Record<keyof typeof setCost, SignalBatcher>> = {
   pushes: paths.inline.batcher,
   onePush: paths.inline.batcher,
+  pushesSaturating: paths.inline.batcher,
   threadPushes: paths.thread.batcher,
 };
 
@@ -408,9 +419,10 @@ async function pushesPerSecond(
   lanes: readonly (readonly string[])[],
   way: PushWay,
   thread = false,
+  key: keyof typeof setCost = thread ? 'threadPushes' : way === 'each' ? 'pushesEach' : 'pushes',
 ): Promise<number> {
   const count = lanes.reduce((a, l) => a + l.length, 0);
-  return costed(thread ? 'threadPushes' : way === 'each' ? 'pushesEach' : 'pushes', count, async () => {
+  return costed(key, count, async () => {
     const start = performance.now();
     await Promise.all(
       lanes.map(async (lane) => {
@@ -486,7 +498,9 @@ type Side =
   | 'concurrent'
   | 'verifiedConcurrent'
   | 'setJob'
-  | 'setJobBatched';
+  | 'setJobBatched'
+  | 'pushesSaturating'
+  | 'setJobSaturating';
 const m = Object.fromEntries(
   (
     [
@@ -506,6 +520,8 @@ const m = Object.fromEntries(
       'verifiedConcurrent',
       'setJob',
       'setJobBatched',
+      'pushesSaturating',
+      'setJobSaturating',
     ] as const
   ).map((k) => [k, [] as number[]]),
 ) as Record<Side, number[]>;
@@ -584,9 +600,10 @@ async function warmEntries(): Promise<void> {
 
 type SetWay = Exclude<Side, 'gated' | 'ungated' | 'entryRatio'>;
 
-async function lanesOf(tag: string): Promise<string[][]> {
-  const sets = await batchOf(PER_ROUND, (i) => missionOf(`${tag}${i % PUSHES}`));
-  return Array.from({ length: PUSHES }, (_, l) => sets.filter((_, i) => i % PUSHES === l));
+/** `lanes` lanes (default PUSHES) of `count` SETs in all (default PER_ROUND), a Mission each. */
+async function lanesOf(tag: string, lanes = PUSHES, count = PER_ROUND): Promise<string[][]> {
+  const sets = await batchOf(count, (i) => missionOf(`${tag}${i % lanes}`));
+  return Array.from({ length: lanes }, (_, l) => sets.filter((_, i) => i % lanes === l));
 }
 
 /** One round's SET ways, each answering its SETs per second; `tag` prefixes their Missions. */
@@ -598,6 +615,10 @@ async function setWays(tag: string): Promise<[SetWay, () => Promise<number>][]> 
   const single = await batchOf(PER_ROUND, () => missionOf(`${tag}one`));
   const jobLanes = await lanesOf(`${tag}job`);
   const jobBatchLanes = await lanesOf(`${tag}jobBatch`);
+  // As many SETs per lane as the PUSHES ways have (PER_ROUND / PUSHES), at SATURATING lanes.
+  const satCount = Math.ceil((PER_ROUND * SATURATING) / PUSHES);
+  const satLanes = await lanesOf(`${tag}sat`, SATURATING, satCount);
+  const satJobLanes = await lanesOf(`${tag}satJob`, SATURATING, satCount);
   const rawAsync = (x: string) => source.rawVerifyAsync(x);
   return [
     ['poll', () => pollPerSecond(polled)],
@@ -615,6 +636,11 @@ async function setWays(tag: string): Promise<[SetWay, () => Promise<number>][]> 
     [
       'setJobBatched',
       () => costed('setJobBatched', PER_ROUND, () => setJob.batched(jobBatchLanes, rawAsync)),
+    ],
+    ['pushesSaturating', () => pushesPerSecond(satLanes, 'batched', false, 'pushesSaturating')],
+    [
+      'setJobSaturating',
+      () => costed('setJobSaturating', satCount, () => setJob.batched(satJobLanes, rawAsync)),
     ],
   ];
 }
@@ -686,6 +712,15 @@ async function runRounds(): Promise<void> {
     report(`SET ${PUSHES} pushes`, m.pushes, m.setJobBatched, `the job in plain SQL, batched`, null),
     report(`the job in plain SQL, a tx per SET`, m.setJob, m.raw, 'raw ES256 verify', null),
     report(`the job in plain SQL, batched`, m.setJobBatched, m.raw, 'raw ES256 verify', null),
+    report(`SET ${SATURATING} pushes (saturating)`, m.pushesSaturating, m.raw, 'raw ES256 verify', 0.5),
+    report(
+      `SET ${SATURATING} pushes (saturating)`,
+      m.pushesSaturating,
+      m.setJobSaturating,
+      `the job in plain SQL, ${SATURATING} lanes`,
+      null,
+    ),
+    report(`the job in plain SQL, ${SATURATING} lanes`, m.setJobSaturating, m.raw, 'raw ES256 verify', null),
     report('SET one push at a time', m.onePush, m.raw, 'raw ES256 verify', null),
     report('SET one push at a time', m.onePush, m.perSet, 'plain SQL, 1 COMMIT per SET', null),
   ];
