@@ -482,49 +482,20 @@ function report(
   return result;
 }
 
-type Side =
-  | 'gated'
-  | 'ungated'
-  | 'entryRatio'
-  | 'poll'
-  | 'pushes'
-  | 'pushesEach'
-  | 'threadPushes'
-  | 'onePush'
-  | 'raw'
-  | 'rawInFlight'
-  | 'perSet'
-  | 'perBatch'
-  | 'concurrent'
-  | 'verifiedConcurrent'
-  | 'setJob'
-  | 'setJobBatched'
-  | 'pushesSaturating'
-  | 'setJobSaturating';
-const m = Object.fromEntries(
-  (
-    [
-      'gated',
-      'ungated',
-      'entryRatio',
-      'poll',
-      'pushes',
-      'pushesEach',
-      'threadPushes',
-      'onePush',
-      'raw',
-      'rawInFlight',
-      'perSet',
-      'perBatch',
-      'concurrent',
-      'verifiedConcurrent',
-      'setJob',
-      'setJobBatched',
-      'pushesSaturating',
-      'setJobSaturating',
-    ] as const
-  ).map((k) => [k, [] as number[]]),
-) as Record<Side, number[]>;
+/** Every figure a round records: the entries, the costed SET ways and the plain-SQL floors. */
+const SIDES = [
+  'gated',
+  'ungated',
+  'entryRatio',
+  ...SET_WAYS,
+  'rawInFlight',
+  'perSet',
+  'perBatch',
+  'concurrent',
+  'verifiedConcurrent',
+] as const;
+type Side = (typeof SIDES)[number];
+const m = Object.fromEntries(SIDES.map((k) => [k, [] as number[]])) as Record<Side, number[]>;
 
 /**
  * One side's entries under callgrind: WARM warm-up entries of each side, then callgrind_control
