@@ -21,11 +21,13 @@
  *   transaction per SET; and the pushed-SET job itself in plain SQL (bench/missions-set-job.ts:
  *   replay row, version-checked view, chained evidence event, the stop lookup), a transaction
  *   per SET and batched as the signal batcher batches: the ceiling beside the 0.5x target. The
- *   batched pushes also run on a writer-thread engine (a second file), and each SET way prints
- *   its process CPU per SET, SETs per batch (the batcher's), per logical transaction and per
- *   COMMIT (the measured reason), and, where Linux tells it, the main thread's own time on a CPU
- *   per SET and its time runnable but waiting for a core (the two plain-SQL job ways too, so the
- *   ceiling's main-thread cost stands beside Baton's).
+ *   same pushes and the same job again with BENCH_SATURATING_PUSHES (default 64) in flight: at 16
+ *   each pusher waits for its batch's COMMIT, so the rate is latency-bound; at 64 it is the
+ *   receiver's capacity. The batched pushes also run on a writer-thread engine (a second file),
+ *   and each SET way prints its process CPU per SET, SETs per batch (the batcher's), per logical
+ *   transaction and per COMMIT (the measured reason), and, where Linux tells it, the main
+ *   thread's own time on a CPU per SET and its time runnable but waiting for a core (the
+ *   plain-SQL job ways too, so the ceiling's main-thread cost stands beside Baton's).
  * Status verification against raw jose `jwtVerify` is bench/missions-verify.bench.ts.
  * Instructions per entry, which the machine's load does not change (callgrind counts them only
  * while switched on, around the entries of one side):
@@ -76,8 +78,8 @@ const PUSHES = Number(process.env['BENCH_PUSHES'] ?? 16);
  * Pushes in flight for the saturating way: each push waits for its batch's COMMIT before its
  * transmitter sends the next, so PUSHES in flight measure a latency-bound rate (what one fsync per
  * batch allows that many waiting pushers), not how many SETs a second the receiver can take. At
- * this many the main thread is busy nearly all the time (its on-CPU time per SET is printed):
- * the receiver's capacity, with the same job in plain SQL at the same concurrency beside it.
+ * this many the main thread is on a CPU most of the time (measured 73-89%; its on-CPU time per SET
+ * is printed): the receiver's capacity, with the same job in plain SQL at as many lanes beside it.
  */
 const SATURATING = Number(process.env['BENCH_SATURATING_PUSHES'] ?? 64);
 /**
