@@ -702,8 +702,9 @@ async function runRounds(): Promise<void> {
       way,
       {
         cpuMicrosPerSet: t.cpuMicros / t.sets,
-        mainMicrosPerSet: t.mainMicros / t.sets,
-        mainWaitingMicrosPerSet: t.mainWaitingMicros / t.sets,
+        // null, not 0, where the kernel does not tell the thread's times.
+        mainMicrosPerSet: MAIN_TIMES ? t.mainMicros / t.sets : null,
+        mainWaitingMicrosPerSet: MAIN_TIMES ? t.mainWaitingMicros / t.sets : null,
         setsPerTransaction: t.transactions === 0 ? null : t.sets / t.transactions,
         setsPerBatch: t.batches === 0 ? null : t.sets / t.batches,
         setsPerCommit: t.commits === 0 ? null : t.sets / t.commits,
@@ -714,7 +715,7 @@ async function runRounds(): Promise<void> {
     `SET ways, measured reason: CPU per SET ${Object.entries(cost)
       .map(
         ([w, c]) =>
-          `${w} ${Math.round(c.cpuMicrosPerSet)} us${MAIN_TIMES ? ` (main thread ${Math.round(c.mainMicrosPerSet)} us on a CPU, ${Math.round(c.mainWaitingMicrosPerSet)} us waiting for one)` : ''}${c.setsPerCommit === null ? '' : ` (${c.setsPerBatch === null ? '' : `${c.setsPerBatch.toFixed(1)} SETs/batch, `}${c.setsPerTransaction?.toFixed(1)} SETs/transaction, ${c.setsPerCommit.toFixed(1)} SETs/COMMIT)`}`,
+          `${w} ${Math.round(c.cpuMicrosPerSet)} us${c.mainMicrosPerSet === null ? '' : ` (main thread ${Math.round(c.mainMicrosPerSet)} us on a CPU, ${Math.round(c.mainWaitingMicrosPerSet ?? 0)} us waiting for one)`}${c.setsPerCommit === null ? '' : ` (${c.setsPerBatch === null ? '' : `${c.setsPerBatch.toFixed(1)} SETs/batch, `}${c.setsPerTransaction?.toFixed(1)} SETs/transaction, ${c.setsPerCommit.toFixed(1)} SETs/COMMIT)`}`,
       )
       .join(', ')}`,
   );

@@ -59,7 +59,10 @@ export function threadTimes(): ThreadTimes | undefined {
     return Number.isFinite(onCpu) && Number.isFinite(waiting)
       ? { onCpuMicros: onCpu, waitingMicros: waiting }
       : undefined;
-  } catch {
-    return undefined;
+  } catch (error) {
+    // Only "this kernel has no such file" means "not told"; anything else is a real failure.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') return undefined;
+    throw error;
   }
 }
