@@ -12,6 +12,8 @@ export const JWT_SKEW_MS = 30_000;
 export const MAX_COMPACT_BYTES = 64 * 1024;
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
+/** The three segments at once: the common well-formed case, one scan and no split. */
+const WELL_FORMED = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 export type PartsFailure =
   { check: 'body'; message: string } | { check: 'typ' | 'alg' | 'kid' | 'crit'; message: string };
@@ -27,6 +29,7 @@ export interface CheckedHeader {
  */
 export function compactDefect(text: string): string | undefined {
   if (text.length > MAX_COMPACT_BYTES) return 'larger than 64 KiB';
+  if (WELL_FORMED.test(text)) return undefined;
   const parts = text.split('.');
   if (parts.length !== 3) return 'not a three-segment compact JWS';
   const [header, payload, signature] = parts as [string, string, string];
@@ -46,6 +49,17 @@ function decodeSegment(segment: string): JsonObject | undefined {
 }
 
 /**
+ * Headers that passed, by the exact (typ, allowlist, header segment) they were checked for: an
+ * issuer signs every SET and status answer with the same few headers, and decoding and strictly
+ * parsing one cost about 3% of a pushed SET's main-thread time (docs/harness.md "Session 15").
+ * The answer is a function of those three strings alone, so a hit is the same answer. Bounded:
+ * short segments only, and the map is emptied when full, so odd headers cannot grow it.
+ */
+const PASSED = new Map<string, CheckedHeader>();
+const PASSED_MAX = 64;
+const PASSED_SEGMENT_MAX = 512;
+
+/**
  * The header checks in their fixed order: `typ` exact (the media type without `application/`, as
  * RFC 7515 §4.1.9 writes it), `alg` on the allowlist (`none` and HMAC never are), `kid` present,
  * no `crit` (Baton understands no critical extension). `jwk`, `jku`, `x5u` are ignored: keys come
@@ -56,7 +70,25 @@ export function checkHeader(
   typ: string,
   algorithms: readonly JwsAlgorithm[],
 ): CheckedHeader | PartsFailure {
-  const header = decodeSegment(compact.slice(0, compact.indexOf('.')));
+  const segment = compact.slice(0, compact.indexOf('.'));
+  if (segment.length > PASSED_SEGMENT_MAX) return checkSegment(segment, typ, algorithms);
+  const key = `${typ}\u0000${algorithms.join(',')}\u0000${segment}`;
+  const hit = PASSED.get(key);
+  if (hit !== undefined) return hit;
+  const checked = checkSegment(segment, typ, algorithms);
+  if (!isFailure(checked)) {
+    if (PASSED.size >= PASSED_MAX) PASSED.clear();
+    PASSED.set(key, Object.freeze(checked));
+  }
+  return checked;
+}
+
+function checkSegment(
+  segment: string,
+  typ: string,
+  algorithms: readonly JwsAlgorithm[],
+): CheckedHeader | PartsFailure {
+  const header = decodeSegment(segment);
   if (header === undefined) return { check: 'body', message: 'protected header is not a JSON object' };
   const seen = header['typ'];
   if (typeof seen !== 'string' || seen.replace(/^application\//i, '').toLowerCase() !== typ) {

@@ -33,6 +33,11 @@ import * as rows from './missions-rows.js';
 
 const ITEM_COLS = rows.ITEM_COLUMNS.join(', ');
 const VIEW_COLS = rows.VIEW_COLUMNS.join(', ');
+/** The view's compare-and-set, built once (every applied SET sends it). */
+const VIEW_UPDATE = `UPDATE msn_views SET ${rows.VIEW_COLUMNS.slice(2)
+  .map((c) => `${c} = ?`)
+  .join(', ')} WHERE origin = ? AND mission_id = ? AND version = ?`;
+const VIEW_INSERT = `INSERT INTO msn_views (${VIEW_COLS}) VALUES (${marks(rows.VIEW_COLUMNS.length)}) ON CONFLICT DO NOTHING`;
 
 export class MissionsReaderSql implements MissionsReader {
   readonly #ex: SqlExecutor;
@@ -195,18 +200,11 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
 
   async #saveView(v: MissionViewRecord, previousVersion: number): Promise<void> {
     if (previousVersion === 0) {
-      await this.#one(
-        `INSERT INTO msn_views (${VIEW_COLS}) VALUES (${marks(rows.VIEW_COLUMNS.length)}) ON CONFLICT DO NOTHING`,
-        rows.viewValues(v),
-        'mission view',
-      );
+      await this.#one(VIEW_INSERT, rows.viewValues(v), 'mission view');
       return;
     }
-    const sets = rows.VIEW_COLUMNS.slice(2)
-      .map((c) => `${c} = ?`)
-      .join(', ');
     await this.#one(
-      `UPDATE msn_views SET ${sets} WHERE origin = ? AND mission_id = ? AND version = ?`,
+      VIEW_UPDATE,
       [...rows.viewValues(v).slice(2), v.origin, v.missionId, previousVersion],
       'mission view',
     );
