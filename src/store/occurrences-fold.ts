@@ -74,3 +74,64 @@ export class PendingInserts {
     return true;
   }
 }
+
+/** The budget's compare-and-set (occurrences-repository.ts `updateAuthority`). */
+export const AUTHORITY_UPDATE = `UPDATE aoc_authorities SET reserved = ?, consumed = ?, updated_at = ?, version = ?
+       WHERE id = ? AND version = ? AND consumed <= ?`;
+
+/** An authority row's values as AUTHORITY_UPDATE writes them. */
+interface AuthorityValues {
+  readonly id: string;
+  readonly total: number;
+  readonly reserved: number;
+  readonly consumed: number;
+  readonly updatedAt: number;
+  readonly version: number;
+}
+
+/**
+ * One row version per authority per transaction (PostgreSQL; docs/store.md "One row version per
+ * transition"). Create-and-enter reserves the amount and then, in the same transaction, moves it
+ * to consumed: two UPDATEs of the one authority row, both deferred into the one call, so two new
+ * row versions (HOT, but each a dead tuple and a statement of `baton_batch_static`). While the
+ * first has not left, the second's values are written into it instead, keeping the first's guard
+ * (its version; consumed never decreasing, AOC-REQ-012): the same row commits, with the same lock.
+ * Only where the second's own guard would hold on the row as the first writes it (its version,
+ * consumed not above the new one) and where that row passes the table's CHECKs (no negative
+ * amount, reserved + consumed within the total), so that the database's last line of defence sees
+ * nothing less than before; anything else sends the UPDATE as before.
+ */
+export class PendingAuthorityUpdates {
+  readonly #pending = new Map<
+    string,
+    { readonly write: DeferredWrite; values: AuthorityValues; guard: SqlValue[] }
+  >();
+
+  /** Defer `a`'s UPDATE from `previousVersion` (the transaction defers), kept amendable. */
+  defer(tx: Transaction, a: AuthorityValues, previousVersion: number): void {
+    if (tx.defer === undefined) throw new BatonError('internal', 'defer() on a transaction without it');
+    const guard: SqlValue[] = [a.id, previousVersion, a.consumed];
+    const write = tx.defer(AUTHORITY_UPDATE, [...written(a), ...guard], { expect: 1 });
+    this.#pending.set(a.id, { write, values: a, guard });
+  }
+
+  /** Write `a` into the authority's waiting UPDATE; false, having changed nothing, where it may not. */
+  fold(a: AuthorityValues, previousVersion: number): boolean {
+    const p = this.#pending.get(a.id);
+    if (p === undefined) return false;
+    const before = p.values;
+    const passesChecks =
+      before.reserved >= 0 && before.consumed >= 0 && before.reserved + before.consumed <= before.total;
+    if (before.version !== previousVersion || before.consumed > a.consumed || !passesChecks) return false;
+    if (!p.write.amend([...written(a), ...p.guard])) {
+      this.#pending.delete(a.id);
+      return false;
+    }
+    p.values = a;
+    return true;
+  }
+}
+
+function written(a: AuthorityValues): SqlValue[] {
+  return [a.reserved, a.consumed, a.updatedAt, a.version];
+}

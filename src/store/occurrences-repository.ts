@@ -33,7 +33,7 @@ import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js
 import { asStored, Held, type RawCounts } from './occurrences-held.js';
 import * as pf from './occurrences-prefetch.js';
 import * as rows from './occurrences-rows.js';
-import { PendingInserts } from './occurrences-fold.js';
+import { AUTHORITY_UPDATE, PendingAuthorityUpdates, PendingInserts } from './occurrences-fold.js';
 
 const { jcs, num } = rows;
 const OCC_COLS = rows.OCCURRENCE_COLUMNS.join(', ');
@@ -77,6 +77,8 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   readonly #linked = new Set<string>();
   /** Deferred occurrence INSERTs a later UPDATE may still be written into (occurrences-fold.ts). */
   readonly #pendingInserts = new PendingInserts();
+  /** Deferred authority UPDATEs a later one may still be written into (occurrences-fold.ts). */
+  readonly #pendingAuthorities = new PendingAuthorityUpdates();
   /**
    * With `holdEvidence` (the unit of work's repository, which calls `flushEvidence` when the
    * command is done): the events appended so far, one run per subject in order, written together
@@ -286,13 +288,19 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
 
   async updateAuthority(a: AuthorityRecord, previousVersion: number): Promise<void> {
     this.#held.authorities.delete(a.id);
+    // A row this transaction's waiting UPDATE writes takes these values there: one row version.
+    if (this.#pendingAuthorities.fold(a, previousVersion)) {
+      this.#held.authorities.set(a.id, a);
+      return;
+    }
     // Consumed never decreases (AOC-REQ-012): the statement itself refuses a lower value.
-    await this.#changedOne(
-      `UPDATE aoc_authorities SET reserved = ?, consumed = ?, updated_at = ?, version = ?
-       WHERE id = ? AND version = ? AND consumed <= ?`,
-      [a.reserved, a.consumed, a.updatedAt, a.version, a.id, previousVersion, a.consumed],
-      'authority',
-    );
+    if (this.#tx.deferrable === true) this.#pendingAuthorities.defer(this.#tx, a, previousVersion);
+    else
+      await this.#changedOne(
+        AUTHORITY_UPDATE,
+        [a.reserved, a.consumed, a.updatedAt, a.version, a.id, previousVersion, a.consumed],
+        'authority',
+      );
     this.#held.authorities.set(a.id, a);
   }
 

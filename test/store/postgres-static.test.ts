@@ -14,6 +14,7 @@ import { OccurrencesService } from '../../src/occurrences/index.js';
 import type { DeferOptions, SqlValue, StoreEngine, Transaction } from '../../src/store/engine.js';
 import { migrate, occurrencesUnitOfWork, verifyEvidence } from '../../src/store/index.js';
 import { STATIC_STATEMENTS } from '../../src/store/migrations/022_static_transition_writes.js';
+import { OccurrencesRepositorySql } from '../../src/store/occurrences-repository.js';
 import { encodeBatch } from '../../src/store/postgres-batch.js';
 import { createInput, domainConfig, observation, paymentsProfile, T0 } from '../occurrences/helpers.js';
 import { postgresForTests } from '../support/postgres.js';
@@ -162,7 +163,7 @@ if (db !== undefined) {
     assert.deepEqual(dynamic, [], 'deferred statements without a static branch (migration 022)');
   });
 
-  test('[postgres] a lifecycle writes each transition once: an entry joins the waiting INSERT, a run the waiting append', async (t) => {
+  test('[postgres] a lifecycle writes each transition once: an entry joins the waiting INSERT and UPDATE, a run the waiting append', async (t) => {
     const texts = new Set<string>();
     const sent: string[] = [];
     let engine: StoreEngine | undefined;
@@ -182,6 +183,10 @@ if (db !== undefined) {
       1,
       first.join('\n'),
     );
+    // One UPDATE of the authority: the entry's consumption written into the reservation's.
+    assert.equal(first.filter((sql) => sql.startsWith('UPDATE aoc_authorities')).length, 1, first.join('\n'));
+    const budget = await svc.getAuthority('payouts');
+    assert.deepEqual([budget.reserved, budget.consumed, budget.version], [0, 1_000, 3]);
     // What was stored is the entered occurrence, as the service answered it.
     const stored = await svc.getOccurrence(created.occurrence.id);
     assert.deepEqual(stored.occurrence, created.occurrence);
@@ -265,6 +270,68 @@ if (db !== undefined) {
         assert.ok(codes(error).includes('BTN10'), codes(error).join(' '));
         return true;
       });
+    }
+  });
+
+  /** Authority `id` as stored: reserved, consumed, version. */
+  const budgetOf = async (engine: StoreEngine, id: string) => {
+    const r = await engine.read((q) =>
+      q.get<{ reserved: string; consumed: string; version: string }>(
+        'SELECT reserved, consumed, version FROM aoc_authorities WHERE id = ?',
+        [id],
+      ),
+    );
+    return [Number(r?.reserved), Number(r?.consumed), Number(r?.version)];
+  };
+
+  test('[postgres] a second authority UPDATE joins the waiting one only where its guard and the CHECKs would hold', async (t) => {
+    const store = await e.open(t);
+    await migrate(store.engine);
+    const engine = store.engine;
+    const row = {
+      id: 'budget',
+      unit: 'EUR-cents',
+      total: 100,
+      reserved: 0,
+      consumed: 0,
+      createdAt: T0,
+      updatedAt: T0,
+      version: 1,
+    };
+    await engine.transaction((tx) => new OccurrencesRepositorySql(tx).insertAuthority(row));
+    /** Two updates of the budget in one transaction, as the repository makes them. */
+    const twice = (first: typeof row, second: typeof row) =>
+      engine.transaction(async (tx) => {
+        const repo = new OccurrencesRepositorySql(tx);
+        await repo.updateAuthority(first, first.version - 1);
+        await repo.updateAuthority(second, second.version - 1);
+      });
+    // Reserve, then consume: one row version with the final values (the service-level test above
+    // shows the one UPDATE sent).
+    await twice({ ...row, reserved: 40, version: 2 }, { ...row, consumed: 40, version: 3 });
+    assert.deepEqual(await budgetOf(engine, 'budget'), [0, 40, 3]);
+    // Where the second's guard would not hold, or the row between would break a CHECK, each UPDATE
+    // goes as its own statement and fails as it always did: nothing of the transaction commits.
+    const refused: [typeof row, typeof row, string][] = [
+      [
+        { ...row, reserved: 10, consumed: 40, version: 4 },
+        { ...row, consumed: 50, version: 6 },
+        'another version',
+      ],
+      [
+        { ...row, reserved: 10, consumed: 50, version: 4 },
+        { ...row, consumed: 45, version: 5 },
+        'consumed going down',
+      ],
+      [
+        { ...row, reserved: 70, consumed: 40, version: 4 },
+        { ...row, consumed: 100, version: 5 },
+        'past the total between',
+      ],
+    ];
+    for (const [first, second, why] of refused) {
+      await assert.rejects(twice(first, second), (error: unknown) => codes(error).length > 0, why);
+      assert.deepEqual(await budgetOf(engine, 'budget'), [0, 40, 3], why);
     }
   });
 }
