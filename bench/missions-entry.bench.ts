@@ -20,10 +20,12 @@
  *   push floor: PUSHES lanes each verifying raw on the thread pool, then one plain-SQL
  *   transaction per SET; and the pushed-SET job itself in plain SQL (bench/missions-set-job.ts:
  *   replay row, version-checked view, chained evidence event, the stop lookup), a transaction
- *   per SET and batched as the signal batcher batches: the ceiling beside the 0.5x target. The
- *   same pushes and the same job again with BENCH_SATURATING_PUSHES (default 64) in flight: at 16
- *   each pusher waits for its batch's COMMIT, so the rate is latency-bound; at 64 it is the
- *   receiver's capacity. The batched pushes also run on a writer-thread engine (a second file),
+ *   per SET and batched as the signal batcher batches. The same pushes and the same job again
+ *   with BENCH_SATURATING_PUSHES (default 64) in flight: at 16 each pusher waits for its batch's
+ *   COMMIT, so the rate is latency-bound; at 64 it is the receiver's capacity, and that is where
+ *   the pushes' 0.5x target is read (SETs ingested per second; docs/missions.md "Performance"),
+ *   the job at 64 lanes beside it; the 16-push lines are printed beside, with their own job
+ *   ceiling. The batched pushes also run on a writer-thread engine (a second file),
  *   and each SET way prints its process CPU per SET, SETs per batch (the batcher's), per logical
  *   transaction and per COMMIT (the measured reason), and, where Linux tells it, the main
  *   thread's own time on a CPU per SET and its time runnable but waiting for a core (the
@@ -660,10 +662,13 @@ async function runRounds(): Promise<void> {
   const results = [
     report('gated entry', m.gated, m.ungated, 'ungated entry', 0.9, m.entryRatio),
     report(`SET poll (${PER_ROUND}/batch)`, m.poll, m.raw, 'raw ES256 verify', 0.5),
-    report(`SET ${PUSHES} pushes`, m.pushes, m.raw, 'raw ES256 verify', 0.5),
+    // Beside, not judged: each pusher waits for its batch's COMMIT, so PUSHES in flight measure a
+    // latency (Little's law), not SETs ingested per second; the target is read saturated, below.
+    report(`SET ${PUSHES} pushes`, m.pushes, m.raw, 'raw ES256 verify', null),
     report(`SET ${PUSHES} pushes`, m.pushes, m.pushesEach, `${PUSHES} pushes, a transaction each`, null),
     report(`SET ${PUSHES} pushes, a tx each`, m.pushesEach, m.raw, 'raw ES256 verify', null),
-    report(`SET ${PUSHES} pushes, writer thread`, m.threadPushes, m.raw, 'raw ES256 verify', 0.5),
+    // The opt-in writer thread (`--sqlite-writer thread`), beside: the target is the default's.
+    report(`SET ${PUSHES} pushes, writer thread`, m.threadPushes, m.raw, 'raw ES256 verify', null),
     report(
       `SET ${PUSHES} pushes, writer thread`,
       m.threadPushes,
