@@ -60,15 +60,23 @@ export interface Transaction extends SqlExecutor {
    * fails the transaction.
    */
   defer?(sql: string, params: readonly SqlValue[], options: DeferOptions): DeferredWrite;
+  /**
+   * Whether a deferred statement with exactly this text leaves by the key of a static branch of
+   * the database's `baton_batch_static` (PostgreSQL after migration 022; docs/store.md "Static
+   * writes in the one call"): a caller that could send either of two texts sends this one only
+   * where it is not the slow, dynamic way.
+   */
+  sendsStatic?(sql: string): boolean;
 }
 
 /**
- * A deferred statement while it waits: the same text, the same guard and expected count, other
- * parameters (docs/store.md "One row version per transition"). `amend` answers false, changing
- * nothing, once the statement has left (the caller then sends its own statement as before).
+ * A deferred statement while it waits: the same guard and expected count, other parameters, and
+ * where the caller gives one, another text that stands for it (docs/store.md "One row version per
+ * transition"). `amend` answers false, changing nothing, once the statement has left (the caller
+ * then sends its own statement as before).
  */
 export interface DeferredWrite {
-  amend(params: readonly SqlValue[]): boolean;
+  amend(params: readonly SqlValue[], sql?: string): boolean;
 }
 
 export interface DeferOptions {

@@ -14,7 +14,8 @@
  * the unit back where it was taken.
  */
 import { BatonError } from '../core/errors.js';
-import { deferred, type Transaction } from './engine.js';
+import { deferred, type DeferredWrite, type Transaction } from './engine.js';
+import { CLAIM_PENDING_TO_IN_FLIGHT } from './migrations/024_one_stripe_write.js';
 
 /** How many stripes split the domain's counts (rows inserted by migration 004; never changed). */
 export const OPEN_STRIPES = 64;
@@ -51,9 +52,18 @@ export function domainLimitError(kind: OpenKind, limit: number): BatonError {
 
 const num = (v: number | string | null): number => Number(v ?? 0);
 
+/** A deferred pending claim that nothing has touched the stripes after (`OpenStripes`). */
+interface WaitingClaim {
+  readonly write: DeferredWrite;
+  readonly stripe: number;
+  readonly cap: number;
+}
+
 /** The stripe rows of one transaction. */
 export class OpenStripes {
   readonly #tx: Transaction;
+  /** The last stripe statement deferred, if it was a pending claim: an entry may join it. */
+  #waitingClaim: WaitingClaim | undefined;
 
   constructor(tx: Transaction) {
     this.#tx = tx;
@@ -70,14 +80,35 @@ export class OpenStripes {
   async #take(kind: OpenKind, stripe: number, limit: number, from?: number): Promise<boolean> {
     const cap = stripeCap(limit, stripe);
     if (cap <= 0) return false;
+    const claim = this.#waitingClaim;
+    this.#waitingClaim = undefined;
+    if (kind === 'in_flight' && from === stripe && claim?.stripe === stripe && this.#join(claim, cap))
+      return true;
     // Moving pending → in flight within one stripe is one statement, so one row lock.
     const move = from === stripe ? 'pending = pending - 1, ' : '';
     const sql = `UPDATE aoc_open_stripes SET ${move}${kind} = ${kind} + 1 WHERE stripe = ? AND ${kind} < ?`;
     // Deferred, the claim is assumed to succeed; if the stripe is full, the whole transaction runs
     // again statement by statement and takes the fallback below (engine.ts `defer`).
-    if (deferred(this.#tx, sql, [stripe, cap], { expect: 1 })) return true;
+    if (this.#tx.deferrable === true && this.#tx.defer !== undefined) {
+      const write = this.#tx.defer(sql, [stripe, cap], { expect: 1 });
+      if (kind === 'pending' && from === undefined) this.#waitingClaim = { write, stripe, cap };
+      return true;
+    }
     const { changes } = await this.#tx.run(sql, [stripe, cap]);
     return changes === 1;
+  }
+
+  /**
+   * An entry's move to in flight, written into the waiting pending claim of the same stripe
+   * (create-and-enter): one statement with both guards on the row as it was, which is what the
+   * claim then the move check, since the claim changes no in-flight count (migration 024). Only
+   * where that statement is static in this database and no other stripe statement came between;
+   * false, having changed nothing, otherwise. If a guard fails, the transaction runs again
+   * statement by statement, claim and move apart, as before (engine.ts `defer`).
+   */
+  #join(claim: WaitingClaim, cap: number): boolean {
+    if (this.#tx.sendsStatic?.(CLAIM_PENDING_TO_IN_FLIGHT) !== true) return false;
+    return claim.write.amend([claim.stripe, claim.cap, cap], CLAIM_PENDING_TO_IN_FLIGHT);
   }
 
   /**
@@ -107,12 +138,14 @@ export class OpenStripes {
 
   /** Give a unit back (leaving pending or in flight): never refused. */
   async release(kind: OpenKind, stripe: number): Promise<void> {
+    this.#waitingClaim = undefined;
     const sql = `UPDATE aoc_open_stripes SET ${kind} = ${kind} - 1 WHERE stripe = ?`;
     if (!deferred(this.#tx, sql, [stripe])) await this.#tx.run(sql, [stripe]);
   }
 
   /** Count one more without a limit: an observation that reopens a resolved occurrence is never refused. */
   async add(kind: OpenKind, stripe: number): Promise<void> {
+    this.#waitingClaim = undefined;
     const sql = `UPDATE aoc_open_stripes SET ${kind} = ${kind} + 1 WHERE stripe = ?`;
     if (!deferred(this.#tx, sql, [stripe])) await this.#tx.run(sql, [stripe]);
   }

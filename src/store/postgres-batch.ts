@@ -8,7 +8,7 @@
  */
 import { BatonError } from '../core/errors.js';
 import type { DeferOptions, SqlValue } from './engine.js';
-import { STATIC_STATEMENTS } from './migrations/022_static_transition_writes.js';
+import type { StaticStatement } from './migrations/022_static_transition_writes.js';
 import { toFormatTemplate } from './postgres-sql.js';
 
 /** SQLSTATE of migration 016's `baton_batch` when a deferred statement changed another row count. */
@@ -44,16 +44,22 @@ function template(sql: string, given: number): string {
 /** A parameter as `format('%L')` quotes it: text (NULL stays NULL, quote_nullable). */
 const asText = (v: SqlValue): string | null => (v === null ? null : String(v));
 
+/**
+ * The static statements `baton_batch_static` holds in the database's schema, by exact portable
+ * text (migration 022's, or 024's which adds one), or undefined before 022: every item as text.
+ */
+export type StaticRegistry = ReadonlyMap<string, StaticStatement>;
+
 /** One item: a static statement by its key (migration 022) where one matches, else its text (016). */
 function item(
   sql: string,
   params: readonly SqlValue[],
   rows: boolean,
-  statics: boolean,
+  statics: StaticRegistry | undefined,
   expect?: number,
   json?: readonly number[],
 ): string {
-  const found = statics ? STATIC_STATEMENTS.get(sql) : undefined;
+  const found = statics?.get(sql);
   // Only where the static branch answers what this item asks for (rows or a count).
   const known = found?.rows === rows ? found : undefined;
   if (known !== undefined && known.params !== params.length) {
@@ -86,12 +92,13 @@ function item(
 
 /**
  * The `baton_batch` argument: the deferred statements in order, then `final` if any. `statics`:
- * the database has migration 022, so a statement it holds as static SQL goes by its key.
+ * what the database's `baton_batch_static` holds (migration 022 or later), so a statement it holds
+ * as static SQL goes by its key; undefined, each as text.
  */
 export function encodeBatch(
   deferred: readonly DeferredStatement[],
   final: Final | undefined,
-  statics: boolean,
+  statics: StaticRegistry | undefined,
 ): string {
   const items = deferred.map((d) =>
     item(d.sql, d.params, d.options.rows !== undefined, statics, d.options.expect, d.options.jsonParams),

@@ -38,7 +38,10 @@ import {
   encodeBatch,
   type DeferredStatement,
   type Final,
+  type StaticRegistry,
 } from './postgres-batch.js';
+import { STATIC_STATEMENTS } from './migrations/022_static_transition_writes.js';
+import { STATIC_STATEMENTS_024 } from './migrations/024_one_stripe_write.js';
 import { OpenReads } from './postgres-reads.js';
 import { engineTypes, StatementTexts } from './postgres-sql.js';
 
@@ -240,8 +243,8 @@ class PgExecutor implements Transaction {
 
   readonly serverFunctions: boolean;
   readonly deferrable: boolean;
-  /** Migration 022's static statements exist: hot deferred ones go by key (postgres-batch.ts). */
-  readonly #statics: boolean;
+  /** Migration 022's (or 024's) static statements: hot deferred ones go by key (postgres-batch.ts). */
+  readonly #statics: StaticRegistry | undefined;
   /** Statements deferred since the last one sent (postgres-batch.ts). */
   #deferred: DeferredStatement[] = [];
 
@@ -266,6 +269,10 @@ class PgExecutor implements Transaction {
     }
   }
 
+  sendsStatic(sql: string): boolean {
+    return this.#statics?.has(sql) === true;
+  }
+
   defer(sql: string, params: readonly SqlValue[], options: DeferOptions): DeferredWrite {
     if (!this.deferrable)
       throw new BatonError('internal', 'defer() on a transaction that sends each statement');
@@ -275,12 +282,12 @@ class PgExecutor implements Transaction {
     let item: DeferredStatement = { sql, params: [...params], options };
     this.#deferred.push(item);
     return {
-      amend: (next) => {
+      amend: (next, text) => {
         const at = this.#deferred.indexOf(item);
         if (at < 0) return false; // it has left (or the transaction failed): nothing to amend
         const bad = unstorableText(next);
         if (bad !== undefined) throw bad;
-        item = { sql, params: [...next], options };
+        item = { sql: text ?? item.sql, params: [...next], options };
         this.#deferred[at] = item;
         return true;
       },
@@ -298,7 +305,7 @@ class PgExecutor implements Transaction {
   async #batch(final: Final | undefined): Promise<Answer> {
     const deferred = this.#deferred;
     this.#deferred = [];
-    const stmt = this.#texts.get(this.#statics ? BATCH_STATIC_SQL : BATCH_SQL, 1);
+    const stmt = this.#texts.get(this.#statics !== undefined ? BATCH_STATIC_SQL : BATCH_SQL, 1);
     const arg = encodeBatch(deferred, final, this.#statics);
     let result: pg.QueryResult;
     try {
@@ -345,7 +352,7 @@ class PgExecutor implements Transaction {
   async commitDeferred(): Promise<{ commit: PromiseSettledResult<pg.QueryResult> }> {
     const deferred = this.#deferred;
     this.#deferred = [];
-    const stmt = this.#texts.get(this.#statics ? BATCH_STATIC_SQL : BATCH_SQL, 1);
+    const stmt = this.#texts.get(this.#statics !== undefined ? BATCH_STATIC_SQL : BATCH_SQL, 1);
     const arg = encodeBatch(deferred, undefined, this.#statics);
     // A write never leaves before the server accepted the BEGIN (see #send).
     if (!this.#beginAccepted) await this.#began;
@@ -441,8 +448,8 @@ interface Schema {
   readonly functions: boolean;
   /** Migration 016's `baton_batch`: write transactions may defer statements. */
   readonly batch: boolean;
-  /** Migration 022's `baton_batch_static`: the hot deferred statements as static SQL. */
-  readonly statics: boolean;
+  /** `baton_batch_static`'s statements (migration 022, one more after 024), else undefined. */
+  readonly statics: StaticRegistry | undefined;
 }
 
 /** How one kind of transaction starts: its BEGIN and settings, sent as one round trip. */
@@ -469,7 +476,7 @@ class PostgresEngine implements StoreEngine {
   readonly #running = new Set<Promise<unknown>>();
   readonly #reads = new OpenReads();
   #closed = false;
-  #schema: Schema = { functions: false, batch: false, statics: false };
+  #schema: Schema = { functions: false, batch: false, statics: undefined };
 
   constructor(url: string, options: PostgresEngineOptions) {
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 10);
@@ -675,7 +682,11 @@ class PostgresEngine implements StoreEngine {
   }
 
   schemaApplied(version: number): void {
-    this.#schema = { functions: version >= 12, batch: version >= 16, statics: version >= 22 };
+    this.#schema = {
+      functions: version >= 12,
+      batch: version >= 16,
+      statics: version >= 24 ? STATIC_STATEMENTS_024 : version >= 22 ? STATIC_STATEMENTS : undefined,
+    };
   }
 
   read<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {

@@ -14,6 +14,10 @@ import { OccurrencesService } from '../../src/occurrences/index.js';
 import type { DeferOptions, SqlValue, StoreEngine, Transaction } from '../../src/store/engine.js';
 import { migrate, occurrencesUnitOfWork, verifyEvidence } from '../../src/store/index.js';
 import { STATIC_STATEMENTS } from '../../src/store/migrations/022_static_transition_writes.js';
+import {
+  CLAIM_PENDING_TO_IN_FLIGHT,
+  STATIC_STATEMENTS_024,
+} from '../../src/store/migrations/024_one_stripe_write.js';
 import { OccurrencesRepositorySql } from '../../src/store/occurrences-repository.js';
 import { encodeBatch } from '../../src/store/postgres-batch.js';
 import { createInput, domainConfig, observation, paymentsProfile, T0 } from '../occurrences/helpers.js';
@@ -41,20 +45,23 @@ test('a registered statement goes by its key only where the schema has 022 and i
     { sql: APPEND, params: ['s', '[]'], options: {} }, // a row count asked of a rows branch: text
     { sql: 'UPDATE t SET n = 1 WHERE id = ?', params: [1], options: {} },
   ];
-  assert.deepEqual(items(encodeBatch(deferred, { sql: CLAIM, params: [1, 2], rows: true }, true)), [
-    { k: 'claim_pending', p: ['3', '10'], e: 1 },
-    { k: 'append_evidence', p: ['s', '[]'], q: 1 },
-    { s: 'SELECT out_seq, out_idx, out_prev, out_hash FROM baton_append_evidence(%L, %L)', p: ['s', '[]'] },
-    { s: 'UPDATE t SET n = 1 WHERE id = %L', p: ['1'] },
-    {
-      s: 'UPDATE aoc_open_stripes SET pending = pending + 1 WHERE stripe = %L AND pending < %L',
-      p: ['1', '2'],
-      q: 1,
-    },
-  ]);
-  assert.ok(items(encodeBatch(deferred, undefined, false)).every((i) => typeof i['s'] === 'string'));
+  assert.deepEqual(
+    items(encodeBatch(deferred, { sql: CLAIM, params: [1, 2], rows: true }, STATIC_STATEMENTS)),
+    [
+      { k: 'claim_pending', p: ['3', '10'], e: 1 },
+      { k: 'append_evidence', p: ['s', '[]'], q: 1 },
+      { s: 'SELECT out_seq, out_idx, out_prev, out_hash FROM baton_append_evidence(%L, %L)', p: ['s', '[]'] },
+      { s: 'UPDATE t SET n = 1 WHERE id = %L', p: ['1'] },
+      {
+        s: 'UPDATE aoc_open_stripes SET pending = pending + 1 WHERE stripe = %L AND pending < %L',
+        p: ['1', '2'],
+        q: 1,
+      },
+    ],
+  );
+  assert.ok(items(encodeBatch(deferred, undefined, undefined)).every((i) => typeof i['s'] === 'string'));
   assert.throws(
-    () => encodeBatch([{ sql: CLAIM, params: [3], options: {} }], undefined, true),
+    () => encodeBatch([{ sql: CLAIM, params: [3], options: {} }], undefined, STATIC_STATEMENTS),
     /2 placeholder\(s\) but 1 parameter/,
   );
 });
@@ -79,7 +86,7 @@ test('a JSON parameter travels as its JSON value, not escaped again inside a str
       { sql: CLAIM, params: [3, 10], options: { expect: 1, jsonParams: [0] } }, // a number stays a string
     ],
     undefined,
-    true,
+    STATIC_STATEMENTS,
   );
   assert.ok(arg.includes(RUN), 'the run text is in the argument as is');
   assert.deepEqual(items(arg), [
@@ -88,7 +95,13 @@ test('a JSON parameter travels as its JSON value, not escaped again inside a str
   ]);
   // Without the option the same item is the string form it always was.
   assert.deepEqual(
-    items(encodeBatch([{ sql: APPEND, params: ['s', RUN], options: { rows: check } }], undefined, true)),
+    items(
+      encodeBatch(
+        [{ sql: APPEND, params: ['s', RUN], options: { rows: check } }],
+        undefined,
+        STATIC_STATEMENTS,
+      ),
+    ),
     [{ k: 'append_evidence', p: ['s', RUN], q: 1 }],
   );
 });
@@ -106,11 +119,24 @@ if (db !== undefined) {
         all: tx.all.bind(tx),
         get: tx.get.bind(tx),
         run: tx.run.bind(tx),
+        ...(tx.sendsStatic !== undefined && { sendsStatic: tx.sendsStatic.bind(tx) }),
         ...(defer !== undefined && {
           defer: (sql: string, params: readonly SqlValue[], options: DeferOptions) => {
             texts.add(sql);
             sent?.push(sql);
-            return defer(sql, params, options);
+            const write = defer(sql, params, options);
+            // An amended text is what leaves: recorded in place of the one it replaces.
+            return {
+              amend: (next: readonly SqlValue[], text?: string) => {
+                const done = write.amend(next, text);
+                if (done && text !== undefined) {
+                  texts.add(text);
+                  const at = sent?.lastIndexOf(sql) ?? -1;
+                  if (sent !== undefined && at >= 0) sent[at] = text;
+                }
+                return done;
+              },
+            };
           },
         }),
       });
@@ -141,7 +167,7 @@ if (db !== undefined) {
     return svc;
   }
 
-  test('[postgres] every statement a lifecycle defers is one of migration 022 static ones', async (t) => {
+  test('[postgres] every statement a lifecycle defers is one of the static ones (migrations 022, 024)', async (t) => {
     const texts = new Set<string>();
     const svc = await service(t, texts);
     // Create + reserve (+ linked id), release, create + enter, takeover, observe-and-settle.
@@ -159,8 +185,8 @@ if (db !== undefined) {
     const settled = await svc.observe(observation(ticket, 'succeeded', T0, answer));
     assert.equal(settled.occurrence.outcome, 'success');
     assert.ok(texts.size >= 8, `only ${texts.size} deferred statement texts seen`);
-    const dynamic = [...texts].filter((sql) => !STATIC_STATEMENTS.has(sql));
-    assert.deepEqual(dynamic, [], 'deferred statements without a static branch (migration 022)');
+    const dynamic = [...texts].filter((sql) => !STATIC_STATEMENTS_024.has(sql));
+    assert.deepEqual(dynamic, [], 'deferred statements without a static branch (migrations 022, 024)');
   });
 
   test('[postgres] a lifecycle writes each transition once: an entry joins the waiting INSERT and UPDATE, a run the waiting append', async (t) => {
@@ -187,6 +213,14 @@ if (db !== undefined) {
     assert.equal(first.filter((sql) => sql.startsWith('UPDATE aoc_authorities')).length, 1, first.join('\n'));
     const budget = await svc.getAuthority('payouts');
     assert.deepEqual([budget.reserved, budget.consumed, budget.version], [0, 1_000, 3]);
+    // One UPDATE of the domain stripe: the pending claim and the move to in flight as one (024).
+    const stripes = first.filter((sql) => sql.startsWith('UPDATE aoc_open_stripes'));
+    assert.deepEqual(stripes, [CLAIM_PENDING_TO_IN_FLIGHT.slice(0, 40)], first.join('\n'));
+    assert.ok(engine !== undefined);
+    const counts = await engine.read((r) =>
+      r.get<{ p: string; f: string }>('SELECT SUM(pending) AS p, SUM(in_flight) AS f FROM aoc_open_stripes'),
+    );
+    assert.deepEqual([Number(counts?.p), Number(counts?.f)], [0, 1]);
     // What was stored is the entered occurrence, as the service answered it.
     const stored = await svc.getOccurrence(created.occurrence.id);
     assert.deepEqual(stored.occurrence, created.occurrence);
@@ -213,7 +247,11 @@ if (db !== undefined) {
     const store = await e.open(t);
     const options = (json: boolean) => ({ rows: () => undefined, ...(json && { jsonParams: [1] }) });
     const [asValue, asString] = [true, false].map((json) =>
-      encodeBatch([{ sql: APPEND, params: ['s', RUN], options: options(json) }], undefined, true),
+      encodeBatch(
+        [{ sql: APPEND, params: ['s', RUN], options: options(json) }],
+        undefined,
+        STATIC_STATEMENTS,
+      ),
     );
     // What 016's baton_batch reads (json: the element's own text) and 022's (jsonb: parsed once).
     const read = (text: string) =>
@@ -246,7 +284,7 @@ if (db !== undefined) {
         const arg = encodeBatch(
           [{ sql: CLAIM, params, options: expect === undefined ? {} : { expect } }],
           undefined,
-          statics,
+          statics ? STATIC_STATEMENTS : undefined,
         );
         assert.equal(items(arg)[0]?.['k'] !== undefined, statics);
         const out = await tx.get<{ out: string }>('SELECT baton_batch_static(?) AS out', [arg]);
@@ -270,6 +308,48 @@ if (db !== undefined) {
         assert.ok(codes(error).includes('BTN10'), codes(error).join(' '));
         return true;
       });
+    }
+  });
+
+  test('[postgres] the pending claim and the move to in flight as one statement: both guards, by key as by text', async (t) => {
+    const store = await e.open(t);
+    await migrate(store.engine);
+    const engine = store.engine;
+    const set = (pending: number, inFlight: number) =>
+      engine.transaction((tx) =>
+        tx.run('UPDATE aoc_open_stripes SET pending = ?, in_flight = ? WHERE stripe = 5', [
+          pending,
+          inFlight,
+        ]),
+      );
+    const once = (statics: boolean, caps: [number, number], expect?: number) =>
+      engine.transaction(async (tx) => {
+        const arg = encodeBatch(
+          [
+            {
+              sql: CLAIM_PENDING_TO_IN_FLIGHT,
+              params: [5, ...caps],
+              options: expect === undefined ? {} : { expect },
+            },
+          ],
+          undefined,
+          statics ? STATIC_STATEMENTS_024 : undefined,
+        );
+        assert.equal(items(arg)[0]?.['k'] === 'claim_pending_to_in_flight', statics);
+        const out = await tx.get<{ out: string }>('SELECT baton_batch_static(?) AS out', [arg]);
+        const row = await tx.get<{ pending: string; in_flight: string }>(
+          'SELECT pending, in_flight FROM aoc_open_stripes WHERE stripe = 5',
+        );
+        return [out?.out, Number(row?.pending), Number(row?.in_flight)];
+      });
+    for (const statics of [false, true]) {
+      await set(2, 3);
+      // Both below their shares: in flight + 1, pending unchanged (the claim and the move cancel).
+      assert.deepEqual(await once(statics, [3, 4]), ['[1]', 2, 4]);
+      // Pending at its share (the claim's guard), or in flight at its own (the move's): no row.
+      assert.deepEqual(await once(statics, [2, 9]), ['[0]', 2, 4]);
+      assert.deepEqual(await once(statics, [9, 4]), ['[0]', 2, 4]);
+      await assert.rejects(once(statics, [2, 9], 1), (error: unknown) => codes(error).includes('BTN10'));
     }
   });
 

@@ -18,7 +18,7 @@ import type { Migration } from '../migrations.js';
  * here) is handed to 016's `baton_batch` as it is, alone. A key this function does not know raises
  * BTN11: never silently skipped.
  */
-const BATCH = `
+export const BATCH = `
 CREATE FUNCTION baton_batch_static(p_items text) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE

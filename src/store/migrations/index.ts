@@ -21,6 +21,7 @@ import { migration as m018 } from './018_harness_item_listing.js';
 import { migration as m021 } from './021_fewer_write_btrees.js';
 import { migration as m022 } from './022_static_transition_writes.js';
 import { migration as m023 } from './023_fewer_update_indexes.js';
+import { migration as m024 } from './024_one_stripe_write.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -41,4 +42,5 @@ export const migrations: readonly Migration[] = [
   m021,
   m022,
   m023,
+  m024,
 ];
