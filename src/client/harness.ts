@@ -40,13 +40,50 @@ export interface EnqueueInput {
 
 const seg = encodeURIComponent;
 
-export class HarnessClient {
+/** A dispatch or resume that passed the A3.1 check: the item, and when to check again. */
+export interface HarnessDispatch {
+  readonly item: WorkItemRecord;
+  readonly recheckAt: number | null;
+}
+
+/**
+ * `executor.harness` (issue 11 §5; build spec A6): the executor's governed sessions and work, each
+ * call under that executor's credential, so in its lineage and fenced by its generation. Every
+ * dispatch, resume and retry goes through Baton's check (A3.1): a committed Mission stop comes back
+ * as the BatonError the harness answered (403 `mission_not_active`, 503
+ * `mission_status_unavailable`, 409 `mission_binding_missing`). Pass the item id as `workItemId` in
+ * the occurrence operation so provider entry is gated too (A3.6).
+ */
+export interface ExecutorHarness {
+  /** A governed session bound to a Mission (HAR-01/02). */
+  session(binding: EnqueueInput['mission_binding'], sessionId?: string): Promise<SessionRecord>;
+  /** HAR-29: untrusted content entered the session; its egress items are suppressed from now on. */
+  taint(sessionId: string, source: string): Promise<SessionRecord>;
+  getSession(sessionId: string): Promise<{ session: SessionRecord; evidence: JsonObject[] }>;
+  /** Governed work (a queue item unless `kind` says otherwise), bound to its Mission. */
+  enqueue(input: EnqueueInput): Promise<WorkItemRecord>;
+  /** HAR-20: a sub-agent handle records its actor and how it is governed; no authority by descent. */
+  spawn(
+    parentItem: string,
+    handle: JsonObject,
+    input: Omit<EnqueueInput, 'kind' | 'parent_item'>,
+  ): Promise<WorkItemRecord>;
+  dispatch(itemId: string): Promise<HarnessDispatch>;
+  resume(itemId: string): Promise<HarnessDispatch>;
+  /** A3.8: a new item with `retry_of` and the same idempotency key (= the occurrence creationKey). */
+  retry(itemId: string): Promise<WorkItemRecord>;
+  complete(itemId: string): Promise<WorkItemRecord>;
+  get(itemId: string): Promise<{ item: WorkItemRecord; evidence: JsonObject[] }>;
+}
+
+export class HarnessClient implements ExecutorHarness {
   readonly #o: HarnessClientOptions;
   readonly #endpoint: Endpoint;
 
-  constructor(o: HarnessClientOptions) {
+  /** `over`: an endpoint already made (the HttpBatonClient's, for `executor.harness`). */
+  constructor(o: HarnessClientOptions, over?: Endpoint) {
     this.#o = o;
-    this.#endpoint = endpoint(o.baseUrl, { fetch: o.fetch });
+    this.#endpoint = over ?? endpoint(o.baseUrl, { fetch: o.fetch });
   }
 
   async #call<T>(x: Omit<Exchange, 'bearer'>, members: readonly string[]): Promise<T> {
@@ -107,14 +144,14 @@ export class HarnessClient {
     ]);
   }
 
-  dispatch(itemId: string): Promise<{ item: WorkItemRecord; recheckAt: number | null }> {
+  dispatch(itemId: string): Promise<HarnessDispatch> {
     return this.#call(
       { method: 'POST', path: '/v1/harness/dispatch', body: { itemId }, safeToRetry: false },
       ['item', 'recheckAt'],
     );
   }
 
-  resume(itemId: string): Promise<{ item: WorkItemRecord; recheckAt: number | null }> {
+  resume(itemId: string): Promise<HarnessDispatch> {
     return this.#call(
       { method: 'POST', path: `/v1/harness/items/${seg(itemId)}/resume`, body: {}, safeToRetry: false },
       ['item', 'recheckAt'],

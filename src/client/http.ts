@@ -26,6 +26,7 @@ import {
   type Exchange,
   type Fetch,
 } from './http-transport.js';
+import { HarnessClient, type ExecutorHarness } from './harness.js';
 import { perform } from './perform.js';
 import type {
   BatonClient,
@@ -73,15 +74,18 @@ class HttpExecutor implements Executor {
   readonly handover: OpenWork;
   readonly held: readonly HeldWorkItem[];
   readonly heldMore: boolean;
+  readonly harness: ExecutorHarness;
   readonly #call: Call;
   readonly #credential: string;
 
   constructor(
     call: (bearer: string) => Call,
+    e: Endpoint,
     b: ExecutorBinding,
     handover: OpenWork,
     held: Held = NOTHING_HELD,
   ) {
+    this.harness = new HarnessClient({ baseUrl: e.base.href, credential: b.credential }, e);
     this.lineage = b.lineage;
     this.generation = b.generation;
     this.handover = handover;
@@ -199,11 +203,14 @@ export class HttpBatonClient implements BatonClient {
     const members = ['lineage', 'generation', 'credential', 'held', 'heldMore', ...OPEN];
     const t = await this.#caller(this.#token)<TakeoverResult>(x, members, options);
     const open = { reserved: t.reserved, unresolved: t.unresolved };
-    return new HttpExecutor((b) => this.#caller(b), t, open, t);
+    return new HttpExecutor((b) => this.#caller(b), this.#endpoint, t, open, t);
   }
 
   resume(binding: ExecutorBinding): Executor {
-    return new HttpExecutor((b) => this.#caller(b), binding, { reserved: [], unresolved: [] });
+    return new HttpExecutor((b) => this.#caller(b), this.#endpoint, binding, {
+      reserved: [],
+      unresolved: [],
+    });
   }
 
   getOccurrence(occurrenceId: string, options?: CallOptions): Promise<OccurrenceDetail> {

@@ -4,6 +4,7 @@
  * the service's own; test/client/contract.ts checks both clients behave alike.
  */
 import { BatonError } from '../core/errors.js';
+import type { MissionsService } from '../missions/index.js';
 import type {
   CreateAndEnterResult,
   CreateResult,
@@ -24,6 +25,8 @@ import {
   type StatusSources,
 } from '../providers/index.js';
 import { evidenceOnly, type ProviderAdapter, type ProviderCall } from './adapter.js';
+import type { ExecutorHarness } from './harness.js';
+import { InProcessHarness } from './in-process-harness.js';
 import { perform } from './perform.js';
 import type {
   BatonClient,
@@ -49,6 +52,11 @@ export interface InProcessBatonClientOptions {
   readonly statusSources?: StatusSources;
   /** The actor recorded for takeovers (the operator principal the HTTP API would authenticate). */
   readonly actor?: string;
+  /**
+   * The Mission harness on the same store (`openHarnessOn`), for `executor.harness`; without it
+   * those calls are refused `unavailable`.
+   */
+  readonly harness?: MissionsService;
 }
 
 /** How many entered occurrences an executor keeps for acknowledge-and-settle (a bound, not a cache policy). */
@@ -60,6 +68,7 @@ class InProcessExecutor implements Executor {
   readonly handover: OpenWork;
   readonly held: readonly HeldWorkItem[];
   readonly heldMore: boolean;
+  readonly harness: ExecutorHarness;
   readonly #service: OccurrencesService;
   readonly #sources: StatusSources | undefined;
   readonly #credential: string;
@@ -74,10 +83,12 @@ class InProcessExecutor implements Executor {
   constructor(
     service: OccurrencesService,
     sources: StatusSources | undefined,
+    missions: MissionsService | undefined,
     b: ExecutorBinding,
     handover: OpenWork,
     held: Held = NOTHING_HELD,
   ) {
+    this.harness = new InProcessHarness(missions, service, b);
     this.#service = service;
     this.#sources = sources;
     this.#credential = b.credential;
@@ -186,22 +197,27 @@ class InProcessExecutor implements Executor {
 export class InProcessBatonClient implements BatonClient {
   readonly #service: OccurrencesService;
   readonly #sources: StatusSources | undefined;
+  readonly #missions: MissionsService | undefined;
   readonly #actor: string;
 
   constructor(options: InProcessBatonClientOptions) {
     this.#service = options.service;
     this.#sources = options.statusSources;
+    this.#missions = options.harness;
     this.#actor = options.actor ?? 'operator';
   }
 
   async takeover(lineage: string): Promise<Executor> {
     const t = await this.#service.takeover({ lineage }, this.#actor);
     const open = { reserved: t.reserved, unresolved: t.unresolved };
-    return new InProcessExecutor(this.#service, this.#sources, t, open, t);
+    return new InProcessExecutor(this.#service, this.#sources, this.#missions, t, open, t);
   }
 
   resume(binding: ExecutorBinding): Executor {
-    return new InProcessExecutor(this.#service, this.#sources, binding, { reserved: [], unresolved: [] });
+    return new InProcessExecutor(this.#service, this.#sources, this.#missions, binding, {
+      reserved: [],
+      unresolved: [],
+    });
   }
 
   getOccurrence(occurrenceId: string): Promise<OccurrenceDetail> {

@@ -11,6 +11,13 @@ export {
   type PrincipalTokenRole,
 } from './admin.js';
 export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';
+export {
+  HarnessClient,
+  type EnqueueInput,
+  type ExecutorHarness,
+  type HarnessClientOptions,
+  type HarnessDispatch,
+} from './harness.js';
 export { InProcessBatonClient, type InProcessBatonClientOptions } from './in-process.js';
 export { perform } from './perform.js';
 export * from './types.js';

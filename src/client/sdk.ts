@@ -8,6 +8,13 @@
 export { callAdapter, type ProviderAdapter, type ProviderCall } from './adapter.js';
 export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';
 export {
+  HarnessClient,
+  type EnqueueInput,
+  type ExecutorHarness,
+  type HarnessClientOptions,
+  type HarnessDispatch,
+} from './harness.js';
+export {
   AdminClient,
   type AdminClientOptions,
   type CreatedPrincipalToken,

@@ -21,6 +21,7 @@ import type {
 } from '../occurrences/index.js';
 import type { AcknowledgedSettled, OccurrenceReconciled } from '../providers/index.js';
 import type { ProviderAdapter, ProviderCall } from './adapter.js';
+import type { ExecutorHarness } from './harness.js';
 
 /**
  * What a worker intends to do: the service's creation input minus the credential (the executor
@@ -103,6 +104,8 @@ export interface Executor {
   readonly held: readonly HeldWorkItem[];
   /** The lineage holds more items than `held` lists (at most 1,000): the harness API lists them all. */
   readonly heldMore: boolean;
+  /** This executor's governed sessions and work under their Missions (issue 11 §5; docs/harness.md). */
+  readonly harness: ExecutorHarness;
   /** To hand this executor to the worker process that acts (`client.resume`). Holds the secret. */
   binding(): ExecutorBinding;
   /** Safe to retry with the same operation: the creation binding returns the original occurrence. */
