@@ -11,13 +11,8 @@ export {
   type PrincipalTokenRole,
 } from './admin.js';
 export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';
-export {
-  HarnessClient,
-  type EnqueueInput,
-  type ExecutorHarness,
-  type HarnessClientOptions,
-  type HarnessDispatch,
-} from './harness.js';
+// executor.harness's calls, and the same calls for a worker that holds only a credential.
+export * from './harness.js';
 export { InProcessBatonClient, type InProcessBatonClientOptions } from './in-process.js';
 export { perform } from './perform.js';
 export * from './types.js';

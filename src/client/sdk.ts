@@ -7,13 +7,8 @@
  */
 export { callAdapter, type ProviderAdapter, type ProviderCall } from './adapter.js';
 export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';
-export {
-  HarnessClient,
-  type EnqueueInput,
-  type ExecutorHarness,
-  type HarnessClientOptions,
-  type HarnessDispatch,
-} from './harness.js';
+// executor.harness's calls, and the same calls for a worker that holds only a credential.
+export * from './harness.js';
 export {
   AdminClient,
   type AdminClientOptions,
