@@ -13,3 +13,4 @@ export * from './ports.js';
 export * from './inputs.js';
 export * from './service.js';
 export * from './signal-batcher.js';
+export * from './executor-scope.js';

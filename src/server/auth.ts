@@ -8,6 +8,7 @@
  */
 import { digestBytes } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
+import { executorActor } from '../missions/index.js';
 import type { StoreEngine } from '../store/engine.js';
 import { findExecutorCredential, type PrincipalRole } from '../store/principals.js';
 import { authenticateSession } from './sessions.js';
@@ -132,7 +133,7 @@ export function authorize(principal: Principal, allowed: readonly Role[]): void 
 
 /** The evidence actor for whoever holds this principal (never a secret). */
 export function principalActor(principal: Principal): string {
-  if (principal.kind === 'executor') return `executor:${principal.lineage}#${principal.generation}`;
+  if (principal.kind === 'executor') return executorActor(principal);
   if (principal.kind === 'executor-bearer') {
     // Fail closed: a route that needs the executor's name must authenticate it first.
     throw new BatonError('internal', 'an executor credential was used before it was authenticated');

@@ -10,8 +10,11 @@ import {
   BEHAVIOURS,
   DEFAULT_MATRIX,
   ITEM_KINDS,
+  inLineage,
   ITEM_STATES,
   missionSubject,
+  visibleItem as itemFor,
+  visibleSession as sessionFor,
   type MissionsService,
   type WorkItemRecord,
 } from '../../missions/index.js';
@@ -101,12 +104,14 @@ function harnessOf(deps: ServerDeps): MissionsService {
 }
 
 /** An executor acts only on its own lineage's items; operators see all. */
-async function visibleItem(deps: ServerDeps, input: HandlerInput, id: string): Promise<WorkItemRecord> {
-  const item = await harnessOf(deps).getItem(id);
+function visibleItem(deps: ServerDeps, input: HandlerInput, id: string): Promise<WorkItemRecord> {
+  return itemFor(harnessOf(deps), id, executorLineage(input));
+}
+
+/** The executor's lineage (its items only, what it creates in it); undefined for an operator. */
+function executorLineage(input: HandlerInput): string | undefined {
   const p = input.principal;
-  if (p?.kind === 'executor' && item.lineage !== p.lineage)
-    throw new BatonError('work_item_not_found', 'no such work item');
-  return item;
+  return p?.kind === 'executor' ? p.lineage : undefined;
 }
 
 function actor(input: HandlerInput): string {
@@ -152,9 +157,8 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { body: sessionBody, response: { 201: anyObject } },
       handler: async (input) => {
         const body = bodyObject(input);
-        const p = input.principal;
         // As for items: an executor's sessions belong to its own lineage (so it can read and taint them).
-        const owned = p?.kind === 'executor' ? { ...body, lineage: p.lineage } : body;
+        const owned = inLineage(body, executorLineage(input));
         const made = await timed(deps, 'harness_session_create', () =>
           harnessOf(deps).createSession(owned, actor(input)),
         );
@@ -172,9 +176,8 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { body: itemBody, response: { 201: workItem } },
       handler: async (input) => {
         const body = bodyObject(input);
-        const p = input.principal;
         // An executor's items belong to its own lineage, whatever the body says.
-        const owned = p?.kind === 'executor' ? { ...body, lineage: p.lineage } : body;
+        const owned = inLineage(body, executorLineage(input));
         return {
           status: 201,
           body: await timed(deps, 'harness_create', () => harnessOf(deps).createItem(owned, actor(input))),
@@ -368,12 +371,8 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
 }
 
 /** An executor sees only its own lineage's sessions (another lineage's answers like a missing one). */
-async function visibleSession(deps: ServerDeps, input: HandlerInput, id: string) {
-  const found = await harnessOf(deps).getSession(id);
-  const p = input.principal;
-  if (p?.kind === 'executor' && found.session.lineage !== p.lineage)
-    throw new BatonError('work_item_not_found', 'no such session');
-  return found;
+function visibleSession(deps: ServerDeps, input: HandlerInput, id: string) {
+  return sessionFor(harnessOf(deps), id, executorLineage(input));
 }
 
 /** A6: `GET /v1/harness/sessions/{id}`, `POST …/{id}/taint` (HAR-29), `POST /v1/harness/items/{id}/rebind` (A7#24). */

@@ -1,0 +1,49 @@
+/**
+ * An executor acting on the harness (build spec A6): what its lineage and generation decide, the
+ * same whether it calls over HTTP (src/server/routes/harness.ts, its credential authenticated) or
+ * in process (src/client/in-process-harness.ts). What it creates belongs to its own lineage,
+ * whatever the input says; another lineage's items and sessions are `work_item_not_found` to it
+ * (not "forbidden": it learns nothing of them); its evidence actor names lineage and generation.
+ */
+import { BatonError } from '../core/errors.js';
+import type { MissionsService } from './service.js';
+import type { WorkItemRecord } from './model.js';
+
+export interface ExecutorScope {
+  readonly lineage: string;
+  readonly generation: number;
+}
+
+/** The evidence actor of an executor's commands. */
+export function executorActor(s: ExecutorScope): string {
+  return `executor:${s.lineage}#${s.generation}`;
+}
+
+/** `input` as created by an executor of `lineage` (undefined: an operator, as given). */
+export function inLineage<T extends object>(input: T, lineage: string | undefined): T {
+  return lineage === undefined ? input : { ...input, lineage };
+}
+
+/** The item, if an executor of `lineage` may act on it (undefined: an operator, any item). */
+export async function visibleItem(
+  h: MissionsService,
+  id: string,
+  lineage: string | undefined,
+): Promise<WorkItemRecord> {
+  const item = await h.getItem(id);
+  if (lineage !== undefined && item.lineage !== lineage)
+    throw new BatonError('work_item_not_found', 'no such work item');
+  return item;
+}
+
+/** The session and its evidence, if an executor of `lineage` may see it (undefined: an operator). */
+export async function visibleSession(
+  h: MissionsService,
+  id: string,
+  lineage: string | undefined,
+): ReturnType<MissionsService['getSession']> {
+  const found = await h.getSession(id);
+  if (lineage !== undefined && found.session.lineage !== lineage)
+    throw new BatonError('work_item_not_found', 'no such session');
+  return found;
+}
