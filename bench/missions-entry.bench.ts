@@ -80,8 +80,8 @@ const PUSHES = Number(process.env['BENCH_PUSHES'] ?? 16);
  * Pushes in flight for the saturating way: each push waits for its batch's COMMIT before its
  * transmitter sends the next, so PUSHES in flight measure a latency-bound rate (what one fsync per
  * batch allows that many waiting pushers), not how many SETs a second the receiver can take. At
- * this many the main thread is on a CPU most of the time (measured 73-89%; its on-CPU time per SET
- * is printed): the receiver's capacity, with the same job in plain SQL at as many lanes beside it.
+ * this many the main thread is on a CPU most of the time (73-89% in session 14, 78-91% in 15; its
+ * on-CPU time per SET is printed): the receiver's capacity, with the same job in plain SQL at as many lanes beside it.
  */
 const SATURATING = Number(process.env['BENCH_SATURATING_PUSHES'] ?? 64);
 /**
