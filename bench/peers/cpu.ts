@@ -9,7 +9,7 @@
  * the rows each job inserted and updated per table of that database, and the share of updates
  * that were HOT (no index entry written; pg_stat_user_tables).
  *
- *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-pg,baton-http-sqlite,folded-pg,folded-status-pg,dbos  PEER_CPU_JOBS=1500 PEER_CPU_WARM_JOBS=3000
+ *   node dist/bench/peers/cpu.js   (PEER_CPU_SYSTEMS=baton-pg,baton-http-pg,baton-http-sqlite,folded-pg,folded-status-pg,folded-status-http-pg,dbos  PEER_CPU_JOBS=1500 PEER_CPU_WARM_JOBS=3000
  *   PEER_CPU_CONCURRENCY=1,16; BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
  */
 import { execFileSync } from 'node:child_process';
@@ -27,6 +27,7 @@ import { benchDatabase, reachablePostgres, type BenchDatabase } from '../support
 import { dbosSystem } from './engines.js';
 import { foldedCeiling } from './folded.js';
 import { foldedStatusCeiling } from './folded-status.js';
+import { httpFoldedStatusCeiling } from './http-ceiling.js';
 import { withClient } from '../../test/support/postgres-client.js';
 import { childCpuMs, selfCpuMs } from './procs.js';
 import {
@@ -225,6 +226,9 @@ async function main(): Promise<void> {
     'folded-pg': async () => foldedCeiling(p, await db('cpu_folded'), WORKERS),
     // The folded ceiling settled from the authenticated status query (folded-status.ts).
     'folded-status-pg': async () => foldedStatusCeiling(p, profile, await db('cpu_folded_status'), WORKERS),
+    // The same behind a bare HTTP server in a child (http-ceiling.ts): its CPU printed as "server".
+    'folded-status-http-pg': async () =>
+      httpFoldedStatusCeiling(p, profile, await db('cpu_folded_status_http'), WORKERS),
     'plain-pg': async () => plainSqlCeiling(p, { postgres: await db('cpu_floor') }, WORKERS),
     dbos: async () => dbosSystem(p, await db('cpu_dbos')),
     // The payment call alone: what every system's job pays before any durability.

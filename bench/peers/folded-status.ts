@@ -105,23 +105,24 @@ async function settleFromStatus(a: Asked, e: Entered): Promise<Settlement> {
 }
 
 /**
- * The ceiling on the (empty) database at `url`, asking the status source of `profile` — the
- * deployed profile the Baton systems of the same run register — with the sandbox's key.
+ * How the status-query ceilings settle: from the status source of `profile` — the deployed profile
+ * the Baton systems of the same run register — verified with the sandbox's `hmac` key.
  */
+export function settledFromStatus(hmac: Buffer, profile: ProviderProfile, tag: string) {
+  const source = profile.statusSources.find((s) => s.kind === 'lookup_by_key');
+  if (source === undefined)
+    throw new BatonError('status_source_invalid', 'the profile pins no lookup by key');
+  const asked: Asked = { profile, source, keys: staticKeys({ [hmacSecretId(hmac)]: hmac }) };
+  const settleFrom: SettleFrom = (e) => settleFromStatus(asked, e);
+  return { binding: { account: profile.account, environment: profile.environment }, settleFrom, tag };
+}
+
+/** The ceiling on the (empty) database at `url`, settled from the status query. */
 export function foldedStatusCeiling(
   p: Provider,
   profile: ProviderProfile,
   url: string,
   workers: number,
 ): Promise<System> {
-  const source = profile.statusSources.find((s) => s.kind === 'lookup_by_key');
-  if (source === undefined)
-    throw new BatonError('status_source_invalid', 'the profile pins no lookup by key');
-  const asked: Asked = { profile, source, keys: staticKeys({ [hmacSecretId(p.hmac)]: p.hmac }) };
-  const settleFrom: SettleFrom = (e) => settleFromStatus(asked, e);
-  return openFolded(FOLDED_STATUS, p, url, workers, {
-    binding: { account: profile.account, environment: profile.environment },
-    settleFrom,
-    tag: 'status',
-  });
+  return openFolded(FOLDED_STATUS, p, url, workers, settledFromStatus(p.hmac, profile, 'status'));
 }

@@ -199,8 +199,15 @@ interface Folded {
 const exclusive = (b: Binding, value: string) =>
   `["bench-payments",${JSON.stringify(b.account)},${JSON.stringify(b.environment)},${JSON.stringify(value)}]`;
 
-/** One lifecycle: two statements, the payment between them, then whatever settles it. */
-async function lifecycle(f: Folded, p: Provider, x: FloorExecutor, n: number): Promise<void> {
+/** What the settle statement needs of an entered occurrence (the chain's head, the binding). */
+export interface EnteredChain extends Entered {
+  readonly id: string;
+  readonly digest: string;
+  readonly head: string;
+}
+
+/** The first transition: create + reserve + bind + enter, one statement. */
+async function enterFolded(f: Folded, x: FloorExecutor, n: number): Promise<EnteredChain> {
   const id = `occ_${f.tag}_${n}`;
   const subject = `occurrence:${id}`;
   const digest = sha(x.credential); // the bearer credential is looked up by its digest, as Baton does
@@ -236,10 +243,13 @@ async function lifecycle(f: Folded, p: Provider, x: FloorExecutor, n: number): P
     ],
     'entered',
   );
-  await pay(p, nativeKey, n);
-  const settled = await f.settleFrom({ n, nativeKey, requestDigest, enteredAt: now });
+  return { n, id, digest, head: c.head ?? '', nativeKey, requestDigest, enteredAt: now };
+}
+
+/** The second transition: the settlement recorded, one statement. */
+async function settleFolded(f: Folded, e: EnteredChain, settled: Settlement): Promise<void> {
   const at = Date.now();
-  const s = chain(subject, at, c.head, [
+  const s = chain(`occurrence:${e.id}`, at, e.head, [
     ['observation_recorded', settled.observation],
     ['provider_reference_bound', `{"providerReference":${JSON.stringify(settled.reference)}}`],
     [
@@ -251,12 +261,12 @@ async function lifecycle(f: Folded, p: Provider, x: FloorExecutor, n: number): P
     f.pool,
     SETTLE,
     [
-      digest,
-      id,
+      e.digest,
+      e.id,
       settled.reference,
       exclusive(f.binding, settled.reference),
       at,
-      c.head,
+      e.head,
       2,
       s.types,
       s.bodies,
@@ -269,17 +279,25 @@ async function lifecycle(f: Folded, p: Provider, x: FloorExecutor, n: number): P
   );
 }
 
+/** A folded ceiling's two transitions, for a caller that puts something between them (an HTTP hop). */
+export interface FoldedTransitions {
+  /** Create + reserve + bind + enter for executor `w`'s job `n`. */
+  readonly enter: (w: number, n: number) => Promise<EnteredChain>;
+  /** The settlement, from the ceiling's `settleFrom`, recorded; answers it. */
+  readonly settle: (e: EnteredChain) => Promise<Settlement>;
+  readonly close: () => Promise<void>;
+}
+
 /**
- * A folded ceiling on the (empty) database at `url`, with `workers` seeded executors, settling
- * each occurrence from `settleFrom` (bench/peers/folded-status.ts passes the status query).
+ * A folded ceiling's transitions on the (empty) database at `url`, with `workers` seeded
+ * executors, settling each occurrence from `settleFrom` (bench/peers/folded-status.ts passes the
+ * status query).
  */
-export async function openFolded(
-  name: string,
-  p: Provider,
+export async function openFoldedTransitions(
   url: string,
   workers: number,
   how: { readonly binding: Binding; readonly settleFrom: SettleFrom; readonly tag: string },
-): Promise<System> {
+): Promise<FoldedTransitions> {
   const engine = openPostgresEngine(url);
   try {
     await migrate(engine);
@@ -303,13 +321,37 @@ export async function openFolded(
   await pool.query(functions(how.binding));
   const folded: Folded = { pool, ...how };
   return {
-    name,
-    job: async (w, n) => {
+    enter: (w, n) => {
       const x = seeded[w];
-      if (x === undefined) throw new Error(`no executor ${w}`);
-      await lifecycle(folded, p, x, n);
+      if (x === undefined) return Promise.reject(new Error(`no executor ${w}`));
+      return enterFolded(folded, x, n);
+    },
+    settle: async (e) => {
+      const settled = await how.settleFrom(e);
+      await settleFolded(folded, e, settled);
+      return settled;
     },
     close: () => pool.end(),
+  };
+}
+
+/** A folded ceiling as a system: two statements, the payment between them, then the settlement. */
+export async function openFolded(
+  name: string,
+  p: Provider,
+  url: string,
+  workers: number,
+  how: { readonly binding: Binding; readonly settleFrom: SettleFrom; readonly tag: string },
+): Promise<System> {
+  const t = await openFoldedTransitions(url, workers, how);
+  return {
+    name,
+    job: async (w, n) => {
+      const e = await t.enter(w, n);
+      await pay(p, e.nativeKey, n);
+      await t.settle(e);
+    },
+    close: t.close,
   };
 }
 

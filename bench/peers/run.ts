@@ -33,7 +33,7 @@ import { FOLDED_STATUS, foldedStatusCeiling } from './folded-status.js';
 import { selfCpuMs } from './procs.js';
 import { batonInProcess, batonOverHttp, plainSqlCeiling, type Provider, type System } from './systems.js';
 import { breakdown, scrape } from './breakdown.js';
-import { HTTP_CEILING, httpCeiling } from './http-ceiling.js';
+import { HTTP_CEILING, HTTP_FOLDED_STATUS, httpCeiling, httpFoldedStatusCeiling } from './http-ceiling.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const ROUND_MS = Number(process.env['BENCH_ROUND_MS'] ?? 2000);
@@ -190,13 +190,20 @@ const TARGETS: Readonly<Record<string, number>> = {
 function ceilingVerdict(name: string, c: number, tallies: ReadonlyMap<string, Tally>): string[] {
   const dbos = tallies.get('DBOS Transact');
   // On PostgreSQL both folded ceilings are printed; the one with the status query Baton's job also
-  // makes (folded-status.ts) is the one a target is judged against when it ran.
+  // makes (folded-status.ts) is the one an in-process target is judged against when it ran, and
+  // over HTTP the same job behind a bare HTTP server (http-ceiling.ts), when it ran.
   const ceilings: [string, string][] = name.includes('SQLite')
     ? [['ceiling: plain SQL SQLite', 'ceiling (plain SQL SQLite + the call)']]
     : [
         [FOLDED, 'ceiling (PostgreSQL folded + the call)'],
         [FOLDED_STATUS, 'ceiling (PostgreSQL folded + the call + the status query)'],
       ];
+  if (name.includes('HTTP'))
+    ceilings.push(
+      name.includes('SQLite')
+        ? [HTTP_CEILING, 'ceiling over HTTP (plain SQL SQLite + the call)']
+        : [HTTP_FOLDED_STATUS, 'ceiling over HTTP (PostgreSQL folded + the call + the status query)'],
+    );
   const ran = ceilings.filter(([key]) => tallies.has(key));
   if (ran.length === 0) return [];
   const out = ran.map(([key, label]) => `${label} ${ratio(tallies.get(key), dbos).toFixed(2)}× DBOS`);
@@ -362,6 +369,9 @@ async function main(): Promise<void> {
     await tryAdd('ceiling PostgreSQL folded + status query', () =>
       foldedStatusCeiling(p, profile, statusUrl, WORKERS),
     );
+    // The same again behind a bare HTTP server: the ceiling of Baton over HTTP (http-ceiling.ts).
+    const httpStatusUrl = await db('peers_folded_status_http');
+    await tryAdd(HTTP_FOLDED_STATUS, () => httpFoldedStatusCeiling(p, profile, httpStatusUrl, WORKERS));
     const dbosUrl = await db('peers_dbos');
     await tryAdd('DBOS Transact', () => dbosSystem(p, dbosUrl));
   }
@@ -413,7 +423,10 @@ async function main(): Promise<void> {
     `${FOLDED}: the job with the least PostgreSQL work Baton's guarantees need, ONE statement per transition (create+reserve+bind+enter, settle; synchronous_commit on), plain pg, the same payment call, no status query, no Baton code: an upper bound for any Node+pg implementation of this job on this machine (bench/peers/folded.ts)`,
   );
   console.log(
-    `${FOLDED_STATUS}: the same two statements and payment call, and between them ONE status query as Baton makes it (GET by native key on a keep-alive pool, src/providers/http-client.ts), the answer parsed strictly, its hmac-sha256 signature verified against the profile's pin, bound to the attempt (account, environment, key, request digest, reference pattern), fresh and mapped to a settled status, the settle statement's outcome and reference taken from it; no service code, no JCS of the answer, no second source: the ceiling the PostgreSQL targets are judged against (bench/peers/folded-status.ts)`,
+    `${FOLDED_STATUS}: the same two statements and payment call, and between them ONE status query as Baton makes it (GET by native key on a keep-alive pool, src/providers/http-client.ts), the answer parsed strictly, its hmac-sha256 signature verified against the profile's pin, bound to the attempt (account, environment, key, request digest, reference pattern), fresh and mapped to a settled status, the settle statement's outcome and reference taken from it; no service code, no JCS of the answer, no second source: the ceiling the in-process PostgreSQL target is judged against (bench/peers/folded-status.ts)`,
+  );
+  console.log(
+    `${HTTP_FOLDED_STATUS}: the same statements, status query and checks behind a bare node:http server in a child process, the two calls on the SDK's keep-alive wire (src/client/http-pool.ts), the payment call from this process between them; no framework, no request validation, no authentication layer, the entered chain's head kept in the server's memory between the calls: the ceiling the HTTP PostgreSQL target is judged against (bench/peers/http-ceiling.ts)`,
   );
   console.log(
     `effects applied by the sandbox: ${sandbox.effects().length} (one per job; the provider deduplicates by key)`,
