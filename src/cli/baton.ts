@@ -1,3 +1,4 @@
+import { wantsHelp, type Command } from './command.js';
 import { EXIT, type CliIo } from './io.js';
 import { commands } from './commands/index.js';
 import { batonVersion } from './version.js';
@@ -42,5 +43,22 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   const command = commands.find((c) => c.name === name);
   if (command === undefined) return unknown(name, io);
+  const typo = unknownVerb(command, rest);
+  if (typo !== undefined) {
+    io.stderr(`error: usage: unknown ${command.name} verb '${typo}'\n\n${command.usage}`);
+    return EXIT.usage;
+  }
   return command.run(rest, io);
+}
+
+/**
+ * A first argument that is neither a flag nor one of the command's verbs, given with `--help`:
+ * a typo. Without `--help` each command refuses it itself; with it, the command would print its
+ * usage and exit 0.
+ */
+function unknownVerb(command: Command, rest: readonly string[]): string | undefined {
+  const first = rest[0];
+  if (command.verbs === undefined || first === undefined || first.startsWith('-')) return undefined;
+  if (!wantsHelp(rest)) return undefined;
+  return command.verbs.includes(first) ? undefined : first;
 }

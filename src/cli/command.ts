@@ -8,6 +8,12 @@ export interface Command {
   readonly name: string;
   readonly summary: string;
   readonly usage: string;
+  /**
+   * The verbs its first argument names, for a command made of verbs (`baton harness list`).
+   * With them, `baton COMMAND TYPO --help` is refused as `baton COMMAND TYPO` is (baton.ts), not
+   * answered with the usage and exit 0, so a script can tell a typo from a help request.
+   */
+  readonly verbs?: readonly string[];
   run(argv: string[], io: CliIo): Promise<number>;
 }
 

@@ -153,6 +153,7 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
 
 export const harnessCommand: Command = {
   name: 'harness',
+  verbs: ['list', 'show', 'stop', 'requeue', 'rebind', 'taint', 'session'],
   summary: 'List, show, stop, requeue or rebind harness work items; taint or show a session.',
   usage: HARNESS_USAGE,
   run: runHarness,

@@ -181,6 +181,7 @@ export async function runLease(argv: string[], io: CliIo): Promise<number> {
 
 export const leaseCommand: Command = {
   name: 'lease',
+  verbs: Object.keys(SUB),
   summary: 'Generate keys for, sign and verify PTCL compensation leases.',
   usage: USAGE,
   run: runLease,

@@ -180,6 +180,7 @@ export async function runLog(argv: string[], io: CliIo): Promise<number> {
 
 export const logCommand: Command = {
   name: 'log',
+  verbs: ['verify', 'export'],
   summary: 'Verify the evidence log, or export it with a signed checkpoint.',
   usage: USAGE,
   run: runLog,

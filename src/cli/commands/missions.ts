@@ -256,6 +256,7 @@ export async function runMissions(argv: string[], io: CliIo): Promise<number> {
 
 export const missionsCommand: Command = {
   name: 'missions',
+  verbs: ['anchor', 'verify-status', 'verify-set', 'check'],
   summary: 'Mission anchors, offline verification of Status answers and SETs, and a Status check now.',
   usage: USAGE,
   run: runMissions,

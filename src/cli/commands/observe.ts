@@ -204,6 +204,7 @@ const SUB: Readonly<Record<string, (argv: string[], io: CliIo) => Promise<number
 
 export const observeCommand: Command = {
   name: 'observe',
+  verbs: Object.keys(SUB),
   summary: 'Continuity observation records: validate, sign, verify, export, metrics.',
   usage: USAGE,
   async run(argv, io) {

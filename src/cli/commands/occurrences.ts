@@ -177,6 +177,7 @@ export async function runOccurrences(argv: string[], io: CliIo): Promise<number>
 
 export const occurrencesCommand: Command = {
   name: 'occurrences',
+  verbs: ['list', 'show'],
   summary: 'List occurrences and show one occurrence’s verified timeline (over HTTP).',
   usage: USAGE,
   run: runOccurrences,

@@ -61,7 +61,7 @@ function setupCommand(
       return reportRemoteError(error, io);
     }
   };
-  return { name, summary, usage, run };
+  return { name, summary, usage, verbs: Object.keys(verbs), run };
 }
 
 export const domainCommand = setupCommand(
