@@ -143,16 +143,16 @@ export interface CommitStats {
 }
 
 /**
- * Defer `sql` where `tx` defers statements (`Transaction.deferrable`) and answer true; answer
- * false, having sent nothing, where it does not (the caller then runs the statement itself).
+ * Defer `sql` where `tx` defers statements (`Transaction.deferrable`) and answer the waiting
+ * statement; answer undefined, having sent nothing, where it does not (the caller then runs the
+ * statement itself).
  */
 export function deferred(
   tx: Transaction,
   sql: string,
   params: readonly SqlValue[],
   options: DeferOptions = {},
-): boolean {
-  if (tx.deferrable !== true || tx.defer === undefined) return false;
-  tx.defer(sql, params, options);
-  return true;
+): DeferredWrite | undefined {
+  if (tx.deferrable !== true || tx.defer === undefined) return undefined;
+  return tx.defer(sql, params, options);
 }

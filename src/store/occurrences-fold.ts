@@ -12,8 +12,7 @@
  * own guard would hold on the row as the INSERT writes it (its version; a provider reference only
  * from NULL); anything else sends the UPDATE as before, which then meets what it always met.
  */
-import { BatonError } from '../core/errors.js';
-import type { DeferredWrite, SqlValue, Transaction } from './engine.js';
+import { deferred, type DeferredWrite, type SqlValue, type Transaction } from './engine.js';
 import { OCCURRENCE_COLUMNS } from './occurrences-rows.js';
 
 /** The columns the lifecycle UPDATE sets, in its SET order (occurrences-repository.ts). */
@@ -47,10 +46,12 @@ interface Pending {
 export class PendingInserts {
   readonly #pending = new Map<string, Pending>();
 
-  /** Defer the occurrence INSERT (the transaction defers: `tx.deferrable`), kept amendable. */
-  defer(tx: Transaction, id: string, sql: string, params: readonly SqlValue[]): void {
-    if (tx.defer === undefined) throw new BatonError('internal', 'defer() on a transaction without it');
-    this.#pending.set(id, { write: tx.defer(sql, params, { expect: 1 }), params: [...params] });
+  /** Defer the occurrence INSERT, kept amendable; false, having sent nothing, where `tx` does not defer. */
+  defer(tx: Transaction, id: string, sql: string, params: readonly SqlValue[]): boolean {
+    const write = deferred(tx, sql, params, { expect: 1 });
+    if (write === undefined) return false;
+    this.#pending.set(id, { write, params: [...params] });
+    return true;
   }
 
   /**
@@ -107,12 +108,13 @@ export class PendingAuthorityUpdates {
     { readonly write: DeferredWrite; values: AuthorityValues; guard: SqlValue[] }
   >();
 
-  /** Defer `a`'s UPDATE from `previousVersion` (the transaction defers), kept amendable. */
-  defer(tx: Transaction, a: AuthorityValues, previousVersion: number): void {
-    if (tx.defer === undefined) throw new BatonError('internal', 'defer() on a transaction without it');
+  /** Defer `a`'s UPDATE from `previousVersion`, kept amendable; false, having sent nothing, where `tx` does not defer. */
+  defer(tx: Transaction, a: AuthorityValues, previousVersion: number): boolean {
     const guard: SqlValue[] = [a.id, previousVersion, a.consumed];
-    const write = tx.defer(AUTHORITY_UPDATE, [...written(a), ...guard], { expect: 1 });
+    const write = deferred(tx, AUTHORITY_UPDATE, [...written(a), ...guard], { expect: 1 });
+    if (write === undefined) return false;
     this.#pending.set(a.id, { write, values: a, guard });
+    return true;
   }
 
   /** Write `a` into the authority's waiting UPDATE; false, having changed nothing, where it may not. */

@@ -89,8 +89,8 @@ export class OpenStripes {
     const sql = `UPDATE aoc_open_stripes SET ${move}${kind} = ${kind} + 1 WHERE stripe = ? AND ${kind} < ?`;
     // Deferred, the claim is assumed to succeed; if the stripe is full, the whole transaction runs
     // again statement by statement and takes the fallback below (engine.ts `defer`).
-    if (this.#tx.deferrable === true && this.#tx.defer !== undefined) {
-      const write = this.#tx.defer(sql, [stripe, cap], { expect: 1 });
+    const write = deferred(this.#tx, sql, [stripe, cap], { expect: 1 });
+    if (write !== undefined) {
       if (kind === 'pending' && from === undefined) this.#waitingClaim = { write, stripe, cap };
       return true;
     }

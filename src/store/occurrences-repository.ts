@@ -294,8 +294,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
       return;
     }
     // Consumed never decreases (AOC-REQ-012): the statement itself refuses a lower value.
-    if (this.#tx.deferrable === true) this.#pendingAuthorities.defer(this.#tx, a, previousVersion);
-    else
+    if (!this.#pendingAuthorities.defer(this.#tx, a, previousVersion))
       await this.#changedOne(
         AUTHORITY_UPDATE,
         [a.reserved, a.consumed, a.updatedAt, a.version, a.id, previousVersion, a.consumed],
@@ -347,8 +346,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     const params = [...values, requestJcs ?? jcs(request), stripe];
     // Deferred, a taken binding, native key or identifier re-runs the transaction statement by
     // statement, which answers it below as ever (engine.ts `defer`).
-    if (this.#tx.deferrable === true) this.#pendingInserts.defer(this.#tx, o.id, sql, params);
-    else {
+    if (!this.#pendingInserts.defer(this.#tx, o.id, sql, params)) {
       const { changes } = await this.#tx.run(sql, params);
       // Refused (the service then throws, which rolls the stripe claim back with everything else).
       if (changes !== 1) {
