@@ -47,7 +47,7 @@ export class InProcessHarness implements ExecutorHarness {
         'this in-process client has no harness: give InProcessBatonClientOptions.harness',
       );
     const { lineage, generation } = this.#scope;
-    if ((await this.#service.getLineage(lineage)).generation !== generation)
+    if ((await this.#service.currentGeneration(lineage)) !== generation)
       throw new BatonError('generation_retired', 'this executor generation was retired by a takeover', {
         lineage,
       });

@@ -208,6 +208,11 @@ export class OccurrencesService {
     return q.getLineage(this.#ctx, lineage);
   }
 
+  /** The lineage's current executor generation (its one row; `lineage_not_found` if none). */
+  currentGeneration(lineage: string): Promise<number> {
+    return q.currentGeneration(this.#ctx, lineage);
+  }
+
   counts(): Promise<q.OccurrenceCounts> {
     return q.counts(this.#ctx);
   }

@@ -3,7 +3,15 @@ import { digestBytes } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import { readName, readOccurrenceId } from '../inputs.js';
 import { lineageSubject, occurrenceSubject, type Caller } from '../machine/common.js';
-import type { AuthorityRecord, DomainRecord, EvidenceEvent, Outcome, Phase } from '../model.js';
+import type {
+  AuthorityRecord,
+  DomainRecord,
+  EvidenceEvent,
+  LineageRecord,
+  Outcome,
+  Phase,
+} from '../model.js';
+import type { OccurrencesReader } from '../ports.js';
 import { OUTCOMES, PHASES } from '../model.js';
 import type { RegisteredProfile } from '../profile-types.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
@@ -99,11 +107,26 @@ export async function listOpen(
   });
 }
 
+/**
+ * The lineage's current executor generation, from its one row: what an in-process caller fences on
+ * before acting (src/client/in-process-harness.ts), without the credentials and evidence of
+ * `getLineage`, which grow with every takeover.
+ */
+export async function currentGeneration(ctx: ServiceContext, lineage: unknown): Promise<number> {
+  const id = readName(lineage, '$.lineage');
+  return ctx.uow.read(async (repo) => (await existingLineage(repo, id)).generation);
+}
+
+async function existingLineage(repo: OccurrencesReader, id: string): Promise<LineageRecord> {
+  const l = await repo.getLineage(id);
+  if (l === undefined) throw new BatonError('lineage_not_found', 'no such lineage');
+  return l;
+}
+
 export async function getLineage(ctx: ServiceContext, lineage: unknown): Promise<LineageView> {
   const id = readName(lineage, '$.lineage');
   return ctx.uow.read(async (repo) => {
-    const l = await repo.getLineage(id);
-    if (l === undefined) throw new BatonError('lineage_not_found', 'no such lineage');
+    const l = await existingLineage(repo, id);
     const creds = await repo.listCredentials(id);
     return {
       id,
