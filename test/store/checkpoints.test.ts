@@ -58,7 +58,12 @@ const rowsOnDisk = (path: string): number => {
 
 test("[sqlite] the checkpoint thread keeps the WAL near its restart point, below SQLite's backstop", async (t) => {
   const { engine, path } = await open(t);
-  await write(engine, 0, 900); // ≈ 4,500 frames: never restarted, the WAL would hold them all
+  // At least five frames each (four overflow pages of the value and its leaf): ≥ 12,000 frames,
+  // more than SQLite's backstop. 900 transactions were once too few on a loaded CI machine: its
+  // passes, which never overlap, were fewer and slower, and saw the WAL restart only once.
+  const written = 2400;
+  assert.ok(written * 5 > BACKSTOP_FRAMES);
+  await write(engine, 0, written);
   const c = engine.stats().checkpoints;
   assert.ok(c !== undefined, 'the inline writer on a file has a checkpoint thread');
   assert.equal(c.fellBack, false);
@@ -66,12 +71,12 @@ test("[sqlite] the checkpoint thread keeps the WAL near its restart point, below
   assert.ok(c.holds >= 1, 'a batch was held for the pass that lets the WAL restart');
   // What a held batch waits for is the rest since the thread's last pass, not a whole checkpoint.
   assert.ok(c.heldFrames / c.holds < RESTART_FRAMES, `${c.heldFrames} frames in ${c.holds} holds`);
-  // Restarted by the thread's passes, not by SQLite's own checkpoint at BACKSTOP_FRAMES: the WAL
-  // never held all ≈ 4,500 frames. How far past RESTART_FRAMES it gets depends on how fast the
-  // thread's passes run beside the writer (a loaded machine: ≈ 2,400 seen), so that is not asserted.
-  assert.ok(walFrames(path) < 4000, `the WAL grew to ${walFrames(path)} frames`);
-  assert.ok(walFrames(path) < BACKSTOP_FRAMES);
-  assert.equal(rowsOnDisk(path), 900, 'every committed row is there, read from another connection');
+  // Restarted by the thread's passes, not by SQLite's own checkpoint at BACKSTOP_FRAMES: the WAL,
+  // whose file never shrinks, never reached the backstop though more frames than that were
+  // written. How far past RESTART_FRAMES it gets depends on how fast the thread's passes run
+  // beside the writer (loaded machines: ≈ 2,400 and ≈ 4,100 seen), so that is not asserted.
+  assert.ok(walFrames(path) < BACKSTOP_FRAMES, `the WAL grew to ${walFrames(path)} frames`);
+  assert.equal(rowsOnDisk(path), written, 'every committed row is there, read from another connection');
 });
 
 test('[sqlite] with checkpoints left to SQLite there is no thread, and the WAL is bounded by SQLite', async (t) => {
