@@ -23,6 +23,11 @@ test('the commands made of verbs declare them, and each verb is in the command u
     assert.ok((c.verbs ?? []).length > 0, c.name);
     for (const verb of c.verbs ?? [])
       assert.ok(c.usage.includes(`baton ${c.name} ${verb}`), `${c.name} ${verb}`);
+    // And the other way: a verb the usage teaches is declared, so its --help is not refused.
+    const taught = new Set(
+      [...c.usage.matchAll(new RegExp(`baton ${c.name} ([a-z][a-z-]*)`, 'g'))].map((m) => m[1]),
+    );
+    assert.deepEqual([...taught].sort(), [...(c.verbs ?? [])].sort(), `${c.name}: usage against verbs`);
   }
 });
 

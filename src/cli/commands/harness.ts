@@ -58,6 +58,9 @@ function missionFilter(text: string | undefined): { origin: string; id: string }
   return { origin: text.slice(0, at), id: text.slice(at + 1) };
 }
 
+/** The verbs `runHarness` branches on (test/cli/verbs.test.ts checks them against its usage). */
+const HARNESS_VERBS: readonly string[] = ['list', 'show', 'stop', 'requeue', 'rebind', 'taint', 'session'];
+
 async function runHarness(argv: string[], io: CliIo): Promise<number> {
   if (wantsHelp(argv) || argv.length === 0) {
     io.stdout(HARNESS_USAGE);
@@ -143,7 +146,7 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
       const id = session();
       await withBaton(values, async (b) => out(await b.harness.getSession(id)));
     } else {
-      throw new BatonError('usage', 'expected list, show, stop, requeue, rebind, taint or session');
+      throw new BatonError('usage', `expected one of: ${HARNESS_VERBS.join(', ')}`);
     }
     return EXIT.ok;
   } catch (error) {
@@ -153,7 +156,7 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
 
 export const harnessCommand: Command = {
   name: 'harness',
-  verbs: ['list', 'show', 'stop', 'requeue', 'rebind', 'taint', 'session'],
+  verbs: HARNESS_VERBS,
   summary: 'List, show, stop, requeue or rebind harness work items; taint or show a session.',
   usage: HARNESS_USAGE,
   run: runHarness,

@@ -141,6 +141,9 @@ async function exportLog(
   return EXIT.ok;
 }
 
+/** The verbs `runLog` accepts (and `verbs` declares). */
+const LOG_VERBS: readonly string[] = ['verify', 'export'];
+
 export async function runLog(argv: string[], io: CliIo): Promise<number> {
   if (wantsHelp(argv)) {
     io.stdout(USAGE);
@@ -159,7 +162,7 @@ export async function runLog(argv: string[], io: CliIo): Promise<number> {
       },
     });
     const [action, ...extra] = positionals;
-    if (extra.length > 0 || (action !== 'verify' && action !== 'export')) {
+    if (extra.length > 0 || action === undefined || !LOG_VERBS.includes(action)) {
       throw new BatonError('usage', 'expected `baton log verify` or `baton log export` (see --help)');
     }
     const choice = storeChoice(values);
@@ -180,7 +183,7 @@ export async function runLog(argv: string[], io: CliIo): Promise<number> {
 
 export const logCommand: Command = {
   name: 'log',
-  verbs: ['verify', 'export'],
+  verbs: LOG_VERBS,
   summary: 'Verify the evidence log, or export it with a signed checkpoint.',
   usage: USAGE,
   run: runLog,

@@ -237,6 +237,14 @@ async function checkCommand(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+/** The sub-commands, by name: the one list `runMissions` dispatches on and `verbs` declares. */
+const SUB: Readonly<Record<string, (argv: string[], io: CliIo) => Promise<number>>> = {
+  anchor: anchorCommand,
+  'verify-status': verifyStatusCommand,
+  'verify-set': verifySetCommand,
+  check: checkCommand,
+};
+
 export async function runMissions(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || wantsHelp(argv)) {
@@ -244,11 +252,10 @@ export async function runMissions(argv: string[], io: CliIo): Promise<number> {
     return sub === undefined ? EXIT.usage : EXIT.ok;
   }
   try {
-    if (sub === 'anchor') return await anchorCommand(rest, io);
-    if (sub === 'verify-status') return await verifyStatusCommand(rest, io);
-    if (sub === 'verify-set') return await verifySetCommand(rest, io);
-    if (sub === 'check') return await checkCommand(rest, io);
-    throw new BatonError('usage', `unknown missions sub-command '${sub.slice(0, 40)}'`);
+    const run = SUB[sub];
+    if (run === undefined)
+      throw new BatonError('usage', `unknown missions sub-command '${sub.slice(0, 40)}'`);
+    return await run(rest, io);
   } catch (error) {
     return reportError(error, io);
   }
@@ -256,7 +263,7 @@ export async function runMissions(argv: string[], io: CliIo): Promise<number> {
 
 export const missionsCommand: Command = {
   name: 'missions',
-  verbs: ['anchor', 'verify-status', 'verify-set', 'check'],
+  verbs: Object.keys(SUB),
   summary: 'Mission anchors, offline verification of Status answers and SETs, and a Status check now.',
   usage: USAGE,
   run: runMissions,

@@ -160,6 +160,12 @@ async function runShow(argv: string[], io: CliIo): Promise<number> {
   return t.chains.occurrence.ok && t.chains.lineage.ok ? EXIT.ok : EXIT.negative;
 }
 
+/** The verbs, by name: the one list `runOccurrences` dispatches on and `verbs` declares. */
+const VERBS: Readonly<Record<string, (argv: string[], io: CliIo) => Promise<number>>> = {
+  list: runList,
+  show: runShow,
+};
+
 export async function runOccurrences(argv: string[], io: CliIo): Promise<number> {
   const [verb, ...rest] = argv;
   if (verb === undefined || wantsHelp(argv)) {
@@ -167,9 +173,9 @@ export async function runOccurrences(argv: string[], io: CliIo): Promise<number>
     return verb === undefined ? EXIT.usage : EXIT.ok;
   }
   try {
-    if (verb === 'list') return await runList(rest, io);
-    if (verb === 'show') return await runShow(rest, io);
-    throw new BatonError('usage', `unknown verb ${verb}: list or show`);
+    const run = VERBS[verb];
+    if (run === undefined) throw new BatonError('usage', `unknown verb ${verb}: list or show`);
+    return await run(rest, io);
   } catch (error) {
     return reportError(error, io);
   }
@@ -177,7 +183,7 @@ export async function runOccurrences(argv: string[], io: CliIo): Promise<number>
 
 export const occurrencesCommand: Command = {
   name: 'occurrences',
-  verbs: ['list', 'show'],
+  verbs: Object.keys(VERBS),
   summary: 'List occurrences and show one occurrence’s verified timeline (over HTTP).',
   usage: USAGE,
   run: runOccurrences,
