@@ -59,14 +59,42 @@ interface WaitingClaim {
   readonly cap: number;
 }
 
+/** Each stripe's committed counts as a lock call read them (occurrences-prefetch.ts). */
+export type StripeCounts = Readonly<Record<OpenKind, readonly number[]>>;
+
 /** The stripe rows of one transaction. */
 export class OpenStripes {
   readonly #tx: Transaction;
   /** The last stripe statement deferred, if it was a pending claim: an entry may join it. */
   #waitingClaim: WaitingClaim | undefined;
+  /** What the stripes held when this transaction's lock call read them, if it did. */
+  #seen: StripeCounts | undefined;
 
   constructor(tx: Transaction) {
     this.#tx = tx;
+  }
+
+  /**
+   * The stripes' committed counts, read without a lock (migration 025): a deferred claim goes to
+   * a stripe that had room then instead of one already at its share, whose failed guard would run
+   * the whole transaction again (`claim`). Only a choice: the claim's own guard still decides.
+   */
+  seen(counts: StripeCounts | undefined): void {
+    this.#seen = counts;
+  }
+
+  /**
+   * Where a claim goes first: `preferred`, unless the stripes' counts as last read show it at its
+   * share and another below (the next one after it, wrapping, so fallers spread).
+   */
+  #first(kind: OpenKind, limit: number, preferred: number): number {
+    const counts = this.#seen?.[kind];
+    if (counts === undefined || this.#tx.deferrable !== true) return preferred;
+    for (let i = 0; i < OPEN_STRIPES; i++) {
+      const stripe = (preferred + i) % OPEN_STRIPES;
+      if ((counts[stripe] ?? Number.POSITIVE_INFINITY) < stripeCap(limit, stripe)) return stripe;
+    }
+    return preferred;
   }
 
   /** The committed domain totals (what a decision before the claim compares with the limits). */
@@ -112,18 +140,20 @@ export class OpenStripes {
   }
 
   /**
-   * Take one unit of `kind` under `limit`: in `preferred` if it has room, else in the first stripe
-   * found below its share. Undefined when every stripe is at its share (the domain is at the
+   * Take one unit of `kind` under `limit`: in `preferred` if it has room (where the lock call read
+   * the stripes' counts, the first stripe from `preferred` on that had room then), else in the
+   * first stripe found below its share. Undefined when every stripe is at its share (the domain is at the
    * limit). `from`: the stripe whose pending unit this in-flight one replaces (entry), released here.
    */
   async claim(kind: OpenKind, limit: number, preferred: number, from?: number): Promise<number | undefined> {
-    if (await this.#take(kind, preferred, limit, from)) return preferred;
+    const first = this.#first(kind, limit, preferred);
+    if (await this.#take(kind, first, limit, from)) return first;
     const rows = await this.#tx.all<{ stripe: number | string; n: number | string }>(
       `SELECT stripe, ${kind} AS n FROM aoc_open_stripes`,
     );
     const open = rows
       .map((r) => ({ stripe: num(r.stripe), n: num(r.n) }))
-      .filter((r) => r.stripe !== preferred && r.n < stripeCap(limit, r.stripe))
+      .filter((r) => r.stripe !== first && r.n < stripeCap(limit, r.stripe))
       .map((r) => r.stripe)
       // Start after `preferred` and wrap, so servers that fall back spread instead of meeting.
       .sort(

@@ -10,6 +10,7 @@ import type { Sha256Digest } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
 import type { Transaction } from './engine.js';
 import { holdsHead } from './evidence-log.js';
+import { OPEN_STRIPES } from './occurrences-limits.js';
 import * as rows from './occurrences-rows.js';
 
 /** What a prefetch found, by what the repository will ask for (`undefined`: looked up, absent). */
@@ -22,8 +23,18 @@ export const key = {
   occurrence: (id: string) => `occurrence:${id}`,
   authority: (id: string) => `authority:${id}`,
   counts: (lineage: string) => `counts:${lineage}`,
+  stripes: 'stripes',
   binding: (scope: string, creationKey: string) => `binding:${scope}\u0000${creationKey}`,
 } as const;
+
+/**
+ * Each domain stripe's committed counts as the lock call read them (migration 025), by stripe
+ * number: where a claim should go first, never what decides it (occurrences-limits.ts).
+ */
+export interface StripesSeen {
+  readonly pending: readonly number[];
+  readonly in_flight: readonly number[];
+}
 
 type OccurrenceJson = rows.OccurrenceRow & { open_stripe: number | null; request: string };
 
@@ -34,7 +45,12 @@ interface EntryRows {
   lineage?: rows.LineageRow | null;
   occurrence?: OccurrenceJson | null;
   authority?: rows.AuthorityRow | null;
-  counts?: Record<'lp' | 'lf' | 'dp' | 'df', number | null> | null;
+  counts?:
+    | (Record<'lp' | 'lf' | 'dp' | 'df', number | null> & {
+        sp?: readonly unknown[] | null;
+        sf?: readonly unknown[] | null;
+      })
+    | null;
   head?: { head: string | null; count: number } | null;
 }
 
@@ -90,6 +106,30 @@ async function call(tx: Transaction, sql: string, params: readonly string[]): Pr
   return got as EntryRows;
 }
 
+const counts = (v: readonly unknown[] | null | undefined): number[] | undefined =>
+  Array.isArray(v) && v.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)
+    ? (v as number[])
+    : undefined;
+
+/**
+ * The stripes' counts, where the lock call answered them for every stripe (a database before
+ * migration 025 answers none): absent, a claim goes where it went before.
+ */
+function stripesSeen(c: EntryRows['counts']): StripesSeen | undefined {
+  const pending = counts(c?.sp);
+  const inFlight = counts(c?.sf);
+  if (pending?.length !== OPEN_STRIPES || inFlight?.length !== OPEN_STRIPES) return undefined;
+  return { pending, in_flight: inFlight };
+}
+
+/** The lineage's counts, and what the stripes held, as the lock call read them. */
+function setCounts(into: Prefetched, lineage: string, c: EntryRows['counts']): void {
+  if (!c) return;
+  into.set(key.counts(lineage), c);
+  const seen = stripesSeen(c);
+  if (seen !== undefined) into.set(key.stripes, seen);
+}
+
 /** Run `baton_lock_create` (a plain create) and fill `into` as `prefetchEntry` does. */
 export async function prefetchCreate(
   tx: Transaction,
@@ -105,7 +145,7 @@ export async function prefetchCreate(
   const existing = got.existing ? occurrenceOf(got.existing) : undefined;
   into.set(key.binding(credential.lineage, creationKey), existing);
   into.set(key.authority(authorityId), got.authority ? rows.authorityFromRow(got.authority) : undefined);
-  if (got.counts) into.set(key.counts(credential.lineage), got.counts);
+  setCounts(into, credential.lineage, got.counts);
 }
 
 /** Run `baton_lock_entry` and fill `into` with what each later read will be answered with. */
@@ -125,7 +165,7 @@ export async function prefetchEntry(
   if (found === undefined) return;
   const authority = got.authority ? rows.authorityFromRow(got.authority) : undefined;
   into.set(key.authority(found.record.authority.id), authority);
-  if (got.counts) into.set(key.counts(credential.lineage), got.counts);
+  setCounts(into, credential.lineage, got.counts);
 }
 
 /**

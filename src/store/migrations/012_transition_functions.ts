@@ -102,7 +102,7 @@ $$`;
  * lineage's exact under its lock) — as one JSON object of whole rows. It stops where the service
  * would refuse (unknown or retired credential, missing lineage or occurrence), locking nothing more.
  */
-const LOCK_ENTRY = `
+export const LOCK_ENTRY = `
 CREATE FUNCTION baton_lock_entry(p_digest text, p_occurrence text) RETURNS json
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -148,7 +148,7 @@ $$`;
  * (FOR UPDATE), the authority (FOR UPDATE), the open counts — stopping where the service would
  * refuse. Only for a plain create: a remedy or reissue locks its linked occurrence in between.
  */
-const LOCK_CREATE = `
+export const LOCK_CREATE = `
 CREATE FUNCTION baton_lock_create(p_digest text, p_key text, p_authority text) RETURNS json
 LANGUAGE plpgsql AS $$
 DECLARE

@@ -22,6 +22,7 @@ import { migration as m021 } from './021_fewer_write_btrees.js';
 import { migration as m022 } from './022_static_transition_writes.js';
 import { migration as m023 } from './023_fewer_update_indexes.js';
 import { migration as m024 } from './024_one_stripe_write.js';
+import { migration as m025 } from './025_stripe_counts.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -43,4 +44,5 @@ export const migrations: readonly Migration[] = [
   m022,
   m023,
   m024,
+  m025,
 ];
