@@ -41,14 +41,28 @@ export function benchProfile() {
   };
 }
 
+/**
+ * The domain's pending and in-flight limits: 1000 (15–16 units per stripe), or `BENCH_DOMAIN_LIMIT`
+ * (e.g. 100, what `baton demo` configures: 28 of the 64 stripes then hold one unit; docs/store.md
+ * "Domain-wide limits").
+ */
+function domainLimit(): number {
+  const raw = process.env['BENCH_DOMAIN_LIMIT'];
+  const n = raw === undefined ? 1000 : Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new Error(`BENCH_DOMAIN_LIMIT must be a positive integer, not ${raw}`);
+  return n;
+}
+
 export function domain() {
+  const limit = domainLimit();
   return {
     id: 'bench-domain',
     limits: {
       maxPendingPerLineage: 1000,
       maxInFlightPerLineage: 1000,
-      maxPendingPerDomain: 1000,
-      maxInFlightPerDomain: 1000,
+      maxPendingPerDomain: limit,
+      maxInFlightPerDomain: limit,
       entryWindowSeconds: 300,
     },
     bypassPaths: BYPASS_PATH_KINDS.map((kind) => ({

@@ -7,7 +7,7 @@ import { LOCK_CREATE, LOCK_ENTRY } from './012_transition_functions.js';
  *
  * A claim on PostgreSQL is deferred into the transition's one write call and assumed to succeed;
  * when its stripe is at its share, the whole transaction runs again statement by statement to
- * find another (occurrences-limits.ts). Under small limits that is common — at the default of 100,
+ * find another (occurrences-limits.ts). Under small limits that is common — at a limit of 100,
  * 28 of the 64 stripes have a share of one — and it costs about five times the statements. With
  * the stripes' committed counts in hand, the claim goes to a stripe that had room when the lock
  * call read it; the claim's compare-and-set guard still decides, so a stale count costs a re-run,
