@@ -181,3 +181,23 @@ export async function postgresSettings(url: string): Promise<string> {
 }
 
 export { redactUrl as redact };
+
+/**
+ * A CHECKPOINT before each measured round, so that no timed checkpoint (and the burst of full-page
+ * writes after it) starts inside one: in long peer runs every PostgreSQL system's p99 reached
+ * 0.2–0.6 s in whichever rounds one fell (docs/scale.md, session 18). Needs a superuser or the
+ * `pg_checkpoint` role; refused, it says so once and the rounds go on without. `BENCH_CHECKPOINT=0`
+ * turns it off. Untimed: it runs before the round's clock starts.
+ */
+export function checkpointBeforeRounds(url: string | undefined): () => Promise<void> {
+  let on = url !== undefined && process.env['BENCH_CHECKPOINT'] !== '0';
+  return async () => {
+    if (!on || url === undefined) return;
+    try {
+      await withClient(url, (c) => c.query('CHECKPOINT'));
+    } catch (error) {
+      on = false;
+      console.log(`  PostgreSQL: CHECKPOINT refused (${String(error).split('\n')[0]}): rounds go on without`);
+    }
+  };
+}

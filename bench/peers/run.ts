@@ -8,7 +8,9 @@
  * of BENCH_ROUND_MS per system and concurrency; a peer that cannot run is skipped with one line.
  *
  *   npm run bench:peers   (BENCH_ROUND_MS=2000 BENCH_ROUNDS=3 BENCH_CONCURRENCY=1,16 BENCH_WARM_JOBS=3000
- *   BENCH_SYSTEMS=postgresql,dbos (case-insensitive substrings); BATON_BENCH_POSTGRES_URL or BATON_TEST_POSTGRES_URL)
+ *   BENCH_SYSTEMS=postgresql,dbos (case-insensitive substrings); BENCH_CHECKPOINT=0 (no CHECKPOINT
+ *   before each round, bench/support.ts); BENCH_DOMAIN_LIMIT=1000; BATON_BENCH_POSTGRES_URL or
+ *   BATON_TEST_POSTGRES_URL)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ import {
 } from '../../src/providers/index.js';
 import {
   benchDatabase,
+  checkpointBeforeRounds,
   percentile,
   postgresSettings,
   reachablePostgres,
@@ -294,6 +297,9 @@ async function main(): Promise<void> {
       .join(' ')}`,
   );
   if (pg !== undefined) console.log(`PostgreSQL: ${await postgresSettings(pg)}`);
+  const checkpoint = checkpointBeforeRounds(pg);
+  if (pg !== undefined && process.env['BENCH_CHECKPOINT'] !== '0')
+    console.log('PostgreSQL: a CHECKPOINT before each round, untimed (BENCH_CHECKPOINT=0: none)');
   const systems: System[] = [];
   const tryAdd = async (name: string, make: () => Promise<System | undefined>) => {
     if (ONLY.length > 0 && !ONLY.some((x) => name.toLowerCase().includes(x))) return;
@@ -390,6 +396,7 @@ async function main(): Promise<void> {
       const order = r % 2 === 0 ? systems : [...systems].reverse();
       const parts: string[] = [];
       for (const s of order) {
+        await checkpoint();
         const h = lag.get(s.name);
         h?.enable();
         parts.push(`${s.name} ${(await round(s, c, ROUND_MS, tallies.get(s.name) ?? fresh())).toFixed(0)}/s`);
