@@ -576,7 +576,8 @@ export async function openPostgresFloor(url: string, executors: number): Promise
   } finally {
     await engine.close();
   }
-  const pool = new pg.Pool({ connectionString: url, max: executors + 2 });
+  // Idle connections kept a minute, as Baton's engine keeps them (src/store/postgres.ts).
+  const pool = new pg.Pool({ connectionString: url, max: executors + 2, idleTimeoutMillis: 60_000 });
   pool.on('error', () => undefined); // an idle client dropped by the server: the next query says so
   const x = pick(await transactOnPostgres(pool, floorScripts.seed(executors)));
   return {

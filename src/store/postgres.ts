@@ -50,6 +50,13 @@ export interface PostgresEngineOptions {
   maxConnections?: number;
   /** How long to wait for a connection, new or from a full pool, before `unavailable` (default 5000). */
   connectionTimeoutMs?: number;
+  /**
+   * How long an unused pooled connection stays open, in ms (default 60000; 0: until `close`). A new
+   * connection pays PostgreSQL's first-use work again — its backend compiles the transition
+   * functions and plans their statements — so a short timeout (`pg`'s own default is 10000) makes
+   * the first transactions after every pause slow (docs/store.md, "PostgreSQL").
+   */
+  idleTimeoutMs?: number;
   /** How long a statement waits for a lock before `store_busy` (`lock_timeout`, default 5000). */
   busyTimeoutMs?: number;
   /** Runs of a transaction that keeps meeting serialization failures or deadlocks (default 10). */
@@ -501,6 +508,7 @@ class PostgresEngine implements StoreEngine {
       connectionString: url,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
+      idleTimeoutMillis: Math.max(0, options.idleTimeoutMs ?? 60_000),
       application_name: 'baton',
       types: engineTypes(),
       // Queries leave without waiting for the previous answer (PgExecutor: BEGIN with the first read).

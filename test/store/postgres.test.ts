@@ -305,6 +305,35 @@ if (db !== undefined) {
     assert.deepEqual(rows, [{ id: 3 }]);
   });
 
+  test("[postgres] an idle pooled connection stays open for idleTimeoutMs (default a minute, past pg's 10 s), then closes", async (t) => {
+    const store = await plain.open(t);
+    const kept = openPostgresEngine(store.location);
+    const brief = openPostgresEngine(store.location, { idleTimeoutMs: 100 });
+    t.after(() => Promise.all([kept.close(), brief.close()]));
+    const pidOf = async (tx: { get<R extends object>(sql: string): Promise<R | undefined> }) =>
+      Number((await tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'))?.pid);
+    const open = (pid: number): Promise<boolean> =>
+      withClient(store.location, async (c) => {
+        const r = await c.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1',
+          [pid],
+        );
+        return r.rows[0]?.n === 1;
+      });
+    const started = Date.now();
+    const keptPid = await kept.read(pidOf);
+    const briefPid = await brief.read(pidOf);
+    assert.ok((await open(keptPid)) && (await open(briefPid)), 'both connections are open after their read');
+    // The brief one closes on its own (polled: the pool's timer, then the server's exit).
+    while ((await open(briefPid)) && Date.now() - started < 10_000)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await open(briefPid), false, 'closed after idleTimeoutMs');
+    // Past pg's own default of 10 s, which closed it before: no new backend, no first-use work.
+    while (Date.now() - started < 11_000) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await open(keptPid), true, "the default keeps it past pg's 10 s");
+    assert.equal(await kept.read(pidOf), keptPid, 'the next read reuses it');
+  });
+
   test('[postgres] close() lets a running transaction commit, then refuses work', async (t) => {
     const { engine, location } = await fresh(plain, t);
     const hold = gate();
