@@ -184,8 +184,9 @@ export { redactUrl as redact };
 
 /**
  * A CHECKPOINT before each measured round, so that no timed checkpoint (and the burst of full-page
- * writes after it) starts inside one: in long peer runs every PostgreSQL system's p99 reached
- * 0.2–0.6 s in whichever rounds one fell (docs/scale.md, session 18). Needs a superuser or the
+ * writes after it) starts inside one and lands on whichever system happens to be measured then
+ * (one did, in a full peer run of session 18; the half-second PostgreSQL p99s of those runs turned
+ * out to be pools reconnecting: docs/scale.md, session 18). Needs a superuser or the
  * `pg_checkpoint` role; refused, it says so once and the rounds go on without. `BENCH_CHECKPOINT=0`
  * turns it off. Untimed: it runs before the round's clock starts.
  */

@@ -142,8 +142,9 @@ export class OpenStripes {
   /**
    * Take one unit of `kind` under `limit`: in `preferred` if it has room (where the lock call read
    * the stripes' counts, the first stripe from `preferred` on that had room then), else in the
-   * first stripe found below its share. Undefined when every stripe is at its share (the domain is at the
-   * limit). `from`: the stripe whose pending unit this in-flight one replaces (entry), released here.
+   * first stripe found below its share. Undefined when every stripe is at its share (the domain is
+   * at the limit). `from`: the stripe whose pending unit this in-flight one replaces (entry),
+   * released here.
    */
   async claim(kind: OpenKind, limit: number, preferred: number, from?: number): Promise<number | undefined> {
     const first = this.#first(kind, limit, preferred);

@@ -10,7 +10,7 @@ import type { Sha256Digest } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
 import type { Transaction } from './engine.js';
 import { holdsHead } from './evidence-log.js';
-import { OPEN_STRIPES } from './occurrences-limits.js';
+import { OPEN_STRIPES, type StripeCounts } from './occurrences-limits.js';
 import * as rows from './occurrences-rows.js';
 
 /** What a prefetch found, by what the repository will ask for (`undefined`: looked up, absent). */
@@ -26,15 +26,6 @@ export const key = {
   stripes: 'stripes',
   binding: (scope: string, creationKey: string) => `binding:${scope}\u0000${creationKey}`,
 } as const;
-
-/**
- * Each domain stripe's committed counts as the lock call read them (migration 025), by stripe
- * number: where a claim should go first, never what decides it (occurrences-limits.ts).
- */
-export interface StripesSeen {
-  readonly pending: readonly number[];
-  readonly in_flight: readonly number[];
-}
 
 type OccurrenceJson = rows.OccurrenceRow & { open_stripe: number | null; request: string };
 
@@ -115,11 +106,20 @@ const counts = (v: readonly unknown[] | null | undefined): number[] | undefined 
  * The stripes' counts, where the lock call answered them for every stripe (a database before
  * migration 025 answers none): absent, a claim goes where it went before.
  */
-function stripesSeen(c: EntryRows['counts']): StripesSeen | undefined {
+function stripesSeen(c: EntryRows['counts']): StripeCounts | undefined {
   const pending = counts(c?.sp);
   const inFlight = counts(c?.sf);
   if (pending?.length !== OPEN_STRIPES || inFlight?.length !== OPEN_STRIPES) return undefined;
   return { pending, in_flight: inFlight };
+}
+
+/**
+ * Each domain stripe's committed counts as the last lock call read them (migration 025), by stripe
+ * number: where a claim should go first, never what decides it (occurrences-limits.ts). Not taken:
+ * every claim of the transaction may use them.
+ */
+export function stripesSeenIn(from: Prefetched): StripeCounts | undefined {
+  return from.get(key.stripes) as StripeCounts | undefined;
 }
 
 /** The lineage's counts, and what the stripes held, as the lock call read them. */

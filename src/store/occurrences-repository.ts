@@ -147,7 +147,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   async prefetchEntry(credentialDigest: Sha256Digest, occurrenceId: string): Promise<void> {
     if (this.#tx.serverFunctions !== true) return;
     await pf.prefetchEntry(this.#tx, this.#prefetched, credentialDigest, occurrenceId);
-    this.#stripes.seen(this.#prefetched.get(pf.key.stripes) as pf.StripesSeen | undefined);
+    this.#stripes.seen(pf.stripesSeenIn(this.#prefetched));
   }
 
   /** As `prefetchEntry`, for an executor-reported observation (migration 014's `baton_lock_observe_head`). */
@@ -164,7 +164,7 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
   ): Promise<void> {
     if (this.#tx.serverFunctions !== true) return;
     await pf.prefetchCreate(this.#tx, this.#prefetched, credentialDigest, creationKey, authorityId);
-    this.#stripes.seen(this.#prefetched.get(pf.key.stripes) as pf.StripesSeen | undefined);
+    this.#stripes.seen(pf.stripesSeenIn(this.#prefetched));
   }
 
   override async findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined> {

@@ -188,12 +188,19 @@ for (const e of engines) {
     assert.notEqual(await stripeOf(engine, n), full, 'in flight in another stripe');
     const totals = await svc.counts();
     assert.deepEqual([totals.byPhase.reserved, totals.byPhase.entered], [1, 3]);
+    type Open = Record<'p' | 'f' | 'mp' | 'mf', number | string>;
     const open = await engine.read((tx) =>
-      tx.get<{ p: number; f: number }>(
+      tx.get<Open>(
         'SELECT SUM(pending) AS p, SUM(in_flight) AS f, MAX(pending) AS mp, MAX(in_flight) AS mf FROM aoc_open_stripes',
       ),
     );
-    assert.deepEqual(open && Object.values(open).map(Number), [1, 3, 1, 1], 'each stripe within its share');
+    assert.ok(open !== undefined);
+    const got = [open.p, open.f, open.mp, open.mf].map(Number);
+    assert.deepEqual(
+      got,
+      [1, 3, 1, 1],
+      'domain totals 1 pending and 3 in flight, each stripe within its share',
+    );
     t.diagnostic(
       `${e.name}: create ${created.n} statements, enter ${entered.n}, create-and-enter ${createdAndEntered.n}`,
     );
