@@ -12,6 +12,7 @@ import pg from 'pg';
 import { canonicalize } from '../src/core/jcs.js';
 import { digestBytes, digestJcs } from '../src/core/digest.js';
 import { migrate, openPostgresEngine, openSqliteEngine } from '../src/store/index.js';
+import { DEFAULT_IDLE_TIMEOUT_MS } from '../src/store/postgres.js';
 import { toPostgresPlaceholders } from '../src/store/postgres-sql.js';
 import { OPEN_STRIPES, preferredStripe, stripeCap } from '../src/store/occurrences-limits.js';
 import { ACCOUNT, benchProfile, request } from './occurrences-fixtures.js';
@@ -576,8 +577,12 @@ export async function openPostgresFloor(url: string, executors: number): Promise
   } finally {
     await engine.close();
   }
-  // Idle connections kept a minute, as Baton's engine keeps them (src/store/postgres.ts).
-  const pool = new pg.Pool({ connectionString: url, max: executors + 2, idleTimeoutMillis: 60_000 });
+  // Idle connections kept as long as Baton's engine keeps them (src/store/postgres.ts).
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: executors + 2,
+    idleTimeoutMillis: DEFAULT_IDLE_TIMEOUT_MS,
+  });
   pool.on('error', () => undefined); // an idle client dropped by the server: the next query says so
   const x = pick(await transactOnPostgres(pool, floorScripts.seed(executors)));
   return {

@@ -192,6 +192,7 @@ export { redactUrl as redact };
  */
 export function checkpointBeforeRounds(url: string | undefined): () => Promise<void> {
   let on = url !== undefined && process.env['BENCH_CHECKPOINT'] !== '0';
+  if (on) console.log('PostgreSQL: a CHECKPOINT before each round, untimed (BENCH_CHECKPOINT=0: none)');
   return async () => {
     if (!on || url === undefined) return;
     try {

@@ -26,6 +26,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { migrate, openPostgresEngine } from '../../src/store/index.js';
+import { DEFAULT_IDLE_TIMEOUT_MS } from '../../src/store/postgres.js';
 import { floorScripts, transactOnPostgres, type FloorExecutor } from '../floor.js';
 import { ACCOUNT } from '../occurrences-fixtures.js';
 import { pay, type Provider, type System } from './systems.js';
@@ -305,12 +306,12 @@ export async function openFoldedTransitions(
     await engine.close();
   }
   // synchronous_commit=on set by the server at connection start: every call's COMMIT is durable.
-  // Idle connections kept a minute, as Baton's engine keeps them (src/store/postgres.ts): the
+  // Idle connections kept as long as Baton's engine keeps them (src/store/postgres.ts): the
   // peer bench's rounds come back to a system after more than pg's default 10 s.
   const pool = new pg.Pool({
     connectionString: url,
     max: workers + 2,
-    idleTimeoutMillis: 60_000,
+    idleTimeoutMillis: DEFAULT_IDLE_TIMEOUT_MS,
     options: '-c synchronous_commit=on',
   });
   pool.on('error', () => undefined); // an idle client dropped by the server: the next query says so

@@ -298,8 +298,6 @@ async function main(): Promise<void> {
   );
   if (pg !== undefined) console.log(`PostgreSQL: ${await postgresSettings(pg)}`);
   const checkpoint = checkpointBeforeRounds(pg);
-  if (pg !== undefined && process.env['BENCH_CHECKPOINT'] !== '0')
-    console.log('PostgreSQL: a CHECKPOINT before each round, untimed (BENCH_CHECKPOINT=0: none)');
   const systems: System[] = [];
   const tryAdd = async (name: string, make: () => Promise<System | undefined>) => {
     if (ONLY.length > 0 && !ONLY.some((x) => name.toLowerCase().includes(x))) return;

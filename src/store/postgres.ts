@@ -45,6 +45,9 @@ import { STATIC_STATEMENTS_024 } from './migrations/024_one_stripe_write.js';
 import { OpenReads } from './postgres-reads.js';
 import { engineTypes, StatementTexts } from './postgres-sql.js';
 
+/** How long an unused pooled connection stays open unless told otherwise (`idleTimeoutMs`). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+
 export interface PostgresEngineOptions {
   /** Pooled connections (default 10). A transaction or read holds one until it ends. */
   maxConnections?: number;
@@ -508,7 +511,7 @@ class PostgresEngine implements StoreEngine {
       connectionString: url,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
-      idleTimeoutMillis: Math.max(0, options.idleTimeoutMs ?? 60_000),
+      idleTimeoutMillis: Math.max(0, options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS),
       application_name: 'baton',
       types: engineTypes(),
       // Queries leave without waiting for the previous answer (PgExecutor: BEGIN with the first read).

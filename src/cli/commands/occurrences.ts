@@ -174,7 +174,8 @@ export async function runOccurrences(argv: string[], io: CliIo): Promise<number>
   }
   try {
     const run = VERBS[verb];
-    if (run === undefined) throw new BatonError('usage', `unknown verb ${verb}: list or show`);
+    if (run === undefined)
+      throw new BatonError('usage', `unknown verb ${verb}: ${Object.keys(VERBS).join(' or ')}`);
     return await run(rest, io);
   } catch (error) {
     return reportError(error, io);
