@@ -8,12 +8,12 @@
  *    scratch database, one worker; then its connections are closed by the server and the database
  *    is copied (`CREATE DATABASE … TEMPLATE`): the state just before the next job;
  * 2. the next job runs, and every query its pg clients send is recorded (text and parameters);
- * 3. on the copy, one connection replays the recorded calls in order inside `BEGIN … ROLLBACK`
- *    (their own BEGIN, SET LOCAL and COMMIT left out: the copy's state is the same before every
- *    repetition), `REPLAY_N` times, reading the backend's time on the CPU
+ * 3. on the copy, one connection replays the recorded calls in order inside `BEGIN … ROLLBACK`,
+ *    as prepared statements where the system prepared them (their own BEGIN, SET LOCAL and COMMIT
+ *    left out: the copy's state is the same before every repetition), `REPLAY_N` times, reading the backend's time on the CPU
  *    (/proc/<pid>/schedstat, nanoseconds) before and after each call. Each call's figure is its
- *    mean over the repetitions, the median over `REPLAY_ROUNDS` rounds; a `VACUUM` before each
- *    round clears what the rolled-back repetitions left.
+ *    mean over the repetitions, the median over `REPLAY_ROUNDS` rounds, the systems' rounds
+ *    alternated; a `VACUUM` before each round clears what the rolled-back repetitions left.
  *
  * What it leaves out, for both alike: COMMIT (its WAL flush), the wait for the client, and other
  * backends. Needs the database server on this machine (Linux /proc); otherwise one line says so.
@@ -44,6 +44,8 @@ const SPLIT = process.env['REPLAY_SPLIT'] === '1';
 interface Recorded {
   readonly text: string;
   readonly values: readonly unknown[] | undefined;
+  /** The prepared statement's name, as the system sent it (both name their hot calls). */
+  readonly name: string | undefined;
 }
 
 // Every query any pg client of this process sends while `recording` is set.
@@ -54,9 +56,11 @@ const original: Query = proto.query;
 proto.query = function (this: unknown, ...args: unknown[]) {
   const [first, second] = args;
   if (recording !== undefined) {
-    const q = typeof first === 'string' ? { text: first, values: second } : (first as Partial<Recorded>);
-    const values = Array.isArray(q.values) ? (structuredClone(q.values) as unknown[]) : undefined;
-    if (typeof q.text === 'string') recording.push({ text: q.text, values });
+    const q = typeof first === 'string' ? { text: first } : (first as Partial<Recorded>);
+    const given = q.values ?? second;
+    const values = Array.isArray(given) ? (structuredClone(given) as unknown[]) : undefined;
+    const name = typeof q.name === 'string' ? q.name : undefined;
+    if (typeof q.text === 'string') recording.push({ text: q.text, values, name });
   }
   return original.apply(this, args);
 };
@@ -68,7 +72,11 @@ const CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SET|START)\b/i;
 function split(q: Recorded): Recorded[] {
   const [items] = q.values ?? [];
   if (!SPLIT || !q.text.includes('baton_batch_static') || typeof items !== 'string') return [q];
-  return (JSON.parse(items) as unknown[]).map((item) => ({ text: q.text, values: [JSON.stringify([item])] }));
+  return (JSON.parse(items) as unknown[]).map((item) => ({
+    text: q.text,
+    values: [JSON.stringify([item])],
+    name: q.name,
+  }));
 }
 
 /** The copy of `dbUrl` a replay runs on: the state just before the recorded job. */
@@ -110,7 +118,9 @@ async function perCall(c: pg.Client, pid: number, calls: readonly Recorded[]): P
     await c.query('BEGIN');
     for (const [i, q] of calls.entries()) {
       const t0 = onCpu();
-      await c.query(q.text, q.values as unknown[] | undefined);
+      // Named where the system named it: prepared once on this connection, as on the system's own.
+      const values = q.values as unknown[] | undefined;
+      await c.query(q.name === undefined ? { text: q.text, values } : { text: q.text, values, name: q.name });
       if (measure) sums[i] = (sums[i] ?? 0) + onCpu() - t0;
     }
     await c.query('ROLLBACK');
@@ -121,24 +131,40 @@ async function perCall(c: pg.Client, pid: number, calls: readonly Recorded[]): P
   return sums.map((x) => x / N);
 }
 
-/** Per call and for the whole job: the median over rounds; undefined where the backend is not in /proc. */
-async function replay(
-  copyUrl: string,
-  calls: readonly Recorded[],
-): Promise<{ each: number[]; all: number } | undefined> {
-  const c = new pg.Client({ connectionString: copyUrl });
-  await c.connect();
-  try {
-    const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
-    if (!existsSync(`/proc/${pid}/schedstat`)) return undefined; // the server is on another machine
-    const rounds: number[][] = [];
-    for (let r = 0; r < ROUNDS; r++) rounds.push(await perCall(c, pid, calls));
-    const each = calls.map((_, i) => median(rounds.map((x) => x[i] ?? 0)));
-    const all = median(rounds.map((x) => x.reduce((a, b) => a + b, 0)));
-    return { each, all };
-  } finally {
-    await c.end();
+/** One system's recorded job, and the connection to the copy it is replayed on. */
+interface Replayed {
+  readonly name: string;
+  readonly calls: readonly Recorded[];
+  readonly client: pg.Client;
+  readonly pid: number;
+  readonly rounds: number[][];
+}
+
+/** A connection to `copyUrl` and its backend's pid, or undefined where that backend is not in /proc. */
+async function connect(copyUrl: string): Promise<{ client: pg.Client; pid: number } | undefined> {
+  const client = new pg.Client({ connectionString: copyUrl });
+  await client.connect();
+  const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
+  if (existsSync(`/proc/${pid}/schedstat`)) return { client, pid };
+  await client.end(); // the server is on another machine
+  return undefined;
+}
+
+/** Rounds alternate between the systems, so the machine's drift falls on all of them alike. */
+async function replayAll(systems: readonly Replayed[]): Promise<void> {
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const x of r % 2 === 0 ? systems : [...systems].reverse())
+      x.rounds.push(await perCall(x.client, x.pid, x.calls));
   }
+}
+
+function report(x: Replayed): number {
+  const all = median(x.rounds.map((cpu) => cpu.reduce((a, b) => a + b, 0)));
+  console.log(`  ${x.name}: ${all.toFixed(3)} ms of backend CPU per job (${x.calls.length} calls)`);
+  x.calls.forEach((q, i) =>
+    console.log(`    ${label(q)}  ${median(x.rounds.map((cpu) => cpu[i] ?? 0)).toFixed(3)} ms`),
+  );
+  return all;
 }
 
 const label = (q: Recorded): string => {
@@ -171,35 +197,35 @@ if (url !== undefined) {
   console.log(
     `postgres-replay: backend CPU per call of one job, replayed ${N}× on one connection, median of ${ROUNDS} rounds (after ${WARM_JOBS} jobs; REPLAY_SPLIT=1: each batch item apart)`,
   );
-  const totals = new Map<string, number>();
+  const replayed: Replayed[] = [];
+  const cleanup: (() => Promise<void>)[] = [];
   try {
     for (const [name, make] of Object.entries(systems)) {
       const db = await benchDatabase(url, 'replay');
       const copy = copyOf(db.url);
-      try {
-        const s = await make(db.url);
-        const calls = await record(s, url, db.url).finally(() => s.close());
-        const r = await replay(copy.url, calls);
-        if (r === undefined) {
-          console.log(
-            '  skipped: the backend is not in this /proc (PostgreSQL on another machine, or no Linux)',
-          );
-          break;
-        }
-        console.log(`  ${name}: ${r.all.toFixed(3)} ms of backend CPU per job (${calls.length} calls)`);
-        calls.forEach((q, i) => console.log(`    ${label(q)}  ${(r.each[i] ?? 0).toFixed(3)} ms`));
-        totals.set(name, r.all);
-      } finally {
+      cleanup.push(async () => {
         await withClient(url, (c) => c.query(`DROP DATABASE IF EXISTS "${copy.name}"`));
         await db.drop();
-      }
+      });
+      const s = await make(db.url);
+      const calls = await record(s, url, db.url).finally(() => s.close());
+      const connection = await connect(copy.url);
+      if (connection === undefined) break;
+      cleanup.unshift(() => connection.client.end());
+      replayed.push({ name, calls, ...connection, rounds: [] });
     }
-    const [baton, ceiling] = [...totals.values()];
-    if (baton !== undefined && ceiling !== undefined)
-      console.log(
-        `  Baton / ceiling: ${(baton / ceiling).toFixed(2)}× the backend CPU (COMMIT and BEGIN left out of both)`,
-      );
+    if (replayed.length < Object.keys(systems).length) {
+      console.log('  skipped: the backend is not in this /proc (PostgreSQL on another machine, or no Linux)');
+    } else {
+      await replayAll(replayed);
+      const [baton, ceiling] = replayed.map(report);
+      if (baton !== undefined && ceiling !== undefined)
+        console.log(
+          `  Baton / ceiling: ${(baton / ceiling).toFixed(2)}× the backend CPU (COMMIT and BEGIN left out of both)`,
+        );
+    }
   } finally {
+    for (const step of cleanup) await step();
     await sandbox.close();
     rmSync(dir, { recursive: true, force: true });
   }
