@@ -20,7 +20,7 @@
  *
  *   node dist/bench/postgres-replay.bench.js   (REPLAY_N=300 REPLAY_ROUNDS=5 REPLAY_WARM_JOBS=300)
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -32,6 +32,8 @@ import {
 } from '../src/providers/index.js';
 import { withClient } from '../test/support/postgres-client.js';
 import { foldedStatusCeiling } from './peers/folded-status.js';
+import { watchPgQueries } from './pg-queries.js';
+import { processOnCpuMs } from './proc-cpu.js';
 import { batonInProcess, type Provider, type System } from './peers/systems.js';
 import { benchDatabase, median, reachablePostgres } from './support.js';
 
@@ -46,24 +48,30 @@ interface Recorded {
   readonly values: readonly unknown[] | undefined;
   /** The prepared statement's name, as the system sent it (both name their hot calls). */
   readonly name: string | undefined;
+  /** Its rows as JSON once answered: the replay must get the same, or it timed another path. */
+  answer?: string;
 }
 
 // Every query any pg client of this process sends while `recording` is set.
 let recording: Recorded[] | undefined;
-type Query = (this: unknown, ...args: unknown[]) => unknown;
-const proto = pg.Client.prototype as unknown as { query: Query };
-const original: Query = proto.query;
-proto.query = function (this: unknown, ...args: unknown[]) {
+watchPgQueries((args, returned) => {
+  if (recording === undefined) return;
   const [first, second] = args;
-  if (recording !== undefined) {
-    const q = typeof first === 'string' ? { text: first } : (first as Partial<Recorded>);
-    const given = q.values ?? second;
-    const values = Array.isArray(given) ? (structuredClone(given) as unknown[]) : undefined;
-    const name = typeof q.name === 'string' ? q.name : undefined;
-    if (typeof q.text === 'string') recording.push({ text: q.text, values, name });
+  const q = typeof first === 'string' ? { text: first } : (first as Partial<Recorded>);
+  if (typeof q.text !== 'string') return;
+  // pg takes a second argument's values over the config's (utils.normalizeQueryConfig).
+  const given = second ?? q.values;
+  const values = Array.isArray(given) ? (structuredClone(given) as unknown[]) : undefined;
+  const r: Recorded = { text: q.text, values, name: typeof q.name === 'string' ? q.name : undefined };
+  recording.push(r);
+  if (returned instanceof Promise) {
+    // The caller sees its own rejection; this copy only notes the rows of a success.
+    returned.then(
+      (x: pg.QueryResult) => void (r.answer = JSON.stringify(x.rows)),
+      () => undefined,
+    );
   }
-  return original.apply(this, args);
-};
+});
 
 /** The transaction control a replay leaves out (its own BEGIN … ROLLBACK stands for them). */
 const CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SET|START)\b/i;
@@ -72,6 +80,7 @@ const CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SET|START)\b/i;
 function split(q: Recorded): Recorded[] {
   const [items] = q.values ?? [];
   if (!SPLIT || !q.text.includes('baton_batch_static') || typeof items !== 'string') return [q];
+  // Each item's own answer was never sent: these are not checked against one.
   return (JSON.parse(items) as unknown[]).map((item) => ({
     text: q.text,
     values: [JSON.stringify([item])],
@@ -105,30 +114,44 @@ async function record(s: System, adminUrl: string, dbUrl: string): Promise<Recor
   }
 }
 
+/** One call as the system sent it: prepared where it was, so planned once per connection here too. */
+function send(c: pg.Client, q: Recorded): Promise<pg.QueryResult> {
+  const values = q.values as unknown[] | undefined;
+  return c.query(q.name === undefined ? { text: q.text, values } : { text: q.text, values, name: q.name });
+}
+
+/** The replay answers each call as the recorded job was answered, or it would time another path. */
+function sameAnswer(q: Recorded, i: number, r: pg.QueryResult): void {
+  if (q.answer !== undefined && JSON.stringify(r.rows) !== q.answer)
+    throw new Error(`replay: call ${i + 1} (${q.text.slice(0, 40)}…) answered otherwise than recorded`);
+}
+
 /**
  * Backend CPU (ms) of each call, averaged over N repetitions of the whole job inside BEGIN …
- * ROLLBACK: the backend's time on the CPU read before and after each call (it is brought up to
- * date whenever the backend waits for the next message, which it does once it has answered).
+ * ROLLBACK, and of each repetition as a whole: the backend's time on the CPU read before and after
+ * (brought up to date whenever the backend waits for the next message, which it does once it has
+ * answered). The last figure is the repetition's whole; what the calls' figures leave of it is
+ * BEGIN, ROLLBACK and what a read taken too early moved to the next one.
  */
-async function perCall(c: pg.Client, pid: number, calls: readonly Recorded[]): Promise<number[]> {
-  const stat = `/proc/${pid}/schedstat`;
-  const onCpu = () => Number(readFileSync(stat, 'utf8').split(' ')[0]) / 1e6;
+async function perCall(c: pg.Client, onCpu: () => number, calls: readonly Recorded[]): Promise<number[]> {
   const sums = calls.map(() => 0);
-  const once = async (measure: boolean) => {
+  let whole = 0;
+  const once = async (measure: boolean, check: boolean) => {
+    const start = onCpu();
     await c.query('BEGIN');
     for (const [i, q] of calls.entries()) {
       const t0 = onCpu();
-      // Named where the system named it: prepared once on this connection, as on the system's own.
-      const values = q.values as unknown[] | undefined;
-      await c.query(q.name === undefined ? { text: q.text, values } : { text: q.text, values, name: q.name });
+      const r = await send(c, q);
       if (measure) sums[i] = (sums[i] ?? 0) + onCpu() - t0;
+      if (check) sameAnswer(q, i, r);
     }
     await c.query('ROLLBACK');
+    if (measure) whole += onCpu() - start;
   };
   await c.query('VACUUM');
-  for (let i = 0; i < 20; i++) await once(false);
-  for (let i = 0; i < N; i++) await once(true);
-  return sums.map((x) => x / N);
+  for (let i = 0; i < 20; i++) await once(false, i === 0);
+  for (let i = 0; i < N; i++) await once(true, false);
+  return [...sums, whole].map((x) => x / N);
 }
 
 /** One system's recorded job, and the connection to the copy it is replayed on. */
@@ -136,17 +159,26 @@ interface Replayed {
   readonly name: string;
   readonly calls: readonly Recorded[];
   readonly client: pg.Client;
-  readonly pid: number;
+  readonly onCpu: () => number;
+  /** Per round: each call's figure, then the repetition's whole. */
   readonly rounds: number[][];
 }
 
-/** A connection to `copyUrl` and its backend's pid, or undefined where that backend is not in /proc. */
-async function connect(copyUrl: string): Promise<{ client: pg.Client; pid: number } | undefined> {
+/** A connection to `copyUrl` and its backend's CPU clock, or undefined where /proc cannot tell it. */
+async function connect(copyUrl: string): Promise<{ client: pg.Client; onCpu: () => number } | undefined> {
   const client = new pg.Client({ connectionString: copyUrl });
+  client.on('error', () => undefined); // a dropped connection shows as the next query's rejection
   await client.connect();
-  const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
-  if (existsSync(`/proc/${pid}/schedstat`)) return { client, pid };
-  await client.end(); // the server is on another machine
+  try {
+    const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
+    if (processOnCpuMs(pid, 'postgres') !== undefined) {
+      return { client, onCpu: () => processOnCpuMs(pid, 'postgres') ?? Number.NaN };
+    }
+  } catch (error) {
+    await client.end();
+    throw error;
+  }
+  await client.end(); // the server is on another machine, in a container, or not on Linux
   return undefined;
 }
 
@@ -154,17 +186,21 @@ async function connect(copyUrl: string): Promise<{ client: pg.Client; pid: numbe
 async function replayAll(systems: readonly Replayed[]): Promise<void> {
   for (let r = 0; r < ROUNDS; r++) {
     for (const x of r % 2 === 0 ? systems : [...systems].reverse())
-      x.rounds.push(await perCall(x.client, x.pid, x.calls));
+      x.rounds.push(await perCall(x.client, x.onCpu, x.calls));
   }
 }
 
-function report(x: Replayed): number {
-  const all = median(x.rounds.map((cpu) => cpu.reduce((a, b) => a + b, 0)));
-  console.log(`  ${x.name}: ${all.toFixed(3)} ms of backend CPU per job (${x.calls.length} calls)`);
+/** Prints one system's figures; answers its job's figure per round (the calls' sum). */
+function report(x: Replayed): number[] {
+  const jobs = x.rounds.map((cpu) => cpu.slice(0, x.calls.length).reduce((a, b) => a + b, 0));
+  const whole = median(x.rounds.map((cpu) => cpu[x.calls.length] ?? 0));
+  console.log(
+    `  ${x.name}: ${median(jobs).toFixed(3)} ms of backend CPU per job (${x.calls.length} calls; with the replay's BEGIN and ROLLBACK ${whole.toFixed(3)} ms)`,
+  );
   x.calls.forEach((q, i) =>
     console.log(`    ${label(q)}  ${median(x.rounds.map((cpu) => cpu[i] ?? 0)).toFixed(3)} ms`),
   );
-  return all;
+  return jobs;
 }
 
 const label = (q: Recorded): string => {
@@ -198,15 +234,15 @@ if (url !== undefined) {
     `postgres-replay: backend CPU per call of one job, replayed ${N}× on one connection, median of ${ROUNDS} rounds (after ${WARM_JOBS} jobs; REPLAY_SPLIT=1: each batch item apart)`,
   );
   const replayed: Replayed[] = [];
-  const cleanup: (() => Promise<void>)[] = [];
+  const cleanup: (() => Promise<unknown>)[] = [];
   try {
     for (const [name, make] of Object.entries(systems)) {
       const db = await benchDatabase(url, 'replay');
       const copy = copyOf(db.url);
-      cleanup.push(async () => {
-        await withClient(url, (c) => c.query(`DROP DATABASE IF EXISTS "${copy.name}"`));
-        await db.drop();
-      });
+      cleanup.push(
+        () => withClient(url, (c) => c.query(`DROP DATABASE IF EXISTS "${copy.name}" WITH (FORCE)`)),
+        () => db.drop(),
+      );
       const s = await make(db.url);
       const calls = await record(s, url, db.url).finally(() => s.close());
       const connection = await connect(copy.url);
@@ -215,18 +251,25 @@ if (url !== undefined) {
       replayed.push({ name, calls, ...connection, rounds: [] });
     }
     if (replayed.length < Object.keys(systems).length) {
-      console.log('  skipped: the backend is not in this /proc (PostgreSQL on another machine, or no Linux)');
+      console.log(
+        '  skipped: the backend is not a process of this /proc (PostgreSQL on another machine or in a container, or no Linux)',
+      );
     } else {
       await replayAll(replayed);
       const [baton, ceiling] = replayed.map(report);
-      if (baton !== undefined && ceiling !== undefined)
+      if (baton !== undefined && ceiling !== undefined) {
+        // Round by round: the rounds alternated so that both met the same machine.
+        const ratio = median(baton.map((b, r) => b / (ceiling[r] ?? Number.NaN)));
         console.log(
-          `  Baton / ceiling: ${(baton / ceiling).toFixed(2)}× the backend CPU (COMMIT and BEGIN left out of both)`,
+          `  Baton / ceiling: ${ratio.toFixed(2)}× the backend CPU (their BEGIN and COMMIT left out of both)`,
         );
+      }
     }
   } finally {
-    for (const step of cleanup) await step();
-    await sandbox.close();
+    // Every step is tried, whatever an earlier one did; a failure is reported, not hidden.
+    for (const step of [...cleanup, () => sandbox.close()]) {
+      await step().catch((error: unknown) => console.error('postgres-replay: cleanup failed:', error));
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }

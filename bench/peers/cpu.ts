@@ -16,7 +16,6 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import {
   createSandboxProvider,
   deployProfile,
@@ -29,6 +28,7 @@ import { foldedCeiling } from './folded.js';
 import { foldedStatusCeiling } from './folded-status.js';
 import { httpFoldedStatusCeiling } from './http-ceiling.js';
 import { withClient } from '../../test/support/postgres-client.js';
+import { watchPgQueries } from '../pg-queries.js';
 import { childCpuMs, selfCpuMs } from './procs.js';
 import {
   batonInProcess,
@@ -46,15 +46,11 @@ const WARM_JOBS = Number(process.env['PEER_CPU_WARM_JOBS'] ?? 3000);
 const CONCURRENCY = (process.env['PEER_CPU_CONCURRENCY'] ?? '1,16').split(',').map(Number);
 const WORKERS = Math.max(...CONCURRENCY);
 
-// Every query any pg client of this process sends (the pool's clients share the prototype).
+// Every query any pg client of this process sends.
 let roundTrips = 0;
-type Query = (this: unknown, ...args: unknown[]) => unknown;
-const proto = pg.Client.prototype as unknown as { query: Query };
-const original: Query = proto.query;
-proto.query = function (this: unknown, ...args: unknown[]) {
+watchPgQueries(() => {
   roundTrips += 1;
-  return original.apply(this, args);
-};
+});
 
 /** The backends serving database `db` (pg_stat_activity), and their CPU so far (/proc). */
 async function backendsCpuMs(admin: string | undefined, db: string | undefined): Promise<number> {
