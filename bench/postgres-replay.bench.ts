@@ -18,7 +18,8 @@
  * What it leaves out, for both alike: COMMIT (its WAL flush), the wait for the client, and other
  * backends. Needs the database server on this machine (Linux /proc); otherwise one line says so.
  *
- *   node dist/bench/postgres-replay.bench.js   (REPLAY_N=300 REPLAY_ROUNDS=5 REPLAY_WARM_JOBS=300)
+ *   node dist/bench/postgres-replay.bench.js   (REPLAY_N=300 REPLAY_ROUNDS=5 REPLAY_WARM_JOBS=300
+ *   REPLAY_SPLIT=1)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,6 +51,8 @@ interface Recorded {
   readonly name: string | undefined;
   /** Its rows as JSON once answered: the replay must get the same, or it timed another path. */
   answer?: string;
+  /** What the output calls it, where its text would not say (a folded call). */
+  readonly label?: string;
 }
 
 // Every query any pg client of this process sends while `recording` is set.
@@ -86,6 +89,44 @@ function split(q: Recorded): Recorded[] {
     values: [JSON.stringify([item])],
     name: q.name,
   }));
+}
+
+const LOCK = /^SELECT (baton_lock_\w+)\(/;
+
+/**
+ * Each lock call and the write call after it as ONE statement, the same statements in the same
+ * order (the lock runs first: the CTE is materialized before the batch is called for its one row),
+ * answering both answers: what one call per transition would save of the protocol alone. Undefined
+ * when there is no such pair (the ceiling's calls, or REPLAY_SPLIT).
+ */
+function fold(calls: readonly Recorded[]): Recorded[] | undefined {
+  const out: Recorded[] = [];
+  for (let i = 0; i < calls.length; i++) {
+    const [lock, write] = [calls[i], calls[i + 1]];
+    const fn = lock === undefined ? null : LOCK.exec(lock.text);
+    if (
+      lock === undefined ||
+      write === undefined ||
+      fn === null ||
+      !write.text.includes('baton_batch_static')
+    ) {
+      if (lock !== undefined) out.push(lock);
+      continue;
+    }
+    const n = lock.values?.length ?? 0;
+    const answers = [lock.answer, write.answer].map((a) =>
+      a === undefined ? undefined : (JSON.parse(a) as object[])[0],
+    );
+    out.push({
+      text: `WITH l AS MATERIALIZED (${lock.text}) SELECT l.loaded, baton_batch_static($${n + 1}) AS out FROM l`,
+      values: [...(lock.values ?? []), ...(write.values ?? [])],
+      name: `replay_fold_${out.length}`,
+      answer: answers.includes(undefined) ? undefined : JSON.stringify([{ ...answers[0], ...answers[1] }]),
+      label: `${fn[1]} + baton_batch_static, one statement`,
+    });
+    i++;
+  }
+  return out.length < calls.length ? out : undefined;
 }
 
 /** The copy of `dbUrl` a replay runs on: the state just before the recorded job. */
@@ -207,7 +248,7 @@ const label = (q: Recorded): string => {
   const bytes = q.values === undefined ? 0 : JSON.stringify(q.values).length;
   const [items] = q.values ?? [];
   const key = SPLIT && typeof items === 'string' ? /"k":"(\w+)"/.exec(items)?.[1] : undefined;
-  const text = q.text.replace(/\s+/g, ' ').replace(/\$\d+(, \$\d+)*/, key ?? '…');
+  const text = q.label ?? q.text.replace(/\s+/g, ' ').replace(/\$\d+(, \$\d+)*/, key ?? '…');
   return `${text.slice(0, 52).padEnd(52)} ${String(bytes).padStart(5)} B`;
 };
 
@@ -245,23 +286,33 @@ if (url !== undefined) {
       );
       const s = await make(db.url);
       const calls = await record(s, url, db.url).finally(() => s.close());
-      const connection = await connect(copy.url);
-      if (connection === undefined) break;
-      cleanup.unshift(() => connection.client.end());
-      replayed.push({ name, calls, ...connection, rounds: [] });
+      // The calls as sent, and (where a lock call precedes a write call) the same folded in pairs.
+      const variants: [string, readonly Recorded[] | undefined][] = [
+        [name, calls],
+        [`${name}, each lock call and its write call as one statement`, fold(calls)],
+      ];
+      for (const [label, replay] of variants) {
+        if (replay === undefined) continue;
+        const connection = await connect(copy.url);
+        if (connection === undefined) break;
+        cleanup.unshift(() => connection.client.end());
+        replayed.push({ name: label, calls: replay, ...connection, rounds: [] });
+      }
     }
-    if (replayed.length < Object.keys(systems).length) {
+    if (replayed.length < (SPLIT ? 2 : 3)) {
       console.log(
         '  skipped: the backend is not a process of this /proc (PostgreSQL on another machine or in a container, or no Linux)',
       );
     } else {
       await replayAll(replayed);
-      const [baton, ceiling] = replayed.map(report);
+      const jobs = replayed.map(report);
+      const [baton, ceiling] = [jobs[0], jobs.at(-1)];
       if (baton !== undefined && ceiling !== undefined) {
-        // Round by round: the rounds alternated so that both met the same machine.
-        const ratio = median(baton.map((b, r) => b / (ceiling[r] ?? Number.NaN)));
+        // Round by round: the rounds alternated so that all met the same machine.
+        const ratio = (a: number[]) => median(a.map((x, r) => x / (ceiling[r] ?? Number.NaN))).toFixed(2);
+        const folded = jobs.length > 2 && jobs[1] !== undefined ? `, folded ${ratio(jobs[1])}×` : '';
         console.log(
-          `  Baton / ceiling: ${ratio.toFixed(2)}× the backend CPU (their BEGIN and COMMIT left out of both)`,
+          `  Baton / ceiling: ${ratio(baton)}× the backend CPU${folded} (their BEGIN and COMMIT left out of all)`,
         );
       }
     }
