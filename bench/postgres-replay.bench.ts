@@ -1,21 +1,26 @@
 /**
  * PostgreSQL backend CPU per call of ONE lifecycle, Baton against its folded ceiling (issue 16;
- * docs/scale.md "Backend CPU per call, replayed"). The peer bench's CPU split (peers/cpu.ts) reads
+ * docs/store.md "Backend CPU per call, replayed"). The peer bench's CPU split (peers/cpu.ts) reads
  * the backends' CPU at 16 workers, where runs differ by ±20%; this reads it on one connection with
  * nothing else running on it, call by call:
  *
  * 1. each system (Baton in process, the folded + status query ceiling) runs WARM_JOBS jobs on a
  *    scratch database, one worker; then its connections are closed by the server and the database
  *    is copied (`CREATE DATABASE … TEMPLATE`): the state just before the next job;
- * 2. the next job runs, and every query its pg clients send is recorded (text and parameters);
+ * 2. the next job runs, and every query its pg clients send is recorded (text, parameters, the
+ *    prepared statement's name, the answer);
  * 3. on the copy, one connection replays the recorded calls in order inside `BEGIN … ROLLBACK`,
- *    as prepared statements where the system prepared them (their own BEGIN, SET LOCAL and COMMIT
- *    left out: the copy's state is the same before every repetition), `REPLAY_N` times, reading the backend's time on the CPU
- *    (/proc/<pid>/schedstat, nanoseconds) before and after each call. Each call's figure is its
- *    mean over the repetitions, the median over `REPLAY_ROUNDS` rounds, the systems' rounds
- *    alternated; a `VACUUM` before each round clears what the rolled-back repetitions left.
+ *    prepared where the system prepared them (their own BEGIN, SET LOCAL and COMMIT left out: the
+ *    copy's state is the same before every repetition), `REPLAY_N` times, reading the backend's
+ *    time on the CPU (/proc/<pid>/schedstat, nanoseconds) before and after each call. Each call's
+ *    figure is its mean over the repetitions, the median over `REPLAY_ROUNDS` rounds, the
+ *    replays' rounds alternated; a `VACUUM` before each round clears what the rolled-back
+ *    repetitions left, and its first repetition must get the recorded answers back.
+ * 4. Baton's job is replayed a second time with each lock call and the write call after it as ONE
+ *    statement (the same statements, in the same order): what one call per transition would save
+ *    of the protocol alone.
  *
- * What it leaves out, for both alike: COMMIT (its WAL flush), the wait for the client, and other
+ * What it leaves out, for all alike: COMMIT (its WAL flush), the wait for the client, and other
  * backends. Needs the database server on this machine (Linux /proc); otherwise one line says so.
  *
  *   node dist/bench/postgres-replay.bench.js   (REPLAY_N=300 REPLAY_ROUNDS=5 REPLAY_WARM_JOBS=300
@@ -100,6 +105,7 @@ const LOCK = /^SELECT (baton_lock_\w+)\(/;
  * when there is no such pair (the ceiling's calls, or REPLAY_SPLIT).
  */
 function fold(calls: readonly Recorded[]): Recorded[] | undefined {
+  if (SPLIT) return undefined;
   const out: Recorded[] = [];
   for (let i = 0; i < calls.length; i++) {
     const [lock, write] = [calls[i], calls[i + 1]];
@@ -205,22 +211,30 @@ interface Replayed {
   readonly rounds: number[][];
 }
 
-/** A connection to `copyUrl` and its backend's CPU clock, or undefined where /proc cannot tell it. */
-async function connect(copyUrl: string): Promise<{ client: pg.Client; onCpu: () => number } | undefined> {
+/** The backend of a new connection to `url`: its pid, and whether /proc here tells its CPU. */
+async function backendOf(client: pg.Client): Promise<{ pid: number; readable: boolean }> {
+  const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
+  return { pid, readable: processOnCpuMs(pid, 'postgres') !== undefined };
+}
+
+/** Whether this machine's /proc shows the backends of `url` (the server here, not in a container). */
+async function backendsReadable(url: string): Promise<boolean> {
+  return withClient(url, async (c) => (await backendOf(c)).readable);
+}
+
+/** A connection to `copyUrl` and its backend's CPU clock. */
+async function connect(copyUrl: string): Promise<{ client: pg.Client; onCpu: () => number }> {
   const client = new pg.Client({ connectionString: copyUrl });
   client.on('error', () => undefined); // a dropped connection shows as the next query's rejection
   await client.connect();
   try {
-    const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
-    if (processOnCpuMs(pid, 'postgres') !== undefined) {
-      return { client, onCpu: () => processOnCpuMs(pid, 'postgres') ?? Number.NaN };
-    }
+    const { pid, readable } = await backendOf(client);
+    if (!readable) throw new Error(`replay: backend ${pid} is not a postgres process of this /proc`);
+    return { client, onCpu: () => processOnCpuMs(pid, 'postgres') ?? Number.NaN };
   } catch (error) {
     await client.end();
     throw error;
   }
-  await client.end(); // the server is on another machine, in a container, or not on Linux
-  return undefined;
 }
 
 /** Rounds alternate between the systems, so the machine's drift falls on all of them alike. */
@@ -253,7 +267,11 @@ const label = (q: Recorded): string => {
 };
 
 const url = await reachablePostgres('postgres-replay');
-if (url !== undefined) {
+if (url !== undefined && !(await backendsReadable(url))) {
+  console.log(
+    'postgres-replay: skipped: the PostgreSQL backends are not processes of this /proc (a server on another machine or in a container, or no Linux)',
+  );
+} else if (url !== undefined) {
   const dir = mkdtempSync(join(tmpdir(), 'baton-replay-'));
   const hmac = Buffer.alloc(32, 11);
   const sandbox = createSandboxProvider({ hmacSecret: hmac });
@@ -291,30 +309,23 @@ if (url !== undefined) {
         [name, calls],
         [`${name}, each lock call and its write call as one statement`, fold(calls)],
       ];
-      for (const [label, replay] of variants) {
+      for (const [title, replay] of variants) {
         if (replay === undefined) continue;
         const connection = await connect(copy.url);
-        if (connection === undefined) break;
         cleanup.unshift(() => connection.client.end());
-        replayed.push({ name: label, calls: replay, ...connection, rounds: [] });
+        replayed.push({ name: title, calls: replay, ...connection, rounds: [] });
       }
     }
-    if (replayed.length < (SPLIT ? 2 : 3)) {
+    await replayAll(replayed);
+    const jobs = replayed.map(report);
+    const [baton, ceiling] = [jobs[0], jobs.at(-1)];
+    if (baton !== undefined && ceiling !== undefined) {
+      // Round by round: the rounds alternated so that all met the same machine.
+      const ratio = (a: number[]) => median(a.map((x, r) => x / (ceiling[r] ?? Number.NaN))).toFixed(2);
+      const folded = jobs.length > 2 && jobs[1] !== undefined ? `, folded ${ratio(jobs[1])}×` : '';
       console.log(
-        '  skipped: the backend is not a process of this /proc (PostgreSQL on another machine or in a container, or no Linux)',
+        `  Baton / ceiling: ${ratio(baton)}× the backend CPU${folded} (their BEGIN and COMMIT left out of all)`,
       );
-    } else {
-      await replayAll(replayed);
-      const jobs = replayed.map(report);
-      const [baton, ceiling] = [jobs[0], jobs.at(-1)];
-      if (baton !== undefined && ceiling !== undefined) {
-        // Round by round: the rounds alternated so that all met the same machine.
-        const ratio = (a: number[]) => median(a.map((x, r) => x / (ceiling[r] ?? Number.NaN))).toFixed(2);
-        const folded = jobs.length > 2 && jobs[1] !== undefined ? `, folded ${ratio(jobs[1])}×` : '';
-        console.log(
-          `  Baton / ceiling: ${ratio(baton)}× the backend CPU${folded} (their BEGIN and COMMIT left out of all)`,
-        );
-      }
     }
   } finally {
     // Every step is tried, whatever an earlier one did; a failure is reported, not hidden.
