@@ -39,7 +39,7 @@ import {
 import { withClient } from '../test/support/postgres-client.js';
 import { foldedStatusCeiling } from './peers/folded-status.js';
 import { watchPgQueries } from './pg-queries.js';
-import { processOnCpuMs } from './proc-cpu.js';
+import { processCpuClock } from './proc-cpu.js';
 import { batonInProcess, type Provider, type System } from './peers/systems.js';
 import { benchDatabase, median, reachablePostgres } from './support.js';
 
@@ -211,15 +211,15 @@ interface Replayed {
   readonly rounds: number[][];
 }
 
-/** The backend of a new connection to `url`: its pid, and whether /proc here tells its CPU. */
-async function backendOf(client: pg.Client): Promise<{ pid: number; readable: boolean }> {
+/** The CPU clock of `client`'s backend, or undefined where this machine's /proc cannot tell it. */
+async function backendClock(client: pg.Client): Promise<(() => number) | undefined> {
   const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
-  return { pid, readable: processOnCpuMs(pid, 'postgres') !== undefined };
+  return processCpuClock(pid, 'postgres');
 }
 
 /** Whether this machine's /proc shows the backends of `url` (the server here, not in a container). */
 async function backendsReadable(url: string): Promise<boolean> {
-  return withClient(url, async (c) => (await backendOf(c)).readable);
+  return withClient(url, async (c) => (await backendClock(c)) !== undefined);
 }
 
 /** A connection to `copyUrl` and its backend's CPU clock. */
@@ -228,9 +228,9 @@ async function connect(copyUrl: string): Promise<{ client: pg.Client; onCpu: () 
   client.on('error', () => undefined); // a dropped connection shows as the next query's rejection
   await client.connect();
   try {
-    const { pid, readable } = await backendOf(client);
-    if (!readable) throw new Error(`replay: backend ${pid} is not a postgres process of this /proc`);
-    return { client, onCpu: () => processOnCpuMs(pid, 'postgres') ?? Number.NaN };
+    const onCpu = await backendClock(client);
+    if (onCpu === undefined) throw new Error('replay: the backend is not a postgres process of this /proc');
+    return { client, onCpu };
   } catch (error) {
     await client.end();
     throw error;

@@ -68,17 +68,17 @@ export function threadTimes(): ThreadTimes | undefined {
 }
 
 /**
- * Another process's time on a CPU so far, in ms, from /proc/<pid>/schedstat (nanoseconds): what a
- * PostgreSQL backend spent between two reads, where stat's 10 ms ticks could not tell. Undefined
- * where the kernel does not expose it, or `pid` is not a process of `command` here (a server in a
- * container or on another machine has pids of its own).
+ * A clock of another process's time on a CPU, in ms, from /proc/<pid>/schedstat (nanoseconds): what
+ * a PostgreSQL backend spent between two reads, where stat's 10 ms ticks could not tell. Checked
+ * once here, so each reading is one small file read. Undefined where the kernel does not expose it,
+ * or `pid` is not a process of `command` here (a server in a container or on another machine has
+ * pids of its own).
  */
-export function processOnCpuMs(pid: number, command: string): number | undefined {
+export function processCpuClock(pid: number, command: string): (() => number) | undefined {
+  const read = () => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
   try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (!cmdline.startsWith(command)) return undefined;
-    const onCpu = Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
-    return Number.isFinite(onCpu) ? onCpu : undefined;
+    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(command)) return undefined;
+    return Number.isFinite(read()) ? read : undefined;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') return undefined;
