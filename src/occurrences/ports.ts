@@ -177,6 +177,11 @@ export interface OccurrencesRepository extends OccurrencesReader {
   updateAuthority(authority: AuthorityRecord, previousVersion: number): Promise<void>;
 
   lockOccurrence(id: string): Promise<OccurrenceRecord | undefined>;
+  /**
+   * The id of the occurrence reissued from `sourceId`, if any. Read after `lockOccurrence(sourceId)`
+   * in the same transaction, so two reissues of one tombstone meet here (AOC-REQ-008).
+   */
+  findReissueOf(sourceId: string): Promise<string | undefined>;
   findByCreationBinding(scope: string, key: string): Promise<OccurrenceRecord | undefined>;
   /** `requestJcs`: the request's JCS text when the caller has it already (never serialized twice). */
   insertOccurrence(

@@ -456,6 +456,15 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     return changes === 1;
   }
 
+  async findReissueOf(sourceId: string): Promise<string | undefined> {
+    // The source row is locked (lockOccurrence): a reissue that committed before it is seen here,
+    // one that has not yet taken that lock will see this one's (READ COMMITTED, docs/store.md).
+    const r = await this.#tx.get<{ id: string }>('SELECT id FROM aoc_occurrences WHERE reissue_of = ?', [
+      sourceId,
+    ]);
+    return r?.id;
+  }
+
   async getRequest(occurrenceId: string): Promise<JsonObject | undefined> {
     // The request column is written once, at insert (AOC-REQ-003): what was read stays true.
     const known = this.#requests.get(occurrenceId);

@@ -96,7 +96,23 @@ function lifecycleCases(label: string, env: MakeEnv): void {
     assert.equal(reissued.occurrence.reissueOf, first.id);
     assert.notEqual(reissued.occurrence.id, first.id);
     await ex.enter(reissued.occurrence.id);
-    const remedy = await ex.remedy({
+    // AOC-REQ-008: one tombstone, one successor. The same key replays it; another key, or another
+    // generation, never mints a second (the first may already have been sent), and names it.
+    const replayed = await ex.reissue({ occurrenceId: first.id, creationKey: 'k-rel-2' });
+    assert.deepEqual([replayed.created, replayed.occurrence.id], [false, reissued.occurrence.id]);
+    const later = await client.takeover('invoice-agent');
+    const before = (await client.getOccurrence(first.id)).evidence.length;
+    await assert.rejects(later.reissue({ occurrenceId: first.id, creationKey: 'k-rel-3' }), (e: unknown) => {
+      assert.ok(isBatonError(e), String(e));
+      assert.deepEqual([e.code, e.details['successor']], ['reissue_invalid', reissued.occurrence.id]);
+      return true;
+    });
+    assert.equal(
+      (await client.getOccurrence(first.id)).evidence.length,
+      before,
+      'the refusal appended nothing',
+    );
+    const remedy = await later.remedy({
       ...op('k-refund', 500),
       remedyOf: reissued.occurrence.id,
       kind: 'refund',

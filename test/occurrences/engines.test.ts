@@ -100,4 +100,32 @@ for (const e of engines) {
     assert.equal((await verifyEvidence(store.engine)).ok, true);
     t.diagnostic(`8 concurrent creates and 8 concurrent entries over two engines`);
   });
+
+  test(`[${e.name}] two servers race to reissue one tombstone: one successor`, async (t) => {
+    // AOC-REQ-008: the tombstone's row lock serializes reissues; the later ones meet the first.
+    const { store, a, b } = await prepared(t, e.name);
+    const g = await a.takeover({ lineage: 'invoice-agent' });
+    const { occurrence: o } = await a.create(createInput(g.credential, 'to-release'));
+    const release = { credential: g.credential, occurrenceId: o.id };
+    await b.release({ ...release, requestDigest: o.provider.requestDigest });
+    const tries = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) =>
+        (i % 2 === 0 ? a : b).reissue({ ...release, creationKey: `re-${i}` }),
+      ),
+    );
+    const made = tries.flatMap((x) => (x.status === 'fulfilled' ? [x.value] : []));
+    assert.deepEqual(
+      made.map((m) => m.created),
+      [true],
+    );
+    const successor = made[0]?.occurrence.id;
+    for (const x of tries) {
+      if (x.status === 'rejected') {
+        const err = x.reason as { code: string; details: Record<string, unknown> };
+        assert.deepEqual([err.code, err.details['successor']], ['reissue_invalid', successor]);
+      }
+    }
+    assert.deepEqual(await b.getAuthority('payouts').then((x) => [x.reserved, x.consumed]), [1_000, 0]);
+    assert.equal((await verifyEvidence(store.engine)).ok, true);
+  });
 }

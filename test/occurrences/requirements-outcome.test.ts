@@ -82,6 +82,13 @@ test('AOC-REQ-008 pre-entry release requires serialized non-entry', async (t) =>
     h.svc.reissue({ credential: g1.credential, occurrenceId: entered.occurrence.id, creationKey: 'x' }),
     'reissue_invalid',
   );
+  // One tombstone, one successor: a second reissue under another key is refused, state unchanged.
+  const once = await snapshot(h);
+  await expectCode(
+    h.svc.reissue({ credential: g1.credential, occurrenceId: o.id, creationKey: 'inv-8-reissue-2' }),
+    'reissue_invalid',
+  );
+  assert.equal(await snapshot(h), once);
   const tomb = await h.svc.getOccurrence(o.id);
   assert.deepEqual(
     tomb.evidence.map((e) => e.type),

@@ -49,6 +49,8 @@ export interface CreateState {
   readonly counts: OpenCounts;
   /** The remedy's original or the reissue's released occurrence, when the command names one. */
   readonly link: OccurrenceRecord | undefined;
+  /** A reissue's tombstone: the occurrence already reissued from it, if any. */
+  readonly reissuedAs?: string | undefined;
 }
 
 export type CreateDecision =
@@ -95,6 +97,14 @@ function checkLink(state: CreateState, cmd: CreateCommand): Rejection | undefine
       return reject('release_not_owner', 'not this lineage’s occurrence');
     if (link.phase !== 'released') {
       return reject('reissue_invalid', 'only a released occurrence can be reissued', { phase: link.phase });
+    }
+    // AOC-REQ-008: a later presentation of the same occurrence must not create a new reservation.
+    // One tombstone, one successor: a second reissue under another key would be a second effect
+    // the caller may not know the first already sent (its successor can be entered by now).
+    if (state.reissuedAs !== undefined) {
+      return reject('reissue_invalid', 'this released occurrence was already reissued', {
+        successor: state.reissuedAs,
+      });
     }
   }
   return undefined;

@@ -86,6 +86,7 @@ export async function createIn(
     profile: await repo.getProfile(cmd.profileId, cmd.profileVersion),
     existing: await repo.findByCreationBinding(lineage.id, cmd.creationKey),
     link: linkId === null ? undefined : await repo.lockOccurrence(linkId),
+    reissuedAs: cmd.reissueOf === null ? undefined : await repo.findReissueOf(cmd.reissueOf),
     authority: await repo.lockAuthority(cmd.authority.id),
     counts: await repo.countOpen(lineage.id),
   };

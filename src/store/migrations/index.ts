@@ -23,6 +23,7 @@ import { migration as m022 } from './022_static_transition_writes.js';
 import { migration as m023 } from './023_fewer_update_indexes.js';
 import { migration as m024 } from './024_one_stripe_write.js';
 import { migration as m025 } from './025_stripe_counts.js';
+import { migration as m026 } from './026_reissue_successor.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -45,4 +46,5 @@ export const migrations: readonly Migration[] = [
   m023,
   m024,
   m025,
+  m026,
 ];
