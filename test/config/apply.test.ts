@@ -7,8 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { startApi } from '../server/helpers.js';
 import { baton, exampleConfig, PROFILE_FILE, startSandbox, tempDir, writeConfig } from './support.js';
 
@@ -185,4 +187,88 @@ test('apply needs a token and a reachable server, and an operator may not config
   const wrongToken = await baton(['apply', file, '--url', api.url, '--token', 'btk.nope']);
   assert.equal(wrongToken.code, 1);
   assert.match(wrongToken.err, /^error: unauthenticated/m);
+});
+
+/**
+ * A real loopback proxy in front of the real server that answers 503 to the `nth` token mint
+ * (POST /v1/tokens) and forwards everything else: the network failing half-way through an apply.
+ */
+async function failingNthMint(t: TestContext, upstream: string, nth: number): Promise<string> {
+  let mints = 0;
+  const server = createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/v1/tokens' && ++mints === nth) {
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end('{"error":{"code":"unavailable","message":"proxy: dropped"}}');
+      return;
+    }
+    const out = request(
+      `${upstream}${req.url ?? '/'}`,
+      { method: req.method, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    out.on('error', (e) => res.destroy(e));
+    req.pipe(out);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  t.after(() => new Promise<void>((ok) => server.close(() => ok())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+test('an apply that fails after minting a token keeps that token: in the file, or shown once', async (t) => {
+  const api = await startApi(t);
+  const proxy = await failingNthMint(t, api.url, 2);
+  const dir = tempDir(t);
+  const tokens = {
+    create: [
+      { name: 'one', role: 'operator' },
+      { name: 'two', role: 'operator' },
+    ],
+  };
+  const withFile = writeConfig(dir, {
+    format: 'baton.config/1',
+    tokens: { ...tokens, file: 'ops.tokens.json' },
+  });
+  const failed = await baton(['apply', withFile, '--url', proxy, '--token', api.admin]);
+  assert.equal(failed.code, 1, failed.err);
+  assert.match(failed.err, /stopped after minting one: written to .*ops\.tokens\.json/);
+  const kept = readTokens(join(dir, 'ops.tokens.json')).tokens;
+  assert.deepEqual(
+    kept.map((k) => k.name),
+    ['one'],
+  );
+  assert.equal((await api.call('GET', '/v1/counts', { token: kept[0]?.token ?? '' })).status, 200);
+  assert.ok(!failed.err.includes('btk.'), 'no secret in the error');
+  // The second run mints only what is missing, and the file keeps both.
+  const again = await baton(['apply', withFile, '--url', api.url, '--token', api.admin]);
+  assert.equal(again.code, 0, again.err);
+  assert.deepEqual(
+    readTokens(join(dir, 'ops.tokens.json')).tokens.map((k) => k.name),
+    ['one', 'two'],
+  );
+
+  // Without a file: the first token's line is already out when the second mint fails.
+  const proxy2 = await failingNthMint(t, api.url, 2);
+  const bare = writeConfig(
+    dir,
+    {
+      format: 'baton.config/1',
+      tokens: {
+        create: [
+          { name: 'three', role: 'operator' },
+          { name: 'four', role: 'operator' },
+        ],
+      },
+    },
+    'bare.json',
+  );
+  const shown = await baton(['apply', bare, '--url', proxy2, '--token', api.admin]);
+  assert.equal(shown.code, 1, shown.err);
+  const token = /^token three \(operator, shown once\): (btk\.\S+)$/m.exec(shown.out)?.[1] ?? '';
+  assert.equal((await api.call('GET', '/v1/counts', { token })).status, 200);
+  assert.match(shown.err, /stopped after minting three: shown once/);
+  assert.ok(!shown.err.includes('btk.'), 'no secret in the error');
 });

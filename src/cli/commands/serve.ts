@@ -34,7 +34,7 @@ import { ReconcileMetrics } from '../../server/reconcile-metrics.js';
 import { ReconciliationStore } from '../../store/reconciliation.js';
 import { parseConcurrency, parseDuration, startServeReconciler } from '../reconcile-wiring.js';
 import { parseMatrix, type PinnedMatrix } from '../../missions/index.js';
-import { applyConfig, describeOutcome, describePrintOnce } from '../config/apply.js';
+import { applyConfig, describeOutcome } from '../config/apply.js';
 import { storeTarget } from '../config/target.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
@@ -200,9 +200,9 @@ async function readStopMatrix(file: string | undefined, io: CliIo): Promise<Pinn
 
 /** `--config`: applied in process, before the server listens, so "listening" means "configured". */
 async function applyAtStart(file: string, opened: OpenedBaton, io: CliIo): Promise<void> {
-  const outcome = await applyConfig(file, storeTarget(opened.engine, opened.service));
+  const show = (line: string) => io.stdout(line);
+  const outcome = await applyConfig(file, storeTarget(opened.engine, opened.service), show);
   io.stderr(describeOutcome(outcome));
-  io.stdout(describePrintOnce(outcome));
 }
 
 /** `--sqlite-writer` (BATON_SQLITE_WRITER): for SQLite only; where its write connection lives. */

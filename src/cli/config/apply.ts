@@ -20,13 +20,17 @@ export interface ApplyOptions {
   readonly tokensFile?: string;
 }
 
+/**
+ * Where a minted token's print-once line goes when there is no tokens file (or the file could not
+ * take it): shown as soon as it is minted, so a later failure of the apply cannot lose it.
+ */
+export type ShowToken = (line: string) => void;
+
 export interface ApplyOutcome {
   readonly items: readonly PlannedItem[];
   readonly changed: boolean;
   /** Where minted tokens were written, if a tokens file was named. */
   readonly tokensFile?: string;
-  /** Tokens to print once (only when no tokens file was named). */
-  readonly printOnce: readonly CreatedPrincipalToken[];
 }
 
 export async function readConfigFile(file: string): Promise<Buffer> {
@@ -40,6 +44,7 @@ export async function readConfigFile(file: string): Promise<Buffer> {
 export async function applyConfig(
   file: string,
   target: SetupTarget,
+  showToken: ShowToken,
   options: ApplyOptions = {},
 ): Promise<ApplyOutcome> {
   const config = parseConfig(await readConfigFile(file));
@@ -55,12 +60,52 @@ export async function applyConfig(
     named !== undefined && p.items.some((i) => i.kind === 'token' && i.action === 'create')
       ? await readTokensFile(named)
       : [];
-  const minted = await execute(p);
+  const minted: CreatedPrincipalToken[] = [];
+  let saved = 0; // how many of `minted` the tokens file holds
+  const show = (t: CreatedPrincipalToken) => showToken(printOnceLine(t));
+  // Each secret is kept (the file rewritten, or the line shown) before the next write runs; one the
+  // file could not take is shown rather than lost.
+  const keep = async (token: CreatedPrincipalToken): Promise<void> => {
+    minted.push(token);
+    if (named === undefined) return void show(token);
+    try {
+      await writeTokensFile(named, previous, minted);
+      saved = minted.length;
+    } catch (cause) {
+      minted.slice(saved).forEach(show);
+      throw new BatonError('usage', `cannot write the tokens file ${named}`, {}, { cause });
+    }
+  };
+  try {
+    await execute(p, keep);
+  } catch (error) {
+    throw interrupted(error, minted, named === undefined ? 0 : saved, named);
+  }
   const changed = p.items.some((i) => i.action !== 'unchanged');
-  if (named === undefined || minted.length === 0)
-    return { items: p.items, changed, printOnce: minted, ...(named !== undefined && { tokensFile: named }) };
-  await writeTokensFile(named, previous, minted);
-  return { items: p.items, changed, tokensFile: named, printOnce: [] };
+  return { items: p.items, changed, ...(named !== undefined && { tokensFile: named }) };
+}
+
+/** A failed apply that minted tokens first says where they went (never the secrets themselves). */
+function interrupted(
+  error: unknown,
+  minted: readonly CreatedPrincipalToken[],
+  saved: number,
+  named: string | undefined,
+): unknown {
+  if (minted.length === 0 || !(error instanceof BatonError)) return error;
+  const where =
+    saved === minted.length
+      ? `written to ${named}`
+      : saved === 0
+        ? 'shown once'
+        : `${saved} written to ${named}, the rest shown once`;
+  const names = minted.map((t) => t.name).join(', ');
+  return new BatonError(
+    error.code,
+    `${error.message} (stopped after minting ${names}: ${where})`,
+    { ...error.details, minted: minted.map((t) => t.name) },
+    { cause: error },
+  );
 }
 
 const DONE: Readonly<Record<PlannedItem['action'], string>> = {
@@ -79,7 +124,7 @@ export function describeOutcome(o: ApplyOutcome): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The minted tokens that had no tokens file, one line each: shown this once, never again. */
-export function describePrintOnce(o: ApplyOutcome): string {
-  return o.printOnce.map((t) => `token ${t.name} (${t.role}, shown once): ${t.token}\n`).join('');
+/** A minted token that had no tokens file: shown this once, never again. */
+function printOnceLine(t: CreatedPrincipalToken): string {
+  return `token ${t.name} (${t.role}, shown once): ${t.token}\n`;
 }

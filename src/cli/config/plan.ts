@@ -142,12 +142,13 @@ export async function plan(
   return { items, run };
 }
 
-/** Run the plan's writes in order; the tokens minted, each shown once to the caller. */
-export async function execute(p: Plan): Promise<CreatedPrincipalToken[]> {
-  const minted: CreatedPrincipalToken[] = [];
+/**
+ * Run the plan's writes in order. Each minted token goes to `keep` before the next write: a later
+ * write that fails must not take a secret already minted with it (it is never shown again).
+ */
+export async function execute(p: Plan, keep: (token: CreatedPrincipalToken) => Promise<void>): Promise<void> {
   for (const write of p.run) {
     const token = await write();
-    if (token !== undefined) minted.push(token);
+    if (token !== undefined) await keep(token);
   }
-  return minted;
 }
