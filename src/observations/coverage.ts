@@ -5,20 +5,36 @@
 import type { BypassPath } from '../occurrences/index.js';
 import type { CifResult, FicResult } from './metrics.js';
 import { WITNESS_LIMITATION } from './handoff.js';
+import { VERIFICATION_CLASSES, type ObservationRecord, type VerificationClass } from './model.js';
 import type { StudySummary } from './study.js';
 
-/** OBS-06 labels of the report itself: Baton's own log, observed by Baton, reproduced by nobody else. */
+/**
+ * OBS-06 labels of the report itself (¶17: classify each dataset "as appropriate"). `records` is
+ * the weakest class of the records the report counts — OBSERVED_WITH_STATED_EVIDENCE only when
+ * every one is; `records_source` says whether they all come from Baton's own evidence log (its
+ * producer, signed) or include records others submitted, which Baton did not observe.
+ */
 export interface ReportLabels {
-  readonly records: 'OBSERVED_WITH_STATED_EVIDENCE';
+  readonly records: VerificationClass;
+  readonly records_source: 'baton_evidence_log' | 'includes_submitted_records';
   readonly independent_reproduction: 'NOT_RUN';
   readonly runner: 'same-team';
 }
 
-export const REPORT_LABELS: ReportLabels = {
-  records: 'OBSERVED_WITH_STATED_EVIDENCE',
-  independent_reproduction: 'NOT_RUN',
-  runner: 'same-team',
-};
+/** Weakest first (OBS-06); a class is never upgraded by the company it keeps. */
+const rank = (c: VerificationClass): number => VERIFICATION_CLASSES.indexOf(c);
+const weakest = (classes: readonly VerificationClass[]): VerificationClass =>
+  classes.reduce<VerificationClass>((a, b) => (rank(b) < rank(a) ? b : a), 'OBSERVED_WITH_STATED_EVIDENCE');
+
+/**
+ * A record's class: its own `classification` when stated, capped by its weakest evidence item; a
+ * record without evidence observed nothing (NOT_RUN).
+ */
+export function recordClass(r: ObservationRecord): VerificationClass {
+  if (r.evidence.length === 0) return 'NOT_RUN';
+  const evidence = weakest(r.evidence.map((e) => e.verification));
+  return r.classification === undefined ? evidence : weakest([r.classification, evidence]);
+}
 
 /** Where Baton sees events (B6): everything else is a blind spot. */
 export const EVENT_SURFACES = [
@@ -48,6 +64,9 @@ export interface ContinuityReport {
     readonly signed: number;
     readonly corrections: number;
     readonly by_event_type: Readonly<Record<string, number>>;
+    readonly by_verification: Readonly<Record<string, number>>;
+    /** Records under another producer than Baton's (submitted, not observed by Baton). */
+    readonly submitted: number;
   };
   readonly fic_obs: FicResult;
   readonly cif: CifResult;
@@ -71,6 +90,8 @@ export interface ReportInput {
     readonly event_type: string;
     readonly signed: boolean;
     readonly correction: boolean;
+    readonly producer: string;
+    readonly verification: VerificationClass;
   }[];
   readonly fic: FicResult;
   readonly cif: CifResult;
@@ -81,19 +102,31 @@ export interface ReportInput {
 
 export function buildReport(input: ReportInput): ContinuityReport {
   const byType: Record<string, number> = {};
-  for (const r of input.records) byType[r.event_type] = (byType[r.event_type] ?? 0) + 1;
+  const byClass: Record<string, number> = {};
+  for (const r of input.records) {
+    byType[r.event_type] = (byType[r.event_type] ?? 0) + 1;
+    byClass[r.verification] = (byClass[r.verification] ?? 0) + 1;
+  }
+  const submitted = input.records.filter((r) => r.producer !== input.producer || !r.signed).length;
   const sample = input.fic.sample;
   return {
     type: 'baton.continuity-report/1',
     generated_at: input.now,
     producer: input.producer,
-    labels: REPORT_LABELS,
+    labels: {
+      records: weakest(input.records.map((r) => r.verification)),
+      records_source: submitted === 0 ? 'baton_evidence_log' : 'includes_submitted_records',
+      independent_reproduction: 'NOT_RUN',
+      runner: 'same-team',
+    },
     records: {
       total: input.records.length,
       handoff: byType['handoff'] ?? 0,
       signed: input.records.filter((r) => r.signed).length,
       corrections: input.records.filter((r) => r.correction).length,
       by_event_type: byType,
+      by_verification: byClass,
+      submitted,
     },
     fic_obs: input.fic,
     cif: input.cif,

@@ -5,7 +5,9 @@
  * seq; C3 the lineage chain verifies and holds the matching `generation_advanced`; C4 the provider
  * binding recomputes from `occurrence_created` (request digest and native key entered are the
  * ones bound, and the stored binding has the created digest); C5 a Mission-bound occurrence has
- * a `mission_checked` answer `continue` before its entry.
+ * a `mission_checked` answer `continue` for its Mission before its entry. "Mission-bound" is the
+ * harness's gate row for the occurrence (`msn_occurrence_gates`, what provider entry reads), read
+ * by the store: an occurrence's own events never say it (C-B7 C5, B7-10).
  */
 import { digestJcs } from '../core/index.js';
 import type { FicCriterion } from './metrics.js';
@@ -24,6 +26,8 @@ export interface ActionEvidence {
   readonly lineageEvents: readonly ChainEvent[];
   /** The provider binding as the occurrence row holds it now, if the row exists. */
   readonly storedBinding: Readonly<Record<string, unknown>> | null;
+  /** The Mission the occurrence is gated to (its harness gate row), or null when it is not governed. */
+  readonly missionGate: { readonly origin: string; readonly id: string } | null;
 }
 
 type Obj = Readonly<Record<string, unknown>>;
@@ -39,12 +43,22 @@ function generationAt(lineageEvents: readonly ChainEvent[], seq: number): number
   return g;
 }
 
-function missionBound(created: Obj, events: readonly ChainEvent[]): boolean {
-  const linked = Array.isArray(created['linkedIds']) ? (created['linkedIds'] as unknown[]) : [];
-  return (
-    linked.some((l) => String(obj(l)['type']).startsWith('mission')) ||
-    events.some((e) => e.type === 'mission_bound')
-  );
+/**
+ * C5 holds when the last `mission_checked` before entry (entry commits it in the same transaction
+ * as `provider_entered`, A3.6) answered `continue` for the gated Mission. No entry at all is C1's
+ * failure; without a check before it, or with a check of another Mission, C5 fails too.
+ */
+function missionChecked(
+  gate: { readonly origin: string; readonly id: string },
+  events: readonly ChainEvent[],
+  entered: ChainEvent | undefined,
+): boolean {
+  if (entered === undefined) return false;
+  const check = events.filter((e) => e.type === 'mission_checked' && e.seq < entered.seq).at(-1);
+  if (check === undefined) return false;
+  const body = obj(check.body);
+  const mission = obj(body['mission']);
+  return body['decision'] === 'continue' && mission['origin'] === gate.origin && mission['id'] === gate.id;
 }
 
 export function failedCriteria(a: ActionEvidence): FicCriterion[] {
@@ -70,11 +84,6 @@ export function failedCriteria(a: ActionEvidence): FicCriterion[] {
     (a.storedBinding === null ||
       digestJcs(withoutReference(a.storedBinding)) === digestJcs(withoutReference(bound)));
   if (!bindingOk) failed.push('C4');
-  if (missionBound(created, a.events)) {
-    const check = a.events.find(
-      (e) => e.type === 'mission_checked' && (enteredEvent === undefined || e.seq < enteredEvent.seq),
-    );
-    if (check === undefined || obj(check.body)['decision'] !== 'continue') failed.push('C5');
-  }
+  if (a.missionGate !== null && !missionChecked(a.missionGate, a.events, enteredEvent)) failed.push('C5');
   return failed;
 }

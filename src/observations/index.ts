@@ -10,6 +10,7 @@ export * from './barrier.js';
 export * from './weights.js';
 export * from './measurement-profile.js';
 export * from './handoff.js';
+export * from './namespace.js';
 export * from './rational.js';
 export * from './metrics.js';
 export * from './fic-criteria.js';

@@ -91,6 +91,13 @@ export function readMeasurementProfile(input: string | Uint8Array | Record<strin
     if (!Object.hasOwn(o['dimensions'], name))
       bad(`$.weights.${name}`, 'weighs a dimension the profile does not define');
   }
+  // ¶27 (OBS-14, B3.6): CIF = Σ wᵢdᵢ over the weighted dimensions, and an unresolved required
+  // dimension makes the score incomplete. A required dimension without a weight would never be
+  // looked at, so its UNKNOWNs could not leave the score incomplete: such a profile is refused (a
+  // weight of "0" states the choice explicitly and keeps the dimension in the completeness test).
+  required.forEach((r, i) => {
+    if (!weights.names.includes(r as string)) bad(`$.required[${i}]`, 'must be a weighted dimension');
+  });
   const profile = o as unknown as MeasurementProfile;
   return { profile, digest: digestJcs(profile), weights };
 }

@@ -3,7 +3,7 @@
  * occurrences, missions or leases imports this module (OBS-15, lint rule in eslint.boundaries.js).
  */
 import { BatonError, sha256 } from '../core/index.js';
-import type { ObservationRecord } from './model.js';
+import type { ObservationRecord, Status, VerificationClass } from './model.js';
 import { addFractions, rational, type Rational } from './rational.js';
 import { MICRO, type Weights } from './weights.js';
 
@@ -102,7 +102,54 @@ export interface CifResult {
   readonly authorizes: false;
 }
 
-/** CIF = Σ wᵢdᵢ, dᵢ = mismatchᵢ / (matchᵢ + mismatchᵢ); missing never imputed as 0 (OBS-14). */
+/** Evidence classes that state an observation (OBS-06 ¶17); NOT_RUN and SIMULATED observe nothing. */
+const STATED_EVIDENCE: readonly VerificationClass[] = ['MANUAL_UNATTESTED', 'OBSERVED_WITH_STATED_EVIDENCE'];
+
+/**
+ * ¶26 (OBS-13): missing evidence yields UNKNOWN, never MATCH. A record decides an invariant only
+ * when it is not itself classified NOT_RUN or SIMULATED and at least one of its evidence items
+ * states an observation; a MATCH resting on NOT_RUN or SIMULATED evidence alone decides nothing.
+ */
+export function decidesOnStatedEvidence(r: ObservationRecord): boolean {
+  if (r.classification === 'NOT_RUN' || r.classification === 'SIMULATED') return false;
+  return r.evidence.some((e) => STATED_EVIDENCE.includes(e.verification));
+}
+
+/**
+ * The one status a record gives a dimension, or undefined when it does not code it. Listing the
+ * dimension twice with different statuses is a contradiction: ¶26 and B3.2 say it is not repaired
+ * by averaging — it is UNKNOWN (`conflicting_evidence`), the record itself kept as stored. The same
+ * status listed twice counts once, so no record weighs double.
+ */
+export function statusOf(r: ObservationRecord, dimension: string): Status | undefined {
+  const seen = new Set(r.invariants.filter((i) => i.dimension === dimension).map((i) => i.status));
+  if (seen.size === 0) return undefined;
+  if (seen.size > 1) return 'UNKNOWN';
+  const [status] = [...seen] as [Status];
+  if ((status === 'MATCH' || status === 'MISMATCH') && !decidesOnStatedEvidence(r)) return 'UNKNOWN';
+  return status;
+}
+
+/**
+ * The records whose results stand: a correction (`supersedes`, OBS-08 ¶19) replaces its
+ * predecessor of the same producer, which stays stored but no longer counts — evidence is not
+ * averaged with the result that replaced it. Records without `producer` share the local namespace.
+ */
+export function currentRecords(records: readonly ObservationRecord[]): ObservationRecord[] {
+  const key = (producer: string | undefined, id: string): string => JSON.stringify([producer ?? null, id]);
+  const superseded = new Set(
+    records.flatMap((r) =>
+      r.supersedes === undefined || r.supersedes === null ? [] : [key(r.producer, r.supersedes)],
+    ),
+  );
+  return records.filter((r) => !superseded.has(key(r.producer, r.record_id)));
+}
+
+/**
+ * CIF = Σ wᵢdᵢ, dᵢ = mismatchᵢ / (matchᵢ + mismatchᵢ); missing never imputed as 0 (OBS-14). Each
+ * current record (corrections replace their predecessors) gives each dimension at most one status
+ * (`statusOf`): contradictions and decisions without stated evidence count as UNKNOWN.
+ */
 export function cif(
   records: readonly ObservationRecord[],
   weights: Weights,
@@ -112,10 +159,12 @@ export function cif(
   const perDimension: Record<string, DimensionTally> = {};
   const unresolved: string[] = [];
   const terms: [bigint, bigint][] = [];
-  for (const dim of weights.names) {
-    const statuses = records.flatMap((r) =>
-      r.invariants.filter((i) => i.dimension === dim).map((i) => i.status),
-    );
+  const current = currentRecords(records);
+  // ¶27: a required dimension is always tested for resolution, weighted or not (profiles are
+  // refused when one is unweighted, but this function does not rely on its caller for that).
+  const dimensions = [...weights.names, ...required.filter((r) => !weights.names.includes(r))];
+  for (const dim of dimensions) {
+    const statuses = current.flatMap((r) => statusOf(r, dim) ?? []);
     const match = statuses.filter((s) => s === 'MATCH').length;
     const mismatch = statuses.filter((s) => s === 'MISMATCH').length;
     const unknown = statuses.filter((s) => s === 'UNKNOWN').length;

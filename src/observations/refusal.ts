@@ -26,7 +26,8 @@ export type Rule =
   | 'uri'
   | 'time'
   | 'digest'
-  | 'envelope';
+  | 'envelope'
+  | 'reserved_namespace';
 
 const PROFILE_RULES: ReadonlySet<Rule> = new Set(['version', 'profile', 'crit']);
 

@@ -17,7 +17,7 @@ function lines(r: ContinuityReport): string[] {
   return [
     `# Continuity report — ${r.producer}`,
     '',
-    `Generated ${r.generated_at}. Runner: ${r.labels.runner}; records: ${r.labels.records} (Baton’s own evidence log); independent reproduction: ${r.labels.independent_reproduction}.`,
+    `Generated ${r.generated_at}. Runner: ${r.labels.runner}; records: ${r.labels.records} (${r.labels.records_source === 'baton_evidence_log' ? 'Baton’s own evidence log' : `including ${r.records.submitted} submitted record(s) Baton did not observe`}); independent reproduction: ${r.labels.independent_reproduction}.`,
     '',
     '## Records',
     '',

@@ -117,11 +117,20 @@ export function checkSemantics(r: ObservationRecord): void {
       );
     }
   });
-  r.evidence.forEach((e, i) => {
-    if (CREDENTIAL_LOCATOR.test(e.locator)) {
-      refuse('credential_in_locator', `$.evidence[${i}].locator`, 'looks like it carries a credential');
+  // B2: `order.sequence` is decimal digits or null (unknown), never free text.
+  if (r.order.sequence !== null && !/^[0-9]+$/.test(r.order.sequence)) {
+    refuse('type', '$.order.sequence', 'must be decimal digits or null');
+  }
+  // OBS-12 ¶25, B7-21: credentials are never continuity evidence, wherever a locator appears.
+  const locators = [
+    ...r.evidence.map((e, i) => ({ locator: e.locator, path: `$.evidence[${i}].locator` })),
+    ...(r.references ?? []).map((ref, i) => ({ locator: ref.locator, path: `$.references[${i}].locator` })),
+  ];
+  for (const { locator, path } of locators) {
+    if (CREDENTIAL_LOCATOR.test(locator)) {
+      refuse('credential_in_locator', path, 'looks like it carries a credential');
     }
-  });
+  }
   if (r.supersedes !== undefined && r.supersedes !== null && r.analysis_revision === undefined) {
     refuse('analysis_revision_required', '$.analysis_revision', 'a correction names its analysis revision');
   }

@@ -105,11 +105,17 @@ async function registeredDigests(ex: SqlExecutor, beforeSeq: number): Promise<Se
   return new Set(rows.map((r) => String(obj(JSON.parse(r.body))['digest'])));
 }
 
-/** Handoff records already stored per lineage scope (one per generation, B3.3). */
+/**
+ * Handoff records already stored per lineage scope (one per generation, B3.3). Only records
+ * shaped as the projector writes them count — signed, under Baton's handoff record ids — so no
+ * other row under the producer (one stored before submissions were kept out of Baton's
+ * namespace, OBS-08 ¶19) can make the incremental projector skip a lineage.
+ */
 async function recordedHandoffs(ex: SqlExecutor, domain: string): Promise<Map<string, number>> {
+  const prefix = `urn:baton:${domain}:record:handoff:`;
   const rows = await ex.all<{ scope_id: string; n: number | string }>(
-    "SELECT scope_id, COUNT(*) AS n FROM cop_records WHERE producer = ? AND event_type = 'handoff' GROUP BY scope_id",
-    [`urn:baton:${domain}`],
+    "SELECT scope_id, COUNT(*) AS n FROM cop_records WHERE producer = ? AND event_type = 'handoff' AND envelope IS NOT NULL AND substr(record_id, 1, ?) = ? GROUP BY scope_id",
+    [`urn:baton:${domain}`, prefix.length, prefix],
   );
   return new Map(rows.map((r) => [r.scope_id, Number(r.n)]));
 }
@@ -253,8 +259,14 @@ export async function actionEvidence(ex: SqlExecutor, o: EnteredOccurrence): Pro
     'SELECT profile_id, profile_version, profile_digest, account, environment, request_digest, native_key_rule, native_key, provider_reference FROM aoc_occurrences WHERE id = ?',
     [o.id],
   );
+  // C5's "Mission-bound" is the harness's gate row, the same one provider entry reads (C-B7, B7-10).
+  const gate = await ex.get<{ mission_origin: string; mission_id: string }>(
+    'SELECT mission_origin, mission_id FROM msn_occurrence_gates WHERE occurrence_id = ?',
+    [o.id],
+  );
   return {
     occurrence: o.id,
+    missionGate: gate === undefined ? null : { origin: gate.mission_origin, id: gate.mission_id },
     chainVerifies: chain.verifies,
     events: chain.events,
     lineageChainVerifies: lineage.verifies,

@@ -65,6 +65,9 @@ export async function getStoredRecord(
   return row === undefined ? undefined : fromRow(row);
 }
 
+/** The digest a record is stored under: SHA-256 of its JCS (envelope included). */
+export const recordDigest = (record: ObservationRecord): string => digestBytes(canonicalize(record));
+
 /** Store a record (already read and, if it crossed a boundary, verified) in the caller's transaction. */
 export async function insertRecord(
   tx: Transaction,

@@ -7,18 +7,22 @@
 import type { KeyObject } from 'node:crypto';
 import { systemClock, type Clock } from '../core/clock.js';
 import { BatonError, isBatonError } from '../core/errors.js';
-import { formatRfc3339 } from '../core/time.js';
+import { formatRfc3339, parseRfc3339 } from '../core/time.js';
 import { BYPASS_PATH_KINDS } from '../occurrences/index.js';
 import {
   HANDOFF_PROFILE,
   buildReport,
   cif,
+  currentRecords,
   failedCriteria,
   ficObs,
+  inBatonNamespace,
   producerOf,
   projectBarrier,
   projectHandoff,
   readMeasurementProfile,
+  recordClass,
+  refuseBatonNamespaceClaim,
   seededSample,
   signRecord,
   type CifResult,
@@ -38,8 +42,11 @@ import {
   type DomainFacts,
 } from './observations-facts.js';
 import {
+  LOCAL_PRODUCER,
   getProfileBody,
+  getStoredRecord,
   insertRecord,
+  recordDigest,
   listStoredRecords,
   putProfile,
   recordWithCorrections,
@@ -161,9 +168,26 @@ export class ContinuityStore {
     return out;
   }
 
-  /** Store a record someone submitted (already read and, when signed, verified by the caller). */
+  /**
+   * Store a record someone submitted (already read and, when signed, verified by the caller).
+   * Baton's own namespace is closed to submissions (OBS-08 ¶19, OBS-12 ¶25, B7-12): only the
+   * projector writes under `urn:baton:<domain>`, so a forged record can neither pose as Baton's
+   * evidence nor take the id of a handoff record Baton has yet to project. Posting back the exact
+   * bytes of a record Baton stored (an exported, signed record) is still the usual no-op.
+   */
   submit(record: ObservationRecord, actor: string): Promise<InsertResult> {
-    return this.#engine.transaction((tx) => insertRecord(tx, record, this.#clock.wallMs(), actor));
+    return this.#engine.transaction(async (tx) => {
+      const domain = (await this.#domain(tx)).id;
+      const producer = record.producer ?? LOCAL_PRODUCER;
+      if (inBatonNamespace(producer, domain) || inBatonNamespace(record.record_id, domain)) {
+        const existing = await getStoredRecord(tx, producer, record.record_id);
+        if (existing !== undefined && existing.digest === recordDigest(record)) {
+          return { status: 'exists', stored: existing };
+        }
+        refuseBatonNamespaceClaim(record, producer, domain);
+      }
+      return insertRecord(tx, record, this.#clock.wallMs(), actor);
+    });
   }
 
   get(
@@ -238,13 +262,12 @@ export class ContinuityStore {
   /** CIF over the stored records of a window under a measurement profile (B3.6). */
   async cif(q: { profile?: string; from?: number; to?: number } = {}): Promise<CifResult> {
     const pinned = await this.#profile(q.profile);
-    const records = await this.list({ from: q.from, to: q.to });
-    return cif(
-      records.map((r) => r.record),
-      pinned.weights,
-      pinned.profile.required,
-      pinned.profile.weights_version,
-    );
+    // A correction replaces its predecessor even when one of them lies outside the window (OBS-08).
+    const records = currentRecords((await this.list()).map((r) => r.record)).filter((r) => {
+      const at = parseRfc3339(r.observed_at);
+      return (q.from === undefined || at >= q.from) && (q.to === undefined || at <= q.to);
+    });
+    return cif(records, pinned.weights, pinned.profile.required, pinned.profile.weights_version);
   }
 
   /** FIC_obs and CIF after each handoff, cumulatively over the records observed by then: the report's charts. */
@@ -285,6 +308,8 @@ export class ContinuityStore {
         event_type: r.record.event_type,
         signed: r.signed,
         correction: r.record.supersedes !== undefined && r.record.supersedes !== null,
+        producer: r.producer,
+        verification: recordClass(r.record),
       })),
       fic: await this.fic(q),
       cif: await this.cif(),

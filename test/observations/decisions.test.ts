@@ -95,13 +95,14 @@ test('B7-17 OBS-15 behaviour: a store full of MISMATCH records and a hostile pro
   }));
   for (let i = 0; i < 5; i++) {
     await noisy.continuity.submit(
-      decidedRecord({ producer: 'urn:baton:test-domain', record_id: `r${i}`, invariants: bad }),
+      decidedRecord({ producer: 'urn:example:noisy', record_id: `r${i}`, invariants: bad }),
       'operator',
     );
   }
   await noisy.continuity.registerProfile({
     ...HANDOFF_PROFILE,
     id: 'urn:example:hostile',
+    required: ['lineage'],
     weights: { lineage: '1' },
   });
   const cifBefore = await noisy.continuity.cif();
@@ -155,7 +156,7 @@ test('B7-17 OBS-15 behaviour: dispatch and gated entry decide the same beside MI
   for (let i = 0; i < 3; i++)
     await noisy.continuity.submit(
       decidedRecord({
-        producer: 'urn:baton:test-domain',
+        producer: 'urn:example:noisy',
         record_id: `r${i}`,
         invariants: [{ dimension: 'authority', status: 'MISMATCH', reference: 'urn:baton:r', reason: 'x' }],
       }),
@@ -164,6 +165,7 @@ test('B7-17 OBS-15 behaviour: dispatch and gated entry decide the same beside MI
   await noisy.continuity.registerProfile({
     ...HANDOFF_PROFILE,
     id: 'urn:example:hostile',
+    required: ['authority'],
     weights: { authority: '1' },
   });
   const [x, y] = [await governedDecisions(clean, false), await governedDecisions(noisy, true)];

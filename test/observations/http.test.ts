@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import test, { type TestContext } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
 import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
-import { OBSERVATION_PROFILE, signRecord } from '../../src/observations/index.js';
+import { HANDOFF_PROFILE, OBSERVATION_PROFILE, signRecord } from '../../src/observations/index.js';
 import { buildServer, createToken } from '../../src/server/index.js';
 import { openBaton } from '../../src/server/open.js';
 import { domainConfig, paymentsProfile, request, T0, type Answer } from '../server/helpers.js';
@@ -80,7 +80,7 @@ test('B3.1 over HTTP: a refusal keeps its code, rule and path; version 2 is obse
   assert.equal(v2.body['code'], 'observation_profile_unsupported');
 });
 
-test('B7-13 over HTTP: a record signed by another key is refused; one signed by the domain key is stored', async (t) => {
+test('B7-13 OBS-08 over HTTP: a record signed by another key is refused; one signed by the domain key is stored only as Baton projected it', async (t) => {
   const { call, opened } = await start(t);
   const signable = decidedRecord({
     record_id: 'signed-1',
@@ -94,9 +94,51 @@ test('B7-13 over HTTP: a record signed by another key is refused; one signed by 
   const refused = await call('POST', '/v1/continuity/records', foreign);
   assert.equal(refused.status, 401, refused.text);
   const ours = await signRecord(signable, opened.domainKey.privateKey);
-  const ok = await call('POST', '/v1/continuity/records', ours);
-  assert.equal(ok.status, 201, ok.text);
-  assert.equal((ok.body['record'] as { signed: boolean }).signed, true);
+  const notProjected = await call('POST', '/v1/continuity/records', ours);
+  assert.equal(notProjected.status, 400, notProjected.text);
+  assert.equal(notProjected.body['code'], 'observation_record_invalid');
+  assert.equal((notProjected.body['details'] as { rule: string }).rule, 'reserved_namespace');
+  // The handoff record Baton projected, exported and posted back: the same bytes, a no-op.
+  assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
+  const id = 'urn:baton:test-domain:record:handoff:L:1';
+  const got = await call(
+    'GET',
+    `/v1/continuity/records?producer=urn:baton:test-domain&id=${encodeURIComponent(id)}`,
+  );
+  assert.equal(got.status, 200, got.text);
+  const exported = (got.body['record'] as { record: unknown }).record;
+  const again = await call('POST', '/v1/continuity/records', exported);
+  assert.equal(again.status, 200, again.text);
+  assert.equal((again.body['record'] as { signed: boolean }).signed, true);
+});
+
+test('OBS-08 B7-12 over HTTP: an unsigned all-MATCH handoff record under Baton’s producer is refused; the real one is projected and counted', async (t) => {
+  const { call } = await start(t);
+  assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
+  const id = 'urn:baton:test-domain:record:handoff:L:1';
+  const forged = decidedRecord({
+    producer: 'urn:baton:test-domain',
+    record_id: id,
+    event_type: 'handoff',
+    scope_id: 'urn:baton:test-domain:lineage:L',
+    invariants: ['state', 'policy', 'authority', 'lineage'].map((dimension) => ({
+      dimension,
+      status: 'MATCH',
+      reference: 'urn:baton:x#1',
+      reason: null,
+    })),
+  });
+  const refused = await call('POST', '/v1/continuity/records', forged);
+  assert.equal(refused.status, 400, refused.text);
+  assert.equal((refused.body['details'] as { rule: string }).rule, 'reserved_namespace');
+  const got = await call(
+    'GET',
+    `/v1/continuity/records?producer=urn:baton:test-domain&id=${encodeURIComponent(id)}`,
+  );
+  assert.equal(got.status, 200, got.text);
+  assert.equal((got.body['record'] as { signed: boolean }).signed, true, 'the projector wrote the real one');
+  const cov = await call('GET', '/v1/continuity/coverage');
+  assert.equal((cov.body['records'] as { total: number }).total, 1);
 });
 
 test('B6: takeover over HTTP, then FIC, CIF and coverage count its handoff record; OpenAPI lists the routes', async (t) => {
@@ -152,4 +194,51 @@ test('issue 12 §5: /metrics counts continuity records written (projector, submi
   assert.equal(await refused('observation_record_conflict'), 1);
   assert.equal(await refused('observation_profile_unsupported'), 1);
   assert.equal(await refused('observation_record_invalid'), 1);
+});
+
+test('¶27 B3.6 over HTTP: a profile requiring an unweighted dimension is refused, so an UNKNOWN state never yields a complete CIF', async (t) => {
+  const { call, admin } = await start(t);
+  const hostile = { ...HANDOFF_PROFILE, id: 'urn:example:p', weights: { lineage: '1' } };
+  const refused = await call('POST', '/v1/continuity/profiles', hostile, admin);
+  assert.equal(refused.status, 400, refused.text);
+  assert.equal((refused.body['details'] as { path: string }).path, '$.required[0]');
+  const rec = decidedRecord({
+    producer: 'urn:example:op',
+    invariants: [
+      { dimension: 'lineage', status: 'MATCH', reference: 'urn:baton:x#1', reason: null },
+      { dimension: 'state', status: 'UNKNOWN', reference: null, reason: 'not observed' },
+    ],
+  });
+  assert.equal((await call('POST', '/v1/continuity/records', rec)).status, 201);
+  const cif = await call('GET', '/v1/continuity/metrics/cif?profile=urn%3Aexample%3Ap');
+  assert.notEqual(cif.body['complete'], true, cif.text);
+});
+
+test('B7-15 B7-4 over HTTP: the answer carries unapproved locators and uninterpreted extensions', async (t) => {
+  const { call } = await start(t);
+  const rec = decidedRecord({
+    producer: 'urn:example:op',
+    evidence: [
+      {
+        locator: 'urn:baton:x',
+        method: 'direct_capture',
+        verification: 'MANUAL_UNATTESTED',
+        byte_digest: null,
+      },
+      {
+        locator: 'https://attacker.example/x',
+        method: 'direct_capture',
+        verification: 'MANUAL_UNATTESTED',
+        byte_digest: null,
+      },
+    ],
+    extensions: { 'urn:example:ext': { note: 'kept' } },
+  });
+  const first = await call('POST', '/v1/continuity/records', rec);
+  assert.equal(first.status, 201, first.text);
+  assert.deepEqual(first.body['unapprovedLocators'], ['$.evidence[1].locator']);
+  assert.deepEqual(first.body['uninterpreted'], ['urn:example:ext']);
+  const again = await call('POST', '/v1/continuity/records', rec);
+  assert.equal(again.status, 200);
+  assert.deepEqual(again.body['unapprovedLocators'], ['$.evidence[1].locator']);
 });

@@ -19,6 +19,7 @@ import {
   type ObservationRecord,
   type Status,
 } from '../../src/observations/index.js';
+import { isBatonError } from '../../src/core/errors.js';
 import { decidedRecord } from './support.js';
 
 const actions = (v: number, n: number): AuditedAction[] =>
@@ -130,6 +131,25 @@ test('OBS-01: measurement profiles are closed documents pinned by digest', () =>
     () => readMeasurementProfile({ ...HANDOFF_PROFILE, weights: { state: '1', nope: '0' } }),
     /\$\.weights\.nope/,
   );
+});
+
+test('¶27 B3.6 B7-11: a required dimension must be weighted; an UNKNOWN on a required dimension always leaves CIF incomplete', () => {
+  assert.throws(
+    () => readMeasurementProfile({ ...HANDOFF_PROFILE, id: 'urn:example:p', weights: { lineage: '1' } }),
+    (err: unknown) => isBatonError(err, 'input_invalid') && err.details['path'] === '$.required[0]',
+  );
+  // A weight of 0 keeps the dimension in the completeness test.
+  const zero = readMeasurementProfile({
+    ...HANDOFF_PROFILE,
+    id: 'urn:example:p',
+    weights: { lineage: '1', state: '0', policy: '0', authority: '0' },
+  });
+  const records = [rec({ lineage: 'MATCH', state: 'UNKNOWN', policy: 'MATCH', authority: 'MATCH' })];
+  const r = cif(records, zero.weights, zero.profile.required, 'v1');
+  assert.deepEqual([r.complete, r.value, r.unresolved], [false, null, ['state']]);
+  // cif() itself never relies on its caller: an unweighted required dimension is still tested.
+  const direct = cif(records, parseWeights({ lineage: '1' }), ['lineage', 'state'], 'v1');
+  assert.deepEqual([direct.complete, direct.value, direct.unresolved], [false, null, ['state']]);
 });
 
 test('B7-14 B3.4: barrier coding — 5 s after is ambiguous, 120 s after MISMATCH, 120 s before MATCH', () => {

@@ -227,6 +227,36 @@ test('B7-21 OBS-30: credentials never ride in a record', () => {
   }
 });
 
+test('B7-21 OBS-12: a bearer-token-shaped locator in references[] is refused too', () => {
+  const digest = 'sha-256:54hNl1a1auKkbkc-4gcnX-pKHljqto4dxHbYbZKtQG0';
+  refused(
+    text({
+      ...example(),
+      references: [{ type: 'aatr', digest, locator: 'https://h.example/r?access_token=abc' }],
+    }),
+    invalid,
+    'credential_in_locator',
+    '$.references[0].locator',
+  );
+  assert.ok(
+    readRecordValue({ ...example(), references: [{ type: 'aatr', digest, locator: 'urn:baton:r' }] }),
+  );
+});
+
+test('B2: order.sequence is decimal digits or null', () => {
+  for (const sequence of ['forty-two', '4.2', '-1', ' 42', '42abc']) {
+    refused(
+      text({ ...example(), order: { domain: 'd', sequence, uncertainty_ms: null } }),
+      invalid,
+      'type',
+      '$.order.sequence',
+    );
+  }
+  for (const sequence of ['0', '42', null]) {
+    assert.ok(readRecordValue({ ...example(), order: { domain: 'd', sequence, uncertainty_ms: null } }));
+  }
+});
+
 test('OBS-13: a record without evidence cannot decide an invariant', () => {
   refused(
     text(decidedRecord({ evidence: [] })),

@@ -2,7 +2,10 @@
  * Continuity observation records (B6; the name avoids the AOC provider `observations` routes).
  * Unsigned records are accepted from an authenticated operator (the operator is their producer,
  * locally); a signed record must verify under the domain key for the domain as audience — Baton
- * knows no other producer's key, so it refuses rather than store an unverifiable signature.
+ * knows no other producer's key, so it refuses rather than store an unverifiable signature. No
+ * submission, signed or not, may claim Baton's own producer or record ids (the store refuses it,
+ * OBS-08 ¶19, B7-12): only the records Baton projects stand there, so a verified domain-key
+ * record is accepted only as the same bytes Baton already stored.
  * Metrics and coverage run the idempotent handoff projector first. Nothing here is an
  * authorization: CIF answers carry `authorizes: false` (OBS-15).
  */
@@ -14,6 +17,7 @@ import {
   readRecordValue,
   verifyRecord,
   type ObservationRecord,
+  type ReadReport,
 } from '../../observations/index.js';
 import type { ContinuityStore, ProjectionObserver } from '../../store/index.js';
 import { actorOf } from '../auth.js';
@@ -64,14 +68,16 @@ function store(deps: ServerDeps): ContinuityStore {
 
 const q = (input: HandlerInput, name: string): string | undefined => input.query[name];
 
-async function submit(deps: ServerDeps, input: HandlerInput): Promise<ObservationRecord> {
-  const { record } = readRecordValue(bodyObject(input));
-  if (record.evidence_envelope === undefined) return record;
+/** Read (and, when signed, verify) a submission; the reader's flags are answered, not dropped (B7-15). */
+async function submit(deps: ServerDeps, input: HandlerInput): Promise<ReadReport> {
+  const report = readRecordValue(bodyObject(input));
+  const { record } = report;
+  if (record.evidence_envelope === undefined) return report;
   const domain = await deps.service.getDomain();
   const publicKey = importEd25519PublicKey({ raw: Buffer.from(domain.publicKey, 'base64url') });
   const audience = producerOf(domain.id);
   await verifyRecord(record, { key: publicKey, audience, producers: [audience], now: deps.clock.wallMs() });
-  return record;
+  return report;
 }
 
 function ficArgs(input: HandlerInput) {
@@ -101,13 +107,19 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { body: recordBody, response: { 200: submitResult, 201: submitResult } },
       handler: async (input) => {
         const r = await counted(deps, async () => {
-          const record = await submit(deps, input);
+          const read = await submit(deps, input);
           const stored = await timed(deps, 'continuity_submit', () =>
-            store(deps).submit(record, actorOf(tokenOf(input))),
+            store(deps).submit(read.record, actorOf(tokenOf(input))),
           );
-          return { ...stored, record };
+          return { ...stored, record: read.record, read };
         });
-        return { status: r.status === 'created' ? 201 : 200, body: { status: r.status, record: r.stored } };
+        const body = {
+          status: r.status,
+          record: r.stored,
+          unapprovedLocators: r.read.unapprovedLocators,
+          uninterpreted: r.read.uninterpreted,
+        };
+        return { status: r.status === 'created' ? 201 : 200, body };
       },
     },
     {

@@ -106,7 +106,16 @@ const stored: Schema = object({
 });
 export const storedRecord: Schema = stored;
 export const recordChain: Schema = object({ record: stored, corrections: array(stored) });
-export const submitResult: Schema = object({ status: oneOf(['created', 'exists']), record: stored });
+/**
+ * The reader's flags travel with the answer (B7-4, B7-15, OBS-12): JSON paths of evidence
+ * locators outside the approved prefixes (never fetched) and extension names kept uninterpreted.
+ */
+export const submitResult: Schema = object({
+  status: oneOf(['created', 'exists']),
+  record: stored,
+  unapprovedLocators: array(str),
+  uninterpreted: array(str),
+});
 
 const rational: Schema = object({ numerator: str, denominator: str, decimal: str });
 export const ficResult: Schema = object({

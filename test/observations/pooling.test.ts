@@ -1,0 +1,115 @@
+/**
+ * What CIF and the report pool (¶17, ¶19, ¶26; OBS-06, OBS-08, OBS-13; B3.2, B3.6): a correction
+ * replaces its predecessor, a record contradicting itself on a dimension is UNKNOWN, a decision
+ * resting on NOT_RUN or SIMULATED evidence alone is UNKNOWN, and the report's label is the weakest
+ * class of what it counts — pure, then through the store on both engines.
+ */
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { HANDOFF_PROFILE, cif, parseWeights, type ObservationRecord } from '../../src/observations/index.js';
+import { enginesUnderTest } from '../store/engines.js';
+import { decidedRecord, prepare } from './support.js';
+
+const W = parseWeights({ authority: '1' });
+const REQ = ['authority'];
+const authority = (status: string, reason: string | null = null) => ({
+  dimension: 'authority',
+  status,
+  reference: status === 'MATCH' || status === 'MISMATCH' ? 'urn:baton:r' : null,
+  reason: status === 'MATCH' || status === 'MISMATCH' ? reason : 'why',
+});
+const original = (): ObservationRecord =>
+  decidedRecord({ producer: 'urn:example:p', record_id: 'a', invariants: [authority('MISMATCH')] });
+const correction = (): ObservationRecord =>
+  decidedRecord({
+    producer: 'urn:example:p',
+    record_id: 'a-fix',
+    event_type: 'correction',
+    supersedes: 'a',
+    analysis_revision: 'r2',
+    invariants: [authority('MATCH')],
+  });
+
+test('OBS-08 ¶19: a correction replaces the record it supersedes in CIF; it is not averaged with it', () => {
+  const r = cif([original(), correction()], W, REQ, 'v1');
+  assert.deepEqual(
+    [r.complete, r.value?.decimal, r.per_dimension['authority']?.match],
+    [true, '0.000000', 1],
+  );
+  // Another producer's record with the same id is not superseded by this correction.
+  const other = decidedRecord({
+    producer: 'urn:example:q',
+    record_id: 'a',
+    invariants: [authority('MISMATCH')],
+  });
+  assert.equal(cif([original(), correction(), other], W, REQ, 'v1').value?.decimal, '0.500000');
+});
+
+test('¶26 B3.2 OBS-13: one record coding a dimension MATCH and MISMATCH is UNKNOWN (conflicting), never averaged', () => {
+  const torn = decidedRecord({ invariants: [authority('MATCH'), authority('MISMATCH')] });
+  const r = cif([torn, decidedRecord({ invariants: [authority('MATCH')] })], W, REQ, 'v1');
+  assert.deepEqual([r.complete, r.value, r.unresolved], [false, null, ['authority']]);
+  assert.deepEqual([r.per_dimension['authority']?.match, r.per_dimension['authority']?.unknown], [1, 1]);
+  const twice = decidedRecord({ invariants: [authority('MISMATCH'), authority('MISMATCH')] });
+  assert.equal(
+    cif([twice, decidedRecord({ invariants: [authority('MATCH')] })], W, REQ, 'v1').value?.decimal,
+    '0.500000',
+    'counted once',
+  );
+});
+
+test('¶26 OBS-13: a MATCH whose only evidence is NOT_RUN or SIMULATED, or in a SIMULATED record, decides nothing', () => {
+  const withEvidence = (verification: string, extra: Record<string, unknown> = {}) =>
+    decidedRecord({
+      invariants: [authority('MATCH')],
+      evidence: [{ locator: 'urn:baton:x', method: 'direct_capture', verification, byte_digest: null }],
+      ...extra,
+    });
+  for (const rec of [
+    withEvidence('NOT_RUN'),
+    withEvidence('SIMULATED'),
+    withEvidence('OBSERVED_WITH_STATED_EVIDENCE', { classification: 'SIMULATED' }),
+  ]) {
+    const r = cif([rec], W, REQ, 'v1');
+    assert.deepEqual([r.complete, r.per_dimension['authority']?.unknown], [false, 1]);
+  }
+  assert.equal(cif([withEvidence('MANUAL_UNATTESTED')], W, REQ, 'v1').complete, true);
+});
+
+const engines = await enginesUnderTest();
+for (const e of engines) {
+  test(`[${e.name}] OBS-08 ¶17 through the store: CIF counts the correction only; the report labels submitted records by their own class`, async (t) => {
+    const p = await prepare(t, e);
+    await p.svc.takeover({ lineage: 'L' });
+    await p.continuity.submit(original(), 'operator');
+    await p.continuity.submit(correction(), 'operator');
+    await p.continuity.registerProfile({
+      ...HANDOFF_PROFILE,
+      id: 'urn:example:authority',
+      required: ['authority'],
+      weights: { authority: '1' },
+    });
+    const c = await p.continuity.cif({ profile: 'urn:example:authority' });
+    assert.deepEqual(
+      [c.complete, c.value?.decimal, c.per_dimension['authority']?.mismatch],
+      [true, '0.000000', 0],
+    );
+    const report = await p.continuity.report();
+    assert.equal(report.labels.records, 'MANUAL_UNATTESTED', 'the operator’s transcription, not Baton’s log');
+    assert.equal(report.labels.records_source, 'includes_submitted_records');
+    assert.deepEqual(
+      [report.records.submitted, report.records.by_verification['OBSERVED_WITH_STATED_EVIDENCE']],
+      [2, 1],
+    );
+  });
+
+  test(`[${e.name}] ¶17: a report over Baton's own records only is OBSERVED_WITH_STATED_EVIDENCE from its evidence log`, async (t) => {
+    const p = await prepare(t, e);
+    await p.svc.takeover({ lineage: 'L' });
+    const report = await p.continuity.report();
+    assert.deepEqual(
+      [report.labels.records, report.labels.records_source, report.records.submitted],
+      ['OBSERVED_WITH_STATED_EVIDENCE', 'baton_evidence_log', 0],
+    );
+  });
+}
