@@ -5,6 +5,7 @@
  * the domain and tokens, an operator (or admin) token for the rest. Nothing here retries.
  */
 import type { JsonObject } from '../core/json.js';
+import type { ActionClass } from '../missions/index.js';
 import type {
   AuthorityInput,
   AuthorityRecord,
@@ -165,12 +166,17 @@ export class AdminClient {
     return this.#call({ method: 'POST', path: '/v1/missions/issuers', body, safeToRetry: true }, ISSUER);
   }
 
-  /** Operator. The stored Mission view and what a check would conclude now (A3.3, A3.5). */
+  /**
+   * Operator. The stored Mission view and what a check would conclude now (A3.3, A3.5), judged for
+   * `actionClass` (its freshness bound, docs/harness.md; default `consequential_write`).
+   */
   getMissionView(
     origin: string,
     missionId: string,
+    actionClass?: ActionClass,
   ): Promise<{ view: JsonObject | null; assessment: { verdict: string; state: string; reason: string } }> {
-    return this.#get(`/v1/missions/${seg(origin)}/${seg(missionId)}`, ['view', 'assessment']);
+    const query = actionClass === undefined ? '' : `?action_class=${encodeURIComponent(actionClass)}`;
+    return this.#get(`/v1/missions/${seg(origin)}/${seg(missionId)}${query}`, ['view', 'assessment']);
   }
 
   /**

@@ -7,9 +7,10 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Executor } from '../client/index.js';
+import { digestJcs } from '../core/digest.js';
 import { isBatonError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import type { EntryTicket, OccurrenceView } from '../occurrences/index.js';
+import { NAME, type EntryTicket, type OccurrenceView } from '../occurrences/index.js';
 import { deriveCall, placeNativeKey, type DerivedCall } from './derive.js';
 import { checkLease } from './lease.js';
 import { toolError } from './results.js';
@@ -87,23 +88,66 @@ async function run(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<CallT
     const msg = "Baton's answer to create was lost; nothing was sent upstream; the same call may be repeated";
     return toolError('create_unconfirmed', msg, { details: { cause: created.code } });
   }
-  let o = created.value.occurrence;
-  if (o.phase === 'released' || (o.phase === 'reserved' && o.capturedGeneration !== ex.generation)) {
-    const taken = await reissue(ex, d, o);
-    if (!taken.ok)
-      return taken.refusal
-        ? refused(taken.code, o)
-        : toolError(taken.code, 'reissue unconfirmed', { occurrence: o });
-    o = taken.value;
-  }
+  const taken = await successorOf(ex, d, created.value.occurrence);
+  if (!taken.ok) return taken.result;
+  const o = taken.value;
   if (o.phase !== 'reserved') return repeat(ctx, d, o);
   return enterAndSend(ctx, d, o, forward);
 }
 
 /**
- * A predecessor's pre-entry reservation (DESIGN.md §3): the successor cannot enter it, so it releases
- * it (its un-entered state is the proof nothing was sent) and the domain mints a linked new
- * occurrence. The reissue's creation key names this generation, so a repeat finds it again.
+ * How many released-and-reissued links one call follows. Each link is a generation that reissued
+ * the call and died before entering it; a longer chain is refused (fail closed), nothing is sent.
+ */
+export const MAX_REISSUE_HOPS = 16;
+
+/**
+ * The reissue's creation key (AOC-REQ-002, -008): bound to the released occurrence it replaces and
+ * independent of the generation, so a repeat in ANY later generation replays the same successor
+ * through its creation binding — entered ⇒ a repeat, never sent again (AOC-REQ-010) — instead of
+ * minting a new occurrence per generation. Within the occurrences context's NAME rule (≤ 128 chars,
+ * `[A-Za-z0-9._:@/-]`); a digest stands in should an id ever break it.
+ */
+export function reissueKey(creationKey: string, sourceId: string): string {
+  const plain = `${creationKey}:reissue:${sourceId}`;
+  return NAME.test(plain) ? plain : `mcp:reissue:${digestJcs({ creationKey, source: sourceId })}`;
+}
+
+type Successor = { ok: true; value: OccurrenceView } | { ok: false; result: CallToolResult };
+
+/**
+ * From the occurrence the creation binding returned to the one this call stands for (DESIGN.md §3):
+ * a released one is followed to its reissue; another generation's pre-entry reservation is released
+ * (its un-entered state is the proof nothing was sent) and reissued. A chain (A released → B
+ * released → C …) is followed link by link, at most MAX_REISSUE_HOPS.
+ */
+async function successorOf(ex: Executor, d: DerivedCall, first: OccurrenceView): Promise<Successor> {
+  let o = first;
+  for (let hops = 0; needsReissue(ex, o); hops++) {
+    if (hops === MAX_REISSUE_HOPS) {
+      const msg = `more than ${MAX_REISSUE_HOPS} reissues of this call; nothing was sent upstream`;
+      const details = { reason: 'reissue_chain_too_long', hops };
+      return { ok: false, result: toolError('reissue_invalid', msg, { occurrence: o, details }) };
+    }
+    const next = await reissue(ex, d, o);
+    if (!next.ok) {
+      const result = next.refusal
+        ? refused(next.code, o)
+        : toolError(next.code, 'reissue unconfirmed; nothing was sent upstream', { occurrence: o });
+      return { ok: false, result };
+    }
+    o = next.value;
+  }
+  return { ok: true, value: o };
+}
+
+function needsReissue(ex: Executor, o: OccurrenceView): boolean {
+  return o.phase === 'released' || (o.phase === 'reserved' && o.capturedGeneration !== ex.generation);
+}
+
+/**
+ * One link: release `o` if it is still another generation's reservation, then reissue it under
+ * `reissueKey` — a replay of the binding when some generation already reissued it.
  */
 async function reissue(ex: Executor, d: DerivedCall, o: OccurrenceView): Promise<Step<OccurrenceView>> {
   let source = o;
@@ -112,12 +156,10 @@ async function reissue(ex: Executor, d: DerivedCall, o: OccurrenceView): Promise
     if (!rel.ok) return rel;
     source = rel.value;
   }
-  const creationKey = `${d.operation.creationKey}:g${ex.generation}`;
+  const creationKey = reissueKey(d.operation.creationKey, source.id);
   const re = await attempt(() => ex.reissue({ occurrenceId: source.id, creationKey }));
   if (!re.ok) return re;
-  const next = re.value.occurrence;
-  if (next.phase === 'released') return { ok: false, refusal: true, code: 'released' };
-  return { ok: true, value: next };
+  return { ok: true, value: re.value.occurrence };
 }
 
 /** Already entered (or resolved): never sent again. Ask the status sources once, then answer. */

@@ -74,7 +74,8 @@ export function batonMissionGate(admin: AdminClient): MissionGate {
       let verdict: string;
       let state: string;
       try {
-        const seen = await admin.getMissionView(ref.origin, ref.id);
+        // Judged for the policy's class: a high-consequence class needs a view at most 5 s old (HAR-25).
+        const seen = await admin.getMissionView(ref.origin, ref.id, rule.actionClass);
         verdict = seen.assessment.verdict;
         state = seen.assessment.state;
       } catch (error) {

@@ -6,6 +6,7 @@
  */
 import { BatonError } from '../core/errors.js';
 import { parseStrictJson } from '../core/json.js';
+import { ACTION_CLASSES, isActionClass, type ActionClass } from '../missions/index.js';
 import { isPointer } from './pointer.js';
 import { NAME, Read } from './read.js';
 
@@ -48,7 +49,12 @@ export interface ReadToolRule {
  */
 export interface MissionRule {
   readonly required: boolean;
-  readonly actionClass: string | null;
+  /**
+   * The harness action class the call is judged as (docs/harness.md "Views and staleness"): it sets
+   * how fresh Baton's Mission view must be — 5 s for high-consequence classes (MRT-01, HAR-25).
+   * Absent: `consequential_write`, the harness's own default.
+   */
+  readonly actionClass: ActionClass;
   /** The `_meta` member that carries the agent's mission reference. */
   readonly meta: string;
 }
@@ -129,13 +135,27 @@ function requestMap(value: unknown, path: string): Record<string, string> | null
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
+/** A class the harness knows, or a refusal naming the value: an unknown one would be judged as another. */
+function actionClass(value: unknown, path: string): ActionClass {
+  if (value === undefined) return 'consequential_write';
+  if (isActionClass(value)) return value;
+  const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : typeof value;
+  throw new BatonError(
+    'mcp_policy_invalid',
+    `${path}: ${shown} is not an action class (${ACTION_CLASSES.join(', ')})`,
+    {
+      path,
+      value: typeof value === 'string' ? value.slice(0, 128) : null,
+    },
+  );
+}
+
 function mission(value: unknown, path: string): MissionRule | null {
   if (value === undefined) return null;
   const f = r.object(value, path, ['required'], ['actionClass', 'meta']);
   return {
     required: r.boolean(f['required'], `${path}.required`),
-    actionClass:
-      f['actionClass'] === undefined ? null : r.string(f['actionClass'], `${path}.actionClass`, NAME),
+    actionClass: actionClass(f['actionClass'], `${path}.actionClass`),
     meta: f['meta'] === undefined ? 'baton/mission' : r.string(f['meta'], `${path}.meta`, META_KEY),
   };
 }

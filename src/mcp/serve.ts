@@ -1,7 +1,8 @@
 /**
  * The gateway's downstream transports: stdio (one session: the process is the session) and
  * Streamable HTTP on 127.0.0.1 by default (one session per `Mcp-Session-Id`, each its own
- * takeover). HTTP request bodies are parsed strictly (src/core/json.ts: duplicate members refused).
+ * takeover). HTTP requests are checked (method, Host, Origin, Content-Type, Accept: http-guard.ts)
+ * before anything else, and bodies parsed strictly (src/core/json.ts: duplicate members refused).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -12,6 +13,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isBatonError } from '../core/errors.js';
 import { parseStrictJson, type JsonValue } from '../core/json.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { httpAllow, refuseHttp, type HttpAllowOptions } from './http-guard.js';
 
 /**
  * What the transports need of a gateway: a new MCP session's Server (for `baton mcp`, each a
@@ -52,9 +54,38 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
+function jsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  res.writeHead(status, { ...headers, 'content-type': 'application/json' });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/**
+ * A new session for an `initialize` that passed `refuseHttp`: the takeover (AOC-REQ-006), then the
+ * SDK's transport. Should the SDK still refuse the request (no session id issued), the session's
+ * server and transport are closed, never left behind.
+ */
+async function openHttpSession(
+  gateway: SessionSource,
+  sessions: Map<string, StreamableHTTPServerTransport>,
+  exchange: { req: IncomingMessage; res: ServerResponse; body: JsonValue | undefined },
+): Promise<void> {
+  const session = await gateway.session();
+  const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    onsessioninitialized: (sid) => void sessions.set(sid, transport),
+  });
+  transport.onclose = () => {
+    if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+  };
+  await session.server.connect(transport);
+  await transport.handleRequest(exchange.req, exchange.res, exchange.body);
+  if (transport.sessionId === undefined) await session.server.close();
 }
 
 export async function serveHttp(
@@ -62,11 +93,17 @@ export async function serveHttp(
   port: number,
   host: string,
   log?: (line: string) => void,
+  options: HttpAllowOptions = {},
 ): Promise<HttpGateway> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const allow = httpAllow(host, options);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp')
       return jsonRpcError(res, 404, -32000, 'not found: use /mcp');
+    // Before the body is read or a session opened: a refused request changes nothing.
+    const refusal = refuseHttp(req, allow);
+    if (refusal !== undefined)
+      return jsonRpcError(res, refusal.status, -32000, refusal.message, refusal.headers);
     const id = req.headers['mcp-session-id'];
     let body: JsonValue | undefined;
     if (req.method === 'POST') {
@@ -86,16 +123,7 @@ export async function serveHttp(
     if (id !== undefined || req.method !== 'POST' || !isInitializeRequest(body)) {
       return jsonRpcError(res, 400, -32000, 'no valid session: initialize first');
     }
-    const session = await gateway.session();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sid) => void sessions.set(sid, transport),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
-    await session.server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await openHttpSession(gateway, sessions, { req, res, body });
   };
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {

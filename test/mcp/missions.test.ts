@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AdminClient } from '../../src/client/index.js';
 import { systemClock } from '../../src/core/clock.js';
@@ -29,10 +29,16 @@ function errorCode(r: CallToolResult): string {
   return (r._meta?.['baton/error'] as { code: string }).code;
 }
 
-test('HAR-16 issue 15 §5: a revoked Mission is refused before upstream with mission_not_active, zero effects; unknown and missing fail closed', async (t) => {
+/** Baton with the harness, the reference issuer pinned and pushing SETs, one approved Mission. */
+async function missionWorld(t: TestContext) {
   const w = await makeWorld(t, { harness: true });
   const issuer = await startWorld();
-  t.after(() => issuer.close());
+  let issuerOpen = true;
+  t.after(() => (issuerOpen ? issuer.close() : undefined));
+  const closeIssuer = async (): Promise<void> => {
+    issuerOpen = false;
+    await issuer.close();
+  };
   const admin = (await createToken(w.store.engine, { role: 'admin' }, { clock: systemClock, actor: 'test' }))
     .token;
   const keyFile = join(w.dir, 'client.jwk.json');
@@ -69,6 +75,11 @@ test('HAR-16 issue 15 §5: a revoked Mission is refused before upstream with mis
     'the approval SET at Baton',
   );
 
+  return { w, issuer, pin, mission, operator, closeIssuer };
+}
+
+test('HAR-16 issue 15 §5: a revoked Mission is refused before upstream with mission_not_active, zero effects; unknown and missing fail closed', async (t) => {
+  const { w, issuer, pin, mission, operator } = await missionWorld(t);
   const policy = parsePolicy(
     JSON.stringify(
       policyFor(w.provider.profile, { mission: { required: true, actionClass: 'consequential_write' } }),
@@ -114,4 +125,45 @@ test('HAR-16 issue 15 §5: a revoked Mission is refused before upstream with mis
   );
   assert.equal(w.control.calls['pay'], 1, 'zero upstream calls after the revocation');
   assert.equal(w.provider.sandbox.effects().length, 1, 'zero provider effects after the revocation');
+});
+
+test("HAR-25 docs/harness.md: the policy's actionClass sets the freshness bound — a Status view 5 s old is stale for external_commitment", async (t) => {
+  const { w, pin, mission, operator, closeIssuer } = await missionWorld(t);
+  // A Status answer (not a SET) makes the view status-sourced: the class bound applies to it.
+  assert.equal((await operator.checkMission(pin.issuer, mission)).active, true);
+  await new Promise((resolve) => setTimeout(resolve, 5_500));
+  const judged = async (cls?: 'external_commitment') =>
+    (await operator.getMissionView(pin.issuer, mission, cls)).assessment.verdict;
+  assert.deepEqual(
+    [await judged('external_commitment'), await judged()],
+    ['stale', 'active'],
+    'the route judges per class',
+  );
+  await closeIssuer(); // a refresh now fails: only the view, judged for the class, decides
+  const ref = { 'baton/mission': { mission_id: mission, mission_origin: pin.issuer } };
+  const gate = batonMissionGate(operator);
+  const high = policyFor(w.provider.profile, {
+    mission: { required: true, actionClass: 'external_commitment' },
+  });
+  const a = await inProcessGateway(t, w, { policy: parsePolicy(JSON.stringify(high)), missions: gate });
+  const stale = (await a.client.callTool({
+    name: 'pay',
+    arguments: payArgs('inv-hc'),
+    _meta: ref,
+  })) as CallToolResult;
+  assert.equal(
+    errorCode(stale),
+    'mission_status_unavailable',
+    'older than 5 s: stale for a high-consequence class',
+  );
+  assert.equal(w.control.calls['pay'] ?? 0, 0, 'nothing reached the upstream');
+  const write = policyFor(w.provider.profile, { mission: { required: true } }); // consequential_write
+  const b = await inProcessGateway(t, w, { policy: parsePolicy(JSON.stringify(write)), missions: gate });
+  const ok = (await b.client.callTool({
+    name: 'pay',
+    arguments: payArgs('inv-cw'),
+    _meta: ref,
+  })) as CallToolResult;
+  assert.notEqual(ok.isError, true, JSON.stringify(ok.content));
+  assert.equal(w.provider.sandbox.effects().length, 1);
 });

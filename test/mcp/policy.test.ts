@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { isBatonError } from '../../src/core/errors.js';
 import { parsePolicy } from '../../src/mcp/index.js';
+import { ACTION_CLASSES } from '../../src/missions/index.js';
 import { repoRoot } from '../support/paths.js';
 
 const docs = readFileSync(join(repoRoot, 'docs', 'mcp.md'), 'utf8');
@@ -81,4 +82,29 @@ test('schemas/mcp-tool-policy.schema.json names exactly the members the reader a
     'upstream',
   ]);
   assert.deepEqual(schema.$defs.tool.required.sort(), ['authority', 'creationKey', 'provider']);
+});
+
+test('mission.actionClass: a harness class or the default consequential_write; anything else is refused naming the value', () => {
+  const withClass = (actionClass?: string): string =>
+    variant(
+      (t) => (t['mission'] = { required: true, ...(actionClass === undefined ? {} : { actionClass }) }),
+    );
+  assert.equal(parsePolicy(withClass('irreversible')).tools.get('pay')?.mission?.actionClass, 'irreversible');
+  assert.equal(parsePolicy(withClass()).tools.get('pay')?.mission?.actionClass, 'consequential_write');
+  assert.throws(
+    () => parsePolicy(withClass('payments.send')),
+    (e: unknown) =>
+      isBatonError(e, 'mcp_policy_invalid') &&
+      e.message.includes('"payments.send" is not an action class') &&
+      e.details['value'] === 'payments.send' &&
+      e.details['path'] === '$.tools.pay.mission.actionClass',
+  );
+});
+
+test('the schema lists exactly the harness action classes for mission.actionClass', () => {
+  const schema = JSON.parse(
+    readFileSync(join(repoRoot, 'schemas', 'mcp-tool-policy.schema.json'), 'utf8'),
+  ) as { $defs: { tool: { properties: { mission: { properties: { actionClass: { enum?: string[] } } } } } } };
+  const listed = schema.$defs.tool.properties.mission.properties.actionClass.enum;
+  assert.deepEqual(listed, [...ACTION_CLASSES]);
 });

@@ -24,8 +24,8 @@ import { checkBatonFlags, openGatewayBaton, type GatewayBaton } from './mcp-bato
 
 const USAGE = `usage: baton mcp --policy FILE (--baton URL | --db FILE | --postgres URL [--domain-key FILE])
                  (--upstream [NAME=]URL | --upstream-stdio [NAME=]COMMAND)...
-                 [--http PORT] [--host H] [--lease-key PUBLIC.pem]... [--upstream-timeout-ms MS]
-                 [--credentials FILE]
+                 [--http PORT] [--host H] [--allowed-host NAME]... [--allowed-origin ORIGIN]...
+                 [--lease-key PUBLIC.pem]... [--upstream-timeout-ms MS] [--credentials FILE]
 
 Run the MCP gateway: an MCP server in front of upstream MCP servers. Tools, resources and prompts pass
 through; the tools the policy marks consequential run create -> enter -> upstream call with Baton's
@@ -52,6 +52,10 @@ Each MCP session takes over the policy's lineage as a new executor generation.
   --http PORT              serve Streamable HTTP at http://HOST:PORT/mcp (0: any free port; prints one
                            JSON line with the url) instead of stdio
   --host H                 the address for --http (default 127.0.0.1)
+  --allowed-host NAME      with --http: a Host name requests may carry besides the loopback names and
+                           H (repeatable); any other Host is refused 403 before anything happens
+  --allowed-origin ORIGIN  with --http: a browser Origin allowed besides those on an allowed host
+                           (repeatable, exact, e.g. https://agent.example)
   --lease-key PUBLIC.pem   an Ed25519 public key trusted to sign PTCL leases in _meta.compensationLease
                            (repeatable); without one, a call carrying a lease is refused
   --upstream-timeout-ms MS how long a consequential call waits for the upstream before its answer
@@ -66,6 +70,8 @@ export const MCP_OPTIONS = {
   'upstream-stdio': { type: 'string', multiple: true },
   http: { type: 'string' },
   host: { type: 'string' },
+  'allowed-host': { type: 'string', multiple: true },
+  'allowed-origin': { type: 'string', multiple: true },
   'lease-key': { type: 'string', multiple: true },
   'upstream-timeout-ms': { type: 'string' },
   db: { type: 'string' },
@@ -183,7 +189,10 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
       log(`mcp: serving stdio for ${policy.tools.size} consequential tool(s)`);
       await Promise.race([closed, untilStopped(stop)]);
     } else {
-      http = await serveHttp(gateway, port, v.host ?? '127.0.0.1', log);
+      http = await serveHttp(gateway, port, v.host ?? '127.0.0.1', log, {
+        allowedHosts: (v['allowed-host'] ?? []).map((h) => h.toLowerCase()),
+        allowedOrigins: v['allowed-origin'] ?? [],
+      });
       io.stdout(`${JSON.stringify({ url: http.url, lineage: policy.lineage })}\n`);
       log(`mcp: serving ${http.url} (SIGINT or SIGTERM stops it)`);
       await untilStopped(stop);

@@ -11,6 +11,7 @@ import {
   DEFAULT_MATRIX,
   ITEM_KINDS,
   inLineage,
+  isActionClass,
   ITEM_STATES,
   missionSubject,
   visibleItem as itemFor,
@@ -356,6 +357,8 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['operator', 'executor'],
       schema: {
         params: object({ origin: { type: 'string', minLength: 1, maxLength: 512 }, missionId: name }),
+        // The class the caller will act as sets the freshness bound (docs/harness.md; HAR-25).
+        querystring: object({ action_class: oneOf(ACTION_CLASSES) }, ['action_class']),
         response: { 200: object({ view: nullable(anyObject), assessment: anyJson }) },
       },
       handler: async (input) => {
@@ -363,7 +366,10 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         const view = await timed(deps, 'mission_view', () =>
           h.getView(param(input, 'origin'), param(input, 'missionId')),
         );
-        return { body: { view: view ?? null, assessment: h.assessView(view) } };
+        const cls = input.query['action_class'];
+        return {
+          body: { view: view ?? null, assessment: h.assessView(view, isActionClass(cls) ? cls : undefined) },
+        };
       },
     },
     ...sessionAndRebindRoutes(deps),
