@@ -90,6 +90,9 @@ export class ConnectionCache<C> {
     try {
       const { payload } = await jwtVerify(token, this.#o.key as KeyObject, {
         typ: 'at+jwt',
+        // RFC 9068 §2.2: `exp` is REQUIRED in a JWT access token; jose checks it only when present,
+        // so a token without one would never expire in the cache (HAR-16 step 1).
+        requiredClaims: ['exp'],
         issuer: this.#o.issuer,
         audience: parts.audience,
         ...(this.#o.now !== undefined && { currentDate: new Date(this.#o.now()) }),

@@ -19,7 +19,7 @@ export type EntryViewFacts = AssessedView;
 /** What the continue decision reads of the work item. */
 export type EntryItemFacts = Pick<
   WorkItemRecord,
-  'id' | 'state' | 'hold' | 'expiresAt' | 'sessionId' | 'actionClass' | 'binding'
+  'id' | 'state' | 'hold' | 'expiresAt' | 'sessionId' | 'actionClass' | 'binding' | 'parentId' | 'handle'
 >;
 
 /** The gate's view and item (locked) and the item's session taint, read in one statement. */
@@ -33,8 +33,9 @@ export interface EntryFacts {
 /**
  * The `mission_checked` body of an entry that proceeds, or undefined when the full check must
  * decide. The conditions are `decideCheck`'s (mode `enter`) for `continue`, in its order: item
- * running, bound, not held (HAR-08), not expired (HAR-15), Mission active and fresh for the class
- * (A3.5), no taint on an egress class (HAR-29); and its stop policy names a matrix `known` to be
+ * running, bound, not held (HAR-08), not expired (HAR-15), not child work (no parent item, no
+ * sub-agent handle: its parent Mission chain is the full check's, HAR-21), Mission active and fresh
+ * for the class (A3.5), no taint on an egress class (HAR-29); and its stop policy names a matrix `known` to be
  * registered (the full check refuses an unknown one before it decides: fail closed).
  */
 export function entryContinues(
@@ -72,6 +73,8 @@ function continuing(
   const { item } = f;
   if (item === undefined || item.binding === null || item.state !== 'running' || item.hold) return undefined;
   if (item.expiresAt !== null && item.expiresAt <= now) return undefined;
+  // HAR-21/23: child work may depend on a parent Mission; only the full check reads that chain.
+  if (item.parentId !== null || item.handle !== null) return undefined;
   if (f.sessionTainted && item.sessionId !== null && TAINT_GUARDED.includes(item.actionClass))
     return undefined;
   if (!known(item.binding.stop_policy)) return undefined;

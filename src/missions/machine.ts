@@ -149,6 +149,22 @@ export function decideStop(
   };
 }
 
+/**
+ * An operator's stop (reason `operator_stop`): `decideStop`, and the item is held (HAR-08) so
+ * that only an operator requeue or rebind lifts it — an executor's resume hands it off
+ * (`orchestrator_hold`) and a retry of it is refused (`decideRetry`), whichever behaviour the
+ * operator chose.
+ */
+export function decideOperatorStop(
+  item: WorkItemRecord,
+  behaviour: StopBehaviour,
+  o: Observed,
+  now: number,
+): Stop | undefined {
+  const s = decideStop(item, behaviour, 'operator_stop', o, now);
+  return s === undefined ? undefined : { ...s, item: { ...s.item, hold: true } };
+}
+
 export interface CheckInput {
   readonly item: WorkItemRecord;
   /** undefined only when the item has no binding. */
@@ -161,6 +177,12 @@ export interface CheckInput {
   readonly mode: 'dispatch' | 'enter';
   /** The item's session is tainted (HAR-29): egress classes are suppressed, never continued. */
   readonly tainted?: boolean;
+  /**
+   * HAR-21/23: the worst assessment of the parent Missions the item's work depends on
+   * (`dependencies`); undefined when it depends on none. Anything but `active` stops the item as
+   * its own Mission's state would (fail closed: an unknown or stale parent pauses it).
+   */
+  readonly parent?: Assessment;
 }
 
 const UNKNOWN: Observed = { state: 'unknown', stateSource: 'harness', checkedAt: null, freshUntil: null };
@@ -212,6 +234,16 @@ export function decideCheck(c: CheckInput): Decision {
     const code: StopCode = a.verdict === 'non_active' ? 'mission_not_active' : 'mission_status_unavailable';
     return { kind: 'stop', item: next, behaviour, evidence, code };
   }
+  const p = c.parent;
+  if (p !== undefined && p.verdict !== 'active') {
+    // HAR-21 / seed §9: dependent child work never runs while its parent Mission is non-active,
+    // unknown or stale — at dispatch, resume, retry dispatch and provider entry alike.
+    const behaviour = behaviourFor(c.matrix, p.row ?? 'unknown', item.actionClass, c.inFlight);
+    const next = moved(item, STOP_STATE[behaviour], now);
+    const evidence = draft(item, next, p, stopEventType(item, p), behaviour, 'parent_mission_not_active');
+    const code: StopCode = p.verdict === 'non_active' ? 'mission_not_active' : 'mission_status_unavailable';
+    return { kind: 'stop', item: next, behaviour, evidence, code };
+  }
   if (c.tainted === true && TAINT_GUARDED.includes(item.actionClass)) {
     // HAR-29 / draft §session-taint: untrusted content never drives egress on its own; Baton has
     // no action-bound approval (C-A22), so the authority is downgraded for the session.
@@ -256,7 +288,20 @@ export function decideRequeue(
   return moved(item, 'queued', now);
 }
 
-/** A3.8: a retry is a new item, same binding and idempotency key, which resolves to the same occurrence. */
+/**
+ * Stopped states a retry may follow only after an operator requeue (seed §10, HAR-08): `terminate`
+ * ends the task graph and `handoff` escalates to a human "without performing further governed
+ * actions", whoever decided them (operator, matrix or orchestrator hold).
+ */
+const RETRY_REFUSED: readonly ItemState[] = ['terminated', 'handed_off'];
+
+/**
+ * A3.8: a retry is a new item, same binding and idempotency key, which resolves to the same occurrence.
+ * It may follow a completion, or a Mission-caused `suppress`/`pause` (the copy is checked at its
+ * dispatch, HAR-12). It is refused (`work_item_not_dispatchable`, nothing written) after a
+ * terminate or handoff, and for an item held by an operator or orchestrator (`hold`, set by every
+ * operator stop): a retry must not launder a stop that only an operator may lift (HAR-08).
+ */
 export function decideRetry(original: WorkItemRecord, id: string, now: number): WorkItemRecord | Refusal {
   if (original.binding === null)
     return refuse('work_item_not_dispatchable', 'an unbound item cannot be retried');
@@ -267,6 +312,12 @@ export function decideRetry(original: WorkItemRecord, id: string, now: number): 
     return refuse(
       'work_item_conflict',
       `the original is ${original.state}; a retry follows a stop or completion`,
+    );
+  }
+  if (original.hold || RETRY_REFUSED.includes(original.state)) {
+    return refuse(
+      'work_item_not_dispatchable',
+      `a ${original.hold ? 'held' : original.state} item is not retried: an operator requeue lifts its stop (HAR-08)`,
     );
   }
   return {
@@ -280,6 +331,34 @@ export function decideRetry(original: WorkItemRecord, id: string, now: number): 
     updatedAt: now,
     version: 1,
   };
+}
+
+/**
+ * HAR-21/23 (seed §9, §9.1): the parent Missions an item's work depends on, other than its own,
+ * read from the item and its ancestors (`chain`, the item first, then its parent item, …). A
+ * sub-agent handle depends on its `parent_mission` unless it is governed by an independent
+ * Mission, and always on the declared `parent` of its child Mission (a Child Mission of the stopped
+ * Mission never counts as independent, HAR-23); the walk ends at an independent Mission with no
+ * declared parent, whose authority does not depend on the ancestors. Pure.
+ */
+export function dependencies(chain: readonly WorkItemRecord[]): MissionRef[] {
+  const own = chain[0]?.binding ?? null;
+  const out = new Map<string, MissionRef>();
+  const add = (m: MissionRef | { id: string; origin: string }): void => {
+    if (own !== null && m.id === own.mission_id && m.origin === own.mission_origin) return;
+    const key = `${m.origin}#${m.id}`;
+    if (!out.has(key)) out.set(key, m);
+  };
+  for (const i of chain) {
+    const h = i.handle;
+    if (h === null) continue;
+    const child = h.governed_by.mission;
+    if (child?.parent !== undefined) add(child.parent);
+    const independent = h.governed_by.kind === 'independent_mission' && child !== undefined;
+    if (!independent) add(h.parent_mission);
+    else if (child.parent === undefined) break;
+  }
+  return [...out.values()];
 }
 
 // --- stop propagation (A3.7, HAR-21..23) ----------------------------------------------------------

@@ -22,9 +22,11 @@ import { decideRebind } from './rebind.js';
 import {
   decideCheck,
   decideComplete,
+  decideOperatorStop,
   decideRequeue,
   decideRetry,
   decideStop,
+  dependencies,
   isRefusal,
   missionOf,
   propagationTargets,
@@ -110,6 +112,10 @@ export interface EntryCheck {
   /** `checked`'s JCS text, where the check assembled it (`continue` from `entryContinues`). */
   readonly checkedText?: string;
 }
+
+/** HAR-21: an item that may depend on a parent Mission (a sub-agent handle, or any child item). */
+const isDependent = (i: Pick<WorkItemRecord, 'parentId' | 'handle'>): boolean =>
+  i.parentId !== null || i.handle !== null;
 
 const sameBinding = (a: MissionBinding, b: MissionBinding): boolean =>
   a.mission_id === b.mission_id && a.mission_origin === b.mission_origin;
@@ -323,6 +329,11 @@ export class MissionsService {
         updatedAt: now,
         version: 1,
       };
+      // HAR-21 / seed §9: no new dependent child work under a parent Mission known to be
+      // non-active (a spawn under a stopped parent must not restart what the stop ended). Unknown
+      // or stale is not refused here, as the item's own Mission is not: the item is created
+      // queued, and its dispatch checks the whole chain and fails closed.
+      await this.#refuseParentNonActive(repo, item, now);
       if (!(await repo.insertItem(item))) throw new BatonError('work_item_conflict', 'the item id is taken');
       await repo.appendEvents([workCreated(item)], now, actor);
       return item;
@@ -339,6 +350,68 @@ export class MissionsService {
     if (current !== null && current !== generation)
       throw new BatonError('generation_retired', 'this executor generation was retired by a takeover', {
         lineage: item.lineage,
+      });
+  }
+
+  // --- HAR-21/23: the parent Mission chain of dependent child work --------------------------------
+
+  /**
+   * The item and its ancestors by `parent_id`, the item first. `complete: false` when a link is
+   * missing or loops: the chain is then ambiguous and the check fails closed (HAR-28).
+   */
+  async #chainOf(
+    repo: MissionsReader,
+    item: WorkItemRecord,
+  ): Promise<{ chain: WorkItemRecord[]; complete: boolean }> {
+    const chain = [item];
+    const seen = new Set([item.id]);
+    for (let cur = item; cur.parentId !== null;) {
+      if (seen.has(cur.parentId)) return { chain, complete: false };
+      const parent = await repo.getItem(cur.parentId);
+      if (parent === undefined) return { chain, complete: false };
+      seen.add(parent.id);
+      chain.push(parent);
+      cur = parent;
+    }
+    return { chain, complete: true };
+  }
+
+  /**
+   * HAR-21/23 (seed §9, §9.1): the worst assessment of the parent Missions `item` depends on, for
+   * its action class — the first non-active one, else the first unknown or stale one; undefined
+   * when it depends on none or all are active and fresh. An ambiguous chain is `unknown`. The
+   * parent views are read, not locked: the caller holds the item's lock, and a parent's stop
+   * propagation locks the parent's view and then this item, so the two still serialise.
+   */
+  async #parentAssessment(
+    repo: MissionsReader,
+    item: WorkItemRecord,
+    now: number,
+  ): Promise<Assessment | undefined> {
+    if (!isDependent(item)) return undefined;
+    const { chain, complete } = await this.#chainOf(repo, item);
+    if (!complete) return assess(undefined, undefined, item.actionClass, now, this.#bounds);
+    let worst: Assessment | undefined;
+    for (const m of dependencies(chain)) {
+      const a = assess(
+        await repo.getView(m.origin, m.id),
+        m.authority_hash,
+        item.actionClass,
+        now,
+        this.#bounds,
+      );
+      if (a.verdict === 'non_active') return a;
+      if (a.verdict !== 'active') worst ??= a;
+    }
+    return worst;
+  }
+
+  /** HAR-21: spawn and retry of dependent child work are refused under a non-active parent Mission. */
+  async #refuseParentNonActive(repo: MissionsReader, item: WorkItemRecord, now: number): Promise<void> {
+    const p = await this.#parentAssessment(repo, item, now);
+    if (p?.verdict === 'non_active')
+      throw new BatonError('mission_not_active', `a parent Mission is ${p.state} (HAR-21)`, {
+        reason: 'parent_mission_not_active',
       });
   }
 
@@ -367,12 +440,31 @@ export class MissionsService {
   async #refreshIfNeeded(itemId: string): Promise<void> {
     const fetch = this.#fetchStatus;
     if (fetch === undefined) return;
-    const item = await this.#o.uow.read((r) => r.getItem(itemId));
-    if (item?.binding === null || item?.binding === undefined) return;
-    await this.#refreshBinding(item.binding, item.actionClass);
+    const found = await this.#o.uow.read(async (r) => {
+      const item = await r.getItem(itemId);
+      if (item === undefined) return undefined;
+      const deps = isDependent(item) ? dependencies((await this.#chainOf(r, item)).chain) : [];
+      return { item, deps };
+    });
+    const binding = found?.item.binding;
+    if (found === undefined || binding === null || binding === undefined) return;
+    await this.#refreshBinding(binding, found.item.actionClass);
+    // HAR-21: the parent Missions the item depends on are refreshed the same way (A3.1 step 3).
+    for (const m of found.deps)
+      await this.#refreshBinding(
+        {
+          mission_origin: m.origin,
+          mission_id: m.id,
+          ...(m.authority_hash !== undefined && { authority_hash: m.authority_hash }),
+        },
+        found.item.actionClass,
+      );
   }
 
-  async #refreshBinding(b: MissionBinding, actionClass: WorkItemRecord['actionClass']): Promise<void> {
+  async #refreshBinding(
+    b: Pick<MissionBinding, 'mission_origin' | 'mission_id' | 'authority_hash'>,
+    actionClass: WorkItemRecord['actionClass'],
+  ): Promise<void> {
     const fetch = this.#fetchStatus;
     if (fetch === undefined) return;
     const view = await this.#o.uow.read((r) => r.getView(b.mission_origin, b.mission_id));
@@ -415,6 +507,7 @@ export class MissionsService {
       item.binding === null ? DEFAULT_MATRIX : await this.#matrix(repo, item.binding.stop_policy);
     const inFlight = item.occurrenceId === null ? false : await occ.inFlight(item.occurrenceId);
     const tainted = await this.#tainted(repo, item);
+    const parent = await this.#parentAssessment(repo, item, now);
     const d = decideCheck({
       item,
       assessment: a,
@@ -423,6 +516,7 @@ export class MissionsService {
       inFlight,
       mode: 'dispatch',
       tainted,
+      ...(parent !== undefined && { parent }),
     });
     if (d.kind === 'refused') return d;
     const next =
@@ -460,7 +554,10 @@ export class MissionsService {
     return item;
   }
 
-  /** Operator stop (reason `operator_stop`); terminate releases the reserved occurrence. */
+  /**
+   * Operator stop (reason `operator_stop`); terminate releases the reserved occurrence. The item is
+   * held (HAR-08): only an operator requeue or rebind lifts the stop, never a resume or retry.
+   */
   async stop(itemId: string, decision: unknown, actor: string): Promise<WorkItemRecord> {
     const behaviour: StopBehaviour = readStopBehaviour(decision);
     return this.#o.uow.run(async (repo, occ) => {
@@ -470,7 +567,7 @@ export class MissionsService {
         item.binding === null
           ? undefined
           : await repo.getView(item.binding.mission_origin, item.binding.mission_id);
-      const s = decideStop(item, behaviour, 'operator_stop', observed(view), now);
+      const s = decideOperatorStop(item, behaviour, observed(view), now);
       if (s === undefined)
         throw new BatonError('work_item_not_dispatchable', `a ${item.state} item cannot be stopped that way`);
       const moved = await this.#move(repo, item, s.item);
@@ -504,6 +601,9 @@ export class MissionsService {
       const original = await this.#lockedItem(repo, itemId);
       const next = decideRetry(original, this.#o.ids.id('wrk'), now);
       if (isRefusal(next)) throw refusalError(next);
+      // HAR-21: no retry of dependent child work under a non-active parent Mission (a refusal
+      // writes nothing; the copy's dispatch checks the whole chain again).
+      await this.#refuseParentNonActive(repo, next, now);
       if (!(await repo.insertItem(next))) throw new BatonError('work_item_conflict', 'the retry id is taken');
       await repo.appendEvents([workCreated(next)], now, actor);
       return next;
@@ -934,6 +1034,7 @@ export class MissionsService {
         : assess(view, item.binding.authority_hash, item.actionClass, now, this.#bounds);
     const matrix =
       item.binding === null ? DEFAULT_MATRIX : await this.#matrix(repo, item.binding.stop_policy);
+    const parent = await this.#parentAssessment(repo, item, now);
     const d = decideCheck({
       item,
       assessment: a,
@@ -942,6 +1043,7 @@ export class MissionsService {
       inFlight: false,
       mode: 'enter',
       tainted: await this.#tainted(repo, item),
+      ...(parent !== undefined && { parent }),
     });
     const checked = (decision: string, extra?: JsonObject): JsonObject =>
       missionChecked(item, a, decision, extra);
@@ -1022,6 +1124,12 @@ export class MissionsService {
     if (a.verdict === 'non_active') throw new BatonError('mission_not_active', 'the Mission is not active');
     if (a.verdict !== 'active')
       throw new BatonError('mission_status_unavailable', 'the Mission state is unknown or stale');
+    // HAR-21: dependent child work creates nothing governed unless its parent chain is active too.
+    const p = await this.#parentAssessment(repo, item, this.#now());
+    if (p?.verdict === 'non_active')
+      throw new BatonError('mission_not_active', 'a parent Mission is not active (HAR-21)');
+    if (p !== undefined)
+      throw new BatonError('mission_status_unavailable', 'a parent Mission state is unknown or stale');
     await repo.linkOccurrence({
       occurrenceId,
       workItemId,

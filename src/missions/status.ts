@@ -141,12 +141,14 @@ function checkMission(claims: JsonObject, expect: StatusExpectation): MissionFac
     refuse(7, 'mission_expiry', 'mission.mission_expiry is not an RFC 3339 date-time');
   }
   const hash = mission['authority_hash'];
-  if (hash !== undefined) {
-    try {
-      parseAnchor(hash);
-    } catch {
-      refuse(7, 'authority_hash', 'mission.authority_hash is not a sha-256 anchor');
-    }
+  // MCO-02: the mission object's authority_hash is REQUIRED. An answer without one would leave
+  // the view with no hash, so the A3.2 step 7 comparison with the binding's would never refuse:
+  // refused here (the view becomes unknown, fail closed), never applied as "no hash".
+  if (hash === undefined) refuse(7, 'authority_hash', 'mission.authority_hash is missing (MCO-02)');
+  try {
+    parseAnchor(hash);
+  } catch {
+    refuse(7, 'authority_hash', 'mission.authority_hash is not a sha-256 anchor');
   }
   return {
     state,

@@ -21,7 +21,8 @@ export type ViewChange =
   | { readonly applied: true; readonly view: MissionViewRecord; readonly gap: boolean }
   | {
       readonly applied: false;
-      readonly reason: 'terminal_sticky' | 'version_not_newer' | 'status_older_than_signal';
+      readonly reason:
+        'terminal_sticky' | 'version_not_newer' | 'status_older_than_signal' | 'status_older_than_view';
     };
 
 export function emptyView(origin: string, missionId: string, now: number): MissionViewRecord {
@@ -72,6 +73,15 @@ export function classBoundSeconds(b: StalenessBounds, c: ActionClass): number {
 export function applyStatus(view: MissionViewRecord, s: VerifiedMissionStatus, now: number): ViewChange {
   if (isTerminal(view.state)) return { applied: false, reason: 'terminal_sticky' };
   const iatMs = s.issuedAt * 1000;
+  // MSG-02 / seed §13.4: an answer issued before the one the view rests on never replaces it (two
+  // refreshes can land out of order). `iat` has one-second grain, so an answer issued in the same
+  // second may only keep or lower the state: a tie never lifts toward active (HAR-28: fail closed).
+  const last = view.statusIssuedAt;
+  if (last !== null) {
+    if (iatMs < last) return { applied: false, reason: 'status_older_than_view' };
+    if (iatMs === last && isActive(s.state) && !isActive(view.state))
+      return { applied: false, reason: 'status_older_than_view' };
+  }
   // A3.3: lifting a non-active SET needs a Status issued after that SET was committed.
   if (isActive(s.state) && !isActive(view.state) && view.nonActiveCommittedAt !== null) {
     if (!(iatMs > view.nonActiveCommittedAt)) return { applied: false, reason: 'status_older_than_signal' };
@@ -80,7 +90,9 @@ export function applyStatus(view: MissionViewRecord, s: VerifiedMissionStatus, n
     ...view,
     state: s.state,
     stateSource: 'status',
-    authorityHash: s.authorityHash,
+    // MCO-02: a known authority_hash is never cleared by an answer without one (the verifier
+    // refuses such answers; kept here too so the A3.2 step 7 check cannot be switched off).
+    authorityHash: s.authorityHash ?? view.authorityHash,
     statusIssuedAt: iatMs,
     checkedAt: parseRfc3339(s.checkedAt),
     freshUntil: parseRfc3339(s.freshUntil),

@@ -8,7 +8,7 @@
  * The columns come back as ONE JSON array: the driver builds a row object property by property,
  * which for fifteen columns costs more than parsing their JSON text once (issue 11 §8).
  */
-import type { EntryFacts, MissionBinding } from '../missions/index.js';
+import type { EntryFacts, MissionBinding, SubagentHandle } from '../missions/index.js';
 import { BatonError } from '../core/errors.js';
 import type { Transaction } from './engine.js';
 import { json, num, numOrNull } from './occurrences-rows.js';
@@ -32,6 +32,8 @@ type Facts = [
   iSession: string | null,
   iClass: Item['actionClass'] | null,
   iBinding: string | null,
+  iParent: string | null,
+  iHandle: string | null,
   sTainted: Int | null,
 ];
 
@@ -44,7 +46,17 @@ const VIEW = [
   'fresh_until',
   'mission_expiry',
 ];
-const ITEM = ['id', 'state', 'hold', 'expires_at', 'session_id', 'action_class', 'binding'];
+const ITEM = [
+  'id',
+  'state',
+  'hold',
+  'expires_at',
+  'session_id',
+  'action_class',
+  'binding',
+  'parent_id',
+  'handle',
+];
 const FACTS = [...VIEW.map((c) => `v.${c}`), ...ITEM.map((c) => `i.${c}`), 's.tainted'].join(', ');
 
 // SQLite: the write transaction holds the one writer lock, so plain LEFT JOINs suffice.
@@ -108,8 +120,11 @@ function factsOf(f: Facts): EntryFacts {
           sessionId: f[11],
           actionClass: f[12],
           binding: f[13] === null ? null : bindingOf(f[13]),
+          parentId: f[14],
+          // Parsed only for a sub-agent handle, which the full check decides anyway (HAR-21).
+          handle: f[15] === null ? null : json<SubagentHandle>(f[15]),
         };
-  return { view, item, sessionTainted: f[14] !== null && num(f[14]) !== 0 };
+  return { view, item, sessionTainted: f[16] !== null && num(f[16]) !== 0 };
 }
 
 /** The facts of `occurrenceId`'s Mission check (undefined: the occurrence is not governed). */
@@ -117,7 +132,7 @@ export async function lockEntryFacts(tx: Transaction, occurrenceId: string): Pro
   const row = await tx.get<{ facts: string }>(tx.forUpdate === '' ? SQLITE : POSTGRES, [occurrenceId]);
   if (row === undefined) return undefined;
   const facts = json<unknown>(row.facts);
-  if (!Array.isArray(facts) || facts.length !== 15)
+  if (!Array.isArray(facts) || facts.length !== 17)
     throw new BatonError('store_corrupt', 'the entry facts are not the array they were read as');
   return factsOf(facts as Facts);
 }

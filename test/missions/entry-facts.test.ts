@@ -74,6 +74,8 @@ for (const e of engines) {
         sessionId: i.sessionId,
         actionClass: i.actionClass,
         binding: i.binding,
+        parentId: i.parentId,
+        handle: i.handle,
       },
       sessionTainted: false,
     };

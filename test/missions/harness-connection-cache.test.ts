@@ -69,3 +69,25 @@ test('HAR-18/19 A7#19 a narrowed authority hash or another Mission misses; a bad
   verdict = 'active';
   assert.equal(await cache.get(parts), undefined, 'a disabled entry stays unusable');
 });
+
+test('HAR-16 RFC 9068 §2.2: a cached token without exp is never used (exp is REQUIRED)', async () => {
+  const cache = new ConnectionCache<string>({
+    key: publicKey,
+    issuer: ORIGIN,
+    check: () => Promise.resolve('active' as const),
+  });
+  const noExp = await new SignJWT({
+    mission: { id: MISSION, origin: ORIGIN, authority_hash: 'sha-256:a' },
+    cnf: { jkt: 'holder' },
+    client_id: 's6BhdRkqt3',
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt' })
+    .setIssuer(ORIGIN)
+    .setAudience(AUD)
+    .setIssuedAt(now - 10)
+    .sign(privateKey);
+  cache.put(parts, { connection: 'conn-no-exp', accessToken: noExp });
+  assert.equal(await cache.get(parts), undefined);
+  cache.put({ ...parts, actor: 'b' }, { connection: 'conn-ok', accessToken: await token() });
+  assert.equal(await cache.get({ ...parts, actor: 'b' }), 'conn-ok');
+});

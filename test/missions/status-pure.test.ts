@@ -161,6 +161,10 @@ test('MCO-03: an authority_hash with an unknown prefix is refused', async () => 
   }
 });
 
+test('MCO-02 A3.2 step 7: an answer without mission.authority_hash is refused (never applied as "no hash")', async () => {
+  await rejectsAt(await sign(withMission({ authority_hash: undefined })), IAT * 1000, 7, 'authority_hash');
+});
+
 test('MST-03 A7#4 A3.2 steps 3/4: typs at+jwt, secevent+jwt, JWT refused; crit refused; a duplicate payload member refused', async () => {
   for (const typ of ['at+jwt', 'secevent+jwt', 'JWT'])
     await rejectsAt(await sign(draftPayload(), typ), IAT * 1000, 3, 'typ');
