@@ -67,6 +67,7 @@ import {
   assess,
   DEFAULT_BOUNDS,
   emptyView,
+  signalLiveUntil,
   type Assessment,
   type StalenessBounds,
 } from './view.js';
@@ -859,7 +860,7 @@ export class MissionsService {
       return { result: seen === 'same' ? 'duplicate' : 'replay_conflict', gap: false, stopped: 0 };
     }
     const before = (await repo.lockView(s.origin, s.missionId)) ?? emptyView(s.origin, s.missionId, now);
-    const change = applySignal(before, s, now, now + this.#bounds.maxStaleSeconds * 1000);
+    const change = applySignal(before, s, now, signalLiveUntil(s, now, this.#bounds));
     if (!change.applied) {
       await repo.appendEvents(
         [

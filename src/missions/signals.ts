@@ -66,6 +66,8 @@ export interface SetExpectation {
   readonly issuer: string;
   readonly audience: string;
   readonly algorithms?: readonly JwsAlgorithm[];
+  /** The pin's `bounds.max_stale_seconds`, carried to the signal as `relianceSeconds` (MSG-03). */
+  readonly maxStaleSeconds?: number;
 }
 
 /** A verified SET: a lifecycle change for the harness, or an SSF stream event for the stream manager. */
@@ -137,7 +139,12 @@ function optionalString(event: JsonObject, member: 'prior_state' | 'reason', max
 }
 
 /** A3.4 step 4: the lifecycle event's members; unknown members (`tenant` too) are ignored. */
-function lifecycle(event: JsonObject, claims: JsonObject, digest: string): VerifiedMissionSignal {
+function lifecycle(
+  event: JsonObject,
+  claims: JsonObject,
+  digest: string,
+  relianceSeconds: number | undefined,
+): VerifiedMissionSignal {
   const missionId = event['mission_id'];
   if (typeof missionId !== 'string' || !MISSION_ID.test(missionId)) {
     refuse('invalid_request', 'mission_id', 'mission_id is not a Mission identifier');
@@ -172,6 +179,7 @@ function lifecycle(event: JsonObject, claims: JsonObject, digest: string): Verif
     issuedAt: claims['iat'] as number,
     digest,
     reason: optionalString(event, 'reason', 1024),
+    ...(relianceSeconds !== undefined && { relianceSeconds }),
   };
 }
 
@@ -197,7 +205,8 @@ export async function verifyMissionSet(
   const event = events[LIFECYCLE_EVENT];
   if (event !== undefined) {
     if (!isObject(event)) refuse('invalid_request', 'events', 'the lifecycle event is not an object');
-    return { kind: 'lifecycle', signal: lifecycle(event, claims, digest), expiresAt };
+    const signal = lifecycle(event, claims, digest, expect.maxStaleSeconds);
+    return { kind: 'lifecycle', signal, expiresAt };
   }
   const verification = events[SSF_VERIFICATION_EVENT];
   return {

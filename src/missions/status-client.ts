@@ -214,6 +214,7 @@ export class MissionStatusClient {
           nonce,
           missionId,
           algorithms: pin.algorithms,
+          maxStaleSeconds: pin.bounds.max_stale_seconds,
         },
         clock.wallMs(),
       );

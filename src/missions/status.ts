@@ -61,6 +61,11 @@ export interface StatusExpectation {
   readonly missionId: string;
   /** From the pin; default ES256 and EdDSA (C-A27). `none` and HMAC are never allowed. */
   readonly algorithms?: readonly JwsAlgorithm[];
+  /**
+   * The pin's `bounds.max_stale_seconds` (the issuer's `mission_max_stale_seconds`): an answer is
+   * relied on at most this long after Baton checked it, however late its `expires_at` (MSG-03, C-A8).
+   */
+  readonly maxStaleSeconds?: number;
 }
 
 function refuse(step: number, check: StatusCheck, message: string): never {
@@ -188,7 +193,12 @@ export async function verifyStatusJws(
     missionExpiry: facts.missionExpiry,
     issuedAt: claims['iat'] as number,
     checkedAt: formatRfc3339(nowMs),
-    freshUntil: formatRfc3339(freshUntilMs(facts.state, facts.expiresAt, facts.missionExpiry)),
+    freshUntil: formatRfc3339(
+      Math.min(
+        freshUntilMs(facts.state, facts.expiresAt, facts.missionExpiry),
+        expect.maxStaleSeconds === undefined ? Infinity : nowMs + expect.maxStaleSeconds * 1000,
+      ),
+    ),
     jws,
     jwsDigest: digestBytes(jws),
     kid: key.kid,

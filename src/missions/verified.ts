@@ -18,7 +18,10 @@ export interface VerifiedMissionStatus {
   readonly issuedAt: number;
   /** When Baton verified it (RFC 3339, Baton's clock). */
   readonly checkedAt: string;
-  /** A3.2 step 8 before the action-class bound: min(expires_at + 30 s if active else 0, mission_expiry). */
+  /**
+   * A3.2 step 8 before the action-class bound: min(expires_at + 30 s if active else 0, mission_expiry,
+   * checkedAt + the pin's max_stale_seconds when the verifier was given it).
+   */
   readonly freshUntil: string;
   /** The compact JWS as received, archived so it re-verifies after key rotation. */
   readonly jws: string;
@@ -44,6 +47,11 @@ export interface VerifiedMissionSignal {
   /** `sha-256:` + base64url of the SET's compact bytes (replay comparison, C-A18). */
   readonly digest: string;
   readonly reason: string | null;
+  /**
+   * The verifying pin's `max_stale_seconds`: an `active` signal is relied on at most this long after
+   * its `iat` (or Baton's bound, whichever is shorter; MSG-03, "Missed Events Are Not Fail-Open").
+   */
+  readonly relianceSeconds?: number;
 }
 
 export type VerifiedMissionState = VerifiedMissionStatus | VerifiedMissionSignal;

@@ -104,9 +104,17 @@ export function applyStatus(view: MissionViewRecord, s: VerifiedMissionStatus, n
 }
 
 /**
- * `liveUntil` is how long the signal source counts as fresh without another event (stream
- * liveness: applied time + `mission_max_stale_seconds`, A3.5).
+ * How long an `active` signal is relied on without another event (A3.5, MSG-03, the Signals draft's
+ * "Missed Events Are Not Fail-Open"): Baton's bound, or the verifying pin's `max_stale_seconds` when
+ * shorter, counted from the SET's `iat` — a SET delivered late is not fresh for a whole bound more
+ * — or from `now` should the issuer's clock be ahead.
  */
+export function signalLiveUntil(s: VerifiedMissionSignal, now: number, b: StalenessBounds): number {
+  const bound = Math.min(b.maxStaleSeconds, s.relianceSeconds ?? b.maxStaleSeconds);
+  return Math.min(now, s.issuedAt * 1000) + bound * 1000;
+}
+
+/** `liveUntil`: `signalLiveUntil`, how long the signal source counts as fresh without another event. */
 export function applySignal(
   view: MissionViewRecord,
   s: VerifiedMissionSignal,

@@ -32,6 +32,7 @@ import {
   type VerifiedMissionSignal,
   type VerifiedMissionStatus,
   type VerifiedSet,
+  type SetExpectation,
 } from '../missions/index.js';
 import type { StoreEngine } from '../store/engine.js';
 import { IssuerRegistry, StoredKeyArchive, type RegisteredIssuer } from '../store/missions-issuers.js';
@@ -346,12 +347,13 @@ export function pushBatcher(
   });
 }
 
-function expectation(pin: IssuerPin): {
-  issuer: string;
-  audience: string;
-  algorithms: IssuerPin['algorithms'];
-} {
-  return { issuer: pin.issuer, audience: pin.audience, algorithms: pin.algorithms };
+function expectation(pin: IssuerPin): SetExpectation {
+  return {
+    issuer: pin.issuer,
+    audience: pin.audience,
+    algorithms: pin.algorithms,
+    maxStaleSeconds: pin.bounds.max_stale_seconds,
+  };
 }
 
 function bearerOf(request: PushRequest): string {

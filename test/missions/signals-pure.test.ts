@@ -17,6 +17,7 @@ import {
   SET_MEDIA_TYPE,
   verifyMissionSet,
 } from '../../src/missions/index.js';
+import { DEFAULT_BOUNDS, signalLiveUntil } from '../../src/missions/view.js';
 
 const ISS = 'https://as.example.com';
 const AUD = 'https://erp.example.com';
@@ -90,6 +91,26 @@ test('MSG-01: the signals draft example 1 verifies at its iat and reads as a lif
     ['revoked', 'active', 2, '2026-11-02T09:06:40Z', 'set_9Kp2vN7sR1tY8mZ3qX5b', ISS],
   );
   assert.match(signal.digest, /^sha-256:[A-Za-z0-9_-]{43}$/);
+});
+
+test('MSG-03: a signal is relied on for the pin bound (or Baton’s, if shorter) from its iat, not its receipt', async () => {
+  const set = await sign(example1({ state: 'active' }));
+  const pinned = await verifyMissionSet(set, keys, { ...EXPECT, maxStaleSeconds: 10 }, IAT * 1000);
+  assert.equal(pinned.kind, 'lifecycle');
+  const { signal } = pinned;
+  assert.equal(signal.relianceSeconds, 10);
+  // Received 4 minutes after its iat (still within exp): already past its 10 s of reliance.
+  const late = IAT * 1000 + 240_000;
+  assert.equal(signalLiveUntil(signal, late, DEFAULT_BOUNDS), IAT * 1000 + 10_000);
+  // A pin more generous than Baton's own bound does not widen it.
+  assert.equal(
+    signalLiveUntil({ ...signal, relianceSeconds: 3600 }, late, DEFAULT_BOUNDS),
+    IAT * 1000 + 60_000,
+  );
+  // An issuer clock ahead of Baton's: counted from Baton's now, never from the future.
+  assert.equal(signalLiveUntil(signal, IAT * 1000 - 5_000, DEFAULT_BOUNDS), IAT * 1000 + 5_000);
+  const unpinned = await verifyMissionSet(set, keys, EXPECT, IAT * 1000);
+  assert.equal(unpinned.kind === 'lifecycle' && unpinned.signal.relianceSeconds, undefined);
 });
 
 test('C-A16: example 2 (no exp) is refused invalid_request; so is an expired SET and a future iat', async () => {

@@ -53,8 +53,22 @@ test('MST-01/MST-04: an active mission verifies with every binding and is relied
   assert.equal(status.jwkThumbprint, world.issuer.state.keys.current.thumbprint);
   const reliance = statusReliance(status, Date.now(), status.authorityHash);
   assert.deepEqual([reliance.relied, reliance.reason], [true, 'mission_active']);
-  // MST-05: active gets expires_at + 30 s, capped by mission_expiry.
-  assert.equal(Date.parse(status.freshUntil), Date.parse(status.expiresAt) + 30_000);
+  // MST-05: active gets expires_at + 30 s, capped by mission_expiry and by the pin's
+  // max_stale_seconds after Baton checked it (MSG-03).
+  const pinBound = Date.parse(status.checkedAt) + world.pin.bounds.max_stale_seconds * 1000;
+  assert.equal(Date.parse(status.freshUntil), Math.min(Date.parse(status.expiresAt) + 30_000, pinBound));
+});
+
+test('MSG-03: the pin of an issuer advertising a 10 s bound caps reliance at checkedAt + 10 s', async (t) => {
+  const tight = await startWorld({ maxStaleSeconds: 10 });
+  t.after(() => tight.close());
+  assert.equal(tight.pin.bounds.max_stale_seconds, 10);
+  const status = verified(await tight.client.check(await tight.createMission()));
+  assert.ok(
+    Date.parse(status.expiresAt) + 30_000 > Date.parse(status.checkedAt) + 10_000,
+    'the issuer says longer',
+  );
+  assert.equal(Date.parse(status.freshUntil), Date.parse(status.checkedAt) + 10_000);
 });
 
 const HEADER_AND_CLAIM_FAULTS: ReadonlyArray<[string, number, string, string]> = [
