@@ -5,17 +5,14 @@
  * pinned status source the gateway asks itself, and its repeat is answered without a second effect.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { openOccurrencesOn, openPostgresEngine } from '../../src/store/index.js';
-import { AUTHORITY, domainConfig, startSandbox } from '../client/support.js';
 import { postgresForTests } from '../support/postgres.js';
-import { newControl, serveUpstreamHttp } from './upstream-payments.js';
+import { postgresWorld } from './postgres-world.js';
 import { LINEAGE, MAIN, payArgs, policyFor } from './world.js';
 
 const pg = await postgresForTests();
@@ -25,19 +22,8 @@ const meta = (r: CallToolResult): Meta => r._meta?.['baton/occurrence'] as Meta;
 
 if (pg !== undefined) {
   test('--postgres: the gateway runs Baton on the database itself; recorded there, settled, a repeat is not sent again', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'baton-mcp-pg-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const provider = await startSandbox(t);
     const url = await pg.schema();
-    const engine = openPostgresEngine(url);
-    t.after(() => engine.close());
-    const { service } = await openOccurrencesOn(engine, join(dir, 'baton'));
-    await service.configureDomain(domainConfig() as never);
-    await service.registerProfile(JSON.parse(JSON.stringify(provider.profile)));
-    await service.createAuthority({ id: AUTHORITY, unit: 'EUR-cents', total: 100_000 });
-    const control = newControl();
-    const upstream = await serveUpstreamHttp(provider.sandbox.url, control);
-    t.after(() => upstream.close());
+    const { dir, provider, service, control, upstream } = await postgresWorld(t, url, 'baton-mcp-pg-');
     const policyFile = join(dir, 'policy.json');
     writeFileSync(policyFile, JSON.stringify(policyFor(provider.profile)));
     const hmac = provider.sandbox.pins().find((p) => p.kind === 'hmac');

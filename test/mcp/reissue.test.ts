@@ -5,9 +5,6 @@
  * upstream (and the provider) see the payment once, however many sessions repeat it.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { InProcessBatonClient, type BatonClient, type Executor } from '../../src/client/index.js';
@@ -17,10 +14,9 @@ import { deriveCall } from '../../src/mcp/derive.js';
 import { parsePolicy, startGateway, type Gateway } from '../../src/mcp/index.js';
 import type { OccurrenceView } from '../../src/occurrences/index.js';
 import { StatusSources } from '../../src/providers/index.js';
-import { openOccurrencesOn, openPostgresEngine } from '../../src/store/index.js';
-import { AUTHORITY, domainConfig, startSandbox } from '../client/support.js';
 import { postgresForTests } from '../support/postgres.js';
-import { newControl, serveUpstreamHttp, type UpstreamControl } from './upstream-payments.js';
+import { postgresWorld } from './postgres-world.js';
+import type { UpstreamControl } from './upstream-payments.js';
 import { connectSession, LINEAGE, makeWorld, payArgs, policyFor } from './world.js';
 
 const pg = await postgresForTests();
@@ -66,18 +62,7 @@ async function sqliteRig(t: TestContext): Promise<Rig> {
 
 /** Baton's service in this process on a real PostgreSQL schema, as `baton mcp --postgres` runs it. */
 async function postgresRig(t: TestContext, url: string): Promise<Rig> {
-  const dir = mkdtempSync(join(tmpdir(), 'baton-mcp-reissue-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const provider = await startSandbox(t);
-  const engine = openPostgresEngine(url);
-  t.after(() => engine.close());
-  const { service } = await openOccurrencesOn(engine, join(dir, 'baton'));
-  await service.configureDomain(domainConfig() as never);
-  await service.registerProfile(JSON.parse(JSON.stringify(provider.profile)));
-  await service.createAuthority({ id: AUTHORITY, unit: 'EUR-cents', total: 100_000 });
-  const control = newControl();
-  const upstream = await serveUpstreamHttp(provider.sandbox.url, control);
-  t.after(() => upstream.close());
+  const { provider, service, control, upstream } = await postgresWorld(t, url, 'baton-mcp-reissue-');
   const baton = new InProcessBatonClient({
     service,
     statusSources: new StatusSources({ keys: provider.keys }),

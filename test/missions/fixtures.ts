@@ -1,4 +1,6 @@
 /** Shared fixtures for the harness tests: a bound item, views and pre-verified inputs. */
+import assert from 'node:assert/strict';
+import { isBatonError } from '../../src/core/errors.js';
 import { formatRfc3339 } from '../../src/core/time.js';
 import type { MissionBinding, WorkItemRecord } from '../../src/missions/model.js';
 import type { VerifiedMissionSignal, VerifiedMissionStatus } from '../../src/missions/verified.js';
@@ -89,4 +91,15 @@ export function verifiedSignal(
     reason: null,
     ...over,
   };
+}
+
+/** The refusal's code, or 'ok' when `p` resolves; anything but a BatonError fails the test. */
+export async function code(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(isBatonError(e), String(e));
+    return e.code;
+  }
+  return 'ok';
 }

@@ -11,7 +11,7 @@ import { OccurrencesService } from '../../src/occurrences/index.js';
 import { occurrencesUnitOfWork } from '../../src/store/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { createInput, SimulatedProvider } from '../occurrences/helpers.js';
-import { binding, T0, verifiedSignal, verifiedStatus } from './fixtures.js';
+import { binding, code, T0, verifiedSignal, verifiedStatus } from './fixtures.js';
 import { world, type World } from './world.js';
 
 const engines = await enginesUnderTest();
@@ -22,16 +22,6 @@ function strictMatrix() {
   for (const r of ['revoked', 'expired', 'completed', 'cascaded'])
     rows[r] = Object.fromEntries(ACTION_CLASSES.map((c) => [c, 'terminate']));
   return pin({ ...DEFAULT_MATRIX.matrix, id: 'strict', rows } as unknown as StopMatrix);
-}
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(isBatonError(e), String(e));
-    return e.code;
-  }
-  return 'ok';
 }
 
 async function running(w: World, over: Record<string, unknown> = {}) {

@@ -6,26 +6,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isBatonError } from '../../src/core/errors.js';
 import { dependencies, decideRetry, verifyHarnessEvidence } from '../../src/missions/index.js';
 import type { WorkItemRecord } from '../../src/missions/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { createInput } from '../occurrences/helpers.js';
-import { MISSION, ORIGIN, T0, binding, item, verifiedSignal } from './fixtures.js';
+import { MISSION, ORIGIN, T0, binding, code, item, verifiedSignal } from './fixtures.js';
 import { world, type World } from './world.js';
 
 const engines = await enginesUnderTest();
 const CHILD = 'msn_child';
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(isBatonError(e), String(e));
-    return e.code;
-  }
-  return 'ok';
-}
 
 const childActive = (version: number, at: number) =>
   verifiedSignal('active', version, at, {

@@ -5,7 +5,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isBatonError } from '../../src/core/errors.js';
 import {
   DEFAULT_MATRIX,
   verifyHarnessEvidence,
@@ -15,22 +14,12 @@ import {
 } from '../../src/missions/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { createInput } from '../occurrences/helpers.js';
-import { MISSION, ORIGIN, T0, binding, verifiedSignal } from './fixtures.js';
+import { MISSION, ORIGIN, T0, binding, code, verifiedSignal } from './fixtures.js';
 import { world, type World } from './world.js';
 
 const engines = await enginesUnderTest();
 const SUCCESSOR = 'msn_successor_Q3x9vT2pL7mN4kR8sB1yZ';
 const successor: MissionBinding = { ...binding, mission_id: SUCCESSOR };
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(isBatonError(e), String(e));
-    return e.code;
-  }
-  return 'ok';
-}
 
 function enqueue(w: World, over: Record<string, unknown> = {}): Promise<WorkItemRecord> {
   return w.harness.createItem(

@@ -11,10 +11,9 @@ import { publicKeyRaw } from '../../src/core/ed25519.js';
 import { OccurrencesService } from '../../src/occurrences/index.js';
 import { occurrencesUnitOfWork, type MissionGate } from '../../src/store/index.js';
 import { heldWorkItems } from '../../src/store/missions-gate.js';
-import { binding, verifiedSignal, T0 } from '../missions/fixtures.js';
-import { createInput } from '../occurrences/helpers.js';
+import { verifiedSignal, T0 } from '../missions/fixtures.js';
 import { enginesUnderTest } from '../store/engines.js';
-import { governedWorld } from './governed.js';
+import { governedWorld, reserveGoverned } from './governed.js';
 
 const engines = await enginesUnderTest();
 
@@ -22,27 +21,10 @@ for (const e of engines) {
   test(`[${e.name}] B7-10 C5: a Mission-gated occurrence entered without a Mission check is in n but not in v`, async (t) => {
     const w = await governedWorld(t, e);
     await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
-    const g = await w.occurrences.takeover({ lineage: 'invoice-agent' });
-    const ids: string[] = [];
-    for (const k of ['checked', 'bypassed']) {
-      const item = await w.harness.createItem(
-        {
-          kind: 'queue_item',
-          action_class: 'consequential_write',
-          lineage: 'invoice-agent',
-          mission_binding: binding,
-          idempotency_key: k,
-        },
-        'executor',
-      );
-      await w.harness.dispatch(item.id, 'executor', g.generation);
-      ids.push(
-        (await w.occurrences.create({ ...createInput(g.credential, k), workItemId: item.id })).occurrence.id,
-      );
-    }
+    const { ids, enter, credential } = await reserveGoverned(w, ['checked', 'bypassed']);
     const [checked, bypassed] = ids as [string, string];
     w.clock.advance(1_000);
-    await w.occurrences.enter({ credential: g.credential, occurrenceId: checked });
+    await enter(checked);
     // The same store, entered through a gate that checks nothing: no `mission_checked` is written.
     const checksNothing: MissionGate = {
       check: () => Promise.resolve(undefined),
@@ -54,7 +36,7 @@ for (const e of engines) {
       domainKey: { kid: w.key.kid, publicKey: publicKeyRaw(w.key.publicKey).toString('base64url') },
       clock: w.clock,
     });
-    await ungated.enter({ credential: g.credential, occurrenceId: bypassed });
+    await ungated.enter({ credential, occurrenceId: bypassed });
 
     const f = await w.continuity.fic();
     assert.deepEqual([f.n, f.v], [2, 1]);

@@ -65,5 +65,5 @@ export async function reserveGoverned(w: GovernedWorld, keys: readonly string[])
     ids.push(c.occurrence.id);
   }
   const enter = (id: string) => w.occurrences.enter({ credential: g.credential, occurrenceId: id });
-  return { ids, enter };
+  return { ids, enter, credential: g.credential };
 }
