@@ -173,6 +173,17 @@ export function parseIssuerPinText(text: string | Uint8Array, o: PinOptions = {}
 }
 
 /** The pin's name in evidence: `sha-256:` over its JCS. */
+/**
+ * The reliance bound the issuer advertised (`mission_max_stale_seconds`, MSG-03), or undefined when
+ * it advertised none: the member is OPTIONAL in the metadata and `pinFromMetadata` then writes 0,
+ * which must not read as "rely on nothing" (every answer stale on arrival). Baton's own bound
+ * applies either way; this one only ever shortens it.
+ */
+export function advertisedReliance(pin: IssuerPin): number | undefined {
+  const s = pin.bounds.max_stale_seconds;
+  return s > 0 ? s : undefined;
+}
+
 export function issuerPinDigest(pin: IssuerPin): Sha256Digest {
   return digestJcs(pin);
 }

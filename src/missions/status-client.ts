@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
 import { signJwsWithKey, type ForeignSigningKey } from '../core/jose.js';
-import type { IssuerPin } from './issuer-pin.js';
+import { advertisedReliance, type IssuerPin } from './issuer-pin.js';
 import type { MissionKeySource } from './jwks.js';
 import { MAX_COMPACT_BYTES } from './jwt-parts.js';
 import { NonceBook } from './nonces.js';
@@ -214,7 +214,7 @@ export class MissionStatusClient {
           nonce,
           missionId,
           algorithms: pin.algorithms,
-          maxStaleSeconds: pin.bounds.max_stale_seconds,
+          ...(advertisedReliance(pin) !== undefined && { maxStaleSeconds: advertisedReliance(pin) }),
         },
         clock.wallMs(),
       );

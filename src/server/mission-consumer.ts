@@ -12,6 +12,7 @@ import type { Clock } from '../core/clock.js';
 import { digestEquals } from '../core/digest.js';
 import { BatonError, isBatonError } from '../core/errors.js';
 import {
+  advertisedReliance,
   bearerDigest,
   isActive,
   MissionStatusClient,
@@ -352,7 +353,7 @@ function expectation(pin: IssuerPin): SetExpectation {
     issuer: pin.issuer,
     audience: pin.audience,
     algorithms: pin.algorithms,
-    maxStaleSeconds: pin.bounds.max_stale_seconds,
+    ...(advertisedReliance(pin) !== undefined && { maxStaleSeconds: advertisedReliance(pin) }),
   };
 }
 

@@ -13,6 +13,7 @@ import { baton } from '../config/support.js';
 import { assertProblem } from '../server/helpers.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { consumerWorld, type ConsumerWorld } from './consumer-world.js';
+import { verifiedSignal } from './fixtures.js';
 
 const engines = await enginesUnderTest();
 
@@ -44,10 +45,24 @@ for (const e of engines) {
       [0, 'active (active); applied; work stopped: 0\n'],
       active.err,
     );
+    // A3.3 / MSG-02: an `active` answer the view does not take (here: issued before a suspension
+    // SET committed later) is no permission — `active` follows the view after the apply, which is
+    // what the MCP gate acts on.
+    const held = await w.harness.applyVerifiedSignal(
+      verifiedSignal('suspended', 2, Date.now() + 3_600_000, { origin: w.pin.issuer, missionId: mission }),
+    );
+    assert.equal(held.result, 'applied');
+    const notTaken = await w.call('POST', checkPath(w, mission), { token: w.operator });
+    assert.equal(notTaken.status, 200, notTaken.text);
+    assert.deepEqual(
+      [notTaken.body['state'], notTaken.body['applied'], notTaken.body['active']],
+      ['active', false, false],
+    );
+    assert.equal((await w.harness.getView(w.pin.issuer, mission))?.state, 'suspended');
     await w.issuer.admin('/admin/faults', { status: ['http_503'] });
     const down = await w.call('POST', checkPath(w, mission), { token: w.operator });
     assertProblem(down, 503, 'mission_status_unavailable');
-    assert.equal((await w.harness.getView(w.pin.issuer, mission))?.state, 'active', '503 changes no view');
+    assert.equal((await w.harness.getView(w.pin.issuer, mission))?.state, 'suspended', '503 changes no view');
 
     await w.issuer.admin('/admin/faults', { status: ['wrong_aud'] });
     const refused = await w.call('POST', checkPath(w, mission), { token: w.operator });
@@ -87,7 +102,8 @@ for (const e of engines) {
     );
     const metrics = (await w.call('GET', '/metrics')).text;
     for (const [result, n] of [
-      ['active', 2],
+      // The answer the view did not take is still counted as the answer it was.
+      ['active', 3],
       ['unavailable', 2],
       ['refused', 1],
       ['not_found', 1],

@@ -71,6 +71,15 @@ test('MSG-03: the pin of an issuer advertising a 10 s bound caps reliance at che
   assert.equal(Date.parse(status.freshUntil), Date.parse(status.checkedAt) + 10_000);
 });
 
+test('MSG-03: a pin with no advertised bound (max_stale_seconds 0) does not make every answer stale', async (t) => {
+  const silent = await startWorld({ maxStaleSeconds: 0 });
+  t.after(() => silent.close());
+  assert.equal(silent.pin.bounds.max_stale_seconds, 0);
+  const status = verified(await silent.client.check(await silent.createMission()));
+  assert.equal(Date.parse(status.freshUntil), Date.parse(status.expiresAt) + 30_000);
+  assert.ok(Date.parse(status.freshUntil) > Date.parse(status.checkedAt), 'relied on after arrival');
+});
+
 const HEADER_AND_CLAIM_FAULTS: ReadonlyArray<[string, number, string, string]> = [
   ['alg_none', 3, 'alg', 'MST-03 alg none refused'],
   ['hs256', 3, 'alg', 'A7.3 HS256 keyed with the JWK bytes refused'],

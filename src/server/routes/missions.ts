@@ -234,16 +234,20 @@ export function missionRoutes(deps: ServerDeps): RouteSpec[] {
         const s = outcome.status;
         const h = deps.harness;
         const view = h === undefined ? undefined : await h.getView(origin, missionId);
+        const assessment = h === undefined ? null : h.assessView(view);
         return {
           body: {
             state: s.state,
-            active: s.state === 'active',
+            // Active only when the VIEW is, after this answer: an answer the view did not take (issued
+            // before the one it rests on, before a stop SET, or after a terminal state) is no
+            // permission (MSG-02, A3.3); callers such as the MCP gate act on this flag.
+            active: s.state === 'active' && (assessment === null || assessment.verdict === 'active'),
             applied: outcome.applied,
             stopped: outcome.stopped,
             expiresAt: s.expiresAt,
             checkedAt: s.checkedAt,
             jwsDigest: s.jwsDigest,
-            assessment: h === undefined ? null : h.assessView(view),
+            assessment,
           },
         };
       },
