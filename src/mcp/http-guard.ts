@@ -28,7 +28,7 @@ export interface HttpAllowOptions {
 
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
 const WILDCARD = new Set(['0.0.0.0', '::', '[::]', '']);
-const METHODS = 'GET, POST, DELETE';
+const METHODS = ['GET', 'POST', 'DELETE'];
 
 /** Loopback names, the address the server is bound to (unless a wildcard), and what the caller adds. */
 export function httpAllow(bound: string, options: HttpAllowOptions = {}): HttpAllow {
@@ -88,8 +88,8 @@ function checkPost(req: IncomingMessage): HttpRefusal | undefined {
 /** The first reason to refuse `req`, or undefined. Reads headers only: nothing has changed yet. */
 export function refuseHttp(req: IncomingMessage, allow: HttpAllow): HttpRefusal | undefined {
   const method = req.method ?? '';
-  if (!METHODS.split(', ').includes(method))
-    return { status: 405, message: `Method not allowed: ${method}`, headers: { allow: METHODS } };
+  if (!METHODS.includes(method))
+    return { status: 405, message: `Method not allowed: ${method}`, headers: { allow: METHODS.join(', ') } };
   const placed = checkHost(req, allow) ?? checkOrigin(req, allow);
   if (placed !== undefined) return placed;
   return method === 'POST' ? checkPost(req) : undefined;

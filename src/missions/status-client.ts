@@ -214,7 +214,7 @@ export class MissionStatusClient {
           nonce,
           missionId,
           algorithms: pin.algorithms,
-          ...(advertisedReliance(pin) !== undefined && { maxStaleSeconds: advertisedReliance(pin) }),
+          maxStaleSeconds: advertisedReliance(pin),
         },
         clock.wallMs(),
       );

@@ -353,7 +353,7 @@ function expectation(pin: IssuerPin): SetExpectation {
     issuer: pin.issuer,
     audience: pin.audience,
     algorithms: pin.algorithms,
-    ...(advertisedReliance(pin) !== undefined && { maxStaleSeconds: advertisedReliance(pin) }),
+    maxStaleSeconds: advertisedReliance(pin),
   };
 }
 

@@ -79,14 +79,18 @@ export async function createIn(
   if (lineage === undefined) throw new BatonError('lineage_not_found', 'the credential names no lineage');
   const cmd = await build(caller, repo, occurrenceId);
   const linkId = cmd.remedy?.of ?? cmd.reissueOf;
+  const profile = await repo.getProfile(cmd.profileId, cmd.profileVersion);
+  const existing = await repo.findByCreationBinding(lineage.id, cmd.creationKey);
   const state = {
     domain,
     lineage,
     caller,
-    profile: await repo.getProfile(cmd.profileId, cmd.profileVersion),
-    existing: await repo.findByCreationBinding(lineage.id, cmd.creationKey),
+    profile,
+    existing,
     link: linkId === null ? undefined : await repo.lockOccurrence(linkId),
-    reissuedAs: cmd.reissueOf === null ? undefined : await repo.findReissueOf(cmd.reissueOf),
+    // Only a new reissue asks (a replay of the binding is decided before the link, decideCreate).
+    reissuedAs:
+      cmd.reissueOf === null || existing !== undefined ? undefined : await repo.findReissueOf(cmd.reissueOf),
     authority: await repo.lockAuthority(cmd.authority.id),
     counts: await repo.countOpen(lineage.id),
   };
