@@ -142,28 +142,24 @@ test("HAR-25 docs/harness.md: the policy's actionClass sets the freshness bound 
   await closeIssuer(); // a refresh now fails: only the view, judged for the class, decides
   const ref = { 'baton/mission': { mission_id: mission, mission_origin: pin.issuer } };
   const gate = batonMissionGate(operator);
-  const high = policyFor(w.provider.profile, {
-    mission: { required: true, actionClass: 'external_commitment' },
-  });
-  const a = await inProcessGateway(t, w, { policy: parsePolicy(JSON.stringify(high)), missions: gate });
-  const stale = (await a.client.callTool({
-    name: 'pay',
-    arguments: payArgs('inv-hc'),
-    _meta: ref,
-  })) as CallToolResult;
+  /** One pay call through a gateway whose policy carries `mission`. */
+  const payUnder = async (mission: JsonObject, invoice: string): Promise<CallToolResult> => {
+    const policy = parsePolicy(JSON.stringify(policyFor(w.provider.profile, { mission })));
+    const g = await inProcessGateway(t, w, { policy, missions: gate });
+    return (await g.client.callTool({
+      name: 'pay',
+      arguments: payArgs(invoice),
+      _meta: ref,
+    })) as CallToolResult;
+  };
+  const stale = await payUnder({ required: true, actionClass: 'external_commitment' }, 'inv-hc');
   assert.equal(
     errorCode(stale),
     'mission_status_unavailable',
     'older than 5 s: stale for a high-consequence class',
   );
   assert.equal(w.control.calls['pay'] ?? 0, 0, 'nothing reached the upstream');
-  const write = policyFor(w.provider.profile, { mission: { required: true } }); // consequential_write
-  const b = await inProcessGateway(t, w, { policy: parsePolicy(JSON.stringify(write)), missions: gate });
-  const ok = (await b.client.callTool({
-    name: 'pay',
-    arguments: payArgs('inv-cw'),
-    _meta: ref,
-  })) as CallToolResult;
+  const ok = await payUnder({ required: true }, 'inv-cw'); // consequential_write
   assert.notEqual(ok.isError, true, JSON.stringify(ok.content));
   assert.equal(w.provider.sandbox.effects().length, 1);
 });
