@@ -128,3 +128,36 @@ test('allowedHosts and allowedOrigins (baton mcp --allowed-host / --allowed-orig
   assert.equal((await post(http.url, 'POST', { ...json, origin: 'http://ui.example' })).status, 403);
   assert.equal(await generation(), start + 2, 'the refusals took nothing over');
 });
+
+test('a page on another loopback port cannot reach a session: its CORS preflight gets no allowance, its simple GET takes nothing over', async (t) => {
+  const w = await makeWorld(t);
+  const { gateway } = await inProcessGateway(t, w);
+  const http = await serveHttp(gateway, 0, '127.0.0.1');
+  t.after(() => http.close());
+  const before = (await w.store.service.getLineage(LINEAGE)).generation;
+  const origin = 'http://localhost:3000';
+  // A browser sends a JSON POST from another origin only after a preflight the server allows.
+  const preflight = await answer(http.url, 'OPTIONS', {
+    origin,
+    'access-control-request-method': 'POST',
+    'access-control-request-headers': 'content-type',
+  });
+  assert.equal(preflight.status, 405);
+  const allowance = Object.keys(preflight.headers).filter((h) => h.startsWith('access-control-'));
+  assert.deepEqual(allowance, [], 'no CORS header: the browser never sends the POST');
+  // What a page can send without a preflight: a GET with no session id.
+  const get = await answer(http.url, 'GET', { origin, accept: 'text/event-stream' });
+  assert.ok(get.status >= 400 && get.status < 500, `a GET without a session is refused (${get.status})`);
+  assert.equal((await w.store.service.getLineage(LINEAGE)).generation, before, 'no takeover');
+});
+
+function answer(url: string, method: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
