@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { BatonClient, Operation, ProviderAdapter } from '../../src/client/index.js';
+import type { Clock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
 import {
   BYPASS_PATH_KINDS,
@@ -131,11 +132,14 @@ export interface Store extends OccurrencesOnSqlite {
   readonly path: string;
 }
 
-/** A configured domain in a real SQLite file: the operator's part, which the SDK does not do. */
-export async function openStore(t: TestContext, p: Provider, total = 100_000): Promise<Store> {
+/**
+ * A configured domain in a real SQLite file: the operator's part, which the SDK does not do.
+ * `clock`: the service's and harness's time (default the system clock), for tests that move it.
+ */
+export async function openStore(t: TestContext, p: Provider, total = 100_000, clock?: Clock): Promise<Store> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-client-'));
   const path = join(dir, 'baton.db');
-  const opened = await openOccurrencesOnSqlite(path);
+  const opened = await openOccurrencesOnSqlite(path, clock === undefined ? {} : { clock });
   t.after(async () => {
     await opened.close();
     rmSync(dir, { recursive: true, force: true });

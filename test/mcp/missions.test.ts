@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AdminClient } from '../../src/client/index.js';
-import { systemClock } from '../../src/core/clock.js';
+import { ManualClock, systemClock, type Clock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { PUSH_DELIVERY } from '../../src/missions/index.js';
 import { batonMissionGate, parsePolicy } from '../../src/mcp/index.js';
@@ -29,18 +29,20 @@ function errorCode(r: CallToolResult): string {
   return (r._meta?.['baton/error'] as { code: string }).code;
 }
 
-/** Baton with the harness, the reference issuer pinned and pushing SETs, one approved Mission. */
-async function missionWorld(t: TestContext) {
-  const w = await makeWorld(t, { harness: true });
-  const issuer = await startWorld();
+/**
+ * Baton with the harness, the reference issuer pinned and pushing SETs, one approved Mission.
+ * `clock` is both sides' time: what Baton judges by and what the issuer signs with.
+ */
+async function missionWorld(t: TestContext, clock: Clock = systemClock) {
+  const w = await makeWorld(t, { harness: true, clock });
+  const issuer = await startWorld({ clock });
   let issuerOpen = true;
   t.after(() => (issuerOpen ? issuer.close() : undefined));
   const closeIssuer = async (): Promise<void> => {
     issuerOpen = false;
     await issuer.close();
   };
-  const admin = (await createToken(w.store.engine, { role: 'admin' }, { clock: systemClock, actor: 'test' }))
-    .token;
+  const admin = (await createToken(w.store.engine, { role: 'admin' }, { clock, actor: 'test' })).token;
   const keyFile = join(w.dir, 'client.jwk.json');
   writeFileSync(
     keyFile,
@@ -128,10 +130,13 @@ test('HAR-16 issue 15 §5: a revoked Mission is refused before upstream with mis
 });
 
 test("HAR-25 docs/harness.md: the policy's actionClass sets the freshness bound — a Status view 5 s old is stale for external_commitment", async (t) => {
-  const { w, pin, mission, operator, closeIssuer } = await missionWorld(t);
+  // Time moves only when told: below, the Status answer is 5.5 s old however slow the machine, and
+  // still inside its expires_at and Baton's 60 s, so consequential_write relies on it.
+  const clock = new ManualClock(Date.now());
+  const { w, pin, mission, operator, closeIssuer } = await missionWorld(t, clock);
   // A Status answer (not a SET) makes the view status-sourced: the class bound applies to it.
   assert.equal((await operator.checkMission(pin.issuer, mission)).active, true);
-  await new Promise((resolve) => setTimeout(resolve, 5_500));
+  clock.advance(5_500);
   const judged = async (cls?: 'external_commitment') =>
     (await operator.getMissionView(pin.issuer, mission, cls)).assessment.verdict;
   assert.deepEqual(
@@ -145,7 +150,7 @@ test("HAR-25 docs/harness.md: the policy's actionClass sets the freshness bound 
   /** One pay call through a gateway whose policy carries `mission`. */
   const payUnder = async (mission: JsonObject, invoice: string): Promise<CallToolResult> => {
     const policy = parsePolicy(JSON.stringify(policyFor(w.provider.profile, { mission })));
-    const g = await inProcessGateway(t, w, { policy, missions: gate });
+    const g = await inProcessGateway(t, w, { policy, missions: gate, clock });
     return (await g.client.callTool({
       name: 'pay',
       arguments: payArgs(invoice),

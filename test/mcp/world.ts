@@ -15,7 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { HttpBatonClient } from '../../src/client/index.js';
-import { systemClock } from '../../src/core/clock.js';
+import { systemClock, type Clock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { parsePolicy, startGateway, type Gateway, type GatewayOptions } from '../../src/mcp/index.js';
 import { buildServer, createToken } from '../../src/server/index.js';
@@ -57,29 +57,28 @@ export function policyFor(profile: { id: string; version: string }, extra: JsonO
   };
 }
 
+/** `clock`: Baton's time, store and HTTP server alike (default the system clock). */
 export async function makeWorld(
   t: TestContext,
-  options: { total?: number; harness?: boolean } = {},
+  options: { total?: number; harness?: boolean; clock?: Clock } = {},
 ): Promise<World> {
+  const clock = options.clock ?? systemClock;
   const dir = mkdtempSync(join(tmpdir(), 'baton-mcp-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const provider = await startSandbox(t);
-  const store = await openStore(t, provider, options.total ?? 100_000);
+  const store = await openStore(t, provider, options.total ?? 100_000, clock);
   const app = buildServer({
     engine: store.engine,
     service: store.service,
     keys: provider.keys,
+    clock,
     // The Mission consumer and harness (test/mcp/missions.test.ts); off for the other tests.
     ...(options.harness === true && { harness: store.harness }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
   const { port } = app.server.address() as AddressInfo;
-  const { token } = await createToken(
-    store.engine,
-    { role: 'operator' },
-    { clock: systemClock, actor: 'test' },
-  );
+  const { token } = await createToken(store.engine, { role: 'operator' }, { clock, actor: 'test' });
   const control = newControl();
   const upstream = await serveUpstreamHttp(provider.sandbox.url, control);
   t.after(() => upstream.close());
