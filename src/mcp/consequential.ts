@@ -14,15 +14,7 @@ import { NAME, type EntryTicket, type OccurrenceView } from '../occurrences/inde
 import { deriveCall, placeNativeKey, type DerivedCall } from './derive.js';
 import { checkLease } from './lease.js';
 import { toolError } from './results.js';
-import {
-  answerFromState,
-  attempt,
-  callUpstream,
-  recordAnswer,
-  settle,
-  type Ctx,
-  type Step,
-} from './settle.js';
+import { answerFromState, attempt, callUpstream, recordAnswer, settle, type Ctx } from './settle.js';
 
 export type { Ctx } from './settle.js';
 
@@ -88,7 +80,7 @@ async function run(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<CallT
     const msg = "Baton's answer to create was lost; nothing was sent upstream; the same call may be repeated";
     return toolError('create_unconfirmed', msg, { details: { cause: created.code } });
   }
-  const taken = await successorOf(ex, d, created.value.occurrence);
+  const taken = await successorOf(ctx, d, created.value.occurrence);
   if (!taken.ok) return taken.result;
   const o = taken.value;
   if (o.phase !== 'reserved') return repeat(ctx, d, o);
@@ -119,23 +111,19 @@ type Successor = { ok: true; value: OccurrenceView } | { ok: false; result: Call
  * From the occurrence the creation binding returned to the one this call stands for (DESIGN.md §3):
  * a released one is followed to its reissue; another generation's pre-entry reservation is released
  * (its un-entered state is the proof nothing was sent) and reissued. A chain (A released → B
- * released → C …) is followed link by link, at most MAX_REISSUE_HOPS.
+ * released → C …) is followed link by link, at most MAX_REISSUE_HOPS — a successor an earlier
+ * build left under another key (`followSuccessor`) is a link like any other.
  */
-async function successorOf(ex: Executor, d: DerivedCall, first: OccurrenceView): Promise<Successor> {
+async function successorOf(ctx: Ctx, d: DerivedCall, first: OccurrenceView): Promise<Successor> {
   let o = first;
-  for (let hops = 0; needsReissue(ex, o); hops++) {
+  for (let hops = 0; needsReissue(ctx.executor, o); hops++) {
     if (hops === MAX_REISSUE_HOPS) {
       const msg = `more than ${MAX_REISSUE_HOPS} reissues of this call; nothing was sent upstream`;
       const details = { reason: 'reissue_chain_too_long', hops };
       return { ok: false, result: toolError('reissue_invalid', msg, { occurrence: o, details }) };
     }
-    const next = await reissue(ex, d, o);
-    if (!next.ok) {
-      const result = next.refusal
-        ? refused(next.code, o)
-        : toolError(next.code, 'reissue unconfirmed; nothing was sent upstream', { occurrence: o });
-      return { ok: false, result };
-    }
+    const next = await reissue(ctx, d, first, o);
+    if (!next.ok) return next;
     o = next.value;
   }
   return { ok: true, value: o };
@@ -147,19 +135,93 @@ function needsReissue(ex: Executor, o: OccurrenceView): boolean {
 
 /**
  * One link: release `o` if it is still another generation's reservation, then reissue it under
- * `reissueKey` — a replay of the binding when some generation already reissued it.
+ * `reissueKey` — a replay of the binding when some generation already reissued it. A tombstone
+ * that already has a successor under another key (a gateway before `reissueKey`, `<key>:g<N>`) is
+ * refused `reissue_invalid` with `details.successor` (one tombstone, one successor): that successor
+ * is the next link, read and checked by `followSuccessor`.
  */
-async function reissue(ex: Executor, d: DerivedCall, o: OccurrenceView): Promise<Step<OccurrenceView>> {
+async function reissue(
+  ctx: Ctx,
+  d: DerivedCall,
+  first: OccurrenceView,
+  o: OccurrenceView,
+): Promise<Successor> {
+  const fail = (result: CallToolResult): Successor => ({ ok: false, result });
+  const unconfirmed = (code: string, of: OccurrenceView): CallToolResult =>
+    toolError(code, 'reissue unconfirmed; nothing was sent upstream', { occurrence: of });
   let source = o;
   if (source.phase === 'reserved') {
-    const rel = await attempt(() => ex.release(o.id, o.provider.requestDigest));
-    if (!rel.ok) return rel;
+    const rel = await attempt(() => ctx.executor.release(o.id, o.provider.requestDigest));
+    if (!rel.ok) return fail(rel.refusal ? refused(rel.code, o) : unconfirmed(rel.code, o));
     source = rel.value;
   }
   const creationKey = reissueKey(d.operation.creationKey, source.id);
-  const re = await attempt(() => ex.reissue({ occurrenceId: source.id, creationKey }));
-  if (!re.ok) return re;
-  return { ok: true, value: re.value.occurrence };
+  const re = await attempt(() => ctx.executor.reissue({ occurrenceId: source.id, creationKey }));
+  if (re.ok) return { ok: true, value: re.value.occurrence };
+  const successor = re.refusal && re.code === 'reissue_invalid' ? re.details?.['successor'] : undefined;
+  if (typeof successor === 'string') return followSuccessor(ctx, first, source, successor);
+  return fail(re.refusal ? refused(re.code, source) : unconfirmed(re.code, source));
+}
+
+/**
+ * The successor Baton named for the released `source`, read through the gateway's client and
+ * taken only if it is that tombstone's reissue for this very call (fail closed): this lineage's,
+ * `reissueOf` the source, and the call's provider binding and authority — those of `first`, the
+ * occurrence the call's creation binding returned. Anything else is refused and nothing is sent;
+ * a lost answer to the read is doubt, and nothing is sent either. Once taken, it is the next link:
+ * entered ⇒ a repeat, never sent again (AOC-REQ-010); another generation's reservation ⇒ released
+ * and reissued; released ⇒ followed on.
+ */
+async function followSuccessor(
+  ctx: Ctx,
+  first: OccurrenceView,
+  source: OccurrenceView,
+  successorId: string,
+): Promise<Successor> {
+  const read = await attempt(() => ctx.baton.getOccurrence(successorId));
+  if (!read.ok && !read.refusal) {
+    // As a lost reissue: nothing was entered on this path, so the same call may be repeated.
+    const msg = 'reissue unconfirmed (the successor read was lost); nothing was sent upstream';
+    const details = { successor: successorId };
+    return { ok: false, result: toolError(read.code, msg, { occurrence: source, details }) };
+  }
+  const next = read.ok ? read.value.occurrence : undefined;
+  if (next === undefined || !isSuccessorFor(ctx.executor, first, source, successorId, next)) {
+    const msg = "the released occurrence's successor is not this call's; nothing was sent upstream";
+    const details = {
+      reason: 'reissue_successor_mismatch',
+      successor: successorId,
+      ...(read.ok ? {} : { cause: read.code }),
+    };
+    return { ok: false, result: toolError('reissue_invalid', msg, { occurrence: source, details }) };
+  }
+  return { ok: true, value: next };
+}
+
+function isSuccessorFor(
+  ex: Executor,
+  first: OccurrenceView,
+  source: OccurrenceView,
+  id: string,
+  next: OccurrenceView,
+): boolean {
+  const a = first.provider;
+  const b = next.provider;
+  return (
+    next.id === id &&
+    next.id !== source.id &&
+    next.reissueOf === source.id &&
+    next.lineage === ex.lineage &&
+    next.lineage === source.lineage &&
+    b.profileId === a.profileId &&
+    b.profileVersion === a.profileVersion &&
+    b.profileDigest === a.profileDigest &&
+    b.account === a.account &&
+    b.environment === a.environment &&
+    b.requestDigest === a.requestDigest &&
+    next.authority.id === first.authority.id &&
+    next.authority.amount === first.authority.amount
+  );
 }
 
 /** Already entered (or resolved): never sent again. Ask the status sources once, then answer. */

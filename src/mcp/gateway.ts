@@ -152,6 +152,7 @@ async function openSession(
     if (p === undefined || route === undefined) return undefined;
     return {
       executor,
+      baton: options.baton,
       upstream: route.upstream,
       policy: p,
       cache: shared.cache,

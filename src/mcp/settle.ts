@@ -7,7 +7,7 @@
  * taken as settlement.
  */
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Executor, ExecutorAcknowledgement } from '../client/index.js';
+import type { BatonClient, Executor, ExecutorAcknowledgement } from '../client/index.js';
 import type { Clock } from '../core/clock.js';
 import { isBatonError } from '../core/errors.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
@@ -22,6 +22,11 @@ import type { Upstream } from './upstream.js';
 
 export interface Ctx {
   readonly executor: Executor;
+  /**
+   * The client the session's takeover came from (GatewayOptions.baton). The consequential path
+   * reads one occurrence through it: the successor an earlier build's reissue left (consequential.ts).
+   */
+  readonly baton: Pick<BatonClient, 'getOccurrence'>;
   readonly upstream: Upstream;
   readonly policy: ToolPolicy;
   readonly cache: OutcomeCache;
@@ -34,14 +39,18 @@ export interface Ctx {
   readonly hasOutputSchema: boolean;
 }
 
-export type Step<T> = { ok: true; value: T } | { ok: false; refusal: boolean; code: string };
+export type Step<T> =
+  | { ok: true; value: T }
+  | { ok: false; refusal: boolean; code: string; details?: Readonly<Record<string, unknown>> };
 
 /** A BatonError below 500 is a refusal (nothing applied); anything else is doubt. */
 export async function attempt<T>(call: () => Promise<T>): Promise<Step<T>> {
   try {
     return { ok: true, value: await call() };
   } catch (error) {
-    if (isBatonError(error)) return { ok: false, refusal: error.status < 500, code: error.code };
+    if (isBatonError(error)) {
+      return { ok: false, refusal: error.status < 500, code: error.code, details: error.details };
+    }
     return { ok: false, refusal: false, code: 'internal' };
   }
 }
