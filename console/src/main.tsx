@@ -67,8 +67,17 @@ const PAGES: readonly (readonly [string, string, boolean])[] = [
 
 function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: () => void }) {
   const route = useRoute();
+  const [error, setError] = useState<unknown>();
+  // Signed out only once the server says the session ended: on a refusal or a failure the
+  // session still lives (until it expires), so the console stays signed in and says why.
   const signOut = async (): Promise<void> => {
-    await api.DELETE('/v1/session');
+    setError(undefined);
+    try {
+      ok(await api.DELETE('/v1/session'));
+    } catch (err) {
+      setError(err);
+      return;
+    }
     setCsrf(undefined);
     onSignedOut();
   };
@@ -95,6 +104,12 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
         </span>
       </header>
       <main id="main" tabIndex={-1}>
+        {error !== undefined && (
+          <p class="error" role="alert">
+            Sign-out failed, you are still signed in:{' '}
+            {error instanceof Error ? error.message : 'the request failed'}
+          </p>
+        )}
         <Page page={route.page} arg={route.arg} query={route.query} session={session} />
       </main>
     </>

@@ -51,6 +51,12 @@ export interface HandlerInput {
   readonly secure: boolean;
   /** Aborted when the client goes away; only for `streams` routes (server-sent events). */
   readonly closed?: AbortSignal;
+  /**
+   * Authenticates and authorizes the request's credential again, as `onRequest` did (a revoked
+   * token or an ended session is refused): only for `streams` routes that are not `public`, which
+   * call it while their stream lasts.
+   */
+  readonly reauthenticate?: () => Promise<void>;
   /** The request headers (routes that authenticate themselves: the RFC 8935 push receiver). */
   readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
@@ -127,6 +133,10 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
         query: request.query as Record<string, string>,
         secure: request.protocol === 'https',
         ...(spec.streams === true && { closed: closedSignal(request) }),
+        ...(spec.streams === true &&
+          roles !== 'public' && {
+            reauthenticate: async () => authorize(await principalOf(deps, request), roles),
+          }),
         headers: request.headers,
       });
       reply.code(out.status ?? 200);

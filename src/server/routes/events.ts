@@ -100,6 +100,7 @@ export function eventRoutes(streams: EventStreams): RouteSpec[] {
           ...(after !== undefined && { after: Number(after) }),
           ...(subject !== undefined && { subject }),
           ...(input.closed !== undefined && { closed: input.closed }),
+          ...(input.reauthenticate !== undefined && { reauthenticate: input.reauthenticate }),
         });
         return { headers: { 'cache-control': 'no-store', 'x-accel-buffering': 'no' }, body };
       },
