@@ -11,7 +11,6 @@ import { BatonError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import {
   executorActor,
-  inLineage,
   visibleItem,
   visibleSession,
   type ExecutorScope,
@@ -63,7 +62,7 @@ export class InProcessHarness implements ExecutorHarness {
   async session(binding: EnqueueInput['mission_binding'], sessionId?: string): Promise<SessionRecord> {
     const h = await this.#current();
     const input = { mission_binding: binding, ...(sessionId !== undefined && { session_id: sessionId }) };
-    return h.createSession(inLineage(input, this.#scope.lineage), this.#actor);
+    return h.createSession(input, this.#actor, this.#scope.lineage);
   }
 
   async taint(sessionId: string, source: string): Promise<SessionRecord> {
@@ -79,7 +78,7 @@ export class InProcessHarness implements ExecutorHarness {
 
   async enqueue(input: EnqueueInput): Promise<WorkItemRecord> {
     const h = await this.#current();
-    return h.createItem(inLineage({ kind: 'queue_item', ...input }, this.#scope.lineage), this.#actor);
+    return h.createItem({ kind: 'queue_item', ...input }, this.#actor, this.#scope.lineage);
   }
 
   async spawn(
@@ -89,7 +88,7 @@ export class InProcessHarness implements ExecutorHarness {
   ): Promise<WorkItemRecord> {
     const h = await this.#current();
     const item = { ...input, kind: 'subagent_handle', parent_item: parentItem, handle };
-    return h.createItem(inLineage(item, this.#scope.lineage), this.#actor);
+    return h.createItem(item, this.#actor, this.#scope.lineage);
   }
 
   async dispatch(itemId: string): Promise<HarnessDispatch> {

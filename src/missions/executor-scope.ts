@@ -2,8 +2,12 @@
  * An executor acting on the harness (build spec A6): what its lineage and generation decide, the
  * same whether it calls over HTTP (src/server/routes/harness.ts, its credential authenticated) or
  * in process (src/client/in-process-harness.ts). What it creates belongs to its own lineage,
- * whatever the input says; another lineage's items and sessions are `work_item_not_found` to it
- * (not "forbidden": it learns nothing of them); its evidence actor names lineage and generation.
+ * whatever the input says (`MissionsService.createSession`/`createItem` take the lineage); another
+ * lineage's items and sessions are `work_item_not_found` to it (not "forbidden": it learns nothing
+ * of them) — read, acted on, or named as the session, parent item or governed occurrence's work
+ * item of something it creates (those checked by the service, in the transaction that would
+ * write). Sessions and items of no lineage (an operator's) are no executor's: not found too. Its
+ * evidence actor names lineage and generation.
  */
 import { BatonError } from '../core/errors.js';
 import type { MissionsService } from './service.js';
@@ -17,11 +21,6 @@ export interface ExecutorScope {
 /** The evidence actor of an executor's commands. */
 export function executorActor(s: ExecutorScope): string {
   return `executor:${s.lineage}#${s.generation}`;
-}
-
-/** `input` as created by an executor of `lineage` (undefined: an operator, as given). */
-export function inLineage<T extends object>(input: T, lineage: string | undefined): T {
-  return lineage === undefined ? input : { ...input, lineage };
 }
 
 /** The item, if an executor of `lineage` may act on it (undefined: an operator, any item). */

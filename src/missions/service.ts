@@ -260,14 +260,18 @@ export class MissionsService {
 
   // --- sessions and items ------------------------------------------------------------------------
 
-  async createSession(input: unknown, actor: string): Promise<SessionRecord> {
+  /**
+   * `executor`: the lineage of the executor creating the session (src/missions/executor-scope.ts);
+   * the session is in that lineage, whatever the input says. Undefined: an operator, as given.
+   */
+  async createSession(input: unknown, actor: string, executor?: string): Promise<SessionRecord> {
     const s = readSession(input);
     return this.#o.uow.run(async (repo) => {
       const now = this.#now();
       await this.#matrix(repo, s.binding.stop_policy);
       const rec: SessionRecord = {
         id: s.sessionId ?? this.#o.ids.id('sess'),
-        lineage: s.lineage,
+        lineage: executor ?? s.lineage,
         binding: s.binding,
         tainted: false,
         createdAt: now,
@@ -290,16 +294,22 @@ export class MissionsService {
     });
   }
 
-  /** HAR-01/04/05/11/14: every governed item is bound; a child copies or narrows its parent's binding. */
-  async createItem(input: unknown, actor: string): Promise<WorkItemRecord> {
+  /**
+   * HAR-01/04/05/11/14: every governed item is bound; a child copies or narrows its parent's binding.
+   * `executor`: the lineage of the executor creating it (src/missions/executor-scope.ts): the item
+   * is in that lineage, whatever the input says, and the session and parent item it names must be
+   * that lineage's too — another lineage's, or one of no lineage, is refused exactly as an unknown
+   * id is, before anything is written. Undefined: an operator, any session or parent.
+   */
+  async createItem(input: unknown, actor: string, executor?: string): Promise<WorkItemRecord> {
     const f = readItem(input);
     return this.#o.uow.run(async (repo) => {
       const now = this.#now();
       const session = f.sessionId === null ? undefined : await repo.getSession(f.sessionId);
-      if (f.sessionId !== null && session === undefined)
+      if (f.sessionId !== null && !reachable(session, executor))
         throw new BatonError('work_item_not_found', 'no such session');
       const parent = f.parentId === null ? undefined : await repo.getItem(f.parentId);
-      if (f.parentId !== null && parent === undefined)
+      if (f.parentId !== null && !reachable(parent, executor))
         throw new BatonError('work_item_not_found', 'no such parent item');
       const binding = f.binding ?? parent?.binding ?? session?.binding;
       // HAR-01 / A7#16: governed work without a binding is refused at create.
@@ -312,7 +322,7 @@ export class MissionsService {
         kind: f.kind,
         // HAR-29: a child belongs to its parent's session, so a taint reaches the whole task graph.
         sessionId: f.sessionId ?? parent?.sessionId ?? null,
-        lineage: f.lineage ?? session?.lineage ?? parent?.lineage ?? null,
+        lineage: executor ?? f.lineage ?? session?.lineage ?? parent?.lineage ?? null,
         parentId: f.parentId,
         binding,
         actionClass: f.actionClass,
@@ -1106,16 +1116,16 @@ export class MissionsService {
     workItemId: string,
     lineage: string,
   ): Promise<void> {
+    // Another lineage's item, or one of no lineage, is answered as an unknown one (no existence
+    // leak), before its binding is looked at or anything is locked.
     const peek = await repo.getItem(workItemId);
-    if (peek === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+    if (!reachable(peek, lineage)) throw new BatonError('work_item_not_found', 'no such work item');
     if (peek.binding === null)
       throw new BatonError('mission_binding_missing', 'the work item has no mission binding (HAR-07)');
     const view = await repo.lockView(peek.binding.mission_origin, peek.binding.mission_id);
     const item = await repo.lockItem(workItemId);
-    if (item === undefined || item.binding === null)
+    if (!reachable(item, lineage) || item.binding === null)
       throw new BatonError('work_item_not_found', 'no such work item');
-    if (item.lineage !== null && item.lineage !== lineage)
-      throw new BatonError('forbidden', 'the work item belongs to another lineage');
     if (item.state !== 'running')
       throw new BatonError(
         'work_item_not_dispatchable',
@@ -1284,6 +1294,17 @@ function groupBySubject(events: readonly PlannedEvent[]): PlannedEvent[] {
     list.push(e);
   }
   return order.flatMap((s) => by.get(s) ?? []);
+}
+
+/**
+ * Whether an executor of `executor` may name this session or item (it exists and is in that
+ * lineage; a record of no lineage is an operator's, no executor's). Undefined: an operator, any.
+ */
+function reachable<T extends { readonly lineage: string | null }>(
+  rec: T | undefined,
+  executor: string | undefined,
+): rec is T {
+  return rec !== undefined && (executor === undefined || rec.lineage === executor);
 }
 
 /**

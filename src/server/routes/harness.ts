@@ -1,8 +1,9 @@
 /**
  * The harness over HTTP (build spec A6; docs/harness.md): sessions, work items, dispatch/resume,
  * retry, complete (executor), stop/requeue (operator), the evidence and the published policy.
- * Executors act only on their own lineage's items (another lineage's answers like a missing one)
- * and dispatch under their own generation. A committed Mission stop answers 403/503 (C-A25).
+ * Executors act only on their own lineage's items and sessions (another lineage's — or one of no
+ * lineage — answers like a missing one, also when named as the session or parent of new work) and
+ * dispatch under their own generation. A committed Mission stop answers 403/503 (C-A25).
  */
 import { BatonError } from '../../core/errors.js';
 import {
@@ -10,7 +11,6 @@ import {
   BEHAVIOURS,
   DEFAULT_MATRIX,
   ITEM_KINDS,
-  inLineage,
   isActionClass,
   ITEM_STATES,
   missionSubject,
@@ -49,6 +49,15 @@ function decodeItemCursor(cursor: string): { createdAt: number; id: string } {
       : undefined,
   );
 }
+
+/** `?state=`: one or more item states, comma-separated, each a known one (none empty). */
+const STATE_LIST = `(?:${ITEM_STATES.join('|')})`;
+const stateFilter: Schema = {
+  type: 'string',
+  pattern: `^${STATE_LIST}(?:,${STATE_LIST})*$`,
+  description: `comma-separated item states, each one of ${ITEM_STATES.join(', ')}`,
+};
+
 const binding: Schema = {
   type: 'object',
   additionalProperties: true,
@@ -157,11 +166,9 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['executor', 'operator'],
       schema: { body: sessionBody, response: { 201: anyObject } },
       handler: async (input) => {
-        const body = bodyObject(input);
         // As for items: an executor's sessions belong to its own lineage (so it can read and taint them).
-        const owned = inLineage(body, executorLineage(input));
         const made = await timed(deps, 'harness_session_create', () =>
-          harnessOf(deps).createSession(owned, actor(input)),
+          harnessOf(deps).createSession(bodyObject(input), actor(input), executorLineage(input)),
         );
         return { status: 201, body: made };
       },
@@ -176,13 +183,13 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['executor', 'operator'],
       schema: { body: itemBody, response: { 201: workItem } },
       handler: async (input) => {
-        const body = bodyObject(input);
-        // An executor's items belong to its own lineage, whatever the body says.
-        const owned = inLineage(body, executorLineage(input));
-        return {
-          status: 201,
-          body: await timed(deps, 'harness_create', () => harnessOf(deps).createItem(owned, actor(input))),
-        };
+        // An executor's items belong to its own lineage, whatever the body says, and the session and
+        // parent item it names must be that lineage's: else not found, as an unknown id (checked in
+        // the create's transaction, nothing written).
+        const made = await timed(deps, 'harness_create', () =>
+          harnessOf(deps).createItem(bodyObject(input), actor(input), executorLineage(input)),
+        );
+        return { status: 201, body: made };
       },
     },
     {
@@ -205,7 +212,7 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       method: 'GET',
       url: '/v1/harness/items',
       operationId: 'listWorkItems',
-      summary: 'Work items, optionally of one Mission and in some states',
+      summary: 'Work items, optionally of one Mission (origin and mission together) and in some states',
       tag: 'harness',
       roles: ['operator'],
       schema: {
@@ -213,9 +220,14 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
           type: 'object',
           additionalProperties: false,
           properties: {
-            origin: { type: 'string' },
-            mission: name,
-            state: { type: 'string' },
+            origin: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 512,
+              description: "the Mission's origin; only with `mission`",
+            },
+            mission: { ...name, description: "the Mission's id; only with `origin`" },
+            state: stateFilter,
             cursor: CURSOR_SCHEMA,
             limit: {
               type: 'string',
@@ -231,6 +243,11 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         const limit = Number(text ?? DEFAULT_ITEM_PAGE);
         if (limit > MAX_ITEM_PAGE)
           throw new BatonError('input_invalid', `limit must be 1..${MAX_ITEM_PAGE}`, { path: '$.limit' });
+        // A filter is applied or refused, never dropped: half a Mission is not "every item".
+        if ((origin === undefined) !== (mission === undefined))
+          throw new BatonError('input_invalid', 'origin and mission go together', {
+            path: origin === undefined ? '$.origin' : '$.mission',
+          });
         const filter = {
           ...(origin !== undefined && mission !== undefined && { mission: { origin, id: mission } }),
           ...(state !== undefined && { states: state.split(',') }),
