@@ -4,7 +4,9 @@
  * 1. routing; unknown routes are `404 not_found` problems;
  * 2. authentication and the role check (`onRequest`), before the body is even read;
  * 3. the body: `application/json` only, parsed by core's strict parser (duplicate members, lone
- *    surrogates, bad UTF-8 refused), size-limited; any other content type is `415`;
+ *    surrogates, bad UTF-8 refused), size-limited; any other content type is `415` — except on
+ *    the routes that read their own body (the RFC 8935 push receiver, `registerOwnBodyRoutes`;
+ *    the webhook receiver, routes/webhooks.ts), which take any content type and answer it themselves;
  * 4. JSON-schema validation with Ajv set to refuse, never repair (no coercion, no removal of
  *    unknown members, no defaults);
  * 5. the handler, which calls the service: one command, one transaction;
@@ -145,13 +147,30 @@ function strictJsonBodies(app: FastifyInstance, limit: number): void {
   );
 }
 
-/** RFC 8935 push bodies (the SET push receiver, routes/missions.ts): the raw compact SET, 64 KiB at most. */
-function secEventBodies(app: FastifyInstance): void {
-  app.addContentTypeParser(
-    'application/secevent+jwt',
-    { parseAs: 'string', bodyLimit: 64 * 1024 },
-    (_req, raw: string, done) => done(null, raw),
-  );
+/** The body limit of a route that reads its own body (`consumes`): a compact SET is 64 KiB at most. */
+const OWN_BODY_LIMIT = 64 * 1024;
+
+/**
+ * Routes that declare their own request media type (`consumes`: the RFC 8935 SET push receiver,
+ * routes/missions.ts), each registered in an encapsulated scope whose only parser takes ANY
+ * content type, or none, as text (64 KiB at most, as webhooks.ts takes raw bytes). The handler then
+ * checks the media type itself and refuses a wrong one in the route's own error form (RFC 8935
+ * §2.4: `400 {"err":"invalid_request","description"}`, after the stream bearer), which the
+ * framework's `415` problem would otherwise pre-empt. Every other route still parses JSON only:
+ * `application/secevent+jwt` elsewhere is `415 media_type_unsupported`.
+ */
+function registerOwnBodyRoutes(app: FastifyInstance, deps: ServerDeps, specs: readonly RouteSpec[]): void {
+  if (specs.length === 0) return;
+  void app.register((scope, _opts, ready) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'string', bodyLimit: OWN_BODY_LIMIT },
+      (_req, raw: string, done) => done(null, raw),
+    );
+    for (const spec of specs) registerRoute(scope, deps, spec);
+    ready();
+  });
 }
 
 function problems(app: FastifyInstance, metrics: Metrics): void {
@@ -203,7 +222,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     },
   });
   strictJsonBodies(app, bodyLimit);
-  secEventBodies(app);
   problems(app, metrics);
   const deps: ServerDeps = {
     engine: options.engine,
@@ -256,7 +274,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...healthRoutes(deps, reconcile),
     ...lineageListRoutes(deps),
   );
-  for (const spec of routes) registerRoute(app, deps, spec);
+  for (const spec of routes) if (spec.consumes === undefined) registerRoute(app, deps, spec);
+  registerOwnBodyRoutes(
+    app,
+    deps,
+    routes.filter((spec) => spec.consumes !== undefined),
+  );
   // Open event streams would hold a drain until its deadline: end them first.
   app.addHook('preClose', (done) => {
     streams.closeAll();

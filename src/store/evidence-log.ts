@@ -559,3 +559,23 @@ export async function listEvidence(tx: SqlExecutor, subject: string): Promise<Ev
   );
   return rows.map(eventFromRow);
 }
+
+/**
+ * One page of a subject's chain, oldest first: at most `limit` events at chain positions after
+ * `after` (0: from the start), each with its position (`idx`) for the next page's cursor. A keyset
+ * range over migration 004's UNIQUE (subject, idx): a page reads about a page of index entries
+ * however long the chain, and events appended while a reader pages only add later positions.
+ * Not verified: `verifyEvidence` does that.
+ */
+export async function pageEvidence(
+  tx: SqlExecutor,
+  subject: string,
+  after: number,
+  limit: number,
+): Promise<AppendedEvent[]> {
+  const rows = await tx.all<EvidenceRow>(
+    `SELECT ${EVIDENCE_COLUMNS} FROM evidence_events WHERE subject = ? AND idx > ? ORDER BY idx LIMIT ?`,
+    [subject, after, limit],
+  );
+  return rows.map((row) => ({ ...eventFromRow(row), idx: Number(row.idx) }));
+}

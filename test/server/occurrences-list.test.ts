@@ -81,8 +81,9 @@ test('GET /v1/occurrences: filters, an opaque cursor, executor sees only its lin
     token: api.operator,
   });
   assert.deepEqual(page(window.body), [ids[2], ids[1]]);
-  // An executor's list is its own lineage's, whatever lineage it names.
-  const own = await api.call('GET', '/v1/occurrences?lineage=agent-b', { token: a });
+  // An executor's list is its own lineage's; naming another lineage is refused
+  // (test/server/occurrences-lineage-filter.test.ts).
+  const own = await api.call('GET', '/v1/occurrences', { token: a });
   assert.deepEqual(page(own.body), [ids[4], ids[2], ids[0]]);
   assertProblem(await api.call('GET', '/v1/occurrences'), 401, 'unauthenticated');
   assertProblem(

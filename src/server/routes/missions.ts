@@ -140,8 +140,13 @@ function pushRoute(deps: ServerDeps): RouteSpec {
     consumes: SET_MEDIA_TYPE,
     schema: {
       params: object({ issuer: issuerParam }),
-      // Any body reaches the handler, so a wrong media type is answered in RFC 8935's form.
-      body: { description: 'the compact SET, Content-Type application/secevent+jwt' },
+      // Any body reaches the handler as text, whatever its Content-Type (or none): this route is
+      // registered in its own parser scope (app.ts `registerOwnBodyRoutes`, 64 KiB), so a wrong
+      // media type is answered in RFC 8935's form (400 invalid_request), never with a 415 problem.
+      body: {
+        description:
+          'the compact SET, Content-Type application/secevent+jwt (any other Content-Type, or none, is answered 400 {"err":"invalid_request"})',
+      },
       response: { 202: anyJson, 400: setError, 401: setError },
     },
     handler: async (input) => {

@@ -78,12 +78,26 @@ export async function checkVisible(
   return o;
 }
 
+/**
+ * The lineage an executor's list is confined to: its own. Naming another lineage is refused as
+ * reading that lineage is (`GET /v1/lineages/{lineage}`: `403 forbidden`), never answered with the
+ * executor's own list as if the filter had been applied.
+ */
+function ownLineage(input: HandlerInput): string | undefined {
+  const p = input.principal;
+  if (p?.kind !== 'executor') return undefined;
+  const named = input.query['lineage'];
+  if (named !== undefined && named !== p.lineage) {
+    throw new BatonError('forbidden', 'an executor may read only its own lineage');
+  }
+  return p.lineage;
+}
+
 /** The query string as the service's list input; an executor sees only its own lineage. */
 function listInput(input: HandlerInput): ListInput {
   const q = input.query;
   const time = (k: string): number | undefined => (q[k] === undefined ? undefined : parseRfc3339(q[k]));
-  const p = input.principal;
-  const own = p?.kind === 'executor' ? p.lineage : undefined;
+  const own = ownLineage(input);
   const named: Record<string, unknown> = {
     phase: q['phase'],
     outcome: q['outcome'],

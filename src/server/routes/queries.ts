@@ -1,16 +1,75 @@
 /**
  * Operator queries over the whole domain: occurrence counts and the evidence log (DESIGN.md §2):
- * one subject's chain, and a re-walk of every chain (`baton log verify` over HTTP).
+ * one subject's chain, a page at a time, and a re-walk of every chain (`baton log verify` over
+ * HTTP).
  */
-import { listEvidence } from '../../store/evidence-log.js';
+import { BatonError } from '../../core/errors.js';
+import { pageEvidence, type EvidenceEvent } from '../../store/evidence-log.js';
 import { verifyEvidence } from '../../store/evidence-verify.js';
+import { CURSOR_SCHEMA, decodeCursor, encodeCursor } from '../cursor.js';
 import { timed, type RouteSpec, type ServerDeps } from '../route.js';
 import { array, bool, count, evidenceEvent, NO_NUL_PATTERN, nullable, object } from '../schemas/common.js';
 import { counts } from '../schemas/records.js';
 
-const subjectQuery = object({
-  subject: { type: 'string', minLength: 1, maxLength: 512, pattern: NO_NUL_PATTERN },
+/** `GET /v1/evidence` pages as `GET /v1/lineages` and `GET /v1/occurrences` do: 1..500, default 50. */
+export const DEFAULT_EVIDENCE_PAGE = 50;
+export const MAX_EVIDENCE_PAGE = 500;
+
+/** The paging members of a chain's query string (optional both): `cursor` and `limit`. */
+export const evidencePageQuery = {
+  cursor: CURSOR_SCHEMA,
+  limit: {
+    type: 'string',
+    pattern: '^[1-9][0-9]{0,2}$',
+    description: `1..${MAX_EVIDENCE_PAGE}, default ${DEFAULT_EVIDENCE_PAGE}`,
+  },
+} as const;
+
+const subjectQuery = object(
+  {
+    subject: { type: 'string', minLength: 1, maxLength: 512, pattern: NO_NUL_PATTERN },
+    ...evidencePageQuery,
+  },
+  ['cursor', 'limit'],
+);
+
+const evidencePage = object({
+  subject: { type: 'string' },
+  events: array(evidenceEvent),
+  nextCursor: nullable({ type: 'string' }),
 });
+
+/** A chain cursor: the chain position (idx, from 1) of the last event listed. */
+const decodeEvidenceCursor = (cursor: string): number =>
+  decodeCursor(cursor, (k) =>
+    k.length === 1 && Number.isSafeInteger(k[0]) && (k[0] as number) >= 1 ? (k[0] as number) : undefined,
+  );
+
+/**
+ * One page of `subject`'s chain, oldest first, under the query's `limit` and `cursor`
+ * (`evidencePageQuery`). One event more than the page is read to say whether the chain goes on,
+ * without a COUNT: `nextCursor` is null only on the chain's last page, so a page is never taken
+ * for the whole chain.
+ */
+export async function readEvidencePage(
+  deps: ServerDeps,
+  subject: string,
+  query: Readonly<Record<string, string>>,
+): Promise<{ events: EvidenceEvent[]; nextCursor: string | null }> {
+  const limit = Number(query['limit'] ?? DEFAULT_EVIDENCE_PAGE);
+  if (limit > MAX_EVIDENCE_PAGE) {
+    throw new BatonError('input_invalid', `limit must be 1..${MAX_EVIDENCE_PAGE}`, { path: '$.limit' });
+  }
+  const cursor = query['cursor'];
+  const after = cursor === undefined ? 0 : decodeEvidenceCursor(cursor);
+  const rows = await timed(deps, 'list_evidence', () =>
+    deps.engine.read((ex) => pageEvidence(ex, subject, after, limit + 1)),
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const nextCursor = rows.length > limit && last !== undefined ? encodeCursor([last.idx]) : null;
+  return { events: page.map(({ idx: _idx, ...event }) => event), nextCursor };
+}
 
 const chainReport = object(
   {
@@ -39,19 +98,14 @@ export function queryRoutes(deps: ServerDeps): RouteSpec[] {
       method: 'GET',
       url: '/v1/evidence',
       operationId: 'listEvidence',
-      summary: 'The evidence chain of one subject (occurrence:<id>, lineage:<id>, authority:<id>, …)',
+      summary:
+        'The evidence chain of one subject (occurrence:<id>, lineage:<id>, authority:<id>, …), oldest first, a page at a time (cursor)',
       tag: 'evidence',
       roles: ['operator'],
-      schema: {
-        querystring: subjectQuery,
-        response: { 200: object({ subject: { type: 'string' }, events: array(evidenceEvent) }) },
-      },
+      schema: { querystring: subjectQuery, response: { 200: evidencePage } },
       handler: async (input) => {
         const subject = input.query['subject'] ?? '';
-        const events = await timed(deps, 'list_evidence', () =>
-          deps.engine.read((ex) => listEvidence(ex, subject)),
-        );
-        return { body: { subject, events } };
+        return { body: { subject, ...(await readEvidencePage(deps, subject, input.query)) } };
       },
     },
     {
