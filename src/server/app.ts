@@ -37,6 +37,7 @@ import { setupRoutes } from './routes/setup.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { harnessRoutes } from './routes/harness.js';
 import type { MissionsService } from '../missions/index.js';
+import type { SecretScope } from './mission-secrets.js';
 import { registerConsole } from '../console/static.js';
 import { EventStreams } from './events.js';
 import { eventRoutes, evidenceByTypeRoutes } from './routes/events.js';
@@ -83,6 +84,11 @@ export interface ServerOptions {
    * same engine and harness, wired as the harness's Status fetcher (src/server/mission-consumer.ts).
    */
   readonly missions?: MissionConsumer;
+  /**
+   * What the default Mission consumer's secret references may reach on this host (`baton serve
+   * --secret-dir`; src/server/mission-secrets.ts). Default: `env:BATON_SECRET_*` only, no file.
+   */
+  readonly secretScope?: SecretScope;
   /** The domain's Ed25519 private key: Baton signs its own continuity records with it (routes/continuity.ts). */
   readonly signingKey?: KeyObject;
   /** Serve the operator console at /console/ (default true; `baton serve --no-console`). */
@@ -238,6 +244,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           harness: options.harness,
           clock: options.clock ?? systemClock,
           metrics: metrics.missions,
+          ...(options.secretScope !== undefined && { secretScope: options.secretScope }),
         }),
     }),
     ...(options.signingKey !== undefined && {

@@ -38,13 +38,24 @@ import {
 import type { StoreEngine } from '../store/engine.js';
 import { IssuerRegistry, StoredKeyArchive, type RegisteredIssuer } from '../store/missions-issuers.js';
 import type { MissionCheckResult, MissionMetrics } from './mission-metrics.js';
-import { clientKeyOf, resolveSecret, type SecretResolver } from './mission-secrets.js';
+import {
+  clientKeyOf,
+  scopedSecretResolver,
+  type SecretResolver,
+  type SecretScope,
+} from './mission-secrets.js';
 
 export interface MissionConsumerOptions {
   readonly engine: StoreEngine;
   readonly harness: MissionsService;
   readonly clock: Clock;
   readonly metrics: MissionMetrics;
+  /**
+   * What a registered secret reference may reach on this host (mission-secrets.ts; `baton serve
+   * --secret-dir`). Default: `env:BATON_SECRET_*` only, no file.
+   */
+  readonly secretScope?: SecretScope;
+  /** How references are read (default: confined to `secretScope`). */
   readonly resolveSecret?: SecretResolver;
   readonly fetch?: FetchLike;
   /** A background step failed (a gap's Status check, a poll round): logged by the server. */
@@ -90,9 +101,14 @@ export class MissionConsumer {
   readonly #clients = new Map<string, MissionStatusClient>();
   readonly #pollers = new Map<string, SetPoller>();
   readonly #batchers = new Map<string, SignalBatcher>();
+  /** What a registration's references may name (the issuer routes refuse anything else). */
+  readonly secretScope: SecretScope;
+  readonly #resolveSecret: SecretResolver;
 
   constructor(o: MissionConsumerOptions) {
     this.#o = o;
+    this.secretScope = o.secretScope ?? { dirs: [] };
+    this.#resolveSecret = o.resolveSecret ?? scopedSecretResolver(this.secretScope);
     this.registry = new IssuerRegistry(o.engine);
     this.archive = new StoredKeyArchive(o.engine, () => o.clock.wallMs());
   }
@@ -120,7 +136,7 @@ export class MissionConsumer {
     if (client === undefined) {
       client = new MissionStatusClient({
         pin,
-        clientKey: clientKeyOf(pin, this.#o.resolveSecret ?? resolveSecret),
+        clientKey: clientKeyOf(pin, this.#resolveSecret),
         keys: this.keysFor(pin),
         clock: this.#o.clock,
         ...(this.#o.fetch !== undefined && { fetch: this.#o.fetch }),
@@ -277,7 +293,7 @@ export class MissionConsumer {
     if (poller === undefined) {
       poller = new SetPoller({
         endpoint,
-        bearer: (this.#o.resolveSecret ?? resolveSecret)(pinned.pollBearerRef),
+        bearer: this.#resolveSecret(pinned.pollBearerRef),
         keys: this.keysFor(pinned.pin),
         expect: expectation(pinned.pin),
         clock: this.#o.clock,

@@ -30,8 +30,8 @@ const PIN = {
 };
 
 test('issuers: applied from a pin file with a push bearer reference, unchanged on re-apply, a changed bearer or pin refused before any write', async (t) => {
-  const api = await startApi(t);
   const dir = tempDir(t);
+  const api = await startApi(t, { secretDirs: [dir] });
   writeFileSync(join(dir, 'issuer.json'), JSON.stringify(PIN));
   writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
   const config = {
@@ -80,4 +80,31 @@ test('issuers: applied from a pin file with a push bearer reference, unchanged o
     missing.err,
     /config_invalid: \$\.issuers\[0\]\.pushBearer: is required exactly when the pin streams by push/,
   );
+});
+
+test("issuers: a key reference outside the server's scope (--secret-dir, BATON_SECRET_*) is refused by the server, nothing pinned", async (t) => {
+  const dir = tempDir(t);
+  const api = await startApi(t, { secretDirs: [dir] });
+  writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
+  for (const [keyRef, refused] of [
+    // Only the server knows its folders: it refuses the issuer (input_invalid).
+    ['file:/etc/hostname', /input_invalid.*\$\.pin\.client\.key_ref.*outside what this server allows/],
+    // The variable rule is the same for every server: refused before the first write.
+    [
+      'env:BATON_POSTGRES_URL',
+      /config_invalid: \$\.issuers\[0\]\.pin\.client\.key_ref: .*outside what this server allows/,
+    ],
+  ] as const) {
+    const pin = { ...PIN, client: { ...PIN.client, key_ref: keyRef } };
+    const file = join(dir, 'baton.config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ format: 'baton.config/1', issuers: [{ pin, pushBearerRef: 'file:bearer.txt' }] }),
+    );
+    const before = await api.snapshot();
+    const r = await baton(['apply', file, '--url', api.url, '--token', api.admin]);
+    assert.notEqual(r.code, 0, r.out);
+    assert.match(r.err, refused);
+    assert.equal(await api.snapshot(), before, `${keyRef}: nothing written`);
+  }
 });

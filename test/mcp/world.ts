@@ -72,6 +72,7 @@ export async function makeWorld(
     service: store.service,
     keys: provider.keys,
     clock,
+    secretScope: { dirs: [dir] }, // test/mcp/missions.test.ts keeps its client key there
     // The Mission consumer and harness (test/mcp/missions.test.ts); off for the other tests.
     ...(options.harness === true && { harness: store.harness }),
   });

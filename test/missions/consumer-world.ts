@@ -64,6 +64,7 @@ export async function consumerWorld(t: TestContext, e: EngineUnderTest): Promise
     harness: opened.harness,
     clock: systemClock,
     metrics: metrics.missions,
+    secretScope: { dirs: [dir] }, // the key and bearer files below
   });
   const app = buildServer({
     engine: store.engine,
@@ -105,6 +106,7 @@ export async function consumerWorld(t: TestContext, e: EngineUnderTest): Promise
         harness: again.harness,
         clock: systemClock,
         metrics: new Metrics().missions,
+        secretScope: { dirs: [dir] },
       });
       return { harness: again.harness, missions: consumer };
     },

@@ -66,6 +66,8 @@ export async function startApi(
     wrapEngine?: (engine: StoreEngine) => StoreEngine;
     /** Give the server the domain's signing key, so /v1/continuity answers (routes/continuity.ts). */
     continuity?: boolean;
+    /** Folders the Mission issuer registry's `file:` references may name (`baton serve --secret-dir`). */
+    secretDirs?: readonly string[];
   } = {},
 ): Promise<Api> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-server-'));
@@ -82,6 +84,7 @@ export async function startApi(
     logger,
     ...(options.keys !== undefined && { keys: options.keys }),
     ...(options.continuity === true && { signingKey: opened.domainKey.privateKey }),
+    ...(options.secretDirs !== undefined && { secretScope: { dirs: options.secretDirs } }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(async () => {

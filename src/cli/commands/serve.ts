@@ -5,7 +5,9 @@
  * Structured logs (pino, authorization redacted) go to stderr, so stdout carries only the one-time
  * token and the listening line.
  */
+import { existsSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
 import { systemClock } from '../../core/clock.js';
 import { BatonError } from '../../core/errors.js';
 import { buildServer } from '../../server/app.js';
@@ -28,6 +30,7 @@ import {
 import { drain } from '../../server/shutdown.js';
 import { Metrics } from '../../server/metrics.js';
 import { wireMissionConsumer, type MissionConsumer } from '../../server/mission-consumer.js';
+import { refsOutside, secretRefRefusal } from '../../server/mission-secrets.js';
 import { parsePollInterval, startPollLoop, type PollLoop } from '../../server/mission-poll-loop.js';
 import type { BackgroundReconciler } from '../../server/background-reconciler.js';
 import { ReconcileMetrics } from '../../server/reconcile-metrics.js';
@@ -54,6 +57,7 @@ const SERVE_OPTIONS = {
   'stop-matrix': { type: 'string', env: 'BATON_STOP_MATRIX' },
   'missions-poll-every': { type: 'string', env: 'BATON_MISSIONS_POLL_EVERY' },
   credentials: { type: 'string', env: 'BATON_CREDENTIALS' },
+  'secret-dir': { type: 'string', multiple: true },
   'reconcile-every': { type: 'string', env: 'BATON_RECONCILE_EVERY' },
   'reconcile-concurrency': { type: 'string', env: 'BATON_RECONCILE_CONCURRENCY' },
   json: { type: 'boolean' },
@@ -64,7 +68,7 @@ const SERVE_OPTIONS = {
 
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
                    [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE]
-                   [--credentials FILE] [--missions-poll-every DURATION] 
+                   [--credentials FILE] [--secret-dir DIR…] [--missions-poll-every DURATION]
                    [--reconcile-every DURATION [--reconcile-concurrency N]] [--json] [--no-console]
                    [--sqlite-writer thread|inline] [--sqlite-checkpoints thread|sqlite]
 
@@ -85,6 +89,11 @@ minimums exits 2 with stop_matrix_invalid before anything is opened. Default: ba
 --missions-poll-every: poll every pinned issuer whose stream is RFC 8936 poll (docs/missions.md) once
 per DURATION (500ms, 30s, 2m; 100 ms..1 h). Without it, poll streams are not polled. Pushed SETs
 (RFC 8935) arrive at POST /v1/missions/signals/{issuer} either way.
+--secret-dir DIR (repeatable): a folder whose files the Mission issuer registry's secret references
+(a pin's client.key_ref, a poll stream's pollBearerRef) may name as file:/absolute/path. Without
+it no file may be named; env: references must name BATON_SECRET_* variables. A registration naming
+anything else is refused (input_invalid); an issuer pinned earlier that does is listed at start
+and its references are never read (docs/missions.md "Secret references").
 --credentials FILE: a baton.credentials/1 document mapping the secret ids provider profiles name
 (webhook secrets, lookup credentials) to {"env": NAME} or {"file": PATH} references, resolved once
 at start; a missing one exits with credential_unresolved before anything is opened
@@ -192,6 +201,22 @@ async function describeIssuers(missions: MissionConsumer, io: CliIo): Promise<vo
   io.stderr(
     `mission issuers pinned: ${pinned.length} (push ${by('urn:ietf:rfc:8935')}, poll ${by('urn:ietf:rfc:8936')})\n`,
   );
+  // Pinned before --secret-dir existed, or by a config applied at start: never read, and said so.
+  for (const i of pinned)
+    for (const o of refsOutside(i, missions.secretScope))
+      io.stderr(
+        `mission issuer ${i.issuer}: ${o.path.slice(2)}: ${secretRefRefusal(o.ref)}; it is never read\n`,
+      );
+}
+
+/** `--secret-dir`: existing folders, made absolute (the scope compares absolute paths). */
+function secretDirs(given: readonly string[] | undefined): string[] {
+  return (given ?? []).map((d) => {
+    const dir = resolve(d);
+    if (!existsSync(dir) || !statSync(dir).isDirectory())
+      throw new BatonError('usage', `--secret-dir ${d}: not a folder`);
+    return dir;
+  });
 }
 
 async function readStopMatrix(file: string | undefined, io: CliIo): Promise<PinnedMatrix | undefined> {
@@ -248,6 +273,7 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
     every === undefined ? undefined : parseDuration(every, '--reconcile-every (BATON_RECONCILE_EVERY)');
   const concurrency = parseConcurrency(values['reconcile-concurrency']);
   const keys = await serveKeys(values.credentials, io);
+  const dirs = secretDirs(values['secret-dir']);
   // HAR-25 / A3.10: an invalid matrix refuses to start (exit 2), before the store is touched.
   const stopMatrix = await readStopMatrix(values['stop-matrix'], io);
   const choice = withCheckpoints(
@@ -266,6 +292,7 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       harness: opened.harness,
       clock: systemClock,
       metrics: metrics.missions,
+      secretScope: { dirs },
       onError: (error, what) => app?.log.warn({ err: error, what }, 'mission consumer step failed'),
     });
     await describeIssuers(missions, io);

@@ -11,7 +11,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseStrictJson, type JsonObject } from '../../core/json.js';
 import { readIssuerRegistration, type IssuerRegistration } from '../../missions/index.js';
-import { resolveSecret } from '../../server/mission-secrets.js';
+import { refsOutside, resolveSecret, secretRefRefusal } from '../../server/mission-secrets.js';
 import type { IssuerEntry } from './model.js';
 
 export interface LoadedIssuer {
@@ -34,6 +34,19 @@ async function readPin(entry: IssuerEntry, baseDir: string, path: string): Promi
     return parseStrictJson(await readFile(isAbsolute(file) ? file : resolve(baseDir, file))) as JsonObject;
   } catch (cause) {
     throw new BatonError('config_invalid', `${path}.file: cannot read ${file} as JSON`, { path }, { cause });
+  }
+}
+
+/**
+ * The part of the server's secret scope a config can be held to before anything is written
+ * (docs/missions.md "Secret references"): a variable the server resolves is a BATON_SECRET_* one.
+ * Which folders the server allows (`--secret-dir`) only the server knows; it refuses the rest.
+ */
+function refuseUnscopedEnv(reg: IssuerRegistration, path: string): void {
+  for (const o of refsOutside(reg, { dirs: [] })) {
+    if (!o.ref.startsWith('env:')) continue;
+    const at = `${path}${o.path.slice(1)}`;
+    throw new BatonError('config_invalid', `${at}: ${secretRefRefusal(o.ref)}`, { path: at });
   }
 }
 
@@ -64,6 +77,7 @@ export async function loadIssuers(entries: readonly IssuerEntry[], baseDir: stri
       ...(entry.pollBearerRef !== undefined && { pollBearerRef: absolute(entry.pollBearerRef, baseDir) }),
     };
     const registration = readIssuerRegistration(body, 'config_invalid', path);
+    refuseUnscopedEnv(registration, path);
     out.push({ issuer: registration.pin.issuer, registration, body });
   }
   const seen = new Set<string>();

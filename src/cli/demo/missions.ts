@@ -75,6 +75,7 @@ async function setUp(dir: string, print: (l: string) => void): Promise<Stage> {
     harness: opened.harness,
     clock: systemClock,
     metrics: metrics.missions,
+    secretScope: { dirs: [dir] }, // Baton's client key, written below
   });
   const baton = buildServer({
     engine: opened.engine,

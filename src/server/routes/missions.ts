@@ -11,6 +11,7 @@ import type { RegisteredIssuer } from '../../store/missions-issuers.js';
 import { principalActor } from '../auth.js';
 import type { MissionConsumer } from '../mission-consumer.js';
 import { unknownError } from '../mission-consumer.js';
+import { refsOutside, secretRefRefusal } from '../mission-secrets.js';
 import { param, timed, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
 import {
   anyJson,
@@ -178,6 +179,12 @@ export function missionRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { body: registrationBody, response: { 200: issuerView, 201: issuerView } },
       handler: async (input) => {
         const reg = readIssuerRegistration(input.body);
+        // The references are resolved on this host: the host's scope, not the caller, bounds them.
+        const outside = refsOutside(reg, consumerOf(deps).secretScope)[0];
+        if (outside !== undefined)
+          throw new BatonError('input_invalid', `${outside.path}: ${secretRefRefusal(outside.ref)}`, {
+            path: outside.path,
+          });
         const done = await consumerOf(deps).registry.register(reg, actor(input), now());
         return { status: done.action === 'created' ? 201 : 200, body: issuerBody(done.issuer, now()) };
       },
