@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
+import { missionSubject } from '../../src/missions/index.js';
 import { appendEvidence, listEvidence, pageEvidence } from '../../src/store/evidence-log.js';
 import { verifyEvidence } from '../../src/store/evidence-verify.js';
 import { migrate } from '../../src/store/migrations.js';
@@ -169,3 +170,31 @@ for (const e of engines) {
     );
   });
 }
+
+test('GET /v1/harness/evidence pages a Mission chain the same way', async (t) => {
+  const api = await startApi(t);
+  const origin = 'https://as.example.com';
+  const subject = missionSubject(origin, 'msn_paged');
+  await api.engine.transaction(async (tx) => {
+    for (let i = 0; i < 60; i++)
+      await appendEvidence(tx, {
+        subject,
+        type: 'harness_evidence',
+        body: { i },
+        at: 1000 + i,
+        actor: 'test',
+      });
+  });
+  const stored = await api.engine.read((ex) => listEvidence(ex, subject));
+  const path = `/v1/harness/evidence?origin=${encodeURIComponent(origin)}&mission=msn_paged`;
+  const first = await api.call('GET', path, { token: api.operator });
+  assert.equal(first.status, 200, first.text);
+  assert.equal(first.body['subject'], subject);
+  assert.deepEqual(seqs(events(first)), seqs(stored.slice(0, 50) as unknown as JsonObject[]));
+  const cursor = first.body['nextCursor'];
+  assert.equal(typeof cursor, 'string', 'a truncated chain says so');
+  const rest = await api.call('GET', `${path}&limit=20&cursor=${String(cursor)}`, { token: api.operator });
+  assert.deepEqual(seqs(events(rest)), seqs(stored.slice(50) as unknown as JsonObject[]));
+  assert.equal(rest.body['nextCursor'], null, 'the last page');
+  assertProblem(await api.call('GET', `${path}&limit=501`, { token: api.operator }), 400, 'input_invalid');
+});

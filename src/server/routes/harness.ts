@@ -35,6 +35,7 @@ import {
   type Schema,
 } from '../schemas/common.js';
 import { emptyBody } from '../schemas/inputs.js';
+import { evidencePageQuery, readEvidencePage } from './queries.js';
 
 const idParams = object({ id: name });
 
@@ -323,17 +324,24 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       method: 'GET',
       url: '/v1/harness/evidence',
       operationId: 'listHarnessEvidence',
-      summary: 'The evidence chain of one Mission (mission:<origin>#<id>)',
+      summary:
+        'The evidence chain of one Mission (mission:<origin>#<id>), oldest first, a page at a time (limit, cursor; nextCursor null on the last page)',
       tag: 'harness',
       roles: ['operator'],
       schema: {
-        querystring: object({ origin: { type: 'string' }, mission: name }),
-        response: { 200: object({ subject: { type: 'string' }, events }) },
+        // A Mission's chain gains an event per item transition: paged as GET /v1/evidence?subject=.
+        querystring: object({ origin: { type: 'string' }, mission: name, ...evidencePageQuery }, [
+          'cursor',
+          'limit',
+        ]),
+        response: {
+          200: object({ subject: { type: 'string' }, events, nextCursor: nullable({ type: 'string' }) }),
+        },
       },
       handler: async (input) => {
         const subject = missionSubject(input.query['origin'] ?? '', input.query['mission'] ?? '');
-        const events = await timed(deps, 'harness_evidence', () => harnessOf(deps).events(subject));
-        return { body: { subject, events } };
+        const page = await readEvidencePage(deps, subject, input.query);
+        return { body: { subject, ...page } };
       },
     },
     {
