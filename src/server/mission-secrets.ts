@@ -13,7 +13,7 @@
  */
 import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { BatonError } from '../core/errors.js';
 import type { ForeignSigningKey } from '../core/jose.js';
 import { parseStrictJson } from '../core/json.js';
@@ -54,7 +54,7 @@ export interface SecretScope {
 
 function inside(dir: string, path: string): boolean {
   const rel = relative(dir, path);
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+  return rel !== '' && rel.split(sep)[0] !== '..' && !isAbsolute(rel);
 }
 
 /**

@@ -36,6 +36,7 @@ test('the scoped resolver reads env:BATON_SECRET_* and files inside --secret-dir
   const allowed = join(root, 'secrets');
   mkdirSync(allowed);
   writeFileSync(join(allowed, 'bearer'), 'inside-the-folder\n');
+  writeFileSync(join(allowed, '..dotted'), 'a name that starts with two dots');
   writeFileSync(join(root, 'elsewhere'), 'outside-the-folder');
   symlinkSync(join(root, 'elsewhere'), join(allowed, 'link-out'));
   const resolve = scopedSecretResolver({ dirs: [allowed] });
@@ -47,6 +48,7 @@ test('the scoped resolver reads env:BATON_SECRET_* and files inside --secret-dir
   });
   assert.equal(resolve('env:BATON_SECRET_TEST_SCOPE'), 'from-the-environment');
   assert.equal(resolve(`file:${join(allowed, 'bearer')}`), 'inside-the-folder');
+  assert.equal(resolve(`file:${join(allowed, '..dotted')}`), 'a name that starts with two dots');
   refusedAsOutside(() => resolve('env:NOT_BATON_SECRET_SCOPE'));
   refusedAsOutside(() => resolve(`file:${join(root, 'elsewhere')}`));
   refusedAsOutside(() => resolve(`file:${join(allowed, '..', 'elsewhere')}`));
