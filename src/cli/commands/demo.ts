@@ -2,7 +2,8 @@
  * `baton demo`: watch a worker process die right after a payment, and its successor refuse to pay
  * twice (src/cli/demo/story.ts). Exit 0 when the story's facts hold, 1 otherwise.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BatonError } from '../../core/errors.js';
 import { reportError, wantsHelp, type Command } from '../command.js';
@@ -18,7 +19,8 @@ SIGKILL right after it sent the second (after the provider applied it, before th
 the answer). A successor takes over, reconciles the unresolved payment from the provider's signed
 status source and does not pay it twice, then pays the third. Then the same with the provider
 answering unsigned: that payment stays unresolved, with the reason shown. Ends with the sandbox's
-effect count per invoice. Uses a temporary SQLite file unless --db FILE is given (a new file).
+effect count per invoice. Uses a temporary SQLite file unless --db FILE is given (a new file in an
+existing folder; its domain key is written beside it as FILE.domain-key.pem).
 Exit 0 when exactly one effect per invoice was applied and the unsigned case stayed unresolved.
 
 --missions: an agent's payments under a Mission from the reference issuer (labelled for development).
@@ -28,6 +30,10 @@ suppresses the queued ones at once and the dispatched one is refused at provider
 (mission_not_active). Exit 0 when the provider saw no effect after the revocation and every stop
 carries signed Harness Evidence. Temporary files only.
 `;
+
+function isFolder(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+}
 
 function parse(argv: string[]): { db: string | undefined; missions: boolean } {
   let values: { db?: string; missions?: boolean };
@@ -40,12 +46,16 @@ function parse(argv: string[]): { db: string | undefined; missions: boolean } {
   } catch (cause) {
     throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
   }
+  if (values.missions === true && values.db !== undefined)
+    throw new BatonError('usage', '--missions uses temporary files only: drop --db');
   // A rerun on a kept database would find its invoices already handled: the story needs a new file.
   if (values.db !== undefined && existsSync(values.db)) {
     throw new BatonError('usage', '--db must name a file that does not exist yet');
   }
-  if (values.missions === true && values.db !== undefined)
-    throw new BatonError('usage', '--missions uses temporary files only: drop --db');
+  // As `baton serve` refuses it (src/server/open.ts): before anything is opened or listening.
+  if (values.db !== undefined && !isFolder(dirname(values.db))) {
+    throw new BatonError('usage', `no folder ${dirname(values.db)} for the SQLite database ${values.db}`);
+  }
   return { db: values.db, missions: values.missions === true };
 }
 

@@ -3,16 +3,16 @@
  * temp dir) and the sandbox provider over HTTP, then write report.json and report.md. A case passes
  * only when every check computed from observed facts holds; a throw fails it.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { digestJcs } from '../../core/digest.js';
 import { isBatonError } from '../../core/errors.js';
 import { formatRfc3339 } from '../../core/time.js';
 import type { RegisteredProfile } from '../../occurrences/index.js';
 import { profileDigest } from '../../occurrences/index.js';
 import { loadProfile, type SandboxProfileName } from '../../providers/index.js';
+import { batonPackage } from '../version.js';
 import type { CaseDefinition } from './case.js';
 import { BINDING_CASES } from './cases-binding.js';
 import { EVIDENCE_CASES } from './cases-evidence.js';
@@ -50,18 +50,10 @@ export interface ConformanceRun {
   readonly secrets: readonly string[];
 }
 
+/** The implementation under test: the package's npm name and the version `baton --version` prints. */
 export function implementationVersion(): { name: string; version: string } {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'baton') return { name: pkg.name, version: pkg.version ?? 'unknown' };
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return { name: 'baton', version: 'unknown' };
-    dir = parent;
-  }
+  const { name, version } = batonPackage();
+  return { name, version };
 }
 
 export function errorText(error: unknown): string {

@@ -46,6 +46,8 @@ interface Stage {
   readonly baton: ReturnType<typeof buildServer>;
   readonly origin: string;
   readonly profile: { profileId: string; profileVersion: string };
+  /** Closes all of the above, the last opened first. */
+  readonly close: () => Promise<void>;
 }
 
 async function admin(issuer: RunningIssuer, path: string, body: unknown): Promise<Record<string, unknown>> {
@@ -60,10 +62,43 @@ async function admin(issuer: RunningIssuer, path: string, body: unknown): Promis
   return answer;
 }
 
+/**
+ * Everything the demo opens, each registered with `closers` as soon as it exists, so that a step
+ * failing part way closes what came before it (nothing is left listening) — the store first.
+ */
 async function setUp(dir: string, print: (l: string) => void): Promise<Stage> {
-  const sandbox = createSandboxProvider({ signing: 'ed25519' });
-  await sandbox.listen(0, '127.0.0.1');
+  const closers: (() => Promise<unknown>)[] = [];
+  // Every closer runs even when one throws; the first failure is rethrown after the last.
+  const close = async (): Promise<void> => {
+    const failures: unknown[] = [];
+    for (const c of closers.splice(0).reverse()) {
+      try {
+        await c();
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) throw failures[0];
+  };
+  try {
+    return await stageUp(dir, print, closers, close);
+  } catch (error) {
+    await close().catch(() => undefined); // the setup failure is the one to report
+    throw error;
+  }
+}
+
+async function stageUp(
+  dir: string,
+  print: (l: string) => void,
+  closers: (() => Promise<unknown>)[],
+  close: () => Promise<void>,
+): Promise<Stage> {
   const opened = await openOccurrencesOnSqlite(join(dir, 'baton.db'));
+  closers.push(() => opened.close());
+  const sandbox = createSandboxProvider({ signing: 'ed25519' });
+  closers.push(() => sandbox.close());
+  await sandbox.listen(0, '127.0.0.1');
   await opened.service.configureDomain(DEMO_DOMAIN);
   const p = await opened.service.registerProfile(
     deployProfile(loadProfile('sandbox-payments-ed25519'), sandboxDeployment(sandbox)),
@@ -84,9 +119,11 @@ async function setUp(dir: string, print: (l: string) => void): Promise<Stage> {
     metrics,
     missions,
   });
+  closers.push(() => baton.close());
   await baton.listen({ port: 0, host: '127.0.0.1' });
   const batonUrl = `http://127.0.0.1:${(baton.server.address() as AddressInfo).port}`;
   const issuer = await startIssuer({ retryDelaysMs: [50, 200] });
+  closers.push(() => issuer.close());
   print(`reference Mission issuer (${issuer.label}) at ${issuer.url}; Baton at ${batonUrl}`);
   // Baton's client key at the issuer (private_key_jwt), and the pin built from its metadata.
   const pair = await generateKeyPair('ES256', { extractable: true });
@@ -126,6 +163,7 @@ async function setUp(dir: string, print: (l: string) => void): Promise<Stage> {
     baton,
     origin: pin.issuer,
     profile: { profileId: p.id, profileVersion: p.version },
+    close,
   };
 }
 
@@ -252,10 +290,7 @@ export async function runMissionsDemo(o: { readonly print: (line: string) => voi
     stage = await setUp(dir, o.print);
     return await story(stage, o.print);
   } finally {
-    await stage?.issuer.close();
-    await stage?.baton.close();
-    await stage?.sandbox.close();
-    await stage?.opened.close();
+    await stage?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -34,20 +34,32 @@ interface World {
   readonly hmacSecret: Buffer;
   readonly profile: string;
   readonly db: string;
+  /** False for the temporary database, deleted when the demo ends. */
+  readonly kept: boolean;
 }
 
-async function setUp(db: string): Promise<World> {
+/**
+ * The store first (a database that cannot be opened leaves nothing listening), then the sandbox;
+ * whatever was opened is closed again when a later step fails.
+ */
+async function setUp(db: string, kept: boolean): Promise<World> {
   const hmacSecret = randomBytes(32);
-  const sandbox = createSandboxProvider({ hmacSecret });
-  await sandbox.listen(0, '127.0.0.1');
   const opened = await openOccurrencesOnSqlite(db);
-  const svc = opened.service;
-  await svc.configureDomain(DEMO_DOMAIN);
-  const p = await svc.registerProfile(
-    deployProfile(loadProfile('sandbox-payments'), sandboxDeployment(sandbox)),
-  );
-  await svc.createAuthority({ id: AUTHORITY, unit: 'EUR-cents', total: 1_000_000 });
-  return { opened, sandbox, hmacSecret, profile: `${p.id}@${p.version}`, db };
+  const sandbox = createSandboxProvider({ hmacSecret });
+  try {
+    await sandbox.listen(0, '127.0.0.1');
+    const svc = opened.service;
+    await svc.configureDomain(DEMO_DOMAIN);
+    const p = await svc.registerProfile(
+      deployProfile(loadProfile('sandbox-payments'), sandboxDeployment(sandbox)),
+    );
+    await svc.createAuthority({ id: AUTHORITY, unit: 'EUR-cents', total: 1_000_000 });
+    return { opened, sandbox, hmacSecret, profile: `${p.id}@${p.version}`, db, kept };
+  } catch (error) {
+    await sandbox.close().catch(() => undefined);
+    await opened.close().catch(() => undefined);
+    throw error;
+  }
 }
 
 async function generation(
@@ -125,16 +137,24 @@ async function recordHandoffs(w: World, print: (l: string) => void): Promise<boo
     signingKey: w.opened.domainKey.privateKey,
   });
   const p = await continuity.project('system:demo');
-  print(
-    `continuity: ${p.created} signed handoff record(s), one per takeover (memory UNKNOWN); \`baton report --db ${w.db}\` counts them, \`baton observe export --db ${w.db}\` prints them for \`baton observe verify\``,
-  );
+  // The temporary database is deleted when the demo ends: name only one that is kept.
+  const follow = w.kept
+    ? `\`baton report --db ${w.db}\` counts them, \`baton observe export --db ${w.db}\` prints them for \`baton observe verify\``
+    : 'the database is deleted when the demo ends: run `baton demo --db FILE` to keep it for `baton report` and `baton observe export`';
+  print(`continuity: ${p.created} signed handoff record(s), one per takeover (memory UNKNOWN); ${follow}`);
   return p.created === 4 && p.conflicts.length === 0;
 }
 
 export async function runDemo(options: DemoOptions): Promise<boolean> {
   const print = options.print;
   const dir = options.db === undefined ? mkdtempSync(join(tmpdir(), 'baton-demo-')) : undefined;
-  const w = await setUp(options.db ?? join(dir ?? '', 'demo.db'));
+  let w: World;
+  try {
+    w = await setUp(options.db ?? join(dir ?? '', 'demo.db'), options.db !== undefined);
+  } catch (error) {
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   try {
     print(`sandbox payments provider (synthetic) on ${w.sandbox.url}; database ${w.db}`);
     print('— act 1: the provider answers signed —');
