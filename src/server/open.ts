@@ -138,12 +138,16 @@ async function openPostgres(
 }
 
 /**
- * `createDomainKey: false` for commands that use a store but never set one up (`reconcile`): a
- * missing domain key is then refused instead of created.
+ * `createDomainKey: false` for commands that use a store but never set one up (`reconcile`,
+ * `harness`, `observe`, `report`): a missing domain key is then refused instead of created, and so
+ * is a missing SQLite file (`usage: no database at PATH`) — before anything is opened, so a
+ * mistyped `--db` leaves no file behind.
  */
 export interface OpenOptions {
   readonly clock?: Clock;
   readonly createDomainKey?: boolean;
+  /** The SQLite file must exist already (default: true exactly when `createDomainKey` is false). */
+  readonly mustExist?: boolean;
   /** The validated stop matrix for the harness (`baton serve --stop-matrix`). */
   readonly stopMatrix?: PinnedMatrix;
 }
@@ -156,6 +160,10 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
       path: choice.path,
     });
   }
+  const mustExist = (options.mustExist ?? options.createDomainKey === false) && choice.path !== ':memory:';
+  if (mustExist && !existsSync(choice.path)) {
+    throw new BatonError('usage', `no database at ${choice.path}`, { path: choice.path });
+  }
   let fail: (error: BatonError) => void = () => undefined;
   const failed = new Promise<BatonError>((resolve) => (fail = resolve));
   const writer = choice.writer ?? 'inline';
@@ -163,6 +171,8 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
     ...options,
     sqlite: {
       writer,
+      // Also refused by SQLite itself, should the file vanish between the check and the open.
+      ...(mustExist && { fileMustExist: true }),
       onWriterStop: (error) => fail(error),
       ...(choice.checkpoints !== undefined && { checkpoints: choice.checkpoints }),
     },

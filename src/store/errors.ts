@@ -5,7 +5,9 @@
  *   (retryable);
  * - a constraint violation → `conflict` with `details.constraint` naming its kind, so a service can
  *   tell "the unique index said no" (DESIGN.md §2: uniqueness is enforced by the database) from
- *   any other failure with `isUniqueViolation`.
+ *   any other failure with `isUniqueViolation`;
+ * - a file that is not a SQLite database (SQLITE_NOTADB) or a damaged one (SQLITE_CORRUPT…) →
+ *   `store_corrupt`, naming the file when the caller knows it (a `--db` given a JSON file).
  * Anything else is a bug or an I/O failure and is rethrown unchanged.
  */
 import { BatonError, isBatonError } from '../core/errors.js';
@@ -56,8 +58,31 @@ export function isBusyDriverError(error: unknown): boolean {
   return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || PG_BUSY.has(code);
 }
 
-/** Map a raw driver error to a BatonError where Baton has a meaning for it; otherwise return it as is. */
-export function mapDriverError(error: unknown): unknown {
+/** Why SQLite cannot read the file at all: not a database, or a damaged one; else undefined. */
+export function unreadableDatabase(error: unknown): 'not_a_database' | 'damaged' | undefined {
+  const code = driverCode(error);
+  if (code === undefined) return undefined;
+  if (code === 'SQLITE_NOTADB') return 'not_a_database';
+  if (code === 'SQLITE_CORRUPT' || code.startsWith('SQLITE_CORRUPT_')) return 'damaged';
+  return undefined;
+}
+
+/**
+ * Map a raw driver error to a BatonError where Baton has a meaning for it; otherwise return it as
+ * is. `path`, where the caller knows it, is the SQLite file, named in the message.
+ */
+export function mapDriverError(error: unknown, path?: string): unknown {
+  const unreadable = unreadableDatabase(error);
+  if (unreadable !== undefined) {
+    const why = error instanceof Error ? ` (${error.message})` : '';
+    const message =
+      unreadable === 'not_a_database'
+        ? `${path ?? 'the store’s file'} is not a SQLite database${why}`
+        : path === undefined
+          ? `the store’s SQLite database is damaged${why}`
+          : `${path} is a damaged SQLite database${why}`;
+    return new BatonError('store_corrupt', message, path === undefined ? {} : { path }, { cause: error });
+  }
   if (isBusyDriverError(error)) {
     return new BatonError(
       'store_busy',

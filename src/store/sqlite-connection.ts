@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import { BatonError } from '../core/errors.js';
 import type { SqlValue } from './engine.js';
-import { isBusyDriverError, mapDriverError } from './errors.js';
+import { isBusyDriverError, mapDriverError, unreadableDatabase } from './errors.js';
 
 export type Db = Database.Database;
 type Statement = Database.Statement<unknown[], unknown>;
@@ -97,15 +97,22 @@ export function openConnection(path: string, readonly: boolean, options: Connect
       timeout: readonly ? (options.busyTimeoutMs ?? 5000) : BUSY_SLICE_MS,
     });
   } catch (cause) {
-    if (isBusyDriverError(cause)) throw mapDriverError(cause);
+    if (isBusyDriverError(cause) || unreadableDatabase(cause) !== undefined) {
+      throw mapDriverError(cause, path);
+    }
     // The path and the driver's reason (a missing folder, permissions), never anything secret.
     const why = cause instanceof Error ? `: ${cause.message}` : '';
     throw new BatonError('unavailable', `cannot open the SQLite database ${path}${why}`, { path }, { cause });
   }
 }
 
-export function configureWriter(db: Db): void {
-  call(() => {
+/**
+ * WAL mode and the writer's pragmas. The first pragma is where SQLite first reads the file: one
+ * that is not a database (or a damaged one) is refused here as `store_corrupt` naming `path`,
+ * before anything is written to it.
+ */
+export function configureWriter(db: Db, path?: string): void {
+  try {
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal' && mode !== 'memory') {
       throw new BatonError('unavailable', `SQLite refused WAL mode (journal_mode=${String(mode)})`);
@@ -119,14 +126,16 @@ export function configureWriter(db: Db): void {
     // to undo them) would otherwise spill to a temporary file: keep it in memory. Temporary data
     // only; the WAL and the database file, hence durability, are untouched.
     db.pragma('temp_store = MEMORY');
-  });
+  } catch (error) {
+    throw mapDriverError(error, path);
+  }
 }
 
 /** Open the write connection, configured; closed again when configuring fails. */
 export function openWriter(path: string, options: ConnectionOptions): Db {
   const db = openConnection(path, false, options);
   try {
-    configureWriter(db);
+    configureWriter(db, path);
   } catch (error) {
     db.close();
     throw error;

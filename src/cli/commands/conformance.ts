@@ -12,6 +12,7 @@ import type { ConformanceEngine, ConformanceSuite } from '../conformance/report.
 import { CASES, runConformance } from '../conformance/runner.js';
 import { redactUrl } from '../../server/open.js';
 import { EXIT, type CliIo } from '../io.js';
+import { checkOutputFolder } from '../output-files.js';
 
 const USAGE = `usage: baton conformance [--suite aoc|harness] [--engine sqlite | --engine postgres --postgres URL]
                          [--out DIR] [--case AOC-CASE-0NN | --case HAR-CASE-0NN]... [--json]
@@ -20,7 +21,8 @@ Run the AOC conformance cases (AOC-CASE-001 … 012) against the real occurrence
 sandbox payments provider over HTTP on 127.0.0.1. The service keeps its state on a temporary SQLite
 file (default), or with --engine postgres on a scratch database the run creates on the server at
 URL and drops at the end (the user needs CREATEDB; the password can stay in PGPASSWORD). Writes
-DIR/report.json and DIR/report.md (default DIR: ./conformance-report), labelled
+DIR/report.json and DIR/report.md (default DIR: ./conformance-report, created if missing; a DIR
+that is a file is refused before any case runs, exit 2), labelled
 "same-team runner, synthetic provider", naming the engine. Exit 0 when every case passes, 1
 otherwise, 2 on bad arguments. --json prints one JSON document instead of the progress lines
 (they go to stderr): {"report": the report.json document, "files": {"json","markdown"}}.
@@ -96,6 +98,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   }
   try {
     const { suite, out, only, engine, postgresUrl, json } = parse(argv);
+    // Before any case runs: an --out that is a file, or cannot be made, is refused now.
+    checkOutputFolder(out);
     const where =
       postgresUrl === undefined ? 'SQLite' : `PostgreSQL at ${redactUrl(postgresUrl)}, scratch database`;
     const say = (text: string): void => (json ? io.stderr(text) : io.stdout(text));

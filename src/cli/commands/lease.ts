@@ -2,7 +2,8 @@
  * `baton lease keygen|sign|verify` (DESIGN.md §8; PTCL rules in src/leases, formats in docs/leases.md).
  * verify prints `valid` and exits 0, or prints the refusal code and exits 1; bad usage exits 2.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { BatonError } from '../../core/errors.js';
@@ -27,6 +28,7 @@ import {
 } from '../../leases/index.js';
 import { printJson, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { cannotWrite, checkOutputFolder } from '../output-files.js';
 
 const USAGE = `usage: baton lease keygen --out DIR [--json]
        baton lease sign --key PRIVATE.pem [FILE|-]
@@ -34,6 +36,8 @@ const USAGE = `usage: baton lease keygen --out DIR [--json]
                           [--inverse-payload FILE] [--target URI] [--json] [FILE|-]
 
 keygen  writes DIR/private.pem (PKCS#8, mode 0600) and DIR/public.pem (SPKI) and prints the kid.
+        DIR is created if missing; a DIR that is a file, or that holds either key, is refused
+        (exit 2): existing keys are never overwritten.
 sign    prints the lease signed with Ed25519 over the JCS of the lease without its signature member.
 verify  checks every rule it has the facts for: shape, signature, recovery mode, t_req_ms <= t_granted_ms,
         target (--target), clock skew and expiry (against --now, default the system clock), fence epoch
@@ -70,29 +74,57 @@ function one(positionals: string[]): string | undefined {
   return positionals[0];
 }
 
+/**
+ * Refuse, before a key is made, an --out that is not a folder (or cannot become one), or that
+ * already holds either key: existing keys are never overwritten.
+ */
+function checkKeyFolder(out: string): readonly [string, string] {
+  const files = [join(out, 'private.pem'), join(out, 'public.pem')] as const;
+  if (existsSync(out) && !statSync(out).isDirectory()) {
+    throw new BatonError(
+      'usage',
+      `cannot write keys into ${out}: it is a file, not a folder (existing keys are never overwritten)`,
+      { path: out },
+    );
+  }
+  checkOutputFolder(out);
+  for (const file of files) {
+    if (existsSync(file)) {
+      throw new BatonError(
+        'usage',
+        `cannot write keys into ${out}: ${file} exists already (existing keys are never overwritten)`,
+        { path: file },
+      );
+    }
+  }
+  return files;
+}
+
 async function keygen(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse(argv, { out: { type: 'string' }, json: { type: 'boolean' } });
   if (typeof values.out !== 'string') throw new BatonError('usage', '--out DIR is required');
+  const [priv, pub] = checkKeyFolder(values.out);
   const pair = generateEd25519KeyPair();
-  await mkdir(values.out, { recursive: true });
   try {
-    await writeFile(join(values.out, 'private.pem'), exportPrivatePem(pair.privateKey), {
-      mode: 0o600,
-      flag: 'wx',
-    });
-    await writeFile(join(values.out, 'public.pem'), exportPublicPem(pair.publicKey), { flag: 'wx' });
+    await mkdir(values.out, { recursive: true });
   } catch (cause) {
-    throw new BatonError(
-      'usage',
-      `cannot write keys into ${values.out} (existing keys are never overwritten)`,
-      {},
-      { cause },
-    );
+    throw cannotWrite(values.out, cause);
   }
-  if (values['json'] === true) {
-    const [priv, pub] = [join(values.out, 'private.pem'), join(values.out, 'public.pem')];
-    printJson(io, { kid: pair.kid, private: priv, public: pub });
-  } else io.stdout(`${pair.kid}\n`);
+  // `wx`: should a key appear since the check, it is still never overwritten.
+  try {
+    await writeFile(priv, exportPrivatePem(pair.privateKey), { mode: 0o600, flag: 'wx' });
+  } catch (cause) {
+    throw cannotWrite(priv, cause);
+  }
+  try {
+    await writeFile(pub, exportPublicPem(pair.publicKey), { flag: 'wx' });
+  } catch (cause) {
+    // The private key just written has no public half: it is removed, not left half a pair.
+    await rm(priv, { force: true });
+    throw cannotWrite(pub, cause);
+  }
+  if (values['json'] === true) printJson(io, { kid: pair.kid, private: priv, public: pub });
+  else io.stdout(`${pair.kid}\n`);
   return EXIT.ok;
 }
 

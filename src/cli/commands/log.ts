@@ -2,16 +2,7 @@
  * `baton log verify|export` (DESIGN.md §2): re-walk every evidence chain, or write the log as JSON
  * Lines closed by a checkpoint signed with the domain key.
  */
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { BatonError } from '../../core/errors.js';
 import { ed25519Kid, ed25519Sign, importEd25519PrivateKey } from '../../core/ed25519.js';
@@ -21,6 +12,7 @@ import { verifyEvidence, type EvidenceProgress } from '../../store/evidence-veri
 import { exportEvidence, type CheckpointSigner } from '../../store/evidence-export.js';
 import { printJson, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { checkOutputFile, readNamedFile, writeThroughPartial } from '../output-files.js';
 import type { StoreChoice } from '../../server/open.js';
 import { DEFAULT_DB, parse, reportStoreError, withEngine } from './store-args.js';
 import { openStoreEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
@@ -36,6 +28,8 @@ export  Write the log as JSON Lines (stdout, or --out FILE) closed by a checkpoi
         domain's Ed25519 key: --key PEM, else FILE.domain-key.pem beside the SQLite database, or
         the --domain-key file of a PostgreSQL store (exit 2 if none exists). A log that does not
         verify gets no checkpoint (exit 1). Its output is already JSON Lines (no --json).
+        --out FILE is checked before the export (its folder must exist; exit 2 if it cannot be
+        written), written to FILE.partial and renamed only when complete.
 The SQLite database defaults to ${DEFAULT_DB} and is never created; a PostgreSQL one must exist.
 ${STORE_USAGE}
 `;
@@ -101,25 +95,9 @@ function loadSigner(choice: StoreChoice, keyFile: string | undefined): Checkpoin
       { path },
     );
   }
-  const privateKey = importEd25519PrivateKey({ pem: readFileSync(path, 'utf8') });
+  const privateKey = importEd25519PrivateKey({ pem: readNamedFile(path, 'the key file') });
   const kid = ed25519Kid(createPublicKey(privateKey));
   return (bytes) => ({ kid, sig: ed25519Sign(privateKey, bytes).toString('base64url') });
-}
-
-/** Write to FILE.partial, fsync, then rename: a failed export never leaves a plausible file. */
-async function toFile(out: string, body: (write: (line: string) => void) => Promise<void>): Promise<void> {
-  const partial = `${out}.partial`;
-  const fd = openSync(partial, 'w', 0o600);
-  try {
-    await body((line) => void writeSync(fd, line));
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(partial, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  renameSync(partial, out);
 }
 
 async function exportLog(
@@ -129,15 +107,14 @@ async function exportLog(
   out?: string,
 ): Promise<number> {
   await requireEvidenceLog(engine);
-  const run = async (write: (line: string) => void): Promise<void> => {
-    const c = await exportEvidence(engine, write, sign, { onProgress: progress(io, 'exported') });
-    const subjects = Object.keys(c.heads).length;
-    io.stderr(
-      `exported ${c.events} events in ${subjects} subjects; checkpoint signed by ${c.signature.kid}\n`,
-    );
-  };
-  if (out === undefined) await run((line) => io.stdout(line));
-  else await toFile(out, run);
+  const run = (write: (line: string) => void) =>
+    exportEvidence(engine, write, sign, { onProgress: progress(io, 'exported') });
+  // To a file: through FILE.partial, fsynced, then renamed (a failed export never leaves a
+  // plausible file); the summary only once FILE is in place.
+  const c =
+    out === undefined ? await run((line) => io.stdout(line)) : await writeThroughPartial(out, run, 0o600);
+  const subjects = Object.keys(c.heads).length;
+  io.stderr(`exported ${c.events} events in ${subjects} subjects; checkpoint signed by ${c.signature.kid}\n`);
   return EXIT.ok;
 }
 
@@ -174,6 +151,8 @@ export async function runLog(argv: string[], io: CliIo): Promise<number> {
       return await withEngine(open, (engine) => verify(engine, io, values.json === true));
     }
     if (values.json === true) throw new BatonError('usage', '`baton log export` already writes JSON Lines');
+    // Before any work: an --out that cannot be written is refused now, not after the export.
+    if (values.out !== undefined) checkOutputFile(values.out);
     const sign = loadSigner(choice, values.key);
     return await withEngine(open, (engine) => exportLog(engine, io, sign, values.out));
   } catch (error) {

@@ -31,6 +31,7 @@ verify    Verify a signed record: audience, profile, freshness, signature. --key
           public (or private) Ed25519 PEM. Exit 0 accepted, 1 refused.
 export    Project Baton's handoff records, then print the stored records as JSON Lines.
 metrics   Project, then print FIC_obs and CIF as JSON (a sample when --sample is given).
+export and metrics need an existing store with its domain key (neither is created here).
 ${STORE_USAGE}
 `;
 

@@ -3,11 +3,11 @@
  * report — records, FIC_obs with its bound, CIF, event surfaces, blind spots, retention, sampling,
  * witness dependence — as JSON, Markdown, or one self-contained HTML file with SVG charts.
  */
-import { writeFileSync } from 'node:fs';
 import { BatonError } from '../../core/errors.js';
 import { renderHtml, renderMarkdown } from '../../observations/index.js';
 import { reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT } from '../io.js';
+import { checkOutputFile, writeOutputFile } from '../output-files.js';
 import { ficQuery, withContinuity } from './observe.js';
 import { parse } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE } from './store-choice.js';
@@ -18,6 +18,8 @@ Project Baton's handoff records (idempotent), then write the continuity report: 
 FIC_obs (with its global bound only when every bypass path is disclosed absent), CIF (never an
 authorization), event surfaces, blind spots, retention, sampling and witness dependence. The HTML
 form is one self-contained file with FIC_obs and CIF over time as charts. Default: json on stdout.
+--out FILE: its folder must exist; checked before the store is opened, written through FILE.partial.
+The store must exist already, with its domain key (neither is created here).
 ${STORE_USAGE}
 `;
 
@@ -50,6 +52,8 @@ export const reportCommand: Command = {
       const format = values.format ?? 'json';
       if (!(FORMATS as readonly string[]).includes(format))
         throw new BatonError('usage', '--format must be json, md or html');
+      // Before the store is opened (and the records projected): an --out that cannot be written.
+      if (values.out !== undefined) checkOutputFile(values.out);
       return await withContinuity(values, async (c) => {
         const report = await c.report(ficQuery(values));
         const text =
@@ -60,7 +64,7 @@ export const reportCommand: Command = {
               : `${JSON.stringify(report, null, 2)}\n`;
         if (values.out === undefined) io.stdout(text);
         else {
-          writeFileSync(values.out, text);
+          writeOutputFile(values.out, text);
           io.stdout(
             `wrote ${values.out}: ${report.records.handoff} handoff record(s), ${report.records.total} in all\n`,
           );

@@ -5,13 +5,14 @@
  * missing-knowledge flags; case results and requirement ids; unsupported cases, missing status
  * knowledge, bypass paths and untested provider semantics. Labelled as what it is.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatonError } from '../../core/errors.js';
 import type { BypassPath, DomainLimits } from '../../occurrences/index.js';
 import { runLabels, type RunLabels } from '../../observations/index.js';
 import type { OccurrenceFacts } from './facts.js';
 import type { Check } from './kit.js';
+import { cannotWrite, writeOutputFile } from '../output-files.js';
 
 export const LABEL = 'same-team runner, synthetic provider';
 /** The harness suite's label (issue 11 §6): the Mission issuer is the reference issuer. */
@@ -257,8 +258,9 @@ export function findLeak(texts: readonly string[], secrets: ReadonlySet<string>)
 }
 
 /**
- * Write report.json and report.md into `out`. The leak audit runs BEFORE anything is written: a
- * leak is a failure of the run, not a file to clean up.
+ * Write report.json and report.md into `out` (created if missing; `baton conformance` checked it
+ * before the run). The leak audit runs BEFORE anything is written: a leak is a failure of the
+ * run, not a file to clean up.
  */
 export function writeReport(
   report: ConformanceReport,
@@ -270,10 +272,15 @@ export function writeReport(
   if (findLeak([json, markdown], secrets)) {
     throw new BatonError('internal', 'the conformance report would contain a secret; nothing was written');
   }
-  mkdirSync(out, { recursive: true });
+  try {
+    mkdirSync(out, { recursive: true });
+  } catch (cause) {
+    throw cannotWrite(out, cause);
+  }
   const files = { json: join(out, 'report.json'), markdown: join(out, 'report.md') };
-  writeFileSync(files.json, json);
-  writeFileSync(files.markdown, markdown);
+  // Each through FILE.partial: a failure is `usage: cannot write FILE: …`, never a stack.
+  writeOutputFile(files.json, json);
+  writeOutputFile(files.markdown, markdown);
   return files;
 }
 

@@ -1,0 +1,180 @@
+/**
+ * Files a command writes (`--out`) or reads (`--key`): checked BEFORE the work they hold the result
+ * of, written through `FILE.partial` (fsynced, then renamed), and every failure a typed `usage`
+ * error that names the file and why (`cannot write FILE: it is a folder (EISDIR)`), never a stack.
+ * A failed write leaves no `.partial` behind, and success is printed only after the rename.
+ */
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { BatonError } from '../core/errors.js';
+
+const REASONS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file or folder',
+  EISDIR: 'it is a folder',
+  ENOTDIR: 'a part of the path is not a folder',
+  EEXIST: 'it exists already',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  ENAMETOOLONG: 'the name is too long',
+};
+
+/** The OS's reason for a failed file operation, in words, with its errno code. */
+export function fileReason(cause: unknown): string {
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return `${REASONS[code] ?? 'failed'} (${code})`;
+  return cause instanceof Error ? cause.message : 'failed';
+}
+
+export function cannotWrite(file: string, cause: unknown): BatonError {
+  return new BatonError('usage', `cannot write ${file}: ${fileReason(cause)}`, { path: file }, { cause });
+}
+
+function refuse(file: string, why: string): BatonError {
+  return new BatonError('usage', `cannot write ${file}: ${why}`, { path: file });
+}
+
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function writableFolder(folder: string, file: string): void {
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch (cause) {
+    throw refuse(file, `cannot write into the folder ${folder}: ${fileReason(cause)}`);
+  }
+}
+
+/**
+ * Refuse, before any work, an output FILE that cannot be written: its folder must exist (none is
+ * created) and be writable, and FILE must not be a folder. An existing file is replaced.
+ */
+export function checkOutputFile(file: string): void {
+  const folder = dirname(file);
+  const dir = statOf(folder);
+  if (dir === undefined) throw refuse(file, `no folder ${folder}`);
+  if (!dir.isDirectory()) throw refuse(file, `${folder} is not a folder`);
+  if (statOf(file)?.isDirectory() === true) throw refuse(file, 'it is a folder');
+  writableFolder(folder, file);
+}
+
+/**
+ * Refuse, before any work, an output FOLDER that cannot be made or written into: it must be a
+ * folder if it exists, else its nearest existing ancestor must be a writable folder (the missing
+ * part is created when the output is written).
+ */
+export function checkOutputFolder(folder: string): void {
+  const self = statOf(folder);
+  if (self !== undefined) {
+    if (!self.isDirectory()) throw refuse(folder, 'it is a file, not a folder');
+    writableFolder(folder, folder);
+    return;
+  }
+  for (let up = dirname(resolve(folder)); ; up = dirname(up)) {
+    const s = statOf(up);
+    if (s !== undefined) {
+      if (!s.isDirectory()) throw refuse(folder, `${up} is not a folder`);
+      writableFolder(up, folder);
+      return;
+    }
+    if (dirname(up) === up) return;
+  }
+}
+
+/**
+ * Write FILE through FILE.partial: `body` writes it, then it is fsynced and renamed over FILE. On
+ * any failure FILE.partial is removed; a failed write or rename is `usage: cannot write FILE: …`,
+ * and an error of `body`'s own passes through unchanged. Returns what `body` returns.
+ */
+export async function writeThroughPartial<T>(
+  file: string,
+  body: (write: (chunk: string) => void) => Promise<T> | T,
+  mode = 0o666,
+): Promise<T> {
+  const partial = `${file}.partial`;
+  let fd: number;
+  try {
+    fd = openSync(partial, 'w', mode);
+  } catch (cause) {
+    throw cannotWrite(file, cause);
+  }
+  let open = true;
+  try {
+    const result = await body((chunk) => {
+      try {
+        writeSync(fd, chunk);
+      } catch (cause) {
+        throw cannotWrite(file, cause);
+      }
+    });
+    try {
+      fsyncSync(fd);
+      closeSync(fd);
+      open = false;
+      renameSync(partial, file);
+    } catch (cause) {
+      throw cannotWrite(file, cause);
+    }
+    return result;
+  } catch (error) {
+    if (open) closeSync(fd);
+    rmSync(partial, { force: true });
+    throw error;
+  }
+}
+
+/** Write `text` to FILE through FILE.partial (see writeThroughPartial), synchronously. */
+export function writeOutputFile(file: string, text: string, mode = 0o666): void {
+  const partial = `${file}.partial`;
+  let fd: number;
+  try {
+    fd = openSync(partial, 'w', mode);
+  } catch (cause) {
+    throw cannotWrite(file, cause);
+  }
+  let open = true;
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+    closeSync(fd);
+    open = false;
+    renameSync(partial, file);
+  } catch (cause) {
+    if (open) closeSync(fd);
+    rmSync(partial, { force: true });
+    throw cannotWrite(file, cause);
+  }
+}
+
+/** Read a file a flag names (`--key FILE`): a typed `usage` error naming it when it cannot be read. */
+export function readNamedFile(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (cause) {
+    throw new BatonError(
+      'usage',
+      `cannot read ${what} ${file}: ${fileReason(cause)}`,
+      { path: file },
+      { cause },
+    );
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Output files that cannot be written are refused typed (`usage: cannot write FILE: …`, exit 2,
+ * no stack), before the work whose result they would hold: `log export --out/--key`, `report
+ * --out`, `conformance --out`, `lease keygen --out`. Nothing is left behind (no `.partial`), no
+ * success is printed before the file is in place, and an existing key is never overwritten.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { main } from '../../src/cli/baton.js';
+import { isBatonError } from '../../src/core/errors.js';
+import { writeOutputFile, writeThroughPartial } from '../../src/cli/output-files.js';
+import { openOccurrencesOnSqlite } from '../../src/store/occurrences.js';
+import { domainConfig } from '../client/support.js';
+import { captureIo, tempDir } from '../store/support.js';
+
+async function run(argv: string[]) {
+  const io = captureIo();
+  const code = await main(argv, io);
+  return { code, out: io.out.join(''), err: io.err.join('') };
+}
+
+function refused(r: { code: number; out: string; err: string }, message: RegExp, what: string): void {
+  assert.equal(r.code, 2, `${what}: ${r.err}`);
+  assert.equal(r.out, '', what);
+  assert.match(r.err, message, what);
+  assert.match(r.err, /^error: usage: cannot (write|read) /, what);
+  assert.doesNotMatch(r.err, /^\s+at /m, `${what}: no stack`);
+  assert.doesNotMatch(r.err, /exported|internal/, `${what}: no success, no internal error`);
+}
+
+/** A set-up SQLite store (migrated, its domain key beside it, configured) in a fresh folder. */
+async function store(t: Parameters<typeof tempDir>[0]): Promise<{ dir: string; db: string }> {
+  const dir = tempDir(t);
+  const db = join(dir, 'baton.db');
+  const opened = await openOccurrencesOnSqlite(db);
+  try {
+    await opened.service.configureDomain(domainConfig() as never);
+  } finally {
+    await opened.close();
+  }
+  return { dir, db };
+}
+
+test('log export --out into a missing folder, onto a folder; --key a folder: refused, nothing left', async (t) => {
+  const { dir, db } = await store(t);
+  const before = readdirSync(dir).sort();
+  const missing = join(dir, 'nonexistent', 'x.jsonl');
+  refused(
+    await run(['log', 'export', '--db', db, '--out', missing]),
+    /^error: usage: cannot write .*x\.jsonl: no folder .*nonexistent\n$/,
+    'missing folder',
+  );
+  const adir = join(dir, 'adir');
+  mkdirSync(adir);
+  refused(
+    await run(['log', 'export', '--db', db, '--out', adir]),
+    /^error: usage: cannot write .*adir: it is a folder\n$/,
+    'onto a folder',
+  );
+  refused(
+    await run(['log', 'export', '--db', db, '--key', adir]),
+    /^error: usage: cannot read the key file .*adir: it is a folder \(EISDIR\)\n$/,
+    '--key a folder',
+  );
+  assert.deepEqual(readdirSync(dir).sort(), [...before, 'adir'].sort(), 'no .partial, no other file');
+  assert.deepEqual(readdirSync(adir), []);
+
+  const out = join(dir, 'log.jsonl');
+  const ok = await run(['log', 'export', '--db', db, '--out', out]);
+  assert.equal(ok.code, 0, ok.err);
+  assert.match(ok.err, /^exported \d+ events in \d+ subjects; checkpoint signed by sha256:/);
+  assert.ok(readFileSync(out, 'utf8').length > 0);
+  assert.deepEqual(readdirSync(dir).sort(), [...before, 'adir', 'log.jsonl'].sort());
+});
+
+test('report --out into a missing folder or onto a folder: refused, nothing left behind', async (t) => {
+  const { dir, db } = await store(t);
+  const before = readdirSync(dir).sort();
+  refused(
+    await run(['report', '--db', db, '--out', join(dir, 'nonexistent', 'x')]),
+    /^error: usage: cannot write .*x: no folder .*nonexistent\n$/,
+    'missing folder',
+  );
+  refused(
+    await run(['report', '--db', db, '--out', dir]),
+    /^error: usage: cannot write .*: it is a folder\n$/,
+    'onto a folder',
+  );
+  assert.deepEqual(readdirSync(dir).sort(), before);
+  const out = join(dir, 'r.json');
+  const ok = await run(['report', '--db', db, '--out', out]);
+  assert.equal(ok.code, 0, ok.err);
+  assert.match(ok.out, /^wrote .*r\.json: /);
+  assert.ok(JSON.parse(readFileSync(out, 'utf8')));
+  assert.deepEqual(readdirSync(dir).sort(), [...before, 'r.json'].sort(), 'no .partial left');
+});
+
+test('conformance --out naming a regular file: refused before any case runs, the file untouched', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'report.txt');
+  writeFileSync(file, 'keep me');
+  const started = Date.now();
+  const r = await run(['conformance', '--case', 'AOC-CASE-001', '--out', file]);
+  refused(r, /^error: usage: cannot write .*report\.txt: it is a file, not a folder\n$/, 'a file');
+  assert.equal(readFileSync(file, 'utf8'), 'keep me');
+  assert.ok(Date.now() - started < 5000, 'no case ran');
+  const under = await run(['conformance', '--case', 'AOC-CASE-001', '--out', join(file, 'sub')]);
+  refused(under, /^error: usage: cannot write .*sub: .*report\.txt is not a folder\n$/, 'under a file');
+});
+
+test('lease keygen --out an existing file, or a folder holding a key: refused, nothing overwritten', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'keyfile');
+  writeFileSync(file, 'not a folder');
+  const r = await run(['lease', 'keygen', '--out', file]);
+  refused(r, /^error: usage: cannot write keys into .*keyfile: it is a file, not a folder/, 'a file');
+  assert.match(r.err, /existing keys are never overwritten/);
+  assert.equal(readFileSync(file, 'utf8'), 'not a folder');
+
+  const keys = join(dir, 'keys');
+  mkdirSync(keys);
+  writeFileSync(join(keys, 'public.pem'), 'an existing public key');
+  const half = await run(['lease', 'keygen', '--out', keys]);
+  refused(half, /^error: usage: cannot write keys into .*public\.pem exists already/, 'a key inside');
+  assert.deepEqual(readdirSync(keys), ['public.pem'], 'no private key written beside it');
+  assert.equal(readFileSync(join(keys, 'public.pem'), 'utf8'), 'an existing public key');
+
+  const under = await run(['lease', 'keygen', '--out', join(file, 'sub')]);
+  refused(under, /^error: usage: cannot write .*sub: .*keyfile is not a folder\n$/, 'under a file');
+});
+
+test('writeOutputFile / writeThroughPartial: a failed write is usage naming the file, no .partial left', async (t) => {
+  const dir = tempDir(t);
+  const target = join(dir, 'report.json');
+  mkdirSync(target);
+  assert.throws(
+    () => writeOutputFile(target, '{}'),
+    (e: unknown) =>
+      isBatonError(e, 'usage') && /^cannot write .*report\.json: it is a folder/.test(e.message),
+  );
+  await assert.rejects(
+    writeThroughPartial(target, (write) => write('x')),
+    (e: unknown) => isBatonError(e, 'usage') && /^cannot write .*report\.json: /.test(e.message),
+  );
+  await assert.rejects(
+    writeThroughPartial(join(dir, 'missing', 'x'), (write) => write('x')),
+    (e: unknown) => isBatonError(e, 'usage') && /no such file or folder \(ENOENT\)/.test(e.message),
+  );
+  const boom = new Error('the body failed');
+  await assert.rejects(
+    writeThroughPartial(join(dir, 'y'), () => Promise.reject(boom)),
+    (e: unknown) => e === boom,
+    "the body's own error passes through",
+  );
+  assert.deepEqual(readdirSync(dir), ['report.json']);
+});
