@@ -18,6 +18,8 @@ test('the commands made of verbs declare them, and each verb is in the command u
     'observe',
     'occurrences',
     'profiles',
+    'stop-matrix',
+    'tokens',
   ]);
   for (const c of withVerbs) {
     assert.ok((c.verbs ?? []).length > 0, c.name);

@@ -120,6 +120,15 @@ test('profiles pin --from-sandbox, add (pinned), list and show; the shipped file
       'm',
     ),
   );
+  // The help names exactly the columns a line has.
+  const help = await baton(['profiles', '--help']);
+  const named = /list prints one line per registered version: ([^.]+)\./.exec(
+    help.out.replace(/\s+/g, ' '),
+  )?.[1];
+  const line = list.out.split('\n')[0] ?? '';
+  assert.equal(named?.split(', ').length, line.split('  ').length, `${named ?? '?'} against ${line}`);
+  assert.match(line, / {2}\d{4}-\d{2}-\d{2}T\S+Z$/, 'the last column is registeredAt, RFC 3339');
+  assert.match(named ?? '', /, registeredAt \(RFC 3339\)$/);
   const show = await baton(['profiles', 'show', 'sandbox-payments-ed25519', doc.version, ...op]);
   assert.deepEqual((JSON.parse(show.out) as { document: unknown }).document, doc);
   assert.equal(readFileSync(PROFILE_FILE, 'utf8'), shipped);

@@ -3,7 +3,7 @@
  * API, idempotently: a second apply of the same file changes nothing and says "unchanged"; a
  * conflicting change is refused before the first write.
  */
-import { applyConfig, describeOutcome } from '../config/apply.js';
+import { applyConfig, describeOutcome, printOnceLine, type ApplyOptions } from '../config/apply.js';
 import { httpTarget } from '../config/target.js';
 import { wantsHelp, type Command } from '../command.js';
 import { BatonError } from '../../core/errors.js';
@@ -39,8 +39,11 @@ export async function runApply(argv: string[], io: CliIo): Promise<number> {
     if (file === undefined || rest.length > 0) throw new BatonError('usage', 'expected one config FILE');
     const tokensFile = values['tokens-file'];
     const target = httpTarget(adminClient(values));
-    const show = (line: string) => io.stdout(line);
-    const outcome = await applyConfig(file, target, show, tokensFile === undefined ? {} : { tokensFile });
+    const options: ApplyOptions = {
+      progress: (line) => io.stderr(line),
+      ...(tokensFile !== undefined && { tokensFile }),
+    };
+    const outcome = await applyConfig(file, target, (t) => io.stdout(printOnceLine(t)), options);
     io.stdout(describeOutcome(outcome));
     return EXIT.ok;
   } catch (error) {

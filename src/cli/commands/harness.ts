@@ -4,7 +4,7 @@
  */
 import { BatonError } from '../../core/errors.js';
 import { parseStrictJson } from '../../core/json.js';
-import { parseMatrix } from '../../missions/index.js';
+import { ITEM_STATES, parseMatrix, type ItemState } from '../../missions/index.js';
 import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
@@ -19,7 +19,9 @@ const HARNESS_USAGE = `usage: baton harness list [--mission ORIGIN#ID] [--state 
        baton harness taint SESSION --source NAME [store]
        baton harness session SESSION [store]
 
-list     Work items as JSON lines (id, kind, state, mission, action class, version).
+list     Work items as JSON lines (id, kind, state, mission, action class, version); --state
+         keeps those in the states named (comma-separated; an unknown or empty one: exit 2):
+         ${ITEM_STATES.join(', ')}.
 show     One item and its evidence chain (work:ITEM) as JSON.
 stop     Operator stop (reason operator_stop, Harness Evidence signed with the domain key);
          terminate also releases the item's reserved occurrence.
@@ -58,6 +60,20 @@ function missionFilter(text: string | undefined): { origin: string; id: string }
   return { origin: text.slice(0, at), id: text.slice(at + 1) };
 }
 
+/** `--state S[,S…]`: each a known item state, none empty (as GET /v1/harness/items?state= checks). */
+function stateFilter(text: string | undefined): ItemState[] | undefined {
+  if (text === undefined) return undefined;
+  const states = text.split(',');
+  const known: readonly string[] = ITEM_STATES;
+  const bad = states.find((s) => !known.includes(s));
+  if (bad !== undefined)
+    throw new BatonError(
+      'usage',
+      `--state ${bad === '' ? 'names an empty state' : `names an unknown state '${bad}'`}: each (comma-separated) is one of ${ITEM_STATES.join(', ')}`,
+    );
+  return states as ItemState[];
+}
+
 /** The verbs `runHarness` branches on (test/cli/verbs.test.ts checks them against its usage). */
 const HARNESS_VERBS: readonly string[] = ['list', 'show', 'stop', 'requeue', 'rebind', 'taint', 'session'];
 
@@ -92,7 +108,7 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
     const out = (v: unknown): void => io.stdout(`${JSON.stringify(v)}\n`);
     if (verb === 'list') {
       const mission = missionFilter(values.mission);
-      const states = values.state?.split(',');
+      const states = stateFilter(values.state);
       await withBaton(values, async (b) => {
         // Every item, a page at a time (keyset): the list never stops short without saying so.
         let after: { createdAt: number; id: string } | undefined;
@@ -172,6 +188,7 @@ stop_matrix_invalid and the failing cell on stderr and exits 2 (as baton serve -
 
 export const stopMatrixCommand: Command = {
   name: 'stop-matrix',
+  verbs: ['check'],
   summary: 'Validate a stop-behaviour matrix against the harness draft minimums.',
   usage: MATRIX_USAGE,
   async run(argv, io) {

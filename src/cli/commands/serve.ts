@@ -3,7 +3,7 @@
  * Runs the migrations at start. On a store with no active admin token it creates one and prints it
  * ONCE on stdout (only its digest is stored; `baton tokens create --role admin` makes another).
  * Structured logs (pino, authorization redacted) go to stderr, so stdout carries only the one-time
- * token and the listening line.
+ * tokens and the listening line (with --json, one JSON line holding them all).
  */
 import { existsSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -37,7 +37,14 @@ import { ReconcileMetrics } from '../../server/reconcile-metrics.js';
 import { ReconciliationStore } from '../../store/reconciliation.js';
 import { parseConcurrency, parseDuration, startServeReconciler } from '../reconcile-wiring.js';
 import { parseMatrix, type PinnedMatrix } from '../../missions/index.js';
-import { applyConfig, describeOutcome } from '../config/apply.js';
+import {
+  applyPrepared,
+  describeOutcome,
+  prepareConfig,
+  printOnceLine,
+  type PreparedConfig,
+} from '../config/apply.js';
+import type { CreatedPrincipalToken } from '../../client/index.js';
 import { storeTarget } from '../config/target.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
@@ -78,12 +85,16 @@ connections are cut (exit 1); a second SIGINT or SIGTERM cuts them at once (exit
 Defaults: --db ./baton.db, --port 4000 (0 picks a free port), --host 127.0.0.1, --log-level info.
 Migrations run at start. Once listening, if the store has no active admin token, one is created
 and printed once. Then prints "baton listening on http://HOST:PORT (STORE)"; logs go to stderr as
-JSON lines. --json prints, once ready, one JSON line instead of both:
-{"url":"http://HOST:PORT","store":"STORE","adminToken":"btk…"|null,"console":URL|null}.
-See docs/operations.md. The operator console (docs/console.md) is served at URL/console/ and its
-address printed after the listening line ("console at URL/console/"); --no-console turns it off.
+JSON lines. --json prints, once ready, one JSON line instead (also of --config's token lines):
+{"url":"http://HOST:PORT","store":"STORE","adminToken":"btk…"|null,"console":URL|null,
+"configTokens":[{"name","role","id","token"}…]}. See docs/operations.md. The operator console
+(docs/console.md) is served at URL/console/ and its address printed after the listening line
+("console at URL/console/"); --no-console turns it off.
 --config FILE applies a baton.config.json (docs/config.md) to the store before listening, exactly as
-\`baton apply\` would (idempotent; a conflict stops the start); its summary goes to stderr.
+\`baton apply\` would (idempotent; a conflict stops the start, exit 1); its summary goes to stderr.
+The file is read and checked before the store is opened (a bad one: exit 2, config_invalid). A
+token it mints with no tokens.file is printed once on stdout ("token NAME (ROLE, shown once): …");
+with --json it is in configTokens, or, if the start then fails, in the one line {"configTokens":[…]}.
 --stop-matrix: the harness's stop-behaviour matrix (docs/harness.md); one that misses the draft's
 minimums exits 2 with stop_matrix_invalid before anything is opened. Default: baton-default@1.
 --missions-poll-every: poll every pinned issuer whose stream is RFC 8936 poll (docs/missions.md) once
@@ -223,11 +234,27 @@ async function readStopMatrix(file: string | undefined, io: CliIo): Promise<Pinn
   return file === undefined ? undefined : parseMatrix(await readInput(file, io));
 }
 
-/** `--config`: applied in process, before the server listens, so "listening" means "configured". */
-async function applyAtStart(file: string, opened: OpenedBaton, io: CliIo): Promise<void> {
-  const show = (line: string) => io.stdout(line);
-  const outcome = await applyConfig(file, storeTarget(opened.engine, opened.service), show);
+/**
+ * `--config`: applied in process, before the server listens, so "listening" means "configured".
+ * The file was read and checked (and its profiles pinned) before the store was opened. A token it
+ * mints with no tokens file is shown once: its line on stdout at once, or with --json kept in
+ * `minted` for the one JSON line (the ready line, or the failure line if the start then fails).
+ */
+async function applyAtStart(
+  prepared: PreparedConfig,
+  opened: OpenedBaton,
+  io: CliIo,
+  minted: CreatedPrincipalToken[] | undefined,
+): Promise<void> {
+  const show = (t: CreatedPrincipalToken): void =>
+    minted === undefined ? io.stdout(printOnceLine(t)) : void minted.push(t);
+  const outcome = await applyPrepared(prepared, storeTarget(opened.engine, opened.service), show);
   io.stderr(describeOutcome(outcome));
+}
+
+/** `configTokens` of the --json line: the tokens --config minted and wrote to no file. */
+function configTokensJson(minted: readonly CreatedPrincipalToken[]): object[] {
+  return minted.map((t) => ({ name: t.name, role: t.role, id: t.id, token: t.token }));
 }
 
 /** `--sqlite-writer` (BATON_SQLITE_WRITER): for SQLite only; where its write connection lives. */
@@ -280,12 +307,18 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
     withSqliteWriter(storeChoice(values), values['sqlite-writer']),
     values['sqlite-checkpoints'],
   );
+  // The config file too is read and checked (its profiles pinned) before the store is touched: a
+  // bad one exits 2 (config_invalid) having created nothing.
+  const prepared =
+    values.config === undefined ? undefined : await prepareConfig(values.config, (l) => io.stderr(l));
   const opened = await openBaton(choice, stopMatrix === undefined ? {} : { stopMatrix });
+  const json = values.json === true;
+  const minted: CreatedPrincipalToken[] = [];
   let app: ReturnType<typeof buildServer> | undefined;
   let poll: PollLoop | undefined;
   let reconciler: BackgroundReconciler | undefined;
   try {
-    if (values.config !== undefined) await applyAtStart(values.config, opened, io);
+    if (prepared !== undefined) await applyAtStart(prepared, opened, io, json ? minted : undefined);
     const metrics = new Metrics();
     const missions = wireMissionConsumer({
       engine: opened.engine,
@@ -337,8 +370,14 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
     }
     const url = `http://${urlHost(host)}:${(app.server.address() as AddressInfo).port}`;
     const consoleUrl = values['no-console'] === true ? null : `${url}/console/`;
-    if (values.json === true) {
-      printJson(io, { url, store: opened.description, adminToken, console: consoleUrl });
+    if (json) {
+      printJson(io, {
+        url,
+        store: opened.description,
+        adminToken,
+        console: consoleUrl,
+        configTokens: configTokensJson(minted),
+      });
     } else {
       if (adminToken !== null) {
         io.stdout(`initial admin token (shown once; only its digest is stored): ${adminToken}\n`);
@@ -349,6 +388,8 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
     }
     return { opened, app, timeoutMs, poll, reconciler };
   } catch (error) {
+    // --json: tokens the config minted before the start failed are not lost; they are the one line.
+    if (minted.length > 0) printJson(io, { configTokens: configTokensJson(minted) });
     await poll?.stop();
     await reconciler?.stop();
     await app?.close();

@@ -94,7 +94,10 @@ async function pinnedTemplate(v: Values, io: CliIo): Promise<JsonObject> {
   if (sandbox === undefined) throw new BatonError('usage', 'pin needs --from-sandbox URL');
   const file = v['template'] ?? join(profilesDir(), 'sandbox-payments-ed25519.json');
   const template = validateProfile(await readJsonObject(file, io));
-  return pinToSandbox(template, await fetchSandboxFacts(sandbox, waitMs(v))) as unknown as JsonObject;
+  return pinToSandbox(
+    template,
+    await fetchSandboxFacts(sandbox, waitMs(v), (line) => io.stderr(line)),
+  ) as unknown as JsonObject;
 }
 
 export const profilesCommand = setupCommand(
@@ -105,13 +108,14 @@ export const profilesCommand = setupCommand(
        baton profiles add FILE [--pin-to-sandbox URL] [--wait S] [server]
        baton profiles pin --from-sandbox URL [--template FILE] [--wait S]
 
-list prints one line per registered version: id, version, digest, account, environment. add
-registers the profile in FILE (or - for stdin), first pinned to a running sandbox with
---pin-to-sandbox; the same document again changes nothing, another document under a registered
-(id, version) is profile_conflict. pin needs no server: it prints the profile (default: the
-shipped profiles/sandbox-payments-ed25519.json) pinned to the sandbox at URL — its origin and
-Ed25519 key, under version <version>.<8 hex> — so the shipped profiles never need hand editing.
---wait S: how long to wait for a sandbox that is still starting (default 15).
+list prints one line per registered version: id, version, digest, account, environment,
+registeredAt (RFC 3339). add registers the profile in FILE (or - for stdin), first pinned to a
+running sandbox with --pin-to-sandbox; the same document again changes nothing, another document
+under a registered (id, version) is profile_conflict. pin needs no server: it prints the profile
+(default: the shipped profiles/sandbox-payments-ed25519.json) pinned to the sandbox at URL — its
+origin and Ed25519 key, under version <version>.<8 hex> — so the shipped profiles never need hand
+editing. --wait S: how long to wait for a sandbox that is still starting (default 15; said once on
+stderr before waiting).
 ${REMOTE_USAGE}
 `,
   {
@@ -141,7 +145,7 @@ ${REMOTE_USAGE}
       if (sandbox !== undefined)
         document = pinToSandbox(
           validateProfile(document),
-          await fetchSandboxFacts(sandbox, waitMs(v)),
+          await fetchSandboxFacts(sandbox, waitMs(v), (line) => io.stderr(line)),
         ) as unknown as JsonObject;
       const p = await adminClient(v).registerProfile(document);
       io.stdout(`profile ${p.id}@${p.version}: registered ${p.digest}\n`);

@@ -36,14 +36,30 @@ export async function withEngine(
   }
 }
 
+/**
+ * What the caller gave that is wrong (arguments, files, values): exit 2, as docs/cli.md says. A
+ * refusal that depends on what the store holds (a conflict, a state, not found) is never here.
+ */
 const BAD_INPUT: ReadonlySet<string> = new Set([
   'usage',
   'key_invalid',
   'key_unsupported',
   'stop_matrix_invalid',
+  'config_invalid',
+  'input_invalid',
+  'json_malformed',
+  'json_duplicate_member',
+  'json_invalid_encoding',
+  'json_lone_surrogate',
+  'json_too_deep',
+  'json_too_large',
+  'json_number_out_of_range',
 ]);
 
-/** Bad arguments or key files exit 2; any other typed failure (newer schema, corrupt store, busy) exits 1. */
+/**
+ * Bad arguments, input values or files (keys, config, matrix, JSON) exit 2; any other typed
+ * failure (newer schema, corrupt store, busy, a conflict) exits 1.
+ */
 export function reportStoreError(error: unknown, io: CliIo): number {
   if (!isBatonError(error)) throw error;
   io.stderr(`error: ${error.code}: ${error.message}\n`);

@@ -33,6 +33,9 @@ ${STORE_USAGE}
 
 const ACTOR = 'cli:tokens';
 
+/** The verbs `runTokens` branches on (test/cli/verbs.test.ts checks them against its usage). */
+const TOKENS_VERBS: readonly string[] = ['create', 'list', 'revoke'];
+
 function tokenJson(t: TokenRecord): JsonObject {
   return {
     id: t.id,
@@ -67,7 +70,7 @@ export async function runTokens(argv: string[], io: CliIo): Promise<number> {
     });
     const [action, ...rest] = positionals;
     const arity = action === 'revoke' ? 1 : 0;
-    if (!['create', 'list', 'revoke'].includes(action ?? '') || rest.length !== arity) {
+    if (!TOKENS_VERBS.includes(action ?? '') || rest.length !== arity) {
       throw new BatonError('usage', 'expected: create --role R | list | revoke ID');
     }
     if (action !== 'create' && (values.role !== undefined || values.name !== undefined)) {
@@ -127,6 +130,7 @@ async function act(
 
 export const tokensCommand: Command = {
   name: 'tokens',
+  verbs: TOKENS_VERBS,
   summary: 'Create, list and revoke the HTTP API’s admin and operator tokens.',
   usage: USAGE,
   run: runTokens,

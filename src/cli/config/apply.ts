@@ -1,8 +1,9 @@
 /**
  * Apply a config file to a target (docs/config.md): read and check the file, load and pin its
- * profiles, plan against what the target holds (refusing conflicts before the first write), run
+ * profiles (`prepareConfig`: no target needed, so `serve --config` does it before opening the
+ * store), plan against what the target holds (refusing conflicts before the first write), run
  * the writes, and hand back what changed and the tokens minted (written to the tokens file when
- * one is named, else returned to be printed once).
+ * one is named, else handed to the caller to show once).
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
@@ -10,21 +11,35 @@ import { BatonError } from '../../core/errors.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
 import { parseConfig } from './read.js';
 import { execute, plan, type PlannedItem } from './plan.js';
-import { loadProfiles } from './profiles.js';
-import { loadIssuers } from './issuers.js';
+import { loadProfiles, type LoadedProfile } from './profiles.js';
+import { loadIssuers, type LoadedIssuer } from './issuers.js';
+import type { BatonConfig } from './model.js';
+import type { Progress } from './pin.js';
 import type { SetupTarget } from './target.js';
 import { readTokensFile, writeTokensFile } from './tokens-file.js';
 
 export interface ApplyOptions {
   /** Overrides the config's `tokens.file` (relative to the working folder). */
   readonly tokensFile?: string;
+  /** Where progress lines go (waiting for a sandbox that is still starting). */
+  readonly progress?: Progress;
 }
 
 /**
- * Where a minted token's print-once line goes when there is no tokens file (or the file could not
- * take it): shown as soon as it is minted, so a later failure of the apply cannot lose it.
+ * Where a minted token goes when there is no tokens file (or the file could not take it): handed
+ * over as soon as it is minted, so a later failure of the apply cannot lose it; the caller shows
+ * it once (`printOnceLine`, or `serve --json`'s ready line).
  */
-export type ShowToken = (line: string) => void;
+export type ShowToken = (token: CreatedPrincipalToken) => void;
+
+/** A config file read, checked and loaded (its profiles pinned, its issuers read): ready to apply. */
+export interface PreparedConfig {
+  readonly config: BatonConfig;
+  /** The config file's folder: `tokens.file` is relative to it. */
+  readonly baseDir: string;
+  readonly profiles: readonly LoadedProfile[];
+  readonly issuers: readonly LoadedIssuer[];
+}
 
 export interface ApplyOutcome {
   readonly items: readonly PlannedItem[];
@@ -41,20 +56,38 @@ export async function readConfigFile(file: string): Promise<Buffer> {
   }
 }
 
+/**
+ * Everything of an apply that needs no target: read and check the file, load (and pin) its
+ * profiles and read its issuers. Every `config_invalid` (and an unreachable sandbox) surfaces here.
+ */
+export async function prepareConfig(file: string, progress?: Progress): Promise<PreparedConfig> {
+  const config = parseConfig(await readConfigFile(file));
+  const baseDir = dirname(resolve(file));
+  const profiles = await loadProfiles(config.profiles, baseDir, progress);
+  const issuers = await loadIssuers(config.issuers, baseDir);
+  return { config, baseDir, profiles, issuers };
+}
+
 export async function applyConfig(
   file: string,
   target: SetupTarget,
   showToken: ShowToken,
   options: ApplyOptions = {},
 ): Promise<ApplyOutcome> {
-  const config = parseConfig(await readConfigFile(file));
-  const baseDir = dirname(resolve(file));
+  return applyPrepared(await prepareConfig(file, options.progress), target, showToken, options);
+}
+
+export async function applyPrepared(
+  prepared: PreparedConfig,
+  target: SetupTarget,
+  showToken: ShowToken,
+  options: ApplyOptions = {},
+): Promise<ApplyOutcome> {
+  const { config, baseDir, profiles, issuers } = prepared;
   const named =
     options.tokensFile ??
     (config.tokens.file &&
       (isAbsolute(config.tokens.file) ? config.tokens.file : resolve(baseDir, config.tokens.file)));
-  const profiles = await loadProfiles(config.profiles, baseDir);
-  const issuers = await loadIssuers(config.issuers, baseDir);
   const p = await plan(target, config, profiles, issuers);
   const previous =
     named !== undefined && p.items.some((i) => i.kind === 'token' && i.action === 'create')
@@ -62,17 +95,16 @@ export async function applyConfig(
       : [];
   const minted: CreatedPrincipalToken[] = [];
   let saved = 0; // how many of `minted` the tokens file holds
-  const show = (t: CreatedPrincipalToken) => showToken(printOnceLine(t));
   // Each secret is kept (the file rewritten, or the line shown) before the next write runs; one the
   // file could not take is shown rather than lost.
   const keep = async (token: CreatedPrincipalToken): Promise<void> => {
     minted.push(token);
-    if (named === undefined) return void show(token);
+    if (named === undefined) return void showToken(token);
     try {
       await writeTokensFile(named, previous, minted);
       saved = minted.length;
     } catch (cause) {
-      minted.slice(saved).forEach(show);
+      minted.slice(saved).forEach((t) => showToken(t));
       throw new BatonError('usage', `cannot write the tokens file ${named}`, {}, { cause });
     }
   };
@@ -125,6 +157,6 @@ export function describeOutcome(o: ApplyOutcome): string {
 }
 
 /** A minted token that had no tokens file: shown this once, never again. */
-function printOnceLine(t: CreatedPrincipalToken): string {
+export function printOnceLine(t: CreatedPrincipalToken): string {
   return `token ${t.name} (${t.role}, shown once): ${t.token}\n`;
 }

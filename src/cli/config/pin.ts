@@ -51,15 +51,26 @@ function facts(origin: string, body: JsonValue): SandboxFacts {
   };
 }
 
+/** Where a progress line goes (one line, newline-terminated; the CLI passes its stderr). */
+export type Progress = (line: string) => void;
+
+/** How long a sandbox that is still starting is waited for, unless told (docs/config.md). */
+export const SANDBOX_WAIT_MS = 15_000;
+
 /**
  * Ask the sandbox at `url` for its verification material. Connection failures are retried until
- * `waitMs` has passed (a sandbox started in the background a moment ago); any answer that is not
- * the expected one fails at once.
+ * `waitMs` has passed (a sandbox started in the background a moment ago), saying so once on
+ * `progress` before the first retry; any answer that is not the expected one fails at once.
  */
-export async function fetchSandboxFacts(url: string, waitMs = 15_000): Promise<SandboxFacts> {
+export async function fetchSandboxFacts(
+  url: string,
+  waitMs = SANDBOX_WAIT_MS,
+  progress?: Progress,
+): Promise<SandboxFacts> {
   if (!URL.canParse(url)) throw new BatonError('usage', 'the sandbox URL is not an absolute URL');
   const origin = new URL(url).origin;
   const deadline = Date.now() + waitMs;
+  let said = false;
   for (;;) {
     let response: Response;
     try {
@@ -67,6 +78,8 @@ export async function fetchSandboxFacts(url: string, waitMs = 15_000): Promise<S
     } catch (cause) {
       if (Date.now() >= deadline)
         throw new BatonError('provider_unreachable', `no sandbox answers at ${origin}`, {}, { cause });
+      if (!said) progress?.(`waiting for the sandbox at ${origin} (up to ${waitMs / 1000} s)\n`);
+      said = true;
       await sleep(200);
       continue;
     }

@@ -9,7 +9,7 @@ import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseStrictJson, type JsonObject, type JsonValue } from '../../core/json.js';
 import { profileDigest, validateProfile, type ProviderProfile } from '../../occurrences/index.js';
 import type { ProfileEntry } from './model.js';
-import { fetchSandboxFacts, pinToSandbox } from './pin.js';
+import { fetchSandboxFacts, pinToSandbox, SANDBOX_WAIT_MS, type Progress } from './pin.js';
 
 export interface LoadedProfile {
   readonly id: string;
@@ -41,6 +41,7 @@ export async function loadProfile(
   entry: ProfileEntry,
   baseDir: string,
   index: number,
+  progress?: Progress,
 ): Promise<LoadedProfile> {
   const path = `$.profiles[${index}]`;
   const document = await readDocument(entry, baseDir, path);
@@ -52,7 +53,7 @@ export async function loadProfile(
     throw new BatonError('config_invalid', `${path}: ${error.message}`, { path }, { cause: error });
   }
   if (entry.pinToSandbox !== undefined)
-    profile = pinToSandbox(profile, await fetchSandboxFacts(entry.pinToSandbox));
+    profile = pinToSandbox(profile, await fetchSandboxFacts(entry.pinToSandbox, SANDBOX_WAIT_MS, progress));
   return {
     id: profile.id,
     version: profile.version,
@@ -64,10 +65,11 @@ export async function loadProfile(
 export async function loadProfiles(
   entries: readonly ProfileEntry[],
   baseDir: string,
+  progress?: Progress,
 ): Promise<LoadedProfile[]> {
   const loaded: LoadedProfile[] = [];
   for (const [i, entry] of entries.entries()) {
-    const p = await loadProfile(entry, baseDir, i);
+    const p = await loadProfile(entry, baseDir, i, progress);
     if (loaded.some((q) => q.id === p.id && q.version === p.version))
       throw new BatonError('config_invalid', `$.profiles[${i}]: repeats profile ${p.id}@${p.version}`, {
         path: `$.profiles[${i}]`,
