@@ -1,7 +1,7 @@
 /** The operator console (issue 14, docs/console.md): sign-in, then the pages by hash route. */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ok, setCsrf } from './api.js';
+import { api, ApiError, ok, setCsrf } from './api.js';
 import { ErrorNote } from './format.js';
 import { href, useRoute } from './router.js';
 import { Overview } from './pages/overview.js';
@@ -68,15 +68,18 @@ const PAGES: readonly (readonly [string, string, boolean])[] = [
 function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: () => void }) {
   const route = useRoute();
   const [error, setError] = useState<unknown>();
-  // Signed out only once the server says the session ended: on a refusal or a failure the
-  // session still lives (until it expires), so the console stays signed in and says why.
+  // Signed out only once the session has ended: the server ended it, or it had already ended
+  // (401: expired, signed out elsewhere, its token revoked). On any other refusal or a failure
+  // the session still lives (until it expires), so the console stays signed in and says why.
   const signOut = async (): Promise<void> => {
     setError(undefined);
     try {
       ok(await api.DELETE('/v1/session'));
     } catch (err) {
-      setError(err);
-      return;
+      if (!(err instanceof ApiError && err.status === 401)) {
+        setError(err);
+        return;
+      }
     }
     setCsrf(undefined);
     onSignedOut();

@@ -27,7 +27,31 @@ after(async () => {
 });
 
 if (reason !== undefined) test(reason, { skip: reason }, () => undefined);
-else
+else {
+  test('a sign-out whose session had already ended (401: signed out in another tab) shows the sign-in form', async () => {
+    assert.ok(launched !== undefined && api !== undefined);
+    const { url, operator } = api;
+    const { context, page } = await newPage(launched.browser);
+    await page.goto(`${url}/console/`);
+    await page.getByLabel('Operator or admin token').fill(operator);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    const cookie = (await context.cookies()).find((c) => c.name === 'baton_session');
+    assert.ok(cookie !== undefined);
+    // Another tab signs the same session out.
+    const headers = { cookie: `baton_session=${cookie.value}` };
+    const me = (await (await fetch(`${url}/v1/session`, { headers })).json()) as { csrfToken: string };
+    const ended = await fetch(`${url}/v1/session`, {
+      method: 'DELETE',
+      headers: { ...headers, 'x-baton-csrf': me.csrfToken },
+    });
+    assert.equal(ended.status, 200);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    assert.equal(await page.getByRole('alert').filter({ hasText: 'Sign-out failed' }).count(), 0);
+    await context.close();
+  });
+
   test('a refused or failed sign-out keeps the console signed in and says why', async () => {
     assert.ok(launched !== undefined && api !== undefined);
     const { url, operator } = api;
@@ -74,3 +98,4 @@ else
     assert.deepEqual(problems, []);
     await context.close();
   });
+}
