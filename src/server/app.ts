@@ -95,6 +95,11 @@ export interface ServerOptions {
   readonly console?: boolean;
   /** Console session lifetime (default 8 h; docs/console.md). */
   readonly sessionTtlMs?: number;
+  /**
+   * Mark the console's session cookie `Secure` on every answer (`baton serve --secure-cookies`):
+   * behind a TLS-terminating proxy every request arrives as plain http. Default: only over https.
+   */
+  readonly secureCookies?: boolean;
   /** How often GET /v1/events reads the evidence log (default 500 ms). */
   readonly eventPollMs?: number;
   /** Reconciliation metrics shared with serve's background reconciler (made here when absent). */
@@ -235,6 +240,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     clock: options.clock ?? systemClock,
     metrics,
     sources: new StatusSources({ keys: options.keys ?? NO_KEYS, clock: options.clock ?? systemClock }),
+    ...(options.secureCookies === true && { secureCookies: true }),
     ...(options.harness !== undefined && { harness: options.harness }),
     ...(options.harness !== undefined && {
       missions:

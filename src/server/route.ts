@@ -40,6 +40,11 @@ export interface ServerDeps {
   readonly missions?: MissionConsumer;
   /** Continuity records (routes/continuity.ts); absent when the server was given no signing key. */
   readonly continuity?: ContinuityStore;
+  /**
+   * The console's session cookie is `Secure` on every answer, not only over https: for a server
+   * behind a TLS-terminating proxy, where every request reaches it as plain http.
+   */
+  readonly secureCookies?: boolean;
 }
 
 export interface HandlerInput {
@@ -47,7 +52,7 @@ export interface HandlerInput {
   readonly body: unknown;
   readonly params: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
-  /** Whether the request came over https (cookies are then `Secure`). */
+  /** Whether cookies are `Secure`: the request came over https, or `secureCookies` says so. */
   readonly secure: boolean;
   /** Aborted when the client goes away; only for `streams` routes (server-sent events). */
   readonly closed?: AbortSignal;
@@ -131,7 +136,7 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
         body: request.body,
         params: request.params as Record<string, string>,
         query: request.query as Record<string, string>,
-        secure: request.protocol === 'https',
+        secure: deps.secureCookies === true || request.protocol === 'https',
         ...(spec.streams === true && { closed: closedSignal(request) }),
         ...(spec.streams === true &&
           roles !== 'public' && {

@@ -58,3 +58,27 @@ test('--no-console and BATON_NO_CONSOLE turn /console off; --json says console n
   >;
   assert.equal(ready['console'], `${String(ready['url'])}/console/`);
 });
+
+test('--secure-cookies (BATON_SECURE_COOKIES): the session cookie is Secure though the server speaks plain http', async (t) => {
+  for (const [args, env] of [
+    [['--json', '--secure-cookies'], {}],
+    [['--json'], { BATON_SECURE_COOKIES: 'true' }],
+    [['--json'], {}],
+  ] as const) {
+    const child = serve(t, [...args], env);
+    const ready = JSON.parse(await child.waitFor('json', (l) => (l.startsWith('{') ? l : undefined))) as {
+      url: string;
+      adminToken: string;
+    };
+    const res = await fetch(`${ready.url}/v1/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: ready.adminToken }),
+    });
+    assert.equal(res.status, 201);
+    const attrs = (res.headers.get('set-cookie') ?? '').split(';').map((a) => a.trim());
+    const asked = (args as readonly string[]).includes('--secure-cookies') || 'BATON_SECURE_COOKIES' in env;
+    assert.equal(attrs.includes('Secure'), asked, attrs.join('; '));
+    child.kill('SIGTERM');
+  }
+});

@@ -49,6 +49,18 @@ test('sign-in: an operator token becomes an HttpOnly, SameSite=Strict cookie wit
   assert.notEqual(other.csrf, s.csrf, 'each session has its own CSRF token');
 });
 
+test('secureCookies (baton serve --secure-cookies, behind a TLS proxy): the session cookie is Secure over plain http, at sign-in and sign-out', async (t) => {
+  const api = await startApi(t, { secureCookies: true });
+  const s = await signIn(api, api.operator);
+  const attrs = (s.answer.headers.get('set-cookie') ?? '').split(';').map((a) => a.trim());
+  assert.ok(attrs.includes('Secure'), attrs.join('; '));
+  assert.ok(attrs.includes('HttpOnly') && attrs.includes('SameSite=Strict'));
+  const out = await api.call('DELETE', '/v1/session', { headers: withCookie(s, s.csrf) });
+  assert.equal(out.status, 200, out.text);
+  const cleared = (out.headers.get('set-cookie') ?? '').split(';').map((a) => a.trim());
+  assert.ok(cleared.includes('Secure') && cleared.includes('Max-Age=0'), cleared.join('; '));
+});
+
 test('a state-changing call with the cookie needs the session’s CSRF header; refusals change nothing', async (t) => {
   const api = await startApi(t);
   await setupOverHttp(api);

@@ -68,6 +68,8 @@ export async function startApi(
     continuity?: boolean;
     /** Folders the Mission issuer registry's `file:` references may name (`baton serve --secret-dir`). */
     secretDirs?: readonly string[];
+    /** `baton serve --secure-cookies`: the session cookie is Secure on plain http too. */
+    secureCookies?: boolean;
   } = {},
 ): Promise<Api> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-server-'));
@@ -85,6 +87,7 @@ export async function startApi(
     ...(options.keys !== undefined && { keys: options.keys }),
     ...(options.continuity === true && { signingKey: opened.domainKey.privateKey }),
     ...(options.secretDirs !== undefined && { secretScope: { dirs: options.secretDirs } }),
+    ...(options.secureCookies === true && { secureCookies: true }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(async () => {

@@ -69,6 +69,7 @@ const SERVE_OPTIONS = {
   'reconcile-concurrency': { type: 'string', env: 'BATON_RECONCILE_CONCURRENCY' },
   json: { type: 'boolean' },
   'no-console': { type: 'boolean', env: 'BATON_NO_CONSOLE' },
+  'secure-cookies': { type: 'boolean', env: 'BATON_SECURE_COOKIES' },
   'sqlite-writer': { type: 'string', env: 'BATON_SQLITE_WRITER', unlessGiven: ['postgres'] },
   'sqlite-checkpoints': { type: 'string', env: 'BATON_SQLITE_CHECKPOINTS', unlessGiven: ['postgres'] },
 } as const;
@@ -76,7 +77,7 @@ const SERVE_OPTIONS = {
 const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
                    [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE]
                    [--credentials FILE] [--secret-dir DIR…] [--missions-poll-every DURATION]
-                   [--reconcile-every DURATION [--reconcile-concurrency N]] [--json] [--no-console]
+                   [--reconcile-every DURATION [--reconcile-concurrency N]] [--json] [--no-console] [--secure-cookies]
                    [--sqlite-writer thread|inline] [--sqlite-checkpoints thread|sqlite]
 
 Serve the HTTP API (docs/api.md) until SIGINT or SIGTERM, then stop accepting, finish every request
@@ -89,7 +90,9 @@ JSON lines. --json prints, once ready, one JSON line instead (also of --config's
 {"url":"http://HOST:PORT","store":"STORE","adminToken":"btk…"|null,"console":URL|null,
 "configTokens":[{"name","role","id","token"}…]}. See docs/operations.md. The operator console
 (docs/console.md) is served at URL/console/ and its address printed after the listening line
-("console at URL/console/"); --no-console turns it off.
+("console at URL/console/"); --no-console turns it off. --secure-cookies marks the console's
+session cookie Secure on every answer: for a server behind a TLS-terminating proxy, where every
+request arrives as plain http (without it, Secure only over https).
 --config FILE applies a baton.config.json (docs/config.md) to the store before listening, exactly as
 \`baton apply\` would (idempotent; a conflict stops the start, exit 1); its summary goes to stderr.
 The file is read and checked before the store is opened (a bad one: exit 2, config_invalid). A
@@ -345,6 +348,7 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       keys,
       logger: { level, stream: process.stderr },
       console: values['no-console'] !== true,
+      secureCookies: values['secure-cookies'] === true,
     });
     await app.listen({ port: wanted, host }).catch((cause: unknown) => {
       throw listenError(cause, host, wanted);
