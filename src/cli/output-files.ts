@@ -110,40 +110,31 @@ export async function writeThroughPartial<T>(
   body: (write: (chunk: string) => void) => Promise<T> | T,
   mode = 0o666,
 ): Promise<T> {
-  const partial = `${file}.partial`;
-  let fd: number;
+  const out = openPartial(file, mode);
   try {
-    fd = openSync(partial, 'w', mode);
-  } catch (cause) {
-    throw cannotWrite(file, cause);
-  }
-  let open = true;
-  try {
-    const result = await body((chunk) => {
-      try {
-        writeSync(fd, chunk);
-      } catch (cause) {
-        throw cannotWrite(file, cause);
-      }
-    });
-    try {
-      fsyncSync(fd);
-      closeSync(fd);
-      open = false;
-      renameSync(partial, file);
-    } catch (cause) {
-      throw cannotWrite(file, cause);
-    }
+    const result = await body(out.write);
+    out.commit();
     return result;
   } catch (error) {
-    if (open) closeSync(fd);
-    rmSync(partial, { force: true });
+    out.abandon();
     throw error;
   }
 }
 
 /** Write `text` to FILE through FILE.partial (see writeThroughPartial), synchronously. */
 export function writeOutputFile(file: string, text: string, mode = 0o666): void {
+  const out = openPartial(file, mode);
+  try {
+    out.write(text);
+    out.commit();
+  } catch (error) {
+    out.abandon();
+    throw error;
+  }
+}
+
+/** FILE.partial, open: written, then committed (fsync, close, rename over FILE) or abandoned. */
+function openPartial(file: string, mode: number) {
   const partial = `${file}.partial`;
   let fd: number;
   try {
@@ -152,17 +143,33 @@ export function writeOutputFile(file: string, text: string, mode = 0o666): void 
     throw cannotWrite(file, cause);
   }
   let open = true;
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
+  const close = (): void => {
+    open = false; // closed once, whatever closeSync says: never a second close of a reused fd
     closeSync(fd);
-    open = false;
-    renameSync(partial, file);
-  } catch (cause) {
-    if (open) closeSync(fd);
-    rmSync(partial, { force: true });
-    throw cannotWrite(file, cause);
-  }
+  };
+  return {
+    write: (chunk: string): void => {
+      try {
+        writeSync(fd, chunk);
+      } catch (cause) {
+        throw cannotWrite(file, cause);
+      }
+    },
+    commit(): void {
+      try {
+        fsyncSync(fd);
+        close();
+        renameSync(partial, file);
+      } catch (cause) {
+        throw cannotWrite(file, cause);
+      }
+    },
+    /** After a failure: the failure is what the caller reports; the partial file goes. */
+    abandon(): void {
+      if (open) close();
+      rmSync(partial, { force: true });
+    },
+  };
 }
 
 /** Read a file a flag names (`--key FILE`): a typed `usage` error naming it when it cannot be read. */

@@ -11,12 +11,10 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { runServe } from '../../src/cli/commands/serve.js';
-import type { CliIo } from '../../src/cli/io.js';
 import { AdminClient } from '../../src/client/index.js';
 import { READY_DEADLINE_MS, spawnNode, type WatchedChild } from '../support/child.js';
 import { repoRoot } from '../support/paths.js';
-import { baton, PROFILE_FILE, tempDir, writeConfig } from './support.js';
+import { baton, PROFILE_FILE, serveInProcess, tempDir, writeConfig } from './support.js';
 
 const mainJs = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const FORMAT = 'baton.config/1';
@@ -35,24 +33,10 @@ async function serveJson(
   argv: string[],
   ready = (out: string) => out.includes('\n'),
 ): Promise<Served> {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    stdout: (s) => void (out += s),
-    stderr: (s) => void (err += s),
-    readStdin: () => Promise.resolve(Buffer.alloc(0)),
-  };
-  const stop = new AbortController();
-  let exited: number | undefined;
-  const done = runServe([...argv, '--log-level', 'silent'], io, stop.signal).then((c) => (exited = c));
+  const s = await serveInProcess(argv, ready);
   // Stopped whatever the test found (a failed assertion must not leave it serving).
-  t.after(() => (stop.abort(), done));
-  const deadline = Date.now() + 20_000;
-  while (exited === undefined && !ready(out)) {
-    assert.ok(Date.now() < deadline, `serve did not start: ${err}`);
-    await sleep(20);
-  }
-  return { code: exited, out: () => out, err: () => err, stop: () => (stop.abort(), done) };
+  t.after(() => s.stop());
+  return { code: s.exited(), out: s.out, err: s.err, stop: s.stop };
 }
 
 async function listening(t: TestContext): Promise<Server> {

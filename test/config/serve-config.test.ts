@@ -7,11 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { runServe } from '../../src/cli/commands/serve.js';
-import type { CliIo } from '../../src/cli/io.js';
 import { AdminClient } from '../../src/client/index.js';
-import { exampleConfig, startSandbox, tempDir, writeConfig } from './support.js';
+import { exampleConfig, serveInProcess, startSandbox, tempDir, writeConfig } from './support.js';
 
 /** The operator token `serve --config` wrote beside the config. */
 function operatorToken(dir: string): string {
@@ -30,29 +27,12 @@ interface Running {
 
 /** Start `serve` in process and wait (at most 20 s) for its listening line, or its early exit. */
 async function serve(argv: string[]): Promise<Running | { code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    stdout: (s) => void (out += s),
-    stderr: (s) => void (err += s),
-    readStdin: () => Promise.resolve(Buffer.alloc(0)),
-  };
-  const stop = new AbortController();
-  let exited: number | undefined;
-  const done = runServe([...argv, '--port', '0', '--log-level', 'silent'], io, stop.signal).then(
-    (c) => (exited = c),
-  );
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const m = /baton listening on (http:\/\/\S+)/.exec(out);
-    if (m?.[1] !== undefined) {
-      const url = m[1];
-      return { url, out: () => out, err: () => err, stop: () => (stop.abort(), done) };
-    }
-    if (exited !== undefined) return { code: exited, out, err };
-    assert.ok(Date.now() < deadline, `serve did not start: ${err}`);
-    await sleep(50);
-  }
+  const listening = (out: string) => /baton listening on (http:\/\/\S+)/.exec(out)?.[1];
+  const s = await serveInProcess([...argv, '--port', '0'], (out) => listening(out) !== undefined);
+  const url = listening(s.out());
+  const code = s.exited();
+  if (url === undefined && code !== undefined) return { code, out: s.out(), err: s.err() };
+  return { url: url ?? '', out: s.out, err: s.err, stop: s.stop };
 }
 
 test('serve --config applies the config before it listens, and a restart with it says unchanged', async (t) => {

@@ -3,7 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { main } from '../../src/cli/baton.js';
+import { runServe } from '../../src/cli/commands/serve.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { createSandboxProvider, type SandboxProvider } from '../../src/providers/sandbox/index.js';
 import { repoRoot } from '../support/paths.js';
@@ -55,4 +57,40 @@ export function writeConfig(dir: string, config: unknown, name = 'baton.config.j
   const file = join(dir, name);
   writeFileSync(file, JSON.stringify(config, null, 2));
   return file;
+}
+
+/** `baton serve` running in this process (runServe), its output as it comes. */
+export interface InProcessServe {
+  /** Its exit code once it returned (an early refusal), else undefined. */
+  readonly exited: () => number | undefined;
+  readonly out: () => string;
+  readonly err: () => string;
+  /** SIGTERM's path: stop accepting, drain, close; resolves with the exit code. */
+  readonly stop: () => Promise<number>;
+}
+
+/**
+ * Start `serve ARGV --log-level silent` in process and wait (at most 20 s) until `ready(stdout)`
+ * or it exits. A deadline passed fails the test with what it wrote on stderr.
+ */
+export async function serveInProcess(
+  argv: string[],
+  ready: (out: string) => boolean,
+): Promise<InProcessServe> {
+  let out = '';
+  let err = '';
+  const io: CliIo = {
+    stdout: (s) => void (out += s),
+    stderr: (s) => void (err += s),
+    readStdin: () => Promise.resolve(Buffer.alloc(0)),
+  };
+  const stop = new AbortController();
+  let exited: number | undefined;
+  const done = runServe([...argv, '--log-level', 'silent'], io, stop.signal).then((c) => (exited = c));
+  const deadline = Date.now() + 20_000;
+  while (exited === undefined && !ready(out)) {
+    if (Date.now() > deadline) throw new Error(`serve did not start within 20 s: ${err}`);
+    await sleep(20);
+  }
+  return { exited: () => exited, out: () => out, err: () => err, stop: () => (stop.abort(), done) };
 }
