@@ -5,7 +5,7 @@
  * a refusal that depends on what the store holds (an unknown item) still exits 1. A verb command
  * refuses an unknown verb with --help too.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { main } from '../../src/cli/baton.js';
@@ -27,7 +27,8 @@ test('tokens create with an invalid --name exits 2 (input_invalid is bad input)'
   assert.equal(r.out, '');
 });
 
-test('harness stop --decision bogus exits 2; an unknown item exits 1', async (t) => {
+/** A SQLite store holding one queued item under an active Mission, closed again. */
+async function storeWithItem(t: TestContext) {
   const db = join(tempDir(t), 'baton.db');
   const opened = await openBaton({ kind: 'sqlite', path: db });
   await opened.harness.applyVerifiedSignal(verifiedSignal('active', 1, Date.now()));
@@ -36,6 +37,11 @@ test('harness stop --decision bogus exits 2; an unknown item exits 1', async (t)
     'test',
   );
   await opened.close();
+  return { db, item };
+}
+
+test('harness stop --decision bogus exits 2; an unknown item exits 1', async (t) => {
+  const { db, item } = await storeWithItem(t);
 
   const bogus = await run(['harness', 'stop', item.id, '--decision', 'bogus', '--db', db]);
   assert.equal(bogus.code, 2, bogus.err);
@@ -47,14 +53,7 @@ test('harness stop --decision bogus exits 2; an unknown item exits 1', async (t)
 });
 
 test('harness list --state refuses an unknown or empty state (exit 2) and filters by known ones', async (t) => {
-  const db = join(tempDir(t), 'baton.db');
-  const opened = await openBaton({ kind: 'sqlite', path: db });
-  await opened.harness.applyVerifiedSignal(verifiedSignal('active', 1, Date.now()));
-  const item = await opened.harness.createItem(
-    { kind: 'queue_item', action_class: 'consequential_write', mission_binding: binding },
-    'test',
-  );
-  await opened.close();
+  const { db, item } = await storeWithItem(t);
 
   for (const state of ['bogus', '', 'queued,', ',queued', 'queued,,done', 'QUEUED', 'queued,nope']) {
     const r = await run(['harness', 'list', '--state', state, '--db', db]);
