@@ -27,8 +27,8 @@ test('tokens create with an invalid --name exits 2 (input_invalid is bad input)'
   assert.equal(r.out, '');
 });
 
-/** A SQLite store holding one queued item under an active Mission, closed again. */
-async function storeWithItem(t: TestContext) {
+/** A SQLite store holding one queued item under an active Mission (then superseded, if asked), closed again. */
+async function storeWithItem(t: TestContext, superseded = false) {
   const db = join(tempDir(t), 'baton.db');
   const opened = await openBaton({ kind: 'sqlite', path: db });
   await opened.harness.applyVerifiedSignal(verifiedSignal('active', 1, Date.now()));
@@ -36,6 +36,8 @@ async function storeWithItem(t: TestContext) {
     { kind: 'queue_item', action_class: 'consequential_write', mission_binding: binding },
     'test',
   );
+  if (superseded)
+    await opened.harness.applyVerifiedSignal(verifiedSignal('superseded', 2, Date.now() + 1000));
   await opened.close();
   return { db, item };
 }
@@ -86,4 +88,11 @@ test('tokens and stop-matrix refuse an unknown verb with --help too (exit 2, not
   }
   assert.equal((await run(['tokens', 'create', '--help'])).code, 0);
   assert.equal((await run(['stop-matrix', 'check', '--help'])).code, 0);
+});
+
+test('harness requeue of a superseded Mission’s item exits 1 with successor_binding_required (a state, not bad input)', async (t) => {
+  const { db, item } = await storeWithItem(t, true);
+  const r = await run(['harness', 'requeue', item.id, '--db', db]);
+  assert.equal(r.code, 1, r.err);
+  assert.match(r.err, /successor_binding_required/);
 });

@@ -25,7 +25,7 @@ list     Work items as JSON lines (id, kind, state, mission, action class, versi
 show     One item and its evidence chain (work:ITEM) as JSON.
 stop     Operator stop (reason operator_stop, Harness Evidence signed with the domain key);
          terminate also releases the item's reserved occurrence.
-requeue  Back to queued; the next dispatch checks the Mission again (superseded: exit 2,
+requeue  Back to queued; the next dispatch checks the Mission again (superseded: exit 1,
          successor_binding_required).
 rebind   A superseded Mission's held item to its successor: FILE is the successor's
          mission_binding (JSON: mission_id, mission_origin, stop_policy[, authority_hash,

@@ -36,6 +36,7 @@ const BAD_INPUT: ReadonlySet<string> = new Set([
   'json_invalid_encoding',
   'json_lone_surrogate',
   'json_too_deep',
+  'json_too_large',
   'json_number_out_of_range',
 ]);
 
