@@ -37,11 +37,11 @@ export function looksLikePrincipalToken(bearer: string): boolean {
 }
 
 /** Create and store a token; the secret leaves this function only inside the returned `token`. */
-export async function createToken(
-  engine: StoreEngine,
-  input: { role: string; name?: string | undefined },
-  deps: { clock: Clock; actor: string },
-): Promise<CreatedToken> {
+/** A token's role and name, checked (input_invalid): before a store is touched, and in createToken. */
+export function readTokenInput(input: { role: string; name?: string | undefined }): {
+  role: PrincipalRole;
+  name: string;
+} {
   if (!isPrincipalRole(input.role)) {
     throw new BatonError(
       'input_invalid',
@@ -54,13 +54,22 @@ export async function createToken(
   const name = input.name ?? input.role;
   if (!NAME.test(name))
     throw new BatonError('input_invalid', 'name must match ' + NAME.source, { path: '$.name' });
+  return { role: input.role, name };
+}
+
+export async function createToken(
+  engine: StoreEngine,
+  input: { role: string; name?: string | undefined },
+  deps: { clock: Clock; actor: string },
+): Promise<CreatedToken> {
+  const { role, name } = readTokenInput(input);
   // Always from the system CSPRNG, never an injected id source: these are credentials.
   const id = `tok_${randomBytes(16).toString('hex')}`;
   const secret = randomBytes(32).toString('base64url');
   const stored: StoredToken = {
     id,
     name,
-    role: input.role,
+    role,
     secretDigest: digestBytes(secret),
     createdAt: deps.clock.wallMs(),
     revokedAt: null,

@@ -7,6 +7,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../src/cli/baton.js';
 import { openBaton } from '../../src/server/open.js';
@@ -19,12 +20,19 @@ async function run(argv: string[]) {
   return { code, out: io.out.join(''), err: io.err.join('') };
 }
 
-test('tokens create with an invalid --name exits 2 (input_invalid is bad input)', async (t) => {
-  const db = join(tempDir(t), 'baton.db');
-  const r = await run(['tokens', 'create', '--role', 'operator', '--name', '', '--db', db]);
-  assert.equal(r.code, 2, r.err);
-  assert.match(r.err, /^error: input_invalid: /);
-  assert.equal(r.out, '');
+test('tokens create with an invalid --name exits 2 (input_invalid is bad input) and creates no database', async (t) => {
+  const dir = tempDir(t);
+  const db = join(dir, 'baton.db');
+  for (const name of ['', ' leading-space', 'x'.repeat(129)]) {
+    const r = await run(['tokens', 'create', '--role', 'operator', '--name', name, '--db', db]);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /^error: input_invalid: /);
+    assert.equal(r.out, '');
+  }
+  const missingRole = await run(['tokens', 'create', '--db', db]);
+  assert.equal(missingRole.code, 2, missingRole.err);
+  assert.match(missingRole.err, /^error: usage: create needs --role/);
+  assert.deepEqual(readdirSync(dir), [], 'refused before the store was opened');
 });
 
 /** A SQLite store holding one queued item under an active Mission (then superseded, if asked), closed again. */

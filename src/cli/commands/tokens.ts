@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { systemClock } from '../../core/clock.js';
 import { BatonError } from '../../core/errors.js';
 import { formatRfc3339 } from '../../core/time.js';
-import { createToken, isPrincipalRole } from '../../server/tokens.js';
+import { createToken, isPrincipalRole, readTokenInput } from '../../server/tokens.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { listTokens, revokeToken, type TokenRecord } from '../../store/principals.js';
 import type { JsonObject } from '../../core/json.js';
@@ -76,6 +76,8 @@ export async function runTokens(argv: string[], io: CliIo): Promise<number> {
     if (action !== 'create' && (values.role !== undefined || values.name !== undefined)) {
       throw new BatonError('usage', '--role and --name belong to create');
     }
+    // A create that would be refused is refused before a database is brought into being.
+    if (action === 'create') readTokenInput({ role: roleOf(values.role), name: values.name });
     const choice = storeChoice(values);
     // Only create may bring a database into being; list and revoke inspect an existing one.
     if (choice.kind === 'sqlite' && action !== 'create' && !existsSync(choice.path)) {
@@ -92,6 +94,17 @@ export async function runTokens(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+/** `--role`, which create needs: operator or admin (usage otherwise). */
+function roleOf(role: string | undefined): string {
+  if (role === undefined || !isPrincipalRole(role)) {
+    throw new BatonError(
+      'usage',
+      'create needs --role operator|admin (executors get credentials by takeover)',
+    );
+  }
+  return role;
+}
+
 async function act(
   engine: StoreEngine,
   action: string,
@@ -100,15 +113,9 @@ async function act(
   io: CliIo,
 ): Promise<number> {
   if (action === 'create') {
-    if (values.role === undefined || !isPrincipalRole(values.role)) {
-      throw new BatonError(
-        'usage',
-        'create needs --role operator|admin (executors get credentials by takeover)',
-      );
-    }
     const created = await createToken(
       engine,
-      { role: values.role, name: values.name },
+      { role: roleOf(values.role), name: values.name },
       { clock: systemClock, actor: ACTOR },
     );
     io.stderr(`created ${created.role} token ${created.id} (${created.name}); the secret is shown once:\n`);
