@@ -14,6 +14,7 @@ import { isBatonError } from '../../src/core/errors.js';
 import { readIssuerRegistration } from '../../src/missions/index.js';
 import { openBaton } from '../../src/server/open.js';
 import { scopedSecretResolver, secretRefAllowed } from '../../src/server/mission-secrets.js';
+import { serveInProcess } from '../config/support.js';
 import { assertProblem } from '../server/helpers.js';
 import { IssuerRegistry } from '../../src/store/missions-issuers.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -135,4 +136,32 @@ test('baton serve: --secret-dir must be a folder (exit 2, nothing opened); an is
     child.stderr(),
     /mission issuer http:\/\/127\.0\.0\.1:9: pin\.client\.key_ref: the secret reference file:\/etc\/hostname is outside what this server allows.*; it is never read/,
   );
+});
+
+test('baton serve --config: an issuer whose key is outside --secret-dir refuses the file (exit 2) before the store is opened', async (t) => {
+  const dir = tempDir(t);
+  const pin = { ...PIN, client: { ...PIN.client, key_ref: 'file:client.jwk.json' } };
+  writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
+  const config = join(dir, 'baton.config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({ format: 'baton.config/1', issuers: [{ pin, pushBearerRef: 'file:bearer.txt' }] }),
+  );
+  const db = join(dir, 'baton.db');
+  const io = captureIo();
+  const code = await main(['serve', '--db', db, '--port', '0', '--config', config], io);
+  assert.equal(code, 2, io.err.join(''));
+  assert.match(
+    io.err.join(''),
+    /config_invalid: \$\.issuers\[0\]\.pin\.client\.key_ref: the secret reference file:.*client\.jwk\.json is outside what this server allows/,
+  );
+  assert.equal(existsSync(db), false, 'refused before the store was opened');
+  // The config's folder given: the same file starts the server and pins the issuer.
+  const s = await serveInProcess(
+    ['--db', db, '--port', '0', '--config', config, '--secret-dir', dir],
+    (out) => out.includes('baton listening on '),
+  );
+  t.after(() => s.stop());
+  assert.equal(s.exited(), undefined, s.err());
+  assert.match(s.err(), /issuer http:\/\/127\.0\.0\.1:9: created/);
 });

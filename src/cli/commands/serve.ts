@@ -30,7 +30,7 @@ import {
 import { drain } from '../../server/shutdown.js';
 import { Metrics } from '../../server/metrics.js';
 import { wireMissionConsumer, type MissionConsumer } from '../../server/mission-consumer.js';
-import { refsOutside, secretRefRefusal } from '../../server/mission-secrets.js';
+import { refsOutside, secretRefRefusal, type SecretScope } from '../../server/mission-secrets.js';
 import { parsePollInterval, startPollLoop, type PollLoop } from '../../server/mission-poll-loop.js';
 import type { BackgroundReconciler } from '../../server/background-reconciler.js';
 import { ReconcileMetrics } from '../../server/reconcile-metrics.js';
@@ -106,8 +106,9 @@ per DURATION (500ms, 30s, 2m; 100 ms..1 h). Without it, poll streams are not pol
 --secret-dir DIR (repeatable): a folder whose files the Mission issuer registry's secret references
 (a pin's client.key_ref, a poll stream's pollBearerRef) may name as file:/absolute/path. Without
 it no file may be named; env: references must name BATON_SECRET_* variables. A registration naming
-anything else is refused (input_invalid); an issuer pinned earlier that does is listed at start
-and its references are never read (docs/missions.md "Secret references").
+anything else is refused (input_invalid; in --config, config_invalid, exit 2, before the store is
+opened); an issuer pinned earlier that does is listed at start and its references are never read
+(docs/missions.md "Secret references").
 --credentials FILE: a baton.credentials/1 document mapping the secret ids provider profiles name
 (webhook secrets, lookup credentials) to {"env": NAME} or {"file": PATH} references, resolved once
 at start; a missing one exits with credential_unresolved before anything is opened
@@ -223,6 +224,20 @@ async function describeIssuers(missions: MissionConsumer, io: CliIo): Promise<vo
       );
 }
 
+/**
+ * A `--config` issuer whose secret reference this server would never read (outside `--secret-dir`
+ * or not `BATON_SECRET_*`) refuses the file before the store is opened, as `POST
+ * /v1/missions/issuers` refuses it (docs/missions.md "Secret references").
+ */
+function refuseIssuersOutside(prepared: PreparedConfig, scope: SecretScope): void {
+  prepared.issuers.forEach((l, i) => {
+    const o = refsOutside(l.registration, scope)[0];
+    if (o === undefined) return;
+    const path = `$.issuers[${i}]${o.path.slice(1)}`;
+    throw new BatonError('config_invalid', `${path}: ${secretRefRefusal(o.ref)}`, { path });
+  });
+}
+
 /** `--secret-dir`: existing folders, made absolute (the scope compares absolute paths). */
 function secretDirs(given: readonly string[] | undefined): string[] {
   return (given ?? []).map((d) => {
@@ -314,6 +329,7 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   // bad one exits 2 (config_invalid) having created nothing.
   const prepared =
     values.config === undefined ? undefined : await prepareConfig(values.config, (l) => io.stderr(l));
+  if (prepared !== undefined) refuseIssuersOutside(prepared, { dirs });
   const opened = await openBaton(choice, stopMatrix === undefined ? {} : { stopMatrix });
   const json = values.json === true;
   const minted: CreatedPrincipalToken[] = [];
