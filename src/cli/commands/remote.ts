@@ -5,7 +5,7 @@
  */
 import { AdminClient } from '../../client/index.js';
 import { BatonError, isBatonError } from '../../core/errors.js';
-import { EXIT, type CliIo } from '../io.js';
+import { EXIT, isBadInput, type CliIo } from '../io.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:4000';
 
@@ -26,23 +26,9 @@ export function adminClient(values: { url?: string | undefined; token?: string |
   return new AdminClient({ baseUrl, token });
 }
 
-const BAD_INPUT: ReadonlySet<string> = new Set([
-  'usage',
-  'config_invalid',
-  'input_invalid',
-  'profile_invalid',
-  'json_malformed',
-  'json_duplicate_member',
-  'json_invalid_encoding',
-  'json_lone_surrogate',
-  'json_too_deep',
-  'json_too_large',
-  'json_number_out_of_range',
-]);
-
 /** Bad input exits 2; a refusal (conflict, forbidden, not found, unreachable) exits 1. */
 export function reportRemoteError(error: unknown, io: CliIo): number {
   if (!isBatonError(error)) throw error;
   io.stderr(`error: ${error.code}: ${error.message}\n`);
-  return BAD_INPUT.has(error.code) ? EXIT.usage : EXIT.negative;
+  return isBadInput(error.code, ['profile_invalid']) ? EXIT.usage : EXIT.negative;
 }

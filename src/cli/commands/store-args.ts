@@ -5,7 +5,7 @@ import { BatonError, isBatonError } from '../../core/errors.js';
 import { openSqliteEngine } from '../../store/sqlite.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { parseOptions } from '../command.js';
-import { EXIT, type CliIo } from '../io.js';
+import { EXIT, isBadInput, type CliIo } from '../io.js';
 
 export const DEFAULT_DB = './baton.db';
 
@@ -37,24 +37,11 @@ export async function withEngine(
 }
 
 /**
- * What the caller gave that is wrong (arguments, files, values): exit 2, as docs/cli.md says. A
- * refusal that depends on what the store holds (a conflict, a state, not found) is never here.
+ * Besides `isBadInput`'s codes, the files these commands read that can be wrong (a key, a stop
+ * matrix): exit 2, as docs/cli.md says. A refusal that depends on what the store holds (a
+ * conflict, a state, not found) is never bad input.
  */
-const BAD_INPUT: ReadonlySet<string> = new Set([
-  'usage',
-  'key_invalid',
-  'key_unsupported',
-  'stop_matrix_invalid',
-  'config_invalid',
-  'input_invalid',
-  'json_malformed',
-  'json_duplicate_member',
-  'json_invalid_encoding',
-  'json_lone_surrogate',
-  'json_too_deep',
-  'json_too_large',
-  'json_number_out_of_range',
-]);
+const READ_HERE = ['key_invalid', 'key_unsupported', 'stop_matrix_invalid'];
 
 /**
  * Bad arguments, input values or files (keys, config, matrix, JSON) exit 2; any other typed
@@ -63,5 +50,5 @@ const BAD_INPUT: ReadonlySet<string> = new Set([
 export function reportStoreError(error: unknown, io: CliIo): number {
   if (!isBatonError(error)) throw error;
   io.stderr(`error: ${error.code}: ${error.message}\n`);
-  return BAD_INPUT.has(error.code) ? EXIT.usage : EXIT.negative;
+  return isBadInput(error.code, READ_HERE) ? EXIT.usage : EXIT.negative;
 }
