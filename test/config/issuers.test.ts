@@ -10,24 +10,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
 import { startApi } from '../server/helpers.js';
+import { LOOPBACK_PUSH_PIN } from '../missions/fixtures.js';
 import { baton, tempDir } from './support.js';
 
-const PIN = {
-  format: 'baton.mission-issuer/1',
-  issuer: 'http://127.0.0.1:9',
-  jwks_uri: 'http://127.0.0.1:9/jwks',
-  endpoints: { status: 'http://127.0.0.1:9/status' },
-  algorithms: ['ES256'],
-  client: {
-    client_id: 'baton',
-    auth_method: 'private_key_jwt',
-    key_ref: 'file:client.jwk.json',
-    alg: 'ES256',
-  },
-  audience: 'https://baton.example',
-  bounds: { max_stale_seconds: 60 },
-  stream: { delivery: 'urn:ietf:rfc:8935' },
-};
+const PIN = LOOPBACK_PUSH_PIN;
 
 test('issuers: applied from a pin file with a push bearer reference, unchanged on re-apply, a changed bearer or pin refused before any write', async (t) => {
   const dir = tempDir(t);

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { main } from '../../src/cli/baton.js';
 import { runServe } from '../../src/cli/commands/serve.js';
 import type { CliIo } from '../../src/cli/io.js';
+import { captureIo } from '../store/support.js';
 import { createSandboxProvider, type SandboxProvider } from '../../src/providers/sandbox/index.js';
 import { repoRoot } from '../support/paths.js';
 
@@ -77,20 +78,16 @@ export async function serveInProcess(
   argv: string[],
   ready: (out: string) => boolean,
 ): Promise<InProcessServe> {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    stdout: (s) => void (out += s),
-    stderr: (s) => void (err += s),
-    readStdin: () => Promise.resolve(Buffer.alloc(0)),
-  };
+  const io = captureIo();
+  const out = (): string => io.out.join('');
+  const err = (): string => io.err.join('');
   const stop = new AbortController();
   let exited: number | undefined;
   const done = runServe([...argv, '--log-level', 'silent'], io, stop.signal).then((c) => (exited = c));
   const deadline = Date.now() + 20_000;
-  while (exited === undefined && !ready(out)) {
-    if (Date.now() > deadline) throw new Error(`serve did not start within 20 s: ${err}`);
+  while (exited === undefined && !ready(out())) {
+    if (Date.now() > deadline) throw new Error(`serve did not start within 20 s: ${err()}`);
     await sleep(20);
   }
-  return { exited: () => exited, out: () => out, err: () => err, stop: () => (stop.abort(), done) };
+  return { exited: () => exited, out, err, stop: () => (stop.abort(), done) };
 }

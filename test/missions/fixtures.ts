@@ -9,6 +9,27 @@ export const ORIGIN = 'https://as.example.com';
 export const MISSION = 'msn_8RfX2Lqv9TqMv4z7sA2bN1k0YpEdHc9-';
 export const T0 = Date.parse('2026-11-02T08:00:00Z');
 
+/**
+ * A `baton.mission-issuer/1` pin of an issuer on loopback port 9 (nothing listens: registration
+ * and config tests only), pushing SETs; its client key a relative `file:` reference.
+ */
+export const LOOPBACK_PUSH_PIN = {
+  format: 'baton.mission-issuer/1',
+  issuer: 'http://127.0.0.1:9',
+  jwks_uri: 'http://127.0.0.1:9/jwks',
+  endpoints: { status: 'http://127.0.0.1:9/status' },
+  algorithms: ['ES256'],
+  client: {
+    client_id: 'baton',
+    auth_method: 'private_key_jwt',
+    key_ref: 'file:client.jwk.json',
+    alg: 'ES256',
+  },
+  audience: 'https://baton.example',
+  bounds: { max_stale_seconds: 60 },
+  stream: { delivery: 'urn:ietf:rfc:8935' },
+};
+
 export const binding: MissionBinding = {
   mission_id: MISSION,
   mission_origin: ORIGIN,

@@ -15,6 +15,7 @@ import { readIssuerRegistration } from '../../src/missions/index.js';
 import { openBaton } from '../../src/server/open.js';
 import { scopedSecretResolver, secretRefAllowed } from '../../src/server/mission-secrets.js';
 import { serveInProcess } from '../config/support.js';
+import { LOOPBACK_PUSH_PIN } from './fixtures.js';
 import { assertProblem } from '../server/helpers.js';
 import { IssuerRegistry } from '../../src/store/missions-issuers.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -97,17 +98,8 @@ for (const e of await enginesUnderTest()) {
   });
 }
 
-const PIN = {
-  format: 'baton.mission-issuer/1',
-  issuer: 'http://127.0.0.1:9',
-  jwks_uri: 'http://127.0.0.1:9/jwks',
-  endpoints: { status: 'http://127.0.0.1:9/status' },
-  algorithms: ['ES256'],
-  client: { client_id: 'baton', auth_method: 'private_key_jwt', key_ref: 'file:/etc/hostname', alg: 'ES256' },
-  audience: 'https://baton.example',
-  bounds: { max_stale_seconds: 60 },
-  stream: { delivery: 'urn:ietf:rfc:8935' },
-};
+/** A pin whose client key is a host file no --secret-dir holds. */
+const PIN = { ...LOOPBACK_PUSH_PIN, client: { ...LOOPBACK_PUSH_PIN.client, key_ref: 'file:/etc/hostname' } };
 
 test('baton serve: --secret-dir must be a folder (exit 2, nothing opened); an issuer pinned outside the scope is named at start', async (t) => {
   const dir = tempDir(t);
@@ -140,7 +132,7 @@ test('baton serve: --secret-dir must be a folder (exit 2, nothing opened); an is
 
 test('baton serve --config: an issuer whose key is outside --secret-dir refuses the file (exit 2) before the store is opened', async (t) => {
   const dir = tempDir(t);
-  const pin = { ...PIN, client: { ...PIN.client, key_ref: 'file:client.jwk.json' } };
+  const pin = LOOPBACK_PUSH_PIN; // its key relative to the config's folder
   writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
   const config = join(dir, 'baton.config.json');
   writeFileSync(
