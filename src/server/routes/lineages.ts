@@ -10,13 +10,17 @@ import { lineageParams } from '../schemas/common.js';
 import { emptyBody } from '../schemas/inputs.js';
 import { lineageView, openWork, takeoverResult } from '../schemas/records.js';
 
-/** An executor may read only its own lineage. */
-function visibleLineage(input: HandlerInput): string {
-  const lineage = param(input, 'lineage');
+/** An executor may read only its own lineage: naming another is `403 forbidden`. */
+export function ownLineageOnly(input: HandlerInput, lineage: string): void {
   const p = input.principal;
   if (p?.kind === 'executor' && p.lineage !== lineage) {
     throw new BatonError('forbidden', 'an executor may read only its own lineage');
   }
+}
+
+function visibleLineage(input: HandlerInput): string {
+  const lineage = param(input, 'lineage');
+  ownLineageOnly(input, lineage);
   return lineage;
 }
 

@@ -27,6 +27,7 @@ import {
 } from '../route.js';
 import { verifySubject, type SubjectVerification } from '../../store/evidence-verify.js';
 import { idParams } from '../schemas/common.js';
+import { ownLineageOnly } from './lineages.js';
 import { createBody, enterBody, reissueBody, releaseBody, remedyBody } from '../schemas/inputs.js';
 import {
   createResult,
@@ -87,9 +88,7 @@ function ownLineage(input: HandlerInput): string | undefined {
   const p = input.principal;
   if (p?.kind !== 'executor') return undefined;
   const named = input.query['lineage'];
-  if (named !== undefined && named !== p.lineage) {
-    throw new BatonError('forbidden', 'an executor may read only its own lineage');
-  }
+  if (named !== undefined) ownLineageOnly(input, named);
   return p.lineage;
 }
 
