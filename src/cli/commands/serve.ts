@@ -30,7 +30,7 @@ import {
 import { drain } from '../../server/shutdown.js';
 import { Metrics } from '../../server/metrics.js';
 import { wireMissionConsumer, type MissionConsumer } from '../../server/mission-consumer.js';
-import { refsOutside, secretRefRefusal, type SecretScope } from '../../server/mission-secrets.js';
+import { refsOutside, secretRefRefusal } from '../../server/mission-secrets.js';
 import { parsePollInterval, startPollLoop, type PollLoop } from '../../server/mission-poll-loop.js';
 import type { BackgroundReconciler } from '../../server/background-reconciler.js';
 import { ReconcileMetrics } from '../../server/reconcile-metrics.js';
@@ -45,6 +45,7 @@ import {
   type PreparedConfig,
 } from '../config/apply.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
+import { refuseIssuerRefs } from '../config/issuers.js';
 import { storeTarget } from '../config/target.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
@@ -224,20 +225,6 @@ async function describeIssuers(missions: MissionConsumer, io: CliIo): Promise<vo
       );
 }
 
-/**
- * A `--config` issuer whose secret reference this server would never read (outside `--secret-dir`
- * or not `BATON_SECRET_*`) refuses the file before the store is opened, as `POST
- * /v1/missions/issuers` refuses it (docs/missions.md "Secret references").
- */
-function refuseIssuersOutside(prepared: PreparedConfig, scope: SecretScope): void {
-  prepared.issuers.forEach((l, i) => {
-    const o = refsOutside(l.registration, scope)[0];
-    if (o === undefined) return;
-    const path = `$.issuers[${i}]${o.path.slice(1)}`;
-    throw new BatonError('config_invalid', `${path}: ${secretRefRefusal(o.ref)}`, { path });
-  });
-}
-
 /** `--secret-dir`: existing folders, made absolute (the scope compares absolute paths). */
 function secretDirs(given: readonly string[] | undefined): string[] {
   return (given ?? []).map((d) => {
@@ -329,7 +316,8 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   // bad one exits 2 (config_invalid) having created nothing.
   const prepared =
     values.config === undefined ? undefined : await prepareConfig(values.config, (l) => io.stderr(l));
-  if (prepared !== undefined) refuseIssuersOutside(prepared, { dirs });
+  // A --config issuer this server would never read refuses the file, as the API refuses it.
+  if (prepared !== undefined) refuseIssuerRefs(prepared.issuers, { dirs });
   const opened = await openBaton(choice, stopMatrix === undefined ? {} : { stopMatrix });
   const json = values.json === true;
   const minted: CreatedPrincipalToken[] = [];

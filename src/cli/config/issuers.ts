@@ -11,7 +11,12 @@ import { isAbsolute, resolve } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseStrictJson, type JsonObject } from '../../core/json.js';
 import { readIssuerRegistration, type IssuerRegistration } from '../../missions/index.js';
-import { refsOutside, resolveSecret, secretRefRefusal } from '../../server/mission-secrets.js';
+import {
+  refsOutside,
+  resolveSecret,
+  secretRefRefusal,
+  type SecretScope,
+} from '../../server/mission-secrets.js';
 import type { IssuerEntry } from './model.js';
 
 export interface LoadedIssuer {
@@ -38,16 +43,19 @@ async function readPin(entry: IssuerEntry, baseDir: string, path: string): Promi
 }
 
 /**
- * The part of the server's secret scope a config can be held to before anything is written
- * (docs/missions.md "Secret references"): a variable the server resolves is a BATON_SECRET_* one.
- * Which folders the server allows (`--secret-dir`) only the server knows; it refuses the rest.
+ * The config's issuers held to a server's secret scope (docs/missions.md "Secret references"):
+ * the first reference it would never read refuses the file, `config_invalid` naming its path.
+ * Without `scope` (a server elsewhere: its folders are its own to judge) only the rule every
+ * server shares is checked: a variable it resolves is a BATON_SECRET_* one.
  */
-function refuseUnscopedEnv(reg: IssuerRegistration, path: string): void {
-  for (const o of refsOutside(reg, { dirs: [] })) {
-    if (!o.ref.startsWith('env:')) continue;
-    const at = `${path}${o.path.slice(1)}`;
-    throw new BatonError('config_invalid', `${at}: ${secretRefRefusal(o.ref)}`, { path: at });
-  }
+export function refuseIssuerRefs(issuers: readonly LoadedIssuer[], scope?: SecretScope): void {
+  issuers.forEach((l, i) => {
+    for (const o of refsOutside(l.registration, scope ?? { dirs: [] })) {
+      if (scope === undefined && !o.ref.startsWith('env:')) continue;
+      const at = `$.issuers[${i}]${o.path.slice(1)}`;
+      throw new BatonError('config_invalid', `${at}: ${secretRefRefusal(o.ref)}`, { path: at });
+    }
+  });
 }
 
 export async function loadIssuers(entries: readonly IssuerEntry[], baseDir: string): Promise<LoadedIssuer[]> {
@@ -77,7 +85,6 @@ export async function loadIssuers(entries: readonly IssuerEntry[], baseDir: stri
       ...(entry.pollBearerRef !== undefined && { pollBearerRef: absolute(entry.pollBearerRef, baseDir) }),
     };
     const registration = readIssuerRegistration(body, 'config_invalid', path);
-    refuseUnscopedEnv(registration, path);
     out.push({ issuer: registration.pin.issuer, registration, body });
   }
   const seen = new Set<string>();
@@ -88,5 +95,6 @@ export async function loadIssuers(entries: readonly IssuerEntry[], baseDir: stri
       });
     seen.add(l.issuer);
   });
+  refuseIssuerRefs(out);
   return out;
 }
