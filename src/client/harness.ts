@@ -11,6 +11,7 @@ import {
   endpoint,
   exchange,
   expectMembers,
+  invalid,
   type Endpoint,
   type Exchange,
   type Fetch,
@@ -39,6 +40,11 @@ export interface EnqueueInput {
 }
 
 const seg = encodeURIComponent;
+
+/** Events per page when the SDK reads a whole chain (the routes allow 1..500). */
+const CHAIN_PAGE = 200;
+
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A dispatch or resume that passed the A3.1 check: the item, and when to check again. */
 export interface HarnessDispatch {
@@ -115,11 +121,10 @@ export class HarnessClient implements ExecutorHarness {
     );
   }
 
-  getSession(sessionId: string): Promise<{ session: SessionRecord; evidence: JsonObject[] }> {
-    return this.#call({ method: 'GET', path: `/v1/harness/sessions/${seg(sessionId)}`, safeToRetry: true }, [
-      'session',
-      'evidence',
-    ]);
+  /** The session and its whole chain, read a page at a time (`#chain`). */
+  async getSession(sessionId: string): Promise<{ session: SessionRecord; evidence: JsonObject[] }> {
+    const { head, evidence } = await this.#chain(`/v1/harness/sessions/${seg(sessionId)}`, 'session');
+    return { session: head as unknown as SessionRecord, evidence };
   }
 
   /** Not safe to retry without `queue_item_id` (a repeat with one answers `work_item_conflict`). */
@@ -173,10 +178,39 @@ export class HarnessClient implements ExecutorHarness {
     );
   }
 
-  get(itemId: string): Promise<{ item: WorkItemRecord; evidence: JsonObject[] }> {
-    return this.#call({ method: 'GET', path: `/v1/harness/items/${seg(itemId)}`, safeToRetry: true }, [
-      'item',
-      'evidence',
-    ]);
+  /** The item and its whole chain, read a page at a time (`#chain`). */
+  async get(itemId: string): Promise<{ item: WorkItemRecord; evidence: JsonObject[] }> {
+    const { head, evidence } = await this.#chain(`/v1/harness/items/${seg(itemId)}`, 'item');
+    return { item: head as unknown as WorkItemRecord, evidence };
+  }
+
+  /**
+   * A record and its whole evidence chain from a route that answers the chain a page at a time
+   * (`evidenceNextCursor`, null on the last page), oldest first. The record is the last page's:
+   * read before that page, so the chain holds every event it reflects. A page that does not move
+   * on (empty but not last, or a cursor seen before) is `baton_response_invalid`: a chain is never
+   * taken as whole on a server's say-so that contradicts itself.
+   */
+  async #chain(path: string, member: string): Promise<{ head: JsonObject; evidence: JsonObject[] }> {
+    const evidence: JsonObject[] = [];
+    const seen = new Set<string>();
+    let cursor: string | null = null;
+    for (;;) {
+      const query: string = `?limit=${CHAIN_PAGE}${cursor === null ? '' : `&cursor=${seg(cursor)}`}`;
+      const x: Omit<Exchange, 'bearer'> = { method: 'GET', path: path + query, safeToRetry: true };
+      const page = await this.#call<JsonObject>(x, [member, 'evidence', 'evidenceNextCursor']);
+      const events = page['evidence'];
+      const next = page['evidenceNextCursor'];
+      const head = page[member];
+      const full = { ...x, bearer: this.#o.credential };
+      if (!Array.isArray(events) || (next !== null && typeof next !== 'string') || !isObject(head))
+        throw invalid(full, 200, 'a chain page of the wrong shape');
+      if (next !== null && (events.length === 0 || seen.has(next)))
+        throw invalid(full, 200, 'a chain page that does not move on');
+      evidence.push(...(events as JsonObject[]));
+      if (next === null) return { head, evidence };
+      seen.add(next);
+      cursor = next;
+    }
   }
 }

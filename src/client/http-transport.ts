@@ -86,7 +86,8 @@ const BY_STATUS: Readonly<Record<number, BatonErrorCode>> = {
   415: 'media_type_unsupported',
 };
 
-function invalid(x: Exchange, status: number, why: string): BatonError {
+/** An answer Baton should not have given (`baton_response_invalid`): the caller acts on none of it. */
+export function invalid(x: Exchange, status: number, why: string): BatonError {
   return new BatonError('baton_response_invalid', `Baton answered ${x.method} ${x.path} with ${why}`, {
     status,
     safeToRetry: x.safeToRetry,

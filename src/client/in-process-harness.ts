@@ -11,6 +11,7 @@ import { BatonError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import {
   executorActor,
+  sessionSubject,
   visibleItem,
   visibleSession,
   type ExecutorScope,
@@ -72,8 +73,9 @@ export class InProcessHarness implements ExecutorHarness {
   }
 
   async getSession(sessionId: string): Promise<{ session: SessionRecord; evidence: JsonObject[] }> {
-    const found = await visibleSession(await this.#current(), sessionId, this.#scope.lineage);
-    return { session: found.session, evidence: asJson(found.evidence) };
+    const h = await this.#current();
+    const session = await visibleSession(h, sessionId, this.#scope.lineage);
+    return { session, evidence: asJson(await h.events(sessionSubject(sessionId))) };
   }
 
   async enqueue(input: EnqueueInput): Promise<WorkItemRecord> {

@@ -11,7 +11,7 @@
  */
 import { BatonError } from '../core/errors.js';
 import type { MissionsService } from './service.js';
-import type { WorkItemRecord } from './model.js';
+import type { SessionRecord, WorkItemRecord } from './model.js';
 
 export interface ExecutorScope {
   readonly lineage: string;
@@ -35,14 +35,17 @@ export async function visibleItem(
   return item;
 }
 
-/** The session and its evidence, if an executor of `lineage` may see it (undefined: an operator). */
+/**
+ * The session (without its chain: read it a page at a time, or whole with `MissionsService.events`),
+ * if an executor of `lineage` may see it (undefined: an operator).
+ */
 export async function visibleSession(
   h: MissionsService,
   id: string,
   lineage: string | undefined,
-): ReturnType<MissionsService['getSession']> {
-  const found = await h.getSession(id);
-  if (lineage !== undefined && found.session.lineage !== lineage)
+): Promise<SessionRecord> {
+  const session = await h.getSessionRecord(id);
+  if (lineage !== undefined && session.lineage !== lineage)
     throw new BatonError('work_item_not_found', 'no such session');
-  return found;
+  return session;
 }

@@ -747,13 +747,20 @@ export class MissionsService {
     });
   }
 
-  /** A governed session and its evidence chain (`session:<id>`). */
+  /** A governed session and its whole evidence chain (`session:<id>`), in one read. */
   async getSession(id: string): Promise<{ session: SessionRecord; evidence: StoredEvent[] }> {
     return this.#o.uow.read(async (r) => {
-      const session = await r.getSession(id);
-      if (session === undefined) throw new BatonError('work_item_not_found', 'no such session');
+      const session = await found(r, id);
       return { session, evidence: await r.listEvents(sessionSubject(id)) };
     });
+  }
+
+  /**
+   * A governed session without its chain: the chain gains events with every item of the session,
+   * so a caller that shows it pages it (`GET /v1/harness/sessions/{id}`).
+   */
+  getSessionRecord(id: string): Promise<SessionRecord> {
+    return this.#o.uow.read((r) => found(r, id));
   }
 
   // --- views: only verified inputs move them (C-A29) ---------------------------------------------
@@ -1233,6 +1240,13 @@ export class MissionsService {
   cacheFlags(origin: string, missionId: string): Promise<{ reason: string; at: number }[]> {
     return this.#o.uow.read((r) => r.listCacheFlags(origin, missionId));
   }
+}
+
+/** The session `id`, or `work_item_not_found`. */
+async function found(r: MissionsReader, id: string): Promise<SessionRecord> {
+  const session = await r.getSession(id);
+  if (session === undefined) throw new BatonError('work_item_not_found', 'no such session');
+  return session;
 }
 
 function observed(view: MissionViewRecord | undefined): {

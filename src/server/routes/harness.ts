@@ -14,6 +14,8 @@ import {
   isActionClass,
   ITEM_STATES,
   missionSubject,
+  sessionSubject,
+  workSubject,
   visibleItem as itemFor,
   visibleSession as sessionFor,
   type MissionsService,
@@ -27,6 +29,7 @@ import {
   anyObject,
   array,
   epochMs,
+  evidenceEvent,
   int,
   name,
   nullable,
@@ -35,6 +38,7 @@ import {
   type Schema,
 } from '../schemas/common.js';
 import { emptyBody } from '../schemas/inputs.js';
+import type { EvidenceEvent } from '../../store/evidence-log.js';
 import { evidencePageQuery, readEvidencePage } from './queries.js';
 
 const idParams = object({ id: name });
@@ -108,6 +112,23 @@ const sessionBody: Schema = {
 };
 
 const events: Schema = array({ type: 'object', additionalProperties: true });
+
+/**
+ * A session's chain gains an event with every transition of every item in it, so it is answered a
+ * page at a time as `GET /v1/evidence?subject=` is (`limit` 1..500, default 50; `cursor`); a page
+ * never passes for the whole chain: `evidenceNextCursor` is null only on its last page.
+ */
+const chainPageQuery = object({ ...evidencePageQuery }, ['cursor', 'limit']);
+const chainPage = { evidence: array(evidenceEvent), evidenceNextCursor: nullable({ type: 'string' }) };
+
+async function chainPageOf(
+  deps: ServerDeps,
+  subject: string,
+  input: HandlerInput,
+): Promise<{ evidence: EvidenceEvent[]; evidenceNextCursor: string | null }> {
+  const page = await readEvidencePage(deps, subject, input.query);
+  return { evidence: page.events, evidenceNextCursor: page.nextCursor };
+}
 
 function harnessOf(deps: ServerDeps): MissionsService {
   if (deps.harness === undefined) throw new BatonError('unavailable', 'this server runs no harness');
@@ -197,15 +218,20 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       method: 'GET',
       url: '/v1/harness/items/:id',
       operationId: 'getWorkItem',
-      summary: 'A work item and its evidence chain (work:<id>)',
+      summary:
+        'A work item and its evidence chain (work:<id>), oldest first, a page at a time (limit, cursor; evidenceNextCursor null on the last page)',
       tag: 'harness',
       roles: ['executor', 'operator'],
-      schema: { params: idParams, response: { 200: object({ item: workItem, evidence: events }) } },
+      schema: {
+        params: idParams,
+        querystring: chainPageQuery,
+        response: { 200: object({ item: workItem, ...chainPage }) },
+      },
       handler: async (input) => {
         const id = param(input, 'id');
         return timed(deps, 'harness_get_item', async () => {
           const item = await visibleItem(deps, input, id);
-          return { body: { item, evidence: await harnessOf(deps).events(`work:${id}`) } };
+          return { body: { item, ...(await chainPageOf(deps, workSubject(id), input)) } };
         });
       },
     },
@@ -413,13 +439,23 @@ function sessionAndRebindRoutes(deps: ServerDeps): RouteSpec[] {
       method: 'GET',
       url: '/v1/harness/sessions/:id',
       operationId: 'getHarnessSession',
-      summary: 'A governed session (binding, taint) and its evidence chain (session:<id>)',
+      summary:
+        'A governed session (binding, taint) and its evidence chain (session:<id>), oldest first, a page at a time (limit, cursor; evidenceNextCursor null on the last page)',
       tag: 'harness',
       roles: ['executor', 'operator'],
-      schema: { params: idParams, response: { 200: object({ session: anyObject, evidence: events }) } },
-      handler: async (input) => ({
-        body: await timed(deps, 'harness_get_session', () => visibleSession(deps, input, param(input, 'id'))),
-      }),
+      schema: {
+        params: idParams,
+        querystring: chainPageQuery,
+        response: { 200: object({ session: anyObject, ...chainPage }) },
+      },
+      handler: async (input) => {
+        const id = param(input, 'id');
+        return timed(deps, 'harness_get_session', async () => {
+          // The record first, then the page: the page holds every event the record reflects.
+          const session = await visibleSession(deps, input, id);
+          return { body: { session, ...(await chainPageOf(deps, sessionSubject(id), input)) } };
+        });
+      },
     },
     {
       method: 'POST',
