@@ -6,10 +6,12 @@
  * in the occurrence operation so provider entry is gated too (A3.6).
  */
 import type { JsonObject } from '../core/json.js';
+import type { CallOptions } from './types.js';
 import type { MissionBinding, SessionRecord, WorkItemRecord } from '../missions/index.js';
 import {
   endpoint,
   exchange,
+  checkTimeout,
   expectMembers,
   invalid,
   type Endpoint,
@@ -22,6 +24,8 @@ export interface HarnessClientOptions {
   /** The executor credential from takeover (items belong to its lineage). */
   readonly credential: string;
   readonly fetch?: Fetch;
+  /** Every call's deadline in ms (default 30 000), as `HttpBatonClient`'s; a call's own overrides it. */
+  readonly timeoutMs?: number;
 }
 
 export interface EnqueueInput {
@@ -62,24 +66,34 @@ export interface HarnessDispatch {
  */
 export interface ExecutorHarness {
   /** A governed session bound to a Mission (HAR-01/02). */
-  session(binding: EnqueueInput['mission_binding'], sessionId?: string): Promise<SessionRecord>;
+  session(
+    binding: EnqueueInput['mission_binding'],
+    sessionId?: string,
+    options?: CallOptions,
+  ): Promise<SessionRecord>;
   /** HAR-29: untrusted content entered the session; its egress items are suppressed from now on. */
-  taint(sessionId: string, source: string): Promise<SessionRecord>;
-  getSession(sessionId: string): Promise<{ session: SessionRecord; evidence: JsonObject[] }>;
+  taint(sessionId: string, source: string, options?: CallOptions): Promise<SessionRecord>;
+  /** The session and its whole chain (over HTTP, every page; `options` bound the whole read). */
+  getSession(
+    sessionId: string,
+    options?: CallOptions,
+  ): Promise<{ session: SessionRecord; evidence: JsonObject[] }>;
   /** Governed work (a queue item unless `kind` says otherwise), bound to its Mission. */
-  enqueue(input: EnqueueInput): Promise<WorkItemRecord>;
+  enqueue(input: EnqueueInput, options?: CallOptions): Promise<WorkItemRecord>;
   /** HAR-20: a sub-agent handle records its actor and how it is governed; no authority by descent. */
   spawn(
     parentItem: string,
     handle: JsonObject,
     input: Omit<EnqueueInput, 'kind' | 'parent_item'>,
+    options?: CallOptions,
   ): Promise<WorkItemRecord>;
-  dispatch(itemId: string): Promise<HarnessDispatch>;
-  resume(itemId: string): Promise<HarnessDispatch>;
+  dispatch(itemId: string, options?: CallOptions): Promise<HarnessDispatch>;
+  resume(itemId: string, options?: CallOptions): Promise<HarnessDispatch>;
   /** A3.8: a new item with `retry_of` and the same idempotency key (= the occurrence creationKey). */
-  retry(itemId: string): Promise<WorkItemRecord>;
-  complete(itemId: string): Promise<WorkItemRecord>;
-  get(itemId: string): Promise<{ item: WorkItemRecord; evidence: JsonObject[] }>;
+  retry(itemId: string, options?: CallOptions): Promise<WorkItemRecord>;
+  complete(itemId: string, options?: CallOptions): Promise<WorkItemRecord>;
+  /** The item and its whole chain (over HTTP, every page; `options` bound the whole read). */
+  get(itemId: string, options?: CallOptions): Promise<{ item: WorkItemRecord; evidence: JsonObject[] }>;
 }
 
 export class HarnessClient implements ExecutorHarness {
@@ -89,27 +103,35 @@ export class HarnessClient implements ExecutorHarness {
   /** `over`: an endpoint already made (the HttpBatonClient's, for `executor.harness`). */
   constructor(o: HarnessClientOptions, over?: Endpoint) {
     this.#o = o;
-    this.#endpoint = over ?? endpoint(o.baseUrl, { fetch: o.fetch });
+    this.#endpoint = over ?? endpoint(o.baseUrl, { fetch: o.fetch, timeoutMs: o.timeoutMs });
   }
 
-  async #call<T>(x: Omit<Exchange, 'bearer'>, members: readonly string[]): Promise<T> {
+  async #call<T>(x: Omit<Exchange, 'bearer'>, members: readonly string[], options?: CallOptions): Promise<T> {
     const full = { ...x, bearer: this.#o.credential };
-    return expectMembers<T>(full, await exchange(this.#endpoint, full), members);
+    return expectMembers<T>(full, await exchange(this.#endpoint, full, options), members);
   }
 
-  session(binding: EnqueueInput['mission_binding'], sessionId?: string): Promise<SessionRecord> {
+  session(
+    binding: EnqueueInput['mission_binding'],
+    sessionId?: string,
+    options?: CallOptions,
+  ): Promise<SessionRecord> {
     const body = {
       mission_binding: binding,
       ...(sessionId !== undefined && { session_id: sessionId }),
     } as JsonObject;
-    return this.#call({ method: 'POST', path: '/v1/harness/sessions', body, safeToRetry: false }, ['id']);
+    return this.#call(
+      { method: 'POST', path: '/v1/harness/sessions', body, safeToRetry: false },
+      ['id'],
+      options,
+    );
   }
 
   /**
    * HAR-29: untrusted content (`source`, e.g. `tool_result`) entered the session; its egress items
    * are suppressed from now on. Safe to retry: the taint is sticky and a repeat changes no state.
    */
-  taint(sessionId: string, source: string): Promise<SessionRecord> {
+  taint(sessionId: string, source: string, options?: CallOptions): Promise<SessionRecord> {
     return this.#call(
       {
         method: 'POST',
@@ -118,21 +140,27 @@ export class HarnessClient implements ExecutorHarness {
         safeToRetry: true,
       },
       ['id', 'tainted'],
+      options,
     );
   }
 
   /** The session and its whole chain, read a page at a time (`#chain`). */
-  async getSession(sessionId: string): Promise<{ session: SessionRecord; evidence: JsonObject[] }> {
-    const { head, evidence } = await this.#chain(`/v1/harness/sessions/${seg(sessionId)}`, 'session');
+  async getSession(
+    sessionId: string,
+    options?: CallOptions,
+  ): Promise<{ session: SessionRecord; evidence: JsonObject[] }> {
+    const path = `/v1/harness/sessions/${seg(sessionId)}`;
+    const { head, evidence } = await this.#chain(path, 'session', options);
     return { session: head as unknown as SessionRecord, evidence };
   }
 
   /** Not safe to retry without `queue_item_id` (a repeat with one answers `work_item_conflict`). */
-  enqueue(input: EnqueueInput): Promise<WorkItemRecord> {
+  enqueue(input: EnqueueInput, options?: CallOptions): Promise<WorkItemRecord> {
     const body = { kind: 'queue_item', ...input } as JsonObject;
     return this.#call(
       { method: 'POST', path: '/v1/harness/items', body, safeToRetry: input.queue_item_id !== undefined },
       ['id', 'state'],
+      options,
     );
   }
 
@@ -141,46 +169,52 @@ export class HarnessClient implements ExecutorHarness {
     parentItem: string,
     handle: JsonObject,
     input: Omit<EnqueueInput, 'kind' | 'parent_item'>,
+    options?: CallOptions,
   ): Promise<WorkItemRecord> {
     const body = { ...input, kind: 'subagent_handle', parent_item: parentItem, handle } as JsonObject;
-    return this.#call({ method: 'POST', path: '/v1/harness/items', body, safeToRetry: false }, [
-      'id',
-      'state',
-    ]);
+    const x = { method: 'POST', path: '/v1/harness/items', body, safeToRetry: false } as const;
+    return this.#call(x, ['id', 'state'], options);
   }
 
-  dispatch(itemId: string): Promise<HarnessDispatch> {
+  dispatch(itemId: string, options?: CallOptions): Promise<HarnessDispatch> {
     return this.#call(
       { method: 'POST', path: '/v1/harness/dispatch', body: { itemId }, safeToRetry: false },
       ['item', 'recheckAt'],
+      options,
     );
   }
 
-  resume(itemId: string): Promise<HarnessDispatch> {
+  resume(itemId: string, options?: CallOptions): Promise<HarnessDispatch> {
     return this.#call(
       { method: 'POST', path: `/v1/harness/items/${seg(itemId)}/resume`, body: {}, safeToRetry: false },
       ['item', 'recheckAt'],
+      options,
     );
   }
 
   /** A3.8: a new item with `retry_of` and the same idempotency key (= the occurrence creationKey). */
-  retry(itemId: string): Promise<WorkItemRecord> {
+  retry(itemId: string, options?: CallOptions): Promise<WorkItemRecord> {
     return this.#call(
       { method: 'POST', path: `/v1/harness/items/${seg(itemId)}/retry`, body: {}, safeToRetry: false },
       ['id', 'retryOf'],
+      options,
     );
   }
 
-  complete(itemId: string): Promise<WorkItemRecord> {
+  complete(itemId: string, options?: CallOptions): Promise<WorkItemRecord> {
     return this.#call(
       { method: 'POST', path: `/v1/harness/items/${seg(itemId)}/complete`, body: {}, safeToRetry: false },
       ['id', 'state'],
+      options,
     );
   }
 
   /** The item and its whole chain, read a page at a time (`#chain`). */
-  async get(itemId: string): Promise<{ item: WorkItemRecord; evidence: JsonObject[] }> {
-    const { head, evidence } = await this.#chain(`/v1/harness/items/${seg(itemId)}`, 'item');
+  async get(
+    itemId: string,
+    options?: CallOptions,
+  ): Promise<{ item: WorkItemRecord; evidence: JsonObject[] }> {
+    const { head, evidence } = await this.#chain(`/v1/harness/items/${seg(itemId)}`, 'item', options);
     return { item: head as unknown as WorkItemRecord, evidence };
   }
 
@@ -189,16 +223,25 @@ export class HarnessClient implements ExecutorHarness {
    * (`evidenceNextCursor`, null on the last page), oldest first. The record is the last page's:
    * read before that page, so the chain holds every event it reflects. A page that does not move
    * on (empty but not last, or a cursor seen before) is `baton_response_invalid`: a chain is never
-   * taken as whole on a server's say-so that contradicts itself.
+   * taken as whole on a server's say-so that contradicts itself. The call's deadline bounds the
+   * whole read, not each page.
    */
-  async #chain(path: string, member: string): Promise<{ head: JsonObject; evidence: JsonObject[] }> {
+  async #chain(
+    path: string,
+    member: string,
+    options: CallOptions = {},
+  ): Promise<{ head: JsonObject; evidence: JsonObject[] }> {
+    const deadline =
+      Date.now() +
+      (options.timeoutMs === undefined ? this.#endpoint.timeoutMs : checkTimeout(options.timeoutMs));
     const evidence: JsonObject[] = [];
     const seen = new Set<string>();
     let cursor: string | null = null;
     for (;;) {
       const query: string = `?limit=${CHAIN_PAGE}${cursor === null ? '' : `&cursor=${seg(cursor)}`}`;
       const x: Omit<Exchange, 'bearer'> = { method: 'GET', path: path + query, safeToRetry: true };
-      const page = await this.#call<JsonObject>(x, [member, 'evidence', 'evidenceNextCursor']);
+      const left = { ...options, timeoutMs: Math.max(1, deadline - Date.now()) };
+      const page = await this.#call<JsonObject>(x, [member, 'evidence', 'evidenceNextCursor'], left);
       const events = page['evidence'];
       const next = page['evidenceNextCursor'];
       const head = page[member];

@@ -1,0 +1,91 @@
+/**
+ * The harness SDK over HTTP takes the same last, optional `{ timeoutMs, signal }` as every other
+ * call (docs/client.md "Deadlines and cancellation"), and `HarnessClientOptions.timeoutMs` as the
+ * client's default: a Baton that never answers is cut off (`client_timeout`, may have applied), an
+ * abort before sending is `client_aborted` with `sent: false`. A chain read of several pages is
+ * bounded as a whole. Real loopback servers that accept and then stall.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test, type TestContext } from 'node:test';
+import { HarnessClient } from '../../src/client/harness.js';
+import { isBatonError } from '../../src/core/errors.js';
+
+/** A loopback server; `answer` returns false to leave the request hanging (closed at teardown). */
+async function server(
+  t: TestContext,
+  answer: (req: IncomingMessage, res: ServerResponse) => boolean,
+): Promise<{ url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const s = createServer((req, res) => {
+    seen.push(`${req.method ?? ''} ${req.url ?? ''}`);
+    answer(req, res);
+  });
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    s.closeAllConnections();
+    return new Promise<void>((resolve) => s.close(() => resolve()));
+  });
+  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, seen };
+}
+
+const stalls = (): boolean => false;
+
+test('harness calls take { timeoutMs } per call and the client default; a stalled answer is client_timeout', async (t) => {
+  const { url, seen } = await server(t, stalls);
+  const perCall = new HarnessClient({ baseUrl: url, credential: 'bt_x' });
+  await assert.rejects(perCall.dispatch('wi_1', { timeoutMs: 50 }), (e: unknown) =>
+    isBatonError(e, 'client_timeout'),
+  );
+  const byDefault = new HarnessClient({ baseUrl: url, credential: 'bt_x', timeoutMs: 50 });
+  await assert.rejects(byDefault.enqueue({ action_class: 'consequential_write' }), (e: unknown) =>
+    isBatonError(e, 'client_timeout'),
+  );
+  await assert.rejects(byDefault.getSession('ses_1'), (e: unknown) => isBatonError(e, 'client_timeout'));
+  assert.deepEqual(seen, [
+    'POST /v1/harness/dispatch',
+    'POST /v1/harness/items',
+    'GET /v1/harness/sessions/ses_1?limit=200',
+  ]);
+  await assert.rejects(perCall.get('wi_1', { timeoutMs: 0 }), (e: unknown) =>
+    isBatonError(e, 'input_invalid'),
+  );
+});
+
+test('an aborted signal: nothing sent (sent: false); a signal aborted in flight is client_aborted', async (t) => {
+  const { url, seen } = await server(t, stalls);
+  const client = new HarnessClient({ baseUrl: url, credential: 'bt_x' });
+  const before = new AbortController();
+  before.abort();
+  await assert.rejects(
+    client.complete('wi_1', { signal: before.signal }),
+    (e: unknown) => isBatonError(e, 'client_aborted') && e.details?.['sent'] === false,
+  );
+  assert.deepEqual(seen, [], 'nothing reached the server');
+  const during = new AbortController();
+  const call = client.resume('wi_1', { signal: during.signal });
+  while (seen.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  during.abort();
+  await assert.rejects(
+    call,
+    (e: unknown) => isBatonError(e, 'client_aborted') && e.details?.['sent'] !== false,
+  );
+});
+
+test("a chain read takes the call's deadline: a stall on a later page is client_timeout, no partial chain", async (t) => {
+  const { url, seen } = await server(t, (req, res) => {
+    if ((req.url ?? '').includes('cursor=')) return false;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ item: { id: 'wi_1' }, evidence: [{ seq: 1 }], evidenceNextCursor: 'WzFd' }));
+    return true;
+  });
+  const client = new HarnessClient({ baseUrl: url, credential: 'bt_x' });
+  await assert.rejects(client.get('wi_1', { timeoutMs: 200 }), (e: unknown) =>
+    isBatonError(e, 'client_timeout'),
+  );
+  assert.deepEqual(seen, [
+    'GET /v1/harness/items/wi_1?limit=200',
+    'GET /v1/harness/items/wi_1?limit=200&cursor=WzFd',
+  ]);
+});
