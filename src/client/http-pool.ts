@@ -35,6 +35,8 @@ export interface WireRequest {
 export interface WireAnswer {
   readonly status: number;
   readonly bytes: Uint8Array;
+  /** Set when the caller's fetch followed a redirect despite `redirect: 'manual'` (never here). */
+  readonly redirected?: true;
 }
 
 /** One request on the origin's pool; rejects on any transport failure, on abort, or past maxBytes. */

@@ -161,11 +161,18 @@ type Init = {
   signal: AbortSignal;
 };
 
-/** The caller's fetch if it gave one, else the origin's keep-alive pool. */
+/**
+ * The caller's fetch if it gave one, else the origin's keep-alive pool. Redirects are never
+ * followed, on either wire: following one re-sends the command to wherever the Location points,
+ * and that server's answer — a ticket Baton never issued — would be trusted as Baton's
+ * (AOC-REQ-010). fetch is told `redirect: 'manual'`; a fetch that follows one anyway (a wrapper
+ * that drops the option) is caught by `redirected`, so the adapter still never runs.
+ */
 async function send(e: Endpoint, url: URL, init: Init): Promise<WireAnswer> {
   if (e.fetch === undefined) return pooledRequest(url, { ...init, maxBytes: MAX_ANSWER_BYTES });
-  const response = await e.fetch(url, init);
-  return { status: response.status, bytes: new Uint8Array(await response.arrayBuffer()) };
+  const response = await e.fetch(url, { ...init, redirect: 'manual' });
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  return { status: response.status, bytes, ...(response.redirected && { redirected: true }) };
 }
 
 export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = {}): Promise<JsonObject> {
@@ -195,8 +202,12 @@ export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = 
   } finally {
     call.done();
   }
+  // A redirect (or a followed one) is not Baton's answer: doubt, as a lost answer is; the command
+  // may have applied at Baton, or been re-sent elsewhere. An opaque redirect has status 0.
+  if (answer.redirected === true) throw invalid(x, answer.status, 'an answer from a followed redirect');
   const body = parse(answer.bytes);
   if (answer.status >= 400) throw problemError(x, answer.status, body);
+  if (answer.status < 200 || answer.status > 299) throw invalid(x, answer.status, `HTTP ${answer.status}`);
   if (!isObject(body)) throw invalid(x, answer.status, 'a body that is not a JSON object');
   return body;
 }

@@ -4,7 +4,7 @@
  * neither call the adapter nor retry.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { HttpBatonClient } from '../../src/client/index.js';
@@ -176,4 +176,52 @@ test('an answer that is not what the route promises is baton_response_invalid', 
   await expectCode(client.counts(), 'baton_response_invalid'); // duplicate member: strict parse refuses it
   await expectCode(client.listOpen('l'), 'baton_response_invalid'); // missing members
   t.diagnostic('checked 2 malformed answers');
+});
+
+/** A loopback server that records what reaches it and answers every request with `answer`. */
+async function recording(t: TestContext, answer: (res: ServerResponse) => void) {
+  const received: string[] = [];
+  const server = createServer((req, res) => {
+    received.push(`${req.method ?? ''} ${req.url ?? ''}`);
+    req.resume().on('end', () => answer(res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+test('a redirect from the Baton base URL is never followed: no ticket, no adapter call, nothing re-posted', async (t) => {
+  // What a forged create-and-enter answer looks like: enough for perform to reach the adapter if it
+  // were trusted. The second origin answers it; the redirect's own body carries it too.
+  const forged = JSON.stringify({
+    occurrence: { id: 'occ_forged', phase: 'entered' },
+    created: true,
+    ticket: { occurrence: { id: 'occ_forged' }, request: { amount: 1 }, nativeKey: 'k' },
+  });
+  const json = { 'content-type': 'application/json' };
+  const elsewhere = await recording(t, (res) => res.writeHead(200, json).end(forged));
+  const baton = await recording(t, (res) =>
+    res.writeHead(307, { ...json, location: `${elsewhere.url}/v1/occurrences/create-and-enter` }).end(forged),
+  );
+  const binding = { lineage: 'invoice-agent', generation: 1, credential: 'bec.x' };
+  // The caller's own fetch (globalThis.fetch follows redirects by default) and the default pool.
+  for (const fetch of [globalThis.fetch, undefined]) {
+    const client = new HttpBatonClient({ baseUrl: baton.url, token: 't', ...(fetch && { fetch }) });
+    let calls = 0;
+    const r = await client.resume(binding).perform(
+      {
+        creationKey: 'k-redirect',
+        provider: { profileId: 'p', profileVersion: '1' },
+        request: {},
+        authority: { id: 'payouts', amount: 1 },
+      },
+      () => Promise.resolve({ status: 'succeeded', calls: ++calls }),
+    );
+    assert.deepEqual(
+      [r.status, r.reason, r.errorCode, r.occurrenceId, r.adapterCalls, calls],
+      ['unresolved', 'entry_unconfirmed', 'baton_response_invalid', null, 0, 0],
+    );
+  }
+  assert.deepEqual(baton.received, Array(2).fill('POST /v1/occurrences/create-and-enter'));
+  assert.deepEqual(elsewhere.received, [], 'the command was never re-posted to the Location');
 });
