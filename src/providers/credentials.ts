@@ -4,7 +4,7 @@
  * each id to a REFERENCE — an environment variable or a file — never to the value. `baton serve`
  * resolves every reference once, at start, into the one secrets map (id → bytes) the status-source
  * layer, the webhook receiver and the lookups read through a KeyResolver. A missing variable or
- * file stops the start with `credential_unresolved`, naming the id and the reference, never a
+ * file, or a value with a control character in it, stops the start with `credential_unresolved`, naming the id and the reference, never a
  * value. Values are never written to evidence, logs, errors or metrics.
  */
 import { BatonError } from '../core/errors.js';
@@ -87,9 +87,16 @@ function decode(id: string, ref: CredentialReference, text: string): Uint8Array 
   return Buffer.from(text, 'base64url');
 }
 
+/** Control characters (Cc: C0, DEL, C1): never part of a real secret, and fatal in an HTTP header. */
+const CONTROL = /\p{Cc}/u;
+
 /**
  * Resolve every reference. A file's one trailing newline is not part of the secret (editors add
- * one); anything else is. Empty values are refused: an empty secret authenticates nothing.
+ * one); anything else is. Empty values are refused: an empty secret authenticates nothing. A value
+ * with a control character left in it (a second newline, `KEY="$(cat f)\n"`, a stray CR) is
+ * refused here, at start: sent as a credential header it would make node:http refuse to build the
+ * request only later, after an occurrence was entered for it. The error names the reference, never
+ * the value nor where in it the character is.
  */
 export function resolveCredentials(doc: CredentialsDocument, sources: CredentialSources): ResolvedSecrets {
   const out: Record<string, Uint8Array> = {};
@@ -97,6 +104,7 @@ export function resolveCredentials(doc: CredentialsDocument, sources: Credential
     const raw = 'env' in ref ? sources.env[ref.env] : sources.readFile(ref.file)?.replace(/\r?\n$/, '');
     if (raw === undefined) throw unresolved(id, ref, 'is not set or cannot be read');
     if (raw === '') throw unresolved(id, ref, 'is empty');
+    if (CONTROL.test(raw)) throw unresolved(id, ref, 'contains a control character (a trailing newline?)');
     out[id] = decode(id, ref, raw);
   }
   return out;

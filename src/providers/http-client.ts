@@ -5,7 +5,13 @@
  * (`pooled`, a read) goes on a keep-alive pool per provider origin (issue 16 §5), whose idle
  * sockets are closed before a server's usual 5 s keep-alive would close them under a reuse.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 const pools = new Map<string, HttpAgent>();
@@ -65,7 +71,17 @@ export function exchange(input: ExchangeInput): Promise<ExchangeResult> {
     const headers: Record<string, string> = { ...input.headers };
     if (input.body !== undefined) headers['content-length'] = String(Buffer.byteLength(input.body));
     const agent = input.pooled === true ? pool(input.url) : false;
-    const req = send(input.url, { method: input.method, headers, agent }, (res) => {
+    let req: ClientRequest;
+    try {
+      req = send(input.url, { method: input.method, headers, agent }, (res) => onResponse(res));
+    } catch (error) {
+      // node:http refuses to build the request (a header value with a control character:
+      // ERR_INVALID_CHAR) before anything leaves: a transport failure with nothing sent. Rejecting
+      // instead would break this function's contract, and the caller's record of the entry with it.
+      resolve({ ok: false, error: 'transport', name: errorName(error), sent: false });
+      return;
+    }
+    function onResponse(res: IncomingMessage): void {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -84,7 +100,7 @@ export function exchange(input: ExchangeInput): Promise<ExchangeResult> {
       res.on('close', () => {
         if (!res.complete) fail(new Error('aborted'));
       });
-    });
+    }
     const fail = (error: unknown): void => {
       clearTimeout(timer);
       resolve({ ok: false, error: failure ?? 'transport', name: failure ?? errorName(error), sent });

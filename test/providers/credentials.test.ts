@@ -92,3 +92,33 @@ test('references resolve from the environment and from files; missing ones are n
   refused(() => resolveCredentials(gone, { env: {}, readFile }), 'credential_unresolved');
   refused(() => resolveCredentials(doc, { env: { STRIPE_KEY: '' }, readFile }), 'credential_unresolved');
 });
+
+test('a value with a control character is refused at start, naming the reference, never the value', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-cred-'));
+  writeFileSync(join(dir, 'two-newlines'), `${SECRET}\n\n`);
+  writeFileSync(join(dir, 'crlf'), `${SECRET}\r\n`);
+  const doc = (ref: object) =>
+    validateCredentials({ format: 'baton.credentials/1', credentials: { api: ref } });
+  const readFile = (p: string): string => readFileSync(p, 'utf8');
+  // The CRLF file loses its one line ending (as an editor's LF does) and resolves.
+  const crlf = resolveCredentials(doc({ file: join(dir, 'crlf') }), { env: {}, readFile });
+  assert.equal(Buffer.from(crlf['api'] ?? []).toString(), SECRET);
+  const cases: [object, Record<string, string>, Record<string, string>][] = [
+    [{ env: 'STRIPE_KEY' }, { STRIPE_KEY: `${SECRET}\n` }, { id: 'api', env: 'STRIPE_KEY' }],
+    [{ env: 'STRIPE_KEY' }, { STRIPE_KEY: `${SECRET}\r` }, { id: 'api', env: 'STRIPE_KEY' }],
+    [{ env: 'STRIPE_KEY' }, { STRIPE_KEY: `sk\u0000${SECRET}` }, { id: 'api', env: 'STRIPE_KEY' }],
+    [{ env: 'STRIPE_KEY' }, { STRIPE_KEY: `${SECRET}\u007f` }, { id: 'api', env: 'STRIPE_KEY' }],
+    [{ file: join(dir, 'two-newlines') }, {}, { id: 'api', file: join(dir, 'two-newlines') }],
+  ];
+  for (const [ref, env, details] of cases) {
+    refused(() => resolveCredentials(doc(ref), { env, readFile }), 'credential_unresolved');
+    assert.throws(
+      () => resolveCredentials(doc(ref), { env, readFile }),
+      (e: unknown) => {
+        assert.ok(isBatonError(e) && /control character/.test(e.message), String(e));
+        assert.deepEqual(e.details, details);
+        return true;
+      },
+    );
+  }
+});

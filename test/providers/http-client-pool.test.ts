@@ -29,3 +29,24 @@ test('status queries share one pooled socket per origin; entries never reuse one
   }
   assert.equal(sockets.length, 3, 'each entry on a fresh connection');
 });
+
+test('a request node:http refuses to build resolves as a transport failure with nothing sent', async (t) => {
+  const received: string[] = [];
+  const server = createServer((req, res) => {
+    received.push(`${req.method ?? ''} ${req.url ?? ''}`);
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/entry`);
+  // A credential with a trailing newline in the authorization header: ERR_INVALID_CHAR, thrown by
+  // node:http while building the request. exchange must resolve, never reject.
+  const headers = { authorization: 'Bearer sk_test_x\n' };
+  for (const pooled of [false, true]) {
+    const r = await exchange({ method: 'POST', url, headers, body: '{}', timeoutMs: 2_000, pooled });
+    assert.deepEqual(r, { ok: false, error: 'transport', name: 'ERR_INVALID_CHAR', sent: false });
+  }
+  const ok = await exchange({ method: 'POST', url, body: '{}', timeoutMs: 2_000 });
+  assert.ok(ok.ok && ok.status === 200);
+  assert.deepEqual(received, ['POST /entry'], 'only the well-formed request reached the server');
+});
