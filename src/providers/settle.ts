@@ -5,11 +5,13 @@
  * are appended together, in the order acknowledge-then-reconcile would append them. Evidence only:
  * it never enters (AOC-REQ-010); only the authenticated status answer may move the outcome
  * (AOC-REQ-009). If the first source leaves it unresolved, the next ones are asked as a reconcile
- * pass asks them, each its own observation.
+ * pass asks them, each its own observation. The acknowledgement is always recorded: a source that
+ * cannot be asked ends the pass as missing knowledge (`unavailable`, `byReason.error`), never the call.
  */
 import type {
   AcknowledgementInput,
   MissingKnowledgeReason,
+  ObservationInput,
   ObserveResult,
   OccurrencesService,
   OccurrenceView,
@@ -69,25 +71,48 @@ export async function acknowledgeAndSettle(
   const profile = (await service.getProfile(provider.profileId, provider.profileVersion)).document;
   const applicable = sources === undefined || !start.unresolved ? [] : sources.applicable(profile, start);
   const [first, ...rest] = applicable;
-  const observations =
-    first === undefined || sources === undefined
-      ? []
-      : [(await sources.query(profile, start, first.id)).observation];
-  const both = await service.acknowledgeAndObserve(ack, observations, ackActor, requestedBy, reporter);
+  // A source that could not be asked (the query threw) must not cost the acknowledgement: the
+  // provider's answer is evidence only the executor has. The acknowledgement is recorded alone and
+  // the pass ends there, missing knowledge `unavailable`, counted as `error` (never success).
+  let failed = false;
+  const readings: ObservationInput[] = [];
+  if (first !== undefined && sources !== undefined) {
+    try {
+      readings.push((await sources.query(profile, start, first.id)).observation);
+    } catch {
+      failed = true;
+    }
+  }
+  const both = await service.acknowledgeAndObserve(ack, readings, ackActor, requestedBy, reporter);
   const asked = [...both.observations];
   let current = asked.at(-1)?.occurrence ?? both.acknowledgement.occurrence;
-  let missing: MissingKnowledgeReason | null = asked.at(-1)?.missingKnowledge ?? null;
+  let missing: MissingKnowledgeReason | null = failed
+    ? 'unavailable'
+    : (asked.at(-1)?.missingKnowledge ?? null);
   for (const source of rest) {
-    if (sources === undefined || asked.at(-1)?.effective === true || !current.unresolved) break;
-    const r = await recordReading(service, await sources.query(profile, current, source.id), requestedBy);
-    asked.push(r);
-    current = r.occurrence;
-    missing = r.missingKnowledge;
+    if (failed || sources === undefined || asked.at(-1)?.effective === true || !current.unresolved) break;
+    try {
+      // The acknowledgement is committed: a failure now ends the pass, it never fails the call (a
+      // caller told "not recorded" would record the same answer twice).
+      const r = await recordReading(service, await sources.query(profile, current, source.id), requestedBy);
+      asked.push(r);
+      current = r.occurrence;
+      missing = r.missingKnowledge;
+    } catch {
+      failed = true;
+      missing = 'unavailable';
+    }
   }
+  const counted = report(asked, start, current);
   return {
     occurrence: current,
     acknowledgement: both.acknowledgement,
-    report: report(asked, start, current),
+    report: failed ? withError(counted) : counted,
     missingKnowledge: missing,
   };
+}
+
+/** The pass's report with the source that could not be asked counted as `error` (no observation). */
+function withError(r: ReconcileReport): ReconcileReport {
+  return { ...r, passes: 1, visited: 1, byReason: { ...r.byReason, error: (r.byReason['error'] ?? 0) + 1 } };
 }
