@@ -3,7 +3,8 @@
  * pinned status sources, and appends what they say as observations. It holds no executor
  * credential and no adapter, so it cannot enter a provider — reconciliation is evidence, never a
  * new attempt (AOC-REQ-010). Passes repeat with bounded exponential backoff until nothing is
- * unresolved or the pass budget is spent; what stays unresolved stays so, with its reasons.
+ * unresolved or the pass budget is spent; what stays unresolved stays so, with its reasons. One
+ * occurrence whose visit fails is counted (`error`) and reported; the others are still visited.
  */
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import type {
@@ -65,7 +66,7 @@ export interface ReconcileReport {
   readonly effective: number;
   readonly resolved: readonly string[];
   readonly unresolved: readonly string[];
-  /** Observations per missing-knowledge reason, plus `effective`. */
+  /** Observations per missing-knowledge reason, plus `effective`; `error`: visits that failed. */
   readonly byReason: Readonly<Record<string, number>>;
 }
 
@@ -82,6 +83,11 @@ export interface ReconcilerOptions {
   readonly maxBackoffMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly onProgress?: (p: ReconcileProgress) => void;
+  /**
+   * One occurrence's visit failed (a source could not be asked, an observation not recorded): it is
+   * counted as `error` in the report, stays unresolved, and the run goes on to the next one.
+   */
+  readonly onError?: (error: unknown, occurrenceId: string) => void;
   /** Who asked for this run (a principal's evidence actor), recorded in each observation. */
   readonly requestedBy?: string;
 }
@@ -108,7 +114,15 @@ class Tally {
   count(reason: string | null): void {
     this.observations += 1;
     if (reason === null) this.effective += 1;
-    const key = reason ?? 'effective';
+    this.#add(reason ?? 'effective');
+  }
+
+  /** A visit that failed: no observation of its own, never resolved, counted as `error`. */
+  failed(): void {
+    this.#add('error');
+  }
+
+  #add(key: string): void {
     this.byReason[key] = (this.byReason[key] ?? 0) + 1;
   }
 }
@@ -144,15 +158,25 @@ export class Reconciler {
     };
   }
 
-  /** Ask the sources in order until one answer is effective or the occurrence is resolved. */
+  /**
+   * Ask the sources in order until one answer is effective or the occurrence is resolved. A failure
+   * is this occurrence's alone: it is reported and counted, and the pass goes on to the others
+   * (one unreadable profile or broken source must not leave every later occurrence unvisited).
+   * What the visit recorded before it failed stays recorded and counted.
+   */
   async #visit(pass: number, occurrence: OccurrenceView, tally: Tally): Promise<void> {
     const o = this.#o;
     tally.visited.add(occurrence.id);
-    await visitOccurrence(o, occurrence, (p) => {
-      tally.count(p.missingKnowledge);
-      if (!p.unresolved) tally.resolved.add(p.occurrenceId);
-      o.onProgress?.({ ...p, pass });
-    });
+    try {
+      await visitOccurrence(o, occurrence, (p) => {
+        tally.count(p.missingKnowledge);
+        if (!p.unresolved) tally.resolved.add(p.occurrenceId);
+        o.onProgress?.({ ...p, pass });
+      });
+    } catch (error) {
+      tally.failed();
+      o.onError?.(error, occurrence.id);
+    }
   }
 }
 
@@ -205,6 +229,8 @@ export async function reconcileOccurrence(
 ): Promise<OccurrenceReconciled> {
   let latest = typeof target === 'string' ? await service.getOccurrenceView(target) : target;
   let missingKnowledge: MissingKnowledgeReason | null = null;
+  // One occurrence, asked for by name: its failure is the caller's answer, as it always was.
+  const failures: unknown[] = [];
   const observing: ReconcilerService = {
     getProfile: (id, version) => service.getProfile(id, version),
     observe: async (...args) => {
@@ -219,8 +245,10 @@ export async function reconcileOccurrence(
     maxPasses: 1,
     list: () => Promise.resolve(latest.unresolved ? [latest] : []),
     onProgress: (p) => void (missingKnowledge = p.missingKnowledge),
+    onError: (error) => void failures.push(error),
     ...(requestedBy === undefined ? {} : { requestedBy }),
   });
   const report = await reconciler.run();
+  if (failures.length > 0) throw failures[0];
   return { occurrence: latest, report, missingKnowledge };
 }

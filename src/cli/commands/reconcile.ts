@@ -5,7 +5,7 @@
  * never enters a provider (AOC-REQ-010). For an operator after an outage, or from a scheduler.
  */
 import { existsSync } from 'node:fs';
-import { BatonError } from '../../core/errors.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
 import {
   lineageLister,
   Reconciler,
@@ -30,7 +30,8 @@ only lineage L's — and record what they say; only authenticated answers move a
 never calls a provider's entry and never retries one. Passes repeat while something stays
 unresolved, at most --passes (1..20, default 3), waiting 250 ms, then 500 ms, … (at most 8 s)
 between them; each pass visits at most --limit occurrences (1..100000, default 1000).
-Prints one line per status answer on stderr, then a summary on stdout (--json: the report as one
+Prints one line per status answer on stderr, and one per occurrence whose visit failed (counted
+as "error"; the others are still visited), then a summary on stdout (--json: the report as one
 JSON object). Exit 0 when nothing visited stays unresolved, 1 when some do (they are listed) or the
 lineage is unknown, 2 on bad arguments. The database and its domain key must exist (the SQLite
 file's FILE.domain-key.pem, or --domain-key); reconcile creates neither.
@@ -52,6 +53,12 @@ function progressLine(p: ReconcileProgress): string {
     : `not effective (${p.missingKnowledge ?? 'unknown'})`;
   const state = p.unresolved ? 'still unresolved' : 'resolved';
   return `pass ${p.pass}: ${p.occurrenceId} via ${p.source}: ${verdict}; ${state}\n`;
+}
+
+/** A BatonError's code and message (which never carry secrets); otherwise only the error's name. */
+function failureText(error: unknown): string {
+  if (isBatonError(error)) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.name : 'unknown error';
 }
 
 function summary(r: ReconcileReport): string {
@@ -87,6 +94,8 @@ async function reconcile(opened: OpenedBaton, plan: Plan, io: CliIo): Promise<nu
         : async () => (await lineageLister(opened.service, lineage)()).slice(0, limit),
     maxPasses: plan.passes,
     onProgress: (p) => io.stderr(progressLine(p)),
+    // One occurrence's failure is reported here and counted (`error`); the others are still visited.
+    onError: (error, occurrenceId) => io.stderr(`${occurrenceId}: not reconciled: ${failureText(error)}\n`),
   });
   const report = await reconciler.run();
   io.stdout(plan.json ? `${JSON.stringify(report)}\n` : summary(report));

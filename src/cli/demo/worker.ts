@@ -7,6 +7,7 @@
  * for the parent's SIGKILL before it can record the answer.
  */
 import { setInterval } from 'node:timers';
+import { isBatonError } from '../../core/errors.js';
 import type { OccurrencesService, OccurrenceView } from '../../occurrences/index.js';
 import {
   hmacSecretId,
@@ -42,6 +43,10 @@ async function reconcile(svc: OccurrencesService, sources: StatusSources): Promi
             ? `authentic, bound: ${p.interpretation ?? '?'}`
             : `missing knowledge (${p.missingKnowledge})`
         }; ${p.unresolved ? 'still UNRESOLVED' : 'resolved'}`,
+      ),
+    onError: (error, id) =>
+      say(
+        `reconcile: could not ask about ${id} (${isBatonError(error) ? error.code : 'error'}); still UNRESOLVED`,
       ),
   }).run();
 }
