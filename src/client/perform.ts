@@ -4,7 +4,8 @@
  * calls to Baton per lifecycle (issue 16 §4) — with
  * one rule above all: an entered occurrence is never entered or sent again (AOC-REQ-010). On any
  * doubt it stops, leaves the occurrence as it is (unresolved once entered) and says why; the
- * successor's takeover lists it (AOC-REQ-005) and status sources, not retries, resolve it.
+ * successor's takeover lists it (AOC-REQ-005) and status sources, not retries, resolve it. The
+ * caller's signal never cuts off the recording of an answer the provider already gave.
  */
 import { isBatonError, type BatonError } from '../core/errors.js';
 import type { EntryTicket, OccurrenceView } from '../occurrences/index.js';
@@ -67,6 +68,24 @@ async function send(adapter: ProviderAdapter, ticket: EntryTicket): Promise<Step
   return sent.ok ? sent : { ...sent, refusal: false };
 }
 
+/** The acknowledgement step's deadline once the caller's signal has aborted (or the caller's, if shorter). */
+export const RECORD_AFTER_ABORT_MS = 5_000;
+
+/**
+ * The acknowledgement step's options. The caller's signal stops perform before the provider is
+ * called; once it has been called, the signal never stops the recording of what the provider
+ * answered: that answer exists nowhere else, and an effect the provider applied with no record
+ * of its answer is the worst state to leave (AOC-REQ-005, -009). So the step does not listen to the
+ * signal, and when the signal has already aborted it runs under its own short deadline instead of
+ * the client's (30 s by default), so an aborting caller is not held long.
+ */
+function recordOptions(options: CallOptions | undefined): CallOptions | undefined {
+  if (options?.signal === undefined) return options;
+  const { signal, ...rest } = options;
+  if (!signal.aborted) return rest;
+  return { ...rest, timeoutMs: Math.min(rest.timeoutMs ?? RECORD_AFTER_ABORT_MS, RECORD_AFTER_ABORT_MS) };
+}
+
 /** The occurrence a refusal names (create-and-enter puts it in `details` when it committed the create). */
 function refusedOccurrence(details: Record<string, unknown> | undefined): string | null {
   const id = details?.['occurrenceId'];
@@ -101,8 +120,13 @@ export async function perform(
 
   // Call 2 of 2: the answer as (unauthenticated) evidence and one pass of Baton's own status
   // sources, which alone may resolve it (AOC-REQ-009), in one transaction.
-  const settled = await attempt(() => x.acknowledgeAndSettle(evidenceOnly(answer.value), options));
-  if (!settled.ok) return unresolved(ticket.occurrence, 'acknowledgement_not_recorded', 1, settled.code);
+  const acknowledgement = evidenceOnly(answer.value);
+  const settled = await attempt(() => x.acknowledgeAndSettle(acknowledgement, recordOptions(options)));
+  if (!settled.ok) {
+    // The provider's answer goes back to the caller, who alone still holds it, to record later.
+    const r = unresolved(ticket.occurrence, 'acknowledgement_not_recorded', 1, settled.code);
+    return { ...r, acknowledgement };
+  }
   const s = settled.value;
   if (!s.occurrence.unresolved) return fromState(s.occurrence, 1);
   // Still open: say what the status sources left unknown (the acknowledgement's reason if none answered).

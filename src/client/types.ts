@@ -89,6 +89,13 @@ export interface PerformResult {
   readonly errorCode?: string;
   /** How often this perform called the adapter: 0 or 1, never more. */
   readonly adapterCalls: 0 | 1;
+  /**
+   * Only with `reason: acknowledgement_not_recorded`: the provider's answer as the adapter reported
+   * it, which Baton may not hold — the step was refused, or its answer was lost (then it may have
+   * applied). `executor.acknowledge(result.acknowledgement)` records it later; after a lost answer
+   * that may append it a second time, which is evidence only and never moves the outcome.
+   */
+  readonly acknowledgement?: ExecutorAcknowledgement;
 }
 
 /** An executor: one lineage, one generation, its credential. Every call is fenced by that generation. */
@@ -146,7 +153,9 @@ export interface Executor {
    * createAndEnter → adapter.send → acknowledgeAndSettle (two calls to Baton); never retries an
    * entered occurrence.
    * `adapter` may be a plain async function that sends the ticket with the caller's own client.
-   * `options` apply to each of its calls to Baton (each gets the whole `timeoutMs`), not to the adapter.
+   * `options` apply to each of its calls to Baton (each gets the whole `timeoutMs`), not to the adapter;
+   * `signal` never cuts off acknowledge-and-settle once the adapter was called (docs/client.md
+   * "Deadlines and cancellation").
    */
   perform(
     operation: Operation,

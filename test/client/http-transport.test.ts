@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { HttpBatonClient } from '../../src/client/index.js';
+import {
+  HttpBatonClient,
+  type ExecutorAcknowledgement,
+  type ProviderAdapter,
+} from '../../src/client/index.js';
+import { evidenceOnly } from '../../src/client/adapter.js';
 import { systemClock } from '../../src/core/clock.js';
 import { isBatonError } from '../../src/core/errors.js';
 import { buildServer, createToken } from '../../src/server/index.js';
@@ -224,4 +229,71 @@ test('a redirect from the Baton base URL is never followed: no ticket, no adapte
   }
   assert.deepEqual(baton.received, Array(2).fill('POST /v1/occurrences/create-and-enter'));
   assert.deepEqual(elsewhere.received, [], 'the command was never re-posted to the Location');
+});
+
+test('an abort during the provider call does not lose its answer: acknowledge-and-settle is still sent', async (t) => {
+  const { provider, op, baseUrl, token } = await serve(t);
+  const calls: string[] = [];
+  const client = new HttpBatonClient({ baseUrl, token, fetch: counting(calls) });
+  const ex = await client.takeover('invoice-agent');
+  const controller = new AbortController();
+  const inner = new CountingAdapter(provider);
+  // The provider applies the payment and answers; the caller gives up just as the answer arrives.
+  const adapter: ProviderAdapter = {
+    async send(ticket) {
+      const sent = await inner.send(ticket);
+      controller.abort();
+      return sent;
+    },
+  };
+  calls.length = 0;
+  const r = await ex.perform(op('k-abort-send'), adapter, { signal: controller.signal });
+  assert.deepEqual([r.status, r.reason, r.errorCode, r.adapterCalls], ['succeeded', undefined, undefined, 1]);
+  assert.equal(calls.at(-1), `POST /v1/occurrences/${r.occurrenceId ?? ''}/acknowledge-and-settle`);
+  const sources = (await client.getOccurrence(r.occurrenceId ?? '')).evidence
+    .filter((e) => e.type === 'observation_recorded')
+    .map((e) => (e.body as { observation: { source: string } }).observation.source);
+  assert.deepEqual(sources, ['acknowledgement', 'by-key'], 'the answer was recorded with the status pass');
+  assert.equal(provider.sandbox.effects().length, 1);
+});
+
+/** A fetch that fails matching calls before they leave: Baton never sees them. */
+function dropping(pattern: RegExp): typeof fetch {
+  return (input, init) => {
+    const url = input instanceof Request ? input.url : input instanceof URL ? input.href : input;
+    if (pattern.test(url)) return Promise.reject(new TypeError('fetch failed: connection reset'));
+    return fetch(input, init);
+  };
+}
+
+test('an acknowledgement Baton may not hold comes back in the result, for the caller to record', async (t) => {
+  const { provider, op, baseUrl, token } = await serve(t);
+  const client = new HttpBatonClient({ baseUrl, token, fetch: dropping(/\/acknowledge-and-settle$/) });
+  const ex = await client.takeover('invoice-agent');
+  const reported: ExecutorAcknowledgement[] = [];
+  const inner = new CountingAdapter(provider);
+  const adapter: ProviderAdapter = {
+    async send(ticket) {
+      const sent = await inner.send(ticket);
+      reported.push(sent.acknowledgement);
+      return sent;
+    },
+  };
+  const r = await ex.perform(op('k-unrecorded'), adapter);
+  assert.deepEqual(
+    [r.status, r.reason, r.errorCode, r.adapterCalls],
+    ['unresolved', 'acknowledgement_not_recorded', 'unavailable', 1],
+  );
+  const [ack] = reported;
+  assert.ok(ack !== undefined && r.acknowledgement !== undefined);
+  assert.deepEqual(r.acknowledgement, evidenceOnly(ack), 'the answer, without any verdict of the adapter');
+  const evidence = async () =>
+    (await client.getOccurrence(r.occurrenceId ?? '')).evidence.filter(
+      (e) => e.type === 'observation_recorded',
+    ).length;
+  assert.equal(await evidence(), 0, 'Baton never received it');
+  const recorded = await ex.acknowledge(r.acknowledgement);
+  assert.equal(recorded.missingKnowledge, 'unauthenticated');
+  assert.equal(await evidence(), 1);
+  assert.equal(provider.sandbox.effects().length, 1);
 });
