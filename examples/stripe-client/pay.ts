@@ -3,8 +3,8 @@
  * the user keeps the official `stripe` client they already have and hands `perform` a plain async
  * function. Baton creates the occurrence (the invoice is its creation key), enters it (authority
  * consumed at entry), and calls the function exactly once with the ticket; the function sends the
- * payment under the native key Baton derived — `{ idempotencyKey: ticket.nativeKey }` — so a
- * re-run can never pay twice. What the client returned is kept as unauthenticated evidence; the
+ * ticket's request under the native key Baton derived — `{ idempotencyKey: ticket.nativeKey }` —
+ * so a re-run can never pay twice, and refuses to send when the profile gives no key. What the client returned is kept as unauthenticated evidence; the
  * occurrence is settled by Baton's own status sources under the `stripe-payment-intents` profile
  * (Stripe's events, fetched from the pinned origin with the secret key Baton holds).
  *
@@ -12,9 +12,9 @@
  * server, with the official client pointed at it (host, port, protocol) — not Stripe's servers.
  */
 import Stripe from 'stripe';
-// Inside this repository the example imports the sources; a project that installed the package
-// imports the same names from 'baton-aoc/client'.
-import { HttpBatonClient, type PerformResult } from '../../src/client/index.js';
+// Inside this repository the example imports the sources of 'baton-aoc/client' (src/client/sdk.ts);
+// a project that installed the package imports the same names from 'baton-aoc/client'.
+import { BatonError, HttpBatonClient, type PerformResult } from '../../src/client/sdk.js';
 
 export interface StripeClientOptions {
   /** Baton's URL and an operator token (for the takeover of the example's lineage). */
@@ -46,18 +46,11 @@ export async function payInvoice(options: StripeClientOptions, payment: Payment)
   const stripe = new Stripe(secretKey, { host, port, protocol });
   const baton = new HttpBatonClient({ baseUrl: options.batonUrl, token: options.token });
   const executor = await baton.takeover('stripe-client-example');
-  const params: Stripe.PaymentIntentCreateParams = {
-    amount: payment.amount,
-    currency: 'usd',
-    confirm: true,
-    payment_method: 'pm_card_visa',
-    metadata: { invoice: payment.invoice },
-  };
   return executor.perform(
     {
       creationKey: payment.invoice,
       provider: options.profile,
-      // The request the occurrence binds (its digest is pinned): the same members, as JSON.
+      // The request the occurrence binds (its digest is pinned); the ticket hands it back to send.
       request: {
         amount: payment.amount,
         currency: 'usd',
@@ -67,8 +60,16 @@ export async function payInvoice(options: StripeClientOptions, payment: Payment)
       },
       authority: { id: options.authorityId, amount: payment.amount },
     },
-    // The plain async function: your client, your call, Baton's native key.
-    (ticket) =>
-      stripe.paymentIntents.create(payment.send ?? params, { idempotencyKey: ticket.nativeKey ?? undefined }),
+    // The plain async function: your client, your call, exactly the request Baton bound (the
+    // status sources match the provider's object against its digest), under Baton's native key.
+    (ticket) => {
+      // Without the key the send would not be idempotent, and a re-run could pay twice: refuse
+      // before anything leaves (perform reports adapter_failed; the occurrence stays unresolved).
+      if (ticket.nativeKey === null) {
+        throw new BatonError('profile_invalid', 'the profile gives no native key: not sending without one');
+      }
+      const bound = ticket.request as unknown as Stripe.PaymentIntentCreateParams;
+      return stripe.paymentIntents.create(payment.send ?? bound, { idempotencyKey: ticket.nativeKey });
+    },
   );
 }

@@ -21,8 +21,11 @@ export interface ProviderAdapter {
 /**
  * The user's own provider client as a plain async function: it receives the entry ticket — the
  * exact `request`, the `nativeKey` and the `nativeKeyHeader` to send it under — and returns
- * whatever the client returned, e.g.
- * `(t) => stripe.paymentIntents.create(params, { idempotencyKey: t.nativeKey ?? undefined })`.
+ * whatever the client returned. It sends `ticket.request` (what the occurrence binds by digest)
+ * under `ticket.nativeKey`, and refuses, by throwing before anything leaves, when the profile gives
+ * no key (`nativeKey === null`): sent without one, a repeat could apply twice. E.g.
+ * `(t) => { if (t.nativeKey === null) throw new BatonError('profile_invalid', 'no native key');
+ * return stripe.paymentIntents.create(t.request as Params, { idempotencyKey: t.nativeKey }); }`.
  * `perform` calls it at most once per entered occurrence; its result is recorded as
  * unauthenticated evidence (AOC-REQ-009) and a throw is doubt, never a retry.
  */
