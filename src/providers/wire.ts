@@ -15,7 +15,16 @@ import { sandboxHeaderName, sandboxSignedString, verifySandboxSignature } from '
 export type Carried = ObservationInput['carried'];
 
 export type Authentication =
-  { readonly verified: true; readonly pin: string } | { readonly verified: false; readonly detail: string };
+  | {
+      readonly verified: true;
+      readonly pin: string;
+      /**
+       * When the provider signed the answer (the signature's own timestamp, whole seconds, in ms);
+       * absent for an answer trusted by its channel. An answer is never dated later than this.
+       */
+      readonly signedAt?: number;
+    }
+  | { readonly verified: false; readonly detail: string };
 
 export interface SignedMessage {
   readonly method: string;
@@ -27,7 +36,9 @@ export interface SignedMessage {
 
 /**
  * Authenticate an answer against ONE pin. Freshness is not judged here: an authentic old answer is
- * authentic, and the service judges its age against the profile's freshness horizon (`stale`).
+ * authentic, and the service judges its age against the profile's freshness horizon (`stale`) —
+ * which is why the verdict carries when it was signed: the answer's date must not be the time it
+ * was fetched (status-sources/reading.ts answerTime), or a replayed old answer would look fresh.
  */
 export function authenticate(
   message: SignedMessage,
@@ -46,7 +57,8 @@ export function authenticate(
     nowMs,
     toleranceMs: Number.POSITIVE_INFINITY,
   });
-  return verdict.ok ? { verified: true, pin: material.id } : { verified: false, detail: verdict.reason };
+  if (!verdict.ok) return { verified: false, detail: verdict.reason };
+  return { verified: true, pin: material.id, signedAt: verdict.timestampMs };
 }
 
 export function parseAnswer(body: string): JsonValue | undefined {

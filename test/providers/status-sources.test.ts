@@ -6,7 +6,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ManualClock } from '../../src/core/clock.js';
+import {
+  hmacSecretId,
+  sandboxHeaderName,
+  sandboxSignedString,
+  signSandboxMessage,
+} from '../../src/providers/index.js';
 import { ask, createOcc, openWorld, pay, settled, type World } from './world.js';
 
 const HOUR = 3_600_000;
@@ -198,3 +206,67 @@ test('listing: a signed page whose envelope names another account settles nothin
   assert.equal(r.occurrence.outcome, 'unknown');
   assert.equal(w.sandbox.effectCount(key), 1);
 });
+
+test('a replayed signed answer without its own time is dated by its signature, not by when it was fetched', async (t) => {
+  // A replaying middlebox in front of the by-key source: it serves the sandbox's real payment
+  // object without `observed_at`, signed with the sandbox's own key and signing code at `signedAt`:
+  // the answer a provider whose bodies carry no time of their own signed back then (the sandbox's
+  // bodies always carry one, so the sandbox alone cannot be replayed this way).
+  const hmacSecret = Buffer.alloc(32, 9); // the world's sandbox secret (world.ts)
+  let sandboxOrigin = '';
+  let signedAt = 0;
+  const replay = createServer((req, res) => {
+    void (async () => {
+      const real = (await (await fetch(`${sandboxOrigin}${req.url ?? ''}`)).json()) as Record<
+        string,
+        unknown
+      >;
+      delete real['observed_at'];
+      const body = JSON.stringify(real);
+      const key = { kind: 'hmac', secretId: hmacSecretId(hmacSecret), secret: hmacSecret } as const;
+      const signature = signSandboxMessage(
+        key,
+        sandboxSignedString({ method: 'GET', path: req.url ?? '', body }),
+        signedAt,
+      );
+      res
+        .writeHead(200, { 'content-type': 'application/json', [sandboxHeaderName('hmac')]: signature })
+        .end(body);
+    })();
+  });
+  await new Promise<void>((resolve) => replay.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => replay.close(() => resolve())));
+  t.after(() => replay.closeAllConnections());
+  const replayOrigin = `http://127.0.0.1:${(replay.address() as AddressInfo).port}`;
+  const w = await openWorld(t, {
+    edit: (p) => ({
+      ...p,
+      statusSources: p.statusSources.map((s) => {
+        if (s.id !== 'by-key') return s;
+        sandboxOrigin = new URL(s.url).origin;
+        return { ...s, url: s.url.replace(sandboxOrigin, replayOrigin) };
+      }),
+    }),
+  });
+  assert.deepEqual(w.hmacSecret, hmacSecret);
+  const { ticket } = await pay(w, 'inv-replayed', ['drop_response_after_apply']);
+  // Signed just after the entry; replayed ten minutes later (the source's freshness is 5 minutes).
+  signedAt = w.clock.wallMs();
+  w.clock.advance(10 * 60_000);
+  const old = await ask(w, ticket.occurrence.id, 'by-key');
+  assert.equal(old.missingKnowledge, 'stale', 'authentic, but ten minutes old: not fresh');
+  assert.equal(old.occurrence.unresolved, true);
+  const recorded = await observedAtOf(w, ticket.occurrence.id);
+  assert.equal(recorded.at(-1), Math.floor(signedAt / 1000) * 1000, "the signature's second");
+  // The same answer signed now is fresh: what made it stale was only the signature's time.
+  signedAt = w.clock.wallMs();
+  const fresh = await ask(w, ticket.occurrence.id, 'by-key');
+  assert.deepEqual([fresh.effective, fresh.occurrence.unresolved], [true, false]);
+});
+
+async function observedAtOf(w: World, id: string): Promise<number[]> {
+  const { evidence } = await w.svc.getOccurrence(id);
+  return evidence
+    .filter((e) => e.type === 'observation_recorded')
+    .map((e) => (e.body as { observation: { observedAt: number } }).observation.observedAt);
+}

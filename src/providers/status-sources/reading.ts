@@ -61,9 +61,29 @@ export interface Answered {
   readonly detail: string;
 }
 
+/** A signature's timestamp counts whole seconds: it was made at most this long after it. */
+const SIGNATURE_GRAIN_MS = 1_000;
+
+/**
+ * When an answer is from, for the service's freshness judgement (`stale`). Not when it was fetched:
+ * an authentic old answer is still authentic, so a replayed one dated "now" would pass as fresh.
+ * A verified signature bounds it: an answer is no younger than its signature. So the body's own
+ * time when it has one and it is not later than the signature's second, else the signature's
+ * time; `now` only for an answer neither dates (unsigned, or trusted by its live channel).
+ */
+export function answerTime(observedAt: number | undefined, auth: Authentication, now: number): number {
+  const signedAt = auth.verified ? auth.signedAt : undefined;
+  if (signedAt === undefined) return observedAt ?? now;
+  if (observedAt === undefined) return signedAt;
+  return observedAt < signedAt + SIGNATURE_GRAIN_MS ? observedAt : signedAt;
+}
+
 export function answered(b: ReadingBase, now: number, a: Answered): SourceReading {
-  const at = a.observedAt ?? now;
-  if (at > now + FUTURE_SKEW_MS) return unavailable(b, now, 'answer dated in the future');
+  const at = answerTime(a.observedAt, a.auth, now);
+  // Either time ahead of our clock says nothing usable about now (the service would refuse it).
+  if (Math.max(at, a.observedAt ?? at) > now + FUTURE_SKEW_MS) {
+    return unavailable(b, now, 'answer dated in the future');
+  }
   const detail = a.auth.verified ? a.detail : `${a.detail} ${a.auth.detail}`;
   return {
     ...b,
