@@ -1,8 +1,12 @@
 /**
- * The imperative shell of the system of record (DESIGN.md §1 service.ts shape): each command reads
- * the clock once, checks what needs no state outside the ledger, then decides and writes inside one
- * ledger transaction. Every answer carries a signed receipt, and every receipt is appended to the
- * audit log in the same transaction as the change it reports (draft §5: auditable rejection receipts).
+ * The imperative shell of the system of record (DESIGN.md §1 service.ts shape): each command parses
+ * its input outside the ledger, then, inside one ledger transaction, reads the clock once, verifies,
+ * decides and writes. The clock is read only once the transaction holds the write lock: taking it may
+ * wait (SQLite's busy timeout), and draft §4 rule 1 asks that the clock not have passed the lease's
+ * expiry "prior to applying the mutation" — a reading taken before the wait would let a lease that
+ * expired while another writer held the lock commit, under a backdated receipt. Every answer carries a
+ * signed receipt, and every receipt is appended to the audit log in the same transaction as the change
+ * it reports (draft §5: auditable rejection receipts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
@@ -90,13 +94,11 @@ export class LeaseService {
 
   /** A leased mutation of `target` (draft §3, §4): commit, shadow write or escrow hold — or a refusal. */
   mutate(target: string, leaseBytes: Uint8Array | undefined, staged: StagedRequest): Answer {
-    const nowMs = this.#o.clock.wallMs();
     const facts: Facts = { target, leaseId: null, leaseHash: null, resource: undefined };
     if (leaseBytes === undefined) {
       return this.#refuse(
         facts,
         reject('ERR_LEASE_MALFORMED', 'CRYPTOGRAPHIC_BINDING', 'no lease presented'),
-        nowMs,
       );
     }
     facts.leaseHash = sha256HexTag(leaseBytes);
@@ -105,16 +107,17 @@ export class LeaseService {
       lease = parseLease(leaseBytes);
     } catch (error) {
       if (!isBatonError(error, 'ERR_LEASE_MALFORMED')) throw error;
-      return this.#refuse(facts, reject(error.code, 'CRYPTOGRAPHIC_BINDING', error.message), nowMs);
+      return this.#refuse(facts, reject(error.code, 'CRYPTOGRAPHIC_BINDING', error.message));
     }
     facts.leaseId = lease.lease_id;
-    const verdict = verifyLease(lease, { nowMs, keys: this.#o.trusted, target });
-    if (!verdict.ok) return this.#refuse(facts, verdict.rejection, nowMs);
-    if (staged.defect !== undefined) {
-      return this.#refuse(facts, reject('input_invalid', 'RESOURCE_SEMANTICS', staged.defect), nowMs);
-    }
     const { operation, inversePayload } = staged;
     return this.#o.ledger.transact((tx) => {
+      const nowMs = this.#now();
+      const verdict = verifyLease(lease, { nowMs, keys: this.#o.trusted, target });
+      if (!verdict.ok) return this.#refuseIn(tx, facts, verdict.rejection, nowMs);
+      if (staged.defect !== undefined) {
+        return this.#refuseIn(tx, facts, reject('input_invalid', 'RESOURCE_SEMANTICS', staged.defect), nowMs);
+      }
       const resource = (facts.resource = tx.resource(target));
       if (resource === undefined)
         return this.#refuseIn(tx, facts, reject('not_found', 'TARGET_BINDING', 'no such resource'), nowMs);
@@ -142,23 +145,21 @@ export class LeaseService {
 
   /** Run a lease's recovery on a signed recovery order (recovery-order.ts). */
   recover(leaseId: string, orderBytes: Uint8Array, requestUri: string): Answer {
-    const nowMs = this.#o.clock.wallMs();
     const facts: Facts = { target: requestUri, leaseId, leaseHash: null, resource: undefined };
     let order: RecoveryOrder;
     try {
       order = parseRecoveryOrder(orderBytes);
     } catch (error) {
       if (!isBatonError(error, 'ERR_LEASE_MALFORMED')) throw error;
-      return this.#refuse(facts, reject(error.code, 'CRYPTOGRAPHIC_BINDING', error.message), nowMs);
+      return this.#refuse(facts, reject(error.code, 'CRYPTOGRAPHIC_BINDING', error.message));
     }
     if (order.lease_id !== leaseId) {
       return this.#refuse(
         facts,
         reject('ERR_LEASE_MALFORMED', 'CRYPTOGRAPHIC_BINDING', 'order names another lease'),
-        nowMs,
       );
     }
-    return this.#withLease(facts, nowMs, (tx, rec, resource) => {
+    return this.#withLease(facts, (tx, rec, resource, nowMs) => {
       const bad = checkRecoveryOrder(order, rec.lease, this.#o.trusted, nowMs);
       if (bad !== undefined) return { kind: 'refused', rejection: bad, writes: [] };
       const view = { resource, snapshot: tx.snapshot(leaseId), shadow: tx.shadow(leaseId) };
@@ -168,18 +169,17 @@ export class LeaseService {
 
   /** An operator approves a HUMAN_ESCROW mutation (the caller has authenticated the operator). */
   approve(leaseId: string, requestUri: string): Answer {
-    const nowMs = this.#o.clock.wallMs();
     const facts: Facts = { target: requestUri, leaseId, leaseHash: null, resource: undefined };
-    return this.#withLease(facts, nowMs, (_tx, rec, resource) =>
+    return this.#withLease(facts, (_tx, rec, resource, nowMs) =>
       approve(rec, resource, nowMs, this.#o.model),
     );
   }
 
   /** Let every escrowed mutation whose window has passed lapse; returns the lapse receipts. */
   sweep(): Receipt[] {
-    const nowMs = this.#o.clock.wallMs();
-    return this.#o.ledger.transact((tx) =>
-      tx.dueEscrows(nowMs).flatMap((escrow) => {
+    return this.#o.ledger.transact((tx) => {
+      const nowMs = this.#now();
+      return tx.dueEscrows(nowMs).flatMap((escrow) => {
         const rec = tx.lease(escrow.leaseId);
         if (rec === undefined) return [];
         const facts: Facts = {
@@ -189,16 +189,21 @@ export class LeaseService {
           resource: tx.resource(rec.target),
         };
         return [this.#finish(tx, lapse(rec), facts, nowMs).receipt];
-      }),
-    );
+      });
+    });
+  }
+
+  /** The clock; called only inside `transact`, once the write lock is held (see the top of this file). */
+  #now(): number {
+    return this.#o.clock.wallMs();
   }
 
   #withLease(
     facts: Facts,
-    nowMs: number,
-    decide: (tx: LedgerTx, rec: LeaseRecord, resource: ResourceRecord) => Outcome,
+    decide: (tx: LedgerTx, rec: LeaseRecord, resource: ResourceRecord, nowMs: number) => Outcome,
   ): Answer {
     return this.#o.ledger.transact((tx) => {
+      const nowMs = this.#now();
       const rec = tx.lease(facts.leaseId ?? '');
       if (rec === undefined)
         return this.#refuseIn(tx, facts, reject('not_found', 'LEASE_REPLAY', 'no such lease'), nowMs);
@@ -206,7 +211,7 @@ export class LeaseService {
       const resource = (facts.resource = tx.resource(rec.target));
       if (resource === undefined)
         return this.#refuseIn(tx, facts, reject('not_found', 'TARGET_BINDING', 'no such resource'), nowMs);
-      return this.#finish(tx, decide(tx, rec, resource), facts, nowMs);
+      return this.#finish(tx, decide(tx, rec, resource, nowMs), facts, nowMs);
     });
   }
 
@@ -218,8 +223,8 @@ export class LeaseService {
     return { status: outcome.status, receipt, resource: outcome.resource };
   }
 
-  #refuse(facts: Facts, rejection: Rejection, nowMs: number): Answer {
-    return this.#o.ledger.transact((tx) => this.#refuseIn(tx, facts, rejection, nowMs));
+  #refuse(facts: Facts, rejection: Rejection): Answer {
+    return this.#o.ledger.transact((tx) => this.#refuseIn(tx, facts, rejection, this.#now()));
   }
 
   #refuseIn(tx: LedgerTx, facts: Facts, rejection: Rejection, nowMs: number): Answer {
