@@ -6,8 +6,10 @@
 import { digestEquals, sha256HexTagJcs } from '../core/digest.js';
 import type { JsonValue } from '../core/json.js';
 import { formatRfc3339, parseRfc3339 } from '../core/time.js';
+import { leaseSigningInput } from './lease-jcs.js';
 import type { LeaseRecord, ResourceRecord, ShadowRecord, SnapshotRecord, VerifiedLease } from './model.js';
 import { applyOrRefuse, moved, refused, type Outcome, type ResourceModel, type Staged } from './outcome.js';
+import { checkDocumentSignature, type KeyResolver } from './signing.js';
 
 /** A primary commit: the resource takes epoch cas_fence_epoch; its pre-image is snapshotted. */
 function commitPrimary(rec: LeaseRecord, resource: ResourceRecord, post: JsonValue, nowMs: number): Outcome {
@@ -139,12 +141,16 @@ export function lapse(rec: LeaseRecord): Outcome {
   );
 }
 
-/** Operator approval of a HUMAN_ESCROW mutation: the fence and pre-image are checked again, now. */
+/**
+ * Operator approval of a HUMAN_ESCROW mutation: the signature (against the keys trusted now), the
+ * fence and the pre-image are checked again, now.
+ */
 export function approve(
   rec: LeaseRecord,
   resource: ResourceRecord,
   nowMs: number,
   model: ResourceModel,
+  keys: KeyResolver,
 ): Outcome {
   if (rec.status !== 'escrowed') {
     return refused({
@@ -153,6 +159,11 @@ export function approve(
       message: `lease is ${rec.status}, not held`,
     });
   }
+  // Approval releases the held side effect, so the lease must verify then (draft §4: "before
+  // releasing any downstream side effect"; §5 fail closed): a gateway key removed from trust since
+  // the hold no longer authorizes it. Refused without a write: the hold stays until it lapses.
+  const forged = checkDocumentSignature(rec.lease, keys, () => leaseSigningInput(rec.lease));
+  if (forged !== undefined) return refused(forged);
   if (nowMs > rec.windowEndsAtMs) return lapse(rec);
   if (resource.epoch >= rec.lease.cas_fence_epoch) {
     return refused({

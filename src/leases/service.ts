@@ -171,7 +171,7 @@ export class LeaseService {
   approve(leaseId: string, requestUri: string): Answer {
     const facts: Facts = { target: requestUri, leaseId, leaseHash: null, resource: undefined };
     return this.#withLease(facts, (_tx, rec, resource, nowMs) =>
-      approve(rec, resource, nowMs, this.#o.model),
+      approve(rec, resource, nowMs, this.#o.model, this.#o.trusted),
     );
   }
 

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { test } from 'node:test';
+import { createPublicKey } from 'node:crypto';
 import { sha256HexTagJcs } from '../../src/core/digest.js';
+import { startSor } from '../../src/sor/server.js';
 import {
   OPERATOR,
   allocate,
@@ -206,4 +210,34 @@ test('HUMAN_ESCROW: the sweep lets overdue holds lapse; expires_at bounds approv
   await assertRefused(h, await post(h, approvePath(withdrawn.lease_id), undefined, true), 'conflict');
   assert.deepEqual(await readResource(h, ID), moved);
   assert.equal(h.sor.ledger.verifyAuditChain(), undefined);
+});
+
+test('HUMAN_ESCROW: approval re-checks the lease signature against the keys trusted then', async (t) => {
+  const h = await harness(2);
+  const dir = dirname(h.dbPath);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const lease = await escrow(h);
+  const before = await readResource(h, ID);
+  // The system of record restarts over the same database, no longer trusting the lease's signer.
+  await h.sor.close();
+  const sor = await startSor({
+    dbPath: h.dbPath,
+    signer: h.sorKey,
+    trusted: [createPublicKey(h.gateways[1]!.privateKey)],
+    operatorToken: OPERATOR,
+    clock: h.clock,
+    sweepIntervalMs: 0,
+    publicOrigin: h.sor.origin,
+  });
+  t.after(() => sor.close());
+  const now: Harness = { ...h, sor };
+  const r = await post(now, approvePath(lease.lease_id), undefined, true);
+  const receipt = await assertRefused(now, r, 'ERR_LEASE_SIGNATURE');
+  assert.equal(receipt.receipt_type === 'rejection' && receipt.lease_id, lease.lease_id);
+  assert.deepEqual(await readResource(now, ID), before, 'the held mutation was not applied');
+  assert.equal(await leaseStatus(now, lease.lease_id), 'escrowed', 'a refusal changes nothing');
+  assert.deepEqual(
+    sor.ledger.pendingEscrows().map((e) => e.leaseId),
+    [lease.lease_id],
+  );
 });
