@@ -10,6 +10,11 @@ export const PTCL_VERSION = '1.0';
 export const LEASE_MEDIA_TYPE = 'application/agent-tx-lease+json';
 /** Draft §5: any clock skew exceeding 60 seconds fails closed. */
 export const MAX_CLOCK_SKEW_MS = 60_000;
+/**
+ * The last instant a receipt can name in RFC 3339: 9999-12-31T23:59:59.999Z. Past it
+ * Date#toISOString writes a six-digit `+YYYYYY` year (not RFC 3339), and past 8.64e15 ms it throws.
+ */
+export const LATEST_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** Draft §4 rule 3 and §6: the registry of recovery modes — exactly these four. */
 export const RECOVERY_MODES = [

@@ -9,6 +9,7 @@ import { digestEquals, sha256HexTagJcs } from '../core/digest.js';
 import { isBatonError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import {
+  LATEST_INSTANT_MS,
   MAX_CLOCK_SKEW_MS,
   isRecoveryMode,
   type Lease,
@@ -85,6 +86,15 @@ function checkStatic(lease: Lease, c: LeaseChecks): LeaseVerdict | undefined {
   }
   if (!(lease.t_req_ms <= lease.t_granted_ms)) {
     return refuse('ERR_RECOVERY_WINDOW', 'RECOVERY_WINDOW_INEQUALITY', 't_req_ms exceeds t_granted_ms');
+  }
+  // A window accepted now ends at now + t_granted_ms, an instant receipts carry in RFC 3339 (draft
+  // §4 rule 1 grants the window; nothing can be granted that the receipt could not state).
+  if (lease.t_granted_ms > LATEST_INSTANT_MS - c.nowMs) {
+    return refuse(
+      'ERR_RECOVERY_WINDOW',
+      'RECOVERY_WINDOW_INEQUALITY',
+      't_granted_ms would end the recovery window after 9999-12-31T23:59:59.999Z',
+    );
   }
   if (c.target !== undefined && lease.sor_target_uri !== c.target) {
     return refuse('ERR_TARGET_MISMATCH', 'TARGET_BINDING', 'lease names another resource');

@@ -132,6 +132,16 @@ const CASES: Case[] = [
     header: (h, b) => sign(h, { ...b, t_req_ms: b.t_granted_ms + 1 }),
   },
   {
+    name: 't_granted_ms = MAX_SAFE_INTEGER (the window end is no instant a receipt can carry)',
+    code: 'ERR_RECOVERY_WINDOW',
+    header: (h, b) => sign(h, { ...b, t_granted_ms: Number.MAX_SAFE_INTEGER }),
+  },
+  {
+    name: 't_granted_ms ending the window in a six-digit year',
+    code: 'ERR_RECOVERY_WINDOW',
+    header: (h, b) => sign(h, { ...b, t_granted_ms: 3e14 }),
+  },
+  {
     name: 'expired',
     code: 'ERR_LEASE_EXPIRED',
     header: (h, b) =>
@@ -232,4 +242,26 @@ test('a replayed lease_id is refused, even inside an otherwise valid fresh lease
   const key = (await (await fetch(`${h.sor.url}/ptcl/receipt-key`)).json()) as { kid: string };
   assert.equal(key.kid, h.sorKey.kid, 'the receipt key is published');
   assert.equal((await fetch(`${h.sor.url}/ptcl/audit`)).status, 401, 'the audit log is for operators');
+});
+
+test('the recovery window may end at 9999-12-31T23:59:59.999Z and not one millisecond later', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const last = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+  const over = sign(h, {
+    ...(await draftLease(h, ID, 'COMPENSATING_ACTION')),
+    t_granted_ms: last - h.clock.wallMs() + 1,
+  });
+  const before = await readResource(h, ID);
+  await assertRefused(h, await mutate(h, ID, over), 'ERR_RECOVERY_WINDOW');
+  assert.deepEqual(await readResource(h, ID), before);
+  const edge = sign(h, {
+    ...(await draftLease(h, ID, 'COMPENSATING_ACTION')),
+    t_granted_ms: last - h.clock.wallMs(),
+  });
+  const receipt = await assertAccepted(h, await mutate(h, ID, edge));
+  assert.equal(
+    receipt.receipt_type === 'commit' && receipt.recovery_window_ends_at,
+    '9999-12-31T23:59:59.999Z',
+  );
 });
