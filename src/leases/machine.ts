@@ -54,6 +54,19 @@ export function admit(
 ): Outcome {
   const applied = applyOrRefuse(model, resource.state, staged.operation);
   if (!('state' in applied)) return refused(applied);
+  if (lease.recovery_mode === 'COMPENSATING_ACTION') {
+    // Draft §4 rule 3: the inverse payload is the commit's compensation, staged before the lock is
+    // released. One that cannot even undo the post-image this commit creates leaves the commit with
+    // no usable compensation, so the commit is refused instead (nothing written).
+    const undone = applyOrRefuse(model, applied.state, staged.inversePayload);
+    if (!('state' in undone)) {
+      return refused({
+        code: 'input_invalid',
+        rule: 'FOUR_MODE_RESERVATION_MANDATE',
+        message: `inverse payload does not apply to the post-image: ${undone.message}`,
+      });
+    }
+  }
   const rec: LeaseRecord = {
     leaseId: lease.lease_id,
     target: resource.target,

@@ -81,6 +81,28 @@ test('COMPENSATING_ACTION undoes its own effect even after a later commit', asyn
   assert.equal(allocated((await readResource(h, ID)).state), base + 2);
 });
 
+test('COMPENSATING_ACTION: a commit whose inverse payload cannot undo it is refused, nothing written', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const before = await readResource(h, ID);
+  // allocated is 12 + 3 after the commit: releasing 1000 can never apply; `restock` is no operation.
+  for (const inverse of [release(1000), { op: 'restock', quantity: 3 }]) {
+    const lease = sign(h, await draftLease(h, ID, 'COMPENSATING_ACTION', { inverse }));
+    const r = await mutate(h, ID, lease, { operation: allocate(3), inverse_payload: inverse });
+    const receipt = await assertRefused(h, r, 'input_invalid');
+    assert.equal(receipt.receipt_type === 'rejection' && receipt.rule, 'FOUR_MODE_RESERVATION_MANDATE');
+    assert.deepEqual(await readResource(h, ID), before, 'nothing committed');
+    const rec = await fetch(`${h.sor.url}/ptcl/leases/${encodeURIComponent(lease.lease_id)}`);
+    assert.equal(rec.status, 404, 'the lease_id is not consumed');
+  }
+  // Only COMPENSATING_ACTION applies its inverse payload; SNAPSHOT_RESTORE restores the snapshot.
+  const snapshot = sign(h, await draftLease(h, ID, 'SNAPSHOT_RESTORE', { inverse: release(1000) }));
+  await assertAccepted(
+    h,
+    await mutate(h, ID, snapshot, { operation: allocate(3), inverse_payload: release(1000) }),
+  );
+});
+
 test('SNAPSHOT_RESTORE: the pre-image comes back (digest checked) under a fresh epoch, inside the window only', async (t) => {
   const h = await harness();
   t.after(() => h.close());
