@@ -15,6 +15,11 @@ export const MAX_CLOCK_SKEW_MS = 60_000;
  * Date#toISOString writes a six-digit `+YYYYYY` year (not RFC 3339), and past 8.64e15 ms it throws.
  */
 export const LATEST_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+/**
+ * The largest cas_fence_epoch a lease may name: 2^53 − 2. A commit sets the epoch to it and a
+ * recovery takes current + 1, which must stay a safe integer (an Agent-Fence-Token parses as one).
+ */
+export const MAX_FENCE_EPOCH = Number.MAX_SAFE_INTEGER - 1;
 
 /** Draft §4 rule 3 and §6: the registry of recovery modes — exactly these four. */
 export const RECOVERY_MODES = [

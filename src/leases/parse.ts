@@ -7,7 +7,13 @@ import { BatonError, isBatonError } from '../core/errors.js';
 import { isSha256HexTag } from '../core/digest.js';
 import { parseStrictJson, type JsonObject, type JsonValue } from '../core/json.js';
 import { instantMs } from './instant.js';
-import { PTCL_VERSION, type DocumentSignature, type Lease, type UnsignedLease } from './model.js';
+import {
+  MAX_FENCE_EPOCH,
+  PTCL_VERSION,
+  type DocumentSignature,
+  type Lease,
+  type UnsignedLease,
+} from './model.js';
 
 const LEASE_MEMBERS = [
   'ptcl_version',
@@ -58,10 +64,10 @@ function text(object: JsonObject, member: string, pattern?: RegExp): string {
   return value;
 }
 
-function integer(object: JsonObject, member: string, min: number): number {
+function integer(object: JsonObject, member: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const value = object[member];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw malformed(`${member} must be an integer >= ${min}`, { member });
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw malformed(`${member} must be an integer from ${min} to ${max}`, { member });
   }
   return value;
 }
@@ -102,7 +108,8 @@ function readUnsigned(object: JsonObject): UnsignedLease {
     recovery_mode: text(object, 'recovery_mode', MODE),
     t_req_ms: integer(object, 't_req_ms', 0),
     t_granted_ms: integer(object, 't_granted_ms', 0),
-    cas_fence_epoch: integer(object, 'cas_fence_epoch', 1),
+    // Headroom for the recovery step (current + 1) to stay a safe integer: model.ts MAX_FENCE_EPOCH.
+    cas_fence_epoch: integer(object, 'cas_fence_epoch', 1, MAX_FENCE_EPOCH),
     pre_image_state_hash: hexTag(object, 'pre_image_state_hash'),
     inverse_payload_jcs_hash: hexTag(object, 'inverse_payload_jcs_hash'),
     trace_anchor_ref: hexTag(object, 'trace_anchor_ref'),

@@ -79,6 +79,15 @@ function compensate(
   }
   const applied = applyOrRefuse(model, resource.state, rec.inversePayload);
   if (!('state' in applied)) return refused(applied);
+  // Leases fence at most at MAX_FENCE_EPOCH, but several compensations may each step the epoch; one
+  // that would leave the safe integers (where the fence token no longer parses) fails closed.
+  if (resource.epoch >= Number.MAX_SAFE_INTEGER) {
+    return refused({
+      code: 'conflict',
+      rule: 'MONOTONIC_CAS_FENCING',
+      message: 'the resource epoch has no safe successor',
+    });
+  }
   return primary(rec, 'compensated', resource, moved(resource, applied.state, resource.epoch + 1, nowMs));
 }
 

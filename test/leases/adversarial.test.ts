@@ -142,6 +142,11 @@ const CASES: Case[] = [
     header: (h, b) => sign(h, { ...b, t_granted_ms: 3e14 }),
   },
   {
+    name: 'cas_fence_epoch = MAX_SAFE_INTEGER (no room for the recovery step)',
+    code: 'ERR_LEASE_MALFORMED',
+    header: (h, b) => signDocument({ ...b, cas_fence_epoch: Number.MAX_SAFE_INTEGER }, h.gateway),
+  },
+  {
     name: 'expired',
     code: 'ERR_LEASE_EXPIRED',
     header: (h, b) =>

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { test } from 'node:test';
 import { createPublicKey } from 'node:crypto';
 import { sha256HexTagJcs } from '../../src/core/digest.js';
+import { signLease } from '../../src/leases/index.js';
 import { startSor } from '../../src/sor/server.js';
 import {
   OPERATOR,
@@ -101,6 +102,31 @@ test('COMPENSATING_ACTION: a commit whose inverse payload cannot undo it is refu
     h,
     await mutate(h, ID, snapshot, { operation: allocate(3), inverse_payload: release(1000) }),
   );
+});
+
+test('fence epochs keep a safe successor: a lease fences at most at 2^53 - 2, a compensation past 2^53 - 1 is refused', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const id = '99282';
+  const top = Number.MAX_SAFE_INTEGER - 1;
+  const draft = await draftLease(h, id, 'COMPENSATING_ACTION');
+  assert.throws(
+    () => signLease({ ...draft, cas_fence_epoch: top + 1 }, h.gateway),
+    (e: unknown) => e instanceof Error && 'code' in e && e.code === 'ERR_LEASE_MALFORMED',
+    'Baton never signs a fence that leaves no room for recovery',
+  );
+  const early = sign(h, draft);
+  await assertAccepted(h, await mutate(h, id, early));
+  const last = sign(h, { ...(await draftLease(h, id, 'COMPENSATING_ACTION')), cas_fence_epoch: top });
+  await assertAccepted(h, await mutate(h, id, last));
+  assert.equal((await readResource(h, id)).epoch, top);
+  await assertAccepted(h, await recoverLease(h, last.lease_id));
+  const atMax = await readResource(h, id); // parses the published Agent-Fence-Token
+  assert.equal(atMax.epoch, Number.MAX_SAFE_INTEGER);
+  // The earlier commit's compensation would take epoch 2^53: refused, nothing changes.
+  await assertRefused(h, await recoverLease(h, early.lease_id), 'conflict');
+  assert.deepEqual(await readResource(h, id), atMax);
+  assert.equal(await leaseStatus(h, early.lease_id), 'committed');
 });
 
 test('SNAPSHOT_RESTORE: the pre-image comes back (digest checked) under a fresh epoch, inside the window only', async (t) => {
