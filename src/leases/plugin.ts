@@ -24,6 +24,12 @@ export interface LeasePluginOptions {
   collectionPath: string;
   /** The canonical absolute URI of resource `id`: what a lease must name in sor_target_uri. */
   targetUri: (id: string) => string;
+  /**
+   * The system of record's own configured origin (`scheme://host[:port]`, no trailing slash). A
+   * receipt for a request that names no known lease says `<origin><route>`; it is never built from
+   * the request's Host header, which would let a client choose what the system of record signs.
+   */
+  origin: () => string;
   /** Whether the request comes from an operator (escrow approval, audit, escrow queue). */
   isOperator: (request: FastifyRequest) => boolean;
   /** The receipt-signing public key, published so gateways can check receipts. */
@@ -88,14 +94,15 @@ function staged(body: unknown): StagedRequest {
   return { operation: value['operation'], inversePayload: value['inverse_payload'] };
 }
 
-function requestUri(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}${request.url}`;
-}
-
 export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promise<void> {
   // Bodies are read raw and parsed strictly here, so a malformed body still gets a signed refusal.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  // The endpoint's canonical URI from the configured origin and the route's own parameter (not the
+  // request's Host, nor its query string): what the receipt's sor_target_uri says when no lease names one.
+  const leaseUri = (leaseId: string, action: 'recover' | 'approve'): string =>
+    `${o.origin()}${action === 'recover' ? '/ptcl/leases/' : '/ptcl/escrow/'}${encodeURIComponent(leaseId)}/${action}`;
 
   const operator = (request: FastifyRequest, reply: FastifyReply): boolean => {
     if (o.isOperator(request)) return true;
@@ -122,7 +129,10 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
 
   app.post<LeaseParams>('/ptcl/leases/:leaseId/recover', async (request, reply) => {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    return send(reply, o.service.recover(request.params.leaseId, body, requestUri(request)));
+    return send(
+      reply,
+      o.service.recover(request.params.leaseId, body, leaseUri(request.params.leaseId, 'recover')),
+    );
   });
 
   app.get<LeaseParams>('/ptcl/leases/:leaseId', async (request, reply) => {
@@ -156,7 +166,10 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
 
   app.post<LeaseParams>('/ptcl/escrow/:leaseId/approve', async (request, reply) => {
     if (!operator(request, reply)) return reply;
-    return send(reply, o.service.approve(request.params.leaseId, requestUri(request)));
+    return send(
+      reply,
+      o.service.approve(request.params.leaseId, leaseUri(request.params.leaseId, 'approve')),
+    );
   });
 
   app.get('/ptcl/escrow', async (request, reply) => {

@@ -143,9 +143,12 @@ export class LeaseService {
     });
   }
 
-  /** Run a lease's recovery on a signed recovery order (recovery-order.ts). */
-  recover(leaseId: string, orderBytes: Uint8Array, requestUri: string): Answer {
-    const facts: Facts = { target: requestUri, leaseId, leaseHash: null, resource: undefined };
+  /**
+   * Run a lease's recovery on a signed recovery order (recovery-order.ts). `endpointUri` is the system
+   * of record's own URI of the endpoint, named by refusals that find no lease.
+   */
+  recover(leaseId: string, orderBytes: Uint8Array, endpointUri: string): Answer {
+    const facts: Facts = { target: endpointUri, leaseId, leaseHash: null, resource: undefined };
     let order: RecoveryOrder;
     try {
       order = parseRecoveryOrder(orderBytes);
@@ -168,8 +171,8 @@ export class LeaseService {
   }
 
   /** An operator approves a HUMAN_ESCROW mutation (the caller has authenticated the operator). */
-  approve(leaseId: string, requestUri: string): Answer {
-    const facts: Facts = { target: requestUri, leaseId, leaseHash: null, resource: undefined };
+  approve(leaseId: string, endpointUri: string): Answer {
+    const facts: Facts = { target: endpointUri, leaseId, leaseHash: null, resource: undefined };
     return this.#withLease(facts, (_tx, rec, resource, nowMs) =>
       approve(rec, resource, nowMs, this.#o.model, this.#o.trusted),
     );

@@ -64,6 +64,7 @@ export async function startSor(o: SorOptions): Promise<RunningSor> {
     service,
     collectionPath: ALLOCATIONS_PATH,
     targetUri,
+    origin: () => origin,
     isOperator: bearerCheck(o.operatorToken),
     receiptJwk: exportEd25519PublicJwk(o.signer.privateKey) as unknown as JsonObject,
   });

@@ -1,10 +1,19 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { test } from 'node:test';
 import type { BatonErrorCode } from '../../src/core/errors.js';
 import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import { formatRfc3339, parseRfc3339 } from '../../src/core/time.js';
-import { signDocument, type Lease, type UnsignedLease } from '../../src/leases/index.js';
 import {
+  signDocument,
+  signRecoveryOrder,
+  verifyReceipt,
+  type Lease,
+  type Receipt,
+  type UnsignedLease,
+} from '../../src/leases/index.js';
+import {
+  OPERATOR,
   allocate,
   assertAccepted,
   assertRefused,
@@ -269,4 +278,63 @@ test('the recovery window may end at 9999-12-31T23:59:59.999Z and not one millis
     receipt.receipt_type === 'commit' && receipt.recovery_window_ends_at,
     '9999-12-31T23:59:59.999Z',
   );
+});
+
+/** A POST over plain HTTP with the Host header a client chose (fetch does not let one set it). */
+function postWithHost(h: Harness, path: string, host: string, body: string, operator = false) {
+  const url = new URL(h.sor.url);
+  const headers: Record<string, string> = { host, 'content-type': 'application/json' };
+  if (operator) headers['authorization'] = `Bearer ${OPERATOR}`;
+  return new Promise<{ status: number; receipt: Receipt }>((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path, method: 'POST', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { receipt: Receipt };
+        resolve({ status: res.statusCode ?? 0, receipt: parsed.receipt });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test("receipts name the system of record's own origin, never the request's Host", async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const id = 'urn:uuid:00000000-0000-4000-8000-000000000000';
+  const enc = encodeURIComponent(id);
+  const order = JSON.stringify(signRecoveryOrder(id, h.clock.wallMs(), h.gateway));
+  const cases = [
+    {
+      path: `/ptcl/leases/${enc}/recover?x=evil`,
+      body: order,
+      operator: false,
+      code: 'not_found',
+      at: 'leases',
+      action: 'recover',
+    },
+    {
+      path: `/ptcl/leases/${enc}/recover`,
+      body: '{',
+      operator: false,
+      code: 'ERR_LEASE_MALFORMED',
+      at: 'leases',
+      action: 'recover',
+    },
+    {
+      path: `/ptcl/escrow/${enc}/approve`,
+      body: '',
+      operator: true,
+      code: 'not_found',
+      at: 'escrow',
+      action: 'approve',
+    },
+  ];
+  for (const c of cases) {
+    const r = await postWithHost(h, c.path, 'evil.example:666', c.body, c.operator);
+    assert.equal(r.receipt.receipt_type === 'rejection' && r.receipt.code, c.code);
+    assert.ok(verifyReceipt(r.receipt, h.receiptKeys));
+    assert.equal(r.receipt.sor_target_uri, `${h.sor.origin}/ptcl/${c.at}/${enc}/${c.action}`, c.path);
+  }
 });
