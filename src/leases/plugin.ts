@@ -16,6 +16,7 @@ import {
   decodeLeaseHeader,
   encodeReceiptHeader,
 } from './carriage.js';
+import type { Rejection } from './model.js';
 import type { Answer, LeaseService, StagedRequest } from './service.js';
 
 export interface LeasePluginOptions {
@@ -94,6 +95,31 @@ function staged(body: unknown): StagedRequest {
   return { operation: value['operation'], inversePayload: value['inverse_payload'] };
 }
 
+/** The lease header's bytes; an undecodable header is passed on as its own bytes, to be refused as malformed. */
+function leaseHeaderBytes(request: FastifyRequest): Buffer | undefined {
+  try {
+    return decodeLeaseHeader(request.headers[LEASE_HEADER]);
+  } catch (error) {
+    if (!isBatonError(error)) throw error;
+    return Buffer.from(String(request.headers[LEASE_HEADER]), 'latin1');
+  }
+}
+
+/**
+ * Why Fastify refused a request body before any handler ran (its content-type parser stage: over
+ * bodyLimit, an unparseable Content-Type, a bad Content-Length), or undefined for any other error.
+ * The wording is fixed: a header value never reaches the answer.
+ */
+function transportDefect(error: unknown): string | undefined {
+  const { code, statusCode } = error as { code?: unknown; statusCode?: unknown };
+  if (typeof code !== 'string' || !code.startsWith('FST_ERR_CTP_')) return undefined;
+  if (typeof statusCode !== 'number' || statusCode < 400 || statusCode > 499) return undefined;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'request body exceeds the body limit (1 MiB); not read';
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return 'request Content-Type is not a media type; body not read';
+  return `request body could not be read (${code})`;
+}
+
 export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promise<void> {
   // Bodies are read raw and parsed strictly here, so a malformed body still gets a signed refusal.
   app.removeAllContentTypeParsers();
@@ -116,16 +142,12 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
     return reply.header(FENCE_TOKEN_HEADER, String(resource.epoch)).send(resource.state);
   });
 
-  app.post<IdParams>(`${o.collectionPath}/:id`, async (request, reply) => {
-    let leaseBytes: Buffer | undefined;
-    try {
-      leaseBytes = decodeLeaseHeader(request.headers[LEASE_HEADER]);
-    } catch (error) {
-      if (!isBatonError(error)) throw error;
-      leaseBytes = Buffer.from(String(request.headers[LEASE_HEADER]), 'latin1');
-    }
-    return send(reply, o.service.mutate(o.targetUri(request.params.id), leaseBytes, staged(request.body)));
-  });
+  app.post<IdParams>(`${o.collectionPath}/:id`, async (request, reply) =>
+    send(
+      reply,
+      o.service.mutate(o.targetUri(request.params.id), leaseHeaderBytes(request), staged(request.body)),
+    ),
+  );
 
   app.post<LeaseParams>('/ptcl/leases/:leaseId/recover', async (request, reply) => {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
@@ -194,5 +216,42 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
   });
 
   app.get('/ptcl/receipt-key', async (_request, reply) => reply.send(o.receiptJwk));
+
+  // A body Fastify refuses before any handler runs would otherwise get Fastify's own JSON answer: no
+  // receipt, nothing audited. Every answer to a leased request, recovery or approval carries a signed
+  // receipt (docs/leases.md §6; draft §5 auditable rejection receipts), so such a request gets the
+  // refusal the module gives any unreadable body. Any other error keeps the default handling.
+  app.setErrorHandler(async (error, request, reply) => {
+    const defect = transportDefect(error);
+    const params = request.params as Partial<Record<'id' | 'leaseId', string>>;
+    const route = request.routeOptions.url;
+    if (defect === undefined || request.method !== 'POST') throw error;
+    const refuse = (code: Rejection['code'], rule: Rejection['rule']): Rejection => ({
+      code,
+      rule,
+      message: defect,
+    });
+    if (route === `${o.collectionPath}/:id` && params.id !== undefined) {
+      const body: StagedRequest = { operation: undefined, inversePayload: undefined, defect };
+      return send(reply, o.service.mutate(o.targetUri(params.id), leaseHeaderBytes(request), body));
+    }
+    if (route === '/ptcl/leases/:leaseId/recover' && params.leaseId !== undefined) {
+      const uri = leaseUri(params.leaseId, 'recover');
+      // The recovery order is the body: unread, it is a malformed order.
+      return send(
+        reply,
+        o.service.refuseRequest(uri, params.leaseId, refuse('ERR_LEASE_MALFORMED', 'CRYPTOGRAPHIC_BINDING')),
+      );
+    }
+    if (route === '/ptcl/escrow/:leaseId/approve' && params.leaseId !== undefined) {
+      if (!operator(request, reply)) return reply;
+      const uri = leaseUri(params.leaseId, 'approve');
+      return send(
+        reply,
+        o.service.refuseRequest(uri, params.leaseId, refuse('input_invalid', 'RESOURCE_SEMANTICS')),
+      );
+    }
+    throw error;
+  });
   return Promise.resolve();
 }

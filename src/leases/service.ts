@@ -178,6 +178,15 @@ export class LeaseService {
     );
   }
 
+  /**
+   * A signed, audited refusal of a request that reached no command: one whose body the HTTP layer
+   * refused before reading it (plugin.ts). `endpointUri` is the system of record's own URI of the
+   * endpoint; nothing but the receipt is written.
+   */
+  refuseRequest(endpointUri: string, leaseId: string | null, rejection: Rejection): Answer {
+    return this.#refuse({ target: endpointUri, leaseId, leaseHash: null, resource: undefined }, rejection);
+  }
+
   /** Let every escrowed mutation whose window has passed lapse; returns the lapse receipts. */
   sweep(): Receipt[] {
     return this.#o.ledger.transact((tx) => {

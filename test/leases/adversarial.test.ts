@@ -19,7 +19,9 @@ import {
   assertRefused,
   draftLease,
   harness,
+  leaseStatus,
   mutate,
+  post,
   readResource,
   release,
   sign,
@@ -337,4 +339,50 @@ test("receipts name the system of record's own origin, never the request's Host"
     assert.ok(verifyReceipt(r.receipt, h.receiptKeys));
     assert.equal(r.receipt.sor_target_uri, `${h.sor.origin}/ptcl/${c.at}/${enc}/${c.action}`, c.path);
   }
+});
+
+test('bodies Fastify refuses unread (over 1 MiB, no media type) get a signed, audited refusal', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const pad = 'x'.repeat(1024 * 1024);
+  const big = JSON.stringify({ operation: allocate(3), inverse_payload: release(3), pad });
+  const lease = sign(h, await draftLease(h, ID, 'COMPENSATING_ACTION'));
+  const before = await readResource(h, ID);
+  const tooLarge = await mutate(h, ID, lease, big);
+  await assertRefused(h, tooLarge, 'input_invalid');
+  assert.match(String(tooLarge.body['detail']), /body limit/);
+  // The lease is still checked first, as for any other unreadable body.
+  const forged = { ...lease, t_req_ms: lease.t_req_ms + 1 };
+  await assertRefused(h, await mutate(h, ID, forged, big), 'ERR_LEASE_SIGNATURE');
+  const noMediaType = await fetch(`${h.sor.url}/api/v2/inventory/allocations/${ID}`, {
+    method: 'POST',
+    headers: { 'content-type': '???', 'agent-compensation-lease': JSON.stringify(lease) },
+    body: JSON.stringify({ operation: allocate(3), inverse_payload: release(3) }),
+  });
+  assert.equal(noMediaType.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+  await assertRefused(
+    h,
+    {
+      status: noMediaType.status,
+      body: (await noMediaType.json()) as Record<string, unknown>,
+      receiptHeader: noMediaType.headers.get('agent-commit-receipt'),
+      fence: null,
+    },
+    'input_invalid',
+  );
+  assert.deepEqual(await readResource(h, ID), before, 'nothing applied');
+  await assertAccepted(h, await mutate(h, ID, lease), 200); // and the lease_id was not consumed
+
+  const enc = encodeURIComponent(lease.lease_id);
+  await assertRefused(h, await post(h, `/ptcl/leases/${enc}/recover`, { pad }), 'ERR_LEASE_MALFORMED');
+  assert.equal(await leaseStatus(h, lease.lease_id), 'committed', 'no recovery ran');
+
+  const held = sign(h, await draftLease(h, ID, 'HUMAN_ESCROW'));
+  await assertAccepted(h, await mutate(h, ID, held), 202);
+  const approve = `/ptcl/escrow/${encodeURIComponent(held.lease_id)}/approve`;
+  const stranger = await post(h, approve, { pad });
+  assert.equal(stranger.status, 401, 'approval still needs an operator');
+  assert.equal(stranger.receiptHeader, null);
+  await assertRefused(h, await post(h, approve, { pad }, true), 'input_invalid');
+  assert.equal(await leaseStatus(h, held.lease_id), 'escrowed', 'nothing approved');
 });
