@@ -90,9 +90,15 @@ function instant(object: JsonObject, member: string): [string, number] {
 }
 
 /** RFC 3986 absolute-URI: a scheme, a colon, then visible ASCII (no `"` or `\`, which no URI holds). */
-const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[\x21\x23-\x5b\x5d-\x7e]{1,2040}$/;
+const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[\x21\x23-\x5b\x5d-\x7e]+$/;
+/** docs/leases.md §1: the whole URI, scheme included, is at most this many characters. */
+const MAX_URI_LENGTH = 2048;
 
 function targetUri(object: JsonObject): string {
+  const value = object['sor_target_uri'];
+  if (typeof value === 'string' && value.length > MAX_URI_LENGTH) {
+    throw malformed(`sor_target_uri exceeds ${MAX_URI_LENGTH} characters`, { member: 'sor_target_uri' });
+  }
   return text(object, 'sor_target_uri', ABSOLUTE_URI);
 }
 

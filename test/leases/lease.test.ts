@@ -222,6 +222,23 @@ test('malformed leases: every missing member, wrong types and forms', (t) => {
   t.diagnostic(`checked ${variants.length + 4} malformed leases`);
 });
 
+test('sor_target_uri: at most 2048 characters, the scheme included', () => {
+  const uri = (length: number, scheme = 'https'): string => {
+    const head = `${scheme}://erp.example.com/`;
+    return head + 'a'.repeat(length - head.length);
+  };
+  const longest = uri(2048);
+  assert.equal(code(resigned({ sor_target_uri: longest }), { target: longest }), 'valid');
+  const malformed = (target: string): string => {
+    // The signature is not reached: the form is checked first.
+    const verdict = verifyLeaseText(JSON.stringify({ ...example, sor_target_uri: target }), checks());
+    return verdict.ok ? 'valid' : verdict.rejection.code;
+  };
+  assert.equal(malformed(uri(2049)), 'ERR_LEASE_MALFORMED');
+  assert.equal(malformed(uri(5001, 'x'.repeat(3000))), 'ERR_LEASE_MALFORMED', 'a long scheme counts too');
+  assert.throws(() => resigned({ sor_target_uri: uri(2049) }), /sor_target_uri/);
+});
+
 test('property: any single-byte change to a signed lease is refused', (t) => {
   const bytes = Buffer.from(JSON.stringify(example));
   let runs = 0;
