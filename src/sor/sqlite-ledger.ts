@@ -3,7 +3,10 @@
  * BEGIN IMMEDIATE transaction: it takes SQLite's single write lock before its first read, so the
  * fence check and the write it guards are serialized against every other connection and process.
  * The resource UPDATE is itself a compare-and-set on the prior epoch, and a trigger refuses any
- * epoch that does not grow.
+ * epoch that does not grow. WAL with `synchronous = FULL` (as Baton's own store, src/store/sqlite.ts):
+ * under NORMAL a power loss may roll back the last commits — receipts already handed out, a consumed
+ * lease_id (a replay would then pass, draft §5), an epoch step (a fence would move backwards, draft
+ * §4 rule 2). FULL syncs the WAL at every COMMIT.
  */
 import Database from 'better-sqlite3';
 import { sha256HexTagJcs, type Sha256HexTag } from '../core/digest.js';
@@ -69,7 +72,7 @@ export class SqliteLeaseLedger implements LeaseLedger {
   constructor(path: string) {
     this.#db = new Database(path, { timeout: 10_000 });
     this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma('synchronous = NORMAL');
+    this.#db.pragma('synchronous = FULL');
     this.#db.exec(SOR_SCHEMA);
     this.#tx = this.#makeTx();
   }
@@ -109,6 +112,13 @@ export class SqliteLeaseLedger implements LeaseLedger {
 
   pendingEscrows(): EscrowRecord[] {
     return (this.#db.prepare('SELECT * FROM escrow ORDER BY approve_by').all() as Row[]).map(toEscrow);
+  }
+
+  /** The durability settings of this ledger's connection, as SQLite reports them. */
+  durability(): { journalMode: string; synchronous: string } {
+    const journalMode = String(this.#db.pragma('journal_mode', { simple: true }));
+    const level = Number(this.#db.pragma('synchronous', { simple: true }));
+    return { journalMode, synchronous: ['off', 'normal', 'full', 'extra'][level] ?? String(level) };
   }
 
   close(): void {
