@@ -4,6 +4,7 @@
  */
 import { BatonError, sha256 } from '../core/index.js';
 import type { ObservationRecord, Status, VerificationClass } from './model.js';
+import { producerNamespace } from './namespace.js';
 import { addFractions, rational, type Rational } from './rational.js';
 import { MICRO, type Weights } from './weights.js';
 
@@ -133,16 +134,17 @@ export function statusOf(r: ObservationRecord, dimension: string): Status | unde
 /**
  * The records whose results stand: a correction (`supersedes`, OBS-08 ¶19) replaces its
  * predecessor of the same producer, which stays stored but no longer counts — evidence is not
- * averaged with the result that replaced it. Records without `producer` share the local namespace.
+ * averaged with the result that replaced it. Producers are compared as the store keys them
+ * (`producerNamespace`): a record without `producer` is in the local namespace, `urn:baton:local`.
  */
 export function currentRecords(records: readonly ObservationRecord[]): ObservationRecord[] {
-  const key = (producer: string | undefined, id: string): string => JSON.stringify([producer ?? null, id]);
+  const key = (r: ObservationRecord, id: string): string => JSON.stringify([producerNamespace(r), id]);
   const superseded = new Set(
     records.flatMap((r) =>
-      r.supersedes === undefined || r.supersedes === null ? [] : [key(r.producer, r.supersedes)],
+      r.supersedes === undefined || r.supersedes === null ? [] : [key(r, r.supersedes)],
     ),
   );
-  return records.filter((r) => !superseded.has(key(r.producer, r.record_id)));
+  return records.filter((r) => !superseded.has(key(r, r.record_id)));
 }
 
 /**

@@ -9,6 +9,18 @@ import type { ObservationRecord } from './model.js';
 import { producerOf } from './handoff.js';
 import { refuse } from './refusal.js';
 
+/** The namespace of a record that names no producer (B2: `producer` is optional locally). */
+export const LOCAL_PRODUCER = 'urn:baton:local';
+
+/**
+ * The producer namespace a record is stored, keyed and corrected under (OBS-08 ¶19: ids are unique
+ * within it, a correction replaces a predecessor of the same producer): its own `producer`, or the
+ * local one when it names none. The one normalisation the store, CIF and the report all use, so a
+ * record that omits the producer and one naming `urn:baton:local` are the same namespace everywhere.
+ */
+export const producerNamespace = (record: Pick<ObservationRecord, 'producer'>): string =>
+  record.producer ?? LOCAL_PRODUCER;
+
 /**
  * True when `value` is Baton's producer or an identifier under it. The comparison ignores case:
  * `urn` and the NID are case-insensitive (RFC 8141), and a near-identical spelling of Baton's

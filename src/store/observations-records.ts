@@ -9,12 +9,17 @@ import { BatonError } from '../core/errors.js';
 import { canonicalize } from '../core/jcs.js';
 import { digestBytes } from '../core/digest.js';
 import { parseRfc3339 } from '../core/time.js';
-import { readRecordValue, type ObservationRecord } from '../observations/index.js';
+import {
+  LOCAL_PRODUCER,
+  producerNamespace,
+  readRecordValue,
+  type ObservationRecord,
+} from '../observations/index.js';
 import type { SqlExecutor, Transaction } from './engine.js';
 import { appendEvidence } from './evidence-log.js';
 
 /** The namespace of a record that names no producer (allowed locally, B2). */
-export const LOCAL_PRODUCER = 'urn:baton:local';
+export { LOCAL_PRODUCER };
 
 export interface StoredRecord {
   readonly producer: string;
@@ -76,7 +81,7 @@ export async function insertRecord(
   actor: string,
 ): Promise<InsertResult> {
   readRecordValue(record);
-  const producer = record.producer ?? LOCAL_PRODUCER;
+  const producer = producerNamespace(record);
   const body = canonicalize(record);
   const digest = digestBytes(body);
   const supersedes = record.supersedes ?? null;

@@ -17,6 +17,7 @@ import {
   failedCriteria,
   ficObs,
   inBatonNamespace,
+  producerNamespace,
   producerOf,
   projectBarrier,
   projectHandoff,
@@ -42,7 +43,6 @@ import {
   type DomainFacts,
 } from './observations-facts.js';
 import {
-  LOCAL_PRODUCER,
   getProfileBody,
   getStoredRecord,
   insertRecord,
@@ -178,7 +178,7 @@ export class ContinuityStore {
   submit(record: ObservationRecord, actor: string): Promise<InsertResult> {
     return this.#engine.transaction(async (tx) => {
       const domain = (await this.#domain(tx)).id;
-      const producer = record.producer ?? LOCAL_PRODUCER;
+      const producer = producerNamespace(record);
       if (inBatonNamespace(producer, domain) || inBatonNamespace(record.record_id, domain)) {
         const existing = await getStoredRecord(tx, producer, record.record_id);
         if (existing !== undefined && existing.digest === recordDigest(record)) {

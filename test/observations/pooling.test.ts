@@ -6,7 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { HANDOFF_PROFILE, cif, parseWeights, type ObservationRecord } from '../../src/observations/index.js';
+import {
+  HANDOFF_PROFILE,
+  LOCAL_PRODUCER,
+  cif,
+  currentRecords,
+  parseWeights,
+  type ObservationRecord,
+} from '../../src/observations/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { decidedRecord, prepare } from './support.js';
 
@@ -43,6 +50,25 @@ test('OBS-08 ¶19: a correction replaces the record it supersedes in CIF; it is 
     invariants: [authority('MISMATCH')],
   });
   assert.equal(cif([original(), correction(), other], W, REQ, 'v1').value?.decimal, '0.500000');
+});
+
+/** A predecessor that omits `producer` and its correction naming the local producer: one namespace (OBS-08). */
+const unnamedOriginal = (): ObservationRecord => {
+  const { producer: _omitted, ...rest } = original();
+  return rest;
+};
+const localCorrection = (): ObservationRecord => ({ ...correction(), producer: LOCAL_PRODUCER });
+
+test('OBS-08 ¶19: a correction naming urn:baton:local replaces a predecessor that omitted its producer (the store’s namespace)', () => {
+  const r = cif([unnamedOriginal(), localCorrection()], W, REQ, 'v1');
+  assert.deepEqual(
+    [r.per_dimension['authority']?.match, r.per_dimension['authority']?.mismatch, r.value?.decimal],
+    [1, 0, '0.000000'],
+  );
+  assert.deepEqual(
+    currentRecords([unnamedOriginal(), localCorrection()]).map((x) => x.record_id),
+    ['a-fix'],
+  );
 });
 
 test('¶26 B3.2 OBS-13: one record coding a dimension MATCH and MISMATCH is UNKNOWN (conflicting), never averaged', () => {
@@ -100,6 +126,25 @@ for (const e of engines) {
     assert.deepEqual(
       [report.records.submitted, report.records.by_verification['OBSERVED_WITH_STATED_EVIDENCE']],
       [2, 1],
+    );
+  });
+
+  test(`[${e.name}] OBS-08 through the store: a correction naming urn:baton:local replaces the unnamed predecessor the store keyed under it`, async (t) => {
+    const p = await prepare(t, e);
+    await p.continuity.submit(unnamedOriginal(), 'operator');
+    const fixed = await p.continuity.submit(localCorrection(), 'operator');
+    assert.equal(fixed.stored.producer, LOCAL_PRODUCER, 'the store keyed both under the local producer');
+    await p.continuity.registerProfile({
+      ...HANDOFF_PROFILE,
+      id: 'urn:example:authority',
+      required: ['authority'],
+      weights: { authority: '1' },
+    });
+    const c = await p.continuity.cif({ profile: 'urn:example:authority' });
+    assert.deepEqual(
+      [c.per_dimension['authority']?.match, c.per_dimension['authority']?.mismatch, c.value?.decimal],
+      [1, 0, '0.000000'],
+      'the predecessor no longer counts',
     );
   });
 
