@@ -27,7 +27,8 @@ export type Rule =
   | 'time'
   | 'digest'
   | 'envelope'
-  | 'reserved_namespace';
+  | 'reserved_namespace'
+  | 'producer_unauthenticated';
 
 const PROFILE_RULES: ReadonlySet<Rule> = new Set(['version', 'profile', 'crit']);
 

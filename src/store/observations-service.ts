@@ -4,13 +4,14 @@
  * is idempotent on `record_id` and runs over the log whenever records are read (report, metrics,
  * GET), so the takeover transaction is untouched (docs/observations.md, "When the projector runs").
  */
-import type { KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { systemClock, type Clock } from '../core/clock.js';
 import { BatonError, isBatonError } from '../core/errors.js';
 import { formatRfc3339, parseRfc3339 } from '../core/time.js';
 import { BYPASS_PATH_KINDS } from '../occurrences/index.js';
 import {
   HANDOFF_PROFILE,
+  LOCAL_PRODUCER,
   buildReport,
   cif,
   currentRecords,
@@ -23,9 +24,11 @@ import {
   projectHandoff,
   readMeasurementProfile,
   recordClass,
+  refuse,
   refuseBatonNamespaceClaim,
   seededSample,
   signRecord,
+  verifyRecord,
   type CifResult,
   type ContinuityReport,
   type FicResult,
@@ -83,6 +86,11 @@ export interface ContinuityOptions {
   readonly signingKey: KeyObject;
   readonly clock?: Clock;
   readonly observer?: ProjectionObserver;
+  /**
+   * Public keys pinned for producers other than Baton's own (OBS-12 ¶25): a signed record under one
+   * of them is accepted when it verifies under its pin. `baton serve` pins none yet.
+   */
+  readonly producerKeys?: ReadonlyMap<string, KeyObject>;
 }
 
 export class ContinuityStore {
@@ -90,11 +98,15 @@ export class ContinuityStore {
   readonly #key: KeyObject;
   readonly #clock: Clock;
   readonly #observer: ProjectionObserver | undefined;
+  readonly #publicKey: KeyObject;
+  readonly #producerKeys: ReadonlyMap<string, KeyObject>;
 
   constructor(options: ContinuityOptions) {
     this.#observer = options.observer;
     this.#engine = options.engine;
     this.#key = options.signingKey;
+    this.#publicKey = createPublicKey(options.signingKey);
+    this.#producerKeys = options.producerKeys ?? new Map<string, KeyObject>();
     this.#clock = options.clock ?? systemClock;
   }
 
@@ -169,13 +181,23 @@ export class ContinuityStore {
   }
 
   /**
-   * Store a record someone submitted (already read and, when signed, verified by the caller).
-   * Baton's own namespace is closed to submissions (OBS-08 ¶19, OBS-12 ¶25, B7-12): only the
-   * projector writes under `urn:baton:<domain>`, so a forged record can neither pose as Baton's
-   * evidence nor take the id of a handoff record Baton has yet to project. Posting back the exact
-   * bytes of a record Baton stored (an exported, signed record) is still the usual no-op.
+   * Store a record someone submitted (already read by the caller). Who may stand as its producer
+   * (OBS-08 ¶19: ids are unique within a producer's namespace; OBS-12 ¶25: across a trust boundary
+   * the issuer is authenticated; B7-13: an unsigned record offered across a boundary is refused):
+   * - unsigned: only the local producer `urn:baton:local` (the record names none, or names it) —
+   *   the authenticated operators of this deployment, each submission's actor in its evidence;
+   * - any other producer: signed, and verified here under the key pinned for that producer
+   *   (Baton's own domain key for `urn:baton:<domain>`, `producerKeys` for others), with this
+   *   domain as audience. No pin, no record: nobody can squat another producer's ids or supersede
+   *   its records.
+   * Baton's own namespace stays closed to submissions (B7-12): only the projector writes under
+   * `urn:baton:<domain>`, so a forged record can neither pose as Baton's evidence nor take the id
+   * of a handoff record Baton has yet to project. Posting back the exact bytes of a record Baton
+   * stored (an exported, signed record) is still the usual no-op. A refusal stores nothing.
    */
-  submit(record: ObservationRecord, actor: string): Promise<InsertResult> {
+  async submit(record: ObservationRecord, actor: string): Promise<InsertResult> {
+    const domain = (await this.#engine.read((ex) => this.#domain(ex))).id;
+    await this.#authenticate(record, domain);
     return this.#engine.transaction(async (tx) => {
       const domain = (await this.#domain(tx)).id;
       const producer = producerNamespace(record);
@@ -188,6 +210,26 @@ export class ContinuityStore {
       }
       return insertRecord(tx, record, this.#clock.wallMs(), actor);
     });
+  }
+
+  /** The producer a submission claims is authenticated, or the submission is refused (`submit`). */
+  async #authenticate(record: ObservationRecord, domain: string): Promise<void> {
+    const producer = producerNamespace(record);
+    if (record.evidence_envelope === undefined) {
+      // Baton's own namespace is answered `reserved_namespace` in the transaction (B7-12).
+      if (producer === LOCAL_PRODUCER || inBatonNamespace(producer, domain)) return;
+      refuse(
+        'producer_unauthenticated',
+        '$.producer',
+        `names a producer other than ${LOCAL_PRODUCER} without a signature: sign it with a key pinned for that producer (OBS-12)`,
+      );
+    }
+    const own = producerOf(domain);
+    const key = producer === own ? this.#publicKey : this.#producerKeys.get(producer);
+    if (key === undefined) {
+      refuse('envelope', '$.producer', 'is not a producer this verifier accepts: no key is pinned for it');
+    }
+    await verifyRecord(record, { key, audience: own, producers: [producer], now: this.#clock.wallMs() });
   }
 
   get(

@@ -94,10 +94,7 @@ test('B7-17 OBS-15 behaviour: a store full of MISMATCH records and a hostile pro
     reason: 'x',
   }));
   for (let i = 0; i < 5; i++) {
-    await noisy.continuity.submit(
-      decidedRecord({ producer: 'urn:example:noisy', record_id: `r${i}`, invariants: bad }),
-      'operator',
-    );
+    await noisy.continuity.submit(decidedRecord({ record_id: `r${i}`, invariants: bad }), 'operator');
   }
   await noisy.continuity.registerProfile({
     ...HANDOFF_PROFILE,
@@ -156,7 +153,6 @@ test('B7-17 OBS-15 behaviour: dispatch and gated entry decide the same beside MI
   for (let i = 0; i < 3; i++)
     await noisy.continuity.submit(
       decidedRecord({
-        producer: 'urn:example:noisy',
         record_id: `r${i}`,
         invariants: [{ dimension: 'authority', status: 'MISMATCH', reference: 'urn:baton:r', reason: 'x' }],
       }),

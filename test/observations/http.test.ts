@@ -45,7 +45,7 @@ async function start(t: TestContext) {
 
 test('B6 B7-8: POST and GET records over HTTP, 409 on other bytes, corrections appended', async (t) => {
   const { call } = await start(t);
-  const rec = decidedRecord({ producer: 'urn:example:p' });
+  const rec = decidedRecord();
   const first = await call('POST', '/v1/continuity/records', rec);
   assert.equal(first.status, 201, first.text);
   assert.equal((await call('POST', '/v1/continuity/records', rec)).status, 200);
@@ -62,12 +62,30 @@ test('B6 B7-8: POST and GET records over HTTP, 409 on other bytes, corrections a
   assert.equal((await call('POST', '/v1/continuity/records', fix)).status, 201);
   const got = await call(
     'GET',
-    `/v1/continuity/records?producer=urn:example:p&id=${encodeURIComponent(rec.record_id)}`,
+    `/v1/continuity/records?producer=urn:baton:local&id=${encodeURIComponent(rec.record_id)}`,
   );
   assert.equal(got.status, 200, got.text);
   assert.equal((got.body['corrections'] as unknown[]).length, 1);
-  const missing = await call('GET', '/v1/continuity/records?producer=urn:example:p&id=nope');
+  const missing = await call('GET', '/v1/continuity/records?producer=urn:baton:local&id=nope');
   assert.equal(missing.status, 404);
+});
+
+test('OBS-08 OBS-12 over HTTP: an operator’s unsigned record under another producer’s name is refused and stores nothing; under the local producer it is stored', async (t) => {
+  const { call } = await start(t);
+  const squat = decidedRecord({ producer: 'urn:example:acme', record_id: 'acme-1' });
+  const refused = await call('POST', '/v1/continuity/records', squat);
+  assert.equal(refused.status, 400, refused.text);
+  assert.equal(refused.body['code'], 'observation_record_invalid');
+  const details = refused.body['details'] as { rule: string; path: string };
+  assert.deepEqual([details.rule, details.path], ['producer_unauthenticated', '$.producer']);
+  const none = await call('GET', '/v1/continuity/records?producer=urn:example:acme&id=acme-1');
+  assert.equal(none.status, 404, 'nothing stored');
+  const cov = await call('GET', '/v1/continuity/coverage');
+  assert.equal((cov.body['records'] as { total: number }).total, 0);
+  const { producer: _acme, ...local } = squat;
+  const stored = await call('POST', '/v1/continuity/records', local);
+  assert.equal(stored.status, 201, stored.text);
+  assert.equal((stored.body['record'] as { producer: string }).producer, 'urn:baton:local');
 });
 
 test('B3.1 over HTTP: a refusal keeps its code, rule and path; version 2 is observation_profile_unsupported', async (t) => {
@@ -184,7 +202,7 @@ test('issue 12 §5: /metrics counts continuity records written (projector, submi
   assert.equal((await call('GET', '/v1/continuity/coverage')).status, 200);
   assert.equal((await call('GET', '/v1/continuity/coverage')).status, 200);
   assert.equal(await written('handoff', 'projector'), 1, 'the second projection wrote nothing');
-  const rec = decidedRecord({ producer: 'urn:example:p' });
+  const rec = decidedRecord();
   assert.equal((await call('POST', '/v1/continuity/records', rec)).status, 201);
   assert.equal((await call('POST', '/v1/continuity/records', rec)).status, 200);
   assert.equal((await call('POST', '/v1/continuity/records', { ...rec, limitations: [] })).status, 409);
@@ -203,7 +221,6 @@ test('¶27 B3.6 over HTTP: a profile requiring an unweighted dimension is refuse
   assert.equal(refused.status, 400, refused.text);
   assert.equal((refused.body['details'] as { path: string }).path, '$.required[0]');
   const rec = decidedRecord({
-    producer: 'urn:example:op',
     invariants: [
       { dimension: 'lineage', status: 'MATCH', reference: 'urn:baton:x#1', reason: null },
       { dimension: 'state', status: 'UNKNOWN', reference: null, reason: 'not observed' },
@@ -217,7 +234,6 @@ test('¶27 B3.6 over HTTP: a profile requiring an unweighted dimension is refuse
 test('B7-15 B7-4 over HTTP: the answer carries unapproved locators and uninterpreted extensions', async (t) => {
   const { call } = await start(t);
   const rec = decidedRecord({
-    producer: 'urn:example:op',
     evidence: [
       {
         locator: 'urn:baton:x',

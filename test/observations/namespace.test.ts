@@ -6,13 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import { isBatonError } from '../../src/core/errors.js';
 import {
+  LOCAL_PRODUCER,
   OBSERVATION_PROFILE,
   handoffRecordId,
   signRecord,
   type ObservationRecord,
 } from '../../src/observations/index.js';
+import { ContinuityStore } from '../../src/store/index.js';
 import { insertRecord } from '../../src/store/observations-records.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { T0 } from '../occurrences/helpers.js';
@@ -62,7 +65,8 @@ for (const e of engines) {
     );
     await assert.rejects(
       p.continuity.submit(forgedHandoff({ producer: 'urn:example:op' }), 'operator'),
-      reserved('$.record_id'),
+      (err: unknown) => isBatonError(err) && err.details['rule'] === 'producer_unauthenticated',
+      'an unsigned record under another producer is refused before its id is looked at',
     );
     const { producer: _dropped, ...unnamed } = forgedHandoff();
     await assert.rejects(
@@ -92,11 +96,74 @@ for (const e of engines) {
     assert.equal(real.record.record.invariants.find((i) => i.dimension === 'memory')?.status, 'UNKNOWN');
     // Posting Baton's own stored bytes back (an exported record) is the usual no-op.
     assert.equal((await p.continuity.submit(real.record.record, 'operator')).status, 'exists');
-    // An operator's record under its own producer is still accepted.
+    // An operator's record under the local producer is still accepted.
+    assert.equal((await p.continuity.submit(decidedRecord(), 'operator')).status, 'created');
+  });
+
+  test(`[${e.name}] OBS-08 OBS-12 B7-13: an unsigned record under another producer's name is refused and stores nothing; the local producer, and a producer signing with its pinned key, are accepted`, async (t) => {
+    const p = await prepare(t, e);
+    const acme = generateEd25519KeyPair();
+    const store = new ContinuityStore({
+      engine: p.store.engine,
+      signingKey: p.key.privateKey,
+      clock: p.clock,
+      producerKeys: new Map([['urn:example:acme', acme.publicKey]]),
+    });
+    const squat = decidedRecord({ producer: 'urn:example:acme', record_id: 'acme-1' });
+    const unauthenticated = (err: unknown) =>
+      isBatonError(err, 'observation_record_invalid') &&
+      err.details['rule'] === 'producer_unauthenticated' &&
+      err.details['path'] === '$.producer';
+    await assert.rejects(store.submit(squat, 'operator:b'), unauthenticated);
+    // A correction superseding acme's record under acme's name is refused the same way.
+    await assert.rejects(
+      store.submit({ ...squat, record_id: 'acme-fix', supersedes: 'acme-1', analysis_revision: 'r2' }, 'b'),
+      unauthenticated,
+    );
+    const signedBy = async (key: typeof acme, record: ObservationRecord) =>
+      signRecord(
+        {
+          ...record,
+          profile: OBSERVATION_PROFILE,
+          audience: PRODUCER,
+          issued_at: new Date(p.clock.wallMs()).toISOString(),
+          expires_at: new Date(p.clock.wallMs() + 3_600_000).toISOString(),
+        },
+        key.privateKey,
+      );
+    // Signed, but by another key than acme's pin; signed under a producer nobody pinned.
+    await assert.rejects(
+      store.submit(await signedBy(generateEd25519KeyPair(), squat), 'b'),
+      (err: unknown) => isBatonError(err) && err.status === 401,
+    );
+    await assert.rejects(
+      store.submit(await signedBy(acme, { ...squat, producer: 'urn:example:other' }), 'b'),
+      (err: unknown) =>
+        isBatonError(err, 'observation_record_invalid') &&
+        err.details['rule'] === 'envelope' &&
+        err.details['path'] === '$.producer',
+    );
+    assert.deepEqual(await store.list(), [], 'a refusal stores nothing');
+    const evidence = await p.store.engine.read((ex) =>
+      ex.all<{ n: number | string }>(
+        "SELECT COUNT(*) AS n FROM evidence_events WHERE subject LIKE 'observation:%'",
+      ),
+    );
+    assert.equal(Number(evidence[0]?.n), 0, 'and appends no evidence');
+
+    // Acme's real record, signed with its pinned key, still gets its id.
+    assert.equal((await store.submit(await signedBy(acme, squat), 'acme')).status, 'created');
+    // The local producer, unsigned: named or not.
+    assert.equal((await store.submit(decidedRecord({ record_id: 'l-1' }), 'a')).status, 'created');
     assert.equal(
-      (await p.continuity.submit(decidedRecord({ producer: 'urn:example:op' }), 'operator')).status,
+      (await store.submit(decidedRecord({ record_id: 'l-2', producer: LOCAL_PRODUCER }), 'a')).status,
       'created',
     );
+    assert.deepEqual((await store.list()).map((r) => `${r.producer} ${r.record_id} ${r.signed}`).sort(), [
+      'urn:baton:local l-1 false',
+      'urn:baton:local l-2 false',
+      'urn:example:acme acme-1 true',
+    ]);
   });
 
   test(`[${e.name}] B3.3: a stray row under Baton's producer (stored before the namespace was closed) does not make the incremental projector skip its lineage`, async (t) => {

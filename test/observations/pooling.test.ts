@@ -26,10 +26,10 @@ const authority = (status: string, reason: string | null = null) => ({
   reason: status === 'MATCH' || status === 'MISMATCH' ? reason : 'why',
 });
 const original = (): ObservationRecord =>
-  decidedRecord({ producer: 'urn:example:p', record_id: 'a', invariants: [authority('MISMATCH')] });
+  decidedRecord({ producer: LOCAL_PRODUCER, record_id: 'a', invariants: [authority('MISMATCH')] });
 const correction = (): ObservationRecord =>
   decidedRecord({
-    producer: 'urn:example:p',
+    producer: LOCAL_PRODUCER,
     record_id: 'a-fix',
     event_type: 'correction',
     supersedes: 'a',

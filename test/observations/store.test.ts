@@ -5,13 +5,18 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { canonicalize } from '../../src/core/jcs.js';
 import { isBatonError } from '../../src/core/errors.js';
+import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import {
+  LOCAL_PRODUCER,
   MEMORY_REASON,
   OBSERVATION_JWS_TYP,
+  OBSERVATION_PROFILE,
   handoffRecordId,
+  signRecord,
   verifyRecord,
   type ObservationRecord,
 } from '../../src/observations/index.js';
+import { ContinuityStore } from '../../src/store/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { createInput, T0 } from '../occurrences/helpers.js';
 import { decidedRecord, enterSome, prepare } from './support.js';
@@ -82,7 +87,7 @@ for (const e of engines) {
 
   test(`[${e.name}] B7-8 OBS-08: same record_id with other bytes is 409; a correction appends; raw UPDATE/DELETE fail`, async (t) => {
     const p = await prepare(t, e);
-    const original = decidedRecord({ producer: 'urn:example:producer' });
+    const original = decidedRecord({ producer: LOCAL_PRODUCER });
     assert.equal((await p.continuity.submit(original, 'operator')).status, 'created');
     assert.equal((await p.continuity.submit(original, 'operator')).status, 'exists');
     await assert.rejects(
@@ -97,7 +102,7 @@ for (const e of engines) {
       analysis_revision: 'r2',
     } as ObservationRecord;
     await p.continuity.submit(correction, 'operator');
-    const chain = await p.continuity.get('urn:example:producer', original.record_id);
+    const chain = await p.continuity.get(LOCAL_PRODUCER, original.record_id);
     assert.ok(chain !== undefined);
     assert.equal(canonicalize(chain.record.record), canonicalize(original), 'the original is unchanged');
     assert.deepEqual(
@@ -130,11 +135,31 @@ for (const e of engines) {
     assert.equal((await p.continuity.list()).length, 2);
   });
 
-  test(`[${e.name}] B7-21: the same record_id in two namespaces is two records`, async (t) => {
+  test(`[${e.name}] B7-21: the same record_id in two namespaces is two records (the local producer, and a producer signing under its pinned key)`, async (t) => {
     const p = await prepare(t, e);
-    await p.continuity.submit(decidedRecord({ producer: 'urn:example:a' }), 'operator');
-    await p.continuity.submit(decidedRecord({ producer: 'urn:example:b' }), 'operator');
-    assert.equal((await p.continuity.list()).length, 2);
+    const acme = generateEd25519KeyPair();
+    const pinned = new ContinuityStore({
+      engine: p.store.engine,
+      signingKey: p.key.privateKey,
+      clock: p.clock,
+      producerKeys: new Map([['urn:example:acme', acme.publicKey]]),
+    });
+    await pinned.submit(decidedRecord(), 'operator');
+    const signed = await signRecord(
+      decidedRecord({
+        producer: 'urn:example:acme',
+        profile: OBSERVATION_PROFILE,
+        audience: 'urn:baton:test-domain',
+        issued_at: new Date(p.clock.wallMs()).toISOString(),
+        expires_at: new Date(p.clock.wallMs() + 3_600_000).toISOString(),
+      }),
+      acme.privateKey,
+    );
+    await pinned.submit(signed, 'operator');
+    assert.deepEqual((await p.continuity.list()).map((r) => r.producer).sort(), [
+      'urn:baton:local',
+      'urn:example:acme',
+    ]);
   });
 
   test(`[${e.name}] B7-9 OBS-16/17: FIC_obs over the store, with and without a known universe`, async (t) => {

@@ -1,24 +1,17 @@
 /**
  * Continuity observation records (B6; the name avoids the AOC provider `observations` routes).
- * Unsigned records are accepted from an authenticated operator (the operator is their producer,
- * locally); a signed record must verify under the domain key for the domain as audience — Baton
- * knows no other producer's key, so it refuses rather than store an unverifiable signature. No
- * submission, signed or not, may claim Baton's own producer or record ids (the store refuses it,
- * OBS-08 ¶19, B7-12): only the records Baton projects stand there, so a verified domain-key
- * record is accepted only as the same bytes Baton already stored.
+ * An authenticated operator may submit an unsigned record only under the local producer
+ * `urn:baton:local` (it names none, or names it); any other producer must be signed and verify
+ * under the key pinned for it — Baton pins only its own domain key, and no submission, signed or
+ * not, may claim Baton's own producer or record ids (OBS-08 ¶19, OBS-12 ¶25, B7-12, B7-13): only
+ * the records Baton projects stand there, so a verified domain-key record is accepted only as the
+ * same bytes Baton already stored. The store decides all of it (`ContinuityStore.submit`).
  * Metrics and coverage run the idempotent handoff projector first. Nothing here is an
  * authorization: CIF answers carry `authorizes: false` (OBS-15).
  */
-import { importEd25519PublicKey } from '../../core/ed25519.js';
 import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseRfc3339 } from '../../core/time.js';
-import {
-  producerOf,
-  readRecordValue,
-  verifyRecord,
-  type ObservationRecord,
-  type ReadReport,
-} from '../../observations/index.js';
+import { readRecordValue, type ObservationRecord } from '../../observations/index.js';
 import type { ContinuityStore, ProjectionObserver } from '../../store/index.js';
 import { actorOf } from '../auth.js';
 import { bodyObject, timed, tokenOf, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
@@ -68,18 +61,6 @@ function store(deps: ServerDeps): ContinuityStore {
 
 const q = (input: HandlerInput, name: string): string | undefined => input.query[name];
 
-/** Read (and, when signed, verify) a submission; the reader's flags are answered, not dropped (B7-15). */
-async function submit(deps: ServerDeps, input: HandlerInput): Promise<ReadReport> {
-  const report = readRecordValue(bodyObject(input));
-  const { record } = report;
-  if (record.evidence_envelope === undefined) return report;
-  const domain = await deps.service.getDomain();
-  const publicKey = importEd25519PublicKey({ raw: Buffer.from(domain.publicKey, 'base64url') });
-  const audience = producerOf(domain.id);
-  await verifyRecord(record, { key: publicKey, audience, producers: [audience], now: deps.clock.wallMs() });
-  return report;
-}
-
 function ficArgs(input: HandlerInput) {
   const sample = q(input, 'sample');
   if ((sample === undefined) !== (q(input, 'seed') === undefined)) {
@@ -101,13 +82,15 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
       method: 'POST',
       url: '/v1/continuity/records',
       operationId: 'submitContinuityRecord',
-      summary: 'Store a continuity observation record (plain, or signed by the domain key)',
+      summary:
+        'Store a continuity observation record (unsigned under the local producer, or signed by a pinned producer key)',
       tag: 'continuity',
       roles: ['operator', 'admin'],
       schema: { body: recordBody, response: { 200: submitResult, 201: submitResult } },
       handler: async (input) => {
         const r = await counted(deps, async () => {
-          const read = await submit(deps, input);
+          // The strict reader first (B3.1); the store authenticates the producer (signature, pin).
+          const read = readRecordValue(bodyObject(input));
           const stored = await timed(deps, 'continuity_submit', () =>
             store(deps).submit(read.record, actorOf(tokenOf(input))),
           );
