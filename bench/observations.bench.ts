@@ -47,7 +47,7 @@ const facts = (i: number): HandoffFacts => ({
     retiredGeneration: 1,
     delivered: { reserved: ['occ_a'], unresolved: ['occ_b'] },
   },
-  authorityEventsWithTakeover: 0,
+  authorityEventsAtTakeover: 0,
   lineageChainVerifies: true,
   openAtSeq: ['occ_a', 'occ_b'],
   unregisteredProfileDigests: [],

@@ -34,6 +34,9 @@ export const HANDOFF_ANALYSIS_REVISION = 'urn:baton:projector:handoff:1';
 export const HANDOFF_VALIDITY_MS = 366 * 24 * 3600 * 1000;
 export const WITNESS_LIMITATION = 'witness and subject share Baton’s store and domain key';
 export const MEMORY_REASON = 'Baton does not observe executor memory or context';
+/** Why a handoff's authority is UNKNOWN when an `authority:*` event shares the takeover's instant and actor. */
+export const AUTHORITY_UNDECIDED =
+  'transaction_unidentified: an authority:* event shares the takeover’s instant and actor, and the evidence log records no transaction identity';
 
 export interface TakeoverEventFacts {
   readonly seq: number;
@@ -49,8 +52,12 @@ export interface HandoffFacts {
   readonly domain: string;
   readonly lineage: string;
   readonly takeover: TakeoverEventFacts;
-  /** `authority:*` events written in the takeover's transaction (AOC-REQ-008: replacement never replenishes). */
-  readonly authorityEventsWithTakeover: number;
+  /**
+   * `authority:*` events carrying the takeover's instant and actor (AOC-REQ-008: replacement never
+   * replenishes): the only ones its transaction could have written. The log records no transaction
+   * identity, so whether it wrote them is undecidable when there are any.
+   */
+  readonly authorityEventsAtTakeover: number;
   readonly lineageChainVerifies: boolean;
   /** The lineage's reserved and entered occurrences at the takeover's seq, replayed from their chains. */
   readonly openAtSeq: readonly string[];
@@ -98,9 +105,10 @@ function invariants(f: HandoffFacts): Invariant[] {
     },
     {
       dimension: 'authority',
-      status: f.authorityEventsWithTakeover === 0 ? 'MATCH' : 'MISMATCH',
+      // B3.3, OBS-13: MATCH only when no candidate exists; a candidate is UNKNOWN, never a guess.
+      status: f.authorityEventsAtTakeover === 0 ? 'MATCH' : 'UNKNOWN',
       reference: ref,
-      reason: f.authorityEventsWithTakeover === 0 ? null : 'the takeover transaction wrote authority events',
+      reason: f.authorityEventsAtTakeover === 0 ? null : AUTHORITY_UNDECIDED,
     },
     {
       dimension: 'lineage',

@@ -106,7 +106,7 @@ export function readMeasurementProfile(input: string | Uint8Array | Record<strin
 export const HANDOFF_PROFILE: MeasurementProfile = {
   type: MEASUREMENT_PROFILE_TYPE,
   id: 'urn:baton:measurement-profile:handoff',
-  version: '1',
+  version: '2',
   dimensions: {
     state: {
       invariant: 'the successor is delivered exactly the lineage’s open occurrences',
@@ -135,9 +135,11 @@ export const HANDOFF_PROFILE: MeasurementProfile = {
     },
     authority: {
       invariant: 'takeover does not replenish or move authority',
-      reference_evidence: 'the generation_advanced event and authority:* events of the same transaction',
+      reference_evidence:
+        'the generation_advanced event and authority:* events with its instant and actor (the log records no transaction identity)',
       window: 'the takeover transaction',
-      coding_rules: 'MATCH iff no authority:* event was written with the takeover',
+      coding_rules:
+        'MATCH iff no authority:* event shares the takeover’s instant and actor (then its transaction wrote none); else UNKNOWN transaction_unidentified',
       tolerances: 'none',
       authorized_updates: [],
     },

@@ -176,8 +176,16 @@ export async function handoffFacts(
       const unregistered = open
         .map((c) => String(obj(obj(c.events[0]?.body)['provider'])['profileDigest']))
         .filter((d) => !registered.has(d));
+      // B3.3 authority: MATCH iff the takeover transaction wrote no `authority:*` event. The log
+      // records no transaction identity, only that every event one transaction appends carries its
+      // one instant and actor (the takeover appends with one `now`): an `authority:*` event the
+      // takeover wrote would share its `at` and `actor`. Candidates: every `authority_created` (the
+      // one event Baton writes on an `authority:*` chain) with that instant and actor, by the
+      // (type, at) index, and an `authority:*` event of any type adjacent in seq. None: MATCH.
+      // Any: undecidable (an authority created by the same actor in the same millisecond looks
+      // exactly like one written by the takeover), so UNKNOWN, never a guessed MISMATCH (OBS-13).
       const authorityEvents = await ex.get<{ n: number | string }>(
-        "SELECT COUNT(*) AS n FROM evidence_events WHERE subject LIKE 'authority:%' AND at = ? AND actor = ? AND seq BETWEEN ? AND ?",
+        "SELECT COUNT(*) AS n FROM evidence_events WHERE subject LIKE 'authority:%' AND at = ? AND actor = ? AND (type = 'authority_created' OR seq BETWEEN ? AND ?)",
         [e.at, e.actor, e.seq - 1, e.seq + 1],
       );
       const reconfigured = domainChain.events.filter((d) => d.seq > previousSeq && d.seq < e.seq).at(-1);
@@ -196,7 +204,7 @@ export async function handoffFacts(
             unresolved: (delivered['unresolved'] as string[] | undefined) ?? [],
           },
         },
-        authorityEventsWithTakeover: Number(authorityEvents?.n ?? 0),
+        authorityEventsAtTakeover: Number(authorityEvents?.n ?? 0),
         lineageChainVerifies: chain.verifies,
         openAtSeq: open.map((c) => c.subject.slice('occurrence:'.length)),
         unregisteredProfileDigests: [...new Set(unregistered)],

@@ -7,6 +7,7 @@ import { canonicalize } from '../../src/core/jcs.js';
 import { isBatonError } from '../../src/core/errors.js';
 import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import {
+  AUTHORITY_UNDECIDED,
   LOCAL_PRODUCER,
   MEMORY_REASON,
   OBSERVATION_JWS_TYP,
@@ -70,6 +71,41 @@ for (const e of engines) {
     });
     assert.equal(verified.record.record_id, g2.record.record_id);
     assert.equal(OBSERVATION_JWS_TYP, 'baton-continuity-observation+json');
+  });
+
+  test(`[${e.name}] B3.3 OBS-13: an authority created by the same actor in the same millisecond just before a takeover leaves its authority UNKNOWN (transaction_unidentified), never a guessed MISMATCH`, async (t) => {
+    const p = await prepare(t, e);
+    await p.svc.createAuthority({ id: 'refunds', unit: 'EUR-cents', total: 10 }, 'operator');
+    await p.svc.takeover({ lineage: 'L' }, 'operator');
+    const [created, advanced] = await p.store.engine
+      .read((ex) =>
+        ex.all<{ seq: number | string; type: string; at: number | string; actor: string }>(
+          'SELECT seq, type, at, actor FROM evidence_events ORDER BY seq DESC LIMIT 2',
+        ),
+      )
+      .then((rows) => rows.reverse());
+    assert.deepEqual(
+      [created?.type, advanced?.type, Number(advanced?.seq) - Number(created?.seq)],
+      ['authority_created', 'generation_advanced', 1],
+      'the case: adjacent events, two transactions',
+    );
+    assert.deepEqual([Number(created?.at), created?.actor], [Number(advanced?.at), advanced?.actor]);
+    // The same instant by another actor, and a later instant: nothing shares the takeover's.
+    p.clock.advance(1);
+    await p.svc.createAuthority({ id: 'fees', unit: 'EUR-cents', total: 10 }, 'admin');
+    await p.svc.takeover({ lineage: 'M' }, 'operator');
+    p.clock.advance(1);
+    await p.svc.takeover({ lineage: 'N' }, 'operator');
+    await p.continuity.project();
+    const authority = async (lineage: string) =>
+      (
+        await p.continuity.get('urn:baton:test-domain', handoffRecordId('test-domain', lineage, 1))
+      )?.record.record.invariants.find((i) => i.dimension === 'authority');
+    const l = await authority('L');
+    assert.equal(l?.status, 'UNKNOWN');
+    assert.equal(l?.reason, AUTHORITY_UNDECIDED);
+    assert.equal((await authority('M'))?.status, 'MATCH');
+    assert.equal((await authority('N'))?.status, 'MATCH');
   });
 
   test(`[${e.name}] B7-12: the same facts give the same bytes (a second store, same key and clock)`, async (t) => {
