@@ -49,6 +49,8 @@ const facts = (i: number): HandoffFacts => ({
   },
   authorityEventsAtTakeover: 0,
   lineageChainVerifies: true,
+  occurrenceChainsVerify: true,
+  domainChainVerifies: true,
   openAtSeq: ['occ_a', 'occ_b'],
   unregisteredProfileDigests: [],
   reconfiguredBy: null,

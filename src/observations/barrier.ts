@@ -9,7 +9,13 @@
  * (same facts ⇒ same record ⇒, signed with Ed25519, same bytes).
  */
 import { formatRfc3339 } from '../core/index.js';
-import { HANDOFF_VALIDITY_MS, WITNESS_LIMITATION, citeEvidenceEvent, producerOf } from './handoff.js';
+import {
+  EVIDENCE_CHAIN_UNVERIFIED,
+  HANDOFF_VALIDITY_MS,
+  WITNESS_LIMITATION,
+  citeEvidenceEvent,
+  producerOf,
+} from './handoff.js';
 import {
   OBSERVATION_PROFILE,
   OBSERVATION_VERSION,
@@ -109,7 +115,7 @@ function invariant(f: BarrierRecordFacts, u: number): Invariant {
       dimension: 'authority',
       status: 'UNKNOWN',
       reference: null,
-      reason: f.entered === null ? 'entry_evidence_missing' : 'evidence_chain_unverified',
+      reason: f.entered === null ? 'entry_evidence_missing' : EVIDENCE_CHAIN_UNVERIFIED,
     };
   return codeBarrier({
     enteredAt: f.entered.at,

@@ -34,6 +34,8 @@ export const HANDOFF_ANALYSIS_REVISION = 'urn:baton:projector:handoff:1';
 export const HANDOFF_VALIDITY_MS = 366 * 24 * 3600 * 1000;
 export const WITNESS_LIMITATION = 'witness and subject share Baton’s store and domain key';
 export const MEMORY_REASON = 'Baton does not observe executor memory or context';
+/** A dimension whose facts come from a chain that does not verify (the barrier records' reason too). */
+export const EVIDENCE_CHAIN_UNVERIFIED = 'evidence_chain_unverified';
 /** Why a handoff's authority is UNKNOWN when an `authority:*` event shares the takeover's instant and actor. */
 export const AUTHORITY_UNDECIDED =
   'transaction_unidentified: an authority:* event shares the takeover’s instant and actor, and the evidence log records no transaction identity';
@@ -59,6 +61,10 @@ export interface HandoffFacts {
    */
   readonly authorityEventsAtTakeover: number;
   readonly lineageChainVerifies: boolean;
+  /** Every occurrence chain of the lineage verifies (the open set and profile digests come from them). */
+  readonly occurrenceChainsVerify: boolean;
+  /** The domain chain verifies (where `domain_configured`, an authorized policy update, is read). */
+  readonly domainChainVerifies: boolean;
   /** The lineage's reserved and entered occurrences at the takeover's seq, replayed from their chains. */
   readonly openAtSeq: readonly string[];
   /** Provider-profile digests of those open occurrences that were never registered. */
@@ -78,6 +84,19 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return x.size === new Set(b).size && b.every((i) => x.has(i));
 }
 
+/**
+ * OBS-13 ¶26, OBS-27 ¶45: a dimension whose facts come from a chain that does not verify is
+ * UNKNOWN, never MATCH (nor MISMATCH: the altered facts decide nothing). The takeover event itself
+ * (delivered set, instant, actor) is read from the lineage chain; the open set and its profile
+ * digests from the lineage's occurrence chains; reconfigurations from the domain chain.
+ */
+const unverified = (dimension: string, reference: string): Invariant => ({
+  dimension,
+  status: 'UNKNOWN',
+  reference,
+  reason: EVIDENCE_CHAIN_UNVERIFIED,
+});
+
 function invariants(f: HandoffFacts): Invariant[] {
   const ref = f.takeover.hash;
   const t = f.takeover;
@@ -85,31 +104,39 @@ function invariants(f: HandoffFacts): Invariant[] {
   const stateOk = sameSet(delivered, f.openAtSeq);
   const lineageOk = f.lineageChainVerifies && t.generation === (t.retiredGeneration ?? 0) + 1;
   const policyOk = f.unregisteredProfileDigests.length === 0;
+  const stateChains = f.lineageChainVerifies && f.occurrenceChainsVerify;
+  const policyChains = stateChains && f.domainChainVerifies;
   return [
-    {
-      dimension: 'state',
-      status: stateOk ? 'MATCH' : 'MISMATCH',
-      reference: ref,
-      reason: stateOk ? null : 'delivered occurrences differ from the lineage’s open set at the takeover',
-    },
+    stateChains
+      ? {
+          dimension: 'state',
+          status: stateOk ? 'MATCH' : 'MISMATCH',
+          reference: ref,
+          reason: stateOk ? null : 'delivered occurrences differ from the lineage’s open set at the takeover',
+        }
+      : unverified('state', ref),
     { dimension: 'memory', status: 'UNKNOWN', reference: null, reason: MEMORY_REASON },
-    {
-      dimension: 'policy',
-      status: policyOk ? 'MATCH' : 'MISMATCH',
-      reference: f.reconfiguredBy ?? ref,
-      reason: !policyOk
-        ? `unregistered provider-profile digest: ${[...f.unregisteredProfileDigests].sort().join(', ')}`
-        : f.reconfiguredBy !== null
-          ? 'authorized_update'
-          : null,
-    },
-    {
-      dimension: 'authority',
-      // B3.3, OBS-13: MATCH only when no candidate exists; a candidate is UNKNOWN, never a guess.
-      status: f.authorityEventsAtTakeover === 0 ? 'MATCH' : 'UNKNOWN',
-      reference: ref,
-      reason: f.authorityEventsAtTakeover === 0 ? null : AUTHORITY_UNDECIDED,
-    },
+    policyChains
+      ? {
+          dimension: 'policy',
+          status: policyOk ? 'MATCH' : 'MISMATCH',
+          reference: f.reconfiguredBy ?? ref,
+          reason: !policyOk
+            ? `unregistered provider-profile digest: ${[...f.unregisteredProfileDigests].sort().join(', ')}`
+            : f.reconfiguredBy !== null
+              ? 'authorized_update'
+              : null,
+        }
+      : unverified('policy', ref),
+    !f.lineageChainVerifies
+      ? unverified('authority', ref)
+      : {
+          dimension: 'authority',
+          // B3.3, OBS-13: MATCH only when no candidate exists; a candidate is UNKNOWN, never a guess.
+          status: f.authorityEventsAtTakeover === 0 ? 'MATCH' : 'UNKNOWN',
+          reference: ref,
+          reason: f.authorityEventsAtTakeover === 0 ? null : AUTHORITY_UNDECIDED,
+        },
     {
       dimension: 'lineage',
       status: lineageOk ? 'MATCH' : 'MISMATCH',

@@ -112,7 +112,8 @@ export const HANDOFF_PROFILE: MeasurementProfile = {
       invariant: 'the successor is delivered exactly the lineage’s open occurrences',
       reference_evidence: 'occurrence chains of the lineage up to the takeover seq',
       window: 'the takeover transaction',
-      coding_rules: 'MATCH iff delivered.reserved ∪ delivered.unresolved = the open set at that seq',
+      coding_rules:
+        'MATCH iff delivered.reserved ∪ delivered.unresolved = the open set at that seq; UNKNOWN evidence_chain_unverified when the lineage chain or one of its occurrence chains does not verify',
       tolerances: 'none',
       authorized_updates: [],
     },
@@ -129,7 +130,7 @@ export const HANDOFF_PROFILE: MeasurementProfile = {
       reference_evidence: 'profile_registered and domain_configured events',
       window: 'since the previous generation',
       coding_rules:
-        'MATCH (authorized_update when the domain was reconfigured); MISMATCH for an unregistered profile digest',
+        'MATCH (authorized_update when the domain was reconfigured); MISMATCH for an unregistered profile digest; UNKNOWN evidence_chain_unverified when the lineage, an occurrence or the domain chain does not verify',
       tolerances: 'none',
       authorized_updates: ['domain_configured'],
     },
@@ -139,7 +140,7 @@ export const HANDOFF_PROFILE: MeasurementProfile = {
         'the generation_advanced event and authority:* events with its instant and actor (the log records no transaction identity)',
       window: 'the takeover transaction',
       coding_rules:
-        'MATCH iff no authority:* event shares the takeover’s instant and actor (then its transaction wrote none); else UNKNOWN transaction_unidentified',
+        'MATCH iff no authority:* event shares the takeover’s instant and actor (then its transaction wrote none); else UNKNOWN transaction_unidentified; UNKNOWN evidence_chain_unverified when the lineage chain does not verify',
       tolerances: 'none',
       authorized_updates: [],
     },

@@ -206,6 +206,8 @@ export async function handoffFacts(
         },
         authorityEventsAtTakeover: Number(authorityEvents?.n ?? 0),
         lineageChainVerifies: chain.verifies,
+        occurrenceChainsVerify: occurrences.every((c) => c.verifies),
+        domainChainVerifies: domainChain.verifies,
         openAtSeq: open.map((c) => c.subject.slice('occurrence:'.length)),
         unregisteredProfileDigests: [...new Set(unregistered)],
         reconfiguredBy: previousSeq === 0 ? null : (reconfigured?.hash ?? null),

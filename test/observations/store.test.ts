@@ -249,16 +249,60 @@ for (const e of engines) {
   test(`[${e.name}] B7-18: an open occurrence whose profile digest was never registered is a policy MISMATCH`, async (t) => {
     const p = await prepare(t, e);
     const g1 = await p.svc.takeover({ lineage: 'L' });
-    const created = await p.svc.create(createInput(g1.credential, 'x'));
-    // Someone with database access rewrites the pinned digest in the creation event.
-    await p.store.tamper(
-      `UPDATE evidence_events SET body = REPLACE(body, '"profileDigest":"sha-256:', '"profileDigest":"sha-256:X') WHERE subject = ? AND type = 'occurrence_created'`,
-      [`occurrence:${created.occurrence.id}`],
+    await p.svc.create(createInput(g1.credential, 'x'));
+    // Someone with database access rewrites the registration's digest: the open occurrence's own
+    // chain still verifies, and its profile digest is no longer a registered one.
+    const changed = await p.store.tamper(
+      `UPDATE evidence_events SET body = REPLACE(body, '"digest":"sha-256:', '"digest":"sha-256:X') WHERE type = 'profile_registered'`,
     );
+    assert.equal(changed, 1);
     await p.svc.takeover({ lineage: 'L' });
     await p.continuity.project();
     const g2 = (await p.continuity.list()).find((r) => r.record.authority_epoch === 2);
     const policy = g2?.record.invariants.find((i) => i.dimension === 'policy');
     assert.equal(policy?.status, 'MISMATCH');
+  });
+
+  test(`[${e.name}] OBS-13 OBS-27: state, policy and authority are UNKNOWN (evidence_chain_unverified), never MATCH, when the chains their facts come from do not verify`, async (t) => {
+    const p = await prepare(t, e);
+    const statuses = async (lineage: string) => {
+      const got = await p.continuity.get('urn:baton:test-domain', handoffRecordId('test-domain', lineage, 2));
+      return Object.fromEntries(
+        (got?.record.record.invariants ?? []).map((i) => [
+          i.dimension,
+          `${i.status} ${i.reason ?? ''}`.trim(),
+        ]),
+      );
+    };
+    // An occurrence chain of lineage L altered (a field nothing codes): the open set still replays.
+    const g1 = await p.svc.takeover({ lineage: 'L' });
+    const x = await p.svc.create(createInput(g1.credential, 'x'));
+    await p.store.tamper(
+      `UPDATE evidence_events SET body = REPLACE(body, '"entryDeadline":', '"entryDeadline":1') WHERE subject = ? AND type = 'occurrence_created'`,
+      [`occurrence:${x.occurrence.id}`],
+    );
+    // Lineage M's chain altered: its first takeover's actor rewritten.
+    await p.svc.takeover({ lineage: 'M' });
+    await p.store.tamper(
+      "UPDATE evidence_events SET actor = 'someone-else' WHERE subject = 'lineage:M' AND type = 'generation_advanced'",
+    );
+    p.clock.advance(1_000);
+    await p.svc.takeover({ lineage: 'L' });
+    await p.svc.takeover({ lineage: 'M' });
+    await p.continuity.project();
+    assert.deepEqual(await statuses('L'), {
+      state: 'UNKNOWN evidence_chain_unverified',
+      memory: `UNKNOWN ${MEMORY_REASON}`,
+      policy: 'UNKNOWN evidence_chain_unverified',
+      authority: 'MATCH',
+      lineage: 'MATCH',
+    });
+    assert.deepEqual(await statuses('M'), {
+      state: 'UNKNOWN evidence_chain_unverified',
+      memory: `UNKNOWN ${MEMORY_REASON}`,
+      policy: 'UNKNOWN evidence_chain_unverified',
+      authority: 'UNKNOWN evidence_chain_unverified',
+      lineage: 'MISMATCH the lineage chain does not verify',
+    });
   });
 }
