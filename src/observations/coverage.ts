@@ -12,11 +12,15 @@ import type { StudySummary } from './study.js';
  * OBS-06 labels of the report itself (¶17: classify each dataset "as appropriate"). `records` is
  * the weakest class of the records the report counts — OBSERVED_WITH_STATED_EVIDENCE only when
  * every one is; `records_source` says whether they all come from Baton's own evidence log (its
- * producer, signed) or include records others submitted, which Baton did not observe.
+ * producer, signed) or include records others submitted, which Baton did not observe — and, above
+ * both, `conflicts_with_evidence_log` when the log now contradicts some of them (the projector
+ * re-derived other bytes: B3.2, OBS-13; they count UNKNOWN in CIF and are listed in
+ * `records.conflicting`).
  */
 export interface ReportLabels {
   readonly records: VerificationClass;
-  readonly records_source: 'baton_evidence_log' | 'includes_submitted_records';
+  readonly records_source:
+    'baton_evidence_log' | 'includes_submitted_records' | 'conflicts_with_evidence_log';
   readonly independent_reproduction: 'NOT_RUN';
   readonly runner: 'same-team';
 }
@@ -67,6 +71,8 @@ export interface ContinuityReport {
     readonly by_verification: Readonly<Record<string, number>>;
     /** Records under another producer than Baton's (submitted, not observed by Baton). */
     readonly submitted: number;
+    /** Ids of Baton's records the evidence log now contradicts (never overwritten, counted UNKNOWN). */
+    readonly conflicting: readonly string[];
   };
   readonly fic_obs: FicResult;
   readonly cif: CifResult;
@@ -98,6 +104,8 @@ export interface ReportInput {
   readonly series: readonly SeriesPoint[];
   readonly bypassPaths: readonly BypassPath[];
   readonly plannedCases?: StudySummary;
+  /** Ids of records the projector found contradicted by the evidence log (its `conflicts`). */
+  readonly conflicts?: readonly string[];
 }
 
 export function buildReport(input: ReportInput): ContinuityReport {
@@ -108,6 +116,7 @@ export function buildReport(input: ReportInput): ContinuityReport {
     byClass[r.verification] = (byClass[r.verification] ?? 0) + 1;
   }
   const submitted = input.records.filter((r) => r.producer !== input.producer || !r.signed).length;
+  const conflicts = [...(input.conflicts ?? [])].sort();
   const sample = input.fic.sample;
   return {
     type: 'baton.continuity-report/1',
@@ -115,7 +124,12 @@ export function buildReport(input: ReportInput): ContinuityReport {
     producer: input.producer,
     labels: {
       records: weakest(input.records.map((r) => r.verification)),
-      records_source: submitted === 0 ? 'baton_evidence_log' : 'includes_submitted_records',
+      records_source:
+        conflicts.length > 0
+          ? 'conflicts_with_evidence_log'
+          : submitted === 0
+            ? 'baton_evidence_log'
+            : 'includes_submitted_records',
       independent_reproduction: 'NOT_RUN',
       runner: 'same-team',
     },
@@ -127,6 +141,7 @@ export function buildReport(input: ReportInput): ContinuityReport {
       by_event_type: byType,
       by_verification: byClass,
       submitted,
+      conflicting: conflicts,
     },
     fic_obs: input.fic,
     cif: input.cif,

@@ -98,6 +98,11 @@ export interface CifResult {
   readonly value: Rational | null;
   readonly unresolved: readonly string[];
   readonly per_dimension: Readonly<Record<string, DimensionTally>>;
+  /**
+   * Ids of counted records the evidence log now contradicts (the projector re-derived other bytes):
+   * each of their dimensions counts UNKNOWN, `conflicting_evidence` (B3.2, OBS-13 ¶26).
+   */
+  readonly conflicting: readonly string[];
   readonly weights_version: string;
   /** OBS-15: stated in every answer. */
   readonly authorizes: false;
@@ -116,16 +121,28 @@ export function decidesOnStatedEvidence(r: ObservationRecord): boolean {
   return r.evidence.some((e) => STATED_EVIDENCE.includes(e.verification));
 }
 
+/** A record's identity across producers (OBS-08 ¶19): its producer namespace and its id. */
+export const recordKey = (r: Pick<ObservationRecord, 'producer' | 'record_id'>): string =>
+  JSON.stringify([producerNamespace(r), r.record_id]);
+
+const NONE: ReadonlySet<string> = new Set();
+
 /**
  * The one status a record gives a dimension, or undefined when it does not code it. Listing the
  * dimension twice with different statuses is a contradiction: ¶26 and B3.2 say it is not repaired
- * by averaging — it is UNKNOWN (`conflicting_evidence`), the record itself kept as stored. The same
- * status listed twice counts once, so no record weighs double.
+ * by averaging — it is UNKNOWN (`conflicting_evidence`), the record itself kept as stored. So is
+ * every dimension of a record in `conflicting` (`recordKey`s): one whose stored bytes the evidence
+ * log now contradicts (B3.2: disagreeing evidence ⇒ keep both, UNKNOWN). The same status listed
+ * twice counts once, so no record weighs double.
  */
-export function statusOf(r: ObservationRecord, dimension: string): Status | undefined {
+export function statusOf(
+  r: ObservationRecord,
+  dimension: string,
+  conflicting: ReadonlySet<string> = NONE,
+): Status | undefined {
   const seen = new Set(r.invariants.filter((i) => i.dimension === dimension).map((i) => i.status));
   if (seen.size === 0) return undefined;
-  if (seen.size > 1) return 'UNKNOWN';
+  if (seen.size > 1 || conflicting.has(recordKey(r))) return 'UNKNOWN';
   const [status] = [...seen] as [Status];
   if ((status === 'MATCH' || status === 'MISMATCH') && !decidesOnStatedEvidence(r)) return 'UNKNOWN';
   return status;
@@ -157,7 +174,9 @@ export function cif(
   weights: Weights,
   required: readonly string[],
   weightsVersion: string,
+  options: { readonly conflicting?: ReadonlySet<string> } = {},
 ): CifResult {
+  const conflicting = options.conflicting ?? NONE;
   const perDimension: Record<string, DimensionTally> = {};
   const unresolved: string[] = [];
   const terms: [bigint, bigint][] = [];
@@ -166,7 +185,7 @@ export function cif(
   // refused when one is unweighted, but this function does not rely on its caller for that).
   const dimensions = [...weights.names, ...required.filter((r) => !weights.names.includes(r))];
   for (const dim of dimensions) {
-    const statuses = current.flatMap((r) => statusOf(r, dim) ?? []);
+    const statuses = current.flatMap((r) => statusOf(r, dim, conflicting) ?? []);
     const match = statuses.filter((s) => s === 'MATCH').length;
     const mismatch = statuses.filter((s) => s === 'MISMATCH').length;
     const unknown = statuses.filter((s) => s === 'UNKNOWN').length;
@@ -192,6 +211,7 @@ export function cif(
     value: complete ? rational(num, den) : null,
     unresolved,
     per_dimension: perDimension,
+    conflicting: current.filter((r) => conflicting.has(recordKey(r))).map((r) => r.record_id),
     weights_version: weightsVersion,
     authorizes: false,
   };

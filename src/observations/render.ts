@@ -7,6 +7,18 @@ import type { Rational } from './rational.js';
 
 const dec = (r: Rational | null, why = 'undefined'): string => (r === null ? `null (${why})` : r.decimal);
 
+/** The records_source label in words (OBS-06 ¶17, B3.2). */
+function source(r: ContinuityReport): string {
+  switch (r.labels.records_source) {
+    case 'baton_evidence_log':
+      return 'Baton’s own evidence log';
+    case 'includes_submitted_records':
+      return `including ${r.records.submitted} submitted record(s) Baton did not observe`;
+    case 'conflicts_with_evidence_log':
+      return `the evidence log now contradicts ${r.records.conflicting.length} of them: conflicting_evidence, counted UNKNOWN`;
+  }
+}
+
 function lines(r: ContinuityReport): string[] {
   const f = r.fic_obs;
   const c = r.cif;
@@ -17,13 +29,17 @@ function lines(r: ContinuityReport): string[] {
   return [
     `# Continuity report — ${r.producer}`,
     '',
-    `Generated ${r.generated_at}. Runner: ${r.labels.runner}; records: ${r.labels.records} (${r.labels.records_source === 'baton_evidence_log' ? 'Baton’s own evidence log' : `including ${r.records.submitted} submitted record(s) Baton did not observe`}); independent reproduction: ${r.labels.independent_reproduction}.`,
+    `Generated ${r.generated_at}. Runner: ${r.labels.runner}; records: ${r.labels.records} (${source(r)}); independent reproduction: ${r.labels.independent_reproduction}.`,
     '',
     '## Records',
     '',
     `| total | handoff | revocation barrier | signed | corrections |`,
     `|---|---|---|---|---|`,
     `| ${r.records.total} | ${r.records.handoff} | ${r.records.by_event_type['revocation_barrier'] ?? 0} | ${r.records.signed} | ${r.records.corrections} |`,
+    ...r.records.conflicting.map(
+      (id) =>
+        `- \`${id}\`: conflicting_evidence — the evidence log now gives other bytes (kept, counted UNKNOWN)`,
+    ),
     '',
     '## FIC_obs (complete verified lineage)',
     '',

@@ -24,6 +24,7 @@ import {
   projectHandoff,
   readMeasurementProfile,
   recordClass,
+  recordKey,
   refuse,
   refuseBatonNamespaceClaim,
   seededSample,
@@ -301,22 +302,44 @@ export class ContinuityStore {
     });
   }
 
-  /** CIF over the stored records of a window under a measurement profile (B3.6). */
-  async cif(q: { profile?: string; from?: number; to?: number } = {}): Promise<CifResult> {
+  /**
+   * The `recordKey`s of the records a projection found contradicted by the evidence log (its
+   * `conflicts`: ids of Baton's own records, under its producer).
+   */
+  async #conflicting(conflicts: readonly string[] | undefined): Promise<ReadonlySet<string>> {
+    if (conflicts === undefined || conflicts.length === 0) return new Set();
+    const producer = producerOf((await this.#engine.read((ex) => this.#domain(ex))).id);
+    return new Set(conflicts.map((record_id) => recordKey({ producer, record_id })));
+  }
+
+  /**
+   * CIF over the stored records of a window under a measurement profile (B3.6). `conflicts`: the
+   * record ids a projection reported as contradicted by the evidence log; each of their dimensions
+   * counts UNKNOWN `conflicting_evidence` (B3.2, OBS-13), never its stored MATCH or MISMATCH.
+   */
+  async cif(
+    q: { profile?: string; from?: number; to?: number; conflicts?: readonly string[] } = {},
+  ): Promise<CifResult> {
     const pinned = await this.#profile(q.profile);
     // A correction replaces its predecessor even when one of them lies outside the window (OBS-08).
     const records = currentRecords((await this.list()).map((r) => r.record)).filter((r) => {
       const at = parseRfc3339(r.observed_at);
       return (q.from === undefined || at >= q.from) && (q.to === undefined || at <= q.to);
     });
-    return cif(records, pinned.weights, pinned.profile.required, pinned.profile.weights_version);
+    return cif(records, pinned.weights, pinned.profile.required, pinned.profile.weights_version, {
+      conflicting: await this.#conflicting(q.conflicts),
+    });
   }
 
-  /** FIC_obs and CIF after each handoff, cumulatively over the records observed by then: the report's charts. */
-  async series(): Promise<SeriesPoint[]> {
+  /**
+   * FIC_obs and CIF after each handoff, cumulatively over the records observed by then: the
+   * report's charts. `conflicts` as in `cif`.
+   */
+  async series(q: { conflicts?: readonly string[] } = {}): Promise<SeriesPoint[]> {
     const all = await this.list();
     const handoffs = all.filter((r) => r.record.event_type === 'handoff');
     const pinned = await this.#profile();
+    const conflicting = await this.#conflicting(q.conflicts);
     const points: SeriesPoint[] = [];
     for (const h of handoffs) {
       const to = Date.parse(h.record.observed_at);
@@ -327,6 +350,7 @@ export class ContinuityStore {
         pinned.weights,
         pinned.profile.required,
         pinned.profile.weights_version,
+        { conflicting },
       );
       points.push({
         at: h.record.observed_at,
@@ -354,9 +378,11 @@ export class ContinuityStore {
         verification: recordClass(r.record),
       })),
       fic: await this.fic(q),
-      cif: await this.cif(),
-      series: await this.series(),
+      // B3.2, OBS-13: a record the re-derivation contradicts counts UNKNOWN, and the labels say so.
+      cif: await this.cif({ conflicts: projection.conflicts }),
+      series: await this.series({ conflicts: projection.conflicts }),
       bypassPaths: domain.bypassPaths,
+      conflicts: projection.conflicts,
     });
     return { ...report, projection };
   }

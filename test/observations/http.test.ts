@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type TestContext } from 'node:test';
+import Database from 'better-sqlite3';
 import { ManualClock } from '../../src/core/clock.js';
 import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import { HANDOFF_PROFILE, OBSERVATION_PROFILE, signRecord } from '../../src/observations/index.js';
@@ -40,7 +41,7 @@ async function start(t: TestContext) {
     request(url, method, path, { token, ...(body !== undefined && { body }) });
   assert.equal((await call('PUT', '/v1/domain', domainConfig(), admin)).status, 200);
   assert.ok([200, 201].includes((await call('POST', '/v1/profiles', paymentsProfile())).status));
-  return { call, admin, opened, clock };
+  return { call, admin, opened, clock, path: join(dir, 'baton.db'), url, operator };
 }
 
 test('B6 B7-8: POST and GET records over HTTP, 409 on other bytes, corrections appended', async (t) => {
@@ -184,6 +185,30 @@ test('B6: takeover over HTTP, then FIC, CIF and coverage count its handoff recor
   ]) {
     assert.ok(paths.includes(p), p);
   }
+});
+
+test('B3.2 over HTTP: a record the read route’s projection finds contradicted counts UNKNOWN in GET …/metrics/cif', async (t) => {
+  const { call, path, clock } = await start(t);
+  assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
+  const before = await call('GET', '/v1/continuity/metrics/cif');
+  assert.deepEqual([before.body['complete'], before.body['conflicting']], [true, []], before.text);
+  const raw = new Database(path);
+  try {
+    raw.prepare("UPDATE evidence_events SET actor = 'someone-else' WHERE subject = 'lineage:L'").run();
+  } finally {
+    raw.close();
+  }
+  clock.advance(1_000);
+  // A new generation: the incremental projection re-derives lineage L and meets the altered event.
+  assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
+  const after = await call('GET', '/v1/continuity/metrics/cif');
+  assert.equal(after.status, 200, after.text);
+  assert.deepEqual(after.body['conflicting'], ['urn:baton:test-domain:record:handoff:L:1']);
+  assert.equal(after.body['complete'], false);
+  const lineage = (after.body['per_dimension'] as Record<string, { match: number; unknown: number }>)[
+    'lineage'
+  ];
+  assert.equal(lineage?.match, 0, 'the stale MATCH is not counted');
 });
 
 test('issue 12 §5: /metrics counts continuity records written (projector, submit) and refused by code', async (t) => {

@@ -11,7 +11,9 @@ import {
   LOCAL_PRODUCER,
   cif,
   currentRecords,
+  handoffRecordId,
   parseWeights,
+  renderMarkdown,
   type ObservationRecord,
 } from '../../src/observations/index.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -146,6 +148,42 @@ for (const e of engines) {
       [1, 0, '0.000000'],
       'the predecessor no longer counts',
     );
+  });
+
+  test(`[${e.name}] B3.2 OBS-13: records the evidence log now contradicts count UNKNOWN (conflicting_evidence) in CIF and the series, and the report's labels say so`, async (t) => {
+    const p = await prepare(t, e);
+    await p.svc.takeover({ lineage: 'L' });
+    p.clock.advance(1_000);
+    await p.svc.takeover({ lineage: 'L' });
+    const clean = await p.continuity.report();
+    assert.deepEqual(
+      [clean.cif.complete, clean.cif.value?.decimal, clean.labels.records_source, clean.series.at(-1)?.cif],
+      [true, '0.000000', 'baton_evidence_log', '0.000000'],
+      'before: two all-MATCH handoff records',
+    );
+    await p.store.tamper(
+      "UPDATE evidence_events SET actor = 'someone-else' WHERE subject = 'lineage:L' AND idx = 1",
+    );
+    const report = await p.continuity.report();
+    const ids = [handoffRecordId('test-domain', 'L', 1), handoffRecordId('test-domain', 'L', 2)];
+    assert.deepEqual([...report.projection.conflicts].sort(), ids);
+    assert.deepEqual(report.records.conflicting, ids);
+    assert.equal(report.labels.records_source, 'conflicts_with_evidence_log');
+    assert.deepEqual([...report.cif.conflicting].sort(), ids);
+    assert.deepEqual([report.cif.complete, report.cif.value], [false, null]);
+    for (const dim of ['state', 'policy', 'authority', 'lineage']) {
+      const tally = report.cif.per_dimension[dim];
+      assert.deepEqual([tally?.match, tally?.mismatch, tally?.unknown], [0, 0, 2], dim);
+    }
+    assert.deepEqual(
+      report.series.map((x) => x.cif),
+      [null, null],
+      'no point of the series counts the stale MATCH',
+    );
+    assert.match(renderMarkdown(report), /conflicting_evidence/);
+    // The stored records are kept as they were (never overwritten).
+    const stored = await p.continuity.get('urn:baton:test-domain', ids[0] ?? '');
+    assert.equal(stored?.record.record.invariants.find((i) => i.dimension === 'lineage')?.status, 'MATCH');
   });
 
   test(`[${e.name}] ¶17: a report over Baton's own records only is OBSERVED_WITH_STATED_EVIDENCE from its evidence log`, async (t) => {

@@ -189,7 +189,9 @@ async function metrics(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse({ args: argv, strict: true, options: METRIC_OPTIONS });
   return withContinuity(values, async (c) => {
     const projection = await c.project();
-    const body = { projection, fic_obs: await c.fic(ficQuery(values)), cif: await c.cif() };
+    // B3.2: a record the full re-derivation contradicts counts UNKNOWN conflicting_evidence.
+    const cifResult = await c.cif({ conflicts: projection.conflicts });
+    const body = { projection, fic_obs: await c.fic(ficQuery(values)), cif: cifResult };
     io.stdout(`${JSON.stringify(body, null, 2)}\n`);
     return EXIT.ok;
   });

@@ -139,9 +139,13 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['operator', 'admin'],
       schema: { querystring: cifQuery, response: { 200: cifResult } },
       handler: async (input) => {
-        await store(deps).project('system:observations', undefined, { incremental: true });
+        // The incremental projection re-derives only lineages with a new takeover (and every
+        // barrier record): a conflict it finds counts UNKNOWN; `baton report` re-derives all.
+        const { conflicts } = await store(deps).project('system:observations', undefined, {
+          incremental: true,
+        });
         const profile = q(input, 'profile');
-        return { body: await store(deps).cif(profile === undefined ? {} : { profile }) };
+        return { body: await store(deps).cif({ ...(profile !== undefined && { profile }), conflicts }) };
       },
     },
     {

@@ -142,6 +142,7 @@ export const cifResult: Schema = object({
   value: nullable(rational),
   unresolved: strings,
   per_dimension: { type: 'object', additionalProperties: tally },
+  conflicting: strings,
   weights_version: str,
   authorizes: { type: 'boolean', enum: [false] },
 });
