@@ -1,7 +1,8 @@
 /**
  * C-B7: which of C1–C5 one entered occurrence fails, from facts the store read out of the evidence
  * log (never from the occurrence table alone, which is what a tamperer would edit).
- * C1 its chain verifies; C2 the entering generation = captured = the lineage's generation at that
+ * C1 its chain verifies (and the occurrence row agrees with it about the entry: `entered_at`,
+ * `lineage`); C2 the entering generation = captured = the lineage's generation at that
  * seq; C3 the lineage chain verifies and holds the matching `generation_advanced`; C4 the provider
  * binding recomputes from `occurrence_created` (request digest and native key entered are the
  * ones bound, and the stored binding has the created digest); C5 a Mission-bound occurrence has
@@ -21,6 +22,8 @@ export interface ChainEvent {
 export interface ActionEvidence {
   readonly occurrence: string;
   readonly chainVerifies: boolean;
+  /** The occurrence row agrees with the chain about the entry (time, lineage): else C1 fails (B7-10). */
+  readonly rowAgreesWithLog: boolean;
   readonly events: readonly ChainEvent[];
   readonly lineageChainVerifies: boolean;
   readonly lineageEvents: readonly ChainEvent[];
@@ -67,7 +70,8 @@ export function failedCriteria(a: ActionEvidence): FicCriterion[] {
   const enteredEvent = a.events.find((e) => e.type === 'provider_entered');
   const created = obj(createdEvent?.body);
   const entered = obj(enteredEvent?.body);
-  if (!a.chainVerifies || createdEvent === undefined || enteredEvent === undefined) failed.push('C1');
+  if (!a.chainVerifies || !a.rowAgreesWithLog || createdEvent === undefined || enteredEvent === undefined)
+    failed.push('C1');
   const generation = entered['generation'];
   const atSeq = enteredEvent === undefined ? null : generationAt(a.lineageEvents, enteredEvent.seq);
   if (generation === undefined || generation !== created['capturedGeneration'] || generation !== atSeq)

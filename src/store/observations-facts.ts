@@ -220,34 +220,128 @@ export async function handoffFacts(
 
 export interface EnteredOccurrence {
   readonly id: string;
+  /** The lineage its `occurrence_created` event names (the row's when the log has none). */
   readonly lineage: string;
+  /** Its first `provider_entered` event's time (the row's `entered_at` when the log has none). */
   readonly enteredAt: number;
+  /**
+   * The occurrence row agrees with the log about the entry: its `entered_at` is the first
+   * `provider_entered` event's `at` and its `lineage` the one `occurrence_created` names.
+   */
+  readonly rowAgreesWithLog: boolean;
 }
 
-/** The FIC_obs universe: occurrences entered in the window (and lineage), one entry = one action. */
+const IN_CHUNK = 500;
+
+/** `SELECT … WHERE <column> IN (…)` over `ids`, in chunks (both engines bound a statement's parameters). */
+async function allIn<R extends object>(
+  ex: SqlExecutor,
+  sql: (placeholders: string) => string,
+  ids: readonly string[],
+): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < ids.length; i += IN_CHUNK) {
+    const chunk = ids.slice(i, i + IN_CHUNK);
+    out.push(...(await ex.all<R>(sql(chunk.map(() => '?').join(', ')), chunk)));
+  }
+  return out;
+}
+
+const OCCURRENCE = 'occurrence:';
+
+/**
+ * The FIC_obs universe U (B3.5): occurrences entered in the window (and lineage), one entry = one
+ * consequential action — read from the evidence log, cross-checked with the occurrence rows. An
+ * occurrence is in U when its `provider_entered` event or its row's `entered_at` is in the window
+ * (and its `occurrence_created` event or its row names the lineage): editing the mutable row
+ * (nulling or moving `entered_at`, changing `lineage`) cannot take an entry out of n. A row that
+ * disagrees with the log is kept in U and marked, and fails C1 (B7-10: a tampered occurrence is in
+ * n, not in v).
+ */
 export async function enteredOccurrences(
   ex: SqlExecutor,
   f: { lineage?: string; from?: number; to?: number },
 ): Promise<EnteredOccurrence[]> {
-  const where = ['entered_at IS NOT NULL'];
-  const params: (string | number)[] = [];
-  if (f.lineage !== undefined) {
-    where.push('lineage = ?');
-    params.push(f.lineage);
-  }
-  if (f.from !== undefined) {
-    where.push('entered_at >= ?');
-    params.push(f.from);
-  }
-  if (f.to !== undefined) {
-    where.push('entered_at <= ?');
-    params.push(f.to);
-  }
-  const rows = await ex.all<{ id: string; lineage: string; entered_at: number | string }>(
-    `SELECT id, lineage, entered_at FROM aoc_occurrences WHERE ${where.join(' AND ')} ORDER BY entered_at, id`,
-    params,
+  const window = (column: string): { where: string; params: number[] } => {
+    const where: string[] = [];
+    const params: number[] = [];
+    if (f.from !== undefined) {
+      where.push(`${column} >= ?`);
+      params.push(f.from);
+    }
+    if (f.to !== undefined) {
+      where.push(`${column} <= ?`);
+      params.push(f.to);
+    }
+    return { where: where.map((w) => ` AND ${w}`).join(''), params };
+  };
+  const inLog = window('at');
+  const logged = await ex.all<{ subject: string }>(
+    `SELECT DISTINCT subject FROM evidence_events WHERE type = 'provider_entered'${inLog.where}`,
+    inLog.params,
   );
-  return rows.map((r) => ({ id: r.id, lineage: r.lineage, enteredAt: Number(r.entered_at) }));
+  const inRows = window('entered_at');
+  const rowed = await ex.all<{ id: string }>(
+    `SELECT id FROM aoc_occurrences WHERE entered_at IS NOT NULL${inRows.where}`,
+    inRows.params,
+  );
+  const ids = [
+    ...new Set([
+      ...logged
+        .filter((r) => r.subject.startsWith(OCCURRENCE))
+        .map((r) => r.subject.slice(OCCURRENCE.length)),
+      ...rowed.map((r) => r.id),
+    ]),
+  ].sort();
+  if (ids.length === 0) return [];
+  const subjects = ids.map((id) => `${OCCURRENCE}${id}`);
+  const rows = new Map(
+    (
+      await allIn<{ id: string; lineage: string; entered_at: number | string | null }>(
+        ex,
+        (p) => `SELECT id, lineage, entered_at FROM aoc_occurrences WHERE id IN (${p})`,
+        ids,
+      )
+    ).map((r) => [r.id, r]),
+  );
+  const events = await allIn<{ subject: string; type: string; body: string; at: number | string }>(
+    ex,
+    (p) =>
+      `SELECT subject, type, body, at FROM evidence_events WHERE subject IN (${p}) AND type IN ('occurrence_created', 'provider_entered') ORDER BY seq`,
+    subjects,
+  );
+  const created = new Map<string, string | null>();
+  const entered = new Map<string, number>();
+  for (const e of events) {
+    const id = e.subject.slice(OCCURRENCE.length);
+    if (e.type === 'occurrence_created' && !created.has(id)) {
+      let lineage: unknown = null;
+      try {
+        lineage = obj(JSON.parse(e.body))['lineage'];
+      } catch {
+        // An unreadable body names no lineage; the chain check (C1) fails it too.
+      }
+      created.set(id, typeof lineage === 'string' ? lineage : null);
+    } else if (e.type === 'provider_entered' && !entered.has(id)) entered.set(id, Number(e.at));
+  }
+  const out: EnteredOccurrence[] = [];
+  for (const id of ids) {
+    const row = rows.get(id);
+    const logLineage = created.get(id) ?? null;
+    const logAt = entered.get(id);
+    const rowAt = row?.entered_at === null || row?.entered_at === undefined ? null : Number(row.entered_at);
+    const lineage = logLineage ?? row?.lineage;
+    const enteredAt = logAt ?? rowAt;
+    if (lineage === undefined || enteredAt === null) continue; // neither side says it entered
+    if (f.lineage !== undefined && row?.lineage !== f.lineage && logLineage !== f.lineage) continue;
+    out.push({
+      id,
+      lineage,
+      enteredAt,
+      rowAgreesWithLog: row !== undefined && rowAt === logAt && row.lineage === logLineage,
+    });
+  }
+  return out.sort((a, b) => a.enteredAt - b.enteredAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 interface BindingRow {
@@ -276,6 +370,7 @@ export async function actionEvidence(ex: SqlExecutor, o: EnteredOccurrence): Pro
   );
   return {
     occurrence: o.id,
+    rowAgreesWithLog: o.rowAgreesWithLog,
     missionGate: gate === undefined ? null : { origin: gate.mission_origin, id: gate.mission_id },
     chainVerifies: chain.verifies,
     events: chain.events,

@@ -234,6 +234,28 @@ for (const e of engines) {
     );
   });
 
+  test(`[${e.name}] B3.5 B7-10: FIC_obs's universe comes from the evidence log: an occurrence whose row's entered_at or lineage was edited stays in n and fails C1`, async (t) => {
+    const p = await prepare(t, e);
+    await p.svc.takeover({ lineage: 'M' });
+    const [a, b, c, d] = await enterSome(p, 'L', 4);
+    assert.ok(a !== undefined && b !== undefined && c !== undefined && d !== undefined);
+    const rows = async (sql: string, params: (string | number)[]) =>
+      assert.equal(await p.store.tamper(sql, params), 1, sql);
+    await rows('UPDATE aoc_occurrences SET entered_at = NULL WHERE id = ?', [a]);
+    await rows('UPDATE aoc_occurrences SET entered_at = 0 WHERE id = ?', [b]);
+    await rows('UPDATE aoc_occurrences SET lineage = ? WHERE id = ?', ['M', c]);
+    const failures = (f: { failures: readonly { occurrence: string; failed: readonly string[] }[] }) =>
+      Object.fromEntries(f.failures.map((x) => [x.occurrence, x.failed.includes('C1')]));
+    const all = await p.continuity.fic();
+    assert.deepEqual([all.n, all.v], [4, 1], 'every entry in the log is in n; only the untouched one in v');
+    assert.deepEqual(failures(all), { [a]: true, [b]: true, [c]: true });
+    const windowed = await p.continuity.fic({ from: T0, to: T0 + 3_600_000 });
+    assert.deepEqual([windowed.n, windowed.v], [4, 1], 'a row moved out of the window is still in it');
+    const scoped = await p.continuity.fic({ lineage: 'L' });
+    assert.deepEqual([scoped.n, scoped.v], [4, 1], 'a row moved to another lineage still counts in L');
+    assert.equal((await p.continuity.fic({ lineage: 'M' })).n, 1, 'and, disagreeing, in M as well');
+  });
+
   test(`[${e.name}] B7-18: reconfiguring the domain between generations is an authorized policy update`, async (t) => {
     const p = await prepare(t, e);
     await p.svc.takeover({ lineage: 'L' });
