@@ -344,6 +344,43 @@ export async function enteredOccurrences(
   return out.sort((a, b) => a.enteredAt - b.enteredAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
+/**
+ * The lineages each occurrence belongs to, by its `occurrence_created` event and by its row (both,
+ * when they disagree: a scope filter built on them then keeps it rather than drop it, B3.6).
+ */
+export async function occurrenceLineages(
+  ex: SqlExecutor,
+  ids: readonly string[],
+): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>();
+  const add = (id: string, lineage: unknown): void => {
+    if (typeof lineage !== 'string') return;
+    const set = out.get(id) ?? new Set<string>();
+    set.add(lineage);
+    out.set(id, set);
+  };
+  const unique = [...new Set(ids)];
+  for (const r of await allIn<{ id: string; lineage: string }>(
+    ex,
+    (p) => `SELECT id, lineage FROM aoc_occurrences WHERE id IN (${p})`,
+    unique,
+  ))
+    add(r.id, r.lineage);
+  for (const e of await allIn<{ subject: string; body: string }>(
+    ex,
+    (p) =>
+      `SELECT subject, body FROM evidence_events WHERE subject IN (${p}) AND type = 'occurrence_created'`,
+    unique.map((id) => `${OCCURRENCE}${id}`),
+  )) {
+    try {
+      add(e.subject.slice(OCCURRENCE.length), obj(JSON.parse(e.body))['lineage']);
+    } catch {
+      // An unreadable body names no lineage.
+    }
+  }
+  return out;
+}
+
 interface BindingRow {
   profile_id: string;
   profile_version: string;

@@ -43,6 +43,7 @@ import {
   actionEvidence,
   enteredOccurrences,
   handoffFacts,
+  occurrenceLineages,
   readDomain,
   type DomainFacts,
 } from './observations-facts.js';
@@ -73,6 +74,13 @@ export interface FicQuery {
   readonly from?: number;
   readonly to?: number;
   readonly sample?: { readonly size: number; readonly seed: string };
+}
+
+/** Which records a CIF (or a point of the series) counts: a window of `observed_at`, a lineage. */
+export interface RecordScope {
+  readonly lineage?: string;
+  readonly from?: number;
+  readonly to?: number;
 }
 
 /** Told about every record the projector writes or refuses (the server counts them, issue 12 §5). */
@@ -317,15 +325,50 @@ export class ContinuityStore {
    * record ids a projection reported as contradicted by the evidence log; each of their dimensions
    * counts UNKNOWN `conflicting_evidence` (B3.2, OBS-13), never its stored MATCH or MISMATCH.
    */
-  async cif(
-    q: { profile?: string; from?: number; to?: number; conflicts?: readonly string[] } = {},
-  ): Promise<CifResult> {
-    const pinned = await this.#profile(q.profile);
-    // A correction replaces its predecessor even when one of them lies outside the window (OBS-08).
-    const records = currentRecords((await this.list()).map((r) => r.record)).filter((r) => {
+  /**
+   * The records of a scope (B3.6: dᵢ over the records in the window): `observed_at` in
+   * [from, to]; with a lineage, the records about it — its scope (`…:lineage:<L>`), one of its
+   * generations as a runtime, or an occurrence of it as `outcome.operation_ref` (a barrier record;
+   * the occurrence's lineage by its `occurrence_created` event or its row, either one).
+   */
+  async #inScope(q: RecordScope): Promise<(r: ObservationRecord) => boolean> {
+    const inWindow = (r: ObservationRecord): boolean => {
       const at = parseRfc3339(r.observed_at);
       return (q.from === undefined || at >= q.from) && (q.to === undefined || at <= q.to);
+    };
+    const lineage = q.lineage;
+    if (lineage === undefined) return inWindow;
+    const domain = (await this.#engine.read((ex) => this.#domain(ex))).id;
+    const scope = `urn:baton:${domain}:lineage:${lineage}`;
+    const occurrencePrefix = `urn:baton:${domain}:occurrence:`;
+    const all = await this.list();
+    const refs = all.flatMap((s) => {
+      const ref = s.record.outcome.operation_ref;
+      return typeof ref === 'string' && ref.startsWith(occurrencePrefix)
+        ? [ref.slice(occurrencePrefix.length)]
+        : [];
     });
+    const lineages = await this.#engine.read((ex) => occurrenceLineages(ex, refs));
+    const ofLineage = (runtime: string | null): boolean =>
+      runtime !== null && runtime.startsWith(`${scope}:generation:`);
+    return (r) => {
+      if (!inWindow(r)) return false;
+      if (r.scope_id === scope || ofLineage(r.source_runtime) || ofLineage(r.destination_runtime))
+        return true;
+      const ref = r.outcome.operation_ref;
+      return (
+        typeof ref === 'string' &&
+        ref.startsWith(occurrencePrefix) &&
+        (lineages.get(ref.slice(occurrencePrefix.length))?.has(lineage) ?? false)
+      );
+    };
+  }
+
+  async cif(q: RecordScope & { profile?: string; conflicts?: readonly string[] } = {}): Promise<CifResult> {
+    const pinned = await this.#profile(q.profile);
+    const inScope = await this.#inScope(q);
+    // A correction replaces its predecessor even when one of them lies outside the window (OBS-08).
+    const records = currentRecords((await this.list()).map((r) => r.record)).filter(inScope);
     return cif(records, pinned.weights, pinned.profile.required, pinned.profile.weights_version, {
       conflicting: await this.#conflicting(q.conflicts),
     });
@@ -333,18 +376,24 @@ export class ContinuityStore {
 
   /**
    * FIC_obs and CIF after each handoff, cumulatively over the records observed by then: the
-   * report's charts. `conflicts` as in `cif`.
+   * report's charts. The scope (window, lineage) is the report's: only handoffs in it are points,
+   * and each point counts FIC_obs and CIF within it (B3.6). `conflicts` as in `cif`.
    */
-  async series(q: { conflicts?: readonly string[] } = {}): Promise<SeriesPoint[]> {
-    const all = await this.list();
+  async series(q: RecordScope & { conflicts?: readonly string[] } = {}): Promise<SeriesPoint[]> {
+    const inScope = await this.#inScope(q);
+    const all = (await this.list()).filter((r) => inScope(r.record));
     const handoffs = all.filter((r) => r.record.event_type === 'handoff');
     const pinned = await this.#profile();
     const conflicting = await this.#conflicting(q.conflicts);
     const points: SeriesPoint[] = [];
     for (const h of handoffs) {
       const to = Date.parse(h.record.observed_at);
-      const f = await this.fic({ to });
-      // Every record observed by then (barrier records too), as the report's own CIF counts them.
+      const f = await this.fic({
+        ...(q.lineage !== undefined && { lineage: q.lineage }),
+        ...(q.from !== undefined && { from: q.from }),
+        to,
+      });
+      // Every record in scope observed by then (barrier records too), as the report's own CIF counts them.
       const c = cif(
         all.filter((r) => Date.parse(r.record.observed_at) <= to).map((r) => r.record),
         pinned.weights,
@@ -365,6 +414,11 @@ export class ContinuityStore {
   /** Project, then report (B3.8, OBS-18). */
   async report(q: FicQuery = {}): Promise<ContinuityReport & { projection: ProjectionResult }> {
     const projection = await this.project();
+    const scope: RecordScope = {
+      ...(q.lineage !== undefined && { lineage: q.lineage }),
+      ...(q.from !== undefined && { from: q.from }),
+      ...(q.to !== undefined && { to: q.to }),
+    };
     const domain = await this.#engine.read((ex) => this.#domain(ex));
     const records = await this.list();
     const report = buildReport({
@@ -378,9 +432,10 @@ export class ContinuityStore {
         verification: recordClass(r.record),
       })),
       fic: await this.fic(q),
-      // B3.2, OBS-13: a record the re-derivation contradicts counts UNKNOWN, and the labels say so.
-      cif: await this.cif({ conflicts: projection.conflicts }),
-      series: await this.series({ conflicts: projection.conflicts }),
+      // B3.6: CIF and the series over the same window and lineage as FIC_obs. B3.2, OBS-13: a
+      // record the re-derivation contradicts counts UNKNOWN, and the labels say so.
+      cif: await this.cif({ ...scope, conflicts: projection.conflicts }),
+      series: await this.series({ ...scope, conflicts: projection.conflicts }),
       bypassPaths: domain.bypassPaths,
       conflicts: projection.conflicts,
     });

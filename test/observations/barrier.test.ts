@@ -23,6 +23,39 @@ const PRODUCER = 'urn:baton:test-domain';
 const authorityOf = (r: ObservationRecord) => r.invariants.find((i) => i.dimension === 'authority');
 
 for (const e of engines) {
+  test(`[${e.name}] B3.6: a lineage-scoped CIF counts the barrier records of the lineage's occurrences, even one whose entering generation is unreadable`, async (t) => {
+    const w = await governedWorld(t, e);
+    await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
+    const { ids, enter } = await reserveGoverned(w, ['a', 'b']);
+    const [a, b] = ids as [string, string];
+    w.clock.advance(1_000);
+    await enter(a);
+    await enter(b);
+    // b's entry loses its generation (the barrier record then names no runtime: only its
+    // occurrence ties it to the lineage).
+    await w.store.tamper(
+      `UPDATE evidence_events SET body = REPLACE(body, '"generation":1', '"generation":null') WHERE subject = ? AND type = 'provider_entered'`,
+      [`occurrence:${b}`],
+    );
+    w.clock.advance(1_000);
+    await w.harness.applyVerifiedSignal(verifiedSignal('revoked', 2, T0 + 200_000));
+    await w.continuity.project();
+    const barriers = await w.continuity.list({ eventType: 'revocation_barrier' });
+    assert.deepEqual(
+      barriers.map((r) => r.record.source_runtime === null).sort(),
+      [false, true],
+      'one barrier record names no runtime',
+    );
+    const authority = async (lineage: string) => {
+      const tally = (await w.continuity.cif({ lineage })).per_dimension['authority'];
+      return [tally?.match, tally?.unknown];
+    };
+    // invoice-agent: a's MATCH, b's UNKNOWN (evidence_chain_unverified), the handoff's UNKNOWN
+    // (its authority_created shares the takeover's millisecond and actor).
+    assert.deepEqual(await authority('invoice-agent'), [1, 2]);
+    assert.deepEqual(await authority('someone-else'), [0, 0]);
+  });
+
   test(`[${e.name}] B7-14 B3.4 a late revocation SET: entries 1 s, 50 s and 95 s after T0 against committed_at T0+40 s ⇒ MATCH, UNKNOWN timing_ambiguous, MISMATCH`, async (t) => {
     const w = await governedWorld(t, e);
     await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));

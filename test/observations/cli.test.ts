@@ -11,7 +11,11 @@ import { generateEd25519KeyPair, exportPrivatePem, exportPublicPem } from '../..
 import { observeCommand } from '../../src/cli/commands/observe.js';
 import { reportCommand } from '../../src/cli/commands/report.js';
 import { runDemo } from '../../src/cli/demo/story.js';
+import { ManualClock } from '../../src/core/clock.js';
 import { OBSERVATION_PROFILE } from '../../src/observations/index.js';
+import { openBaton } from '../../src/server/open.js';
+import { ContinuityStore } from '../../src/store/index.js';
+import { domainConfig, T0 } from '../occurrences/helpers.js';
 import { captureIo, tempDir } from '../store/support.js';
 import { EXAMPLE_DIGEST, EXAMPLE_PATH, decidedRecord, example } from './support.js';
 
@@ -76,6 +80,50 @@ test('B7-13 CLI: observe sign, then verify with the public key and audience; wro
   ]);
   assert.equal(late.code, 1);
   assert.match(late.err, /expires_at/);
+});
+
+test('B3.6 CLI: observe metrics --lineage and --from scope CIF as they scope FIC_obs', async (t) => {
+  const dir = tempDir(t);
+  const db = join(dir, 'baton.db');
+  const clock = new ManualClock(T0);
+  const opened = await openBaton({ kind: 'sqlite', path: db }, { clock });
+  try {
+    await opened.service.configureDomain(domainConfig() as never);
+    await opened.service.takeover({ lineage: 'A' });
+    clock.advance(60_000);
+    await opened.service.takeover({ lineage: 'B' });
+    const continuity = new ContinuityStore({
+      engine: opened.engine,
+      signingKey: opened.domainKey.privateKey,
+      clock,
+    });
+    await continuity.submit(
+      decidedRecord({
+        record_id: 'b-1',
+        event_type: 'action',
+        scope_id: 'urn:baton:test-domain:lineage:B',
+        observed_at: new Date(clock.wallMs()).toISOString(),
+        invariants: [{ dimension: 'authority', status: 'MISMATCH', reference: 'urn:baton:r', reason: 'x' }],
+      }),
+      'operator',
+    );
+  } finally {
+    await opened.close();
+  }
+  const authority = async (...args: string[]) => {
+    const r = await run(observeCommand, ['metrics', '--db', db, ...args]);
+    assert.equal(r.code, 0, r.err);
+    const m = JSON.parse(r.out) as {
+      cif: { per_dimension: Record<string, { match: number; mismatch: number }> };
+    };
+    const a = m.cif.per_dimension['authority'];
+    return [a?.match, a?.mismatch];
+  };
+  assert.deepEqual(await authority(), [2, 1]);
+  assert.deepEqual(await authority('--lineage', 'A'), [1, 0]);
+  assert.deepEqual(await authority('--lineage', 'B'), [1, 1]);
+  assert.deepEqual(await authority('--from', new Date(T0 + 60_000).toISOString()), [1, 1]);
+  assert.deepEqual(await authority('--to', new Date(T0 + 59_999).toISOString()), [1, 0]);
 });
 
 test(

@@ -186,6 +186,48 @@ for (const e of engines) {
     assert.equal(stored?.record.record.invariants.find((i) => i.dimension === 'lineage')?.status, 'MATCH');
   });
 
+  test(`[${e.name}] B3.6: the report's lineage and window scope CIF and the series as they scope FIC_obs`, async (t) => {
+    const p = await prepare(t, e);
+    await p.svc.takeover({ lineage: 'A' });
+    p.clock.advance(60_000);
+    const later = p.clock.wallMs();
+    await p.svc.takeover({ lineage: 'B' });
+    // An operator's record about lineage B: its authority MISMATCH belongs to B and to the later window.
+    await p.continuity.submit(
+      decidedRecord({
+        record_id: 'b-1',
+        event_type: 'action',
+        scope_id: 'urn:baton:test-domain:lineage:B',
+        observed_at: new Date(later).toISOString(),
+        invariants: [authority('MISMATCH', 'replenished')],
+      }),
+      'operator',
+    );
+    const tally = (r: { cif: { per_dimension: Record<string, { match: number; mismatch: number }> } }) => {
+      const a = r.cif.per_dimension['authority'];
+      return [a?.match, a?.mismatch];
+    };
+    const whole = await p.continuity.report();
+    assert.deepEqual(tally(whole), [2, 1]);
+    assert.equal(whole.series.length, 2);
+    const a = await p.continuity.report({ lineage: 'A' });
+    assert.deepEqual(tally(a), [1, 0], 'B’s records are out of lineage A’s CIF');
+    assert.deepEqual(
+      a.series.map((x) => [x.label, x.cif]),
+      [['urn:baton:test-domain:lineage:A generation 1', '0.000000']],
+    );
+    const b = await p.continuity.report({ lineage: 'B' });
+    assert.deepEqual(tally(b), [1, 1]);
+    const recent = await p.continuity.report({ from: later });
+    assert.deepEqual(tally(recent), [1, 1], 'A’s handoff is before the window');
+    assert.deepEqual(
+      recent.series.map((x) => x.label),
+      ['urn:baton:test-domain:lineage:B generation 1'],
+    );
+    const early = await p.continuity.report({ to: later - 1 });
+    assert.deepEqual(tally(early), [1, 0]);
+  });
+
   test(`[${e.name}] ¶17: a report over Baton's own records only is OBSERVED_WITH_STATED_EVIDENCE from its evidence log`, async (t) => {
     const p = await prepare(t, e);
     await p.svc.takeover({ lineage: 'L' });

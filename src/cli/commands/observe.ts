@@ -30,7 +30,8 @@ sign      Sign a record with an Ed25519 private key (jws-compact envelope); prin
 verify    Verify a signed record: audience, profile, freshness, signature. --key is the producer's
           public (or private) Ed25519 PEM. Exit 0 accepted, 1 refused.
 export    Project Baton's handoff records, then print the stored records as JSON Lines.
-metrics   Project, then print FIC_obs and CIF as JSON (a sample when --sample is given).
+metrics   Project, then print FIC_obs and CIF as JSON: both over --from/--to (entries for FIC_obs,
+          records' observed_at for CIF) and --lineage; --sample N --seed S samples FIC_obs only.
 export and metrics need an existing store with its domain key (neither is created here).
 ${STORE_USAGE}
 `;
@@ -189,9 +190,12 @@ async function metrics(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse({ args: argv, strict: true, options: METRIC_OPTIONS });
   return withContinuity(values, async (c) => {
     const projection = await c.project();
-    // B3.2: a record the full re-derivation contradicts counts UNKNOWN conflicting_evidence.
-    const cifResult = await c.cif({ conflicts: projection.conflicts });
-    const body = { projection, fic_obs: await c.fic(ficQuery(values)), cif: cifResult };
+    const q = ficQuery(values);
+    // B3.6: CIF over the records of the same window and lineage as FIC_obs (the sample is FIC's
+    // only). B3.2: a record the full re-derivation contradicts counts UNKNOWN conflicting_evidence.
+    const { sample: _ficOnly, ...scope } = q;
+    const cifResult = await c.cif({ ...scope, conflicts: projection.conflicts });
+    const body = { projection, fic_obs: await c.fic(q), cif: cifResult };
     io.stdout(`${JSON.stringify(body, null, 2)}\n`);
     return EXIT.ok;
   });

@@ -18,6 +18,8 @@ Project Baton's handoff records (idempotent), then write the continuity report: 
 FIC_obs (with its global bound only when every bypass path is disclosed absent), CIF (never an
 authorization), event surfaces, blind spots, retention, sampling and witness dependence. The HTML
 form is one self-contained file with FIC_obs and CIF over time as charts. Default: json on stdout.
+--lineage, --from and --to scope FIC_obs, CIF and the charts alike (the record counts are of every
+stored record); --sample N --seed S samples FIC_obs.
 --out FILE: its folder must exist; checked before the store is opened, written through FILE.partial.
 The store must exist already, with its domain key (neither is created here).
 ${STORE_USAGE}
