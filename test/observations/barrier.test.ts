@@ -123,6 +123,8 @@ for (const e of engines) {
         join(dir, 'b.json'),
         '--key',
         join(dir, 'pub.pem'),
+        '--producer',
+        PRODUCER,
         '--audience',
         PRODUCER,
         '--now',

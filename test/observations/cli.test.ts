@@ -61,11 +61,14 @@ test('B7-13 CLI: observe sign, then verify with the public key and audience; wro
     join(dir, 's.json'),
     '--key',
     join(dir, 'pub.pem'),
+    '--producer',
+    'urn:example:p',
     '--now',
     '2026-10-12T04:10:00Z',
   ];
   const ok = await run(observeCommand, [...args, '--audience', 'urn:example:v']);
   assert.equal(ok.code, 0, ok.err);
+  assert.match(ok.out, /^verified urn:example:record:handoff-42 from urn:example:p /);
   const wrong = await run(observeCommand, [...args, '--audience', 'urn:example:other']);
   assert.equal(wrong.code, 1);
   const late = await run(observeCommand, [
@@ -73,6 +76,8 @@ test('B7-13 CLI: observe sign, then verify with the public key and audience; wro
     join(dir, 's.json'),
     '--key',
     join(dir, 'pub.pem'),
+    '--producer',
+    'urn:example:p',
     '--audience',
     'urn:example:v',
     '--now',
@@ -126,6 +131,35 @@ test('B3.6 CLI: observe metrics --lineage and --from scope CIF as they scope FIC
   assert.deepEqual(await authority('--to', new Date(T0 + 59_999).toISOString()), [1, 0]);
 });
 
+test('OBS-12 CLI: observe verify checks the namespace: a record signed by the pinned key but claiming another producer exits 1; --producer is required', async (t) => {
+  const dir = tempDir(t);
+  const key = generateEd25519KeyPair();
+  writeFileSync(join(dir, 'k.pem'), exportPrivatePem(key.privateKey));
+  writeFileSync(join(dir, 'pub.pem'), exportPublicPem(key.publicKey));
+  // The holder of acme's key signs a record claiming to come from globex.
+  const claim = decidedRecord({
+    profile: OBSERVATION_PROFILE,
+    producer: 'urn:example:globex',
+    audience: 'urn:example:v',
+    issued_at: '2026-10-12T04:05:00Z',
+    expires_at: '2026-10-12T05:05:00Z',
+  });
+  writeFileSync(join(dir, 'r.json'), JSON.stringify(claim));
+  const signed = await run(observeCommand, ['sign', join(dir, 'r.json'), '--key', join(dir, 'k.pem')]);
+  assert.equal(signed.code, 0, signed.err);
+  writeFileSync(join(dir, 's.json'), signed.out);
+  const base = ['verify', join(dir, 's.json'), '--key', join(dir, 'pub.pem'), '--audience', 'urn:example:v'];
+  const now = ['--now', '2026-10-12T04:10:00Z'];
+  const refused = await run(observeCommand, [...base, '--producer', 'urn:example:acme', ...now]);
+  assert.equal(refused.code, 1, refused.out);
+  assert.match(refused.err, /observation_record_invalid \[envelope at \$\.producer\]/);
+  const missing = await run(observeCommand, [...base, ...now]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.err, /--producer URI is required/);
+  const help = await run(observeCommand, ['--help']);
+  assert.match(help.out, /--producer URI/);
+});
+
 test(
   'done-when: a takeover in baton demo leaves a verifiable handoff record that report counts',
   { timeout: 120_000 },
@@ -147,6 +181,8 @@ test(
       join(dir, 'h.json'),
       '--key',
       `${db}.domain-key.pem`,
+      '--producer',
+      'urn:baton:demo-domain',
       '--audience',
       'urn:baton:demo-domain',
     ]);

@@ -19,7 +19,7 @@ import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const USAGE = `usage: baton observe validate [FILE|-]
        baton observe sign [FILE|-] --key PEM
-       baton observe verify [FILE|-] --key PEM --audience URI [--now RFC3339]
+       baton observe verify [FILE|-] --key PEM --producer URI --audience URI [--now RFC3339]
        baton observe export [store] [--record-id ID]
        baton observe metrics [store] [--lineage L] [--from T] [--to T] [--sample N --seed S]
 
@@ -27,8 +27,9 @@ validate  Read one continuity observation record strictly (urn:baton:continuity-
           prints its sha-256 JCS digest, uninterpreted extensions and unapproved locators (never
           fetched). Exit 0 valid, 1 refused (code, rule and JSON path on stderr), 2 unreadable.
 sign      Sign a record with an Ed25519 private key (jws-compact envelope); prints the signed record.
-verify    Verify a signed record: audience, profile, freshness, signature. --key is the producer's
-          public (or private) Ed25519 PEM. Exit 0 accepted, 1 refused.
+verify    Verify a signed record: producer, audience, profile, freshness, signature. --key is the
+          public (or private) Ed25519 PEM of the producer named by --producer: a record naming
+          another producer is refused, whatever key signed it (OBS-12). Exit 0 accepted, 1 refused.
 export    Project Baton's handoff records, then print the stored records as JSON Lines.
 metrics   Project, then print FIC_obs and CIF as JSON: both over --from/--to (entries for FIC_obs,
           records' observed_at for CIF) and --lineage; --sample N --seed S samples FIC_obs only.
@@ -101,19 +102,24 @@ async function sign(argv: string[], io: CliIo): Promise<number> {
 async function verify(argv: string[], io: CliIo): Promise<number> {
   const { values, bytes } = await readFileArg(argv, io, {
     key: { type: 'string' },
+    producer: { type: 'string' },
     audience: { type: 'string' },
     now: { type: 'string' },
   });
   const key = keyFile(values['key'], 'public');
   const audience = values['audience'];
   if (audience === undefined) throw new BatonError('usage', '--audience URI is required');
+  // OBS-12 ¶25: verifiers check the namespace. The key is pinned to one producer; a record signed
+  // by it but claiming any other producer is refused.
+  const producer = values['producer'];
+  if (producer === undefined) {
+    throw new BatonError('usage', '--producer URI is required: the producer whose key --key is');
+  }
   const now = values['now'] === undefined ? Date.now() : parseRfc3339(values['now']);
   try {
     const { record } = readRecord(bytes);
-    await verifyRecord(record, { key, audience, now });
-    io.stdout(
-      `verified ${record.record_id} from ${record.producer ?? '(no producer)'} ${digestJcs(record)}\n`,
-    );
+    await verifyRecord(record, { key, audience, producers: [producer], now });
+    io.stdout(`verified ${record.record_id} from ${producer} ${digestJcs(record)}\n`);
     return EXIT.ok;
   } catch (error) {
     return refusal(error, io);

@@ -139,7 +139,7 @@ async function recordHandoffs(w: World, print: (l: string) => void): Promise<boo
   const p = await continuity.project('system:demo');
   // The temporary database is deleted when the demo ends: name only one that is kept.
   const follow = w.kept
-    ? `\`baton report --db ${w.db}\` counts them, \`baton observe export --db ${w.db}\` prints them for \`baton observe verify\``
+    ? `\`baton report --db ${w.db}\` counts them, \`baton observe export --db ${w.db}\` prints them for \`baton observe verify --producer urn:baton:${DEMO_DOMAIN.id}\``
     : 'the database is deleted when the demo ends: run `baton demo --db FILE` to keep it for `baton report` and `baton observe export`';
   print(`continuity: ${p.created} signed handoff record(s), one per takeover (memory UNKNOWN); ${follow}`);
   return p.created === 4 && p.conflicts.length === 0;
