@@ -3,7 +3,8 @@
  * docs/api.md). Everything a request meets, in order:
  * 1. routing; unknown routes are `404 not_found` problems;
  * 2. authentication and the role check (`onRequest`), before the body is even read;
- * 3. the body: `application/json` only, parsed by core's strict parser (duplicate members, lone
+ * 3. the body: `application/json` only (and `application/baton-continuity-observation+json` for
+ *    `POST /v1/continuity/records`), parsed by core's strict parser (duplicate members, lone
  *    surrogates, bad UTF-8 refused), size-limited; any other content type is `415` — except on
  *    the routes that read their own body (the RFC 8935 push receiver, `registerOwnBodyRoutes`;
  *    the webhook receiver, routes/webhooks.ts), which take any content type and answer it themselves;
@@ -15,7 +16,9 @@
 import type { KeyObject } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { systemClock, type Clock } from '../core/clock.js';
+import { BatonError } from '../core/errors.js';
 import { parseStrictJson } from '../core/json.js';
+import { OBSERVATION_MEDIA_TYPE } from '../observations/index.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import { NO_KEYS, StatusSources, type KeyResolver } from '../providers/index.js';
 import type { StoreEngine } from '../store/engine.js';
@@ -26,7 +29,7 @@ import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, schemaError, toBatonError, toProblem } from './problem.js';
 import { registerRoute, type RouteSpec, type ServerDeps } from './route.js';
 import { adminReadRoutes } from './routes/admin-reads.js';
-import { continuityCounters, continuityRoutes } from './routes/continuity.js';
+import { CONTINUITY_RECORDS_URL, continuityCounters, continuityRoutes } from './routes/continuity.js';
 import { lineageRoutes } from './routes/lineages.js';
 import { observationRoutes } from './routes/observations.js';
 import { lifecycleRoutes } from './routes/lifecycle.js';
@@ -145,15 +148,32 @@ function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['lo
 
 function strictJsonBodies(app: FastifyInstance, limit: number): void {
   app.removeAllContentTypeParsers();
+  const strict = (raw: Buffer, done: (error: Error | null, body?: unknown) => void): void => {
+    try {
+      done(null, raw.length === 0 ? undefined : parseStrictJson(raw, { maxBytes: limit }));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  };
   app.addContentTypeParser(
     'application/json',
     { parseAs: 'buffer', bodyLimit: limit },
-    (_req, raw: Buffer, done) => {
-      try {
-        done(null, raw.length === 0 ? undefined : parseStrictJson(raw, { maxBytes: limit }));
-      } catch (error) {
-        done(error as Error, undefined);
-      }
+    (_req, raw: Buffer, done) => strict(raw, done),
+  );
+  // B2 (C-B2): a continuity record in its own media type, read by the same strict parser, on the
+  // one route that takes records; on any other route it is `415` like every other type.
+  app.addContentTypeParser(
+    OBSERVATION_MEDIA_TYPE,
+    { parseAs: 'buffer', bodyLimit: limit },
+    (req, raw: Buffer, done) => {
+      if (req.method === 'POST' && req.routeOptions.url === CONTINUITY_RECORDS_URL) strict(raw, done);
+      else
+        done(
+          new BatonError(
+            'media_type_unsupported',
+            `${OBSERVATION_MEDIA_TYPE} is for POST ${CONTINUITY_RECORDS_URL}`,
+          ),
+        );
     },
   );
 }

@@ -89,6 +89,31 @@ test('OBS-08 OBS-12 over HTTP: an operator’s unsigned record under another pro
   assert.equal((stored.body['record'] as { producer: string }).producer, 'urn:baton:local');
 });
 
+test('B2 C-B2 over HTTP: POST /v1/continuity/records takes the binding’s own media type, through the same strict parser; other routes answer it 415', async (t) => {
+  const { url, operator, admin } = await start(t);
+  const type = 'application/baton-continuity-observation+json';
+  const post = (path: string, raw: string, token = operator) =>
+    request(url, 'POST', path, { token, raw, contentType: type });
+  const rec = decidedRecord();
+  const created = await post('/v1/continuity/records', JSON.stringify(rec));
+  assert.equal(created.status, 201, created.text);
+  const withCharset = await request(url, 'POST', '/v1/continuity/records', {
+    token: operator,
+    raw: JSON.stringify(rec),
+    contentType: `${type}; charset=utf-8`,
+  });
+  assert.equal(withCharset.status, 200, withCharset.text);
+  const duplicate = await post(
+    '/v1/continuity/records',
+    JSON.stringify({ ...rec, record_id: 'dup' }).replace('"version":"1"', '"version":"1","version":"1"'),
+  );
+  assert.equal(duplicate.status, 400, duplicate.text);
+  assert.equal(duplicate.body['code'], 'json_duplicate_member');
+  const elsewhere = await post('/v1/continuity/profiles', JSON.stringify(HANDOFF_PROFILE), admin);
+  assert.equal(elsewhere.status, 415, elsewhere.text);
+  assert.equal(elsewhere.body['code'], 'media_type_unsupported');
+});
+
 test('B3.1 over HTTP: a refusal keeps its code, rule and path; version 2 is observation_profile_unsupported', async (t) => {
   const { call } = await start(t);
   const bad = await call('POST', '/v1/continuity/records', { ...example(), colour: 'blue' });

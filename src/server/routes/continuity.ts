@@ -29,6 +29,9 @@ import {
   submitResult,
 } from '../schemas/continuity.js';
 
+/** Where records are submitted; it also takes their own media type (B2, C-B2; parser in app.ts). */
+export const CONTINUITY_RECORDS_URL = '/v1/continuity/records';
+
 /** The projector's writes and refusals, counted in `baton_continuity_records_*_total{via="projector"}`. */
 export function continuityCounters(metrics: ServerDeps['metrics']): ProjectionObserver {
   return {
@@ -80,7 +83,7 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
   return [
     {
       method: 'POST',
-      url: '/v1/continuity/records',
+      url: CONTINUITY_RECORDS_URL,
       operationId: 'submitContinuityRecord',
       summary:
         'Store a continuity observation record (unsigned under the local producer, or signed by a pinned producer key)',
