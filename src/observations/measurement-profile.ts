@@ -102,6 +102,18 @@ export function readMeasurementProfile(input: string | Uint8Array | Record<strin
   return { profile, digest: digestJcs(profile), weights };
 }
 
+/**
+ * Baton's namespace is closed to registered profiles (OBS-29: a profile defines what is
+ * permissible; OBS-08: Baton's own ids are Baton's). `urn:baton:…` (compared without case, RFC
+ * 8141) names Baton's built-in profiles: one pinned under such an id would never be used (the
+ * built-in answers for it) or would pose as Baton's. Refused with `input_invalid` at `$.id`.
+ */
+export function refuseReservedProfileId(profile: Pick<MeasurementProfile, 'id'>): void {
+  if (profile.id.toLowerCase().startsWith('urn:baton:')) {
+    bad('$.id', 'is in Baton’s own namespace (urn:baton:), reserved for its built-in profiles');
+  }
+}
+
 /** Baton's own profile for automatic handoff records (B3.3): what each dimension means there. */
 export const HANDOFF_PROFILE: MeasurementProfile = {
   type: MEASUREMENT_PROFILE_TYPE,

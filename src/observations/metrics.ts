@@ -104,6 +104,8 @@ export interface CifResult {
    */
   readonly conflicting: readonly string[];
   readonly weights_version: string;
+  /** The measurement profile the answer was computed under, when a store pinned one (OBS-14). */
+  readonly profile?: { readonly id: string; readonly version: string; readonly digest: string };
   /** OBS-15: stated in every answer. */
   readonly authorizes: false;
 }

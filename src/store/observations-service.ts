@@ -27,6 +27,7 @@ import {
   recordKey,
   refuse,
   refuseBatonNamespaceClaim,
+  refuseReservedProfileId,
   seededSample,
   signRecord,
   verifyRecord,
@@ -256,6 +257,8 @@ export class ContinuityStore {
     input: string | Uint8Array | Record<string, unknown>,
   ): Promise<PinnedProfile & { status: 'created' | 'exists' }> {
     const pinned = readMeasurementProfile(input);
+    // Baton's built-in ids are not for registration: refused before anything is stored.
+    refuseReservedProfileId(pinned.profile);
     const status = await this.#engine.transaction((tx) =>
       putProfile(
         tx,
@@ -369,9 +372,14 @@ export class ContinuityStore {
     const inScope = await this.#inScope(q);
     // A correction replaces its predecessor even when one of them lies outside the window (OBS-08).
     const records = currentRecords((await this.list()).map((r) => r.record)).filter(inScope);
-    return cif(records, pinned.weights, pinned.profile.required, pinned.profile.weights_version, {
+    const result = cif(records, pinned.weights, pinned.profile.required, pinned.profile.weights_version, {
       conflicting: await this.#conflicting(q.conflicts),
     });
+    // The answer names the profile it was computed under (OBS-14: calibration/version recorded).
+    return {
+      ...result,
+      profile: { id: pinned.profile.id, version: pinned.profile.version, digest: pinned.digest },
+    };
   }
 
   /**

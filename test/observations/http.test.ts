@@ -12,7 +12,12 @@ import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { ManualClock } from '../../src/core/clock.js';
 import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
-import { HANDOFF_PROFILE, OBSERVATION_PROFILE, signRecord } from '../../src/observations/index.js';
+import {
+  HANDOFF_PROFILE,
+  OBSERVATION_PROFILE,
+  readMeasurementProfile,
+  signRecord,
+} from '../../src/observations/index.js';
 import { buildServer, createToken } from '../../src/server/index.js';
 import { openBaton } from '../../src/server/open.js';
 import { domainConfig, paymentsProfile, request, T0, type Answer } from '../server/helpers.js';
@@ -279,6 +284,34 @@ test('¶27 B3.6 over HTTP: a profile requiring an unweighted dimension is refuse
   assert.equal((await call('POST', '/v1/continuity/records', rec)).status, 201);
   const cif = await call('GET', '/v1/continuity/metrics/cif?profile=urn%3Aexample%3Ap');
   assert.notEqual(cif.body['complete'], true, cif.text);
+});
+
+test('OBS-29 over HTTP: a profile under Baton’s reserved urn:baton: ids is refused and stores nothing; CIF names the profile it used', async (t) => {
+  const { call, admin, opened } = await start(t);
+  for (const id of [HANDOFF_PROFILE.id, 'URN:Baton:measurement-profile:mine']) {
+    const squat = {
+      ...HANDOFF_PROFILE,
+      id,
+      weights: { state: '1', policy: '0', authority: '0', lineage: '0' },
+    };
+    const refused = await call('POST', '/v1/continuity/profiles', squat, admin);
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body['code'], 'input_invalid');
+    assert.equal((refused.body['details'] as { path: string }).path, '$.id');
+  }
+  const rows = await opened.engine.read((ex) =>
+    ex.all<{ n: number | string }>('SELECT COUNT(*) AS n FROM cop_profiles'),
+  );
+  assert.equal(Number(rows[0]?.n), 0, 'nothing stored');
+  const cif = await call('GET', '/v1/continuity/metrics/cif');
+  assert.equal(cif.status, 200, cif.text);
+  const used = cif.body['profile'] as { id: string; version: string; digest: string };
+  assert.deepEqual([used.id, used.version], [HANDOFF_PROFILE.id, HANDOFF_PROFILE.version]);
+  assert.equal(used.digest, readMeasurementProfile({ ...HANDOFF_PROFILE }).digest, 'the built-in one');
+  const mine = { ...HANDOFF_PROFILE, id: 'urn:example:mine' };
+  assert.equal((await call('POST', '/v1/continuity/profiles', mine, admin)).status, 201);
+  const other = await call('GET', '/v1/continuity/metrics/cif?profile=urn%3Aexample%3Amine');
+  assert.equal((other.body['profile'] as { id: string }).id, 'urn:example:mine');
 });
 
 test('B7-15 B7-4 over HTTP: the answer carries unapproved locators and uninterpreted extensions', async (t) => {

@@ -171,6 +171,23 @@ for (const e of engines) {
     assert.equal((await p.continuity.list()).length, 2);
   });
 
+  test(`[${e.name}] OBS-29: registering a profile under Baton’s reserved urn:baton: ids is refused and stores nothing`, async (t) => {
+    const p = await prepare(t, e);
+    const { HANDOFF_PROFILE } = await import('../../src/observations/index.js');
+    for (const id of [HANDOFF_PROFILE.id, 'urn:BATON:test-domain:profile']) {
+      await assert.rejects(
+        p.continuity.registerProfile({ ...HANDOFF_PROFILE, id, weights_version: 'squatted' }),
+        (err: unknown) => isBatonError(err, 'input_invalid') && err.details['path'] === '$.id',
+        id,
+      );
+    }
+    const rows = await p.store.engine.read((ex) =>
+      ex.all<{ n: number | string }>('SELECT COUNT(*) AS n FROM cop_profiles'),
+    );
+    assert.equal(Number(rows[0]?.n), 0);
+    assert.equal((await p.continuity.cif()).weights_version, HANDOFF_PROFILE.weights_version);
+  });
+
   test(`[${e.name}] B7-21: the same record_id in two namespaces is two records (the local producer, and a producer signing under its pinned key)`, async (t) => {
     const p = await prepare(t, e);
     const acme = generateEd25519KeyPair();

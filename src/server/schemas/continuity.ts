@@ -144,6 +144,7 @@ export const cifResult: Schema = object({
   per_dimension: { type: 'object', additionalProperties: tally },
   conflicting: strings,
   weights_version: str,
+  profile: object({ id: str, version: str, digest: str }),
   authorizes: { type: 'boolean', enum: [false] },
 });
 export const profileResult: Schema = object({
