@@ -13,6 +13,9 @@ import type { Page } from 'playwright-core';
 import { ManualClock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
 import type { EntryTicket } from '../../src/occurrences/index.js';
+import { workSubject } from '../../src/missions/index.js';
+import { appendEvidence } from '../../src/store/evidence-log.js';
+import { binding } from '../missions/fixtures.js';
 import {
   createSandboxProvider,
   deployProfile,
@@ -251,6 +254,46 @@ browserTest('keyboard: the skip link and the navigation are reachable with Tab',
   await page.keyboard.press('Tab');
   await page.keyboard.press('Enter');
   await page.getByRole('heading', { name: 'Occurrences' }).waitFor();
+  await context.close();
+});
+
+/** Waits (50 ms steps, at most 10 s) until `l` matches `n` elements; then asserts it. */
+async function countIs(l: ReturnType<Page['locator']>, n: number): Promise<void> {
+  for (let i = 0; i < 200 && (await l.count()) !== n; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(await l.count(), n);
+}
+
+browserTest("a work item's chain longer than a page is shown a page at a time, with a pager", async () => {
+  const api = w().api;
+  const input = { kind: 'queue_item', action_class: 'consequential_write', mission_binding: binding };
+  const item = await api.harness.createItem(input, 'operator:test');
+  // A long chain without 60 real transitions: events appended to the item's chain as the store does.
+  await api.engine.transaction(async (tx) => {
+    for (let i = 0; i < 60; i++) {
+      await appendEvidence(tx, {
+        subject: workSubject(item.id),
+        type: 'page_test',
+        body: { i },
+        at: 1000 + i,
+        actor: 'test',
+      });
+    }
+  });
+  const total = (await api.harness.events(workSubject(item.id))).length;
+  const { context, page } = await open();
+  await page.goto(`${api.url}/console/`);
+  await signIn(page, api.operator);
+  await page.goto(`${api.url}/console/#/harness/${item.id}`);
+  const events = page.locator('.timeline > li');
+  await page.getByRole('heading', { name: `Item ${item.id}: queued` }).waitFor();
+  await countIs(events, 50);
+  const pager = page.getByRole('navigation', { name: "Pages of the item's evidence" });
+  await pager.getByRole('button', { name: 'Next page' }).click();
+  await countIs(events, total - 50);
+  assert.equal(await events.count(), total - 50);
+  assert.equal(await pager.getByRole('button', { name: 'Next page' }).isDisabled(), true, 'the last page');
+  await pager.getByRole('button', { name: 'Previous page' }).click();
+  await countIs(events, 50);
   await context.close();
 });
 

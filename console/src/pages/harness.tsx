@@ -20,11 +20,14 @@ function bindingOf(item: Record<string, unknown>): { origin: string; id: string 
   return typeof origin === 'string' && typeof id === 'string' ? { origin, id } : undefined;
 }
 
+/** One item and its chain, a page at a time (the route answers pages: `evidenceNextCursor`). */
 function ItemDetail({ id }: { id: string }) {
-  const item = useLoad(
-    async () => ok(await api.GET('/v1/harness/items/{id}', { params: { path: { id } } })),
-    [id],
-  );
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const item = useLoad(async () => {
+    const query = { limit: ITEM_PAGE, ...(cursor === undefined ? {} : { cursor }) };
+    return ok(await api.GET('/v1/harness/items/{id}', { params: { path: { id }, query } }));
+  }, [id, cursor]);
   const v = item.value;
   if (v === undefined) return <ErrorNote error={item.error} />;
   return (
@@ -44,6 +47,12 @@ function ItemDetail({ id }: { id: string }) {
           </li>
         ))}
       </ol>
+      <Pager
+        label="Pages of the item's evidence"
+        cursors={cursors}
+        next={v.evidenceNextCursor}
+        setCursors={setCursors}
+      />
     </>
   );
 }
