@@ -32,6 +32,11 @@ async function server(
 
 const stalls = (): boolean => false;
 
+/** Waits (in 5 ms steps, at most 5 s) until `done` holds. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 test('harness calls take { timeoutMs } per call and the client default; a stalled answer is client_timeout', async (t) => {
   const { url, seen } = await server(t, stalls);
   const perCall = new HarnessClient({ baseUrl: url, credential: 'bt_x' });
@@ -43,6 +48,7 @@ test('harness calls take { timeoutMs } per call and the client default; a stalle
     isBatonError(e, 'client_timeout'),
   );
   await assert.rejects(byDefault.getSession('ses_1'), (e: unknown) => isBatonError(e, 'client_timeout'));
+  await until(() => seen.length >= 3); // a client cut off early may be ahead of the server's handler
   assert.deepEqual(seen, [
     'POST /v1/harness/dispatch',
     'POST /v1/harness/items',
@@ -73,19 +79,31 @@ test('an aborted signal: nothing sent (sent: false); a signal aborted in flight 
   );
 });
 
-test("a chain read takes the call's deadline: a stall on a later page is client_timeout, no partial chain", async (t) => {
-  const { url, seen } = await server(t, (req, res) => {
-    if ((req.url ?? '').includes('cursor=')) return false;
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ item: { id: 'wi_1' }, evidence: [{ seq: 1 }], evidenceNextCursor: 'WzFd' }));
+test("a chain read's deadline bounds its pages together: pages each well inside it, their sum beyond it, is client_timeout", async (t) => {
+  const PAGES = 5;
+  const { url } = await server(t, (req, res) => {
+    const at = Number(/cursor=c(\d+)/.exec(req.url ?? '')?.[1] ?? '0');
+    const next = at + 1 < PAGES ? `c${at + 1}` : null;
+    const body = JSON.stringify({
+      item: { id: 'wi_1' },
+      evidence: [{ seq: at + 1 }],
+      evidenceNextCursor: next,
+    });
+    // Each page answers after 100 ms: inside a 250 ms deadline alone, five of them are not.
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    }, 100);
     return true;
   });
   const client = new HarnessClient({ baseUrl: url, credential: 'bt_x' });
-  await assert.rejects(client.get('wi_1', { timeoutMs: 200 }), (e: unknown) =>
+  const whole = await client.get('wi_1', { timeoutMs: 10_000 });
+  assert.deepEqual(
+    whole.evidence.map((e) => e['seq']),
+    [1, 2, 3, 4, 5],
+    'the same pages, given time, are read whole',
+  );
+  await assert.rejects(client.get('wi_1', { timeoutMs: 250 }), (e: unknown) =>
     isBatonError(e, 'client_timeout'),
   );
-  assert.deepEqual(seen, [
-    'GET /v1/harness/items/wi_1?limit=200',
-    'GET /v1/harness/items/wi_1?limit=200&cursor=WzFd',
-  ]);
 });
