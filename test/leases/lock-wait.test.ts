@@ -98,7 +98,10 @@ function setup() {
     const cells = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
     // Under tsx the worker needs the .ts file (it inherits the loader); compiled tests run .js.
     const ts = import.meta.url.endsWith('.ts');
-    const input: LockHolderInput = { dbPath, cells: cells.buffer, fallbackMs: 200 };
+    // The holder waits this long for a clock read before it lets go. Code that reads the clock
+    // before taking the lock reads it within this window (and so before RELEASED) unless this
+    // thread stalls longer than it between GO and the read: a second leaves no such stall plausible.
+    const input: LockHolderInput = { dbPath, cells: cells.buffer, fallbackMs: 1000 };
     const worker = new Worker(new URL(ts ? './lock-holder.ts' : './lock-holder.js', import.meta.url), {
       workerData: input,
     });
