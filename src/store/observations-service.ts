@@ -367,11 +367,19 @@ export class ContinuityStore {
     };
   }
 
+  /**
+   * The records whose results stand (`currentRecords`), then those of the scope: a correction
+   * replaces its predecessor even when one of them lies outside the window or lineage (OBS-08
+   * ¶19). CIF and every point of the series count these, so the two never disagree.
+   */
+  async #currentInScope(q: RecordScope): Promise<ObservationRecord[]> {
+    const inScope = await this.#inScope(q);
+    return currentRecords((await this.list()).map((r) => r.record)).filter(inScope);
+  }
+
   async cif(q: RecordScope & { profile?: string; conflicts?: readonly string[] } = {}): Promise<CifResult> {
     const pinned = await this.#profile(q.profile);
-    const inScope = await this.#inScope(q);
-    // A correction replaces its predecessor even when one of them lies outside the window (OBS-08).
-    const records = currentRecords((await this.list()).map((r) => r.record)).filter(inScope);
+    const records = await this.#currentInScope(q);
     const result = cif(records, pinned.weights, pinned.profile.required, pinned.profile.weights_version, {
       conflicting: await this.#conflicting(q.conflicts),
     });
@@ -388,14 +396,13 @@ export class ContinuityStore {
    * and each point counts FIC_obs and CIF within it (B3.6). `conflicts` as in `cif`.
    */
   async series(q: RecordScope & { conflicts?: readonly string[] } = {}): Promise<SeriesPoint[]> {
-    const inScope = await this.#inScope(q);
-    const all = (await this.list()).filter((r) => inScope(r.record));
-    const handoffs = all.filter((r) => r.record.event_type === 'handoff');
+    const all = await this.#currentInScope(q);
+    const handoffs = all.filter((r) => r.event_type === 'handoff');
     const pinned = await this.#profile();
     const conflicting = await this.#conflicting(q.conflicts);
     const points: SeriesPoint[] = [];
     for (const h of handoffs) {
-      const to = Date.parse(h.record.observed_at);
+      const to = Date.parse(h.observed_at);
       const f = await this.fic({
         ...(q.lineage !== undefined && { lineage: q.lineage }),
         ...(q.from !== undefined && { from: q.from }),
@@ -403,15 +410,15 @@ export class ContinuityStore {
       });
       // Every record in scope observed by then (barrier records too), as the report's own CIF counts them.
       const c = cif(
-        all.filter((r) => Date.parse(r.record.observed_at) <= to).map((r) => r.record),
+        all.filter((r) => Date.parse(r.observed_at) <= to),
         pinned.weights,
         pinned.profile.required,
         pinned.profile.weights_version,
         { conflicting },
       );
       points.push({
-        at: h.record.observed_at,
-        label: `${h.record.scope_id} generation ${String(h.record.authority_epoch)}`,
+        at: h.observed_at,
+        label: `${h.scope_id} generation ${String(h.authority_epoch)}`,
         fic: f.value?.decimal ?? null,
         cif: c.value?.decimal ?? null,
       });
