@@ -310,3 +310,29 @@ export async function getProfileBody(
   );
   return row?.body;
 }
+
+/**
+ * A conflict the projector found (B3.2, OBS-13 ¶26): the stored record keeps its bytes, and this
+ * row says the evidence log now derives `derivedDigest` for it. Idempotent on (producer, record_id,
+ * derived digest); insert-only (migration 027).
+ */
+export async function recordConflict(
+  tx: Transaction,
+  c: { producer: string; record_id: string; storedDigest: string; derivedDigest: string; actor: string },
+  now: number,
+): Promise<void> {
+  await tx.run(
+    `INSERT INTO cop_conflicts (producer, record_id, stored_digest, derived_digest, detected_at, actor)
+     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    [c.producer, c.record_id, c.storedDigest, c.derivedDigest, now, c.actor],
+  );
+}
+
+/** Every record a projection ever found contradicted by the evidence log, once each. */
+export async function listConflicts(
+  ex: SqlExecutor,
+): Promise<{ readonly producer: string; readonly record_id: string }[]> {
+  return ex.all<{ producer: string; record_id: string }>(
+    'SELECT DISTINCT producer, record_id FROM cop_conflicts ORDER BY producer, record_id',
+  );
+}

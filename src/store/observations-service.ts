@@ -52,6 +52,8 @@ import {
   getProfileBody,
   getStoredRecord,
   insertRecord,
+  listConflicts,
+  recordConflict,
   recordDigest,
   listStoredRecords,
   putProfile,
@@ -184,10 +186,33 @@ export class ContinuityStore {
         out.push((await insertRecord(tx, r, this.#clock.wallMs(), actor)).status);
       } catch (error) {
         if (!isBatonError(error, 'observation_record_conflict')) throw error;
+        await this.#recordConflict(tx, r, actor);
         out.push('conflict');
       }
     }
     return out;
+  }
+
+  /**
+   * A re-derived record whose id is stored with other bytes: the evidence log now contradicts the
+   * stored record (B3.2, OBS-13 ¶26). Recorded in `cop_conflicts`, so every later CIF, series and
+   * report counts it UNKNOWN, whether or not its own projection re-derives the record.
+   */
+  async #recordConflict(tx: Transaction, r: ObservationRecord, actor: string): Promise<void> {
+    const producer = producerNamespace(r);
+    const stored = await getStoredRecord(tx, producer, r.record_id);
+    if (stored === undefined) throw new BatonError('internal', 'a conflicting record vanished');
+    await recordConflict(
+      tx,
+      {
+        producer,
+        record_id: r.record_id,
+        storedDigest: stored.digest,
+        derivedDigest: recordDigest(r),
+        actor,
+      },
+      this.#clock.wallMs(),
+    );
   }
 
   /**
@@ -314,20 +339,32 @@ export class ContinuityStore {
   }
 
   /**
-   * The `recordKey`s of the records a projection found contradicted by the evidence log (its
-   * `conflicts`: ids of Baton's own records, under its producer).
+   * The `recordKey`s of the records found contradicted by the evidence log: every conflict a
+   * projection recorded (`cop_conflicts`, durable: a later read that does not re-derive the record
+   * still counts it), and any `conflicts` a caller passes (ids of Baton's own records).
    */
   async #conflicting(conflicts: readonly string[] | undefined): Promise<ReadonlySet<string>> {
-    if (conflicts === undefined || conflicts.length === 0) return new Set();
-    const producer = producerOf((await this.#engine.read((ex) => this.#domain(ex))).id);
-    return new Set(conflicts.map((record_id) => recordKey({ producer, record_id })));
+    const { producer, recorded } = await this.#engine.read(async (ex) => ({
+      producer: producerOf((await this.#domain(ex)).id),
+      recorded: await listConflicts(ex),
+    }));
+    return new Set([
+      ...recorded.map((c) => recordKey(c)),
+      ...(conflicts ?? []).map((record_id) => recordKey({ producer, record_id })),
+    ]);
   }
 
-  /**
-   * CIF over the stored records of a window under a measurement profile (B3.6). `conflicts`: the
-   * record ids a projection reported as contradicted by the evidence log; each of their dimensions
-   * counts UNKNOWN `conflicting_evidence` (B3.2, OBS-13), never its stored MATCH or MISMATCH.
-   */
+  /** The ids of Baton's own records found contradicted by the evidence log (as `#conflicting`). */
+  async conflicts(extra: readonly string[] = []): Promise<string[]> {
+    const { producer, recorded } = await this.#engine.read(async (ex) => ({
+      producer: producerOf((await this.#domain(ex)).id),
+      recorded: await listConflicts(ex),
+    }));
+    return [
+      ...new Set([...recorded.filter((c) => c.producer === producer).map((c) => c.record_id), ...extra]),
+    ].sort();
+  }
+
   /**
    * The records of a scope (B3.6: dᵢ over the records in the window): `observed_at` in
    * [from, to]; with a lineage, the records about it — its scope (`…:lineage:<L>`), one of its
@@ -377,6 +414,11 @@ export class ContinuityStore {
     return currentRecords((await this.list()).map((r) => r.record)).filter(inScope);
   }
 
+  /**
+   * CIF over the current records of a scope under a measurement profile (B3.6). Each dimension of
+   * a record found contradicted by the evidence log (recorded by a projection, or in `conflicts`)
+   * counts UNKNOWN `conflicting_evidence` (B3.2, OBS-13), never its stored MATCH or MISMATCH.
+   */
   async cif(q: RecordScope & { profile?: string; conflicts?: readonly string[] } = {}): Promise<CifResult> {
     const pinned = await this.#profile(q.profile);
     const records = await this.#currentInScope(q);
@@ -452,7 +494,8 @@ export class ContinuityStore {
       cif: await this.cif({ ...scope, conflicts: projection.conflicts }),
       series: await this.series({ ...scope, conflicts: projection.conflicts }),
       bypassPaths: domain.bypassPaths,
-      conflicts: projection.conflicts,
+      // Every conflict ever recorded, not only this projection's (B3.2: they stay contradicted).
+      conflicts: await this.conflicts(projection.conflicts),
     });
     return { ...report, projection };
   }

@@ -217,7 +217,7 @@ test('B6: takeover over HTTP, then FIC, CIF and coverage count its handoff recor
   }
 });
 
-test('B3.2 over HTTP: a record the read route’s projection finds contradicted counts UNKNOWN in GET …/metrics/cif', async (t) => {
+test('B3.2 over HTTP: a record the read route’s projection finds contradicted counts UNKNOWN in GET …/metrics/cif, and in every later GET', async (t) => {
   const { call, path, clock } = await start(t);
   assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
   const before = await call('GET', '/v1/continuity/metrics/cif');
@@ -239,6 +239,10 @@ test('B3.2 over HTTP: a record the read route’s projection finds contradicted 
     'lineage'
   ];
   assert.equal(lineage?.match, 0, 'the stale MATCH is not counted');
+  // The next read's incremental projection skips L (fully recorded): the recorded conflict still counts.
+  const again = await call('GET', '/v1/continuity/metrics/cif');
+  assert.equal(again.status, 200, again.text);
+  assert.deepEqual(again.body, after.body, 'nothing changed, nor does the answer');
 });
 
 test('issue 12 §5: /metrics counts continuity records written (projector, submit) and refused by code', async (t) => {

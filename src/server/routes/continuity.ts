@@ -143,7 +143,8 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { querystring: cifQuery, response: { 200: cifResult } },
       handler: async (input) => {
         // The incremental projection re-derives only lineages with a new takeover (and every
-        // barrier record): a conflict it finds counts UNKNOWN; `baton report` re-derives all.
+        // barrier record); `baton report` re-derives all. A conflict either finds is recorded
+        // (cop_conflicts), and this and every later answer counts it UNKNOWN (B3.2, OBS-13).
         const { conflicts } = await store(deps).project('system:observations', undefined, {
           incremental: true,
         });

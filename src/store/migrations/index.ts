@@ -24,6 +24,7 @@ import { migration as m023 } from './023_fewer_update_indexes.js';
 import { migration as m024 } from './024_one_stripe_write.js';
 import { migration as m025 } from './025_stripe_counts.js';
 import { migration as m026 } from './026_reissue_successor.js';
+import { migration as m027 } from './027_observation_conflicts.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -47,4 +48,5 @@ export const migrations: readonly Migration[] = [
   m024,
   m025,
   m026,
+  m027,
 ];
