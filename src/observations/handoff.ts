@@ -28,8 +28,26 @@ export function citeEvidenceEvent(locator: string, hash: string): EvidenceItem {
   };
 }
 
-/** What the projector's derived values were computed by (OBS-08: derived labels name their revision). */
-export const HANDOFF_ANALYSIS_REVISION = 'urn:baton:projector:handoff:1';
+/**
+ * What the projector's derived values were computed by (OBS-08: derived labels name their revision).
+ * Revision 2 goes with HANDOFF_PROFILE version 2: authority UNKNOWN (transaction_unidentified) when
+ * an `authority:*` event shares the takeover's instant and actor, and state, policy and authority
+ * UNKNOWN (evidence_chain_unverified) when their chains do not verify (B3.3, OBS-13, OBS-27).
+ */
+export const HANDOFF_ANALYSIS_REVISION = 'urn:baton:projector:handoff:2';
+/**
+ * Earlier revisions of this analysis. A stored record derived under one of them whose re-derivation
+ * differs is corrected (a new record naming it in `supersedes`, OBS-08 ¶19), not reported as a
+ * conflict: the rules changed, not the evidence. Any other revision that differs is a conflict.
+ */
+export const HANDOFF_PRIOR_REVISIONS: readonly string[] = ['urn:baton:projector:handoff:1'];
+
+/**
+ * The id of the correction that restates Baton's record `recordId` under analysis `revision`
+ * (OBS-08 ¶19: a correction is a new record in the producer's namespace, never an overwrite).
+ */
+export const revisedRecordId = (recordId: string, revision: string): string =>
+  `${recordId}:revision:${revision.slice(revision.lastIndexOf(':') + 1)}`;
 /** How long a stored handoff record stays acceptable to a verifier (its `expires_at`). */
 export const HANDOFF_VALIDITY_MS = 366 * 24 * 3600 * 1000;
 export const WITNESS_LIMITATION = 'witness and subject share Baton’s store and domain key';

@@ -109,12 +109,14 @@ async function registeredDigests(ex: SqlExecutor, beforeSeq: number): Promise<Se
  * Handoff records already stored per lineage scope (one per generation, B3.3). Only records
  * shaped as the projector writes them count — signed, under Baton's handoff record ids — so no
  * other row under the producer (one stored before submissions were kept out of Baton's
- * namespace, OBS-08 ¶19) can make the incremental projector skip a lineage.
+ * namespace, OBS-08 ¶19) can make the incremental projector skip a lineage. A correction
+ * (`supersedes`, appended when the analysis revision changed) restates a generation already
+ * counted, so it is not counted again.
  */
 async function recordedHandoffs(ex: SqlExecutor, domain: string): Promise<Map<string, number>> {
   const prefix = `urn:baton:${domain}:record:handoff:`;
   const rows = await ex.all<{ scope_id: string; n: number | string }>(
-    "SELECT scope_id, COUNT(*) AS n FROM cop_records WHERE producer = ? AND event_type = 'handoff' AND envelope IS NOT NULL AND substr(record_id, 1, ?) = ? GROUP BY scope_id",
+    "SELECT scope_id, COUNT(*) AS n FROM cop_records WHERE producer = ? AND event_type = 'handoff' AND envelope IS NOT NULL AND supersedes IS NULL AND substr(record_id, 1, ?) = ? GROUP BY scope_id",
     [`urn:baton:${domain}`, prefix.length, prefix],
   );
   return new Map(rows.map((r) => [r.scope_id, Number(r.n)]));

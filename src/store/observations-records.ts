@@ -336,3 +336,12 @@ export async function listConflicts(
     'SELECT DISTINCT producer, record_id FROM cop_conflicts ORDER BY producer, record_id',
   );
 }
+
+/** Whether a projection ever found this record contradicted by the evidence log. */
+export async function isContradicted(ex: SqlExecutor, producer: string, id: string): Promise<boolean> {
+  const row = await ex.get<{ n: number }>(
+    'SELECT 1 AS n FROM cop_conflicts WHERE producer = ? AND record_id = ? LIMIT 1',
+    [producer, id],
+  );
+  return row !== undefined;
+}

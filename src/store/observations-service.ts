@@ -5,11 +5,14 @@
  * GET), so the takeover transaction is untouched (docs/observations.md, "When the projector runs").
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
+import { canonicalize } from '../core/jcs.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { BatonError, isBatonError } from '../core/errors.js';
 import { formatRfc3339, parseRfc3339 } from '../core/time.js';
 import { BYPASS_PATH_KINDS } from '../occurrences/index.js';
 import {
+  HANDOFF_ANALYSIS_REVISION,
+  HANDOFF_PRIOR_REVISIONS,
   HANDOFF_PROFILE,
   LOCAL_PRODUCER,
   buildReport,
@@ -28,6 +31,7 @@ import {
   refuse,
   refuseBatonNamespaceClaim,
   refuseReservedProfileId,
+  revisedRecordId,
   seededSample,
   signRecord,
   verifyRecord,
@@ -52,6 +56,7 @@ import {
   getProfileBody,
   getStoredRecord,
   insertRecord,
+  isContradicted,
   listConflicts,
   recordConflict,
   recordDigest,
@@ -68,8 +73,39 @@ const PROJECTION_BATCH = 256;
 export interface ProjectionResult {
   readonly created: number;
   readonly existing: number;
+  /**
+   * Corrections appended: stored records derived under an earlier analysis revision that the
+   * current one derives otherwise (OBS-08 ¶19; `#revise`).
+   */
+  readonly corrected: number;
   /** Records whose facts changed since they were stored: the evidence was altered (never overwritten). */
   readonly conflicts: readonly string[];
+}
+
+type ProjectionOutcome =
+  | { readonly status: 'created' | 'exists' }
+  | { readonly status: 'corrected' | 'conflict'; readonly record_id: string };
+
+/**
+ * Per analysis revision, the earlier revisions of the same analysis whose records the projector
+ * corrects rather than reports as conflicts (OBS-08 ¶19). The barrier analysis has had one.
+ */
+const PRIOR_REVISIONS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  [HANDOFF_ANALYSIS_REVISION, new Set(HANDOFF_PRIOR_REVISIONS)],
+]);
+
+/**
+ * Whether a stored record says what a re-derivation says, its analysis revision and signature
+ * aside: then a record of an earlier revision stands (the current analysis agrees with it).
+ */
+function sameDerivation(stored: ObservationRecord, derived: ObservationRecord): boolean {
+  const bare = (r: ObservationRecord): string =>
+    canonicalize(
+      Object.fromEntries(
+        Object.entries(r).filter(([k]) => k !== 'evidence_envelope' && k !== 'analysis_revision'),
+      ),
+    );
+  return bare(stored) === bare(derived);
 }
 
 export interface FicQuery {
@@ -152,67 +188,117 @@ export class ContinuityStore {
     const signed = await Promise.all(records.map((r) => signRecord(r, this.#key)));
     let created = 0;
     let existing = skipped;
+    let corrected = 0;
     const conflicts: string[] = [];
     for (let i = 0; i < signed.length; i += PROJECTION_BATCH) {
       const batch = signed.slice(i, i + PROJECTION_BATCH);
-      const outcomes = await this.#engine.transaction((tx) => this.#insertAll(tx, batch, actor));
+      const derived = records.slice(i, i + PROJECTION_BATCH);
+      const outcomes = await this.#engine.transaction((tx) => this.#insertAll(tx, batch, derived, actor));
       outcomes.forEach((o, j) => {
         const r = batch[j] as ObservationRecord;
-        if (o === 'created') {
+        if (o.status === 'created') {
           created++;
           this.#observer?.written(r.event_type);
-        } else if (o === 'exists') existing++;
-        else {
+        } else if (o.status === 'corrected') {
+          // A new record under its own id (not the derived one's): counted as written.
+          corrected++;
+          this.#observer?.written(r.event_type);
+        } else if (o.status === 'exists') existing++;
+        else if (o.status === 'conflict') {
           this.#observer?.refused('observation_record_conflict');
-          conflicts.push(r.record_id);
+          conflicts.push(o.record_id);
         }
       });
     }
-    return { created, existing, conflicts };
+    return { created, existing, corrected, conflicts };
   }
 
   /**
    * One transaction per batch (one COMMIT instead of one per record). A conflict is found by a
    * read after `ON CONFLICT DO NOTHING`, never by a failed statement, so the batch goes on.
+   * `derived[j]` is `batch[j]` before signing (a correction is signed under its own id).
    */
   async #insertAll(
     tx: Transaction,
     batch: readonly ObservationRecord[],
+    derived: readonly ObservationRecord[],
     actor: string,
-  ): Promise<('created' | 'exists' | 'conflict')[]> {
-    const out: ('created' | 'exists' | 'conflict')[] = [];
-    for (const r of batch) {
+  ): Promise<ProjectionOutcome[]> {
+    const out: ProjectionOutcome[] = [];
+    for (const [j, r] of batch.entries()) {
       try {
-        out.push((await insertRecord(tx, r, this.#clock.wallMs(), actor)).status);
+        out.push({ status: (await insertRecord(tx, r, this.#clock.wallMs(), actor)).status });
       } catch (error) {
         if (!isBatonError(error, 'observation_record_conflict')) throw error;
-        await this.#recordConflict(tx, r, actor);
-        out.push('conflict');
+        out.push(await this.#revise(tx, r, derived[j] as ObservationRecord, actor));
       }
     }
     return out;
   }
 
   /**
-   * A re-derived record whose id is stored with other bytes: the evidence log now contradicts the
-   * stored record (B3.2, OBS-13 ¶26). Recorded in `cop_conflicts`, so every later CIF, series and
-   * report counts it UNKNOWN, whether or not its own projection re-derives the record.
+   * A re-derived record whose id is stored with other bytes. OBS-08 ¶19: derived labels name their
+   * analysis revision and a correction appends, naming its predecessor. So when the latest stored
+   * record of its correction chain was derived under an earlier revision of the same analysis
+   * (`PRIOR_REVISIONS`) and says something else, the re-derivation is appended as a correction
+   * (`revisedRecordId`, `supersedes` that record): the rules changed, not the evidence. When it
+   * says the same, it stands (`exists`). Anything else — a record derived under the current
+   * revision (or an unknown one) with other bytes, or one already recorded as contradicted — is a
+   * conflict (B3.2, OBS-13 ¶26), recorded in `cop_conflicts` so every later read counts it UNKNOWN.
    */
-  async #recordConflict(tx: Transaction, r: ObservationRecord, actor: string): Promise<void> {
-    const producer = producerNamespace(r);
-    const stored = await getStoredRecord(tx, producer, r.record_id);
-    if (stored === undefined) throw new BatonError('internal', 'a conflicting record vanished');
-    await recordConflict(
-      tx,
-      {
-        producer,
-        record_id: r.record_id,
-        storedDigest: stored.digest,
-        derivedDigest: recordDigest(r),
-        actor,
-      },
-      this.#clock.wallMs(),
+  async #revise(
+    tx: Transaction,
+    signed: ObservationRecord,
+    derived: ObservationRecord,
+    actor: string,
+  ): Promise<ProjectionOutcome> {
+    const producer = producerNamespace(derived);
+    const chain = await recordWithCorrections(tx, producer, derived.record_id);
+    if (chain === undefined) throw new BatonError('internal', 'a conflicting record vanished');
+    const head = chain.corrections.at(-1) ?? chain.record;
+    const revision = derived.analysis_revision ?? '';
+    const headRevision = head.record.analysis_revision ?? '';
+    const conflict = async (candidate: ObservationRecord): Promise<ProjectionOutcome> => {
+      await recordConflict(
+        tx,
+        {
+          producer,
+          record_id: head.record_id,
+          storedDigest: head.digest,
+          derivedDigest: recordDigest(candidate),
+          actor,
+        },
+        this.#clock.wallMs(),
+      );
+      return { status: 'conflict', record_id: head.record_id };
+    };
+    const contradicted = await isContradicted(tx, producer, head.record_id);
+    if (head !== chain.record && headRevision === revision) {
+      // A correction already restates the record under this revision: it must be these bytes.
+      const expected = await signRecord(
+        { ...derived, record_id: head.record_id, supersedes: head.record.supersedes ?? null },
+        this.#key,
+      );
+      return recordDigest(expected) === head.digest && !contradicted
+        ? { status: 'exists' }
+        : conflict(expected);
+    }
+    if (contradicted || !(PRIOR_REVISIONS.get(revision)?.has(headRevision) ?? false)) {
+      return conflict(signed);
+    }
+    if (sameDerivation(head.record, derived)) return { status: 'exists' };
+    const correction = await signRecord(
+      { ...derived, record_id: revisedRecordId(derived.record_id, revision), supersedes: head.record_id },
+      this.#key,
     );
+    try {
+      await insertRecord(tx, correction, this.#clock.wallMs(), actor);
+    } catch (error) {
+      // Its id already holds other bytes outside the chain: nothing is written, a conflict.
+      if (!isBatonError(error, 'observation_record_conflict')) throw error;
+      return conflict(correction);
+    }
+    return { status: 'corrected', record_id: correction.record_id };
   }
 
   /**
