@@ -104,6 +104,16 @@ test('¶26 OBS-13: a MATCH whose only evidence is NOT_RUN or SIMULATED, or in a 
   assert.equal(cif([withEvidence('MANUAL_UNATTESTED')], W, REQ, 'v1').complete, true);
 });
 
+/** A profile weighing authority alone, so CIF answers for the records' authority dimension only. */
+async function registerAuthorityOnly(p: Awaited<ReturnType<typeof prepare>>): Promise<void> {
+  await p.continuity.registerProfile({
+    ...HANDOFF_PROFILE,
+    id: 'urn:example:authority',
+    required: ['authority'],
+    weights: { authority: '1' },
+  });
+}
+
 const engines = await enginesUnderTest();
 for (const e of engines) {
   test(`[${e.name}] OBS-08 ¶17 through the store: CIF counts the correction only; the report labels submitted records by their own class`, async (t) => {
@@ -111,12 +121,7 @@ for (const e of engines) {
     await p.svc.takeover({ lineage: 'L' });
     await p.continuity.submit(original(), 'operator');
     await p.continuity.submit(correction(), 'operator');
-    await p.continuity.registerProfile({
-      ...HANDOFF_PROFILE,
-      id: 'urn:example:authority',
-      required: ['authority'],
-      weights: { authority: '1' },
-    });
+    await registerAuthorityOnly(p);
     const c = await p.continuity.cif({ profile: 'urn:example:authority' });
     assert.deepEqual(
       [c.complete, c.value?.decimal, c.per_dimension['authority']?.mismatch],
@@ -136,12 +141,7 @@ for (const e of engines) {
     await p.continuity.submit(unnamedOriginal(), 'operator');
     const fixed = await p.continuity.submit(localCorrection(), 'operator');
     assert.equal(fixed.stored.producer, LOCAL_PRODUCER, 'the store keyed both under the local producer');
-    await p.continuity.registerProfile({
-      ...HANDOFF_PROFILE,
-      id: 'urn:example:authority',
-      required: ['authority'],
-      weights: { authority: '1' },
-    });
+    await registerAuthorityOnly(p);
     const c = await p.continuity.cif({ profile: 'urn:example:authority' });
     assert.deepEqual(
       [c.per_dimension['authority']?.match, c.per_dimension['authority']?.mismatch, c.value?.decimal],
