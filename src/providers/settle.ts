@@ -6,8 +6,11 @@
  * it never enters (AOC-REQ-010); only the authenticated status answer may move the outcome
  * (AOC-REQ-009). If the first source leaves it unresolved, the next ones are asked as a reconcile
  * pass asks them, each its own observation. The acknowledgement is always recorded: a source that
- * cannot be asked ends the pass as missing knowledge (`unavailable`, `byReason.error`), never the call.
+ * cannot be asked ends the pass as missing knowledge (`unavailable`, `byReason.error`), never the call;
+ * the answer names the failure's code (`errorCode`) and the caller's `onError` gets the error itself,
+ * so a broken store or a fault in Baton is never mistaken for a provider outage (AOC-REQ-009).
  */
+import { isBatonError, type BatonErrorCode } from '../core/errors.js';
 import type {
   AcknowledgementInput,
   MissingKnowledgeReason,
@@ -27,6 +30,17 @@ export type SettleService = Pick<
 /** The acknowledgement's own result, and the occurrence after the status pass. */
 export interface AcknowledgedSettled extends OccurrenceReconciled {
   readonly acknowledgement: ObserveResult;
+  /**
+   * Present only when a status source could not be asked or its answer not recorded (the pass then
+   * ends `unavailable`, counted as `byReason.error`): that failure's BatonError code, `internal` for
+   * anything that is not a BatonError. Never its message.
+   */
+  readonly errorCode?: BatonErrorCode;
+}
+
+/** The stable code of a caught failure: a BatonError's own, else `internal` (a fault, not an outage). */
+function codeOf(error: unknown): BatonErrorCode {
+  return isBatonError(error) ? error.code : 'internal';
 }
 
 function report(
@@ -65,6 +79,8 @@ export async function acknowledgeAndSettle(
   known?: OccurrenceView,
   /** The reporting executor's credential, checked again inside the recording transaction. */
   reporter?: { readonly credential: string },
+  /** Told the failure that ended the pass (the route logs it); the answer carries only its code. */
+  onError?: (error: unknown) => void,
 ): Promise<AcknowledgedSettled> {
   const start = known ?? (await service.getOccurrenceView(ack.occurrenceId));
   const { provider } = start;
@@ -73,24 +89,30 @@ export async function acknowledgeAndSettle(
   const [first, ...rest] = applicable;
   // A source that could not be asked (the query threw) must not cost the acknowledgement: the
   // provider's answer is evidence only the executor has. The acknowledgement is recorded alone and
-  // the pass ends there, missing knowledge `unavailable`, counted as `error` (never success).
-  let failed = false;
+  // the pass ends there, missing knowledge `unavailable`, counted as `error` (never success). The
+  // failure is not dropped: its code goes in the answer and the error itself to `onError`.
+  let failure: { readonly error: unknown } | undefined;
   const readings: ObservationInput[] = [];
   if (first !== undefined && sources !== undefined) {
     try {
       readings.push((await sources.query(profile, start, first.id)).observation);
-    } catch {
-      failed = true;
+    } catch (error) {
+      failure = { error };
     }
   }
   const both = await service.acknowledgeAndObserve(ack, readings, ackActor, requestedBy, reporter);
   const asked = [...both.observations];
   let current = asked.at(-1)?.occurrence ?? both.acknowledgement.occurrence;
-  let missing: MissingKnowledgeReason | null = failed
-    ? 'unavailable'
-    : (asked.at(-1)?.missingKnowledge ?? null);
+  let missing: MissingKnowledgeReason | null =
+    failure !== undefined ? 'unavailable' : (asked.at(-1)?.missingKnowledge ?? null);
   for (const source of rest) {
-    if (failed || sources === undefined || asked.at(-1)?.effective === true || !current.unresolved) break;
+    if (
+      failure !== undefined ||
+      sources === undefined ||
+      asked.at(-1)?.effective === true ||
+      !current.unresolved
+    )
+      break;
     try {
       // The acknowledgement is committed: a failure now ends the pass, it never fails the call (a
       // caller told "not recorded" would record the same answer twice).
@@ -98,18 +120,21 @@ export async function acknowledgeAndSettle(
       asked.push(r);
       current = r.occurrence;
       missing = r.missingKnowledge;
-    } catch {
-      failed = true;
+    } catch (error) {
+      failure = { error };
       missing = 'unavailable';
     }
   }
   const counted = report(asked, start, current);
-  return {
+  const settled = {
     occurrence: current,
     acknowledgement: both.acknowledgement,
-    report: failed ? withError(counted) : counted,
+    report: failure === undefined ? counted : withError(counted),
     missingKnowledge: missing,
   };
+  if (failure === undefined) return settled;
+  onError?.(failure.error);
+  return { ...settled, errorCode: codeOf(failure.error) };
 }
 
 /** The pass's report with the source that could not be asked counted as `error` (no observation). */

@@ -4,7 +4,7 @@
  * authentication in `onRequest`, before any body is parsed) and feeds the OpenAPI document, so the
  * published contract cannot drift from what the server enforces.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
 import type { MissionsService } from '../missions/index.js';
@@ -64,6 +64,8 @@ export interface HandlerInput {
   readonly reauthenticate?: () => Promise<void>;
   /** The request headers (routes that authenticate themselves: the RFC 8935 push receiver). */
   readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
+  /** The request's logger (Fastify's): for a failure the answer names only by its code. */
+  readonly log: FastifyBaseLogger;
 }
 
 export interface Reply {
@@ -143,6 +145,7 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
             reauthenticate: async () => authorize(await principalOf(deps, request), roles),
           }),
         headers: request.headers,
+        log: request.log,
       });
       reply.code(out.status ?? 200);
       if (out.headers !== undefined) reply.headers(out.headers);

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BatonError } from '../../src/core/errors.js';
+import { BatonError, isBatonError } from '../../src/core/errors.js';
 import type { OccurrenceView, ProviderProfile } from '../../src/occurrences/index.js';
 import { acknowledgeAndSettle, StatusSources, type SourceReading } from '../../src/providers/index.js';
 import { createOcc, openWorld, type World } from './world.js';
@@ -18,17 +18,23 @@ import { createOcc, openWorld, type World } from './world.js';
  */
 class Throwing extends StatusSources {
   readonly #failing: string;
+  readonly #error: () => Error;
   asked: string[] = [];
 
-  constructor(w: World, failing: string) {
+  constructor(
+    w: World,
+    failing: string,
+    error: () => Error = () => new BatonError('provider_binding_conflict', 'not the pinned profile'),
+  ) {
     super({ keys: w.keys, clock: w.clock });
     this.#failing = failing;
+    this.#error = error;
   }
 
   override query(profile: ProviderProfile, o: OccurrenceView, sourceId: string): Promise<SourceReading> {
     this.asked.push(sourceId);
     if (sourceId !== this.#failing) return super.query(profile, o, sourceId);
-    return Promise.reject(new BatonError('provider_binding_conflict', 'not the pinned profile'));
+    return Promise.reject(this.#error());
   }
 }
 
@@ -51,8 +57,22 @@ test('the first source cannot be asked: the acknowledgement is recorded alone, t
   const w = await openWorld(t);
   const { ticket, ack } = await sent(w, 'inv-settle-1');
   const sources = new Throwing(w, 'by-key');
-  const r = await acknowledgeAndSettle(w.svc, sources, ack, 'executor:test', 'executor:test');
+  const told: unknown[] = [];
+  const r = await acknowledgeAndSettle(
+    w.svc,
+    sources,
+    ack,
+    'executor:test',
+    'executor:test',
+    undefined,
+    undefined,
+    (e) => told.push(e),
+  );
   assert.deepEqual(sources.asked, ['by-key']);
+  // The failure is not dropped: its code in the answer, the error itself to onError.
+  assert.equal(r.errorCode, 'provider_binding_conflict');
+  assert.equal(told.length, 1);
+  assert.ok(isBatonError(told[0], 'provider_binding_conflict'));
   assert.equal(r.acknowledgement.missingKnowledge, 'unauthenticated');
   assert.deepEqual(await sourcesRecorded(w, ticket.occurrence.id), ['acknowledgement']);
   assert.equal(r.missingKnowledge, 'unavailable');
@@ -77,4 +97,48 @@ test('a later source cannot be asked: what was recorded stays, the call still an
   assert.equal(r.missingKnowledge, 'unavailable');
   assert.deepEqual(r.report.byReason, { unauthenticated: 1, error: 1 });
   assert.equal(r.occurrence.unresolved, true);
+  assert.equal(r.errorCode, 'provider_binding_conflict');
+});
+
+test('a source that throws a plain Error (a fault, not an outage): errorCode `internal`, never its message', async (t) => {
+  const w = await openWorld(t);
+  const { ack } = await sent(w, 'inv-settle-3');
+  const secret = 'postgres://baton:hunter2@db/baton';
+  const sources = new Throwing(w, 'by-key', () => new TypeError(`cannot read x of undefined (${secret})`));
+  const told: unknown[] = [];
+  const r = await acknowledgeAndSettle(
+    w.svc,
+    sources,
+    ack,
+    'executor:test',
+    'executor:test',
+    undefined,
+    undefined,
+    (e) => told.push(e),
+  );
+  assert.equal(r.errorCode, 'internal');
+  assert.ok(told.length === 1 && told[0] instanceof TypeError, 'onError gets the error itself');
+  assert.equal(r.missingKnowledge, 'unavailable');
+  assert.deepEqual(r.report.byReason, { error: 1 });
+  assert.ok(!JSON.stringify(r).includes('hunter2'), 'the answer carries the code, not the message');
+});
+
+test('a pass where every source answers carries no errorCode and tells onError nothing', async (t) => {
+  const w = await openWorld(t);
+  const { ack } = await sent(w, 'inv-settle-4');
+  const told: unknown[] = [];
+  const sources = new Throwing(w, 'no-such-source');
+  const r = await acknowledgeAndSettle(
+    w.svc,
+    sources,
+    ack,
+    'executor:test',
+    'executor:test',
+    undefined,
+    undefined,
+    (e) => told.push(e),
+  );
+  assert.equal(Object.hasOwn(r, 'errorCode'), false);
+  assert.deepEqual(told, []);
+  assert.equal(r.report.byReason['error'], undefined);
 });

@@ -59,6 +59,10 @@ export interface WorldOptions {
   readonly webhooks?: boolean;
   /** Hooks on the sandbox's own Fastify app, added before it listens (counting lookups, faults). */
   readonly beforeListen?: (sandbox: SandboxProvider) => void;
+  /** What the server resolves keys with, given the world's own (default: those keys). */
+  readonly serverKeys?: (keys: KeyResolver) => KeyResolver;
+  /** The server's structured log (info and up), when a test reads it. */
+  readonly logs?: NodeJS.WritableStream;
 }
 
 async function openStore(t: TestContext, o: WorldOptions, clock: ManualClock): Promise<OpenedBaton> {
@@ -92,9 +96,10 @@ export async function openReconcileWorld(t: TestContext, o: WorldOptions): Promi
     engine: opened.engine,
     service: opened.service,
     clock,
-    keys,
+    keys: o.serverKeys?.(keys) ?? keys,
     metrics,
     reconcileMetrics,
+    ...(o.logs !== undefined && { logger: { level: 'info', stream: o.logs } }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(async () => {

@@ -3,6 +3,7 @@
  * acknowledge-and-settle. Each composes the single steps' service commands in one transaction and
  * keeps their refusals and evidence; the single-step routes stay (docs/api.md "Fewer calls").
  */
+import { ERROR_CODES, isBatonError } from '../../core/errors.js';
 import type { AcknowledgementInput, CreateAndEnterInput } from '../../occurrences/index.js';
 import { acknowledgeAndSettle } from '../../providers/index.js';
 import { principalActor } from '../auth.js';
@@ -15,7 +16,7 @@ import {
   type RouteSpec,
   type ServerDeps,
 } from '../route.js';
-import { bool, idParams, nullable, object } from '../schemas/common.js';
+import { bool, idParams, nullable, object, oneOf } from '../schemas/common.js';
 import { acknowledgementBody, createEnterBody } from '../schemas/inputs.js';
 import { entryTicket, observeResult, occurrence } from '../schemas/records.js';
 import { executorView, reconcileResult, unauthenticatedReport } from './observations.js';
@@ -24,7 +25,16 @@ import { checkVisible } from './occurrences.js';
 const createEnterResult = object({ occurrence, created: bool, ticket: nullable(entryTicket) });
 
 const settleMembers = (reconcileResult['properties'] ?? {}) as Record<string, Record<string, unknown>>;
-const ackSettleResult = object({ ...settleMembers, acknowledgement: observeResult });
+// `errorCode`: only when a status source could not be asked (the pass ends `unavailable`); the
+// failure's stable code, never its message (AOC-REQ-009: an outage and a fault look different).
+const errorCode = {
+  ...oneOf(Object.keys(ERROR_CODES)),
+  description:
+    'Present only when a status source could not be asked or its answer not recorded: that failure’s code (`internal` for a fault in Baton)',
+};
+const ackSettleResult = object({ ...settleMembers, acknowledgement: observeResult, errorCode }, [
+  'errorCode',
+]);
 
 export function lifecycleRoutes(deps: ServerDeps): RouteSpec[] {
   const svc = deps.service;
@@ -74,8 +84,17 @@ export function lifecycleRoutes(deps: ServerDeps): RouteSpec[] {
         // The snapshot above decided visibility; the recording transaction authenticates the executor
         // again, so a generation retired in between is refused where the acknowledgement is written.
         const reporter = p?.kind === 'executor-bearer' ? { credential: p.credential } : undefined;
+        // The answer carries the failure's code only; the log gets the error, as the error handler
+        // logs a 500 (a broken store or a fault in Baton must not pass for a provider outage).
+        const failed = (error: unknown): void => {
+          const code = isBatonError(error) ? error.code : 'internal';
+          input.log.error(
+            { err: error, code, occurrenceId: id },
+            'acknowledge-and-settle: status pass failed',
+          );
+        };
         const settled = () =>
-          acknowledgeAndSettle(svc, deps.sources, ack, actor, actor, occurrence, reporter);
+          acknowledgeAndSettle(svc, deps.sources, ack, actor, actor, occurrence, reporter, failed);
         return { body: await timed(deps, 'acknowledge_and_settle', settled) };
       },
     },
