@@ -1,6 +1,5 @@
 /** AOC-CASE-001 … 004: success, crash before entry, crash after entry, historical response. */
 import { verifyEvidence } from '../../store/index.js';
-import { Reconciler, lineageLister } from '../../providers/index.js';
 import type { CaseDefinition } from './case.js';
 import { AMOUNT, LOST } from './kit.js';
 
@@ -180,12 +179,7 @@ const case004: CaseDefinition = {
     await k.admin('POST', '/admin/webhooks/replay', { key: ticket.nativeKey });
     await k.env.sandbox.webhooksIdle();
     const hook = k.env.recorded.find((r) => r.occurrenceId === ticket.occurrence.id);
-    const report = await new Reconciler({
-      service: k.env.svc,
-      sources: k.env.sources,
-      list: lineageLister(k.env.svc, 'case-004'),
-      maxPasses: 1,
-    }).run();
+    const report = await k.reconciler('case-004').run();
     const o = await k.view(ticket.occurrence.id);
     k.check('the historical signed webhook is effective after replacement', hook?.result.effective === true);
     k.check('resolved: success, effect occurred', o.outcome === 'success' && !o.unresolved);

@@ -16,7 +16,7 @@ import type {
   RegisteredProfile,
   TakeoverResult,
 } from '../../occurrences/index.js';
-import { recordSend, type SendResult } from '../../providers/index.js';
+import { lineageLister, Reconciler, recordSend, type SendResult } from '../../providers/index.js';
 import type { Env } from './env.js';
 import { occurrenceFacts, type OccurrenceFacts } from './facts.js';
 
@@ -109,6 +109,25 @@ export class Kit {
     const o = await this.create(e, role, invoice, authority);
     const ticket = await this.enter(e, o.id);
     return { ticket, ...(await this.send(ticket, faults)) };
+  }
+
+  /**
+   * A reconciler over one lineage's unresolved occurrences. A visit that fails (a source that could
+   * not be asked, an observation not recorded) is a failed check naming the occurrence and the
+   * error's code (never its message), so the case fails instead of passing on a silent `error` count
+   * (AOC-REQ-007, AOC-REQ-009).
+   */
+  reconciler(lineage: string, maxPasses = 1): Reconciler {
+    return new Reconciler({
+      service: this.env.svc,
+      sources: this.env.sources,
+      list: lineageLister(this.env.svc, lineage),
+      maxPasses,
+      onError: (error, occurrenceId) => {
+        const code = isBatonError(error) ? error.code : 'internal';
+        this.check(`reconcile visits ${occurrenceId} without error (failed: ${code})`, false);
+      },
+    });
   }
 
   async ask(occurrenceId: string, source: string, view?: OccurrenceView): Promise<ObserveResult> {
