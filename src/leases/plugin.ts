@@ -120,7 +120,26 @@ function transportDefect(error: unknown): string | undefined {
   return `request body could not be read (${code})`;
 }
 
+/**
+ * `origin` became required (2e1d2cf); a JavaScript caller that omits it must fail here, at
+ * registration, not with a TypeError and a receipt-less 500 on each recover or approve refusal
+ * (draft §5: fail closed, every refusal auditable). Its value may be known only once the server
+ * listens (`baton sor` without --public-url), so only its presence can be checked now.
+ */
+function originRefusal(o: Partial<LeasePluginOptions>): BatonError | undefined {
+  if (typeof o.origin === 'function') return undefined;
+  return new BatonError(
+    'input_invalid',
+    'leasePlugin needs origin: a function returning the system of record’s own origin',
+    { member: 'origin' },
+  );
+}
+
 export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promise<void> {
+  // A rejected promise, not a throw: Fastify's loader turns a plugin's synchronous throw into an
+  // uncaught exception, whereas a rejection fails `register` / `ready` with this error.
+  const refusal = originRefusal(o);
+  if (refusal !== undefined) return Promise.reject(refusal);
   // Bodies are read raw and parsed strictly here, so a malformed body still gets a signed refusal.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
