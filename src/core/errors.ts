@@ -192,3 +192,8 @@ export class BatonError extends Error {
 export function isBatonError(value: unknown, code?: BatonErrorCode): value is BatonError {
   return value instanceof BatonError && (code === undefined || value.code === code);
 }
+
+/** The stable code of any caught failure: a BatonError's own, `internal` for anything else (a fault). */
+export function errorCodeOf(error: unknown): BatonErrorCode {
+  return isBatonError(error) ? error.code : 'internal';
+}

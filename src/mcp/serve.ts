@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { isBatonError } from '../core/errors.js';
+import { errorCodeOf, isBatonError } from '../core/errors.js';
 import { parseStrictJson, type JsonValue } from '../core/json.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { httpAllow, refuseHttp, type HttpAllowOptions } from './http-guard.js';
@@ -127,7 +127,7 @@ export async function serveHttp(
   };
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      log?.(`mcp: http request failed: ${isBatonError(error) ? error.code : 'internal'}`);
+      log?.(`mcp: http request failed: ${errorCodeOf(error)}`);
       if (!res.headersSent)
         jsonRpcError(res, 500, -32603, isBatonError(error) ? `baton: ${error.code}` : 'internal error');
     });

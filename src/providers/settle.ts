@@ -10,7 +10,7 @@
  * the answer names the failure's code (`errorCode`) and the caller's `onError` gets the error itself,
  * so a broken store or a fault in Baton is never mistaken for a provider outage (AOC-REQ-009).
  */
-import { isBatonError, type BatonErrorCode } from '../core/errors.js';
+import { errorCodeOf, type BatonErrorCode } from '../core/errors.js';
 import type {
   AcknowledgementInput,
   MissingKnowledgeReason,
@@ -36,11 +36,6 @@ export interface AcknowledgedSettled extends OccurrenceReconciled {
    * anything that is not a BatonError. Never its message.
    */
   readonly errorCode?: BatonErrorCode;
-}
-
-/** The stable code of a caught failure: a BatonError's own, else `internal` (a fault, not an outage). */
-function codeOf(error: unknown): BatonErrorCode {
-  return isBatonError(error) ? error.code : 'internal';
 }
 
 function report(
@@ -134,7 +129,7 @@ export async function acknowledgeAndSettle(
   };
   if (failure === undefined) return settled;
   onError?.(failure.error);
-  return { ...settled, errorCode: codeOf(failure.error) };
+  return { ...settled, errorCode: errorCodeOf(failure.error) };
 }
 
 /** The pass's report with the source that could not be asked counted as `error` (no observation). */

@@ -10,7 +10,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { digestEquals } from '../core/digest.js';
-import { BatonError, isBatonError } from '../core/errors.js';
+import { BatonError, errorCodeOf, isBatonError } from '../core/errors.js';
 import {
   advertisedReliance,
   bearerDigest,
@@ -337,7 +337,7 @@ export class MissionConsumer {
   }
 
   async #pollFailed(issuer: string, error: unknown): Promise<PollOutcome> {
-    const code = error instanceof BatonError ? error.code : 'internal';
+    const code = errorCodeOf(error);
     await this.registry.recordPoll(issuer, this.#o.clock.wallMs(), code);
     this.#o.onError?.(error, `poll ${issuer}`);
     return { issuer, applied: 0, duplicates: 0, refused: 0, error: code };

@@ -5,7 +5,7 @@
  * written down in advance.
  */
 import { digestJcs } from '../../core/digest.js';
-import { isBatonError } from '../../core/errors.js';
+import { errorCodeOf, isBatonError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json.js';
 import type {
   AuthorityRecord,
@@ -124,7 +124,7 @@ export class Kit {
       list: lineageLister(this.env.svc, lineage),
       maxPasses,
       onError: (error, occurrenceId) => {
-        const code = isBatonError(error) ? error.code : 'internal';
+        const code = errorCodeOf(error);
         this.check(`reconcile visits ${occurrenceId} without error (failed: ${code})`, false);
       },
     });

@@ -3,7 +3,7 @@
  * acknowledge-and-settle. Each composes the single steps' service commands in one transaction and
  * keeps their refusals and evidence; the single-step routes stay (docs/api.md "Fewer calls").
  */
-import { ERROR_CODES, isBatonError } from '../../core/errors.js';
+import { ERROR_CODES, errorCodeOf } from '../../core/errors.js';
 import type { AcknowledgementInput, CreateAndEnterInput } from '../../occurrences/index.js';
 import { acknowledgeAndSettle } from '../../providers/index.js';
 import { principalActor } from '../auth.js';
@@ -87,7 +87,7 @@ export function lifecycleRoutes(deps: ServerDeps): RouteSpec[] {
         // The answer carries the failure's code only; the log gets the error, as the error handler
         // logs a 500 (a broken store or a fault in Baton must not pass for a provider outage).
         const failed = (error: unknown): void => {
-          const code = isBatonError(error) ? error.code : 'internal';
+          const code = errorCodeOf(error);
           input.log.error(
             { err: error, code, occurrenceId: id },
             'acknowledge-and-settle: status pass failed',
