@@ -32,28 +32,21 @@ async function server(
 
 const stalls = (): boolean => false;
 
-/** Waits (in 5 ms steps, at most 5 s) until `done` holds. */
-async function until(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-}
+/** `client_timeout` at exactly `ms`: the deadline the call was given, not the 30 s default. */
+const cutAt =
+  (ms: number) =>
+  (e: unknown): boolean =>
+    isBatonError(e, 'client_timeout') && e.details?.['timeoutMs'] === ms;
 
-test('harness calls take { timeoutMs } per call and the client default; a stalled answer is client_timeout', async (t) => {
-  const { url, seen } = await server(t, stalls);
+test('harness calls take { timeoutMs } per call and the client default; a stalled answer is client_timeout at that deadline', async (t) => {
+  // The server may not even see a request cut off this early on a loaded machine, so what is
+  // asserted is the deadline the client applied, which the error names.
+  const { url } = await server(t, stalls);
   const perCall = new HarnessClient({ baseUrl: url, credential: 'bt_x' });
-  await assert.rejects(perCall.dispatch('wi_1', { timeoutMs: 50 }), (e: unknown) =>
-    isBatonError(e, 'client_timeout'),
-  );
-  const byDefault = new HarnessClient({ baseUrl: url, credential: 'bt_x', timeoutMs: 50 });
-  await assert.rejects(byDefault.enqueue({ action_class: 'consequential_write' }), (e: unknown) =>
-    isBatonError(e, 'client_timeout'),
-  );
-  await assert.rejects(byDefault.getSession('ses_1'), (e: unknown) => isBatonError(e, 'client_timeout'));
-  await until(() => seen.length >= 3); // a client cut off early may be ahead of the server's handler
-  assert.deepEqual(seen, [
-    'POST /v1/harness/dispatch',
-    'POST /v1/harness/items',
-    'GET /v1/harness/sessions/ses_1?limit=200',
-  ]);
+  await assert.rejects(perCall.dispatch('wi_1', { timeoutMs: 50 }), cutAt(50));
+  const byDefault = new HarnessClient({ baseUrl: url, credential: 'bt_x', timeoutMs: 60 });
+  await assert.rejects(byDefault.enqueue({ action_class: 'consequential_write' }), cutAt(60));
+  await assert.rejects(byDefault.complete('wi_1', { timeoutMs: 70 }), cutAt(70), "a call's own overrides it");
   await assert.rejects(perCall.get('wi_1', { timeoutMs: 0 }), (e: unknown) =>
     isBatonError(e, 'input_invalid'),
   );
