@@ -53,10 +53,12 @@ async function sourcesRecorded(w: World, id: string): Promise<string[]> {
     .map((e) => (e.body as { observation: { source: string } }).observation.source);
 }
 
-test('the first source cannot be asked: the acknowledgement is recorded alone, the pass is `unavailable`', async (t) => {
-  const w = await openWorld(t);
-  const { ticket, ack } = await sent(w, 'inv-settle-1');
-  const sources = new Throwing(w, 'by-key');
+/** acknowledge-and-settle as the executor, collecting what it tells `onError`. */
+async function settleTelling(
+  w: Awaited<ReturnType<typeof openWorld>>,
+  sources: Parameters<typeof acknowledgeAndSettle>[1],
+  ack: Parameters<typeof acknowledgeAndSettle>[2],
+) {
   const told: unknown[] = [];
   const r = await acknowledgeAndSettle(
     w.svc,
@@ -68,6 +70,14 @@ test('the first source cannot be asked: the acknowledgement is recorded alone, t
     undefined,
     (e) => told.push(e),
   );
+  return { r, told };
+}
+
+test('the first source cannot be asked: the acknowledgement is recorded alone, the pass is `unavailable`', async (t) => {
+  const w = await openWorld(t);
+  const { ticket, ack } = await sent(w, 'inv-settle-1');
+  const sources = new Throwing(w, 'by-key');
+  const { r, told } = await settleTelling(w, sources, ack);
   assert.deepEqual(sources.asked, ['by-key']);
   // The failure is not dropped: its code in the answer, the error itself to onError.
   assert.equal(r.errorCode, 'provider_binding_conflict');
@@ -105,17 +115,7 @@ test('a source that throws a plain Error (a fault, not an outage): errorCode `in
   const { ack } = await sent(w, 'inv-settle-3');
   const secret = 'postgres://baton:hunter2@db/baton';
   const sources = new Throwing(w, 'by-key', () => new TypeError(`cannot read x of undefined (${secret})`));
-  const told: unknown[] = [];
-  const r = await acknowledgeAndSettle(
-    w.svc,
-    sources,
-    ack,
-    'executor:test',
-    'executor:test',
-    undefined,
-    undefined,
-    (e) => told.push(e),
-  );
+  const { r, told } = await settleTelling(w, sources, ack);
   assert.equal(r.errorCode, 'internal');
   assert.ok(told.length === 1 && told[0] instanceof TypeError, 'onError gets the error itself');
   assert.equal(r.missingKnowledge, 'unavailable');

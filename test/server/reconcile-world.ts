@@ -153,12 +153,8 @@ export async function openReconcileWorld(t: TestContext, o: WorldOptions): Promi
   };
 }
 
-/** create + enter + send once with sandbox faults on the native key + record the answer. */
-export async function pay(
-  w: ReconcileWorld,
-  invoice: string,
-  faults: readonly string[] = [],
-): Promise<EntryTicket> {
+/** create + enter one payment of 1250 eur under `invoice`: its entry ticket (nothing sent yet). */
+export async function enterPayment(w: ReconcileWorld, invoice: string): Promise<EntryTicket> {
   const { occurrence } = await w.svc.create({
     credential: w.credential,
     creationKey: invoice,
@@ -166,7 +162,16 @@ export async function pay(
     request: { amount: 1250, currency: 'eur', payee: 'acme-supplies', invoice },
     authority: { id: 'payouts', amount: 1250 },
   });
-  const ticket = await w.svc.enter({ credential: w.credential, occurrenceId: occurrence.id });
+  return w.svc.enter({ credential: w.credential, occurrenceId: occurrence.id });
+}
+
+/** create + enter + send once with sandbox faults on the native key + record the answer. */
+export async function pay(
+  w: ReconcileWorld,
+  invoice: string,
+  faults: readonly string[] = [],
+): Promise<EntryTicket> {
+  const ticket = await enterPayment(w, invoice);
   for (const fault of faults) w.sandbox.addFault({ key: ticket.nativeKey! }, fault);
   const sent = await w.adapter.send(ticket);
   await recordSend(w.svc, sent);

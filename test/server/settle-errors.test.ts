@@ -11,7 +11,7 @@ import { test, type TestContext } from 'node:test';
 import { evidenceOnly } from '../../src/client/adapter.js';
 import { BatonError } from '../../src/core/errors.js';
 import type { KeyResolver } from '../../src/providers/index.js';
-import { openReconcileWorld } from './reconcile-world.js';
+import { enterPayment, openReconcileWorld } from './reconcile-world.js';
 
 interface Settled {
   readonly errorCode?: string;
@@ -34,14 +34,7 @@ async function settleWithFault(t: TestContext, invoice: string, fault: () => Err
   const lines: string[] = [];
   logs.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
   const w = await openReconcileWorld(t, { engine: 'sqlite', webhooks: false, serverKeys: throwing, logs });
-  const { occurrence } = await w.svc.create({
-    credential: w.credential,
-    creationKey: invoice,
-    provider: { profileId: w.profile.id, profileVersion: w.profile.version },
-    request: { amount: 1250, currency: 'eur', payee: 'acme-supplies', invoice },
-    authority: { id: 'payouts', amount: 1250 },
-  });
-  const ticket = await w.svc.enter({ credential: w.credential, occurrenceId: occurrence.id });
+  const ticket = await enterPayment(w, invoice);
   const { acknowledgement } = await w.adapter.send(ticket);
   const { occurrenceId, ...body } = evidenceOnly(acknowledgement);
   armed = true;
