@@ -165,7 +165,8 @@ class InProcessExecutor implements Executor {
     // As the HTTP route does: the occurrence already read is not read again, and the recording
     // transaction authenticates this generation again (one retired in between is refused there).
     const reporter = { credential: this.#credential };
-    return acknowledgeAndSettle(this.#service, this.#sources, ack, actor, actor, known, reporter);
+    const options = { ackActor: actor, requestedBy: actor, known, reporter };
+    return acknowledgeAndSettle(this.#service, this.#sources, ack, options);
   }
 
   async reconcile(occurrenceId: string): Promise<OccurrenceReconciled> {

@@ -129,10 +129,13 @@ export async function perform(
   }
   const s = settled.value;
   if (!s.occurrence.unresolved) return fromState(s.occurrence, 1);
-  // Still open: say what the status sources left unknown (the acknowledgement's reason if none answered).
+  // Still open: say what the status sources left unknown (the acknowledgement's reason if none
+  // answered) and, when a source could not be asked, that failure's code: an outage and a fault in
+  // Baton read alike as `unavailable`, the code tells them apart.
   const unknown = s.missingKnowledge ?? s.acknowledgement.missingKnowledge;
   return fromState(s.occurrence, 1, {
     reason: 'awaiting_status',
     ...(unknown === null ? {} : { missingKnowledge: unknown }),
+    ...(s.errorCode === undefined ? {} : { errorCode: s.errorCode }),
   });
 }

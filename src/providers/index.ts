@@ -26,7 +26,12 @@ export {
   type ReconcilerOptions,
   type ReconcilerService,
 } from './reconciler.js';
-export { acknowledgeAndSettle, type AcknowledgedSettled, type SettleService } from './settle.js';
+export {
+  acknowledgeAndSettle,
+  type AcknowledgedSettled,
+  type SettleOptions,
+  type SettleService,
+} from './settle.js';
 export {
   ACTIVE_KINDS,
   occurrenceIdFromKey,

@@ -60,6 +60,20 @@ function report(
   };
 }
 
+/** Who records, what is already known, and who hears a failure: each optional. */
+export interface SettleOptions {
+  /** The acknowledgement's actor in its evidence. */
+  readonly ackActor?: string;
+  /** Who asked for the status pass, in each reading's evidence. */
+  readonly requestedBy?: string;
+  /** The occurrence as the route already read it (with the credential, issue 16 §1): not read again. */
+  readonly known?: OccurrenceView;
+  /** The reporting executor's credential, checked again inside the recording transaction. */
+  readonly reporter?: { readonly credential: string };
+  /** Told the failure that ended the pass (the route logs it); the answer carries only its code. */
+  readonly onError?: (error: unknown) => void;
+}
+
 /**
  * `sources` undefined: there is no status-source layer (an in-process client built without one);
  * the acknowledgement alone is recorded and the answer says no source was asked.
@@ -68,15 +82,9 @@ export async function acknowledgeAndSettle(
   service: SettleService,
   sources: StatusSources | undefined,
   ack: AcknowledgementInput,
-  ackActor?: string,
-  requestedBy?: string,
-  /** The occurrence as the route already read it (with the credential, issue 16 §1): not read again. */
-  known?: OccurrenceView,
-  /** The reporting executor's credential, checked again inside the recording transaction. */
-  reporter?: { readonly credential: string },
-  /** Told the failure that ended the pass (the route logs it); the answer carries only its code. */
-  onError?: (error: unknown) => void,
+  options: SettleOptions = {},
 ): Promise<AcknowledgedSettled> {
+  const { ackActor, requestedBy, known, reporter, onError } = options;
   const start = known ?? (await service.getOccurrenceView(ack.occurrenceId));
   const { provider } = start;
   const profile = (await service.getProfile(provider.profileId, provider.profileVersion)).document;

@@ -38,6 +38,9 @@ class Throwing extends StatusSources {
   }
 }
 
+/** The acknowledgement recorded, and the pass asked for, as the executor. */
+const AS_EXECUTOR = { ackActor: 'executor:test', requestedBy: 'executor:test' } as const;
+
 /** create + enter + send once for real; the answer is NOT recorded yet (settle records it). */
 async function sent(w: World, invoice: string) {
   const occurrence = await createOcc(w, invoice);
@@ -60,16 +63,10 @@ async function settleTelling(
   ack: Parameters<typeof acknowledgeAndSettle>[2],
 ) {
   const told: unknown[] = [];
-  const r = await acknowledgeAndSettle(
-    w.svc,
-    sources,
-    ack,
-    'executor:test',
-    'executor:test',
-    undefined,
-    undefined,
-    (e) => told.push(e),
-  );
+  const r = await acknowledgeAndSettle(w.svc, sources, ack, {
+    ...AS_EXECUTOR,
+    onError: (e) => told.push(e),
+  });
   return { r, told };
 }
 
@@ -101,7 +98,7 @@ test('a later source cannot be asked: what was recorded stays, the call still an
   // The real by-key answer arrives unsigned (missing knowledge), so the pass goes on to the listing.
   w.sandbox.addFault('all', 'unsigned');
   const sources = new Throwing(w, 'listing');
-  const r = await acknowledgeAndSettle(w.svc, sources, ack, 'executor:test', 'executor:test');
+  const r = await acknowledgeAndSettle(w.svc, sources, ack, AS_EXECUTOR);
   assert.deepEqual(sources.asked, ['by-key', 'listing']);
   assert.deepEqual(await sourcesRecorded(w, ticket.occurrence.id), ['acknowledgement', 'by-key']);
   assert.equal(r.missingKnowledge, 'unavailable');
@@ -126,18 +123,7 @@ test('a source that throws a plain Error (a fault, not an outage): errorCode `in
 test('a pass where every source answers carries no errorCode and tells onError nothing', async (t) => {
   const w = await openWorld(t);
   const { ack } = await sent(w, 'inv-settle-4');
-  const told: unknown[] = [];
-  const sources = new Throwing(w, 'no-such-source');
-  const r = await acknowledgeAndSettle(
-    w.svc,
-    sources,
-    ack,
-    'executor:test',
-    'executor:test',
-    undefined,
-    undefined,
-    (e) => told.push(e),
-  );
+  const { r, told } = await settleTelling(w, new Throwing(w, 'no-such-source'), ack);
   assert.equal(Object.hasOwn(r, 'errorCode'), false);
   assert.deepEqual(told, []);
   assert.equal(r.report.byReason['error'], undefined);

@@ -93,8 +93,8 @@ export function lifecycleRoutes(deps: ServerDeps): RouteSpec[] {
             'acknowledge-and-settle: status pass failed',
           );
         };
-        const settled = () =>
-          acknowledgeAndSettle(svc, deps.sources, ack, actor, actor, occurrence, reporter, failed);
+        const options = { ackActor: actor, requestedBy: actor, known: occurrence, reporter, onError: failed };
+        const settled = () => acknowledgeAndSettle(svc, deps.sources, ack, options);
         return { body: await timed(deps, 'acknowledge_and_settle', settled) };
       },
     },
