@@ -40,6 +40,8 @@ export interface StripeWorld {
   readonly sources: StatusSources;
   readonly credential: string;
   readonly domainId: string;
+  /** The SQLite file (its domain key beside it), for a command that opens the store itself. */
+  readonly path: string;
 }
 
 /** The credentials document a deployment would keep beside its config: references only. */
@@ -59,7 +61,8 @@ export async function openStripeWorld(
   const dir = mkdtempSync(join(tmpdir(), 'baton-stripe-'));
   const sandbox = createStripeSandbox();
   const url = await sandbox.listen(0);
-  const opened = await openOccurrencesOnSqlite(join(dir, 'baton.db'));
+  const path = join(dir, 'baton.db');
+  const opened = await openOccurrencesOnSqlite(path);
   t.after(async () => {
     await sandbox.close();
     await opened.close();
@@ -76,7 +79,7 @@ export async function openStripeWorld(
   const stripe = new Stripe(sandbox.secretKey, { host: '127.0.0.1', port: Number(port), protocol: 'http' });
   const { credential } = await svc.takeover({ lineage: 'invoice-agent' });
   const sources = new StatusSources({ keys, pageSize: 5 });
-  return { svc, sandbox, stripe, profile, keys, sources, credential, domainId: domain.id };
+  return { svc, sandbox, stripe, profile, keys, sources, credential, domainId: domain.id, path };
 }
 
 export async function enterOne(

@@ -18,12 +18,12 @@ import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { allUnresolvedLister } from '../reconcile-wiring.js';
-import { hmacSecretsFromEnv } from './serve.js';
+import { serveKeys } from './serve-credentials.js';
 import { parse, reportStoreError } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const USAGE = `usage: baton reconcile [--db FILE | --postgres URL [--domain-key FILE]] [--lineage L]
-                       [--passes N] [--limit N] [--json]
+                       [--passes N] [--limit N] [--credentials FILE] [--json]
 
 Ask the pinned status sources about every unresolved (entered, outcome unknown) occurrence — or
 only lineage L's — and record what they say; only authenticated answers move an occurrence. It
@@ -35,6 +35,10 @@ as "error"; the others are still visited), then a summary on stdout (--json: the
 JSON object). Exit 0 when nothing visited stays unresolved, 1 when some do (they are listed) or the
 lineage is unknown, 2 on bad arguments. The database and its domain key must exist (the SQLite
 file's FILE.domain-key.pem, or --domain-key); reconcile creates neither.
+--credentials FILE (or BATON_CREDENTIALS): the baton.credentials/1 document whose references hold
+the secrets the status sources need (a Stripe profile's secret key and webhook secret), as for
+\`baton serve\`; a source whose credential is not held is not asked (missing knowledge
+credential_not_held), so without it a format-2 profile's occurrences stay unresolved.
 ${STORE_USAGE}
 Environment: BATON_HMAC_SECRETS as for \`baton serve\` (the HMAC secrets profiles pin by id).
 `;
@@ -118,6 +122,7 @@ export async function runReconcile(argv: string[], io: CliIo): Promise<number> {
         lineage: { type: 'string' },
         passes: { type: 'string' },
         limit: { type: 'string' },
+        credentials: { type: 'string', env: 'BATON_CREDENTIALS' },
         json: { type: 'boolean' },
       },
     });
@@ -126,7 +131,9 @@ export async function runReconcile(argv: string[], io: CliIo): Promise<number> {
       passes: bounded(values.passes, 'passes', 3, 20),
       limit: bounded(values.limit, 'limit', 1000, 100_000),
       json: values.json === true,
-      keys: hmacSecretsFromEnv(process.env['BATON_HMAC_SECRETS']),
+      // The same secrets serve holds (BATON_HMAC_SECRETS and --credentials), resolved before the
+      // store is opened: a bad reference changes nothing.
+      keys: await serveKeys(values.credentials, io),
     };
     const choice = storeChoice(values);
     if (choice.kind === 'sqlite' && !existsSync(choice.path)) {

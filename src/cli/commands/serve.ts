@@ -14,7 +14,6 @@ import { buildServer } from '../../server/app.js';
 import { openBaton, type OpenedBaton, type StoreChoice } from '../../server/open.js';
 import { SQLITE_WRITER_MODES, type SqliteWriterMode } from '../../store/sqlite-writer.js';
 import { createToken } from '../../server/tokens.js';
-import { staticKeys, type KeyResolver } from '../../providers/index.js';
 import { hasActiveAdmin } from '../../store/principals.js';
 import {
   envUsage,
@@ -49,7 +48,7 @@ import { refuseIssuerRefs } from '../config/issuers.js';
 import { storeTarget } from '../config/target.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse, reportStoreError } from './store-args.js';
-import { hmacSecretsMap, serveKeys } from './serve-credentials.js';
+import { serveKeys } from './serve-credentials.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 /** Where `serve`'s SQLite write connection lives unless told (decided by bench:peers, docs/scale.md). */
@@ -169,11 +168,6 @@ function listenError(cause: unknown, host: string, wanted: number): BatonError {
     {},
     { cause },
   );
-}
-
-/** BATON_HMAC_SECRETS, parsed; the values never appear in an error message. */
-export function hmacSecretsFromEnv(text: string | undefined): KeyResolver {
-  return staticKeys(hmacSecretsMap(text));
 }
 
 function urlHost(host: string): string {
