@@ -47,22 +47,28 @@ interface World {
   readonly sandbox: SandboxProvider;
   readonly crashed: string;
   readonly key: string;
+  readonly clock: ManualClock;
 }
 
 let launched: Launched | undefined;
 let world: World | undefined;
 
 /** The crash after send, over the real API: create, enter, send; the answer is never recorded. */
-async function crashAfterSend(api: Api, sandbox: SandboxProvider, clock: ManualClock) {
+async function crashAfterSend(
+  api: Api,
+  sandbox: SandboxProvider,
+  clock: ManualClock,
+  { invoice = 'invoice-2', lineage = LINEAGE } = {},
+) {
   const profile = deployProfile(loadProfile('sandbox-payments'), sandboxDeployment(sandbox));
   assert.equal((await api.call('POST', '/v1/profiles', { token: api.operator, body: profile })).status, 200);
-  const cred = await takeover(api, LINEAGE);
+  const cred = await takeover(api, lineage);
   const created = await api.call('POST', '/v1/occurrences', {
     token: cred,
     body: {
-      creationKey: 'invoice-2',
+      creationKey: invoice,
       provider: { profileId: profile.id, profileVersion: profile.version },
-      request: { amount: 1250, currency: 'eur', payee: 'acme-supplies', invoice: 'invoice-2' },
+      request: { amount: 1250, currency: 'eur', payee: 'acme-supplies', invoice },
       authority: { id: 'payouts', amount: 1250 },
     },
   });
@@ -78,7 +84,7 @@ async function crashAfterSend(api: Api, sandbox: SandboxProvider, clock: ManualC
   });
   await adapter.send(ticket);
   // ...and the worker dies here: no acknowledgement. Its successor takes over (retiring it).
-  await takeover(api, LINEAGE);
+  await takeover(api, lineage);
   return { id, key: ticket.nativeKey ?? '' };
 }
 
@@ -96,7 +102,7 @@ before(async () => {
   });
   await setupOverHttp(api);
   const crashed = await crashAfterSend(api, sandbox, clock);
-  world = { api, sandbox, crashed: crashed.id, key: crashed.key };
+  world = { api, sandbox, crashed: crashed.id, key: crashed.key, clock };
   cleanups.push(() => sandbox.close());
   launched = await launch();
 });
@@ -170,6 +176,28 @@ browserTest('crash after send: one unresolved occurrence, succeeded after "Recon
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+browserTest(
+  'the overview lists an unresolved occurrence the provider answered pending (outcome accepted)',
+  async () => {
+    const { api, sandbox, clock } = w();
+    // Its status reads `pending` for the next 100 lookups: authenticated, accepted, not yet settled.
+    sandbox.addFault('next', 'status_changes_later:pending:100');
+    const { id } = await crashAfterSend(api, sandbox, clock, {
+      invoice: 'invoice-pending',
+      lineage: 'pending-agent',
+    });
+    const reconciled = await api.call('POST', `/v1/occurrences/${id}/reconcile`, { token: api.operator });
+    assert.equal(reconciled.status, 200, reconciled.text);
+    const o = (reconciled.body as { occurrence: JsonObject }).occurrence;
+    assert.deepEqual([o['phase'], o['outcome']], ['entered', 'accepted']);
+    const { context, page } = await open();
+    await signIn(page, api.operator);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByRole('link', { name: id }).waitFor();
+    await context.close();
+  },
+);
 
 browserTest('the lineage page shows the retired generation and the takeover', async () => {
   const { context, page } = await open();

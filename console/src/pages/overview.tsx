@@ -37,7 +37,9 @@ export function Overview() {
     async () =>
       ok(
         await api.GET('/v1/occurrences', {
-          params: { query: { phase: 'entered', outcome: 'unknown', limit: '10' } },
+          // Every unresolved one (phase `entered`), whatever its outcome so far: a payment the
+          // provider answered `pending` (outcome `accepted`) is as open as one never answered.
+          params: { query: { phase: 'entered', limit: '10' } },
         }),
       ),
     [],
