@@ -94,3 +94,28 @@ test("issuers: a key reference outside the server's scope (--secret-dir, BATON_S
     assert.equal(await api.snapshot(), before, `${keyRef}: nothing written`);
   }
 });
+
+test("issuers: an operator's apply that would pin an issuer is refused forbidden before its first write (no profile or authority half-applied)", async (t) => {
+  const dir = tempDir(t);
+  const api = await startApi(t, { secretDirs: [dir] });
+  writeFileSync(join(dir, 'issuer.json'), JSON.stringify(PIN));
+  writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
+  const config = {
+    format: 'baton.config/1',
+    authorities: [{ id: 'operator-budget', unit: 'EUR-cents', total: 1000 }],
+    issuers: [{ file: 'issuer.json', pushBearerRef: 'file:bearer.txt' }],
+  };
+  const file = join(dir, 'baton.config.json');
+  writeFileSync(file, JSON.stringify(config));
+  const before = await api.snapshot();
+  const r = await baton(['apply', file, '--url', api.url, '--token', api.operator]);
+  assert.equal(r.code, 1, r.out);
+  assert.match(r.err, /forbidden: nothing applied: issuer http:\/\/127\.0\.0\.1:9 need an admin token/);
+  assert.equal(
+    await api.snapshot(),
+    before,
+    'nothing written: not even the authority an operator may create',
+  );
+  const admin = await baton(['apply', file, '--url', api.url, '--token', api.admin]);
+  assert.equal(admin.code, 0, admin.err);
+});

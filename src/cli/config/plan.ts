@@ -2,9 +2,11 @@
  * Plan, then apply (docs/config.md "Idempotency"). The plan reads what the target already holds
  * and decides every item — create, update, unchanged — or refuses it as a conflict. Any conflict
  * refuses the whole config with `config_conflict` before the first write, so a bad file changes
- * nothing. Writes go in order (domain, profiles, authorities, tokens) and are each idempotent on
- * the server, so re-running after an interrupted apply converges. Tokens are matched by name
- * among unrevoked tokens and never re-minted: a token that exists is `unchanged`.
+ * nothing. Writes go in order (domain, profiles, authorities, issuers, tokens) and are each
+ * idempotent on the server, so re-running after an interrupted apply converges. Tokens are matched
+ * by name among unrevoked tokens and never re-minted: a token that exists is `unchanged`. A plan
+ * with an admin-only write (the domain, an issuer, a token) is refused `forbidden` before the first
+ * write when the target's token is not an admin's, so an operator's apply never stops half-way.
  */
 import { BatonError } from '../../core/errors.js';
 import { canonicalize } from '../../core/jcs.js';
@@ -139,7 +141,20 @@ export async function plan(
     const list = conflicts.map((c) => `${c.kind} ${c.id}: ${c.reason}`).join('; ');
     throw new BatonError('config_conflict', `nothing applied: ${list}`, { conflicts });
   }
+  await refuseAdminWritesWithout(t, items);
   return { items, run };
+}
+
+const ADMIN_ONLY: ReadonlySet<PlannedItem['kind']> = new Set(['domain', 'issuer', 'token']);
+
+/** An admin-only write in the plan needs an admin's token: asked once, before anything is written. */
+async function refuseAdminWritesWithout(t: SetupTarget, items: readonly PlannedItem[]): Promise<void> {
+  const needs = items.filter((i) => i.action !== 'unchanged' && ADMIN_ONLY.has(i.kind));
+  if (needs.length === 0 || (await t.mayAdminister())) return;
+  const list = needs.map((i) => `${i.kind} ${i.id}`).join(', ');
+  throw new BatonError('forbidden', `nothing applied: ${list} need an admin token`, {
+    items: needs.map((i) => ({ kind: i.kind, id: i.id })),
+  });
 }
 
 /**

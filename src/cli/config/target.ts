@@ -40,6 +40,8 @@ export interface SetupTarget {
   getIssuer(issuer: string): Promise<PinnedIssuerFacts | undefined>;
   pinIssuer(body: JsonObject): Promise<unknown>;
   createToken(input: { role: 'operator' | 'admin'; name: string }): Promise<CreatedPrincipalToken>;
+  /** Whether this target may make admin-only writes (domain, issuers, tokens), asked before any write. */
+  mayAdminister(): Promise<boolean>;
 }
 
 /** `undefined` for the one "absent" code; every other failure propagates. */
@@ -67,6 +69,16 @@ export function httpTarget(admin: AdminClient): SetupTarget {
     createToken: (t) => admin.createToken(t),
     getIssuer: (issuer) => absentAs('mission_issuer_not_found', () => admin.getMissionIssuer(issuer)),
     pinIssuer: (body) => admin.pinMissionIssuer(body),
+    // The token list is admin-only: reading it answers the question without writing anything.
+    mayAdminister: async () => {
+      try {
+        await admin.listTokens();
+        return true;
+      } catch (error) {
+        if (isBatonError(error, 'forbidden')) return false;
+        throw error;
+      }
+    },
   };
 }
 
@@ -95,5 +107,7 @@ export function storeTarget(engine: StoreEngine, service: OccurrencesService): S
     },
     pinIssuer: async (body) =>
       new IssuerRegistry(engine).register(readIssuerRegistration(body), CONFIG_ACTOR, systemClock.wallMs()),
+    // serve --config writes as the store's owner.
+    mayAdminister: () => Promise.resolve(true),
   };
 }
