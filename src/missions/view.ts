@@ -3,7 +3,8 @@
  * verified Status answer or a verified lifecycle SET moves a view (C-A29); both arrive as the
  * objects of ./verified.ts. Terminal from any authenticated source is sticky; a SET applies only if
  * its `version` is above the last applied one; a Status answer may lift a non-active SET only if
- * it was issued after that SET was committed; everything may move toward non-active.
+ * it was issued after that SET was committed, and a view resting on a non-active Status answer takes
+ * no non-terminal SET committed before it; everything else may move toward non-active.
  */
 import { parseRfc3339 } from '../core/time.js';
 import {
@@ -22,7 +23,11 @@ export type ViewChange =
   | {
       readonly applied: false;
       readonly reason:
-        'terminal_sticky' | 'version_not_newer' | 'status_older_than_signal' | 'status_older_than_view';
+        | 'terminal_sticky'
+        | 'version_not_newer'
+        | 'status_older_than_signal'
+        | 'status_older_than_view'
+        | 'signal_older_than_status';
     };
 
 export function emptyView(origin: string, missionId: string, now: number): MissionViewRecord {
@@ -114,6 +119,23 @@ export function signalLiveUntil(s: VerifiedMissionSignal, now: number, b: Stalen
   return Math.min(now, s.issuedAt * 1000) + bound * 1000;
 }
 
+/**
+ * A3.3 the other way round: a view resting on a non-active Status answer (or left unknown by a
+ * refused one) takes no SET committed before that answer was issued, unless it is terminal. SET
+ * versions order SETs among themselves, but a Status answer has none: a delayed or redelivered SET
+ * (v3 `active`) arriving after a Status answer that already reflects a later suspension (v4, its
+ * own SET not here yet) would otherwise bring the Mission back with no newer authenticated state
+ * (MSG-02, HAR-10 "ordering cannot be verified") — directly, or by way of an even older
+ * non-active SET (v2) taken first. Ignoring an older non-terminal SET loses nothing: the view is
+ * already non-active, on a newer source. Only a SET committed before the answer's `iat` second is
+ * known to be older; one committed within that second is taken as the version rule says (the
+ * issuer's whole-second clocks cannot order them, and refusing it would stall a prompt resume).
+ */
+function signalOlderThanStatus(view: MissionViewRecord, committedMs: number): boolean {
+  if (isActive(view.state) || view.stateSource === 'signal' || view.statusIssuedAt === null) return false;
+  return committedMs < view.statusIssuedAt;
+}
+
 /** `liveUntil`: `signalLiveUntil`, how long the signal source counts as fresh without another event. */
 export function applySignal(
   view: MissionViewRecord,
@@ -124,6 +146,9 @@ export function applySignal(
   if (isTerminal(view.state)) return { applied: false, reason: 'terminal_sticky' };
   if (!(s.version > view.signalVersion)) return { applied: false, reason: 'version_not_newer' };
   const committed = parseRfc3339(s.committedAt);
+  if (!isTerminal(s.state) && signalOlderThanStatus(view, committed)) {
+    return { applied: false, reason: 'signal_older_than_status' };
+  }
   const next: MissionViewRecord = {
     ...view,
     state: s.state,

@@ -17,6 +17,7 @@ import {
   type MissionsService,
 } from '../../src/missions/index.js';
 import type { OccurrencesService } from '../../src/occurrences/index.js';
+import type { IssuerOptions } from '../../src/issuer/server.js';
 import { buildServer } from '../../src/server/app.js';
 import { wireMissionConsumer, type MissionConsumer } from '../../src/server/mission-consumer.js';
 import { Metrics } from '../../src/server/metrics.js';
@@ -51,7 +52,11 @@ export interface ConsumerWorld {
   binding(missionId: string): JsonObject;
 }
 
-export async function consumerWorld(t: TestContext, e: EngineUnderTest): Promise<ConsumerWorld> {
+export async function consumerWorld(
+  t: TestContext,
+  e: EngineUnderTest,
+  o: { readonly issuer?: IssuerOptions } = {},
+): Promise<ConsumerWorld> {
   const store = await e.open(t);
   const dir = tempDir(t);
   const opened = await openOccurrencesOn(store.engine, join(dir, 'baton'), { clock: systemClock });
@@ -74,7 +79,7 @@ export async function consumerWorld(t: TestContext, e: EngineUnderTest): Promise
     missions,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
-  const issuer = await startWorld();
+  const issuer = await startWorld(o.issuer);
   t.after(async () => {
     await issuer.close();
     await app.close();

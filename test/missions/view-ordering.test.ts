@@ -6,9 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isBatonError } from '../../src/core/errors.js';
-import { applyStatus, emptyView } from '../../src/missions/view.js';
+import { applySignal, applyStatus, emptyView } from '../../src/missions/view.js';
 import { enginesUnderTest } from '../store/engines.js';
-import { MISSION, ORIGIN, T0, binding, verifiedStatus } from './fixtures.js';
+import { MISSION, ORIGIN, T0, binding, verifiedSignal, verifiedStatus } from './fixtures.js';
 import { world } from './world.js';
 
 const engines = await enginesUnderTest();
@@ -44,6 +44,40 @@ test('MSG-02 seed §13.4 a late older Status answer is ignored, whichever way it
   const newer = after(verifiedStatus('suspended', T0 + 2000), verifiedStatus('active', T0 + 3000));
   assert.deepEqual(newer.results, [true, true]);
   assert.equal(newer.view.state, 'active');
+});
+
+test('A3.3 MSG-02 an active SET committed before the Status answer the view rests on never lifts it', () => {
+  const live = (at: number): number => at + 60_000;
+  const sig = (state: string, version: number, committed: number) =>
+    verifiedSignal(state, version, committed, { issuedAt: Math.floor((T0 + 20_000) / 1000) });
+  // v1 applied; the Status answer at T0+10 s already reflects the issuer's v4 (suspended).
+  let v = emptyView(ORIGIN, MISSION, T0);
+  const approval = applySignal(v, sig('active', 1, T0), T0, live(T0));
+  assert.ok(approval.applied);
+  const status = applyStatus(approval.view, verifiedStatus('suspended', T0 + 10_000), T0 + 10_000);
+  assert.ok(status.applied);
+  v = status.view;
+  // The late v3 (active, committed T0+5 s): ignored.
+  assert.deepEqual(applySignal(v, sig('active', 3, T0 + 5_000), T0 + 20_000, live(T0 + 20_000)), {
+    applied: false,
+    reason: 'signal_older_than_status',
+  });
+  // Committed within the answer's own `iat` second: not known to be older, taken by version.
+  assert.ok(applySignal(v, sig('active', 3, T0 + 10_000), T0 + 20_000, live(T0 + 20_000)).applied);
+  // An even older non-active SET (v2) is not taken either, so it cannot open the way for v3.
+  assert.deepEqual(applySignal(v, sig('suspended', 2, T0 + 1_000), T0 + 20_000, live(T0 + 20_000)), {
+    applied: false,
+    reason: 'signal_older_than_status',
+  });
+  // A terminal SET is always taken, however old (A3.3: terminal is sticky).
+  const revoked = applySignal(v, sig('revoked', 2, T0 + 1_000), T0 + 20_000, live(T0 + 20_000));
+  assert.ok(revoked.applied && revoked.view.state === 'revoked');
+  // An active Status answer leaves nothing to order against: signals go by version again.
+  const up = applyStatus(v, verifiedStatus('active', T0 + 12_000), T0 + 12_000);
+  assert.ok(up.applied);
+  const down = applySignal(up.view, sig('suspended', 2, T0 + 1_000), T0 + 20_000, live(T0 + 20_000));
+  assert.ok(down.applied);
+  assert.ok(applySignal(down.view, sig('active', 3, T0 + 5_000), T0 + 20_000, live(T0 + 20_000)).applied);
 });
 
 test('MCO-02 A3.2 step 7 a known authority_hash is never overwritten with none', () => {
