@@ -154,6 +154,25 @@ export class MissionConsumer {
    * view pauses work by itself (A3.5). Never network I/O inside a store transaction.
    */
   async check(origin: string, missionId: string): Promise<CheckOutcome> {
+    const result = await this.#fetch(origin, missionId);
+    if (result.kind === 'unknown') return { kind: 'unknown', result };
+    const applied = await this.#o.harness.applyVerifiedStatus(result.status);
+    return { kind: 'verified', status: result.status, applied: applied.applied, stopped: applied.stopped };
+  }
+
+  /**
+   * The harness's StatusFetcher (A3.1 step 3): a verified answer, or a typed refusal. It does not
+   * apply the answer: the harness does, in its own transaction (the port's contract) — applying it
+   * here too wrote every fetched answer's evidence and view update twice.
+   */
+  readonly fetchStatus = async (origin: string, missionId: string): Promise<VerifiedMissionStatus> => {
+    const result = await this.#fetch(origin, missionId);
+    if (result.kind === 'verified') return result.status;
+    throw unknownError(result);
+  };
+
+  /** One Status fetch, counted; a refused, 404 or 401 answer recorded (the view becomes unknown). */
+  async #fetch(origin: string, missionId: string): Promise<StatusFetchResult> {
     const pinned = await this.registry.require(origin);
     let result: StatusFetchResult;
     try {
@@ -170,24 +189,16 @@ export class MissionConsumer {
       };
     }
     if (result.kind === 'verified') {
-      const applied = await this.#o.harness.applyVerifiedStatus(result.status);
       this.#o.metrics.countCheck(isActive(result.status.state) ? 'active' : 'not_active');
-      return { kind: 'verified', status: result.status, applied: applied.applied, stopped: applied.stopped };
+      return result;
     }
     this.#o.metrics.countCheck(UNKNOWN_RESULT[result.reason] ?? 'unavailable');
     if (result.reason === 'refused' || result.reason === 'not_found' || result.reason === 'unauthorized') {
       const check = result.refusal?.check ?? `http_${result.httpStatus ?? 0}`;
       await this.#o.harness.recordStatusRefused(origin, missionId, check, result.reason);
     }
-    return { kind: 'unknown', result };
+    return result;
   }
-
-  /** The harness's StatusFetcher (A3.1 step 3): a verified answer, or a typed refusal. */
-  readonly fetchStatus = async (origin: string, missionId: string): Promise<VerifiedMissionStatus> => {
-    const outcome = await this.check(origin, missionId);
-    if (outcome.kind === 'verified') return outcome.status;
-    throw unknownError(outcome.result);
-  };
 
   // --- SET receipt (A3.4) ----------------------------------------------------------------------
 

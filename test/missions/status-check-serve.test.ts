@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
+import { missionSubject } from '../../src/missions/index.js';
 import { baton } from '../config/support.js';
 import { assertProblem } from '../server/helpers.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -137,6 +138,12 @@ for (const e of engines) {
     const d = await w.call('POST', '/v1/harness/dispatch', { token: cred, body: { itemId: first } });
     assert.equal(d.status, 200, d.text);
     assert.equal((d.body['item'] as JsonObject)['state'], 'running');
+    // One fetch, one answer applied once: one archive entry's evidence, one view version (A3.2 step 9).
+    const verified = (await w.harness.events(missionSubject(w.pin.issuer, mission))).filter(
+      (x) => x.type === 'mission_status_verified',
+    );
+    assert.equal(verified.length, 1, 'the fetched answer is applied once');
+    assert.equal((await w.harness.getView(w.pin.issuer, mission))?.version, 1);
     // Revoked at the issuer, no SET reaches Baton (the pin's receiver came after the mission, and
     // the revocation is pushed: drop it). The view is fresh active until its bound; the operator
     // check learns the revocation and suppresses the queued sibling.
