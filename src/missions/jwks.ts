@@ -173,10 +173,21 @@ export function remoteMissionKeys(
   return {
     remote,
     resolve: async ({ alg, kid }) => {
+      // jose refetches for an unknown kid only outside its cooldown: a miss on a set it holds
+      // fresh and will not refetch yet is no verdict on the kid. An issuer that just rotated signs
+      // with a kid this set predates; refusing that SET (RFC 8935 400 invalid_key, never retried)
+      // would lose it, so the miss is `unavailable` (503: the transmitter redelivers) until jose
+      // has refetched.
+      const settled = remote.fresh && remote.coolingDown;
       let key: CryptoKey;
       try {
         key = await remote({ alg, kid });
       } catch (error) {
+        if (settled && error instanceof errors.JWKSNoMatchingKey)
+          throw new BatonError(
+            'unavailable',
+            'no JWKS key has that kid yet: the key set is within its refetch cooldown',
+          );
         throw mapRemoteError(error);
       }
       const jwk = remote.jwks()?.keys.find((k) => k.kid === kid);
