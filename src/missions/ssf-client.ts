@@ -51,10 +51,21 @@ const fail = (status: 400 | 401, err: SetErrorCode, description: string): PushAn
   body: { err, description },
 });
 
+/** RFC 6750 §2.1: `Bearer` and the token; the scheme is case-insensitive (RFC 9110 §11.1). */
+const BEARER_HEADER = /^Bearer +([^\s]+) *$/i;
+
+/** The token an `Authorization` header presents, or '' when it presents none. */
+export function presentedBearer(header: string | undefined): string {
+  return typeof header === 'string' ? (BEARER_HEADER.exec(header)?.[1] ?? '') : '';
+}
+
 function bearerMatches(header: string | undefined, bearer: string): boolean {
-  if (typeof header !== 'string' || !header.startsWith('Bearer ')) return false;
-  const given = createHash('sha256').update(header.slice(7)).digest();
-  return timingSafeEqual(given, createHash('sha256').update(bearer).digest());
+  const given = presentedBearer(header);
+  if (given === '') return false;
+  return timingSafeEqual(
+    createHash('sha256').update(given).digest(),
+    createHash('sha256').update(bearer).digest(),
+  );
 }
 
 type PushParse =

@@ -17,6 +17,7 @@ import {
   isActive,
   MissionStatusClient,
   parseAuthenticatedPush,
+  presentedBearer,
   remoteMissionKeys,
   SetPoller,
   SignalBatcher,
@@ -384,14 +385,9 @@ function expectation(pin: IssuerPin): SetExpectation {
   };
 }
 
-function bearerOf(request: PushRequest): string {
-  const h = request.authorization;
-  return typeof h === 'string' && h.startsWith('Bearer ') ? h.slice(7) : '';
-}
-
 /** RFC 8935 §2.2 transmitter authentication: the presented bearer's digest, constant time. */
 export function pushBearerMatches(request: PushRequest, digest: string): boolean {
-  const presented = bearerOf(request);
+  const presented = presentedBearer(request.authorization);
   return presented !== '' && digestEquals(bearerDigest(presented), digest);
 }
 

@@ -10,9 +10,11 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { systemClock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
+import { setClaims, signClaims } from '../../src/issuer/sign.js';
 import {
   PUSH_DELIVERY,
   POLL_DELIVERY,
+  SET_TYP,
   type IssuerPin,
   type MissionsService,
 } from '../../src/missions/index.js';
@@ -147,6 +149,26 @@ export async function consumerWorld(
       stop_policy: 'baton-default@1',
     }),
   };
+}
+
+/**
+ * The issuer's own SET for transition `version` of `mission` (as its transmitter would send it),
+ * signed now on its clock with its current key: a SET a test delivers itself (late, or otherwise).
+ */
+export async function issuerSet(w: ConsumerWorld, mission: string, version: number): Promise<string> {
+  const state = w.issuer.issuer.state;
+  const issued = state.missions.get(mission);
+  const transition = issued?.history.find((h) => h.version === version);
+  if (issued === undefined || transition === undefined) throw new Error(`no transition v${version}`);
+  const input = {
+    origin: state.origin,
+    audience: AUDIENCE,
+    mission: issued,
+    transition,
+    nowMs: state.clock.wallMs(),
+    lifetimeSec: 300,
+  };
+  return signClaims(setClaims(input, undefined), state.keys.current, SET_TYP, undefined);
 }
 
 /** Polls `probe` until it returns true (deadline 10 s). */

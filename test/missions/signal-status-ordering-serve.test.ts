@@ -3,40 +3,19 @@
  * committed BEFORE the Status answer a view rests on must not lift it. The real reference issuer
  * suspends, resumes (v3) and suspends again (v4), seconds apart on its own clock, with every SET
  * dropped; Baton's operator check learns `suspended`; then v3 — the issuer's real transition,
- * signed with its real key — reaches Baton's RFC 8935 route late. It is ignored (`signal_older_than_status`), the view stays
- * suspended and a dispatch is refused, on both engines. The pure rule: view-ordering.test.ts.
+ * signed with its real key — reaches Baton's RFC 8935 route late. It is ignored
+ * (`signal_older_than_status`), the view stays suspended and a dispatch is refused, on both
+ * engines. The pure rule: view-ordering.test.ts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
-import { setClaims, signClaims } from '../../src/issuer/sign.js';
-import { missionSubject, SET_MEDIA_TYPE, SET_TYP } from '../../src/missions/index.js';
+import { missionSubject, SET_MEDIA_TYPE } from '../../src/missions/index.js';
 import { assertProblem } from '../server/helpers.js';
 import { enginesUnderTest } from '../store/engines.js';
-import { consumerWorld, eventually, STREAM_BEARER, type ConsumerWorld } from './consumer-world.js';
-import { AUDIENCE } from './issuer-support.js';
+import { consumerWorld, eventually, issuerSet, STREAM_BEARER } from './consumer-world.js';
 
 const engines = await enginesUnderTest();
-
-/** The issuer's own SET for transition `version` of `mission`, signed now with its current key. */
-async function lateSet(w: ConsumerWorld, mission: string, version: number): Promise<string> {
-  const state = w.issuer.issuer.state;
-  const issued = state.missions.get(mission);
-  const transition = issued?.history.find((h) => h.version === version);
-  assert.ok(issued !== undefined && transition !== undefined);
-  const claims = setClaims(
-    {
-      origin: state.origin,
-      audience: AUDIENCE,
-      mission: issued,
-      transition,
-      nowMs: state.clock.wallMs(),
-      lifetimeSec: 300,
-    },
-    undefined,
-  );
-  return signClaims(claims, state.keys.current, SET_TYP, undefined);
-}
 
 for (const e of engines) {
   test(`[${e.name}] A3.3 MSG-02 an active SET committed before the Status answer the view rests on does not lift it`, async (t) => {
@@ -71,7 +50,7 @@ for (const e of engines) {
     assert.deepEqual([checked.status, checked.body['state']], [200, 'suspended'], checked.text);
 
     const pushed = await w.call('POST', `/v1/missions/signals/${encodeURIComponent(w.pin.issuer)}`, {
-      raw: await lateSet(w, mission, 3),
+      raw: await issuerSet(w, mission, 3),
       contentType: SET_MEDIA_TYPE,
       headers: { authorization: `Bearer ${STREAM_BEARER}` },
     });
