@@ -75,7 +75,8 @@ export interface OccurrencesReader {
   /** Every registered profile version, ordered by (id, version); at most `limit`. */
   listProfiles(limit: number): Promise<RegisteredProfile[]>;
   getLineage(id: string): Promise<LineageRecord | undefined>;
-  listCredentials(lineage: string): Promise<CredentialRecord[]>;
+  /** The lineage's credentials of generations after `afterGeneration`, in generation order; at most `limit`. */
+  pageCredentials(lineage: string, afterGeneration: number, limit: number): Promise<CredentialRecord[]>;
   /** The executor credential with this secret digest (only digests are stored). */
   findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined>;
   /**
@@ -92,6 +93,13 @@ export interface OccurrencesReader {
   pageOccurrences(query: OccurrenceQuery): Promise<OccurrenceRecord[]>;
   countByState(): Promise<StateCount[]>;
   listEvents(subject: string): Promise<EvidenceEvent[]>;
+  /** The subject's events at chain positions after `after`, in chain order, each with its position; at most `limit`. */
+  pageEvents(subject: string, after: number, limit: number): Promise<PositionedEvent[]>;
+}
+
+/** An event with its position in its subject's chain (1, 2, 3…). */
+export interface PositionedEvent extends EvidenceEvent {
+  readonly idx: number;
 }
 
 /**

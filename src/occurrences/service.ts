@@ -204,8 +204,13 @@ export class OccurrencesService {
     return listOccurrences(this.#ctx, input);
   }
 
-  getLineage(lineage: string): Promise<q.LineageView> {
-    return q.getLineage(this.#ctx, lineage);
+  /**
+   * A page of the lineage's history: its generations and takeover events after position
+   * `page.after` (default 0), at most `page.limit` (default 50, at most 500) of each; `nextAfter`
+   * is null only on the last page (`q.LineageView`).
+   */
+  getLineage(lineage: string, page?: q.LineagePage): Promise<q.LineageView> {
+    return q.getLineage(this.#ctx, lineage, page);
   }
 
   /** The lineage's current executor generation (its one row; `lineage_not_found` if none). */

@@ -10,6 +10,7 @@ import type {
   OccurrenceRecord,
   OccurrencesReader,
   Outcome,
+  PositionedEvent,
   Phase,
   RegisteredProfile,
   StateCount,
@@ -17,7 +18,7 @@ import type {
 import type { Sha256Digest } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
 import type { SqlExecutor, SqlValue } from './engine.js';
-import { listEvidence } from './evidence-log.js';
+import { listEvidence, pageEvidence } from './evidence-log.js';
 import * as rows from './occurrences-rows.js';
 
 // open_stripe is the store's own bookkeeping (occurrences-limits.ts), not part of the record.
@@ -218,10 +219,15 @@ export class OccurrencesReaderSql implements OccurrencesReader {
     return this.lineageRow(id, false);
   }
 
-  async listCredentials(lineage: string): Promise<CredentialRecord[]> {
+  async pageCredentials(
+    lineage: string,
+    afterGeneration: number,
+    limit: number,
+  ): Promise<CredentialRecord[]> {
+    // A keyset range over the unique (lineage, generation) index: about a page of entries read.
     const list = await this.#ex.all<rows.CredentialRow>(
-      'SELECT secret_digest, lineage, generation, issued_at, retired_at FROM aoc_credentials WHERE lineage = ? ORDER BY generation',
-      [lineage],
+      'SELECT secret_digest, lineage, generation, issued_at, retired_at FROM aoc_credentials WHERE lineage = ? AND generation > ? ORDER BY generation LIMIT ?',
+      [lineage, afterGeneration, limit],
     );
     return list.map(rows.credentialFromRow);
   }
@@ -306,5 +312,9 @@ export class OccurrencesReaderSql implements OccurrencesReader {
 
   listEvents(subject: string): Promise<EvidenceEvent[]> {
     return listEvidence(this.#ex, subject);
+  }
+
+  pageEvents(subject: string, after: number, limit: number): Promise<PositionedEvent[]> {
+    return pageEvidence(this.#ex, subject, after, limit);
   }
 }

@@ -88,7 +88,7 @@ interface Plan {
 async function reconcile(opened: OpenedBaton, plan: Plan, io: CliIo): Promise<number> {
   const { lineage, limit } = plan;
   // An unknown lineage is an error (lineage_not_found), not "nothing to do".
-  if (lineage !== undefined) await opened.service.getLineage(lineage);
+  if (lineage !== undefined) await opened.service.currentGeneration(lineage);
   const reconciler = new Reconciler({
     service: opened.service,
     sources: new StatusSources({ keys: plan.keys }),

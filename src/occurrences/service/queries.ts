@@ -36,13 +36,34 @@ export function deliversOccurrence(e: EvidenceEvent, id: string): boolean {
   return lists.some((l) => Array.isArray(l) && l.includes(id));
 }
 
+/**
+ * One page of a lineage's history. Each takeover advances the generation by one, issues that
+ * generation's credential and appends one `generation_advanced` event to `lineage:<id>`, so the
+ * history has one position per takeover: generation n, its credential and the chain's n-th event.
+ * Both grow with every takeover, so a view holds the positions `after + 1 .. after + limit` of
+ * each; `nextAfter` is where the next page starts, null only on the last page.
+ */
 export interface LineageView {
   readonly id: string;
+  /** The current generation (the lineage's row, read in the page's snapshot). */
   readonly generation: number;
+  /** The page's generations that a takeover retired. */
   readonly retiredGenerations: readonly number[];
+  /** The page's generations: when each credential was issued and retired. */
   readonly credentials: readonly { generation: number; issuedAt: number; retiredAt: number | null }[];
+  /** The page's events of the lineage's chain, oldest first. */
   readonly evidence: readonly EvidenceEvent[];
+  readonly nextAfter: number | null;
 }
+
+/** Where a page of a lineage's history starts (after that position; 0: the first) and how long. */
+export interface LineagePage {
+  readonly after?: number;
+  readonly limit?: number;
+}
+
+/** Positions per lineage page: 50 unless asked, at most 500 (as `GET /v1/evidence`). */
+export const LINEAGE_PAGE = { default: 50, max: 500 } as const;
 
 export interface OccurrenceCounts {
   readonly total: number;
@@ -109,8 +130,8 @@ export async function listOpen(
 
 /**
  * The lineage's current executor generation, from its one row: what an in-process caller fences on
- * before acting (src/client/in-process-harness.ts), without the credentials and evidence of
- * `getLineage`, which grow with every takeover.
+ * before acting (src/client/in-process-harness.ts), without the pages of credentials and evidence
+ * `getLineage` answers, which grow with every takeover.
  */
 export async function currentGeneration(ctx: ServiceContext, lineage: unknown): Promise<number> {
   const id = readName(lineage, '$.lineage');
@@ -123,21 +144,44 @@ async function existingLineage(repo: OccurrencesReader, id: string): Promise<Lin
   return l;
 }
 
-export async function getLineage(ctx: ServiceContext, lineage: unknown): Promise<LineageView> {
+function readLineagePage(page: LineagePage): { after: number; limit: number } {
+  const { after = 0, limit = LINEAGE_PAGE.default } = page;
+  if (!Number.isSafeInteger(after) || after < 0)
+    throw new BatonError('input_invalid', 'after must be a whole number, 0 or more', { path: '$.after' });
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > LINEAGE_PAGE.max)
+    throw new BatonError('input_invalid', `limit must be 1..${LINEAGE_PAGE.max}`, { path: '$.limit' });
+  return { after, limit };
+}
+
+/**
+ * A page of the lineage's history (`LineageView`), in one snapshot. One position more than the
+ * page is read of each list to say whether the history goes on, without a COUNT.
+ */
+export async function getLineage(
+  ctx: ServiceContext,
+  lineage: unknown,
+  page: LineagePage = {},
+): Promise<LineageView> {
   const id = readName(lineage, '$.lineage');
+  const { after, limit } = readLineagePage(page);
+  const end = after + limit;
   return ctx.uow.read(async (repo) => {
     const l = await existingLineage(repo, id);
-    const creds = await repo.listCredentials(id);
+    const creds = await repo.pageCredentials(id, after, limit + 1);
+    const events = await repo.pageEvents(lineageSubject(id), after, limit + 1);
+    const shown = creds.filter((c) => c.generation <= end);
+    const more = creds.length > shown.length || events.some((e) => e.idx > end);
     return {
       id,
       generation: l.generation,
-      retiredGenerations: creds.filter((c) => c.retiredAt !== null).map((c) => c.generation),
-      credentials: creds.map((c) => ({
+      retiredGenerations: shown.filter((c) => c.retiredAt !== null).map((c) => c.generation),
+      credentials: shown.map((c) => ({
         generation: c.generation,
         issuedAt: c.issuedAt,
         retiredAt: c.retiredAt,
       })),
-      evidence: await repo.listEvents(lineageSubject(id)),
+      evidence: events.filter((e) => e.idx <= end).map(({ idx: _idx, ...event }) => event),
+      nextAfter: more ? end : null,
     };
   });
 }

@@ -6,9 +6,17 @@
 import { BatonError } from '../../core/errors.js';
 import { actorOf } from '../auth.js';
 import { param, timed, tokenOf, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
-import { lineageParams } from '../schemas/common.js';
+import { lineageParams, object } from '../schemas/common.js';
 import { emptyBody } from '../schemas/inputs.js';
 import { lineageView, openWork, takeoverResult } from '../schemas/records.js';
+import { chainCursor, chainPageRequest, evidencePageQuery } from './queries.js';
+
+/**
+ * The lineage's history gains a generation and a takeover event with every takeover, so it is
+ * answered a page at a time as `GET /v1/evidence?subject=lineage:<id>` is (`limit` 1..500, default
+ * 50; `cursor`, the same chain-position cursor): `evidenceNextCursor` is null only on the last page.
+ */
+const lineagePageQuery = object({ ...evidencePageQuery }, ['cursor', 'limit']);
 
 /** An executor may read only its own lineage: naming another is `403 forbidden`. */
 export function ownLineageOnly(input: HandlerInput, lineage: string): void {
@@ -46,13 +54,16 @@ export function lineageRoutes(deps: ServerDeps): RouteSpec[] {
       method: 'GET',
       url: '/v1/lineages/:lineage',
       operationId: 'getLineage',
-      summary: 'A lineage: its current and retired generations and its evidence',
+      summary:
+        'A lineage: its current generation and one page of its history — generations and takeover evidence, oldest first (limit, cursor; evidenceNextCursor null on the last page)',
       tag: 'lineages',
       roles: ['operator', 'executor'],
-      schema: { params: lineageParams, response: { 200: lineageView } },
+      schema: { params: lineageParams, querystring: lineagePageQuery, response: { 200: lineageView } },
       handler: async (input) => {
         const lineage = visibleLineage(input);
-        return { body: await timed(deps, 'get_lineage', () => svc.getLineage(lineage)) };
+        const page = chainPageRequest(input.query);
+        const { nextAfter, ...view } = await timed(deps, 'get_lineage', () => svc.getLineage(lineage, page));
+        return { body: { ...view, evidenceNextCursor: nextAfter === null ? null : chainCursor(nextAfter) } };
       },
     },
     {

@@ -45,6 +45,22 @@ const decodeEvidenceCursor = (cursor: string): number =>
     k.length === 1 && Number.isSafeInteger(k[0]) && (k[0] as number) >= 1 ? (k[0] as number) : undefined,
   );
 
+/** The cursor of the page after chain position `position` (what `chainPageRequest` decodes). */
+export const chainCursor = (position: number): string => encodeCursor([position]);
+
+/**
+ * The query's `limit` (1..500, default 50) and the chain position its `cursor` names (0 without
+ * one); a limit above 500 or a cursor Baton did not issue is `input_invalid`.
+ */
+export function chainPageRequest(query: Readonly<Record<string, string>>): { after: number; limit: number } {
+  const limit = Number(query['limit'] ?? DEFAULT_EVIDENCE_PAGE);
+  if (limit > MAX_EVIDENCE_PAGE) {
+    throw new BatonError('input_invalid', `limit must be 1..${MAX_EVIDENCE_PAGE}`, { path: '$.limit' });
+  }
+  const cursor = query['cursor'];
+  return { after: cursor === undefined ? 0 : decodeEvidenceCursor(cursor), limit };
+}
+
 /**
  * One page of `subject`'s chain, oldest first, under the query's `limit` and `cursor`
  * (`evidencePageQuery`). One event more than the page is read to say whether the chain goes on,
@@ -56,18 +72,13 @@ export async function readEvidencePage(
   subject: string,
   query: Readonly<Record<string, string>>,
 ): Promise<{ events: EvidenceEvent[]; nextCursor: string | null }> {
-  const limit = Number(query['limit'] ?? DEFAULT_EVIDENCE_PAGE);
-  if (limit > MAX_EVIDENCE_PAGE) {
-    throw new BatonError('input_invalid', `limit must be 1..${MAX_EVIDENCE_PAGE}`, { path: '$.limit' });
-  }
-  const cursor = query['cursor'];
-  const after = cursor === undefined ? 0 : decodeEvidenceCursor(cursor);
+  const { after, limit } = chainPageRequest(query);
   const rows = await timed(deps, 'list_evidence', () =>
     deps.engine.read((ex) => pageEvidence(ex, subject, after, limit + 1)),
   );
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  const nextCursor = rows.length > limit && last !== undefined ? encodeCursor([last.idx]) : null;
+  const nextCursor = rows.length > limit && last !== undefined ? chainCursor(last.idx) : null;
   return { events: page.map(({ idx: _idx, ...event }) => event), nextCursor };
 }
 

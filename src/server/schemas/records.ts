@@ -208,12 +208,24 @@ export const takeoverResult: Schema = object({
   },
 });
 
+/**
+ * `GET /v1/lineages/{lineage}`: the current generation and one page of the lineage's history.
+ * Position n of the history is generation n and the n-th event of `lineage:<id>` (each takeover
+ * issues one and appends the other); a page holds the same positions of each list.
+ */
 export const lineageView: Schema = object({
   id: str,
-  generation: count,
-  retiredGenerations: array(count),
-  credentials: array(object({ generation: count, issuedAt: epochMs, retiredAt: nullable(epochMs) })),
-  evidence: array(evidenceEvent),
+  generation: { ...count, description: 'the current generation' },
+  retiredGenerations: { ...array(count), description: "the page's generations that a takeover retired" },
+  credentials: {
+    ...array(object({ generation: count, issuedAt: epochMs, retiredAt: nullable(epochMs) })),
+    description: "the page's generations, oldest first",
+  },
+  evidence: { ...array(evidenceEvent), description: "the page's takeover events, oldest first" },
+  evidenceNextCursor: {
+    ...nullable({ type: 'string' }),
+    description: 'the `cursor` of the next page; null only on the last page',
+  },
 });
 
 export const openWork: Schema = object({
