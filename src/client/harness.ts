@@ -8,10 +8,10 @@
 import type { JsonObject } from '../core/json.js';
 import type { CallOptions } from './types.js';
 import type { MissionBinding, SessionRecord, WorkItemRecord } from '../missions/index.js';
+import { isObject, readEveryPage, type ChainPage } from './chain-pages.js';
 import {
   endpoint,
   exchange,
-  checkTimeout,
   expectMembers,
   invalid,
   type Endpoint,
@@ -44,11 +44,6 @@ export interface EnqueueInput {
 }
 
 const seg = encodeURIComponent;
-
-/** Events per page when the SDK reads a whole chain (the routes allow 1..500). */
-const CHAIN_PAGE = 200;
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A dispatch or resume that passed the A3.1 check: the item, and when to check again. */
 export interface HarnessDispatch {
@@ -219,41 +214,42 @@ export class HarnessClient implements ExecutorHarness {
   }
 
   /**
-   * A record and its whole evidence chain from a route that answers the chain a page at a time
-   * (`evidenceNextCursor`, null on the last page), oldest first. The record is the last page's:
-   * read before that page, so the chain holds every event it reflects. A page that does not move
-   * on (empty but not last, or a cursor seen before) is `baton_response_invalid`: a chain is never
-   * taken as whole on a server's say-so that contradicts itself. The call's deadline bounds the
-   * whole read, not each page.
+   * A record and its whole evidence chain, oldest first, from a route that answers the chain a
+   * page at a time (src/client/chain-pages.ts: a page that does not move on is refused, the
+   * deadline bounds the whole read). The record is the last page's: read before that page, so
+   * the chain holds every event it reflects.
    */
   async #chain(
     path: string,
     member: string,
     options: CallOptions = {},
   ): Promise<{ head: JsonObject; evidence: JsonObject[] }> {
-    const deadline =
-      Date.now() +
-      (options.timeoutMs === undefined ? this.#endpoint.timeoutMs : checkTimeout(options.timeoutMs));
     const evidence: JsonObject[] = [];
-    const seen = new Set<string>();
-    let cursor: string | null = null;
-    for (;;) {
-      const query: string = `?limit=${CHAIN_PAGE}${cursor === null ? '' : `&cursor=${seg(cursor)}`}`;
-      const x: Omit<Exchange, 'bearer'> = { method: 'GET', path: path + query, safeToRetry: true };
-      const left = { ...options, timeoutMs: Math.max(1, deadline - Date.now()) };
-      const page = await this.#call<JsonObject>(x, [member, 'evidence', 'evidenceNextCursor'], left);
-      const events = page['evidence'];
-      const next = page['evidenceNextCursor'];
-      const head = page[member];
-      const full = { ...x, bearer: this.#o.credential };
-      if (!Array.isArray(events) || (next !== null && typeof next !== 'string') || !isObject(head))
-        throw invalid(full, 200, 'a chain page of the wrong shape');
-      if (next !== null && (events.length === 0 || seen.has(next)))
-        throw invalid(full, 200, 'a chain page that does not move on');
-      evidence.push(...(events as JsonObject[]));
-      if (next === null) return { head, evidence };
-      seen.add(next);
-      cursor = next;
-    }
+    let head: JsonObject = {};
+    const read = async (query: string, left: CallOptions): Promise<ChainPage> => {
+      const x: Exchange = {
+        method: 'GET',
+        path: path + query,
+        safeToRetry: true,
+        bearer: this.#o.credential,
+      };
+      const members = [member, 'evidence', 'evidenceNextCursor'];
+      return { body: expectMembers<JsonObject>(x, await exchange(this.#endpoint, x, left), members), x };
+    };
+    await readEveryPage(
+      read,
+      ({ body, x }) => {
+        const events = body['evidence'];
+        const record = body[member];
+        if (!Array.isArray(events) || !isObject(record))
+          throw invalid(x, 200, 'a chain page of the wrong shape');
+        evidence.push(...(events as JsonObject[]));
+        head = record;
+        return events.length;
+      },
+      options,
+      this.#endpoint.timeoutMs,
+    );
+    return { head, evidence };
   }
 }

@@ -4,8 +4,19 @@
  * checks. Kept beside HttpBatonClient, on the same transport, because it is an operator's tool
  * (`baton occurrences`), not part of the worker-facing BatonClient interface.
  */
-import type { OccurrenceDetail, OccurrencePage, Outcome, Phase } from '../occurrences/index.js';
-import { endpoint, exchange, expectMembers, type Endpoint, type Fetch } from './http-transport.js';
+import type { JsonObject } from '../core/json.js';
+import type { LineageView, OccurrenceDetail, OccurrencePage, Outcome, Phase } from '../occurrences/index.js';
+import { readEveryPage, type ChainPage } from './chain-pages.js';
+import type { CallOptions } from './types.js';
+import {
+  endpoint,
+  exchange,
+  expectMembers,
+  invalid,
+  type Endpoint,
+  type Exchange,
+  type Fetch,
+} from './http-transport.js';
 
 export interface OccurrenceListFilter {
   readonly phase?: Phase;
@@ -58,6 +69,27 @@ const FILTERS = [
   'limit',
 ] as const;
 
+/** A lineage with its whole history: every generation and every event of `lineage:<id>`. */
+export type LineageHistory = Omit<LineageView, 'nextAfter'>;
+
+const LINEAGE_MEMBERS = [
+  'id',
+  'generation',
+  'retiredGenerations',
+  'credentials',
+  'evidence',
+  'evidenceNextCursor',
+] as const;
+
+/** One page of `GET /v1/lineages/{lineage}`, its shape checked: else `baton_response_invalid`. */
+function lineagePage(body: JsonObject, x: Exchange): LineageHistory {
+  const { id, generation, retiredGenerations, credentials, evidence } = body;
+  const lists = [retiredGenerations, credentials, evidence].every(Array.isArray);
+  if (typeof id !== 'string' || !Number.isSafeInteger(generation) || !lists)
+    throw invalid(x, 200, 'a lineage page of the wrong shape');
+  return body as unknown as LineageHistory;
+}
+
 export class OccurrencesQuery {
   readonly #endpoint: Endpoint;
   readonly #token: string;
@@ -86,5 +118,38 @@ export class OccurrencesQuery {
   show(occurrenceId: string): Promise<OccurrenceTimeline> {
     const path = `/v1/occurrences/${encodeURIComponent(occurrenceId)}`;
     return this.#get(path, ['occurrence', 'evidence', 'handovers', 'chains']);
+  }
+
+  /**
+   * The lineage and its whole history, oldest first: `GET /v1/lineages/{lineage}` answers it a
+   * page at a time, so every page is read (src/client/chain-pages.ts: a page that does not move
+   * on is `baton_response_invalid`; the deadline bounds the whole read). `generation` is the last
+   * page's, read with it, so the history holds every generation up to it.
+   */
+  async lineage(lineage: string): Promise<LineageHistory> {
+    const path = `/v1/lineages/${encodeURIComponent(lineage)}`;
+    const read = async (query: string, options: CallOptions): Promise<ChainPage> => {
+      const x: Exchange = { method: 'GET', path: path + query, bearer: this.#token, safeToRetry: true };
+      return { body: expectMembers(x, await exchange(this.#endpoint, x, options), LINEAGE_MEMBERS), x };
+    };
+    const retired: number[] = [];
+    const credentials: LineageHistory['credentials'][number][] = [];
+    const evidence: LineageHistory['evidence'][number][] = [];
+    let last: LineageHistory | undefined;
+    await readEveryPage(
+      read,
+      ({ body, x }) => {
+        const page = lineagePage(body, x);
+        retired.push(...page.retiredGenerations);
+        credentials.push(...page.credentials);
+        evidence.push(...page.evidence);
+        last = page;
+        return page.credentials.length + page.evidence.length;
+      },
+      {},
+      this.#endpoint.timeoutMs,
+    );
+    const { id, generation } = last ?? { id: lineage, generation: 0 };
+    return { id, generation, retiredGenerations: retired, credentials, evidence };
   }
 }

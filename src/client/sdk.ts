@@ -20,6 +20,7 @@ export {
 export {
   OccurrencesQuery,
   type ChainCheck,
+  type LineageHistory,
   type OccurrenceListFilter,
   type OccurrencesQueryOptions,
   type OccurrenceTimeline,

@@ -3,10 +3,15 @@
  * generation (its credential) and a `generation_advanced` event to `lineage:<id>`, so one answer
  * holding both whole grew without bound. `limit` 1..500 (default 50), `cursor` = the previous
  * page's `evidenceNextCursor` (null only on the last page), the chain-position cursor of
- * `GET /v1/evidence?subject=`. Real server on 127.0.0.1, both engines, real takeovers.
+ * `GET /v1/evidence?subject=`. The SDK's `OccurrencesQuery.lineage` reads every page and refuses
+ * pages that do not move on. Real server on 127.0.0.1, both engines, real takeovers.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
+import { OccurrencesQuery } from '../../src/client/occurrences-query.js';
+import { isBatonError } from '../../src/core/errors.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { listEvidence } from '../../src/store/evidence-log.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -154,3 +159,79 @@ for (const e of engines) {
     assert.equal(a.body['evidenceNextCursor'], null, 'exactly a full page, and nothing after it');
   });
 }
+
+for (const e of engines) {
+  test(`[${e.name}] the SDK's OccurrencesQuery.lineage reads every page: every generation and the whole stored chain`, async (t) => {
+    const { api, credential, stored } = await takenOver(t, e);
+    for (const token of [api.operator, credential]) {
+      const read = await new OccurrencesQuery({ baseUrl: api.url, token }).lineage(LINEAGE);
+      assert.equal(read.id, LINEAGE);
+      assert.equal(read.generation, TAKEOVERS);
+      assert.deepEqual(hashes(read.evidence), hashes(stored), 'more than one SDK page (200), all of it');
+      assert.deepEqual(
+        read.credentials.map((c) => c.generation),
+        upTo(TAKEOVERS),
+      );
+      assert.deepEqual(read.retiredGenerations, upTo(TAKEOVERS - 1));
+    }
+  });
+}
+
+/** A loopback server answering every GET with `page(n)` for the n-th request. */
+async function fakeBaton(t: TestContext, page: (n: number) => JsonObject): Promise<string> {
+  let n = 0;
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(page(n++)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+test('the SDK refuses lineage pages that do not move on or are of the wrong shape (baton_response_invalid), never a partial history', async (t) => {
+  const head = { id: LINEAGE, generation: 2, retiredGenerations: [1] };
+  const credential = { generation: 1, issuedAt: 1, retiredAt: 2 };
+  const event = { seq: 1, hash: 'h' };
+  const page = { ...head, credentials: [credential], evidence: [event] };
+  const answers: Record<string, (n: number) => JsonObject> = {
+    'no cursor member': () => page,
+    'a cursor of the wrong type': () => ({ ...page, evidenceNextCursor: 7 }),
+    'evidence not an array': () => ({ ...page, evidence: {}, evidenceNextCursor: null }),
+    'credentials missing': () => ({ ...head, evidence: [event], evidenceNextCursor: null }),
+    'no generation': () => ({ ...page, generation: 'two', evidenceNextCursor: null }),
+    'an empty page that is not the last': () => ({
+      ...head,
+      credentials: [],
+      evidence: [],
+      evidenceNextCursor: 'WzFd',
+    }),
+    'the same cursor again': () => ({ ...page, evidenceNextCursor: 'WzFd' }),
+  };
+  for (const [why, answer] of Object.entries(answers)) {
+    const query = new OccurrencesQuery({ baseUrl: await fakeBaton(t, answer), token: 'bt_x' });
+    await assert.rejects(
+      query.lineage(LINEAGE),
+      (err: unknown) => isBatonError(err, 'baton_response_invalid'),
+      why,
+    );
+  }
+  // Two well-formed pages: both are read, in order.
+  const two = (n: number): JsonObject =>
+    n === 0
+      ? { ...page, evidenceNextCursor: 'WzFd' }
+      : {
+          ...head,
+          credentials: [{ ...credential, generation: 2 }],
+          evidence: [{ seq: 2, hash: 'i' }],
+          evidenceNextCursor: null,
+        };
+  const read = await new OccurrencesQuery({ baseUrl: await fakeBaton(t, two), token: 'bt_x' }).lineage(
+    LINEAGE,
+  );
+  assert.deepEqual(hashes(read.evidence), ['h', 'i']);
+  assert.deepEqual(
+    read.credentials.map((c) => c.generation),
+    [1, 2],
+  );
+});
