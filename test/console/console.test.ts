@@ -4,8 +4,9 @@
  * the crash-after-send story (the state `baton demo`'s SIGKILL leaves: entered, the provider
  * applied the payment, the worker never recorded the answer) shows as one unresolved occurrence
  * that becomes succeeded after "Reconcile now"; a retired generation's takeover on the lineage
- * page; an operator sees no admin actions; a tampered evidence row is broken on the verification
- * page; axe-core reports no violations on any page, in both viewports; a screenshot of each page.
+ * page, and a long lineage's history a page at a time; an operator sees no admin actions; a
+ * tampered evidence row is broken on the verification page; axe-core reports no violations on any
+ * page, in both viewports; a screenshot of each page.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -322,6 +323,30 @@ browserTest("a work item's chain longer than a page is shown a page at a time, w
   assert.equal(await pager.getByRole('button', { name: 'Next page' }).isDisabled(), true, 'the last page');
   await pager.getByRole('button', { name: 'Previous page' }).click();
   await countIs(events, 50);
+  await context.close();
+});
+
+browserTest("a lineage's history longer than a page is shown a page at a time, with a pager", async () => {
+  const api = w().api;
+  const lineage = 'paged-agent';
+  for (let i = 0; i < 60; i++) await api.service.takeover({ lineage }, 'operator:test');
+  const { context, page } = await open();
+  await signIn(page, api.operator);
+  await page.goto(`${api.url}/console/#/lineages/${lineage}`);
+  await page.getByRole('heading', { name: `${lineage}: generation 60` }).waitFor();
+  const takeovers = page.locator('.timeline > li');
+  const generations = page.locator('table tbody tr');
+  await countIs(takeovers, 50);
+  await countIs(generations, 50);
+  const pager = page.getByRole('navigation', { name: "Pages of the lineage's history" });
+  await pager.getByRole('button', { name: 'Next page' }).click();
+  await countIs(takeovers, 10);
+  await countIs(generations, 10);
+  assert.match(await generations.nth(0).innerText(), /^51\s/, 'the next positions: generations 51..60');
+  assert.equal(await generations.nth(9).locator('.badge').innerText(), 'current');
+  assert.equal(await pager.getByRole('button', { name: 'Next page' }).isDisabled(), true, 'the last page');
+  await pager.getByRole('button', { name: 'Previous page' }).click();
+  await countIs(takeovers, 50);
   await context.close();
 });
 

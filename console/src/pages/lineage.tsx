@@ -1,6 +1,7 @@
 /**
  * Lineages: every lineage a page at a time (GET /v1/lineages, keyset pages over the primary key),
- * and one lineage: its generations over time, who took over when, and what each takeover handed over.
+ * and one lineage: its generations over time, who took over when, and what each takeover handed
+ * over — a page of its history at a time (the route answers pages: `evidenceNextCursor`).
  */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
@@ -8,20 +9,27 @@ import { ErrorNote, Pager, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 
+/** Positions of a lineage's history per page: generations and their takeover events alike. */
+const HISTORY_PAGE = '50';
+
 function LineageView({ lineage }: { lineage: string }) {
-  const view = useLoad(
-    async () => ok(await api.GET('/v1/lineages/{lineage}', { params: { path: { lineage } } })),
-    [lineage],
-  );
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const view = useLoad(async () => {
+    const query = { limit: HISTORY_PAGE, ...(cursor === undefined ? {} : { cursor }) };
+    return ok(await api.GET('/v1/lineages/{lineage}', { params: { path: { lineage }, query } }));
+  }, [lineage, cursor]);
   const v = view.value;
   if (v === undefined) return <ErrorNote error={view.error} />;
+  const paged = cursors.length > 0 || v.evidenceNextCursor !== null;
   return (
     <>
       <h2>
         {v.id}: generation {v.generation}
       </h2>
       <p>
-        Retired generations: {v.retiredGenerations.length === 0 ? 'none' : v.retiredGenerations.join(', ')}
+        Retired generations{paged ? ' on this page' : ''}:{' '}
+        {v.retiredGenerations.length === 0 ? 'none' : v.retiredGenerations.join(', ')}
       </p>
       <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
         <table>
@@ -60,6 +68,12 @@ function LineageView({ lineage }: { lineage: string }) {
           </li>
         ))}
       </ol>
+      <Pager
+        label="Pages of the lineage's history"
+        cursors={cursors}
+        next={v.evidenceNextCursor}
+        setCursors={setCursors}
+      />
       <p>
         <a href={href('occurrences', undefined, new URLSearchParams({ lineage: v.id }))}>
           Occurrences of {v.id}
@@ -145,7 +159,7 @@ export function LineagePage({ lineage }: { lineage: string | undefined }) {
         <input id="lineage" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         <button type="submit">Show</button>
       </form>
-      {lineage !== undefined ? <LineageView lineage={lineage} /> : <LineageList />}
+      {lineage !== undefined ? <LineageView key={lineage} lineage={lineage} /> : <LineageList />}
     </section>
   );
 }
