@@ -35,9 +35,15 @@ export interface OccurrenceListFilter {
   readonly limit?: number;
 }
 
-/** How the server's chain walk judged one chain (the one `baton log verify` runs). */
+/** How the server judged one chain of an occurrence's detail. */
 export interface ChainCheck {
   readonly ok: boolean;
+  /**
+   * What was checked: `chain`, every event of the chain (the walk `baton log verify` runs);
+   * `handovers`, the lineage's handover events shown, each with its links to its neighbours, and
+   * the chain's end against its recorded head — not the lineage's other events.
+   */
+  readonly scope: 'chain' | 'handovers';
   readonly problems: number;
   /** seq of every event the walk verified. */
   readonly verified: readonly number[];

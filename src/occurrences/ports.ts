@@ -93,6 +93,11 @@ export interface OccurrencesReader {
   pageOccurrences(query: OccurrenceQuery): Promise<OccurrenceRecord[]>;
   countByState(): Promise<StateCount[]>;
   listEvents(subject: string): Promise<EvidenceEvent[]>;
+  /**
+   * The lineage events the handover index names for the occurrence (the takeovers that delivered
+   * it, recorded by `recordHandovers`), oldest first; not filtered, not verified.
+   */
+  listHandovers(occurrenceId: string, lineage: string): Promise<EvidenceEvent[]>;
   /** The subject's events at chain positions after `after`, in chain order, each with its position; at most `limit`. */
   pageEvents(subject: string, after: number, limit: number): Promise<PositionedEvent[]>;
 }
@@ -178,6 +183,8 @@ export interface OccurrencesRepository extends OccurrencesReader {
   /** Returns false when a credential for (lineage, generation) already exists. */
   insertCredential(credential: CredentialRecord): Promise<boolean>;
   retireCredentials(lineage: string, belowGeneration: number, at: number): Promise<void>;
+  /** AOC-REQ-005: the occurrences the takeover to `generation` delivered (the handover index). */
+  recordHandovers(lineage: string, generation: number, occurrenceIds: readonly string[]): Promise<void>;
 
   lockAuthority(id: string): Promise<AuthorityRecord | undefined>;
   /** Returns false when the id is taken. */

@@ -51,6 +51,29 @@ const MAX_GAPS = 200_000;
 
 const range = (from: number, to: number): string => (from === to ? `#${from} is` : `#${from}..#${to} are`);
 
+/**
+ * The event a stored row holds, when its own content is intact: a canonical (JCS) body, an
+ * integer time and a hash that recomputes from them and `prev`; otherwise why not. Its links to
+ * other events are the caller's to check (the walker's, or `verifyHandovers`'s).
+ */
+export function intactEvent(row: EvidenceRow): EvidenceEvent | string {
+  let body: JsonValue;
+  try {
+    body = JSON.parse(row.body) as JsonValue;
+    if (canonicalize(body) !== row.body) return 'body is not in its canonical (JCS) form';
+  } catch {
+    return 'body is not canonical JSON';
+  }
+  const at = Number(row.at);
+  if (!Number.isSafeInteger(at)) return 'at is not an integer';
+  const event = { seq: Number(row.seq), subject: row.subject, type: row.type, body, at, actor: row.actor };
+  const hash = evidenceHashOfText({ ...event, prev: row.prev }, row.body);
+  if (hash !== row.hash) {
+    return 'hash does not match the content (subject, type, body, at, actor or prev was changed)';
+  }
+  return { ...event, prev: row.prev, hash };
+}
+
 export class ChainWalker {
   readonly #chains = new Map<string, ChainState>();
   readonly #problems: BrokenLink[] = [];
@@ -140,20 +163,8 @@ export class ChainWalker {
       undefined,
       { seq: at, subject: row.subject, reason },
     ];
-    let body: JsonValue;
-    try {
-      body = JSON.parse(row.body) as JsonValue;
-      if (canonicalize(body) !== row.body) return broken('body is not in its canonical (JCS) form');
-    } catch {
-      return broken('body is not canonical JSON');
-    }
-    const at = Number(row.at);
-    if (!Number.isSafeInteger(at)) return broken('at is not an integer');
-    const event = { seq, subject: row.subject, type: row.type, body, at, actor: row.actor };
-    const hash = evidenceHashOfText({ ...event, prev: row.prev }, row.body);
-    if (hash !== row.hash) {
-      return broken('hash does not match the content (subject, type, body, at, actor or prev was changed)');
-    }
+    const event = intactEvent(row);
+    if (typeof event === 'string') return broken(event);
     const expected = (chain?.count ?? 0) + 1;
     const after = chain?.lastSeq ?? 0;
     if (!Number.isSafeInteger(position) || position < expected) {
@@ -176,7 +187,7 @@ export class ChainWalker {
             gap,
           );
     }
-    return [{ ...event, prev: row.prev, hash }, undefined];
+    return [event, undefined];
   }
 
   /**

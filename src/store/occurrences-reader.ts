@@ -19,6 +19,7 @@ import type { Sha256Digest } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
 import type { SqlExecutor, SqlValue } from './engine.js';
 import { listEvidence, pageEvidence } from './evidence-log.js';
+import { readHandovers } from './handovers.js';
 import * as rows from './occurrences-rows.js';
 
 // open_stripe is the store's own bookkeeping (occurrences-limits.ts), not part of the record.
@@ -312,6 +313,10 @@ export class OccurrencesReaderSql implements OccurrencesReader {
 
   listEvents(subject: string): Promise<EvidenceEvent[]> {
     return listEvidence(this.#ex, subject);
+  }
+
+  async listHandovers(occurrenceId: string, lineage: string): Promise<EvidenceEvent[]> {
+    return (await readHandovers(this.#ex, occurrenceId, lineage)).map(({ idx: _idx, ...event }) => event);
   }
 
   pageEvents(subject: string, after: number, limit: number): Promise<PositionedEvent[]> {

@@ -28,6 +28,7 @@ import { deferred, type Transaction } from './engine.js';
 import { NO_HARNESS, type MissionGate } from './missions-gate.js';
 import { appendEvidenceRun, deferEvidenceRun, startsChain, type EvidenceInput } from './evidence-log.js';
 import { appendEvidenceRuns } from './evidence-runs.js';
+import { insertHandovers } from './handovers.js';
 import { domainLimitError, OpenStripes, preferredStripe } from './occurrences-limits.js';
 import { OccurrencesReaderSql, type ProfileCache } from './occurrences-reader.js';
 import { asStored, Held, type RawCounts } from './occurrences-held.js';
@@ -268,6 +269,10 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
       'UPDATE aoc_credentials SET retired_at = ? WHERE lineage = ? AND generation < ? AND retired_at IS NULL',
       [at, lineage, belowGeneration],
     );
+  }
+
+  recordHandovers(lineage: string, generation: number, occurrenceIds: readonly string[]): Promise<void> {
+    return insertHandovers(this.#tx, lineage, generation, occurrenceIds);
   }
 
   async lockAuthority(id: string): Promise<AuthorityRecord | undefined> {

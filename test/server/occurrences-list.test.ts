@@ -166,7 +166,7 @@ test('baton occurrences list and show: the timeline with RFC 3339 times, actors,
   const show = await cli(['occurrences', 'show', id], env);
   assert.equal(show.code, 0, show.err);
   assert.match(show.out, /occurrence chain: verified/);
-  assert.match(show.out, /lineage chain: verified/);
+  assert.match(show.out, /lineage chain at the handovers \(their links, the head\): verified/);
   const timeline = show.out.split('handovers')[0] ?? '';
   const events = timeline.split('\n').filter((l) => l.startsWith('  '));
   assert.ok(events.length >= 2, show.out);

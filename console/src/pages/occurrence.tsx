@@ -183,7 +183,13 @@ export function OccurrencePage({ id }: { id: string }) {
         Evidence ({d.evidence.length} events, chain {d.chains.occurrence.ok ? 'verified' : 'BROKEN'})
       </h2>
       <Timeline events={d.evidence} verified={verified} />
-      <h2>Handovers of the lineage</h2>
+      <h2>
+        Handovers of the lineage ({d.handovers.length}, {d.chains.lineage.ok ? 'verified' : 'BROKEN'})
+      </h2>
+      <p>
+        Each handover is checked with its links to the events on either side and the lineage chain's end
+        against its recorded head; the verification page walks the whole chain.
+      </p>
       <Timeline events={d.handovers} verified={new Set(d.chains.lineage.verified)} />
     </section>
   );

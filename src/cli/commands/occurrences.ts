@@ -29,7 +29,9 @@ list  A page of occurrences, newest first. Filters combine; --from and --to are 
 show  One occurrence and its timeline: each evidence event with its time (RFC 3339), actor,
       executor generation and a mark — "ok" when the server's chain walk verified the event,
       "BROKEN" when it did not — then the takeovers that delivered it to a successor (from the
-      lineage's chain, marked the same way). Exit 1 when either chain does not verify.
+      lineage's chain, marked the same way: each checked with its links to the events on either
+      side and the chain's end against its recorded head; \`baton log verify\` walks the whole
+      lineage chain). Exit 1 when either check fails.
 --url defaults to $BATON_URL, else ${DEFAULT_URL}; --token to $BATON_TOKEN (an operator or admin
 token; an executor credential sees only its own lineage). --json prints the server's answer.
 Exit 0 on success, 1 on a broken chain, 2 on bad arguments or a refused request.
@@ -93,10 +95,13 @@ function eventLine(e: EvidenceEvent, check: ChainCheck): string {
 }
 
 function chainLine(name: string, c: ChainCheck): string {
-  if (c.ok) return `${name} chain: verified\n`;
+  // A lineage is checked at its handovers only (their links and the chain's head), and says so.
+  const what =
+    c.scope === 'handovers' ? `${name} chain at the handovers (their links, the head)` : `${name} chain`;
+  if (c.ok) return `${what}: verified\n`;
   const first =
     c.firstBroken === undefined ? '' : ` (first at seq ${c.firstBroken.seq}: ${c.firstBroken.reason})`;
-  return `${name} chain: BROKEN, ${c.problems} problem(s)${first}\n`;
+  return `${what}: BROKEN, ${c.problems} problem(s)${first}\n`;
 }
 
 function printTimeline(t: OccurrenceTimeline, io: CliIo): void {

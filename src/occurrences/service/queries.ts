@@ -79,8 +79,11 @@ export async function getOccurrence(ctx: ServiceContext, id: unknown): Promise<O
     const o = await repo.getOccurrence(occurrenceId);
     if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
     const evidence = await repo.listEvents(occurrenceSubject(o.id));
-    const lineage = await repo.listEvents(lineageSubject(o.lineage));
-    return { occurrence: view(o), evidence, handovers: lineage.filter((e) => deliversOccurrence(e, o.id)) };
+    // Through the handover index: the lineage's chain grows with every takeover, the occurrence's
+    // handovers only with the takeovers it stayed open across. An indexed event that does not
+    // list it is left out here and reported by the route's chain check (verifyHandovers).
+    const named = await repo.listHandovers(o.id, o.lineage);
+    return { occurrence: view(o), evidence, handovers: named.filter((e) => deliversOccurrence(e, o.id)) };
   });
 }
 

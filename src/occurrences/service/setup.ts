@@ -191,11 +191,9 @@ export async function takeover(ctx: ServiceContext, input: unknown, actor: strin
     const open = await repo.listOccurrences({ lineage: lineageId, phases: ['reserved', 'entered'] });
     const reserved = open.filter((o) => o.phase === 'reserved');
     const unresolved = open.filter((o) => o.phase === 'entered');
+    const delivered = { reserved: reserved.map((o) => o.id), unresolved: unresolved.map((o) => o.id) };
     const d = decideTakeover(
-      {
-        lineage: previous,
-        open: { reserved: reserved.map((o) => o.id), unresolved: unresolved.map((o) => o.id) },
-      },
+      { lineage: previous, open: delivered },
       { lineageId, secretDigest: digestBytes(secret) },
       now,
     );
@@ -206,6 +204,12 @@ export async function takeover(ctx: ServiceContext, input: unknown, actor: strin
     if (!(await repo.insertCredential(d.credential)))
       throw new BatonError('conflict', 'a credential for this generation exists');
     await appendAll(repo, d.events, now, actor);
+    // The handover index, beside the event that lists the same ids: an occurrence's handovers are
+    // then found by its key, not by reading the lineage's whole chain (GET /v1/occurrences/{id}).
+    await repo.recordHandovers(lineageId, d.lineage.generation, [
+      ...delivered.reserved,
+      ...delivered.unresolved,
+    ]);
     const held = await repo.heldWorkItems(lineageId);
     return {
       lineage: lineageId,

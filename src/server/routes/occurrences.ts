@@ -26,6 +26,7 @@ import {
   type ServerDeps,
 } from '../route.js';
 import { verifySubject, type SubjectVerification } from '../../store/evidence-verify.js';
+import { verifyHandovers } from '../../store/handovers.js';
 import { idParams } from '../schemas/common.js';
 import { ownLineageOnly } from './lineages.js';
 import { createBody, enterBody, reissueBody, releaseBody, remedyBody } from '../schemas/inputs.js';
@@ -112,11 +113,16 @@ function listInput(input: HandlerInput): ListInput {
   return named;
 }
 
-function chainCheck(v: SubjectVerification, events: OccurrenceDetail['evidence']): Record<string, unknown> {
-  // An event is marked verified only as the walker recomputed it: same seq and same hash.
+function chainCheck(
+  v: SubjectVerification,
+  events: OccurrenceDetail['evidence'],
+  scope: 'chain' | 'handovers',
+): Record<string, unknown> {
+  // An event is marked verified only as the check recomputed it: same seq and same hash.
   const verified = events.filter((e) => v.verified.get(e.seq) === e.hash).map((e) => e.seq);
   return {
     ok: v.ok,
+    scope,
     problems: v.problems,
     verified,
     ...(v.firstBroken === undefined ? {} : { firstBroken: v.firstBroken }),
@@ -124,17 +130,25 @@ function chainCheck(v: SubjectVerification, events: OccurrenceDetail['evidence']
 }
 
 /**
- * The detail with each chain it shows checked by the store's chain walker (the one `baton log
- * verify` runs): the occurrence's own chain and its lineage's, where the handovers live.
+ * The detail with each chain it shows checked: the occurrence's own chain whole, by the store's
+ * chain walker (the one `baton log verify` runs); its lineage's, where the handovers live, only
+ * at the handovers — each one's content, its links to the events on either side and the chain's
+ * recorded head (`verifyHandovers`) — because that chain grows with every takeover and a whole
+ * walk per detail would too. Either check failing is `ok: false`; a handover is marked verified
+ * only when all of its checks pass, so a broken one is never shown as verified.
  */
 async function detailWithChains(deps: ServerDeps, d: OccurrenceDetail): Promise<Record<string, unknown>> {
+  const o = d.occurrence;
   const [own, lineage] = await deps.engine.read(async (ex) => [
-    await verifySubject(ex, `occurrence:${d.occurrence.id}`),
-    await verifySubject(ex, `lineage:${d.occurrence.lineage}`),
+    await verifySubject(ex, `occurrence:${o.id}`),
+    await verifyHandovers(ex, o.lineage, o.id),
   ]);
   return {
     ...d,
-    chains: { occurrence: chainCheck(own, d.evidence), lineage: chainCheck(lineage, d.handovers) },
+    chains: {
+      occurrence: chainCheck(own, d.evidence, 'chain'),
+      lineage: chainCheck(lineage, d.handovers, 'handovers'),
+    },
   };
 }
 
@@ -180,7 +194,7 @@ export function occurrenceRoutes(deps: ServerDeps): RouteSpec[] {
       url: '/v1/occurrences/:id',
       operationId: 'getOccurrence',
       summary:
-        'One occurrence with its evidence chain, the handovers that delivered it, and both chains checked',
+        'One occurrence with its evidence chain (checked whole) and the handovers that delivered it (checked with their links and the lineage chain’s head)',
       tag: 'occurrences',
       roles: ['operator', 'executor'],
       schema: { params: idParams, response: { 200: occurrenceDetail } },

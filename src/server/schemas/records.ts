@@ -77,10 +77,15 @@ export const occurrenceResult: Schema = object({ occurrence });
 const chainCheck: Schema = object(
   {
     ok: { type: 'boolean' },
+    scope: {
+      ...oneOf(['chain', 'handovers']),
+      description:
+        'chain: every event of the chain was walked and its end compared with the recorded head; handovers: each handover shown, its links to the events on either side, and the chain’s end against its recorded head (GET /v1/evidence/verify walks every chain)',
+    },
     problems: { type: 'integer', minimum: 0 },
     verified: {
       ...array({ type: 'integer', minimum: 0 }),
-      description: 'seq of every event the chain walk verified',
+      description: 'seq of every event shown that the check verified',
     },
     firstBroken: object({ seq: { type: 'integer' }, subject: nullable(str), reason: str }),
   },

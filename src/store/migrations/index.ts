@@ -25,6 +25,7 @@ import { migration as m024 } from './024_one_stripe_write.js';
 import { migration as m025 } from './025_stripe_counts.js';
 import { migration as m026 } from './026_reissue_successor.js';
 import { migration as m027 } from './027_observation_conflicts.js';
+import { migration as m028 } from './028_handovers.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -49,4 +50,5 @@ export const migrations: readonly Migration[] = [
   m025,
   m026,
   m027,
+  m028,
 ];
