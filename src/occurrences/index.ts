@@ -29,7 +29,7 @@ export type { ListInput, OccurrencePage } from './service/listing.js';
 export type { AcknowledgedObserved, ObserveResult } from './service/observe.js';
 export type { EventObservation, ProviderEventInput, ProviderEventResult } from './service/provider-event.js';
 export type { LineagePage, LineageView, OccurrenceCounts, OccurrenceDetail } from './service/queries.js';
-export { deliversOccurrence, LINEAGE_PAGE } from './service/queries.js';
+export { deliversOccurrence } from './service/queries.js';
 export type { TakeoverResult } from './service/setup.js';
 export type { Listed, ProfileSummary } from './service/admin-reads.js';
 export { MAX_LIST } from './service/admin-reads.js';

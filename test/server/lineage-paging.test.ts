@@ -157,6 +157,16 @@ for (const e of engines) {
     assert.equal(list(a, 'evidence').length, 1);
     assert.deepEqual(a.body['retiredGenerations'], []);
     assert.equal(a.body['evidenceNextCursor'], null, 'exactly a full page, and nothing after it');
+    // In process the service bounds its pages too: a page it cannot give is refused, not widened.
+    for (const page of [{ limit: 0 }, { limit: 501 }, { after: -1 }, { after: 1.5 }]) {
+      await assert.rejects(
+        api.occurrences.getLineage(LINEAGE, page),
+        (err: unknown) => isBatonError(err, 'input_invalid'),
+        JSON.stringify(page),
+      );
+    }
+    const past = await api.occurrences.getLineage(LINEAGE, { after: 1 });
+    assert.deepEqual([past.evidence.length, past.credentials.length, past.nextAfter], [0, 0, null]);
   });
 }
 
