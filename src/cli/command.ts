@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { BatonError, isBatonError } from '../core/errors.js';
-import { EXIT, type CliIo } from './io.js';
+import { exitFor, type CliIo } from './io.js';
 
 /** One `baton` sub-command. `run` returns the exit code; it never calls process.exit itself. */
 export interface Command {
@@ -96,13 +96,14 @@ export async function readInput(file: string | undefined, io: CliIo): Promise<Bu
   }
 }
 
-/** Print a typed error as `error: CODE: message` and map it to an exit code; rethrow anything else. */
+/**
+ * Print a typed error as `error: CODE: message` and map it to its exit code, the same for every
+ * command (exitFor: 2 bad input, else 1); rethrow anything else.
+ */
 export function reportError(error: unknown, io: CliIo): number {
-  if (isBatonError(error)) {
-    io.stderr(`error: ${error.code}: ${error.message}\n`);
-    return error.code === 'internal' ? EXIT.negative : EXIT.usage;
-  }
-  throw error;
+  if (!isBatonError(error)) throw error;
+  io.stderr(`error: ${error.code}: ${error.message}\n`);
+  return exitFor(error.code);
 }
 
 /** One JSON document on stdout (`--json`): the whole answer, one line, newline-terminated. */

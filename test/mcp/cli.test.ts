@@ -1,6 +1,8 @@
 /**
- * `baton mcp` in-process: --help documents every flag it parses; bad usage, a bad policy and a
- * policy tool missing upstream are refused at start with a stable code and exit 2, before serving.
+ * `baton mcp` in-process: --help documents every flag it parses; bad usage and a bad policy are
+ * refused at start with a stable code and exit 2, a policy tool missing upstream (what the upstream
+ * offers, not the caller's input: mcp_upstream_invalid, as when it cannot be reached) with exit 1,
+ * before serving (docs/cli.md "Exit codes").
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -29,7 +31,7 @@ test('baton mcp --help documents every flag', async () => {
     assert.match(out, new RegExp(`^\\s+--${flag}\\b`, 'm'), `--${flag}`);
 });
 
-test('baton mcp refuses bad usage, a bad policy and a policy tool missing upstream (exit 2)', async (t) => {
+test('baton mcp refuses bad usage and a bad policy (exit 2), a policy tool missing upstream (exit 1)', async (t) => {
   assert.match((await run(['mcp'])).err, /error: usage: --policy FILE is required/);
   const w = await makeWorld(t);
   const base = ['mcp', '--policy', w.policyFile, '--baton', w.batonUrl];
@@ -51,7 +53,7 @@ test('baton mcp refuses bad usage, a bad policy and a policy tool missing upstre
   process.env['BATON_TOKEN'] = w.token;
   t.after(() => delete process.env['BATON_TOKEN']);
   const r = await run(['mcp', '--policy', file, '--baton', w.batonUrl, '--upstream', w.upstreamUrl]);
-  assert.equal(r.code, 2);
+  assert.equal(r.code, 1);
   assert.match(r.err, /error: mcp_upstream_invalid: policy tool refund is not offered upstream/);
   assert.equal((await w.store.service.counts()).total, 0);
 });

@@ -207,7 +207,8 @@ test('baton occurrences list and show: the timeline with RFC 3339 times, actors,
   const noToken = await cli(['occurrences', 'list', '--url', api.url], { BATON_TOKEN: '' });
   assert.equal(noToken.code, 2);
   assert.match(noToken.err, /usage: a token is required/);
+  // Not found is what the server holds, not bad input: exit 1, as `harness stop` of an unknown item.
   const missing = await cli(['occurrences', 'show', 'occ-none'], env);
-  assert.equal(missing.code, 2);
+  assert.equal(missing.code, 1);
   assert.match(missing.err, /occurrence_not_found/);
 });

@@ -5,10 +5,10 @@
  */
 import { applyConfig, describeOutcome, printOnceLine, type ApplyOptions } from '../config/apply.js';
 import { httpTarget } from '../config/target.js';
-import { wantsHelp, type Command } from '../command.js';
+import { reportError, wantsHelp, type Command } from '../command.js';
 import { BatonError } from '../../core/errors.js';
 import { EXIT, type CliIo } from '../io.js';
-import { adminClient, REMOTE_OPTIONS, REMOTE_USAGE, reportRemoteError } from './remote.js';
+import { adminClient, REMOTE_OPTIONS, REMOTE_USAGE } from './remote.js';
 import { parse } from './store-args.js';
 
 const USAGE = `usage: baton apply FILE [--url URL] [--token TOKEN] [--tokens-file FILE]
@@ -47,7 +47,7 @@ export async function runApply(argv: string[], io: CliIo): Promise<number> {
     io.stdout(describeOutcome(outcome));
     return EXIT.ok;
   } catch (error) {
-    return reportRemoteError(error, io);
+    return reportError(error, io);
   }
 }
 

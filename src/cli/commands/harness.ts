@@ -8,7 +8,7 @@ import { ITEM_STATES, parseMatrix, type ItemState } from '../../missions/index.j
 import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
-import { parse, reportStoreError } from './store-args.js';
+import { parse } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const HARNESS_USAGE = `usage: baton harness list [--mission ORIGIN#ID] [--state S[,S…]] [store]
@@ -166,7 +166,7 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
     }
     return EXIT.ok;
   } catch (error) {
-    return reportStoreError(error, io);
+    return reportError(error, io);
   }
 }
 

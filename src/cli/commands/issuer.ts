@@ -8,6 +8,7 @@ import { BatonError } from '../../core/errors.js';
 import { REFERENCE_LABEL, startIssuer } from '../../issuer/server.js';
 import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { startError } from '../listen.js';
 
 const USAGE = `usage: baton issuer [--port N] [--host HOST] [--alg ES256|EdDSA] [--admin-token-file FILE]
                     [--public-url URL] [--max-stale-seconds N] [--reliance-seconds N]
@@ -88,7 +89,7 @@ export async function runIssuer(argv: string[], io: CliIo, stop?: AbortSignal): 
       ...(admin.token !== undefined && { adminToken: admin.token }),
       ...(publicOrigin !== undefined && { publicOrigin }),
     }).catch((cause: unknown) => {
-      throw new BatonError('unavailable', `cannot start on ${v.host}:${port}`, {}, { cause });
+      throw startError(cause, v.host, port);
     });
     io.stdout(
       `${REFERENCE_LABEL}\nissuer ${issuer.origin} listening on ${issuer.url}\nmetadata ${issuer.url}/.well-known/oauth-authorization-server\nsigning key ${issuer.state.keys.current.kid} (${v.alg}, fresh for this run)\n`,

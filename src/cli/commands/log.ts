@@ -10,11 +10,11 @@ import type { StoreEngine } from '../../store/engine.js';
 import { appliedMigrations } from '../../store/migrations.js';
 import { verifyEvidence, type EvidenceProgress } from '../../store/evidence-verify.js';
 import { exportEvidence, type CheckpointSigner } from '../../store/evidence-export.js';
-import { printJson, wantsHelp, type Command } from '../command.js';
+import { printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { checkOutputFile, readNamedFile, writeThroughPartial } from '../output-files.js';
 import type { StoreChoice } from '../../server/open.js';
-import { DEFAULT_DB, parse, reportStoreError, withEngine } from './store-args.js';
+import { DEFAULT_DB, parse, withEngine } from './store-args.js';
 import { openStoreEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const USAGE = `usage: baton log verify [--db FILE | --postgres URL] [--json]
@@ -156,7 +156,7 @@ export async function runLog(argv: string[], io: CliIo): Promise<number> {
     const sign = loadSigner(choice, values.key);
     return await withEngine(open, (engine) => exportLog(engine, io, sign, values.out));
   } catch (error) {
-    return reportStoreError(error, io);
+    return reportError(error, io);
   }
 }
 

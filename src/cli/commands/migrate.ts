@@ -1,8 +1,8 @@
 /** `baton migrate [store] [--json]`: apply pending schema migrations (DESIGN.md §2). */
-import { printJson, wantsHelp, type Command } from '../command.js';
+import { printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { migrate } from '../../store/migrations.js';
-import { reportStoreError, parse, withEngine } from './store-args.js';
+import { parse, withEngine } from './store-args.js';
 import { openStoreEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const USAGE = `usage: baton migrate [--db FILE | --postgres URL] [--json]
@@ -48,7 +48,7 @@ export async function runMigrate(argv: string[], io: CliIo): Promise<number> {
       },
     );
   } catch (error) {
-    return reportStoreError(error, io);
+    return reportError(error, io);
   }
 }
 

@@ -22,7 +22,7 @@ import {
 } from '../../missions/index.js';
 import { readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
-import { adminClient, REMOTE_USAGE, reportRemoteError } from './remote.js';
+import { adminClient, REMOTE_USAGE } from './remote.js';
 
 const USAGE = `usage: baton missions anchor intent|authority FILE|- --iss URL
        baton missions verify-status FILE|- --jwks JWKS.json --iss URL --aud AUDIENCE --sub CLIENT_ID
@@ -233,7 +233,7 @@ async function checkCommand(argv: string[], io: CliIo): Promise<number> {
       );
     return answer.active ? EXIT.ok : EXIT.negative;
   } catch (error) {
-    return reportRemoteError(error, io);
+    return reportError(error, io);
   }
 }
 

@@ -34,7 +34,8 @@ show  One occurrence and its timeline: each evidence event with its time (RFC 33
       lineage chain). Exit 1 when either check fails.
 --url defaults to $BATON_URL, else ${DEFAULT_URL}; --token to $BATON_TOKEN (an operator or admin
 token; an executor credential sees only its own lineage). --json prints the server's answer.
-Exit 0 on success, 1 on a broken chain, 2 on bad arguments or a refused request.
+Exit 0 on success, 1 on a broken chain or a refused or unanswered request (not found, forbidden,
+unavailable), 2 on bad arguments.
 `;
 
 const LIST_FLAGS = ['phase', 'outcome', 'lineage', 'profile', 'from', 'to', 'cursor'] as const;

@@ -15,11 +15,11 @@ import {
   type ReconcileReport,
 } from '../../providers/index.js';
 import { openBaton, type OpenedBaton } from '../../server/open.js';
-import { wantsHelp, type Command } from '../command.js';
+import { reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { allUnresolvedLister } from '../reconcile-wiring.js';
 import { serveKeys } from './serve-credentials.js';
-import { parse, reportStoreError } from './store-args.js';
+import { parse } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const USAGE = `usage: baton reconcile [--db FILE | --postgres URL [--domain-key FILE]] [--lineage L]
@@ -143,7 +143,7 @@ export async function runReconcile(argv: string[], io: CliIo): Promise<number> {
     opened = await openBaton(choice, { createDomainKey: false });
     return await reconcile(opened, plan, io);
   } catch (error) {
-    return reportStoreError(error, io);
+    return reportError(error, io);
   } finally {
     await opened?.close();
   }

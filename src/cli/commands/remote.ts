@@ -1,11 +1,11 @@
 /**
  * Shared plumbing of the commands that talk to a running `baton serve` over the HTTP API
- * (`apply`, `domain`, `profiles`, `authorities`): `--url`/BATON_URL and `--token`/BATON_TOKEN, and
- * the exit codes. The token never appears in an error message.
+ * (`apply`, `domain`, `profiles`, `authorities`, `missions check`): `--url`/BATON_URL and
+ * `--token`/BATON_TOKEN. Their failures exit as every command's do (reportError). The token never
+ * appears in an error message.
  */
 import { AdminClient } from '../../client/index.js';
-import { BatonError, isBatonError } from '../../core/errors.js';
-import { EXIT, isBadInput, type CliIo } from '../io.js';
+import { BatonError } from '../../core/errors.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:4000';
 
@@ -24,11 +24,4 @@ export function adminClient(values: { url?: string | undefined; token?: string |
   if (token === undefined || token === '')
     throw new BatonError('usage', 'a token is needed: --token or BATON_TOKEN');
   return new AdminClient({ baseUrl, token });
-}
-
-/** Bad input exits 2; a refusal (conflict, forbidden, not found, unreachable) exits 1. */
-export function reportRemoteError(error: unknown, io: CliIo): number {
-  if (!isBatonError(error)) throw error;
-  io.stderr(`error: ${error.code}: ${error.message}\n`);
-  return isBadInput(error.code, ['profile_invalid']) ? EXIT.usage : EXIT.negative;
 }

@@ -18,6 +18,7 @@ import { deployProfile, loadProfile, sandboxDeployment } from '../../providers/i
 import { createStripeSandbox } from '../../providers/sandbox/stripe/index.js';
 import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { listenError } from '../listen.js';
 
 const USAGE = `usage: baton sandbox [--flavor baton|stripe] [--port N] [--host H] [--account ID]...
                      [--signing hmac|ed25519|both] [--webhook URL]... [--admin-token T]
@@ -144,7 +145,7 @@ async function listenOn(
   listen: (port: number, host: string) => Promise<string>,
 ): Promise<string> {
   return listen(parsed.port, parsed.host).catch((cause: unknown) => {
-    throw new BatonError('usage', `cannot listen on ${parsed.host}:${parsed.port}`, {}, { cause });
+    throw listenError(cause, parsed.host, parsed.port);
   });
 }
 

@@ -19,6 +19,7 @@ import {
   envUsage,
   printJson,
   readInput,
+  reportError,
   SIGNAL_EXIT,
   stopSignals,
   wantsHelp,
@@ -47,7 +48,8 @@ import type { CreatedPrincipalToken } from '../../client/index.js';
 import { refuseIssuerRefs } from '../config/issuers.js';
 import { storeTarget } from '../config/target.js';
 import { EXIT, type CliIo } from '../io.js';
-import { parse, reportStoreError } from './store-args.js';
+import { listenError, urlHost } from '../listen.js';
+import { parse } from './store-args.js';
 import { serveKeys } from './serve-credentials.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
@@ -150,28 +152,6 @@ function shutdownTimeout(text: string | undefined): number {
     );
   }
   return Math.round(s * 1000);
-}
-
-/** The listen failure, naming its cause and the address: `EADDRINUSE 127.0.0.1:4000`. */
-function listenError(cause: unknown, host: string, wanted: number): BatonError {
-  const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'error';
-  const why: Readonly<Record<string, string>> = {
-    EADDRINUSE: 'the address is already in use',
-    EACCES: 'permission denied (ports below 1024 need privileges)',
-    EADDRNOTAVAIL: 'no local interface has this address',
-    ENOTFOUND: 'the host name does not resolve',
-  };
-  const detail = why[code] ?? (cause instanceof Error ? cause.message : 'unknown failure');
-  return new BatonError(
-    'unavailable',
-    `cannot listen on ${code} ${urlHost(host)}:${wanted}: ${detail}`,
-    {},
-    { cause },
-  );
-}
-
-function urlHost(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** The first admin token's secret, when the store had no active admin (shown once by the caller). */
@@ -420,7 +400,7 @@ async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals
   try {
     started = await start(argv, io);
   } catch (error) {
-    return reportStoreError(error, io);
+    return reportError(error, io);
   }
   const { app, opened, timeoutMs, poll, reconciler } = started;
   const first = await Promise.race([signals.first, storeFailure(opened, io)]);

@@ -10,9 +10,9 @@ import { formatRfc3339 } from '../../core/time.js';
 import { validateProfile, type DomainConfigInput } from '../../occurrences/index.js';
 import { profilesDir } from '../../providers/index.js';
 import { fetchSandboxFacts, pinToSandbox } from '../config/pin.js';
-import { readInput, wantsHelp, type Command } from '../command.js';
+import { readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
-import { adminClient, REMOTE_OPTIONS, REMOTE_USAGE, reportRemoteError } from './remote.js';
+import { adminClient, REMOTE_OPTIONS, REMOTE_USAGE } from './remote.js';
 import { parse } from './store-args.js';
 
 type Values = Record<string, string | undefined>;
@@ -58,7 +58,7 @@ function setupCommand(
       await fn(args, values, io);
       return EXIT.ok;
     } catch (error) {
-      return reportRemoteError(error, io);
+      return reportError(error, io);
     }
   };
   return { name, summary, usage, verbs: Object.keys(verbs), run };

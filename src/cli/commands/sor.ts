@@ -15,6 +15,7 @@ import { signingKeyFrom, type SigningKey } from '../../leases/index.js';
 import { startSor } from '../../sor/server.js';
 import { printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { startError } from '../listen.js';
 
 const USAGE = `usage: baton sor [--port N] [--host HOST] [--db FILE] [--key PRIVATE.pem] [--trust PUBLIC.pem]...
                  [--operator-token-file FILE] [--public-url URL] [--json]
@@ -106,7 +107,7 @@ export async function runSor(argv: string[], io: CliIo, stop?: Promise<void>): P
       host: v.host,
       ...(publicOrigin !== undefined ? { publicOrigin } : {}),
     }).catch((cause: unknown) => {
-      throw new BatonError('unavailable', `cannot start on ${v.host}:${port}`, {}, { cause });
+      throw startError(cause, v.host, port);
     });
     const shown = fromFile === undefined && process.env['BATON_SOR_OPERATOR_TOKEN'] === undefined;
     if (v.json === true) {

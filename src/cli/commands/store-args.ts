@@ -1,11 +1,10 @@
-/** Shared plumbing of the store commands (`migrate`, `log`): parsing, opening, error exits. */
+/** Shared plumbing of the store commands (`migrate`, `log`): parsing and opening. */
 import { existsSync } from 'node:fs';
 import type { parseArgs, ParseArgsConfig } from 'node:util';
-import { BatonError, isBatonError } from '../../core/errors.js';
+import { BatonError } from '../../core/errors.js';
 import { openSqliteEngine } from '../../store/sqlite.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { parseOptions } from '../command.js';
-import { EXIT, isBadInput, type CliIo } from '../io.js';
 
 export const DEFAULT_DB = './baton.db';
 
@@ -34,21 +33,4 @@ export async function withEngine(
   } finally {
     await engine.close();
   }
-}
-
-/**
- * Besides `isBadInput`'s codes, the files these commands read that can be wrong (a key, a stop
- * matrix): exit 2, as docs/cli.md says. A refusal that depends on what the store holds (a
- * conflict, a state, not found) is never bad input.
- */
-const READ_HERE = ['key_invalid', 'key_unsupported', 'stop_matrix_invalid'];
-
-/**
- * Bad arguments, input values or files (keys, config, matrix, JSON) exit 2; any other typed
- * failure (newer schema, corrupt store, busy, a conflict) exits 1.
- */
-export function reportStoreError(error: unknown, io: CliIo): number {
-  if (!isBatonError(error)) throw error;
-  io.stderr(`error: ${error.code}: ${error.message}\n`);
-  return isBadInput(error.code, READ_HERE) ? EXIT.usage : EXIT.negative;
 }

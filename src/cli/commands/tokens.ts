@@ -12,9 +12,9 @@ import { createToken, isPrincipalRole, readTokenInput } from '../../server/token
 import type { StoreEngine } from '../../store/engine.js';
 import { listTokens, revokeToken, type TokenRecord } from '../../store/principals.js';
 import type { JsonObject } from '../../core/json.js';
-import { printJson, wantsHelp, type Command } from '../command.js';
+import { printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
-import { parse, reportStoreError } from './store-args.js';
+import { parse } from './store-args.js';
 import { openMigratedEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const USAGE = `usage: baton tokens create --role operator|admin [--name NAME] [store] [--json]
@@ -90,7 +90,7 @@ export async function runTokens(argv: string[], io: CliIo): Promise<number> {
       await engine.close();
     }
   } catch (error) {
-    return reportStoreError(error, io);
+    return reportError(error, io);
   }
 }
 
