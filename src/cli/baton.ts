@@ -1,7 +1,7 @@
 import { wantsHelp, type Command } from './command.js';
 import { EXIT, type CliIo } from './io.js';
 import { commands } from './commands/index.js';
-import { batonVersion } from './version.js';
+import { batonPackage } from './version.js';
 
 const HELP = `baton — a coordination boundary for consequential calls (see README.md)
 
@@ -23,8 +23,11 @@ function version(rest: readonly string[], io: CliIo): number {
     io.stderr('error: usage: baton --version [--json]\n');
     return EXIT.usage;
   }
-  const v = batonVersion();
-  io.stdout(rest[0] === '--json' ? `${JSON.stringify({ name: 'baton', version: v })}\n` : `baton ${v}\n`);
+  const pkg = batonPackage();
+  // Two names, two fields: the command a user types (`baton`) and the npm package that ships it
+  // (package.json's name, what `npm install` takes), never one `name` that could mean either.
+  const json = { program: 'baton', package: pkg.name, version: pkg.version };
+  io.stdout(rest[0] === '--json' ? `${JSON.stringify(json)}\n` : `baton ${pkg.version}\n`);
   return EXIT.ok;
 }
 

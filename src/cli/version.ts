@@ -33,8 +33,3 @@ export function batonPackage(): BatonPackage {
     dir = parent;
   }
 }
-
-/** This build's version, as `baton --version` prints it. */
-export function batonVersion(): string {
-  return batonPackage().version;
-}

@@ -55,10 +55,19 @@ function tempDir(t: TestContext): string {
 }
 
 test('baton --version and baton help COMMAND', async () => {
-  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+  };
   const v = await run(['--version']);
   assert.deepEqual([v.code, v.out], [0, `baton ${pkg.version}\n`]);
-  assert.deepEqual(one(await run(['--version', '--json'])), { name: 'baton', version: pkg.version });
+  // The command and the npm package that ships it, each in a field of its own (baton-aoc ≠ baton).
+  assert.deepEqual(one(await run(['--version', '--json'])), {
+    program: 'baton',
+    package: pkg.name,
+    version: pkg.version,
+  });
+  assert.equal(pkg.name, 'baton-aoc');
   assert.equal((await run(['--version', '--frob'])).code, 2);
   const help = await run(['help', 'migrate']);
   assert.equal(help.code, 0);
