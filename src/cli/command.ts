@@ -22,6 +22,7 @@ export function wantsHelp(argv: readonly string[]): boolean {
 }
 
 type ParseArgsOptionConfig = NonNullable<ParseArgsConfig['options']>[string];
+type ParseArgsToken = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number];
 
 /**
  * A flag that may also come from the environment (docs/operations.md, "Environment"): `env` names
@@ -43,9 +44,32 @@ function boolFromEnv(name: string, text: string): boolean {
 }
 
 /**
+ * Refuse what `parseArgs` lets through silently: a flag that takes one value given twice (it would
+ * keep the last one and drop the other without a word) and a flag given an empty value
+ * (`--db ''`, `--out=`: nothing to act on, and an empty path or URL would mean something else).
+ */
+function refuseRepeatedOrEmpty(
+  tokens: readonly ParseArgsToken[],
+  declared: Readonly<Record<string, EnvOptionConfig>>,
+): void {
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const { name } = token;
+    if (declared[name]?.multiple !== true) {
+      if (seen.has(name)) throw new BatonError('usage', `--${name} is given more than once: give it once`);
+      seen.add(name);
+    }
+    if (token.value === '')
+      throw new BatonError('usage', `--${name} needs a value: it was given an empty one`);
+  }
+}
+
+/**
  * `parseArgs` with environment fallbacks: options may declare `env` (see EnvOptionConfig). Its
- * TypeError becomes a `usage` error (exit 2). Precedence: flag, then environment, then default.
- * An empty variable counts as unset.
+ * TypeError becomes a `usage` error (exit 2), and so does a flag given twice or given an empty
+ * value (refuseRepeatedOrEmpty). Precedence: flag, then environment, then default. An empty
+ * variable counts as unset. Every command parses its flags here, so they all refuse alike.
  */
 export function parseOptions<T extends ParseArgsConfig>(
   config: T,
@@ -59,11 +83,15 @@ export function parseOptions<T extends ParseArgsConfig>(
       o.env === undefined ? { ...rest, ...(_default === undefined ? {} : { default: _default }) } : rest;
   }
   let parsed: ReturnType<typeof parseArgs<T>>;
+  let tokens: readonly ParseArgsToken[];
   try {
-    parsed = parseArgs({ ...config, options: plain }) as ReturnType<typeof parseArgs<T>>;
+    const all = parseArgs({ ...config, options: plain, strict: true, tokens: true });
+    tokens = all.tokens ?? [];
+    parsed = { values: all.values, positionals: all.positionals } as ReturnType<typeof parseArgs<T>>;
   } catch (cause) {
     throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
   }
+  refuseRepeatedOrEmpty(tokens, declared);
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const given = new Set(Object.keys(values).filter((k) => values[k] !== undefined));
   for (const [name, o] of Object.entries(declared)) {
@@ -76,6 +104,20 @@ export function parseOptions<T extends ParseArgsConfig>(
     }
   }
   return parsed;
+}
+
+/**
+ * Refuse a flag given to a verb that does not read it (`harness list --decision pause`): a command
+ * whose verbs share one parse names, per verb, the flags that verb reads (`allowed`); any other
+ * flag with a value is a usage error naming the verb, never silently left unused.
+ */
+export function onlyFlags(
+  values: Readonly<Record<string, unknown>>,
+  allowed: readonly string[],
+  verb: string,
+): void {
+  const stray = Object.keys(values).find((k) => values[k] !== undefined && !allowed.includes(k));
+  if (stray !== undefined) throw new BatonError('usage', `--${stray} does not apply to \`baton ${verb}\``);
 }
 
 /** The `Environment:` lines of a usage text: every option that declares a variable. */

@@ -4,9 +4,8 @@
  * build spec's 25 acceptance tests (HAR-CASE-001 … 025) against the reference Mission issuer; print
  * one line per case and write report.json and report.md (docs/conformance.md).
  */
-import { parseArgs } from 'node:util';
 import { BatonError } from '../../core/errors.js';
-import { printJson, reportError, wantsHelp, type Command } from '../command.js';
+import { parseOptions, printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { HARNESS_CASES, runHarnessConformance } from '../conformance/harness-runner.js';
 import type { ConformanceEngine, ConformanceSuite } from '../conformance/report.js';
 import { CASES, runConformance } from '../conformance/runner.js';
@@ -56,24 +55,19 @@ function engineOf(engine: string | undefined, url: string | undefined): Conforma
 }
 
 function parse(argv: string[]): Parsed {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        suite: { type: 'string' },
-        engine: { type: 'string' },
-        postgres: { type: 'string' },
-        out: { type: 'string' },
-        case: { type: 'string', multiple: true },
-        json: { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (cause) {
-    throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
-  }
+  const { values } = parseOptions({
+    args: argv,
+    options: {
+      suite: { type: 'string' },
+      engine: { type: 'string' },
+      postgres: { type: 'string' },
+      out: { type: 'string' },
+      case: { type: 'string', multiple: true },
+      json: { type: 'boolean' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
   const engine = engineOf(values.engine, values.postgres);
   const suite = values.suite ?? 'aoc';
   if (suite !== 'aoc' && suite !== 'harness') throw new BatonError('usage', '--suite must be aoc or harness');

@@ -4,9 +4,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { BatonError } from '../../core/errors.js';
-import { reportError, wantsHelp, type Command } from '../command.js';
+import { parseOptions, reportError, wantsHelp, type Command } from '../command.js';
 import { runMissionsDemo } from '../demo/missions.js';
 import { runDemo } from '../demo/story.js';
 import { EXIT, type CliIo } from '../io.js';
@@ -36,16 +35,11 @@ function isFolder(path: string): boolean {
 }
 
 function parse(argv: string[]): { db: string | undefined; missions: boolean } {
-  let values: { db?: string; missions?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: { db: { type: 'string' }, missions: { type: 'boolean' } },
-      strict: true,
-    }));
-  } catch (cause) {
-    throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
-  }
+  const { values } = parseOptions({
+    args: argv,
+    options: { db: { type: 'string' }, missions: { type: 'boolean' } },
+    strict: true,
+  });
   if (values.missions === true && values.db !== undefined)
     throw new BatonError('usage', '--missions uses temporary files only: drop --db');
   // A rerun on a kept database would find its invoices already handled: the story needs a new file.

@@ -6,7 +6,7 @@ import { BatonError } from '../../core/errors.js';
 import { parseStrictJson } from '../../core/json.js';
 import { ITEM_STATES, parseMatrix, type ItemState } from '../../missions/index.js';
 import { openBaton, type OpenedBaton } from '../../server/open.js';
-import { readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { onlyFlags, parseOptions, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
@@ -74,8 +74,20 @@ function stateFilter(text: string | undefined): ItemState[] | undefined {
   return states as ItemState[];
 }
 
-/** The verbs `runHarness` branches on (test/cli/verbs.test.ts checks them against its usage). */
-const HARNESS_VERBS: readonly string[] = ['list', 'show', 'stop', 'requeue', 'rebind', 'taint', 'session'];
+/**
+ * The verbs `runHarness` branches on (test/cli/verbs.test.ts checks them against its usage), each
+ * with the flags it reads besides the store's: any other is refused, not ignored.
+ */
+const HARNESS_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  list: ['mission', 'state'],
+  show: [],
+  stop: ['decision'],
+  requeue: [],
+  rebind: ['binding'],
+  taint: ['source'],
+  session: [],
+};
+const HARNESS_VERBS: readonly string[] = Object.keys(HARNESS_FLAGS);
 
 async function runHarness(argv: string[], io: CliIo): Promise<number> {
   if (wantsHelp(argv) || argv.length === 0) {
@@ -97,6 +109,9 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
         source: { type: 'string' },
       },
     });
+    const own = Object.hasOwn(HARNESS_FLAGS, verb ?? '') ? HARNESS_FLAGS[verb ?? ''] : undefined;
+    if (own === undefined) throw new BatonError('usage', `expected one of: ${HARNESS_VERBS.join(', ')}`);
+    onlyFlags(values, [...Object.keys(STORE_OPTIONS), ...own], `harness ${verb ?? ''}`);
     const one = (what: string) => (): string => {
       const id = positionals[0];
       if (id === undefined || positionals.length !== 1)
@@ -197,9 +212,11 @@ export const stopMatrixCommand: Command = {
       return EXIT.ok;
     }
     try {
-      if (argv[0] !== 'check' || argv.length > 2)
-        throw new BatonError('usage', 'usage: baton stop-matrix check FILE|-');
-      const m = parseMatrix(await readInput(argv[1], io));
+      const { positionals } = parseOptions({ args: argv, allowPositionals: true, strict: true, options: {} });
+      const [verb, file, ...extra] = positionals;
+      if (verb !== 'check' || file === undefined || extra.length > 0)
+        throw new BatonError('usage', 'expected: baton stop-matrix check FILE|-');
+      const m = parseMatrix(await readInput(file, io));
       io.stdout(`${m.ref} ${m.digest}\n`);
       return EXIT.ok;
     } catch (error) {

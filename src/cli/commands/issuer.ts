@@ -3,10 +3,9 @@
  * SIGINT/SIGTERM. For development and tests only; it says so in its output and its metadata.
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { BatonError } from '../../core/errors.js';
 import { REFERENCE_LABEL, startIssuer } from '../../issuer/server.js';
-import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
+import { parseOptions, reportError, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { startError } from '../listen.js';
 
@@ -28,23 +27,19 @@ clients and receivers, create missions, drive the lifecycle, rotate keys and arm
 `;
 
 function options(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        port: { type: 'string', default: '8788' },
-        host: { type: 'string', default: '127.0.0.1' },
-        alg: { type: 'string', default: 'ES256' },
-        'admin-token-file': { type: 'string' },
-        'public-url': { type: 'string' },
-        'max-stale-seconds': { type: 'string', default: '60' },
-        'reliance-seconds': { type: 'string', default: '60' },
-      },
-    }).values;
-  } catch (cause) {
-    throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
-  }
+  return parseOptions({
+    args: argv,
+    strict: true,
+    options: {
+      port: { type: 'string', default: '8788' },
+      host: { type: 'string', default: '127.0.0.1' },
+      alg: { type: 'string', default: 'ES256' },
+      'admin-token-file': { type: 'string' },
+      'public-url': { type: 'string' },
+      'max-stale-seconds': { type: 'string', default: '60' },
+      'reliance-seconds': { type: 'string', default: '60' },
+    },
+  }).values;
 }
 
 function integer(text: string, name: string, max: number): number {

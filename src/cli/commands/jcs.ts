@@ -1,9 +1,9 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { canonicalize } from '../../core/jcs.js';
 import { digestJcs } from '../../core/digest.js';
 import { parseStrictJson } from '../../core/json.js';
 import { BatonError } from '../../core/errors.js';
-import { readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { parseOptions, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 
 async function readDocument(
@@ -11,18 +11,10 @@ async function readDocument(
   io: CliIo,
   json: boolean,
 ): Promise<{ doc: unknown; json: boolean }> {
-  let positionals: string[];
-  let values: { json?: boolean | undefined };
-  try {
-    const options: NonNullable<ParseArgsConfig['options']> = json ? { json: { type: 'boolean' } } : {};
-    const parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options });
-    positionals = parsed.positionals;
-    values = { json: parsed.values['json'] === true };
-  } catch (cause) {
-    throw new BatonError('usage', 'unknown option', {}, { cause });
-  }
+  const options: NonNullable<ParseArgsConfig['options']> = json ? { json: { type: 'boolean' } } : {};
+  const { values, positionals } = parseOptions({ args: argv, allowPositionals: true, strict: true, options });
   if (positionals.length > 1) throw new BatonError('usage', 'expected at most one FILE');
-  return { doc: parseStrictJson(await readInput(positionals[0], io)), json: values.json === true };
+  return { doc: parseStrictJson(await readInput(positionals[0], io)), json: values['json'] === true };
 }
 
 /** `json`: the member name of the one-document `--json` answer (`jcs` prints JSON already). */

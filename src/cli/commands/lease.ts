@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { BatonError } from '../../core/errors.js';
 import {
   exportPrivatePem,
@@ -26,7 +26,7 @@ import {
   verifyLeaseText,
   type LeaseChecks,
 } from '../../leases/index.js';
-import { printJson, readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { parseOptions, printJson, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { cannotWrite, checkOutputFolder } from '../output-files.js';
 
@@ -53,12 +53,8 @@ function parse(
   argv: string[],
   options: NonNullable<ParseArgsConfig['options']>,
 ): { values: Values; positionals: string[] } {
-  try {
-    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-    return { values: values as Values, positionals };
-  } catch (cause) {
-    throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
-  }
+  const { values, positionals } = parseOptions({ args: argv, options, allowPositionals: true, strict: true });
+  return { values: values as Values, positionals };
 }
 
 async function readText(file: string, what: string): Promise<string> {

@@ -6,7 +6,6 @@
  * command writes nothing else there; its log goes to stderr.
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { importEd25519PublicKey } from '../../core/ed25519.js';
 import { BatonError } from '../../core/errors.js';
 import { keyRing, type KeyResolver } from '../../leases/index.js';
@@ -18,7 +17,7 @@ import {
   DEFAULT_UPSTREAM_TIMEOUT_MS,
   type UpstreamSpec,
 } from '../../mcp/index.js';
-import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
+import { parseOptions, reportError, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { checkBatonFlags, openGatewayBaton, type GatewayBaton } from './mcp-baton.js';
 
@@ -129,14 +128,15 @@ async function leaseKeys(files: readonly string[]): Promise<KeyResolver | undefi
   return keyRing(keys);
 }
 
-function parse(
-  argv: string[],
-): ReturnType<typeof parseArgs<{ args: string[]; options: typeof MCP_OPTIONS; strict: true }>>['values'] {
-  try {
-    return parseArgs({ args: argv, options: MCP_OPTIONS, strict: true, allowPositionals: false }).values;
-  } catch (cause) {
-    throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
-  }
+function parse(argv: string[]) {
+  return parseOptions({ args: argv, options: MCP_OPTIONS, strict: true, allowPositionals: false }).values;
+}
+
+/** --host, --allowed-host and --allowed-origin shape the --http server: without it, refused. */
+function checkHttpFlags(v: ReturnType<typeof parse>): void {
+  if (v.http !== undefined) return;
+  const stray = (['host', 'allowed-host', 'allowed-origin'] as const).find((f) => v[f] !== undefined);
+  if (stray !== undefined) throw new BatonError('usage', `--${stray} is for --http (stdio has no address)`);
 }
 
 export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
@@ -152,6 +152,7 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
     const v = parse(argv);
     if (v.policy === undefined) throw new BatonError('usage', '--policy FILE is required');
     checkBatonFlags(v);
+    checkHttpFlags(v);
     // Usage first: nothing is read, connected or taken over before every flag is known good.
     const specs = upstreams(v.upstream ?? [], v['upstream-stdio'] ?? []);
     const timeoutMs = whole(

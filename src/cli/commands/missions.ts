@@ -5,7 +5,7 @@
  * 2 on bad usage or input.
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import type { JSONWebKeySet } from 'jose';
 import { BatonError } from '../../core/errors.js';
 import { parseStrictJson } from '../../core/json.js';
@@ -20,11 +20,11 @@ import {
   verifyStatusJws,
   type MissionKeySource,
 } from '../../missions/index.js';
-import { readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { onlyFlags, parseOptions, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { adminClient, REMOTE_USAGE } from './remote.js';
 
-const USAGE = `usage: baton missions anchor intent|authority FILE|- --iss URL
+const USAGE = `usage: baton missions anchor intent|authority FILE|- --iss URL [--json]
        baton missions verify-status FILE|- --jwks JWKS.json --iss URL --aud AUDIENCE --sub CLIENT_ID
                                     --nonce NONCE [--mission ID] [--now RFC3339|SECONDS] [--json]
        baton missions verify-set FILE|- --jwks JWKS.json --iss URL --aud AUDIENCE [--now RFC3339|SECONDS] [--json]
@@ -32,7 +32,7 @@ const USAGE = `usage: baton missions anchor intent|authority FILE|- --iss URL
 
 anchor         prints intent_hash (intent: the approved Mission Intent object) or authority_hash
                (authority: the Authority Set array): sha-256: + base64url of SHA-256 over the JCS of
-               {typ, iss, value}. Duplicate members are refused.
+               {typ, iss, value}. Duplicate members are refused. --json: {"kind","anchor"}.
 verify-status  checks a Mission Status answer (compact JWS) in the fixed order of the build spec A3.2:
                typ, alg (ES256, EdDSA), kid, signature against JWKS.json, iss, aud, sub, nonce, iat/exp
                (30 s skew), mission.id (--mission; without it the answer's own id is reported, not
@@ -65,18 +65,23 @@ const OPTIONS: NonNullable<ParseArgsConfig['options']> = {
   token: { type: 'string' },
 };
 
-function parse(argv: string[]): { values: Values; positionals: string[] } {
-  try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      options: OPTIONS,
-      allowPositionals: true,
-      strict: true,
-    });
-    return { values: values as Values, positionals };
-  } catch (cause) {
-    throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
-  }
+/**
+ * The sub-commands' flags, parsed as one set; `verb` reads only `flags` of them, and any other given
+ * is refused, not ignored (`--jwks` on anchor, `--nonce` on verify-set).
+ */
+function parse(
+  argv: string[],
+  verb: string,
+  flags: readonly string[],
+): { values: Values; positionals: string[] } {
+  const { values, positionals } = parseOptions({
+    args: argv,
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: true,
+  });
+  onlyFlags(values, [...flags, 'json'], `missions ${verb}`);
+  return { values: values as Values, positionals };
 }
 
 function required(values: Values, name: string): string {
@@ -134,7 +139,15 @@ function refused(io: CliIo, asJson: boolean, code: string, detail: Record<string
 }
 
 async function verifyStatusCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(argv);
+  const { values, positionals } = parse(argv, 'verify-status', [
+    'jwks',
+    'iss',
+    'aud',
+    'sub',
+    'nonce',
+    'mission',
+    'now',
+  ]);
   if (positionals.length > 1) throw new BatonError('usage', 'expected at most one FILE');
   const jws = await compactFrom(positionals[0], io);
   const keys = await keysFrom(values);
@@ -175,7 +188,7 @@ async function verifyStatusCommand(argv: string[], io: CliIo): Promise<number> {
 }
 
 async function verifySetCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(argv);
+  const { values, positionals } = parse(argv, 'verify-set', ['jwks', 'iss', 'aud', 'now']);
   if (positionals.length > 1) throw new BatonError('usage', 'expected at most one FILE');
   const set = await compactFrom(positionals[0], io);
   const keys = await keysFrom(values);
@@ -205,7 +218,7 @@ async function verifySetCommand(argv: string[], io: CliIo): Promise<number> {
 }
 
 async function anchorCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(argv);
+  const { values, positionals } = parse(argv, 'anchor', ['iss']);
   const [kind, file, ...extra] = positionals;
   if ((kind !== 'intent' && kind !== 'authority') || extra.length > 0) {
     throw new BatonError('usage', 'expected: anchor intent|authority FILE|- --iss URL');
@@ -216,7 +229,7 @@ async function anchorCommand(argv: string[], io: CliIo): Promise<number> {
 }
 
 async function checkCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(argv);
+  const { values, positionals } = parse(argv, 'check', ['url', 'token']);
   const [issuer, mission, extra] = positionals;
   if (issuer === undefined || mission === undefined || extra !== undefined)
     throw new BatonError('usage', 'expected: check ISSUER MISSION_ID');

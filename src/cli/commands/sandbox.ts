@@ -3,7 +3,6 @@
  * Prints one JSON line with where it listens and its public verification material; the HMAC secret
  * itself only with --print-secret (a profile pins the secret id, never the secret).
  */
-import { parseArgs } from 'node:util';
 import { BatonError } from '../../core/errors.js';
 import {
   createSandboxProvider,
@@ -16,7 +15,7 @@ import {
 import type { ProviderProfile } from '../../occurrences/index.js';
 import { deployProfile, loadProfile, sandboxDeployment } from '../../providers/index.js';
 import { createStripeSandbox } from '../../providers/sandbox/stripe/index.js';
-import { reportError, untilStopped, wantsHelp, type Command } from '../command.js';
+import { parseOptions, reportError, untilStopped, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { listenError } from '../listen.js';
 
@@ -92,12 +91,7 @@ interface Parsed {
 }
 
 function parse(argv: string[]): Parsed {
-  let values;
-  try {
-    ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }));
-  } catch (cause) {
-    throw new BatonError('usage', 'unknown option or missing value', {}, { cause });
-  }
+  const { values } = parseOptions({ args: argv, options: OPTIONS, strict: true, allowPositionals: false });
   const flavor = (values.flavor ?? 'baton') as Flavor;
   if (!FLAVORS.includes(flavor)) throw new BatonError('usage', '--flavor must be baton or stripe');
   const foreign = BATON_ONLY.find((name) => flavor === 'stripe' && values[name] !== undefined);

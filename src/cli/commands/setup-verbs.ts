@@ -10,13 +10,23 @@ import { formatRfc3339 } from '../../core/time.js';
 import { validateProfile, type DomainConfigInput } from '../../occurrences/index.js';
 import { profilesDir } from '../../providers/index.js';
 import { fetchSandboxFacts, pinToSandbox } from '../config/pin.js';
-import { readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { onlyFlags, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { adminClient, REMOTE_OPTIONS, REMOTE_USAGE } from './remote.js';
 import { parse } from './store-args.js';
 
 type Values = Record<string, string | undefined>;
-type Verb = (args: readonly string[], values: Values, io: CliIo) => Promise<void>;
+
+/**
+ * One verb: the flags it reads (any other given is refused, not ignored) and what it does. Every
+ * verb that calls the server reads --url and --token (SERVER).
+ */
+interface Verb {
+  readonly flags: readonly string[];
+  run(args: readonly string[], values: Values, io: CliIo): Promise<void>;
+}
+
+const SERVER = Object.keys(REMOTE_OPTIONS);
 
 const json = (io: CliIo, value: unknown): void => io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 
@@ -55,7 +65,8 @@ function setupCommand(
       const fn = verb !== undefined && Object.hasOwn(verbs, verb) ? verbs[verb] : undefined;
       if (fn === undefined)
         throw new BatonError('usage', `expected one of: ${Object.keys(verbs).join(', ')}`);
-      await fn(args, values, io);
+      onlyFlags(values, fn.flags, `${name} ${verb ?? ''}`);
+      await fn.run(args, values, io);
       return EXIT.ok;
     } catch (error) {
       return reportError(error, io);
@@ -77,14 +88,20 @@ ${REMOTE_USAGE}
 `,
   {},
   {
-    show: async (args, v, io) => {
-      arity(args, 0, 'domain show');
-      json(io, await adminClient(v).getDomain());
+    show: {
+      flags: SERVER,
+      run: async (args, v, io) => {
+        arity(args, 0, 'domain show');
+        json(io, await adminClient(v).getDomain());
+      },
     },
-    set: async (args, v, io) => {
-      arity(args, 1, 'domain set FILE');
-      const config = (await readJsonObject(args[0], io)) as unknown as DomainConfigInput;
-      json(io, await adminClient(v).configureDomain(config));
+    set: {
+      flags: SERVER,
+      run: async (args, v, io) => {
+        arity(args, 1, 'domain set FILE');
+        const config = (await readJsonObject(args[0], io)) as unknown as DomainConfigInput;
+        json(io, await adminClient(v).configureDomain(config));
+      },
     },
   },
 );
@@ -125,34 +142,49 @@ ${REMOTE_USAGE}
     wait: { type: 'string' },
   },
   {
-    list: async (args, v, io) => {
-      arity(args, 0, 'profiles list');
-      const { profiles, truncated } = await adminClient(v).listProfiles();
-      for (const p of profiles)
-        io.stdout(
-          `${p.id}  ${p.version}  ${p.digest}  ${p.account}  ${p.environment}  ${formatRfc3339(p.registeredAt)}\n`,
-        );
-      if (truncated) io.stderr('(more profiles exist than one list shows)\n');
+    list: {
+      flags: SERVER,
+      run: async (args, v, io) => {
+        arity(args, 0, 'profiles list');
+        const { profiles, truncated } = await adminClient(v).listProfiles();
+        for (const p of profiles)
+          io.stdout(
+            `${p.id}  ${p.version}  ${p.digest}  ${p.account}  ${p.environment}  ${formatRfc3339(p.registeredAt)}\n`,
+          );
+        if (truncated) io.stderr('(more profiles exist than one list shows)\n');
+      },
     },
-    show: async (args, v, io) => {
-      arity(args, 2, 'profiles show ID VERSION');
-      json(io, await adminClient(v).getProfile(args[0] ?? '', args[1] ?? ''));
+    show: {
+      flags: SERVER,
+      run: async (args, v, io) => {
+        arity(args, 2, 'profiles show ID VERSION');
+        json(io, await adminClient(v).getProfile(args[0] ?? '', args[1] ?? ''));
+      },
     },
-    add: async (args, v, io) => {
-      arity(args, 1, 'profiles add FILE');
-      let document = await readJsonObject(args[0], io);
-      const sandbox = v['pin-to-sandbox'];
-      if (sandbox !== undefined)
-        document = pinToSandbox(
-          validateProfile(document),
-          await fetchSandboxFacts(sandbox, waitMs(v), (line) => io.stderr(line)),
-        ) as unknown as JsonObject;
-      const p = await adminClient(v).registerProfile(document);
-      io.stdout(`profile ${p.id}@${p.version}: registered ${p.digest}\n`);
+    add: {
+      flags: [...SERVER, 'pin-to-sandbox', 'wait'],
+      run: async (args, v, io) => {
+        arity(args, 1, 'profiles add FILE');
+        if (v['wait'] !== undefined && v['pin-to-sandbox'] === undefined)
+          throw new BatonError('usage', '--wait is for --pin-to-sandbox');
+        let document = await readJsonObject(args[0], io);
+        const sandbox = v['pin-to-sandbox'];
+        if (sandbox !== undefined)
+          document = pinToSandbox(
+            validateProfile(document),
+            await fetchSandboxFacts(sandbox, waitMs(v), (line) => io.stderr(line)),
+          ) as unknown as JsonObject;
+        const p = await adminClient(v).registerProfile(document);
+        io.stdout(`profile ${p.id}@${p.version}: registered ${p.digest}\n`);
+      },
     },
-    pin: async (args, v, io) => {
-      arity(args, 0, 'profiles pin --from-sandbox URL');
-      json(io, await pinnedTemplate(v, io));
+    // No server: --url and --token would be read by nothing.
+    pin: {
+      flags: ['from-sandbox', 'template', 'wait'],
+      run: async (args, v, io) => {
+        arity(args, 0, 'profiles pin --from-sandbox URL');
+        json(io, await pinnedTemplate(v, io));
+      },
     },
   },
 );
@@ -184,24 +216,33 @@ ${REMOTE_USAGE}
 `,
   { id: { type: 'string' }, unit: { type: 'string' }, total: { type: 'string' } },
   {
-    list: async (args, v, io) => {
-      arity(args, 0, 'authorities list');
-      const { authorities, truncated } = await adminClient(v).listAuthorities();
-      for (const a of authorities)
-        io.stdout(`${a.id}  ${a.unit}  total ${a.total}  reserved ${a.reserved}  consumed ${a.consumed}\n`);
-      if (truncated) io.stderr('(more authorities exist than one list shows)\n');
+    list: {
+      flags: SERVER,
+      run: async (args, v, io) => {
+        arity(args, 0, 'authorities list');
+        const { authorities, truncated } = await adminClient(v).listAuthorities();
+        for (const a of authorities)
+          io.stdout(`${a.id}  ${a.unit}  total ${a.total}  reserved ${a.reserved}  consumed ${a.consumed}\n`);
+        if (truncated) io.stderr('(more authorities exist than one list shows)\n');
+      },
     },
-    show: async (args, v, io) => {
-      arity(args, 1, 'authorities show ID');
-      json(io, await adminClient(v).getAuthority(args[0] ?? ''));
+    show: {
+      flags: SERVER,
+      run: async (args, v, io) => {
+        arity(args, 1, 'authorities show ID');
+        json(io, await adminClient(v).getAuthority(args[0] ?? ''));
+      },
     },
-    create: async (args, v, io) => {
-      arity(args, 0, 'authorities create --id ID --unit UNIT --total N');
-      const id = v['id'];
-      const unit = v['unit'];
-      if (id === undefined || unit === undefined)
-        throw new BatonError('usage', 'create needs --id and --unit');
-      json(io, await adminClient(v).createAuthority({ id, unit, total: total(v['total']) }));
+    create: {
+      flags: [...SERVER, 'id', 'unit', 'total'],
+      run: async (args, v, io) => {
+        arity(args, 0, 'authorities create --id ID --unit UNIT --total N');
+        const id = v['id'];
+        const unit = v['unit'];
+        if (id === undefined || unit === undefined)
+          throw new BatonError('usage', 'create needs --id and --unit');
+        json(io, await adminClient(v).createAuthority({ id, unit, total: total(v['total']) }));
+      },
     },
   },
 );

@@ -2,7 +2,6 @@
  * `baton sor [--port N]`: run the reference system of record (src/sor) until SIGINT/SIGTERM.
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import type { KeyObject } from 'node:crypto';
 import { BatonError } from '../../core/errors.js';
 import {
@@ -13,7 +12,7 @@ import {
 import { randomIdSource } from '../../core/ids.js';
 import { signingKeyFrom, type SigningKey } from '../../leases/index.js';
 import { startSor } from '../../sor/server.js';
-import { printJson, reportError, wantsHelp, type Command } from '../command.js';
+import { parseOptions, printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { startError } from '../listen.js';
 
@@ -54,24 +53,20 @@ function untilSignal(): Promise<void> {
 }
 
 function options(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        port: { type: 'string', default: '8787' },
-        host: { type: 'string', default: '127.0.0.1' },
-        db: { type: 'string', default: 'baton-sor.db' },
-        key: { type: 'string' },
-        trust: { type: 'string', multiple: true, default: [] },
-        'operator-token-file': { type: 'string' },
-        'public-url': { type: 'string' },
-        json: { type: 'boolean' },
-      },
-    }).values;
-  } catch (cause) {
-    throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
-  }
+  return parseOptions({
+    args: argv,
+    strict: true,
+    options: {
+      port: { type: 'string', default: '8787' },
+      host: { type: 'string', default: '127.0.0.1' },
+      db: { type: 'string', default: 'baton-sor.db' },
+      key: { type: 'string' },
+      trust: { type: 'string', multiple: true, default: [] },
+      'operator-token-file': { type: 'string' },
+      'public-url': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  }).values;
 }
 
 /** `stop` resolves when the server should shut down (tests pass their own; default: a signal). */
