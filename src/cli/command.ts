@@ -139,12 +139,24 @@ export async function readInput(file: string | undefined, io: CliIo): Promise<Bu
 }
 
 /**
- * Print a typed error as `error: CODE: message` and map it to its exit code, the same for every
- * command (exitFor: 2 bad input, else 1); rethrow anything else.
+ * A message with the secrets a user may have typed masked: the password of a URL's user info
+ * (`postgres://bob:***@db`) and the secret part of a Baton token (`btk.tok_ID.***`). Messages never
+ * carry secrets by design (src/core/errors.ts), but some echo what was typed — parseArgs's
+ * "Unexpected argument 'postgres://bob:hunter2@db'" when a URL lands where no argument is taken.
+ */
+export function redactSecrets(text: string): string {
+  return text
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@]*):[^\s/]*@/gi, '$1:***@')
+    .replace(/\b(btk\.tok_[A-Za-z0-9]+)\.[A-Za-z0-9_-]+/g, '$1.***');
+}
+
+/**
+ * Print a typed error as `error: CODE: message` (secrets masked) and map it to its exit code, the
+ * same for every command (exitFor: 2 bad input, else 1); rethrow anything else.
  */
 export function reportError(error: unknown, io: CliIo): number {
   if (!isBatonError(error)) throw error;
-  io.stderr(`error: ${error.code}: ${error.message}\n`);
+  io.stderr(`error: ${error.code}: ${redactSecrets(error.message)}\n`);
   return exitFor(error.code);
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `baton` executable: all logic is in baton.ts so tests can drive it in-process.
 import { main } from './baton.js';
+import { redactSecrets } from './command.js';
 import { EXIT, processIo } from './io.js';
 
 main(process.argv.slice(2), processIo).then(
@@ -8,9 +9,8 @@ main(process.argv.slice(2), processIo).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(
-      `error: internal: ${error instanceof Error ? (error.stack ?? error.message) : 'unknown failure'}\n`,
-    );
+    const text = error instanceof Error ? (error.stack ?? error.message) : 'unknown failure';
+    process.stderr.write(`error: internal: ${redactSecrets(text)}\n`);
     process.exitCode = EXIT.negative;
   },
 );

@@ -12,7 +12,7 @@ import { parseRfc3339 } from '../../core/time.js';
 import { readRecord, signRecord, verifyRecord } from '../../observations/index.js';
 import { openBaton } from '../../server/open.js';
 import { ContinuityStore } from '../../store/index.js';
-import { readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { readInput, redactSecrets, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
@@ -43,7 +43,7 @@ const refusal = (error: unknown, io: CliIo): number => {
       typeof error.details['rule'] === 'string'
         ? ` [${error.details['rule']} at ${String(error.details['path'])}]`
         : '';
-    io.stderr(`refused: ${error.code}${rule}: ${error.message}\n`);
+    io.stderr(`refused: ${error.code}${rule}: ${redactSecrets(error.message)}\n`);
     return EXIT.negative;
   }
   return reportError(error, io);
