@@ -156,11 +156,16 @@ export async function appliedMigrations(
 /**
  * Apply every pending migration in id order, each in its own transaction. Safe to run again and
  * from several processes or servers at once: each transaction re-reads what is applied under the
- * engine's migration lock (SQLite's write lock, PostgreSQL's advisory lock).
+ * engine's migration lock (SQLite's write lock, PostgreSQL's advisory lock). `onApplying` is told
+ * of each migration about to run, inside its transaction (one over a large table can take minutes).
  */
 export async function migrate(
   engine: StoreEngine,
-  options: { list?: readonly Migration[]; now?: () => number } = {},
+  options: {
+    list?: readonly Migration[];
+    now?: () => number;
+    onApplying?: (m: Migration) => void;
+  } = {},
 ): Promise<MigrateResult> {
   const list = options.list ?? registry;
   const now = options.now ?? Date.now;
@@ -172,6 +177,7 @@ export async function migrate(
       const rows = await readApplied(tx);
       checkKnown(rows, list, engine.kind);
       if (rows.some((r) => Number(r.id) === m.id)) return false;
+      options.onApplying?.(m);
       const text = migrationText(m, engine.kind);
       for (const sql of splitStatements(text)) await tx.run(sql);
       await tx.run('INSERT INTO schema_migrations (id, name, digest, applied_at) VALUES (?, ?, ?, ?)', [

@@ -97,6 +97,22 @@ test('report --out into a missing folder or onto a folder: refused, nothing left
   assert.deepEqual(readdirSync(dir).sort(), [...before, 'r.json'].sort(), 'no .partial left');
 });
 
+test('report --out and log export --out replace an existing FILE whole, as their usage says', async (t) => {
+  const { dir, db } = await store(t);
+  for (const [argv, usage] of [
+    [['report', '--db', db], 'report'],
+    [['log', 'export', '--db', db], 'log'],
+  ] as const) {
+    const file = join(dir, `${usage}.out`);
+    writeFileSync(file, 'an earlier run\n');
+    const r = await run([...argv, '--out', file]);
+    assert.equal(r.code, 0, `${usage}: ${r.err}`);
+    assert.doesNotMatch(readFileSync(file, 'utf8'), /an earlier run/, usage);
+    assert.ok(!readdirSync(dir).includes(`${usage}.out.partial`), `${usage}: no .partial left`);
+    assert.match((await run([usage, '--help'])).out, /an existing\s+FILE is replaced/, `${usage} --help`);
+  }
+});
+
 test('conformance --out naming a regular file: refused before any case runs, the file untouched', async (t) => {
   const dir = tempDir(t);
   const file = join(dir, 'report.txt');

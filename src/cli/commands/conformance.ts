@@ -21,7 +21,8 @@ sandbox payments provider over HTTP on 127.0.0.1. The service keeps its state on
 file (default), or with --engine postgres on a scratch database the run creates on the server at
 URL and drops at the end (the user needs CREATEDB; the password can stay in PGPASSWORD). Writes
 DIR/report.json and DIR/report.md (default DIR: ./conformance-report, created if missing; a DIR
-that is a file is refused before any case runs, exit 2), labelled
+that is a file is refused before any case runs, exit 2; each written whole, then renamed over an
+earlier run's), labelled
 "same-team runner, synthetic provider", naming the engine. Exit 0 when every case passes, 1
 otherwise, 2 on bad arguments. --json prints one JSON document instead of the progress lines
 (they go to stderr): {"report": the report.json document, "files": {"json","markdown"}}.

@@ -29,7 +29,8 @@ export  Write the log as JSON Lines (stdout, or --out FILE) closed by a checkpoi
         the --domain-key file of a PostgreSQL store (exit 2 if none exists). A log that does not
         verify gets no checkpoint (exit 1). Its output is already JSON Lines (no --json).
         --out FILE is checked before the export (its folder must exist; exit 2 if it cannot be
-        written), written to FILE.partial and renamed only when complete.
+        written), written to FILE.partial and renamed over FILE only when complete (an existing
+        FILE is replaced).
 The SQLite database defaults to ${DEFAULT_DB} and is never created; a PostgreSQL one must exist.
 ${STORE_USAGE}
 `;

@@ -11,7 +11,8 @@ Apply every pending schema migration to the store: the SQLite database FILE (cre
 or the PostgreSQL database at URL (which must exist; an unreachable server is named with its
 address and nothing is written). Each migration runs in its own transaction; running it again is
 harmless, also from several processes at once. A database written by a newer Baton (a migration
-this version does not know) is refused with exit 1.
+this version does not know) is refused with exit 1. Each migration that runs is named on stderr
+as it starts ("applying migration N NAME…").
 --json  print one JSON document: {"applied":[{"id":N,"name":"…"}…],"version":N}
 ${STORE_USAGE}
 `;
@@ -32,7 +33,10 @@ export async function runMigrate(argv: string[], io: CliIo): Promise<number> {
     return await withEngine(
       () => openStoreEngine(choice, { create: true }),
       async (engine) => {
-        const result = await migrate(engine);
+        // A progress line per migration that runs (stderr): one over a large table takes a while.
+        const result = await migrate(engine, {
+          onApplying: (m) => io.stderr(`applying migration ${m.id} ${m.name}…\n`),
+        });
         const applied = result.applied.map((m) => ({ id: m.id, name: m.name }));
         if (values.json === true) {
           printJson(io, { applied, version: result.version });

@@ -33,7 +33,8 @@ verify    Verify a signed record: producer, audience, profile, freshness, signat
 export    Project Baton's handoff records, then print the stored records as JSON Lines.
 metrics   Project, then print FIC_obs and CIF as JSON: both over --from/--to (entries for FIC_obs,
           records' observed_at for CIF) and --lineage; --sample N --seed S samples FIC_obs only.
-export and metrics need an existing store with its domain key (neither is created here).
+export and metrics need an existing store with its domain key (neither is created here); once it is
+open they say on stderr that the projection runs (a large evidence log takes a while).
 ${STORE_USAGE}
 `;
 
@@ -126,14 +127,20 @@ async function verify(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-/** Open the chosen store (never creating a domain key) with its continuity store. */
+/**
+ * Open the chosen store (never creating a domain key) with its continuity store. Every caller
+ * first projects the whole evidence log into handoff records, which takes a while on a large log:
+ * one progress line on stderr says so once the store is open.
+ */
 export async function withContinuity(
   values: Record<string, string | boolean | undefined>,
+  io: CliIo,
   body: (c: ContinuityStore) => Promise<number>,
 ): Promise<number> {
   const choice = storeChoice(values);
   const opened = await openBaton(choice, { createDomainKey: false });
   try {
+    io.stderr(`projecting the evidence log of ${opened.description} into handoff records…\n`);
     return await body(
       new ContinuityStore({ engine: opened.engine, signingKey: opened.domainKey.privateKey }),
     );
@@ -181,7 +188,7 @@ async function exportRecords(argv: string[], io: CliIo): Promise<number> {
     strict: true,
     options: { ...STORE_OPTIONS, 'record-id': { type: 'string' } },
   });
-  return withContinuity(values, async (c) => {
+  return withContinuity(values, io, async (c) => {
     await c.project();
     const id = values['record-id'];
     const records = (await c.list()).filter((r) => id === undefined || r.record_id === id);
@@ -194,7 +201,7 @@ async function exportRecords(argv: string[], io: CliIo): Promise<number> {
 
 async function metrics(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse({ args: argv, strict: true, options: METRIC_OPTIONS });
-  return withContinuity(values, async (c) => {
+  return withContinuity(values, io, async (c) => {
     const projection = await c.project();
     const q = ficQuery(values);
     // B3.6: CIF over the records of the same window and lineage as FIC_obs (the sample is FIC's

@@ -20,8 +20,10 @@ authorization), event surfaces, blind spots, retention, sampling and witness dep
 form is one self-contained file with FIC_obs and CIF over time as charts. Default: json on stdout.
 --lineage, --from and --to scope FIC_obs, CIF and the charts alike (the record counts are of every
 stored record); --sample N --seed S samples FIC_obs.
---out FILE: its folder must exist; checked before the store is opened, written through FILE.partial.
-The store must exist already, with its domain key (neither is created here).
+--out FILE: its folder must exist; checked before the store is opened, written through FILE.partial
+and renamed over FILE when complete (an existing FILE is replaced).
+The store must exist already, with its domain key (neither is created here). Once it is open, one
+line on stderr says the projection runs (a large evidence log takes a while).
 ${STORE_USAGE}
 `;
 
@@ -56,7 +58,7 @@ export const reportCommand: Command = {
         throw new BatonError('usage', '--format must be json, md or html');
       // Before the store is opened (and the records projected): an --out that cannot be written.
       if (values.out !== undefined) checkOutputFile(values.out);
-      return await withContinuity(values, async (c) => {
+      return await withContinuity(values, io, async (c) => {
         const report = await c.report(ficQuery(values));
         const text =
           format === 'html'
