@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -180,4 +180,33 @@ test('errors name cause and address; no admin token without a listen; an unreach
   const migrateDown = baton(['migrate', '--postgres', 'postgres://baton@127.0.0.1:1/none'], {});
   assert.equal(await migrateDown.exited, 1);
   assert.match(migrateDown.err(), /127\.0\.0\.1:1/);
+});
+
+test('every command that opens a store reads BATON_DB, and operations.md lists each of them', async (t) => {
+  const db = join(tempDir(t), 'from-env.db');
+  const readers = [
+    ['tokens', 'list'],
+    ['log', 'verify'],
+    ['reconcile'],
+    ['harness', 'list'],
+    ['report'],
+    ['observe', 'export'],
+    ['observe', 'metrics'],
+  ];
+  for (const argv of readers) {
+    const ran = baton(argv, { BATON_DB: db });
+    const code = await ran.exited;
+    assert.equal(code, 2, `${argv.join(' ')}: ${ran.err()}`);
+    assert.ok(ran.err().includes(db), `${argv.join(' ')} read BATON_DB: ${ran.err()}`);
+  }
+  const row = readFileSync(join(repoRoot, 'docs', 'operations.md'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('| `BATON_DB` |'));
+  const listed =
+    (row ?? '')
+      .split('|')[3]
+      ?.split(',')
+      .map((c) => c.trim()) ?? [];
+  for (const name of new Set([...readers.map((a) => a[0] ?? ''), 'serve', 'migrate']))
+    assert.ok(listed.includes(name), `operations.md's BATON_DB row names ${name}: ${row}`);
 });
