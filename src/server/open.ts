@@ -78,8 +78,32 @@ function rootCause(error: unknown): unknown {
 }
 
 /**
+ * Why a connection failed, in words, for the codes a user meets first (the server's own message
+ * may name the user or the database, so it is not shown; the code alone said nothing to a reader).
+ */
+const CONNECT_FAILURES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'nothing accepts connections there',
+  ENOTFOUND: 'the host name does not resolve',
+  ETIMEDOUT: 'no answer in time',
+  '28P01': 'password authentication failed',
+  '28000': 'the server refused this user or client (pg_hba.conf)',
+  '3D000': 'the database does not exist',
+  '53300': 'the server has too many connections',
+  '57P03': 'the server is starting up or shutting down',
+};
+
+/** `CODE (words)`, `CODE`, or the message of an error without a code. */
+function connectFailure(cause: unknown): string {
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string') return cause instanceof Error ? cause.message : 'unknown failure';
+  const words = CONNECT_FAILURES[code];
+  return words === undefined ? code : `${code} (${words})`;
+}
+
+/**
  * A PostgreSQL engine whose server answered: before anything is written (a domain key file, a
- * migration), so an unreachable server creates no files. The failure names the address and why.
+ * migration), so an unreachable server creates no files. The failure names the address and why:
+ * the error code, and what it means when it is one of CONNECT_FAILURES.
  */
 export async function openReachablePostgres(
   url: string,
@@ -91,8 +115,7 @@ export async function openReachablePostgres(
     return engine;
   } catch (error) {
     await engine.close();
-    const cause = rootCause(error) as (Error & { code?: string }) | undefined;
-    const why = cause?.code ?? (cause instanceof Error ? cause.message : 'unknown failure');
+    const why = connectFailure(rootCause(error));
     throw new BatonError(
       'unavailable',
       `cannot connect to PostgreSQL at ${postgresAddress(url)}: ${why}`,

@@ -107,4 +107,18 @@ if (db !== undefined) {
     ]);
     assert.equal(noKey.code, 2, 'a missing key file is never created');
   });
+
+  test('a PostgreSQL that refuses says why in words: a missing database is 3D000 (the database does not exist)', async () => {
+    const missing = new URL(db.url);
+    missing.pathname = '/baton_no_such_database_x';
+    const r = await run(['migrate', '--postgres', missing.toString()]);
+    assert.equal(r.code, 1, r.err);
+    assert.match(
+      r.err,
+      /^error: unavailable: cannot connect to PostgreSQL at [^ ]+:\d+: 3D000 \(the database does not exist\)\n$/,
+    );
+    assert.doesNotMatch(r.err, /baton_no_such_database_x/, 'the address only, not the database');
+    const refused = await run(['migrate', '--postgres', 'postgres://baton@127.0.0.1:1/none']);
+    assert.match(refused.err, /127\.0\.0\.1:1: ECONNREFUSED \(nothing accepts connections there\)\n$/);
+  });
 }
