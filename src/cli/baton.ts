@@ -40,12 +40,22 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (command === undefined || extra.length > 0) return unknown(rest.join(' '), io);
     return command.run(['--help'], io);
   }
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  // A missing command or verb is a usage error like any other: on stderr, so stdout never holds a
+  // help text a script could take for an answer (`baton harness > items.jsonl`).
+  if (name === undefined) {
+    io.stderr(`error: usage: a command is needed\n\n${HELP}`);
+    return EXIT.usage;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     io.stdout(HELP);
-    return name === undefined ? EXIT.usage : EXIT.ok;
+    return EXIT.ok;
   }
   const command = commands.find((c) => c.name === name);
   if (command === undefined) return unknown(name, io);
+  if (command.verbs !== undefined && rest.length === 0) {
+    io.stderr(`error: usage: baton ${name} needs one of: ${command.verbs.join(', ')}\n\n${command.usage}`);
+    return EXIT.usage;
+  }
   const typo = unknownVerb(command, rest);
   if (typo !== undefined) {
     io.stderr(`error: usage: unknown ${command.name} verb '${typo}'\n\n${command.usage}`);

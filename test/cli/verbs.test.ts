@@ -62,3 +62,21 @@ test('COMMAND --help, COMMAND VERB --help and help COMMAND still print the usage
     }
   }
 });
+
+test('COMMAND without its verb, and baton without a command, are usage errors on stderr (exit 2)', async () => {
+  for (const c of withVerbs) {
+    const ran = await baton([c.name]);
+    assert.equal(ran.code, EXIT.usage, c.name);
+    assert.equal(ran.out, '', `${c.name}: nothing on stdout`);
+    assert.ok(
+      ran.err.startsWith(`error: usage: baton ${c.name} needs one of: ${(c.verbs ?? []).join(', ')}\n`),
+    );
+    assert.ok(ran.err.endsWith(c.usage), `${c.name}: the usage follows`);
+  }
+  const bare = await baton([]);
+  assert.deepEqual([bare.code, bare.out], [EXIT.usage, '']);
+  assert.match(bare.err, /^error: usage: a command is needed\n\nbaton — /);
+  const help = await baton(['--help']);
+  assert.deepEqual([help.code, help.err], [EXIT.ok, '']);
+  assert.match(help.out, /^baton — /);
+});
