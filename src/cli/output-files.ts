@@ -133,13 +133,24 @@ export function writeOutputFile(file: string, text: string, mode = 0o666): void 
   }
 }
 
-/** FILE.partial, open: written, then committed (fsync, close, rename over FILE) or abandoned. */
+/**
+ * FILE.partial, open: written, then committed (fsync, close, rename over FILE) or abandoned. It is
+ * created new (`wx`), so it always gets `mode` (a file of secrets is never born with the mode of a
+ * stale one); one that exists already is another run writing FILE, or one that was killed: it is
+ * refused, never truncated under the other run or removed.
+ */
 function openPartial(file: string, mode: number) {
   const partial = `${file}.partial`;
   let fd: number;
   try {
-    fd = openSync(partial, 'w', mode);
+    fd = openSync(partial, 'wx', mode);
   } catch (cause) {
+    if ((cause as { code?: unknown } | null)?.code === 'EEXIST') {
+      throw refuse(
+        file,
+        `${partial} exists already (another run is writing ${file}, or one was killed: remove it)`,
+      );
+    }
     throw cannotWrite(file, cause);
   }
   let open = true;

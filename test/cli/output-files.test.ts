@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../src/cli/baton.js';
 import { isBatonError } from '../../src/core/errors.js';
@@ -171,4 +171,22 @@ test('writeOutputFile / writeThroughPartial: a failed write is usage naming the 
     "the body's own error passes through",
   );
   assert.deepEqual(readdirSync(dir), ['report.json']);
+});
+
+test('a FILE.partial already there is refused, never truncated or reused: FILE gets the mode asked for', (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'tokens.json');
+  const stale = `${file}.partial`;
+  writeFileSync(stale, 'another run is writing this', { mode: 0o644 });
+  assert.throws(
+    () => writeOutputFile(file, 'secret', 0o600),
+    (e: unknown) =>
+      isBatonError(e, 'usage') &&
+      e.message.includes(`${stale} exists already (another run is writing ${file}, or one was killed`),
+  );
+  assert.equal(readFileSync(stale, 'utf8'), 'another run is writing this', 'the other run’s file untouched');
+  assert.deepEqual(readdirSync(dir), ['tokens.json.partial'], 'FILE not written');
+  rmSync(stale);
+  writeOutputFile(file, 'secret', 0o600);
+  assert.equal(statSync(file).mode & 0o777, 0o600);
 });

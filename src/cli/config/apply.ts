@@ -7,7 +7,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { BatonError } from '../../core/errors.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
+import { fileReason } from '../output-files.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
 import { parseConfig } from './read.js';
 import { execute, plan, type PlannedItem } from './plan.js';
@@ -105,7 +106,9 @@ export async function applyPrepared(
       saved = minted.length;
     } catch (cause) {
       minted.slice(saved).forEach((t) => showToken(t));
-      throw new BatonError('usage', `cannot write the tokens file ${named}`, {}, { cause });
+      // writeOutputFile's own refusal already names the file and why (`cannot write F: …`).
+      const why = isBatonError(cause) ? cause.message : `cannot write ${named}: ${fileReason(cause)}`;
+      throw new BatonError('usage', `the tokens file: ${why}`, {}, { cause });
     }
   };
   try {

@@ -1,15 +1,15 @@
 /**
  * The tokens file (docs/config.md "Operator tokens"): where the tokens a config mints are kept,
- * mode 0600, written atomically (a temporary file in the same folder, then a rename). Entries of
+ * mode 0600, written atomically (PATH.partial, fsynced, then renamed; output-files.ts). Entries of
  * earlier applies are kept; a name minted again (after its token was revoked) replaces its entry.
  * The file is checked before any token is minted, so a secret is never minted into nowhere.
  */
-import { chmod, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { dirname, basename, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { BatonError } from '../../core/errors.js';
 import { parseStrictJson } from '../../core/json.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
+import { writeThroughPartial } from '../output-files.js';
 
 export const TOKENS_FORMAT = 'baton.tokens/1';
 
@@ -58,8 +58,7 @@ export async function writeTokensFile(
   const fresh = minted.map((t): TokenFileEntry => ({ name: t.name, role: t.role, id: t.id, token: t.token }));
   const kept = previous.filter((e) => !fresh.some((f) => f.name === e.name));
   const text = `${JSON.stringify({ format: TOKENS_FORMAT, tokens: [...kept, ...fresh] }, null, 2)}\n`;
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  await writeFile(temp, text, { mode: 0o600, flag: 'wx' });
-  await chmod(temp, 0o600);
-  await rename(temp, path);
+  // Through PATH.partial, created 0600, fsynced before the rename (the secrets are shown nowhere
+  // else: they must be on disk once the file says so), removed if anything fails.
+  await writeThroughPartial(path, (write) => write(text), 0o600);
 }
