@@ -4,7 +4,7 @@
  * anything but 202 or 400) or poll (RFC 8936, it fetches from its queue and acknowledges), and we
  * honour that method without falling back. Every attempt is logged for tests and the demo.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export type DeliveryMethod = 'push' | 'poll';
 
@@ -40,8 +40,12 @@ interface Queued {
   handed: boolean;
 }
 
+const bearerDigest = (bearer: string): Buffer => createHash('sha256').update(bearer, 'utf8').digest();
+
 export class Delivery {
   readonly #receivers = new Map<string, Receiver>();
+  /** Each receiver's bearer as a SHA-256 digest: what a presented bearer is compared with. */
+  readonly #bearerDigests = new Map<string, Buffer>();
   readonly #queues = new Map<string, Queued[]>();
   readonly #log: DeliveryRecord[] = [];
   readonly #inFlight = new Set<Promise<void>>();
@@ -57,6 +61,7 @@ export class Delivery {
   add(receiver: Omit<Receiver, 'id'>): Receiver {
     const full = { ...receiver, id: `rcv_${randomBytes(9).toString('base64url')}` };
     this.#receivers.set(full.id, full);
+    this.#bearerDigests.set(full.id, bearerDigest(full.bearer));
     if (full.delivery === 'poll') this.#queues.set(full.id, []);
     return full;
   }
@@ -65,8 +70,19 @@ export class Delivery {
     return [...this.#receivers.values()].filter((r) => r.audience === audience);
   }
 
+  /**
+   * The receiver presenting `bearer`. SHA-256 digests compared in constant time (equal lengths
+   * whatever was presented), every receiver looked at: neither the time to a mismatch nor which
+   * receiver matched tells a caller how much of a bearer it guessed.
+   */
   byBearer(bearer: string): Receiver | undefined {
-    return [...this.#receivers.values()].find((r) => r.bearer === bearer);
+    const presented = bearerDigest(bearer);
+    let found: Receiver | undefined;
+    for (const [id, digest] of this.#bearerDigests) {
+      const receiver = this.#receivers.get(id);
+      if (timingSafeEqual(presented, digest) && found === undefined) found = receiver;
+    }
+    return found;
   }
 
   get log(): readonly DeliveryRecord[] {

@@ -244,3 +244,40 @@ test('admin API refuses a missing or wrong bearer', async () => {
   });
   assert.equal(response.status, 401);
 });
+
+test('SSF stream bearers: each receiver is known by its own bearer only (digests compared in constant time)', async () => {
+  const bearers = ['stream-bearer-aaaaaaaaaaaaaaaaaaaaaaaa', 'stream-bearer-bbbbbbbbbbbbbbbbbbbbbbbb'];
+  const audiences = ['https://one.example', 'https://two.example'];
+  for (const [i, bearer] of bearers.entries())
+    assert.equal(
+      (await world.admin('/admin/receivers', { audience: audiences[i], delivery: 'poll', bearer })).status,
+      201,
+    );
+  const stream = (authorization?: string): Promise<Response> =>
+    fetch(`${world.issuer.url}/ssf/stream`, {
+      ...(authorization !== undefined && { headers: { authorization } }),
+    });
+  for (const [i, bearer] of bearers.entries()) {
+    const known = await stream(`Bearer ${bearer}`);
+    assert.equal(known.status, 200);
+    assert.equal(((await known.json()) as { aud?: string }).aud, audiences[i]);
+  }
+  const wrong = [
+    `Bearer ${bearers[0]!.slice(0, -1)}b`, // same length, last character off
+    `Bearer ${bearers[0]!.slice(0, -1)}`, // a prefix
+    `Bearer ${bearers[0]}x`, // longer
+    'Bearer ',
+    bearers[0]!, // no scheme
+  ];
+  for (const authorization of [...wrong, undefined]) {
+    const refused = await stream(authorization);
+    assert.equal(refused.status, 401, `refused: ${authorization ?? '(none)'}`);
+    await refused.body?.cancel();
+  }
+  const poll = await fetch(`${world.issuer.url}/ssf/poll`, {
+    method: 'POST',
+    headers: { authorization: wrong[0]!, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  assert.equal(poll.status, 401);
+});
