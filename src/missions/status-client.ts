@@ -38,6 +38,11 @@ export type StatusFetchResult =
       readonly retryAfterSec: number | null;
       /** `refused`: which A3.2 check failed. */
       readonly refusal: { readonly step: number; readonly check: StatusCheck } | null;
+      /**
+       * `unreachable` (or a local `unavailable`): what failed — TLS, DNS, a refused connection, a
+       * timeout, a key that would not load — for logs only, never in a message.
+       */
+      readonly cause?: unknown;
     };
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -59,10 +64,16 @@ const ERROR_STATUSES: Readonly<Record<number, StatusUnknownReason>> = {
   503: 'unavailable',
 };
 
+interface UnknownExtra {
+  readonly retryAfterSec?: number | null;
+  readonly refusal?: { step: number; check: StatusCheck } | null;
+  readonly cause?: unknown;
+}
+
 function unknown(
   reason: StatusUnknownReason,
   httpStatus: number | null,
-  extra: { retryAfterSec?: number | null; refusal?: { step: number; check: StatusCheck } | null } = {},
+  extra: UnknownExtra = {},
 ): StatusFetchResult {
   return {
     kind: 'unknown',
@@ -70,6 +81,7 @@ function unknown(
     httpStatus,
     retryAfterSec: extra.retryAfterSec ?? null,
     refusal: extra.refusal ?? null,
+    ...('cause' in extra && { cause: extra.cause }),
   };
 }
 
@@ -176,9 +188,9 @@ export class MissionStatusClient {
         redirect: 'manual',
         signal: AbortSignal.timeout(this.#o.timeoutMs ?? 5000),
       });
-    } catch {
+    } catch (cause) {
       this.#nonces.take(nonce, missionId, pin.audience, clock.wallMs());
-      return unknown('unreachable', null);
+      return unknown('unreachable', null, { cause });
     }
     return this.#answer(response, missionId, nonce);
   }
@@ -222,7 +234,8 @@ export class MissionStatusClient {
     } catch (error) {
       const refusal = statusRefusal(error);
       if (refusal !== undefined) return unknown('refused', 200, { refusal });
-      if (error instanceof BatonError && error.code === 'unavailable') return unknown('unreachable', 200);
+      if (error instanceof BatonError && error.code === 'unavailable')
+        return unknown('unreachable', 200, { cause: error });
       throw error;
     }
   }

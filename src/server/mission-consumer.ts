@@ -187,6 +187,7 @@ export class MissionConsumer {
         httpStatus: null,
         retryAfterSec: null,
         refusal: null,
+        cause: error,
       };
     }
     if (result.kind === 'verified') {
@@ -391,6 +392,10 @@ export function pushBearerMatches(request: PushRequest, digest: string): boolean
   return presented !== '' && digestEquals(bearerDigest(presented), digest);
 }
 
+/**
+ * The typed error of an unknown answer. A network failure's `cause` (TLS, DNS, a refused
+ * connection) is kept for logs; it never reaches the message or the details a client is shown.
+ */
 export function unknownError(r: StatusFetchResult & { kind: 'unknown' }): BatonError {
   const details = {
     reason: r.reason,
@@ -398,13 +403,20 @@ export function unknownError(r: StatusFetchResult & { kind: 'unknown' }): BatonE
     retryAfterSec: r.retryAfterSec,
     ...(r.refusal !== null && { check: r.refusal.check, step: r.refusal.step }),
   };
+  const options = 'cause' in r ? { cause: r.cause } : undefined;
   if (r.reason === 'refused')
     return new BatonError(
       'mission_status_invalid',
       `the Status answer failed check ${r.refusal?.check ?? '?'}`,
       details,
+      options,
     );
-  return new BatonError('mission_status_unavailable', `Mission Status is unavailable (${r.reason})`, details);
+  return new BatonError(
+    'mission_status_unavailable',
+    `Mission Status is unavailable (${r.reason})`,
+    details,
+    options,
+  );
 }
 
 /**
