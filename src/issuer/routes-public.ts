@@ -117,6 +117,7 @@ async function sendStatus(
 
 function registerStatus(app: FastifyInstance, state: IssuerState): void {
   app.post(PATHS.status, async (request, reply) => {
+    state.statusRequests += 1;
     const form = formOrReject(request, reply);
     if (form === undefined) return reply;
     const nonce = form.get('nonce');

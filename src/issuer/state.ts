@@ -48,6 +48,8 @@ export class IssuerState {
   readonly setFaults = new FaultBox<SetFault>(SET_FAULTS);
   readonly #held = new Map<string, { jti: string; set: string }>();
   readonly #calls = new Map<string, { windowStart: number; count: number }>();
+  /** Requests that reached the Status endpoint, answered or not (tests count what a consumer sent). */
+  statusRequests = 0;
 
   constructor(
     readonly keys: IssuerKeyRing,

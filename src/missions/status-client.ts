@@ -3,7 +3,9 @@
  * pinned status endpoint, authenticated by `private_key_jwt` (RFC 7523: `{iss, sub: client_id,
  * aud: issuer, jti, iat, exp: iat + 60}`), body read up to 64 KiB, then verified. Every answer
  * that is not a verified signed status — 401, 404, 429, 503, any other status, a network failure,
- * a refused signature — is a typed `unknown` result: never active, never revoked (C-A14).
+ * a refused signature — is a typed `unknown` result: never active, never revoked (C-A14). After a
+ * 429 the client sends nothing until the issuer's `Retry-After` has passed (status-backoff.ts):
+ * meanwhile each check answers `rate_limited` at once, `backedOff`, without a request.
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
@@ -13,6 +15,7 @@ import { advertisedReliance, type IssuerPin } from './issuer-pin.js';
 import type { MissionKeySource } from './jwks.js';
 import { MAX_COMPACT_BYTES } from './jwt-parts.js';
 import { NonceBook } from './nonces.js';
+import { statusBackoffSeconds, StatusBackoff } from './status-backoff.js';
 import { statusRefusal, STATUS_MEDIA_TYPE, verifyStatusAnswer, type StatusCheck } from './status.js';
 import type { VerifiedMissionStatus } from './verified.js';
 
@@ -34,10 +37,15 @@ export type StatusFetchResult =
       readonly kind: 'unknown';
       readonly reason: StatusUnknownReason;
       readonly httpStatus: number | null;
-      /** 429: from `Retry-After` (or the body's `retry_after`), seconds. */
+      /**
+       * `rate_limited`: the seconds before this client sends again — the 429's `Retry-After` (or
+       * body `retry_after`) bounded by status-backoff.ts, or what is left of the hold.
+       */
       readonly retryAfterSec: number | null;
       /** `refused`: which A3.2 check failed. */
       readonly refusal: { readonly step: number; readonly check: StatusCheck } | null;
+      /** `rate_limited` without a request: an earlier 429's hold has not passed (A7#13). */
+      readonly backedOff?: true;
       /**
        * `unreachable` (or a local `unavailable`): what failed — TLS, DNS, a refused connection, a
        * timeout, a key that would not load — for logs only, never in a message.
@@ -67,6 +75,7 @@ const ERROR_STATUSES: Readonly<Record<number, StatusUnknownReason>> = {
 interface UnknownExtra {
   readonly retryAfterSec?: number | null;
   readonly refusal?: { step: number; check: StatusCheck } | null;
+  readonly backedOff?: true;
   readonly cause?: unknown;
 }
 
@@ -81,6 +90,7 @@ function unknown(
     httpStatus,
     retryAfterSec: extra.retryAfterSec ?? null,
     refusal: extra.refusal ?? null,
+    ...(extra.backedOff === true && { backedOff: true as const }),
     ...('cause' in extra && { cause: extra.cause }),
   };
 }
@@ -156,16 +166,23 @@ export class MissionStatusClient {
   readonly #o: StatusClientOptions;
   readonly #nonces: NonceBook;
   readonly #fetch: FetchLike;
+  readonly #backoff: StatusBackoff;
 
   constructor(o: StatusClientOptions) {
     this.#o = o;
     this.#nonces = o.nonces ?? new NonceBook();
     this.#fetch = o.fetch ?? ((url, init) => fetch(url, init));
+    this.#backoff = new StatusBackoff(o.clock);
   }
 
-  /** One fetch and verification of `missionId` for the pin's audience. */
+  /**
+   * One fetch and verification of `missionId` for the pin's audience; inside a 429's hold, no
+   * request: `rate_limited`, `backedOff`, with the seconds left (fail closed: never active).
+   */
   async check(missionId: string): Promise<StatusFetchResult> {
     const { pin, clock } = this.#o;
+    const held = this.#backoff.remainingSec();
+    if (held !== undefined) return unknown('rate_limited', null, { retryAfterSec: held, backedOff: true });
     const nonce = this.#nonces.issue(missionId, pin.audience, clock.wallMs());
     const form = new URLSearchParams({
       mission: missionId,
@@ -207,10 +224,12 @@ export class MissionStatusClient {
     const live = this.#nonces.take(nonce, missionId, pin.audience, clock.wallMs());
     if (response.status !== 200) {
       const reason = ERROR_STATUSES[response.status] ?? 'http_error';
-      const retryAfterSec =
-        reason === 'rate_limited'
-          ? retryAfterSeconds(response.headers.get('retry-after'), body, clock.wallMs())
-          : null;
+      if (reason !== 'rate_limited') return unknown(reason, response.status);
+      // A7#13: honoured, bounded (a default when unreadable), for every Mission of this issuer.
+      const retryAfterSec = statusBackoffSeconds(
+        retryAfterSeconds(response.headers.get('retry-after'), body, clock.wallMs()),
+      );
+      this.#backoff.hold(retryAfterSec);
       return unknown(reason, response.status, { retryAfterSec });
     }
     if (body === undefined) return unknown('too_large', 200);

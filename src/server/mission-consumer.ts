@@ -152,7 +152,10 @@ export class MissionConsumer {
   /**
    * Fetch and verify one Status answer, then apply it (verified) or record the refusal (the view
    * becomes unknown: refused, 404, 401). 429, 503 and network failures change no view; a stale
-   * view pauses work by itself (A3.5). Never network I/O inside a store transaction.
+   * view pauses work by itself (A3.5). After a 429, nothing is sent to that issuer until its
+   * Retry-After passed (the client's hold, status-backoff.ts): the operator's check and the
+   * harness's fetcher alike answer `rate_limited` at once. Never network I/O inside a store
+   * transaction.
    */
   async check(origin: string, missionId: string): Promise<CheckOutcome> {
     const result = await this.#fetch(origin, missionId);
@@ -194,7 +197,10 @@ export class MissionConsumer {
       this.#o.metrics.countCheck(isActive(result.status.state) ? 'active' : 'not_active');
       return result;
     }
-    this.#o.metrics.countCheck(UNKNOWN_RESULT[result.reason] ?? 'unavailable');
+    // A7#13: a check held back by an earlier 429 sent nothing; counted apart from the 429 itself.
+    this.#o.metrics.countCheck(
+      result.backedOff === true ? 'backed_off' : (UNKNOWN_RESULT[result.reason] ?? 'unavailable'),
+    );
     if (result.reason === 'refused' || result.reason === 'not_found' || result.reason === 'unauthorized') {
       const check = result.refusal?.check ?? `http_${result.httpStatus ?? 0}`;
       await this.#o.harness.recordStatusRefused(origin, missionId, check, result.reason);
@@ -401,6 +407,7 @@ export function unknownError(r: StatusFetchResult & { kind: 'unknown' }): BatonE
     reason: r.reason,
     httpStatus: r.httpStatus,
     retryAfterSec: r.retryAfterSec,
+    ...(r.backedOff === true && { backedOff: true }),
     ...(r.refusal !== null && { check: r.refusal.check, step: r.refusal.step }),
   };
   const options = 'cause' in r ? { cause: r.cause } : undefined;

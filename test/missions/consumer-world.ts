@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { systemClock } from '../../src/core/clock.js';
+import { systemClock, type Clock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { setClaims, signClaims } from '../../src/issuer/sign.js';
 import {
@@ -54,14 +54,23 @@ export interface ConsumerWorld {
   binding(missionId: string): JsonObject;
 }
 
+export interface ConsumerWorldOptions {
+  readonly issuer?: IssuerOptions;
+  /** One clock for Baton and the issuer (default the system's). */
+  readonly clock?: Clock;
+  /** The consumer's (and so the harness's) error listener. */
+  readonly onError?: (error: unknown, what: string) => void;
+}
+
 export async function consumerWorld(
   t: TestContext,
   e: EngineUnderTest,
-  o: { readonly issuer?: IssuerOptions } = {},
+  o: ConsumerWorldOptions = {},
 ): Promise<ConsumerWorld> {
+  const clock = o.clock ?? systemClock;
   const store = await e.open(t);
   const dir = tempDir(t);
-  const opened = await openOccurrencesOn(store.engine, join(dir, 'baton'), { clock: systemClock });
+  const opened = await openOccurrencesOn(store.engine, join(dir, 'baton'), { clock });
   await opened.service.configureDomain(domainConfig() as never, 'test');
   await opened.service.registerProfile(paymentsProfile(), 'test');
   await opened.service.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 100_000 }, 'test');
@@ -69,11 +78,13 @@ export async function consumerWorld(
   const missions = wireMissionConsumer({
     engine: store.engine,
     harness: opened.harness,
-    clock: systemClock,
+    clock,
     metrics: metrics.missions,
     secretScope: { dirs: [dir] }, // the key and bearer files below
+    ...(o.onError !== undefined && { onError: o.onError }),
   });
   const app = buildServer({
+    clock,
     engine: store.engine,
     service: opened.service,
     harness: opened.harness,
@@ -81,7 +92,7 @@ export async function consumerWorld(
     missions,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
-  const issuer = await startWorld(o.issuer);
+  const issuer = await startWorld({ ...o.issuer, ...(o.clock !== undefined && { clock: o.clock }) });
   t.after(async () => {
     await issuer.close();
     await app.close();

@@ -6,7 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { systemClock } from '../../src/core/clock.js';
 import {
+  MissionStatusClient,
   reverifyArchivedStatus,
   statusReliance,
   verifyStatusJws,
@@ -25,10 +27,10 @@ before(async () => {
 });
 after(() => world.close());
 
-async function withFault(fault: string): Promise<StatusFetchResult> {
+async function withFault(fault: string, client = world.client): Promise<StatusFetchResult> {
   const armed = await world.admin('/admin/faults', { status: [fault] });
   assert.equal(armed.status, 200, JSON.stringify(armed.body));
-  return world.client.check(mission);
+  return client.check(mission);
 }
 
 function verified(result: StatusFetchResult): VerifiedMissionStatus {
@@ -117,7 +119,17 @@ const ERROR_TABLE: ReadonlyArray<[string, number, string]> = [
 
 for (const [fault, status, reason] of ERROR_TABLE) {
   test(`A2.2/C-A14: HTTP ${status} is unknown (${reason}), never active and never revoked`, async () => {
-    const result = await withFault(fault);
+    // A 429 holds its client's later checks (A7#13, status-client-backoff.test.ts): its own client.
+    const client =
+      status === 429
+        ? new MissionStatusClient({
+            pin: world.pin,
+            clientKey: world.key,
+            keys: world.keys,
+            clock: systemClock,
+          })
+        : world.client;
+    const result = await withFault(fault, client);
     assert.equal(result.kind, 'unknown');
     assert.equal(result.kind === 'unknown' && result.reason, reason);
     assert.equal(result.kind === 'unknown' && result.httpStatus, status);

@@ -128,7 +128,7 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
   {
     id: 'HAR-CASE-013',
     title:
-      'A7#13 a silent stream past mission_max_stale_seconds ⇒ Status polled; 503 pauses; 404 unknown; 429 Retry-After',
+      'A7#13 a silent stream past mission_max_stale_seconds ⇒ Status polled; 503 pauses; 404 unknown; 429 ⇒ Retry-After honoured',
     requirements: ['HAR-10', 'MSG-03', 'A3.5', 'C-A14'],
     inputs: { silentSeconds: 61, faults: ['http_503', 'http_404', 'http_429'] },
     async run(kit) {
@@ -160,9 +160,25 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
       );
       await kit.faults(['http_429']);
       const rl = await kit.statusCheck(m);
+      const wait = rl.kind === 'unknown' ? (rl.retryAfterSec ?? 0) : 0;
+      kit.check('429 carries Retry-After', rl.kind === 'unknown' && rl.reason === 'rate_limited' && wait > 0);
+      // A7#13 "429 ⇒ Retry-After honoured": inside it Baton sends nothing to the issuer, and the
+      // check is unknown at once (never active); once it passed, Status is asked again.
+      const sent = kit.env.issuer.state.statusRequests;
+      kit.env.clock.advance(Math.max(0, wait - 1) * 1000);
+      const held = await kit.statusCheck(m);
       kit.check(
-        '429 carries Retry-After',
-        rl.kind === 'unknown' && rl.reason === 'rate_limited' && (rl.retryAfterSec ?? 0) > 0,
+        `inside Retry-After (${wait} s) nothing is sent: rate_limited at once`,
+        held.kind === 'unknown' &&
+          held.reason === 'rate_limited' &&
+          held.backedOff === true &&
+          kit.env.issuer.state.statusRequests === sent,
+      );
+      kit.env.clock.advance(1000);
+      const again = await kit.statusCheck(m);
+      kit.check(
+        'after Retry-After Status is asked again',
+        again.kind === 'verified' && kit.env.issuer.state.statusRequests === sent + 1,
       );
     },
   },
