@@ -80,7 +80,12 @@ export interface HarnessOptions {
   readonly sign: (e: HarnessEvidence) => Promise<SignedHarnessEvidence>;
   readonly bounds?: StalenessBounds;
   readonly fetchStatus?: StatusFetcher;
+  /** A Status refresh failed (the item still fails closed): the server logs it. */
+  readonly onError?: HarnessErrorListener;
 }
+
+/** Told of a failure the harness fails closed on but must not lose (a Status refresh's error). */
+export type HarnessErrorListener = (error: unknown, what: string) => void;
 
 export interface DispatchAnswer {
   readonly item: WorkItemRecord;
@@ -121,8 +126,23 @@ const isDependent = (i: Pick<WorkItemRecord, 'parentId' | 'handle'>): boolean =>
 const sameBinding = (a: MissionBinding, b: MissionBinding): boolean =>
   a.mission_id === b.mission_id && a.mission_origin === b.mission_origin;
 
-function refusalError(r: Refusal): BatonError {
-  return new BatonError(r.code, r.message);
+function refusalError(r: Refusal, statusError?: BatonError): BatonError {
+  return withStatusError(new BatonError(r.code, r.message), statusError);
+}
+
+/**
+ * A refusal or stop that followed a failed Status refresh names that failure: its code in
+ * `details.statusError` and the error as `cause`, so the caller sees why the view stayed unknown
+ * (an unpinned origin, a 429 hold, an unreachable issuer), not only that it did.
+ */
+function withStatusError(e: BatonError, statusError: BatonError | undefined): BatonError {
+  if (statusError === undefined) return e;
+  return new BatonError(
+    e.code,
+    e.message,
+    { ...e.details, statusError: statusError.code },
+    { cause: statusError },
+  );
 }
 
 /** Told of every Harness Evidence object once its transaction committed (metrics, logs). */
@@ -134,6 +154,7 @@ export class MissionsService {
   readonly #matrices = new Map<string, PinnedMatrix>();
   #fetchStatus: StatusFetcher | undefined;
   readonly #listeners: EvidenceListener[] = [];
+  readonly #errorListeners: HarnessErrorListener[] = [];
   /**
    * The evidence a running command wrote, by the repository of its transaction (a new one per
    * run), told to listeners only after its COMMIT. Not an AsyncLocalStorage: on Node 20 that makes
@@ -144,6 +165,7 @@ export class MissionsService {
   constructor(o: HarnessOptions) {
     this.#bounds = o.bounds ?? DEFAULT_BOUNDS;
     this.#fetchStatus = o.fetchStatus;
+    if (o.onError !== undefined) this.#errorListeners.push(o.onError);
     const uow = o.uow;
     this.#o = {
       ...o,
@@ -166,11 +188,17 @@ export class MissionsService {
 
   /**
    * Late wiring by the server (the store opens before the issuer registry is read): the Status
-   * fetcher of A3.1 step 3, and listeners told of committed Harness Evidence.
+   * fetcher of A3.1 step 3, listeners told of committed Harness Evidence, and of Status refresh
+   * failures.
    */
-  attach(o: { readonly fetchStatus?: StatusFetcher; readonly onEvidence?: EvidenceListener }): void {
+  attach(o: {
+    readonly fetchStatus?: StatusFetcher;
+    readonly onEvidence?: EvidenceListener;
+    readonly onError?: HarnessErrorListener;
+  }): void {
     if (o.fetchStatus !== undefined) this.#fetchStatus = o.fetchStatus;
     if (o.onEvidence !== undefined) this.#listeners.push(o.onEvidence);
+    if (o.onError !== undefined) this.#errorListeners.push(o.onError);
   }
 
   #tell(drafts: readonly EvidenceDraft[]): void {
@@ -249,12 +277,13 @@ export class MissionsService {
     repo: MissionsRepository,
     before: WorkItemRecord,
     after: WorkItemRecord,
+    extra: JsonObject = {},
   ): Promise<PlannedEvent> {
     await repo.updateItem(after, before.version);
     return {
       subject: workSubject(after.id),
       type: 'work_state_changed',
-      body: { from: before.state, to: after.state, version: after.version },
+      body: { from: before.state, to: after.state, version: after.version, ...extra },
     };
   }
 
@@ -433,24 +462,30 @@ export class MissionsService {
    * answered with its code (C-A25); only `continue` returns normally.
    */
   async dispatch(itemId: string, actor: string, generation?: number): Promise<DispatchAnswer> {
-    await this.#refreshIfNeeded(itemId);
-    const d = await this.#o.uow.run((repo, occ) => this.#dispatchInTx(repo, occ, itemId, actor, generation));
-    if (d.kind === 'refused') throw refusalError(d);
+    const failed = await this.#refreshIfNeeded(itemId);
+    const d = await this.#o.uow.run((repo, occ) =>
+      this.#dispatchInTx(repo, occ, itemId, actor, generation, failed?.code),
+    );
+    if (d.kind === 'refused') throw refusalError(d, failed);
     if (d.kind === 'stop') {
-      throw new BatonError(d.code, `the item was ${d.item.state}: ${d.evidence.reason}`, {
+      const stop = new BatonError(d.code, `the item was ${d.item.state}: ${d.evidence.reason}`, {
         itemId,
         state: d.item.state,
         decision: d.behaviour,
         reason: d.evidence.reason,
       });
+      throw withStatusError(stop, failed);
     }
     return { item: d.item, recheckAt: d.recheckAt };
   }
 
-  /** A3.1 step 3: a stale or unknown view is refreshed from Status OUTSIDE the check's transaction. */
-  async #refreshIfNeeded(itemId: string): Promise<void> {
+  /**
+   * A3.1 step 3: a stale or unknown view is refreshed from Status OUTSIDE the check's transaction.
+   * The first refresh that failed, if any (the check then fails closed on the view as it is).
+   */
+  async #refreshIfNeeded(itemId: string): Promise<BatonError | undefined> {
     const fetch = this.#fetchStatus;
-    if (fetch === undefined) return;
+    if (fetch === undefined) return undefined;
     const found = await this.#o.uow.read(async (r) => {
       const item = await r.getItem(itemId);
       if (item === undefined) return undefined;
@@ -458,11 +493,11 @@ export class MissionsService {
       return { item, deps };
     });
     const binding = found?.item.binding;
-    if (found === undefined || binding === null || binding === undefined) return;
-    await this.#refreshBinding(binding, found.item.actionClass);
+    if (found === undefined || binding === null || binding === undefined) return undefined;
+    let failed = await this.#refreshBinding(binding, found.item.actionClass);
     // HAR-21: the parent Missions the item depends on are refreshed the same way (A3.1 step 3).
-    for (const m of found.deps)
-      await this.#refreshBinding(
+    for (const m of found.deps) {
+      const parent = await this.#refreshBinding(
         {
           mission_origin: m.origin,
           mission_id: m.id,
@@ -470,26 +505,34 @@ export class MissionsService {
         },
         found.item.actionClass,
       );
+      failed ??= parent;
+    }
+    return failed;
   }
 
+  /** Refresh one Mission's view if stale or unknown; the fetch's typed failure, if it failed. */
   async #refreshBinding(
     b: Pick<MissionBinding, 'mission_origin' | 'mission_id' | 'authority_hash'>,
     actionClass: WorkItemRecord['actionClass'],
-  ): Promise<void> {
+  ): Promise<BatonError | undefined> {
     const fetch = this.#fetchStatus;
-    if (fetch === undefined) return;
+    if (fetch === undefined) return undefined;
     const view = await this.#o.uow.read((r) => r.getView(b.mission_origin, b.mission_id));
     const a = assess(view, b.authority_hash, actionClass, this.#now(), this.#bounds);
-    if (a.verdict !== 'stale' && a.verdict !== 'unknown') return;
+    if (a.verdict !== 'stale' && a.verdict !== 'unknown') return undefined;
     let status: VerifiedMissionStatus;
     try {
       status = await fetch(b.mission_origin, b.mission_id);
     } catch (error) {
-      // Unavailable or refused: the view stays stale/unknown, so the check below pauses (A3.5).
-      if (error instanceof BatonError) return;
-      throw error;
+      if (!(error instanceof BatonError)) throw error;
+      // Unavailable, refused, an unpinned origin: the view stays stale/unknown, so the check
+      // pauses (A3.5). Not swallowed: the listeners get the error, the caller its code.
+      for (const listen of this.#errorListeners)
+        listen(error, `status refresh ${b.mission_origin}#${b.mission_id}`);
+      return error;
     }
     await this.applyVerifiedStatus(status);
+    return undefined;
   }
 
   async #dispatchInTx(
@@ -498,6 +541,7 @@ export class MissionsService {
     itemId: string,
     actor: string,
     generation?: number,
+    statusError?: string,
   ): Promise<Decision> {
     const now = this.#now();
     const peek = await repo.getItem(itemId);
@@ -534,7 +578,11 @@ export class MissionsService {
       d.kind === 'continue' && generation !== undefined
         ? { ...d.item, claimedGeneration: generation }
         : d.item;
-    const moved = await this.#move(repo, item, next);
+    // A stop's state change names the failed refresh's code on the item's chain (A2.6's object
+    // has no member for it): why the view it stopped on was still unknown or stale.
+    const why: JsonObject =
+      d.kind === 'stop' && statusError !== undefined ? { status_error: statusError } : {};
+    const moved = await this.#move(repo, item, next, why);
     if (d.kind === 'stop' && d.behaviour === 'terminate' && item.occurrenceId !== null) {
       await occ.releaseReserved(item.occurrenceId, d.evidence.reason, now);
     }
@@ -636,7 +684,7 @@ export class MissionsService {
     const from = peek.binding;
     if (from === null)
       throw new BatonError('work_item_not_dispatchable', 'an unbound item has no Mission to succeed');
-    await this.#refreshBinding(to, peek.actionClass);
+    const failed = await this.#refreshBinding(to, peek.actionClass);
     return this.#o.uow.run(async (repo) => {
       const now = this.#now();
       const views = await this.#lockViews(repo, [from, to]);
@@ -655,7 +703,7 @@ export class MissionsService {
         matrixDigest: matrix.digest,
         now,
       });
-      if (isRefusal(d)) throw refusalError(d);
+      if (isRefusal(d)) throw refusalError(d, failed);
       await repo.rebindItem(d.item, item.version);
       const body: JsonObject = {
         work_item: item.id,

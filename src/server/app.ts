@@ -271,6 +271,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           clock: options.clock ?? systemClock,
           metrics: metrics.missions,
           ...(options.secretScope !== undefined && { secretScope: options.secretScope }),
+          onError: (error, what) => app.log.warn({ err: error, what }, 'mission consumer step failed'),
         }),
     }),
     ...(options.signingKey !== undefined && {

@@ -427,16 +427,19 @@ export function unknownError(r: StatusFetchResult & { kind: 'unknown' }): BatonE
 }
 
 /**
- * A consumer wired into its harness: the harness's Status fetcher (A3.1 step 3) and the stop
- * counter `baton_harness_stops_total{decision,reason}` over committed Harness Evidence.
+ * A consumer wired into its harness: the harness's Status fetcher (A3.1 step 3), its refresh
+ * failures to `onError` (the server logs them), and the stop counter
+ * `baton_harness_stops_total{decision,reason}` over committed Harness Evidence.
  */
 export function wireMissionConsumer(o: MissionConsumerOptions): MissionConsumer {
   const consumer = new MissionConsumer(o);
+  const onError = o.onError;
   o.harness.attach({
     fetchStatus: consumer.fetchStatus,
     onEvidence: (e) => {
       if (e.decision !== 'continue') o.metrics.countStop(e.decision, e.reason);
     },
+    ...(onError !== undefined && { onError }),
   });
   return consumer;
 }

@@ -76,6 +76,7 @@ for (const e of engines) {
     // The harness's fetch before a dispatch on an unknown view: nothing sent, the item pauses.
     const d = await w.call('POST', '/v1/harness/dispatch', { token: cred, body: { itemId: item } });
     assertProblem(d, 503, 'mission_status_unavailable');
+    assert.equal(details(d)['statusError'], 'mission_status_unavailable', 'the refresh failed: held');
     assert.equal(sent(), afterLimit, 'inside Retry-After Baton sends no Status request to the issuer');
     assert.equal((await w.harness.getItem(item)).state, 'paused');
     assert.equal(await w.harness.getView(w.pin.issuer, mission), undefined, 'no view from a held check');
