@@ -3,8 +3,9 @@
  * docs/api.md). Everything a request meets, in order:
  * 1. routing; unknown routes are `404 not_found` problems;
  * 2. authentication and the role check (`onRequest`), before the body is even read;
- * 3. the body: `application/json` only (and `application/baton-continuity-observation+json` for
- *    `POST /v1/continuity/records`), parsed by core's strict parser (duplicate members, lone
+ * 3. the body: `application/json` only (and a route's `alsoConsumes` types on that route:
+ *    `application/baton-continuity-observation+json` on `POST /v1/continuity/records`), parsed by
+ *    core's strict parser (duplicate members, lone
  *    surrogates, bad UTF-8 refused), size-limited; any other content type is `415` — except on
  *    the routes that read their own body (the RFC 8935 push receiver, `registerOwnBodyRoutes`;
  *    the webhook receiver, routes/webhooks.ts), which take any content type and answer it themselves;
@@ -18,7 +19,6 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { systemClock, type Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
 import { parseStrictJson } from '../core/json.js';
-import { OBSERVATION_MEDIA_TYPE } from '../observations/index.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import { NO_KEYS, StatusSources, type KeyResolver } from '../providers/index.js';
 import type { StoreEngine } from '../store/engine.js';
@@ -29,7 +29,7 @@ import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, schemaError, toBatonError, toProblem } from './problem.js';
 import { registerRoute, type RouteSpec, type ServerDeps } from './route.js';
 import { adminReadRoutes } from './routes/admin-reads.js';
-import { CONTINUITY_RECORDS_URL, continuityCounters, continuityRoutes } from './routes/continuity.js';
+import { continuityCounters, continuityRoutes } from './routes/continuity.js';
 import { lineageRoutes } from './routes/lineages.js';
 import { observationRoutes } from './routes/observations.js';
 import { lifecycleRoutes } from './routes/lifecycle.js';
@@ -146,7 +146,18 @@ function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['lo
   return { ...base, level: logger.level ?? 'info', ...(logger.stream ? { stream: logger.stream } : {}) };
 }
 
-function strictJsonBodies(app: FastifyInstance, limit: number): void {
+/**
+ * `application/json` for every route, and each route's `alsoConsumes` media types (the continuity
+ * record's own, B2 C-B2) on that route only, all through the same strict parser; such a type on
+ * any other route is `415` like every other type. `alsoTaking` maps each type to the `METHOD url`
+ * of the routes that declare it (`alsoConsumed`), so what the OpenAPI document lists for a route's
+ * request body is what its parser takes.
+ */
+function strictJsonBodies(
+  app: FastifyInstance,
+  limit: number,
+  alsoTaking: ReadonlyMap<string, ReadonlySet<string>>,
+): void {
   app.removeAllContentTypeParsers();
   const strict = (raw: Buffer, done: (error: Error | null, body?: unknown) => void): void => {
     try {
@@ -160,22 +171,21 @@ function strictJsonBodies(app: FastifyInstance, limit: number): void {
     { parseAs: 'buffer', bodyLimit: limit },
     (_req, raw: Buffer, done) => strict(raw, done),
   );
-  // B2 (C-B2): a continuity record in its own media type, read by the same strict parser, on the
-  // one route that takes records; on any other route it is `415` like every other type.
-  app.addContentTypeParser(
-    OBSERVATION_MEDIA_TYPE,
-    { parseAs: 'buffer', bodyLimit: limit },
-    (req, raw: Buffer, done) => {
-      if (req.method === 'POST' && req.routeOptions.url === CONTINUITY_RECORDS_URL) strict(raw, done);
-      else
-        done(
-          new BatonError(
-            'media_type_unsupported',
-            `${OBSERVATION_MEDIA_TYPE} is for POST ${CONTINUITY_RECORDS_URL}`,
-          ),
-        );
-    },
-  );
+  for (const [type, routes] of alsoTaking) {
+    app.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: limit }, (req, raw: Buffer, done) => {
+      if (routes.has(`${req.method} ${req.routeOptions.url ?? ''}`)) strict(raw, done);
+      else done(new BatonError('media_type_unsupported', `${type} is for ${[...routes].join(', ')} only`));
+    });
+  }
+}
+
+/** Each `alsoConsumes` media type → the `METHOD url` of the routes that declare it. */
+function alsoConsumed(routes: readonly RouteSpec[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const spec of routes)
+    for (const type of spec.alsoConsumes ?? [])
+      out.set(type, (out.get(type) ?? new Set<string>()).add(`${spec.method} ${spec.url}`));
+  return out;
 }
 
 /** The body limit of a route that reads its own body (`consumes`): a compact SET is 64 KiB at most. */
@@ -252,7 +262,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       customOptions: { removeAdditional: false, useDefaults: false, coerceTypes: false, allErrors: false },
     },
   });
-  strictJsonBodies(app, bodyLimit);
   problems(app, metrics);
   const deps: ServerDeps = {
     engine: options.engine,
@@ -308,6 +317,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...healthRoutes(deps, reconcile),
     ...lineageListRoutes(deps),
   );
+  strictJsonBodies(app, bodyLimit, alsoConsumed(routes));
   for (const spec of routes) if (spec.consumes === undefined) registerRoute(app, deps, spec);
   registerOwnBodyRoutes(
     app,

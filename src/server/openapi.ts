@@ -69,7 +69,12 @@ function operation(spec: RouteSpec): Doc {
       : {
           requestBody: {
             required: !acceptsNull(body),
-            content: { [spec.consumes ?? 'application/json']: { schema: body } },
+            content: Object.fromEntries(
+              [spec.consumes ?? 'application/json', ...(spec.alsoConsumes ?? [])].map((type) => [
+                type,
+                { schema: body },
+              ]),
+            ),
           },
         }),
     responses,

@@ -98,6 +98,11 @@ export interface RouteSpec {
   /** The request content type when it is not JSON (its parser is in app.ts). */
   readonly consumes?: string;
   /**
+   * Media types the JSON body is also accepted in, read by the same strict JSON parser (app.ts
+   * `strictJsonBodies`) and listed beside `application/json` in the OpenAPI request body.
+   */
+  readonly alsoConsumes?: readonly string[];
+  /**
    * `ssf-stream`: a `public` route for Baton's principals that checks an SSF stream bearer itself
    * (RFC 8935 push); documented with bearer security all the same.
    */

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { ManualClock } from '../../src/core/clock.js';
+import type { JsonObject } from '../../src/core/json.js';
 import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import {
   HANDOFF_PROFILE,
@@ -117,6 +118,14 @@ test('B2 C-B2 over HTTP: POST /v1/continuity/records takes the binding’s own m
   const elsewhere = await post('/v1/continuity/profiles', JSON.stringify(HANDOFF_PROFILE), admin);
   assert.equal(elsewhere.status, 415, elsewhere.text);
   assert.equal(elsewhere.body['code'], 'media_type_unsupported');
+  // The published contract says so, so generated clients can send it (before, only application/json).
+  const doc = await request(url, 'GET', '/openapi.json');
+  const content = (path: string, method: string): string[] => {
+    const op = (doc.body['paths'] as Record<string, Record<string, JsonObject>>)[path]?.[method];
+    return Object.keys((op?.['requestBody'] as { content?: object } | undefined)?.content ?? {});
+  };
+  assert.deepEqual(content('/v1/continuity/records', 'post'), ['application/json', type]);
+  assert.deepEqual(content('/v1/continuity/profiles', 'post'), ['application/json']);
 });
 
 test('B3.1 over HTTP: a refusal keeps its code, rule and path; version 2 is observation_profile_unsupported', async (t) => {

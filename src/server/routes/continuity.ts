@@ -11,7 +11,7 @@
  */
 import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseRfc3339 } from '../../core/time.js';
-import { readRecordValue, type ObservationRecord } from '../../observations/index.js';
+import { OBSERVATION_MEDIA_TYPE, readRecordValue, type ObservationRecord } from '../../observations/index.js';
 import type { ContinuityStore, ProjectionObserver } from '../../store/index.js';
 import { actorOf } from '../auth.js';
 import { bodyObject, timed, tokenOf, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
@@ -89,6 +89,8 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
         'Store a continuity observation record (unsigned under the local producer, or signed by a pinned producer key)',
       tag: 'continuity',
       roles: ['operator', 'admin'],
+      // B2, C-B2: the binding's own media type, beside application/json.
+      alsoConsumes: [OBSERVATION_MEDIA_TYPE],
       schema: { body: recordBody, response: { 200: submitResult, 201: submitResult } },
       handler: async (input) => {
         const r = await counted(deps, async () => {
