@@ -99,7 +99,22 @@ export function readDomainConfig(input: unknown): DomainConfigInput {
     maxInFlightPerDomain: count('maxInFlightPerDomain'),
     entryWindowSeconds: r.integer(l['entryWindowSeconds'], '$.limits.entryWindowSeconds', 1, 30 * 86_400),
   };
-  return { id: r.string(f['id'], '$.id', NAME), limits, bypassPaths: readBypassPaths(f['bypassPaths']) };
+  return { id: readDomainId(f['id']), limits, bypassPaths: readBypassPaths(f['bypassPaths']) };
+}
+
+/**
+ * Domain ids that are refused: a domain's records stand under the producer `urn:baton:<id>`
+ * (docs/observations.md), and `urn:baton:local` is the unsigned local producer operators submit
+ * under. A domain named `local` (in any case: producer namespaces compare without case) would put
+ * Baton's signed records and operators' unsigned ones in one namespace, so it is never configured.
+ */
+export const RESERVED_DOMAIN_IDS: readonly string[] = ['local'];
+
+function readDomainId(value: unknown): string {
+  const id = r.string(value, '$.id', NAME);
+  if (RESERVED_DOMAIN_IDS.includes(id.toLowerCase()))
+    r.fail('$.id', 'is reserved: urn:baton:local is the unsigned local producer of continuity records');
+  return id;
 }
 
 /** AOC-REQ-001 / Scope: each of the six bypass kinds is disclosed exactly once. */

@@ -77,6 +77,8 @@ const INVALID: readonly [string, unknown][] = [
   ['an issuer bearer given in clear', { ...min, issuers: [{ file: 'i.json', pushBearerRef: 'hunter2' }] }],
   ['an issuer with an unknown member', { ...min, issuers: [{ file: 'i.json', pushBearer: 'x' }] }],
   ['a domain without limits', withDomain({ id: 'd', bypassPaths: paths })],
+  ['a domain named local (urn:baton:local is the local producer)', withDomain({ ...domain, id: 'local' })],
+  ['a domain named LOCAL', withDomain({ ...domain, id: 'LOCAL' })],
   ['a domain id with a space', withDomain({ ...domain, id: 'my domain' })],
   ['a zero limit', withLimits({ maxPendingPerLineage: 0 })],
   ['a fractional limit', withLimits({ maxInFlightPerDomain: 1.5 })],

@@ -15,7 +15,11 @@ import { bypassPath, domainLimits } from './records.js';
 const positive: Schema = { type: 'integer', minimum: 1 };
 
 export const domainConfigBody: Schema = object({
-  id: name,
+  id: {
+    ...name,
+    description:
+      'Not `local` in any case: urn:baton:local is the unsigned local producer (400 input_invalid)',
+  },
   limits: object((domainLimits['properties'] ?? {}) as Record<string, Schema>),
   bypassPaths: { ...array(bypassPath, BYPASS_PATH_KINDS.length), minItems: BYPASS_PATH_KINDS.length },
 });
