@@ -60,6 +60,22 @@ const PROFILE = ['id', 'version', 'digest', 'document', 'registeredAt'];
 const AUTHORITY = ['id', 'unit', 'total', 'reserved', 'consumed', 'version'];
 const TOKEN = ['id', 'name', 'role', 'createdAt', 'revokedAt'];
 const ISSUER = ['issuer', 'pinDigest', 'pushBearerDigest', 'pollBearerRef', 'delivery'];
+const PRODUCER = ['producer', 'keys', 'keysDigest', 'pinnedAt', 'pinnedBy'];
+
+/** An Ed25519 public key as a pin takes it: a public JWK, or `{ pem }` (docs/observations.md). */
+export type ProducerKeyInput =
+  | { readonly kty: 'OKP'; readonly crv: 'Ed25519'; readonly x: string; readonly kid?: string }
+  | { readonly pem: string };
+
+/** A continuity producer's pinned keys as `GET /v1/continuity/producers` shows them. */
+export interface PinnedProducerSummary {
+  readonly producer: string;
+  readonly keys: readonly { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string }[];
+  /** Equal for the same key set, whatever their order. */
+  readonly keysDigest: string;
+  readonly pinnedAt: number;
+  readonly pinnedBy: string;
+}
 
 /** The answer of `POST /v1/missions/{origin}/{missionId}/check`. */
 export interface MissionCheckAnswer {
@@ -188,6 +204,36 @@ export class AdminClient {
       { method: 'POST', path: `/v1/missions/${seg(origin)}/${seg(missionId)}/check`, safeToRetry: true },
       ['state', 'active', 'applied', 'stopped'],
     );
+  }
+
+  /** Operator. Every pinned continuity producer and its keys (docs/observations.md "Pinned producer keys"). */
+  async listContinuityProducers(): Promise<PinnedProducerSummary[]> {
+    const path = '/v1/continuity/producers';
+    return (await this.#get<{ producers: PinnedProducerSummary[] }>(path, ['producers'])).producers;
+  }
+
+  /**
+   * Admin. Pin `keys` for `producer`, replacing any keys pinned before. Safe to retry: the same
+   * keys again are `unchanged`.
+   */
+  async pinContinuityProducer(
+    producer: string,
+    keys: readonly ProducerKeyInput[],
+  ): Promise<{ status: 'created' | 'updated' | 'unchanged'; pinned: PinnedProducerSummary }> {
+    const body = { producer, keys: keys.map((k) => ({ ...k })) } as unknown as JsonObject;
+    const x = { method: 'PUT', path: '/v1/continuity/producers', body, safeToRetry: true } as const;
+    const answer = await this.#call<{ status: 'created' | 'updated' | 'unchanged'; pinned: JsonObject }>(x, [
+      'status',
+      'pinned',
+    ]);
+    const pinned = expectMembers<PinnedProducerSummary>({ ...x, bearer: '' }, answer.pinned, PRODUCER);
+    return { status: answer.status, pinned };
+  }
+
+  /** Admin. Remove the producer's pin; safe to retry (`absent` when there was none). */
+  unpinContinuityProducer(producer: string): Promise<{ producer: string; status: 'removed' | 'absent' }> {
+    const path = `/v1/continuity/producers?producer=${seg(producer)}`;
+    return this.#call({ method: 'DELETE', path, safeToRetry: true }, ['producer', 'status']);
   }
 
   /** Admin. Every principal token's public record. */

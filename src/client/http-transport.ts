@@ -65,7 +65,7 @@ function routeUrl(e: Endpoint, path: string): URL {
 }
 
 export interface Exchange {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly path: string;
   readonly bearer: string;
   readonly body?: JsonObject;

@@ -7,7 +7,9 @@ export {
   type ListOptions,
   type MissionCheckAnswer,
   type MissionIssuerSummary,
+  type PinnedProducerSummary,
   type PrincipalToken,
+  type ProducerKeyInput,
   type PrincipalTokenRole,
 } from './admin.js';
 export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';

@@ -17,3 +17,4 @@ export * from './fic-criteria.js';
 export * from './study.js';
 export * from './coverage.js';
 export * from './render.js';
+export * from './producer-pin.js';

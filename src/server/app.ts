@@ -30,6 +30,7 @@ import { PROBLEM_CONTENT_TYPE, schemaError, toBatonError, toProblem } from './pr
 import { registerRoute, type RouteSpec, type ServerDeps } from './route.js';
 import { adminReadRoutes } from './routes/admin-reads.js';
 import { continuityCounters, continuityRoutes } from './routes/continuity.js';
+import { continuityProducerRoutes } from './routes/continuity-producers.js';
 import { lineageRoutes } from './routes/lineages.js';
 import { observationRoutes } from './routes/observations.js';
 import { lifecycleRoutes } from './routes/lifecycle.js';
@@ -308,6 +309,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...harnessRoutes(deps),
     ...missionRoutes(deps),
     ...continuityRoutes(deps),
+    ...continuityProducerRoutes(deps),
   );
   const streams = new EventStreams(options.engine, options.eventPollMs);
   routes.push(

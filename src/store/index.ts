@@ -59,6 +59,13 @@ export {
   type ProjectionResult,
 } from './observations-service.js';
 export {
+  ProducerKeys,
+  producerSubject,
+  type PinnedProducer,
+  type PinStatus,
+  type UnpinStatus,
+} from './observations-producers.js';
+export {
   LOCAL_PRODUCER,
   getArtifact,
   putArtifact,

@@ -6,6 +6,7 @@
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { canonicalize } from '../core/jcs.js';
+import { createLocalJwks, type VerificationKey } from '../core/jose.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { BatonError, isBatonError } from '../core/errors.js';
 import { formatRfc3339, parseRfc3339 } from '../core/time.js';
@@ -44,6 +45,7 @@ import {
 } from '../observations/index.js';
 import type { SqlExecutor, StoreEngine, Transaction } from './engine.js';
 import { barrierFacts } from './observations-barriers.js';
+import { pinnedKeys } from './observations-producers.js';
 import {
   actionEvidence,
   enteredOccurrences,
@@ -134,11 +136,6 @@ export interface ContinuityOptions {
   readonly signingKey: KeyObject;
   readonly clock?: Clock;
   readonly observer?: ProjectionObserver;
-  /**
-   * Public keys pinned for producers other than Baton's own (OBS-12 ¶25): a signed record under one
-   * of them is accepted when it verifies under its pin. `baton serve` pins none yet.
-   */
-  readonly producerKeys?: ReadonlyMap<string, KeyObject>;
 }
 
 export class ContinuityStore {
@@ -147,14 +144,12 @@ export class ContinuityStore {
   readonly #clock: Clock;
   readonly #observer: ProjectionObserver | undefined;
   readonly #publicKey: KeyObject;
-  readonly #producerKeys: ReadonlyMap<string, KeyObject>;
 
   constructor(options: ContinuityOptions) {
     this.#observer = options.observer;
     this.#engine = options.engine;
     this.#key = options.signingKey;
     this.#publicKey = createPublicKey(options.signingKey);
-    this.#producerKeys = options.producerKeys ?? new Map<string, KeyObject>();
     this.#clock = options.clock ?? systemClock;
   }
 
@@ -307,10 +302,10 @@ export class ContinuityStore {
    * the issuer is authenticated; B7-13: an unsigned record offered across a boundary is refused):
    * - unsigned: only the local producer `urn:baton:local` (the record names none, or names it) —
    *   the authenticated operators of this deployment, each submission's actor in its evidence;
-   * - any other producer: signed, and verified here under the key pinned for that producer
-   *   (Baton's own domain key for `urn:baton:<domain>`, `producerKeys` for others), with this
-   *   domain as audience. No pin, no record: nobody can squat another producer's ids or supersede
-   *   its records.
+   * - any other producer: signed, and verified here under a key pinned for that producer
+   *   (Baton's own domain key for `urn:baton:<domain>`; for others the keys in `cop_producers`,
+   *   read now, so a pin changed by any server applies to this submission), with this domain as
+   *   audience. No pin, no record: nobody can squat another producer's ids or supersede its records.
    * Baton's own namespace stays closed to submissions (B7-12): only the projector writes under
    * `urn:baton:<domain>`, so a forged record can neither pose as Baton's evidence nor take the id
    * of a handoff record Baton has yet to project. Posting back the exact bytes of a record Baton
@@ -346,11 +341,20 @@ export class ContinuityStore {
       );
     }
     const own = producerOf(domain);
-    const key = producer === own ? this.#publicKey : this.#producerKeys.get(producer);
-    if (key === undefined) {
-      refuse('envelope', '$.producer', 'is not a producer this verifier accepts: no key is pinned for it');
-    }
+    const key = producer === own ? this.#publicKey : await this.#pinned(producer);
     await verifyRecord(record, { key, audience: own, producers: [producer], now: this.#clock.wallMs() });
+  }
+
+  /**
+   * The keys pinned for another producer (`ProducerKeys`), as a key set the envelope's `kid` selects
+   * from (`createLocalJwks`: each key under the kid rule and the Ed25519 key policy); a kid none of
+   * them has is `kid_mismatch`. None pinned: refused before any signature is looked at.
+   */
+  async #pinned(producer: string): Promise<VerificationKey> {
+    const keys = await this.#engine.read((ex) => pinnedKeys(ex, producer));
+    if (keys.length === 0)
+      refuse('envelope', '$.producer', 'is not a producer this verifier accepts: no key is pinned for it');
+    return createLocalJwks({ keys: keys.map((k) => ({ ...k })) });
   }
 
   get(

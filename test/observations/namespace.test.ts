@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
+import { exportEd25519PublicJwk, generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import { isBatonError } from '../../src/core/errors.js';
 import {
   LOCAL_PRODUCER,
@@ -15,7 +15,7 @@ import {
   signRecord,
   type ObservationRecord,
 } from '../../src/observations/index.js';
-import { ContinuityStore } from '../../src/store/index.js';
+import { ProducerKeys } from '../../src/store/index.js';
 import { insertRecord } from '../../src/store/observations-records.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { T0 } from '../occurrences/helpers.js';
@@ -103,12 +103,9 @@ for (const e of engines) {
   test(`[${e.name}] OBS-08 OBS-12 B7-13: an unsigned record under another producer's name is refused and stores nothing; the local producer, and a producer signing with its pinned key, are accepted`, async (t) => {
     const p = await prepare(t, e);
     const acme = generateEd25519KeyPair();
-    const store = new ContinuityStore({
-      engine: p.store.engine,
-      signingKey: p.key.privateKey,
-      clock: p.clock,
-      producerKeys: new Map([['urn:example:acme', acme.publicKey]]),
-    });
+    const keys = [exportEd25519PublicJwk(acme.publicKey)];
+    await new ProducerKeys(p.store.engine).pin({ producer: 'urn:example:acme', keys }, 'admin', T0);
+    const store = p.continuity;
     const squat = decidedRecord({ producer: 'urn:example:acme', record_id: 'acme-1' });
     const unauthenticated = (err: unknown) =>
       isBatonError(err, 'observation_record_invalid') &&

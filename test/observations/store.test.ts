@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { canonicalize } from '../../src/core/jcs.js';
 import { isBatonError } from '../../src/core/errors.js';
-import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
+import { exportEd25519PublicJwk, generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import {
   AUTHORITY_UNDECIDED,
   LOCAL_PRODUCER,
@@ -17,7 +17,7 @@ import {
   verifyRecord,
   type ObservationRecord,
 } from '../../src/observations/index.js';
-import { ContinuityStore } from '../../src/store/index.js';
+import { ProducerKeys } from '../../src/store/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { createInput, T0 } from '../occurrences/helpers.js';
 import { decidedRecord, enterSome, prepare } from './support.js';
@@ -191,12 +191,9 @@ for (const e of engines) {
   test(`[${e.name}] B7-21: the same record_id in two namespaces is two records (the local producer, and a producer signing under its pinned key)`, async (t) => {
     const p = await prepare(t, e);
     const acme = generateEd25519KeyPair();
-    const pinned = new ContinuityStore({
-      engine: p.store.engine,
-      signingKey: p.key.privateKey,
-      clock: p.clock,
-      producerKeys: new Map([['urn:example:acme', acme.publicKey]]),
-    });
+    const keys = [exportEd25519PublicJwk(acme.publicKey)];
+    await new ProducerKeys(p.store.engine).pin({ producer: 'urn:example:acme', keys }, 'admin', T0);
+    const pinned = p.continuity;
     await pinned.submit(decidedRecord(), 'operator');
     const signed = await signRecord(
       decidedRecord({

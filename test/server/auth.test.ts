@@ -462,6 +462,28 @@ const ROUTES: readonly RouteCase[] = [
     path: fixed('/v1/continuity/profiles'),
     body: () => ({}),
   },
+  {
+    method: 'PUT',
+    template: '/v1/continuity/producers',
+    roles: ['admin'],
+    scope: 'none',
+    path: fixed('/v1/continuity/producers'),
+    body: () => ({ producer: 'urn:x', keys: [{ kty: 'OKP' }] }),
+  },
+  {
+    method: 'GET',
+    template: '/v1/continuity/producers',
+    roles: OP,
+    scope: 'none',
+    path: fixed('/v1/continuity/producers'),
+  },
+  {
+    method: 'DELETE',
+    template: '/v1/continuity/producers',
+    roles: ['admin'],
+    scope: 'none',
+    path: fixed('/v1/continuity/producers?producer=urn%3Ax'),
+  },
 ];
 
 interface Fixture {

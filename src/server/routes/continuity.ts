@@ -2,8 +2,9 @@
  * Continuity observation records (B6; the name avoids the AOC provider `observations` routes).
  * An authenticated operator may submit an unsigned record only under the local producer
  * `urn:baton:local` (it names none, or names it); any other producer must be signed and verify
- * under the key pinned for it — Baton pins only its own domain key, and no submission, signed or
- * not, may claim Baton's own producer or record ids (OBS-08 ¶19, OBS-12 ¶25, B7-12, B7-13): only
+ * under a key pinned for it — Baton's own domain key, or the keys an admin pinned
+ * (routes/continuity-producers.ts) — and no submission, signed or not, may claim Baton's own
+ * producer or record ids (OBS-08 ¶19, OBS-12 ¶25, B7-12, B7-13): only
  * the records Baton projects stand there, so a verified domain-key record is accepted only as the
  * same bytes Baton already stored. The store decides all of it (`ContinuityStore.submit`).
  * Metrics and coverage run the idempotent handoff projector first. Nothing here is an

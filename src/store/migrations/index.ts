@@ -26,6 +26,7 @@ import { migration as m025 } from './025_stripe_counts.js';
 import { migration as m026 } from './026_reissue_successor.js';
 import { migration as m027 } from './027_observation_conflicts.js';
 import { migration as m028 } from './028_handovers.js';
+import { migration as m029 } from './029_observation_producers.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -51,4 +52,5 @@ export const migrations: readonly Migration[] = [
   m026,
   m027,
   m028,
+  m029,
 ];

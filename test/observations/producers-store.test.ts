@@ -1,0 +1,124 @@
+/**
+ * Pinned producer keys in the store (migration 029; OBS-12 ¶25), on both engines: a pin made after
+ * the ContinuityStore exists applies to its next submission (the pins are read when a record is
+ * verified, never cached), a key set verifies by the envelope's kid so a producer rotates without
+ * a gap, a replaced or removed key verifies nothing more, and every change is on the evidence
+ * chain `producer:<producer>` with its actor. A second engine on the same store (another server)
+ * sees the pin at once.
+ */
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import {
+  exportEd25519PublicJwk,
+  generateEd25519KeyPair,
+  type Ed25519KeyPair,
+} from '../../src/core/ed25519.js';
+import { isBatonError } from '../../src/core/errors.js';
+import { OBSERVATION_PROFILE, signRecord, type ObservationRecord } from '../../src/observations/index.js';
+import { listEvidence } from '../../src/store/evidence-log.js';
+import { ContinuityStore, ProducerKeys } from '../../src/store/index.js';
+import { enginesUnderTest } from '../store/engines.js';
+import { decidedRecord, prepare, type Prepared } from './support.js';
+
+const engines = await enginesUnderTest();
+const ACME = 'urn:example:acme';
+
+function signedBy(p: Prepared, key: Ed25519KeyPair, id: string): Promise<ObservationRecord> {
+  return signRecord(
+    decidedRecord({
+      producer: ACME,
+      record_id: id,
+      profile: OBSERVATION_PROFILE,
+      audience: 'urn:baton:test-domain',
+      issued_at: new Date(p.clock.wallMs()).toISOString(),
+      expires_at: new Date(p.clock.wallMs() + 3_600_000).toISOString(),
+    }),
+    key.privateKey,
+  );
+}
+
+const notPinned = (e: unknown) =>
+  isBatonError(e, 'observation_record_invalid') &&
+  e.details['rule'] === 'envelope' &&
+  e.details['path'] === '$.producer';
+const otherKey = (e: unknown) => isBatonError(e, 'kid_mismatch') && e.status === 401;
+
+for (const e of engines) {
+  test(`[${e.name}] OBS-12: a pin made while the store runs applies to the next submission; rotation by kid; a removed key verifies nothing`, async (t) => {
+    const p = await prepare(t, e);
+    const pins = new ProducerKeys(p.store.engine);
+    const [oldKey, newKey] = [generateEd25519KeyPair(), generateEd25519KeyPair()];
+    const jwk = (k: Ed25519KeyPair) => exportEd25519PublicJwk(k.publicKey);
+
+    await assert.rejects(p.continuity.submit(await signedBy(p, oldKey, 'r-0'), 'acme'), notPinned);
+    const first = await pins.pin({ producer: ACME, keys: [jwk(oldKey)] }, 'admin:a', 1_000);
+    assert.equal(first.status, 'created');
+    assert.equal((await p.continuity.submit(await signedBy(p, oldKey, 'r-1'), 'acme')).status, 'created');
+    await assert.rejects(p.continuity.submit(await signedBy(p, newKey, 'r-2'), 'acme'), otherKey);
+
+    // Rotation: both keys for a while, each record verifies under the key its kid names.
+    const both = [jwk(oldKey), jwk(newKey)].sort((a, b) => (a.kid < b.kid ? -1 : 1));
+    assert.equal((await pins.pin({ producer: ACME, keys: both }, 'admin:a', 2_000)).status, 'updated');
+    assert.equal((await pins.pin({ producer: ACME, keys: both }, 'admin:a', 2_500)).status, 'unchanged');
+    assert.equal((await p.continuity.submit(await signedBy(p, newKey, 'r-2'), 'acme')).status, 'created');
+    assert.equal((await p.continuity.submit(await signedBy(p, oldKey, 'r-3'), 'acme')).status, 'created');
+
+    // The new key alone: the old one verifies nothing from now on.
+    assert.equal(
+      (await pins.pin({ producer: ACME, keys: [jwk(newKey)] }, 'admin:b', 3_000)).status,
+      'updated',
+    );
+    await assert.rejects(p.continuity.submit(await signedBy(p, oldKey, 'r-4'), 'acme'), otherKey);
+    assert.equal((await p.continuity.submit(await signedBy(p, newKey, 'r-4'), 'acme')).status, 'created');
+
+    // Unpinned: refused as if never pinned; records already stored stay.
+    assert.equal(await pins.unpin(ACME, 'admin:b', 4_000), 'removed');
+    assert.equal(await pins.unpin(ACME, 'admin:b', 4_500), 'absent');
+    await assert.rejects(p.continuity.submit(await signedBy(p, newKey, 'r-5'), 'acme'), notPinned);
+    assert.deepEqual((await p.continuity.list()).map((r) => r.record_id).sort(), [
+      'r-1',
+      'r-2',
+      'r-3',
+      'r-4',
+    ]);
+
+    // The audit trail: every change (never the unchanged re-pin or the absent unpin), in order.
+    const chain = await p.store.engine.read((ex) => listEvidence(ex, `producer:${ACME}`));
+    assert.deepEqual(
+      chain.map((ev) => [ev.type, ev.actor, ev.at]),
+      [
+        ['observation_producer_pinned', 'admin:a', 1_000],
+        ['observation_producer_pinned', 'admin:a', 2_000],
+        ['observation_producer_pinned', 'admin:b', 3_000],
+        ['observation_producer_unpinned', 'admin:b', 4_000],
+      ],
+    );
+    const bodies = chain.map((ev) => ev.body as { keys?: { kid: string }[]; previous_kids: string[] | null });
+    assert.deepEqual(bodies[0]?.previous_kids, null);
+    assert.deepEqual(
+      bodies[2]?.previous_kids,
+      both.map((k) => k.kid),
+    );
+    assert.deepEqual(
+      bodies[2]?.keys?.map((k) => k.kid),
+      [jwk(newKey).kid],
+    );
+    assert.deepEqual(bodies[3]?.previous_kids, [jwk(newKey).kid]);
+  });
+
+  test(`[${e.name}] a pin made through one engine is read by a ContinuityStore on another (two servers, one store)`, async (t) => {
+    const p = await prepare(t, e);
+    const other = new ContinuityStore({
+      engine: p.store.another(),
+      signingKey: p.key.privateKey,
+      clock: p.clock,
+    });
+    const acme = generateEd25519KeyPair();
+    await assert.rejects(other.submit(await signedBy(p, acme, 'x-1'), 'acme'), notPinned);
+    const keys = [exportEd25519PublicJwk(acme.publicKey)];
+    await new ProducerKeys(p.store.engine).pin({ producer: ACME, keys }, 'admin:a', 1_000);
+    assert.equal((await other.submit(await signedBy(p, acme, 'x-1'), 'acme')).status, 'created');
+    await new ProducerKeys(p.store.engine).unpin(ACME, 'admin:a', 2_000);
+    await assert.rejects(other.submit(await signedBy(p, acme, 'x-2'), 'acme'), notPinned);
+  });
+}
