@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { readConfig } from '../../src/cli/config/read.js';
+import { exportEd25519PublicJwk, exportPublicPem, generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import { isBatonError } from '../../src/core/errors.js';
 import { parseStrictJson } from '../../src/core/json.js';
 import { repoRoot } from '../support/paths.js';
@@ -37,6 +38,11 @@ function codeAccepts(value: unknown): boolean {
 }
 
 const min = { format: 'baton.config/1' };
+const acme = generateEd25519KeyPair();
+const jwk = exportEd25519PublicJwk(acme.publicKey);
+const withProducer = (p: Json): Json => ({ ...min, producers: [{ producer: 'urn:example:acme', ...p }] });
+/** A small-order point (the identity): 43 base64url characters the key policy refuses. */
+const SMALL_ORDER_X = Buffer.from(`01${'00'.repeat(31)}`, 'hex').toString('base64url');
 const withDomain = (d: Json): Json => ({ ...min, domain: d });
 const withLimits = (l: Json): Json => withDomain({ ...domain, limits: { ...limits, ...l } });
 
@@ -59,6 +65,19 @@ const VALID: readonly [string, unknown][] = [
     'an inline issuer pin with a poll bearer file',
     { ...min, issuers: [{ pin: {}, pollBearerRef: 'file:b.txt' }] },
   ],
+  ['a producer key as a JWK with its kid', withProducer({ keys: [jwk] })],
+  [
+    'a producer key as a bare JWK, a PEM and a file',
+    withProducer({
+      keys: [
+        { kty: 'OKP', crv: 'Ed25519', x: jwk.x },
+        { pem: exportPublicPem(generateEd25519KeyPair().publicKey) },
+        { file: 'k.pem' },
+      ],
+    }),
+  ],
+  ['a producer with no keys (unpinned)', withProducer({ keys: [] })],
+  ['a JWK with alg and use', withProducer({ keys: [{ ...jwk, alg: 'EdDSA', use: 'sig' }] })],
   ['bypass paths in another order', withDomain({ ...domain, bypassPaths: [...paths].reverse() })],
   ['the largest entry window', withLimits({ entryWindowSeconds: 30 * 86_400 })],
   [
@@ -79,6 +98,17 @@ const INVALID: readonly [string, unknown][] = [
   ['a domain without limits', withDomain({ id: 'd', bypassPaths: paths })],
   ['a domain named local (urn:baton:local is the local producer)', withDomain({ ...domain, id: 'local' })],
   ['a domain named LOCAL', withDomain({ ...domain, id: 'LOCAL' })],
+  ['a producer in Baton’s namespace', withProducer({ producer: 'urn:baton:acme', keys: [jwk] })],
+  ['the local producer', withProducer({ producer: 'URN:Baton:local', keys: [jwk] })],
+  ['a producer that is not a URI', withProducer({ producer: 'acme', keys: [jwk] })],
+  ['a producer without keys', { ...min, producers: [{ producer: 'urn:example:acme' }] }],
+  ['an RSA producer key', withProducer({ keys: [{ kty: 'RSA', n: 'AQAB', e: 'AQAB' }] })],
+  ['an X25519 producer key', withProducer({ keys: [{ kty: 'OKP', crv: 'X25519', x: jwk.x }] })],
+  ['a private producer JWK', withProducer({ keys: [{ ...jwk, d: jwk.x }] })],
+  ['a producer key x too short', withProducer({ keys: [{ ...jwk, x: 'AAAA' }] })],
+  ['a producer key with pem and file', withProducer({ keys: [{ pem: 'x', file: 'k.pem' }] })],
+  ['a producer key alg other than EdDSA', withProducer({ keys: [{ ...jwk, alg: 'ES256' }] })],
+  ['seventeen producer keys', withProducer({ keys: Array.from({ length: 17 }, () => ({ file: 'k.pem' })) })],
   ['a domain id with a space', withDomain({ ...domain, id: 'my domain' })],
   ['a zero limit', withLimits({ maxPendingPerLineage: 0 })],
   ['a fractional limit', withLimits({ maxInFlightPerDomain: 1.5 })],
@@ -118,6 +148,27 @@ const INVALID: readonly [string, unknown][] = [
 /** Beyond any JSON Schema: uniqueness within the file. */
 const CODE_ONLY: readonly [string, unknown][] = [
   [
+    'a producer twice',
+    {
+      ...min,
+      producers: [
+        { producer: 'urn:example:a', keys: [] },
+        { producer: 'urn:example:a', keys: [] },
+      ],
+    },
+  ],
+  ['the same producer key twice', withProducer({ keys: [jwk, { kty: 'OKP', crv: 'Ed25519', x: jwk.x }] })],
+  ['a small-order producer key', withProducer({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: SMALL_ORDER_X }] })],
+  ['a kid not by the kid rule', withProducer({ keys: [{ ...jwk, kid: `sha256:${'0'.repeat(64)}` }] })],
+  [
+    'a PEM that holds no public key',
+    withProducer({ keys: [{ pem: exportPublicPem(acme.publicKey).slice(0, 60) }] }),
+  ],
+  [
+    'a private key PEM',
+    withProducer({ keys: [{ pem: acme.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() }] }),
+  ],
+  [
     'an authority id twice',
     {
       ...min,
@@ -155,12 +206,13 @@ test('the config schema and the code refuse the same invalid examples', () => {
   }
 });
 
-test("the rules beyond the schema (uniqueness) are the code's, and the schema says so in its description", () => {
+test("the rules beyond the schema (uniqueness, key validity) are the code's, and the schema says so in its description", () => {
   for (const [label, value] of CODE_ONLY) {
     assert.equal(validate(value), true, `schema cannot express: ${label}`);
     assert.equal(codeAccepts(value), false, `code refuses: ${label}`);
   }
   assert.match(String(schema['description']), /unique within the file/);
+  assert.match(String(schema['description']), /not of small order/);
 });
 
 test('a duplicate member in the config file is refused by the strict parser', async () => {

@@ -15,9 +15,11 @@ const USAGE = `usage: baton apply FILE [--url URL] [--token TOKEN] [--tokens-fil
 
 Apply a config file (baton.config.json; docs/config.md, schemas/baton.config.schema.json) to a
 running server: the domain, provider profiles (pinned to a running sandbox when the file asks),
-authority budgets and operator tokens. Idempotent: what already exists as configured is
-"unchanged"; a conflicting change (an authority's unit, a profile version's document, another
-domain id) is refused with config_conflict and nothing is applied. Tokens are never re-minted:
+authority budgets, Mission issuers, continuity producers' Ed25519 keys and operator tokens.
+Idempotent: what already exists as configured is "unchanged"; a conflicting change (an
+authority's unit, a profile version's document, another domain id) is refused with
+config_conflict and nothing is applied. A producer's keys are its whole set: other keys replace
+the pinned ones ("updated"), none remove the pin ("removed"). Tokens are never re-minted:
 new ones go to the tokens file (mode 0600; --tokens-file overrides the config's tokens.file) or,
 with none named, are printed once. Exit 0 applied or unchanged, 1 refused, 2 bad file or usage.
 ${REMOTE_USAGE}

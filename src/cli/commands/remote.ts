@@ -15,7 +15,7 @@ export const REMOTE_OPTIONS = {
 } as const;
 
 export const REMOTE_USAGE = `Server: --url URL (or BATON_URL; default ${DEFAULT_URL}) and --token TOKEN (or BATON_TOKEN): an
-admin token for the domain, Mission issuer pins and tokens, an operator token for profiles and authorities.`;
+admin token for the domain, Mission issuer pins, producer pins and tokens, an operator token for profiles and authorities.`;
 
 export function adminClient(values: { url?: string | undefined; token?: string | undefined }): AdminClient {
   const baseUrl = values.url ?? process.env['BATON_URL'] ?? DEFAULT_URL;

@@ -14,6 +14,7 @@ import { parseConfig } from './read.js';
 import { execute, plan, type PlannedItem } from './plan.js';
 import { loadProfiles, type LoadedProfile } from './profiles.js';
 import { loadIssuers, type LoadedIssuer } from './issuers.js';
+import { loadProducers, type LoadedProducer } from './producers.js';
 import type { BatonConfig } from './model.js';
 import type { Progress } from './pin.js';
 import type { SetupTarget } from './target.js';
@@ -33,13 +34,17 @@ export interface ApplyOptions {
  */
 export type ShowToken = (token: CreatedPrincipalToken) => void;
 
-/** A config file read, checked and loaded (its profiles pinned, its issuers read): ready to apply. */
+/**
+ * A config file read, checked and loaded (its profiles pinned, its issuers read, its producers'
+ * key files read): ready to apply.
+ */
 export interface PreparedConfig {
   readonly config: BatonConfig;
   /** The config file's folder: `tokens.file` is relative to it. */
   readonly baseDir: string;
   readonly profiles: readonly LoadedProfile[];
   readonly issuers: readonly LoadedIssuer[];
+  readonly producers: readonly LoadedProducer[];
 }
 
 export interface ApplyOutcome {
@@ -59,14 +64,16 @@ export async function readConfigFile(file: string): Promise<Buffer> {
 
 /**
  * Everything of an apply that needs no target: read and check the file, load (and pin) its
- * profiles and read its issuers. Every `config_invalid` (and an unreachable sandbox) surfaces here.
+ * profiles, read its issuers and its producers' key files. Every `config_invalid` (and an
+ * unreachable sandbox) surfaces here.
  */
 export async function prepareConfig(file: string, progress?: Progress): Promise<PreparedConfig> {
   const config = parseConfig(await readConfigFile(file));
   const baseDir = dirname(resolve(file));
   const profiles = await loadProfiles(config.profiles, baseDir, progress);
   const issuers = await loadIssuers(config.issuers, baseDir);
-  return { config, baseDir, profiles, issuers };
+  const producers = await loadProducers(config.producers, baseDir);
+  return { config, baseDir, profiles, issuers, producers };
 }
 
 export async function applyConfig(
@@ -84,12 +91,12 @@ export async function applyPrepared(
   showToken: ShowToken,
   options: ApplyOptions = {},
 ): Promise<ApplyOutcome> {
-  const { config, baseDir, profiles, issuers } = prepared;
+  const { config, baseDir, profiles, issuers, producers } = prepared;
   const named =
     options.tokensFile ??
     (config.tokens.file &&
       (isAbsolute(config.tokens.file) ? config.tokens.file : resolve(baseDir, config.tokens.file)));
-  const p = await plan(target, config, profiles, issuers);
+  const p = await plan(target, config, profiles, issuers, producers);
   const previous =
     named !== undefined && p.items.some((i) => i.kind === 'token' && i.action === 'create')
       ? await readTokensFile(named)
@@ -146,6 +153,7 @@ function interrupted(
 const DONE: Readonly<Record<PlannedItem['action'], string>> = {
   create: 'created',
   update: 'updated',
+  remove: 'removed',
   unchanged: 'unchanged',
 };
 

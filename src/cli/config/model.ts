@@ -2,6 +2,7 @@
  * baton.config.json (docs/config.md, schemas/baton.config.schema.json): what `baton apply` and
  * `baton serve --config` create. These are the parsed, checked shapes; `readConfig` produces them.
  */
+import type { Ed25519PublicJwk } from '../../core/ed25519.js';
 import type { JsonObject } from '../../core/json.js';
 import type { AuthorityInput, DomainConfigInput } from '../../occurrences/index.js';
 
@@ -30,10 +31,23 @@ export interface IssuerEntry {
   readonly pollBearerRef?: string;
 }
 
+/** A key of a producer entry: read from the file already (a JWK or PEM), or a key file to read. */
+export type ProducerKeyEntry = { readonly jwk: Ed25519PublicJwk } | { readonly file: string };
+
+/**
+ * A continuity producer whose records must be signed by one of `keys` (docs/config.md "producers",
+ * docs/observations.md "Pinned producer keys"); `keys: []` unpins it.
+ */
+export interface ProducerEntry {
+  readonly producer: string;
+  readonly keys: readonly ProducerKeyEntry[];
+}
+
 export interface BatonConfig {
   readonly domain?: DomainConfigInput;
   readonly profiles: readonly ProfileEntry[];
   readonly authorities: readonly AuthorityInput[];
   readonly tokens: { readonly file?: string; readonly create: readonly TokenEntry[] };
   readonly issuers: readonly IssuerEntry[];
+  readonly producers: readonly ProducerEntry[];
 }

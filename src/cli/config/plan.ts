@@ -1,12 +1,13 @@
 /**
  * Plan, then apply (docs/config.md "Idempotency"). The plan reads what the target already holds
- * and decides every item — create, update, unchanged — or refuses it as a conflict. Any conflict
- * refuses the whole config with `config_conflict` before the first write, so a bad file changes
- * nothing. Writes go in order (domain, profiles, authorities, issuers, tokens) and are each
- * idempotent on the server, so re-running after an interrupted apply converges. Tokens are matched
- * by name among unrevoked tokens and never re-minted: a token that exists is `unchanged`. A plan
- * with an admin-only write (the domain, an issuer, a token) is refused `forbidden` before the first
- * write when the target's token is not an admin's, so an operator's apply never stops half-way.
+ * and decides every item — create, update, remove (a producer's pin), unchanged — or refuses it as
+ * a conflict. Any conflict refuses the whole config with `config_conflict` before the first write,
+ * so a bad file changes nothing. Writes go in order (domain, profiles, authorities, issuers,
+ * producers, tokens) and are each idempotent on the server, so re-running after an interrupted
+ * apply converges. Tokens are matched by name among unrevoked tokens and never re-minted: a token
+ * that exists is `unchanged`. A plan with an admin-only write (the domain, an issuer, a producer, a
+ * token) is refused `forbidden` before the first write when the target's token is not an admin's,
+ * so an operator's apply never stops half-way.
  */
 import { BatonError } from '../../core/errors.js';
 import { canonicalize } from '../../core/jcs.js';
@@ -16,12 +17,14 @@ import type { BatonConfig, TokenEntry } from './model.js';
 import type { LoadedProfile } from './profiles.js';
 import type { SetupTarget } from './target.js';
 import type { LoadedIssuer } from './issuers.js';
+import type { LoadedProducer } from './producers.js';
 
-export type Action = 'create' | 'update' | 'unchanged';
+/** `remove`: only a producer entry with no keys, whose producer is pinned (docs/config.md). */
+export type Action = 'create' | 'update' | 'remove' | 'unchanged';
 
 export interface PlannedItem {
-  readonly kind: 'domain' | 'profile' | 'authority' | 'token' | 'issuer';
-  /** domain id, `profileId@version`, authority id or token name. */
+  readonly kind: 'domain' | 'profile' | 'authority' | 'token' | 'issuer' | 'producer';
+  /** domain id, `profileId@version`, authority id, token name, issuer or producer id. */
   readonly id: string;
   readonly action: Action;
 }
@@ -85,6 +88,18 @@ async function planIssuer(t: SetupTarget, l: LoadedIssuer, conflicts: Conflict[]
   return 'unchanged';
 }
 
+/**
+ * A producer's pin is the file's key set: the same keys are unchanged, other keys replace them
+ * (`update`: how a key is rotated), no keys remove the pin. Never a conflict: pinning is the
+ * operator's decision, and the evidence log keeps every earlier key set.
+ */
+async function planProducer(t: SetupTarget, l: LoadedProducer): Promise<Action> {
+  const current = await t.getProducer(l.producer);
+  if (l.keys.length === 0) return current === undefined ? 'unchanged' : 'remove';
+  if (current === undefined) return 'create';
+  return current.keysDigest === l.keysDigest ? 'unchanged' : 'update';
+}
+
 function planToken(
   existing: readonly { name: string; role: string; revokedAt: number | null }[],
   e: TokenEntry,
@@ -102,6 +117,7 @@ export async function plan(
   config: BatonConfig,
   profiles: readonly LoadedProfile[],
   issuers: readonly LoadedIssuer[] = [],
+  producers: readonly LoadedProducer[] = [],
 ): Promise<Plan> {
   const conflicts: Conflict[] = [];
   const items: PlannedItem[] = [];
@@ -131,6 +147,12 @@ export async function plan(
       t.pinIssuer(l.body),
     );
   }
+  for (const l of producers) {
+    const action = await planProducer(t, l);
+    step({ kind: 'producer', id: l.producer, action }, () =>
+      action === 'remove' ? t.unpinProducer(l.producer) : t.pinProducer(l.producer, l.keys),
+    );
+  }
   const tokens = config.tokens.create.length === 0 ? [] : await t.listTokens();
   for (const e of config.tokens.create) {
     const action = planToken(tokens, e, conflicts);
@@ -145,7 +167,7 @@ export async function plan(
   return { items, run };
 }
 
-const ADMIN_ONLY: ReadonlySet<PlannedItem['kind']> = new Set(['domain', 'issuer', 'token']);
+const ADMIN_ONLY: ReadonlySet<PlannedItem['kind']> = new Set(['domain', 'issuer', 'producer', 'token']);
 
 /** An admin-only write in the plan needs an admin's token: asked once, before anything is written. */
 async function refuseAdminWritesWithout(t: SetupTarget, items: readonly PlannedItem[]): Promise<void> {

@@ -14,10 +14,13 @@ import {
   type DomainConfigInput,
 } from '../../occurrences/index.js';
 import { SECRET_REF } from '../../missions/index.js';
+import { MAX_PRODUCER_KEYS, readProducerId, readProducerKey } from '../../observations/index.js';
 import {
   CONFIG_FORMAT,
   type BatonConfig,
   type IssuerEntry,
+  type ProducerEntry,
+  type ProducerKeyEntry,
   type ProfileEntry,
   type TokenEntry,
 } from './model.js';
@@ -110,6 +113,37 @@ function readIssuer(value: unknown, i: number): IssuerEntry {
   };
 }
 
+/** A key inline (a public JWK or `{ pem }`, checked now) or `{ file }` (read when loaded). */
+function readKeyEntry(value: unknown, path: string): ProducerKeyEntry {
+  if (typeof value === 'object' && value !== null && Object.hasOwn(value, 'file')) {
+    const f = r.object(value, path, ['file']);
+    return { file: r.string(f['file'], `${path}.file`, undefined, PATH_MAX) };
+  }
+  return { jwk: readProducerKey(value, path, 'config_invalid') };
+}
+
+function readProducers(value: unknown): ProducerEntry[] {
+  if (value === undefined) return [];
+  const list = r.array(value, '$.producers', 0, 100).map((p, i): ProducerEntry => {
+    const path = `$.producers[${i}]`;
+    const f = r.object(p, path, ['producer', 'keys']);
+    const keys = r.array(f['keys'], `${path}.keys`, 0, MAX_PRODUCER_KEYS);
+    const entries = keys.map((k, j) => readKeyEntry(k, `${path}.keys[${j}]`));
+    // The same inline key twice is an operator's slip (key files are compared when loaded).
+    const kids = entries.map((k) => ('jwk' in k ? k.jwk.kid : undefined));
+    kids.forEach((kid, j) => {
+      if (kid !== undefined && kids.indexOf(kid) < j) r.fail(`${path}.keys[${j}]`, 'repeats an earlier key');
+    });
+    return { producer: readProducerId(f['producer'], `${path}.producer`, 'config_invalid'), keys: entries };
+  });
+  unique(
+    list.map((p) => p.producer),
+    '$.producers',
+    'producer',
+  );
+  return list;
+}
+
 function unique(values: readonly string[], path: string, member: string): void {
   const seen = new Set<string>();
   values.forEach((v, i) => {
@@ -124,7 +158,7 @@ export function readConfig(value: unknown): BatonConfig {
     value,
     '$',
     ['format'],
-    ['$schema', 'domain', 'profiles', 'authorities', 'tokens', 'issuers'],
+    ['$schema', 'domain', 'profiles', 'authorities', 'tokens', 'issuers', 'producers'],
   );
   if (f['format'] !== CONFIG_FORMAT) r.fail('$.format', `must be ${CONFIG_FORMAT}`);
   r.optionalString(f['$schema'], '$.$schema', undefined, PATH_MAX);
@@ -137,6 +171,7 @@ export function readConfig(value: unknown): BatonConfig {
     authorities: readAuthorities(f['authorities']),
     tokens: readTokens(f['tokens']),
     issuers: f['issuers'] === undefined ? [] : r.array(f['issuers'], '$.issuers', 0, 100).map(readIssuer),
+    producers: readProducers(f['producers']),
   };
 }
 

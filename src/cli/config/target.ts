@@ -4,6 +4,7 @@
  * planner the same reads and the same idempotent writes, so one plan serves both.
  */
 import { systemClock } from '../../core/clock.js';
+import type { Ed25519PublicJwk } from '../../core/ed25519.js';
 import { isBatonError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json.js';
 import type {
@@ -20,6 +21,8 @@ import type { StoreEngine } from '../../store/engine.js';
 import { listTokens } from '../../store/principals.js';
 import { IssuerRegistry } from '../../store/missions-issuers.js';
 import { readIssuerRegistration } from '../../missions/index.js';
+import { readProducerPin } from '../../observations/index.js';
+import { ProducerKeys } from '../../store/observations-producers.js';
 
 /** What the planner compares of a pinned issuer (docs/config.md "issuers"). */
 export interface PinnedIssuerFacts {
@@ -39,8 +42,12 @@ export interface SetupTarget {
   /** The pinned issuer's digests, or undefined when it is not pinned. */
   getIssuer(issuer: string): Promise<PinnedIssuerFacts | undefined>;
   pinIssuer(body: JsonObject): Promise<unknown>;
+  /** The producer's pinned key set, or undefined when it is not pinned. */
+  getProducer(producer: string): Promise<{ readonly keysDigest: string } | undefined>;
+  pinProducer(producer: string, keys: readonly Ed25519PublicJwk[]): Promise<unknown>;
+  unpinProducer(producer: string): Promise<unknown>;
   createToken(input: { role: 'operator' | 'admin'; name: string }): Promise<CreatedPrincipalToken>;
-  /** Whether this target may make admin-only writes (domain, issuers, tokens), asked before any write. */
+  /** Whether this target may make admin-only writes (domain, issuers, producers, tokens), asked before any write. */
   mayAdminister(): Promise<boolean>;
 }
 
@@ -79,6 +86,10 @@ export function httpTarget(admin: AdminClient): SetupTarget {
         throw error;
       }
     },
+    getProducer: async (producer) =>
+      (await admin.listContinuityProducers()).find((p) => p.producer === producer),
+    pinProducer: (producer, keys) => admin.pinContinuityProducer(producer, keys),
+    unpinProducer: (producer) => admin.unpinContinuityProducer(producer),
   };
 }
 
@@ -109,5 +120,10 @@ export function storeTarget(engine: StoreEngine, service: OccurrencesService): S
       new IssuerRegistry(engine).register(readIssuerRegistration(body), CONFIG_ACTOR, systemClock.wallMs()),
     // serve --config writes as the store's owner.
     mayAdminister: () => Promise.resolve(true),
+    getProducer: (producer) => new ProducerKeys(engine).get(producer),
+    // Read again as the API reads a pin: the store never takes a key the reader did not check.
+    pinProducer: (producer, keys) =>
+      new ProducerKeys(engine).pin(readProducerPin({ producer, keys }), CONFIG_ACTOR, systemClock.wallMs()),
+    unpinProducer: (producer) => new ProducerKeys(engine).unpin(producer, CONFIG_ACTOR, systemClock.wallMs()),
   };
 }
