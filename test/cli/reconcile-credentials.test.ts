@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import type Stripe from 'stripe';
 import { main } from '../../src/cli/baton.js';
 import { CREDENTIALS, enterOne, openStripeWorld, view, type StripeWorld } from '../providers/stripe-world.js';
 import { captureIo } from '../store/support.js';
@@ -29,7 +28,7 @@ async function reconcile(argv: string[], env: Record<string, string>) {
 async function paidButUnrecorded(w: StripeWorld): Promise<string> {
   const params = { amount: 2000, currency: 'usd', confirm: true, payment_method: 'pm_card_visa' };
   const ticket = await enterOne(w, 'inv-reconcile-cli', params, 2000);
-  await w.stripe.paymentIntents.create(params as Stripe.PaymentIntentCreateParams, {
+  await w.stripe.paymentIntents.create(params, {
     idempotencyKey: ticket.nativeKey ?? undefined,
   });
   return ticket.occurrence.id;
