@@ -8,20 +8,11 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { main } from '../../src/cli/baton.js';
 import { CREDENTIALS, enterOne, openStripeWorld, view, type StripeWorld } from '../providers/stripe-world.js';
-import { captureIo } from '../store/support.js';
+import { runBaton } from './run.js';
 
-async function reconcile(argv: string[], env: Record<string, string>) {
-  const io = captureIo();
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  try {
-    const code = await main(['reconcile', ...argv], io);
-    return { code, out: io.out.join(''), err: io.err.join('') };
-  } finally {
-    process.env = saved;
-  }
+function reconcile(argv: string[], env: Record<string, string>) {
+  return runBaton(['reconcile', ...argv], env);
 }
 
 /** A payment entered and made with the official client by an executor that then died. */

@@ -10,7 +10,6 @@ import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { main } from '../../src/cli/baton.js';
 import {
   createSandboxProvider,
   deployProfile,
@@ -24,18 +23,10 @@ import {
 } from '../../src/providers/index.js';
 import { openOccurrencesOnSqlite } from '../../src/store/index.js';
 import { domainConfig } from '../client/support.js';
-import { captureIo } from '../store/support.js';
+import { runBaton } from './run.js';
 
-async function run(argv: string[], env: Record<string, string> = {}) {
-  const io = captureIo();
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  try {
-    const code = await main(['reconcile', ...argv], io);
-    return { code, out: io.out.join(''), err: io.err.join('') };
-  } finally {
-    process.env = saved;
-  }
+function run(argv: string[], env: Record<string, string> = {}) {
+  return runBaton(['reconcile', ...argv], env);
 }
 
 interface Paid {

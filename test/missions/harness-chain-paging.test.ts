@@ -7,11 +7,10 @@
  * that do not move on. Real server on 127.0.0.1, both engines, real signed harness evidence.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { HarnessClient } from '../../src/client/harness.js';
 import { isBatonError } from '../../src/core/errors.js';
+import { fakeBaton } from '../support/fake-baton.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { sessionSubject, workSubject } from '../../src/missions/index.js';
 import { verifyEvidence } from '../../src/store/evidence-verify.js';
@@ -119,18 +118,6 @@ for (const e of engines) {
     assert.equal(item.item.id, items[1]);
     assert.deepEqual(hashes(item.evidence), hashes(await api.harness.events(workSubject(items[1]!))));
   });
-}
-
-/** A loopback server answering every GET with `page(n)` for the n-th request. */
-async function fakeBaton(t: TestContext, page: (n: number) => JsonObject): Promise<string> {
-  let n = 0;
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(page(n++)));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 test('the SDK refuses chain pages that do not move on or lack the cursor (baton_response_invalid), never a partial chain', async (t) => {

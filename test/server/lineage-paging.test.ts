@@ -7,11 +7,10 @@
  * pages that do not move on. Real server on 127.0.0.1, both engines, real takeovers.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { OccurrencesQuery } from '../../src/client/occurrences-query.js';
 import { isBatonError } from '../../src/core/errors.js';
+import { fakeBaton } from '../support/fake-baton.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { listEvidence } from '../../src/store/evidence-log.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -185,18 +184,6 @@ for (const e of engines) {
       assert.deepEqual(read.retiredGenerations, upTo(TAKEOVERS - 1));
     }
   });
-}
-
-/** A loopback server answering every GET with `page(n)` for the n-th request. */
-async function fakeBaton(t: TestContext, page: (n: number) => JsonObject): Promise<string> {
-  let n = 0;
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(page(n++)));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 test('the SDK refuses lineage pages that do not move on or are of the wrong shape (baton_response_invalid), never a partial history', async (t) => {
