@@ -6,7 +6,8 @@
  * appends its evidence event in the same transaction (chain `producer:<producer>`), naming the keys
  * before and after and the actor, so "which key did Baton trust when" is answered by the log.
  * `ContinuityStore.submit` reads the row when it verifies, so a change made by any server of a
- * deployment applies to every server's next submission, without a restart.
+ * deployment applies to every server's next submission, without a restart, and reads it again
+ * under lock when it stores the record (`lockedPinDigest`).
  */
 import type { Ed25519PublicJwk } from '../core/ed25519.js';
 import { BatonError } from '../core/errors.js';
@@ -52,10 +53,24 @@ export const producerSubject = (producer: string): string => `producer:${produce
 export type PinStatus = 'created' | 'updated' | 'unchanged';
 export type UnpinStatus = 'removed' | 'absent';
 
-/** The pinned keys of `producer` as the verifier reads them (none: no pin). */
-export async function pinnedKeys(ex: SqlExecutor, producer: string): Promise<Ed25519PublicJwk[]> {
+/** The pin of `producer` as the verifier reads it (undefined: no pin). */
+export async function pinnedKeys(
+  ex: SqlExecutor,
+  producer: string,
+): Promise<{ readonly keys: Ed25519PublicJwk[]; readonly keysDigest: string } | undefined> {
   const r = await ex.get<ProducerRow>(`SELECT ${COLS} FROM cop_producers WHERE producer = ?`, [producer]);
-  return r === undefined ? [] : [...fromRow(r).keys];
+  return r === undefined ? undefined : { keys: [...fromRow(r).keys], keysDigest: r.keys_digest };
+}
+
+/**
+ * The digest of `producer`'s pinned keys read under the pin row's lock, inside the transaction
+ * that stores a record verified under them (undefined: no pin). A pin changed between the
+ * verification and this read is seen here, and a change after it waits for the storing
+ * transaction to commit (PostgreSQL `FOR UPDATE`; SQLite has one writer), so no record is stored
+ * under keys no longer pinned when it commits (OBS-12 ¶25).
+ */
+export async function lockedPinDigest(tx: Transaction, producer: string): Promise<string | undefined> {
+  return (await locked(tx, producer))?.keys_digest;
 }
 
 async function locked(tx: Transaction, producer: string): Promise<ProducerRow | undefined> {

@@ -45,7 +45,7 @@ import {
 } from '../observations/index.js';
 import type { SqlExecutor, StoreEngine, Transaction } from './engine.js';
 import { barrierFacts } from './observations-barriers.js';
-import { pinnedKeys } from './observations-producers.js';
+import { lockedPinDigest, pinnedKeys } from './observations-producers.js';
 import {
   actionEvidence,
   enteredOccurrences,
@@ -68,6 +68,11 @@ import {
   type InsertResult,
   type StoredRecord,
 } from './observations-records.js';
+
+/** Verify-then-store rounds a submission gets while its producer's pin keeps changing (`submit`). */
+const SUBMIT_ATTEMPTS = 3;
+/** The storing transaction's answer when the pin changed after verification: verify again. */
+const PIN_CHANGED = Symbol('pin changed');
 
 /** Records per projection transaction: bounded, so a first projection of a long log never holds the writer long. */
 const PROJECTION_BATCH = 256;
@@ -304,36 +309,52 @@ export class ContinuityStore {
    *   the authenticated operators of this deployment, each submission's actor in its evidence;
    * - any other producer: signed, and verified here under a key pinned for that producer
    *   (Baton's own domain key for `urn:baton:<domain>`; for others the keys in `cop_producers`,
-   *   read now, so a pin changed by any server applies to this submission), with this domain as
-   *   audience. No pin, no record: nobody can squat another producer's ids or supersede its records.
+   *   read now, so a pin changed by any server applies to this submission, and read again under
+   *   lock in the storing transaction: changed meanwhile, the record is verified again, up to
+   *   `SUBMIT_ATTEMPTS` times, then `store_busy`), with this domain as audience. No pin, no record: nobody can squat another producer's ids or supersede its records.
    * Baton's own namespace stays closed to submissions (B7-12): only the projector writes under
    * `urn:baton:<domain>`, so a forged record can neither pose as Baton's evidence nor take the id
    * of a handoff record Baton has yet to project. Posting back the exact bytes of a record Baton
    * stored (an exported, signed record) is still the usual no-op. A refusal stores nothing.
    */
   async submit(record: ObservationRecord, actor: string): Promise<InsertResult> {
-    const domain = (await this.#engine.read((ex) => this.#domain(ex))).id;
-    await this.#authenticate(record, domain);
-    return this.#engine.transaction(async (tx) => {
-      const domain = (await this.#domain(tx)).id;
-      const producer = producerNamespace(record);
-      if (inBatonNamespace(producer, domain) || inBatonNamespace(record.record_id, domain)) {
-        const existing = await getStoredRecord(tx, producer, record.record_id);
-        if (existing !== undefined && existing.digest === recordDigest(record)) {
-          return { status: 'exists', stored: existing };
+    for (let attempt = 1; ; attempt++) {
+      const domain = (await this.#engine.read((ex) => this.#domain(ex))).id;
+      const pinDigest = await this.#authenticate(record, domain);
+      const result = await this.#engine.transaction(async (tx) => {
+        const domain = (await this.#domain(tx)).id;
+        const producer = producerNamespace(record);
+        if (inBatonNamespace(producer, domain) || inBatonNamespace(record.record_id, domain)) {
+          const existing = await getStoredRecord(tx, producer, record.record_id);
+          if (existing !== undefined && existing.digest === recordDigest(record)) {
+            return { status: 'exists', stored: existing } as const;
+          }
+          refuseBatonNamespaceClaim(record, producer, domain);
         }
-        refuseBatonNamespaceClaim(record, producer, domain);
-      }
-      return insertRecord(tx, record, this.#clock.wallMs(), actor);
-    });
+        // OBS-12 ¶25: the keys the record verified under must still be the pinned ones when it is
+        // stored; a pin changed meanwhile (rotation, unpin) sends it back to verification.
+        if (pinDigest !== undefined && (await lockedPinDigest(tx, producer)) !== pinDigest)
+          return PIN_CHANGED;
+        return insertRecord(tx, record, this.#clock.wallMs(), actor);
+      });
+      if (result !== PIN_CHANGED) return result;
+      if (attempt === SUBMIT_ATTEMPTS)
+        throw new BatonError(
+          'store_busy',
+          "the producer's pinned keys kept changing while the record was verified: submit it again",
+        );
+    }
   }
 
-  /** The producer a submission claims is authenticated, or the submission is refused (`submit`). */
-  async #authenticate(record: ObservationRecord, domain: string): Promise<void> {
+  /**
+   * The producer a submission claims is authenticated, or the submission is refused (`submit`).
+   * Returns the digest of the pinned keys it verified under (undefined: unsigned, or Baton's own).
+   */
+  async #authenticate(record: ObservationRecord, domain: string): Promise<string | undefined> {
     const producer = producerNamespace(record);
     if (record.evidence_envelope === undefined) {
       // Baton's own namespace is answered `reserved_namespace` in the transaction (B7-12).
-      if (producer === LOCAL_PRODUCER || inBatonNamespace(producer, domain)) return;
+      if (producer === LOCAL_PRODUCER || inBatonNamespace(producer, domain)) return undefined;
       refuse(
         'producer_unauthenticated',
         '$.producer',
@@ -341,8 +362,10 @@ export class ContinuityStore {
       );
     }
     const own = producerOf(domain);
-    const key = producer === own ? this.#publicKey : await this.#pinned(producer);
+    const pin = producer === own ? undefined : await this.#pinned(producer);
+    const key = pin === undefined ? this.#publicKey : pin.key;
     await verifyRecord(record, { key, audience: own, producers: [producer], now: this.#clock.wallMs() });
+    return pin?.keysDigest;
   }
 
   /**
@@ -350,11 +373,11 @@ export class ContinuityStore {
    * from (`createLocalJwks`: each key under the kid rule and the Ed25519 key policy); a kid none of
    * them has is `kid_mismatch`. None pinned: refused before any signature is looked at.
    */
-  async #pinned(producer: string): Promise<VerificationKey> {
-    const keys = await this.#engine.read((ex) => pinnedKeys(ex, producer));
-    if (keys.length === 0)
+  async #pinned(producer: string): Promise<{ key: VerificationKey; keysDigest: string }> {
+    const pin = await this.#engine.read((ex) => pinnedKeys(ex, producer));
+    if (pin === undefined || pin.keys.length === 0)
       refuse('envelope', '$.producer', 'is not a producer this verifier accepts: no key is pinned for it');
-    return createLocalJwks({ keys: keys.map((k) => ({ ...k })) });
+    return { key: createLocalJwks({ keys: pin.keys.map((k) => ({ ...k })) }), keysDigest: pin.keysDigest };
   }
 
   get(

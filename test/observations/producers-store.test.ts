@@ -16,7 +16,7 @@ import {
 import { isBatonError } from '../../src/core/errors.js';
 import { OBSERVATION_PROFILE, signRecord, type ObservationRecord } from '../../src/observations/index.js';
 import { listEvidence } from '../../src/store/evidence-log.js';
-import { ContinuityStore, ProducerKeys } from '../../src/store/index.js';
+import { ContinuityStore, ProducerKeys, type StoreEngine } from '../../src/store/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { decidedRecord, prepare, type Prepared } from './support.js';
 
@@ -42,6 +42,23 @@ const notPinned = (e: unknown) =>
   e.details['rule'] === 'envelope' &&
   e.details['path'] === '$.producer';
 const otherKey = (e: unknown) => isBatonError(e, 'kid_mismatch') && e.status === 401;
+
+/**
+ * The store's own engine, with `change` run just before each of its next `times` write
+ * transactions: after `submit` verified a record, before it stores it (a concurrent admin).
+ */
+function changingBeforeStore(engine: StoreEngine, change: () => Promise<unknown>, times = 1): StoreEngine {
+  let left = times;
+  return {
+    kind: engine.kind,
+    read: (fn) => engine.read(fn),
+    transaction: async (fn) => {
+      if (left-- > 0) await change();
+      return engine.transaction(fn);
+    },
+    close: () => engine.close(),
+  };
+}
 
 for (const e of engines) {
   test(`[${e.name}] OBS-12: a pin made while the store runs applies to the next submission; rotation by kid; a removed key verifies nothing`, async (t) => {
@@ -120,5 +137,51 @@ for (const e of engines) {
     assert.equal((await other.submit(await signedBy(p, acme, 'x-1'), 'acme')).status, 'created');
     await new ProducerKeys(p.store.engine).unpin(ACME, 'admin:a', 2_000);
     await assert.rejects(other.submit(await signedBy(p, acme, 'x-2'), 'acme'), notPinned);
+  });
+
+  test(`[${e.name}] OBS-12: a pin changed between a record's verification and its storing transaction is seen there — unpinned: refused; rotated: verified again; never settling: store_busy`, async (t) => {
+    const p = await prepare(t, e);
+    const pins = new ProducerKeys(p.store.engine);
+    const [oldKey, newKey] = [generateEd25519KeyPair(), generateEd25519KeyPair()];
+    const jwk = (k: Ed25519KeyPair) => exportEd25519PublicJwk(k.publicKey);
+    const racing = (change: () => Promise<unknown>, times?: number) =>
+      new ContinuityStore({
+        engine: changingBeforeStore(p.store.engine, change, times),
+        signingKey: p.key.privateKey,
+        clock: p.clock,
+      });
+    await pins.pin({ producer: ACME, keys: [jwk(oldKey)] }, 'admin:a', 1_000);
+
+    // Unpinned after verification: refused as if never pinned, nothing stored.
+    const unpinning = racing(() => pins.unpin(ACME, 'admin:a', 2_000));
+    await assert.rejects(unpinning.submit(await signedBy(p, oldKey, 'u-1'), 'acme'), notPinned);
+    assert.equal(await p.continuity.get(ACME, 'u-1'), undefined);
+
+    // Rotated to old+new: verified again under the new set, and stored.
+    await pins.pin({ producer: ACME, keys: [jwk(oldKey)] }, 'admin:a', 3_000);
+    const both = [jwk(oldKey), jwk(newKey)].sort((a, b) => (a.kid < b.kid ? -1 : 1));
+    const widening = racing(() => pins.pin({ producer: ACME, keys: both }, 'admin:a', 4_000));
+    assert.equal((await widening.submit(await signedBy(p, oldKey, 'u-2'), 'acme')).status, 'created');
+
+    // Rotated to the new key alone: the old key's record verifies no more.
+    const narrowing = racing(() => pins.pin({ producer: ACME, keys: [jwk(newKey)] }, 'admin:a', 5_000));
+    await assert.rejects(narrowing.submit(await signedBy(p, oldKey, 'u-3'), 'acme'), otherKey);
+    assert.equal(await p.continuity.get(ACME, 'u-3'), undefined);
+
+    // A pin that changes before every storing transaction: three rounds, then store_busy (503,
+    // retryable), nothing stored; the next quiet submission is stored.
+    let flip = 0;
+    const flapping = racing(
+      () => pins.pin({ producer: ACME, keys: flip++ % 2 === 0 ? both : [jwk(newKey)] }, 'admin:a', 6_000),
+      3,
+    );
+    await assert.rejects(
+      flapping.submit(await signedBy(p, newKey, 'u-4'), 'acme'),
+      (err: unknown) => isBatonError(err, 'store_busy') && err.status === 503 && err.retryable,
+    );
+    assert.equal(flip, 3);
+    assert.equal(await p.continuity.get(ACME, 'u-4'), undefined);
+    assert.equal((await flapping.submit(await signedBy(p, newKey, 'u-4'), 'acme')).status, 'created');
+    assert.deepEqual((await p.continuity.list()).map((r) => r.record_id).sort(), ['u-2', 'u-4']);
   });
 }
