@@ -17,6 +17,7 @@ test('the commands made of verbs declare them, and each verb is in the command u
     'missions',
     'observe',
     'occurrences',
+    'producers',
     'profiles',
     'stop-matrix',
     'tokens',

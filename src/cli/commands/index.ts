@@ -12,6 +12,7 @@ import { migrateCommand } from './migrate.js';
 import { missionsCommand } from './missions.js';
 import { occurrencesCommand } from './occurrences.js';
 import { observeCommand } from './observe.js';
+import { producersCommand } from './producers.js';
 import { reconcileCommand } from './reconcile.js';
 import { reportCommand } from './report.js';
 import { sandboxCommand } from './sandbox.js';
@@ -28,6 +29,7 @@ export const commands: readonly Command[] = [
   domainCommand,
   profilesCommand,
   authoritiesCommand,
+  producersCommand,
   migrateCommand,
   logCommand,
   occurrencesCommand,
