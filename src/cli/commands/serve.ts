@@ -118,7 +118,8 @@ at start; a missing one exits with credential_unresolved before anything is open
 --reconcile-every DURATION (500ms, 30s, 5m; 100ms..24h): a background reconciler asks the pinned
 status sources of every unresolved occurrence, each by one server at a time (several servers on one
 PostgreSQL share claims), with exponential backoff and jitter per occurrence, never sooner than a
-provider's Retry-After; at most --reconcile-concurrency asks at once (default 4). Off by default.
+provider's Retry-After; at most --reconcile-concurrency asks at once (default 4). Off by default;
+--reconcile-concurrency without --reconcile-every is refused (input_invalid, exit 2).
 POST /v1/webhooks/{profileId} (the providers' signed webhooks) is always mounted. docs/providers.md.
 --sqlite-writer thread|inline (SQLite only; default ${DEFAULT_SQLITE_WRITER}): thread runs the write connection on a worker
 thread, so COMMIT's fsync never blocks request handling; inline keeps it on the event loop. Same
@@ -127,6 +128,8 @@ is refused (unavailable) and serve stops with exit 1 (docs/store.md "The writer 
 --sqlite-checkpoints thread|sqlite (SQLite, inline writer; default thread): thread copies the WAL
 into the database on a thread of its own, between COMMITs; sqlite leaves it to SQLite, inside the
 COMMIT that crosses 1000 WAL frames, on the event loop (docs/store.md "Checkpoints off the request path").
+With --sqlite-writer thread, whose COMMIT checkpoints off the event loop already, it is refused
+(input_invalid, exit 2).
 ${STORE_USAGE}
 ${envUsage(SERVE_OPTIONS)}  BATON_HMAC_SECRETS       "secretId=BASE64URL[,secretId=BASE64URL…]": the HMAC secrets
                            that provider profiles pin by id, for reconcile (Ed25519 pins need none)
@@ -254,7 +257,24 @@ function withCheckpoints(choice: StoreChoice, text: string | undefined): StoreCh
     throw new BatonError('usage', '--sqlite-checkpoints (BATON_SQLITE_CHECKPOINTS) must be thread or sqlite');
   }
   if (choice.kind !== 'sqlite') throw new BatonError('usage', '--sqlite-checkpoints is for SQLite (--db)');
+  // The engine runs its checkpoint thread for the inline writer only (src/store/sqlite.ts): the
+  // writer thread's COMMIT, checkpoint included, is off the event loop already. Accepted with it,
+  // the flag would do nothing, whatever it said.
+  if (choice.writer === 'thread')
+    throw new BatonError(
+      'input_invalid',
+      '--sqlite-checkpoints (BATON_SQLITE_CHECKPOINTS) needs the inline writer (--sqlite-writer inline): with --sqlite-writer thread (BATON_SQLITE_WRITER) SQLite checkpoints inside the writer thread’s COMMIT, off the event loop, and the flag would do nothing',
+    );
   return { ...choice, checkpoints: text };
+}
+
+/** `--reconcile-concurrency` bounds the background reconciler, which only `--reconcile-every` starts. */
+function refuseConcurrencyAlone(every: number | undefined, concurrency: string | undefined): void {
+  if (every === undefined && concurrency !== undefined)
+    throw new BatonError(
+      'input_invalid',
+      '--reconcile-concurrency (BATON_RECONCILE_CONCURRENCY) needs --reconcile-every (BATON_RECONCILE_EVERY): without it no background reconciler runs and the flag would do nothing',
+    );
 }
 
 /** Resolves when the store failed under the server (its SQLite writer thread stopped), said on stderr. */
@@ -278,6 +298,7 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   const everyMs =
     every === undefined ? undefined : parseDuration(every, '--reconcile-every (BATON_RECONCILE_EVERY)');
   const concurrency = parseConcurrency(values['reconcile-concurrency']);
+  refuseConcurrencyAlone(everyMs, values['reconcile-concurrency']);
   const keys = await serveKeys(values.credentials, io);
   const dirs = secretDirs(values['secret-dir']);
   // HAR-25 / A3.10: an invalid matrix refuses to start (exit 2), before the store is touched.
