@@ -1,14 +1,16 @@
 /**
  * Files a command writes (`--out`) or reads (`--key`): checked BEFORE the work they hold the result
- * of, written through `FILE.partial` (fsynced, then renamed), and every failure a typed `usage`
- * error that names the file and why (`cannot write FILE: it is a folder (EISDIR)`), never a stack.
- * A failed write leaves no `.partial` behind, and success is printed only after the rename.
+ * of, written through `FILE.partial` (fsynced, then renamed — or, for a file that must never replace
+ * another, linked), and every failure a typed `usage` error that names the file and why (`cannot
+ * write FILE: it is a folder (EISDIR)`), never a stack. A failed write leaves no `.partial` behind,
+ * and success is printed only after the rename.
  */
 import {
   accessSync,
   closeSync,
   constants,
   fsyncSync,
+  linkSync,
   openSync,
   readFileSync,
   renameSync,
@@ -31,6 +33,7 @@ const REASONS: Readonly<Record<string, string>> = {
   ENOSPC: 'no space left on the device',
   EDQUOT: 'disk quota exceeded',
   ENAMETOOLONG: 'the name is too long',
+  EFBIG: 'the file is too large (a file size limit)',
 };
 
 /** The OS's reason for a failed file operation, in words, with its errno code. */
@@ -134,7 +137,25 @@ export function writeOutputFile(file: string, text: string, mode = 0o666): void 
 }
 
 /**
- * FILE.partial, open: written, then committed (fsync, close, rename over FILE) or abandoned. It is
+ * Write `text` to a NEW file FILE through FILE.partial: fsynced, then published with link(2), which
+ * never replaces a FILE that exists (EEXIST: `cannot write FILE: it exists already`), then the
+ * partial name removed. So FILE appears whole or not at all, and a FILE that appeared since the
+ * caller's check is left as it is (a key is never overwritten). Needs a file system with hard links.
+ */
+export function writeNewOutputFile(file: string, text: string, mode = 0o666): void {
+  const out = openPartial(file, mode);
+  try {
+    out.write(text);
+    out.commit('new');
+  } catch (error) {
+    out.abandon();
+    throw error;
+  }
+}
+
+/**
+ * FILE.partial, open: written, then committed (fsync, close, rename over FILE — or, `new`, link as
+ * FILE, which an existing FILE refuses, and unlink the partial name) or abandoned. It is
  * created new (`wx`), so it always gets `mode` (a file of secrets is never born with the mode of a
  * stale one); one that exists already is another run writing FILE, or one that was killed: it is
  * refused, never truncated under the other run or removed.
@@ -166,11 +187,15 @@ function openPartial(file: string, mode: number) {
         throw cannotWrite(file, cause);
       }
     },
-    commit(): void {
+    commit(as: 'replace' | 'new' = 'replace'): void {
       try {
         fsyncSync(fd);
         close();
-        renameSync(partial, file);
+        if (as === 'replace') renameSync(partial, file);
+        else {
+          linkSync(partial, file);
+          rmSync(partial);
+        }
       } catch (cause) {
         throw cannotWrite(file, cause);
       }

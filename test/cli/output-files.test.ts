@@ -8,12 +8,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/baton.js';
 import { isBatonError } from '../../src/core/errors.js';
-import { writeOutputFile, writeThroughPartial } from '../../src/cli/output-files.js';
+import { writeNewOutputFile, writeOutputFile, writeThroughPartial } from '../../src/cli/output-files.js';
 import { openOccurrencesOnSqlite } from '../../src/store/occurrences.js';
 import { domainConfig } from '../client/support.js';
 import { captureIo, tempDir } from '../store/support.js';
+import { spawnWatched } from '../support/child.js';
 
 async function run(argv: string[]) {
   const io = captureIo();
@@ -189,4 +191,64 @@ test('a FILE.partial already there is refused, never truncated or reused: FILE g
   rmSync(stale);
   writeOutputFile(file, 'secret', 0o600);
   assert.equal(statSync(file).mode & 0o777, 0o600);
+});
+
+test('lease keygen: an existing private.pem is refused and left byte for byte; no public key written beside it', async (t) => {
+  const keys = join(tempDir(t), 'keys');
+  mkdirSync(keys);
+  const existing = Buffer.from(
+    '-----BEGIN PRIVATE KEY-----\nsomeone else’s key\n-----END PRIVATE KEY-----\n',
+  );
+  writeFileSync(join(keys, 'private.pem'), existing, { mode: 0o600 });
+  const r = await run(['lease', 'keygen', '--out', keys]);
+  refused(
+    r,
+    /private\.pem exists already \(existing keys are never overwritten\)/,
+    'an existing private key',
+  );
+  assert.deepEqual(readFileSync(join(keys, 'private.pem')), existing);
+  assert.deepEqual(readdirSync(keys), ['private.pem'], 'no public key, no .partial');
+});
+
+test('lease keygen writes each key whole: under a file size limit it is refused (exit 2) and leaves no truncated private.pem', async (t) => {
+  const keys = join(tempDir(t), 'keys');
+  const baton = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  // `ulimit -f 0`: every write to a regular file fails (EFBIG; Node ignores SIGXFSZ), after the
+  // file was created: a key written in place would be left empty under its final name.
+  const limited = spawnWatched('baton lease keygen (ulimit -f 0)', '/bin/sh', [
+    '-c',
+    'ulimit -f 0 && exec "$0" "$@"',
+    process.execPath,
+    baton,
+    'lease',
+    'keygen',
+    '--out',
+    keys,
+  ]);
+  const exit = await limited.waitForExit();
+  assert.equal(exit.code, 2, limited.stderr());
+  assert.match(
+    limited.stderr(),
+    /^error: usage: cannot write .*private\.pem: the file is too large .*\(EFBIG\)/m,
+  );
+  assert.deepEqual(readdirSync(keys), [], 'no private.pem, truncated or not, and no .partial');
+  const again = await run(['lease', 'keygen', '--out', keys]);
+  assert.equal(again.code, 0, `a rerun is not refused by a half-written key: ${again.err}`);
+  assert.equal(statSync(join(keys, 'private.pem')).mode & 0o777, 0o600);
+  assert.match(readFileSync(join(keys, 'private.pem'), 'utf8'), /^-----BEGIN PRIVATE KEY-----\n/);
+  assert.deepEqual(readdirSync(keys).sort(), ['private.pem', 'public.pem']);
+});
+
+test('writeNewOutputFile: FILE appears whole with the mode asked for, and an existing FILE is never replaced', (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'private.pem');
+  writeNewOutputFile(file, 'secret', 0o600);
+  assert.equal(readFileSync(file, 'utf8'), 'secret');
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  assert.throws(
+    () => writeNewOutputFile(file, 'another secret', 0o600),
+    (e: unknown) => isBatonError(e, 'usage') && /private\.pem: it exists already \(EEXIST\)$/.test(e.message),
+  );
+  assert.equal(readFileSync(file, 'utf8'), 'secret', 'left as it was');
+  assert.deepEqual(readdirSync(dir), ['private.pem'], 'no .partial left');
 });

@@ -3,7 +3,7 @@
  * verify prints `valid` and exits 0, or prints the refusal code and exits 1; bad usage exits 2.
  */
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
 import { BatonError } from '../../core/errors.js';
@@ -28,7 +28,7 @@ import {
 } from '../../leases/index.js';
 import { parseOptions, printJson, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
-import { cannotWrite, checkOutputFolder } from '../output-files.js';
+import { cannotWrite, checkOutputFolder, writeNewOutputFile } from '../output-files.js';
 
 const USAGE = `usage: baton lease keygen --out DIR [--json]
        baton lease sign --key PRIVATE.pem [FILE|-]
@@ -37,7 +37,8 @@ const USAGE = `usage: baton lease keygen --out DIR [--json]
 
 keygen  writes DIR/private.pem (PKCS#8, mode 0600) and DIR/public.pem (SPKI) and prints the kid.
         DIR is created if missing; a DIR that is a file, or that holds either key, is refused
-        (exit 2): existing keys are never overwritten.
+        (exit 2): existing keys are never overwritten. Each file is written whole (FILE.partial,
+        then linked into place), so a failed run leaves no truncated key.
 sign    prints the lease signed with Ed25519 over the JCS of the lease without its signature member.
 verify  checks every rule it has the facts for: shape, signature, recovery mode, t_req_ms <= t_granted_ms,
         target (--target), clock skew and expiry (against --now, default the system clock), fence epoch
@@ -106,18 +107,16 @@ async function keygen(argv: string[], io: CliIo): Promise<number> {
   } catch (cause) {
     throw cannotWrite(values.out, cause);
   }
-  // `wx`: should a key appear since the check, it is still never overwritten.
+  // Each key is written whole under a temporary name, then linked into place: a crash or a full
+  // disk never leaves a truncated private.pem (which a rerun would refuse as existing), and should
+  // a key appear since the check, it is still never overwritten. The private key is born 0600.
+  writeNewOutputFile(priv, exportPrivatePem(pair.privateKey), 0o600);
   try {
-    await writeFile(priv, exportPrivatePem(pair.privateKey), { mode: 0o600, flag: 'wx' });
-  } catch (cause) {
-    throw cannotWrite(priv, cause);
-  }
-  try {
-    await writeFile(pub, exportPublicPem(pair.publicKey), { flag: 'wx' });
-  } catch (cause) {
+    writeNewOutputFile(pub, exportPublicPem(pair.publicKey));
+  } catch (error) {
     // The private key just written has no public half: it is removed, not left half a pair.
     await rm(priv, { force: true });
-    throw cannotWrite(pub, cause);
+    throw error;
   }
   if (values['json'] === true) printJson(io, { kid: pair.kid, private: priv, public: pub });
   else io.stdout(`${pair.kid}\n`);
