@@ -327,13 +327,14 @@ async function main(): Promise<void> {
       WORKERS,
     ),
   );
-  // Before issue 16's checkpoint thread: SQLite checkpoints inside COMMIT, on serve's event loop.
+  // Before issue 16's checkpoint thread: SQLite checkpoints inside COMMIT, on serve's event loop
+  // (the inline writer's choice: serve refuses --sqlite-checkpoints with the writer thread).
   await tryAdd('Baton HTTP SQLite checkpoints sqlite', () =>
     batonOverHttp(
       'Baton HTTP SQLite checkpoints sqlite',
       p,
       profile,
-      ['--db', join(dir, 'http-ckpt.db'), '--sqlite-checkpoints', 'sqlite'],
+      ['--db', join(dir, 'http-ckpt.db'), '--sqlite-writer', 'inline', '--sqlite-checkpoints', 'sqlite'],
       secretId,
       WORKERS,
     ),
