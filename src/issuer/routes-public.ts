@@ -89,11 +89,11 @@ async function sendStatus(
   if (fault === 'http_401')
     return hardError(reply, 401, 'unauthorized', 'client authentication required', input.nonce);
   if (fault === 'http_404') return notFound(reply, input.nonce);
+  // Headers before the body: `hardError` sends, and a header set after that never leaves.
   if (fault === 'http_429')
-    return hardError(reply, 429, 'rate_limited', 'slow down', input.nonce, { retry_after: 7 }).header(
-      'retry-after',
-      '7',
-    );
+    return hardError(reply.header('retry-after', '7'), 429, 'rate_limited', 'slow down', input.nonce, {
+      retry_after: 7,
+    });
   if (fault === 'http_503')
     return hardError(reply, 503, 'unavailable', 'status temporarily unavailable', input.nonce);
   if (fault === 'unsigned_200')
@@ -126,10 +126,9 @@ function registerStatus(app: FastifyInstance, state: IssuerState): void {
       return hardError(reply, 401, 'unauthorized', 'client authentication required', nonce);
     const retry = state.rateLimited(clientId);
     if (retry !== undefined) {
-      return hardError(reply, 429, 'rate_limited', 'slow down', nonce, { retry_after: retry }).header(
-        'retry-after',
-        String(retry),
-      );
+      return hardError(reply.header('retry-after', String(retry)), 429, 'rate_limited', 'slow down', nonce, {
+        retry_after: retry,
+      });
     }
     const missionId = form.get('mission');
     const audience = form.get('audience');

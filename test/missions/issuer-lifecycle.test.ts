@@ -8,7 +8,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { decodeProtectedHeader, jwtVerify, createLocalJWKSet } from 'jose';
-import { clientAssertion, CLIENT_ASSERTION_TYPE, missionAnchor } from '../../src/missions/index.js';
+import { systemClock } from '../../src/core/clock.js';
+import {
+  clientAssertion,
+  CLIENT_ASSERTION_TYPE,
+  missionAnchor,
+  MissionStatusClient,
+} from '../../src/missions/index.js';
 import {
   AUDIENCE,
   AUTHORITY_SET,
@@ -226,11 +232,26 @@ test('MST-06: per-consumer rate limit answers 429 with Retry-After and retry_aft
   const limited = await startWorld({ rateLimitPerMinute: 2 });
   try {
     const mission = await limited.createMission();
-    assert.equal((await limited.client.check(mission)).kind, 'verified');
-    assert.equal((await limited.client.check(mission)).kind, 'verified');
-    const third = await limited.client.check(mission);
+    // The header as it left the issuer (the client would read the body's retry_after alone too).
+    let header: string | null = null;
+    const client = new MissionStatusClient({
+      pin: limited.pin,
+      clientKey: limited.key,
+      keys: limited.keys,
+      clock: systemClock,
+      fetch: async (url, init) => {
+        const response = await fetch(url, init);
+        header = response.headers.get('retry-after');
+        return response;
+      },
+    });
+    assert.equal((await client.check(mission)).kind, 'verified');
+    assert.equal((await client.check(mission)).kind, 'verified');
+    const third = await client.check(mission);
     assert.equal(third.kind === 'unknown' && third.reason, 'rate_limited');
     assert.ok(third.kind === 'unknown' && third.retryAfterSec !== null && third.retryAfterSec >= 1);
+    assert.match(String(header), /^[1-9][0-9]*$/, 'Retry-After is on the wire');
+    assert.equal(third.kind === 'unknown' && third.retryAfterSec, Number(header));
   } finally {
     await limited.close();
   }
