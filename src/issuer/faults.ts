@@ -39,6 +39,8 @@ export const STATUS_FAULTS = [
   'http_404',
   'http_429',
   'http_503',
+  // A 503 that says how long (RFC 9110 §10.2.3): `Retry-After: 9`; the consumer holds that long.
+  'http_503_retry_after',
   // The A7 parts the switches above left to unit tests: other token types (A7#4), a key no longer
   // at jwks_uri (A7#7) and states no companion defines (A7#9).
   'typ_at_jwt',

@@ -96,6 +96,14 @@ async function sendStatus(
     });
   if (fault === 'http_503')
     return hardError(reply, 503, 'unavailable', 'status temporarily unavailable', input.nonce);
+  if (fault === 'http_503_retry_after')
+    return hardError(
+      reply.header('retry-after', '9'),
+      503,
+      'unavailable',
+      'status temporarily unavailable',
+      input.nonce,
+    );
   if (fault === 'unsigned_200')
     return json(reply, 200, { mission: { id: input.mission.id, state: 'active' }, state: 'active' });
   const body =

@@ -133,7 +133,7 @@ function refusalError(r: Refusal, statusError?: BatonError): BatonError {
 /**
  * A refusal or stop that followed a failed Status refresh names that failure: its code in
  * `details.statusError` and the error as `cause`, so the caller sees why the view stayed unknown
- * (an unpinned origin, a 429 hold, an unreachable issuer), not only that it did.
+ * (an unpinned origin, a 429 or 503 hold, an unreachable issuer), not only that it did.
  */
 function withStatusError(e: BatonError, statusError: BatonError | undefined): BatonError {
   if (statusError === undefined) return e;

@@ -4,8 +4,9 @@
  * aud: issuer, jti, iat, exp: iat + 60}`), body read up to 64 KiB, then verified. Every answer
  * that is not a verified signed status — 401, 404, 429, 503, any other status, a network failure,
  * a refused signature — is a typed `unknown` result: never active, never revoked (C-A14). After a
- * 429 the client sends nothing until the issuer's `Retry-After` has passed (status-backoff.ts):
- * meanwhile each check answers `rate_limited` at once, `backedOff`, without a request.
+ * 429, or a 503 that said how long (`Retry-After`), the client sends nothing until that has passed
+ * (status-backoff.ts): meanwhile each check answers the hold's reason (`rate_limited`,
+ * `unavailable`) at once, `backedOff`, without a request.
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
@@ -15,7 +16,7 @@ import { advertisedReliance, type IssuerPin } from './issuer-pin.js';
 import type { MissionKeySource } from './jwks.js';
 import { MAX_COMPACT_BYTES } from './jwt-parts.js';
 import { NonceBook } from './nonces.js';
-import { statusBackoffSeconds, StatusBackoff } from './status-backoff.js';
+import { statusHoldSeconds, StatusBackoff } from './status-backoff.js';
 import { statusRefusal, STATUS_MEDIA_TYPE, verifyStatusAnswer, type StatusCheck } from './status.js';
 import type { VerifiedMissionStatus } from './verified.js';
 
@@ -38,13 +39,14 @@ export type StatusFetchResult =
       readonly reason: StatusUnknownReason;
       readonly httpStatus: number | null;
       /**
-       * `rate_limited`: the seconds before this client sends again — the 429's `Retry-After` (or
-       * body `retry_after`) bounded by status-backoff.ts, or what is left of the hold.
+       * `rate_limited`, and `unavailable` when the 503 said how long: the seconds before this
+       * client sends again — the answer's `Retry-After` (or body `retry_after`) bounded by
+       * status-backoff.ts, or what is left of the hold.
        */
       readonly retryAfterSec: number | null;
       /** `refused`: which A3.2 check failed. */
       readonly refusal: { readonly step: number; readonly check: StatusCheck } | null;
-      /** `rate_limited` without a request: an earlier 429's hold has not passed (A7#13). */
+      /** No request: an earlier 429's or 503's hold has not passed (A7#13); `reason` is its own. */
       readonly backedOff?: true;
       /**
        * `unreachable` (or a local `unavailable`): what failed — TLS, DNS, a refused connection, a
@@ -176,13 +178,15 @@ export class MissionStatusClient {
   }
 
   /**
-   * One fetch and verification of `missionId` for the pin's audience; inside a 429's hold, no
-   * request: `rate_limited`, `backedOff`, with the seconds left (fail closed: never active).
+   * One fetch and verification of `missionId` for the pin's audience; inside a 429's or 503's
+   * hold, no request: that answer's reason, `backedOff`, with the seconds left (fail closed: never
+   * active).
    */
   async check(missionId: string): Promise<StatusFetchResult> {
     const { pin, clock } = this.#o;
-    const held = this.#backoff.remainingSec();
-    if (held !== undefined) return unknown('rate_limited', null, { retryAfterSec: held, backedOff: true });
+    const held = this.#backoff.held();
+    if (held !== undefined)
+      return unknown(held.reason, null, { retryAfterSec: held.seconds, backedOff: true });
     const nonce = this.#nonces.issue(missionId, pin.audience, clock.wallMs());
     const form = new URLSearchParams({
       mission: missionId,
@@ -224,12 +228,13 @@ export class MissionStatusClient {
     const live = this.#nonces.take(nonce, missionId, pin.audience, clock.wallMs());
     if (response.status !== 200) {
       const reason = ERROR_STATUSES[response.status] ?? 'http_error';
-      if (reason !== 'rate_limited') return unknown(reason, response.status);
-      // A7#13: honoured, bounded (a default when unreadable), for every Mission of this issuer.
-      const retryAfterSec = statusBackoffSeconds(
-        retryAfterSeconds(response.headers.get('retry-after'), body, clock.wallMs()),
-      );
-      this.#backoff.hold(retryAfterSec);
+      // A7#13: a 429's Retry-After (a default when unreadable), and a 503's when it gave one,
+      // honoured, bounded, for every Mission of this issuer (status-backoff.ts).
+      const asked = retryAfterSeconds(response.headers.get('retry-after'), body, clock.wallMs());
+      const retryAfterSec = statusHoldSeconds(response.status, asked);
+      if (retryAfterSec === undefined || (reason !== 'rate_limited' && reason !== 'unavailable'))
+        return unknown(reason, response.status);
+      this.#backoff.hold(retryAfterSec, reason);
       return unknown(reason, response.status, { retryAfterSec });
     }
     if (body === undefined) return unknown('too_large', 200);

@@ -152,10 +152,10 @@ export class MissionConsumer {
   /**
    * Fetch and verify one Status answer, then apply it (verified) or record the refusal (the view
    * becomes unknown: refused, 404, 401). 429, 503 and network failures change no view; a stale
-   * view pauses work by itself (A3.5). After a 429, nothing is sent to that issuer until its
-   * Retry-After passed (the client's hold, status-backoff.ts): the operator's check and the
-   * harness's fetcher alike answer `rate_limited` at once. Never network I/O inside a store
-   * transaction.
+   * view pauses work by itself (A3.5). After a 429, or a 503 with a Retry-After, nothing is sent
+   * to that issuer until it passed (the client's hold, status-backoff.ts): the operator's check
+   * and the harness's fetcher alike answer `rate_limited` / `unavailable` at once. Never network
+   * I/O inside a store transaction.
    */
   async check(origin: string, missionId: string): Promise<CheckOutcome> {
     const result = await this.#fetch(origin, missionId);
@@ -197,7 +197,7 @@ export class MissionConsumer {
       this.#o.metrics.countCheck(isActive(result.status.state) ? 'active' : 'not_active');
       return result;
     }
-    // A7#13: a check held back by an earlier 429 sent nothing; counted apart from the 429 itself.
+    // A7#13: a check held back by an earlier 429 or 503 sent nothing; counted apart from those.
     this.#o.metrics.countCheck(
       result.backedOff === true ? 'backed_off' : (UNKNOWN_RESULT[result.reason] ?? 'unavailable'),
     );

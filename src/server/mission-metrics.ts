@@ -5,7 +5,7 @@
  */
 import { Counter, type Registry } from 'prom-client';
 
-/** `backed_off`: no request was sent, an earlier 429's Retry-After had not passed (A7#13). */
+/** `backed_off`: no request was sent, an earlier 429's or 503's Retry-After had not passed (A7#13). */
 export type MissionCheckResult =
   | 'active'
   | 'not_active'
@@ -25,7 +25,7 @@ export class MissionMetrics {
     const registers = [registry];
     this.#checks = new Counter({
       name: 'baton_mission_checks_total',
-      help: 'Mission Status checks by this process, by outcome (active, not_active, refused, not_found, unauthorized, rate_limited, unavailable; backed_off: not sent, inside an issuer 429 Retry-After).',
+      help: 'Mission Status checks by this process, by outcome (active, not_active, refused, not_found, unauthorized, rate_limited, unavailable; backed_off: not sent, inside an issuer 429 or 503 Retry-After).',
       labelNames: ['result'],
       registers,
     });

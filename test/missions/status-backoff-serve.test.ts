@@ -1,5 +1,5 @@
 /**
- * A7#13 "429 ⇒ Retry-After honoured" in a real Baton app against the real reference issuer on
+ * A7#13 "429 ⇒ Retry-After honoured" (and a 503's Retry-After, RFC 9110 §10.2.3) in a real Baton app against the real reference issuer on
  * loopback, one injected clock for both: after a 429 with `Retry-After: 7`, neither the operator's
  * check nor the harness's fetch before a dispatch sends anything to that issuer (for any of its
  * Missions: the issuer's limit is per consumer) until 7 s passed on the clock; meanwhile each
@@ -91,6 +91,55 @@ for (const e of engines) {
     const metrics = (await w.call('GET', '/metrics')).text;
     for (const [result, n] of [
       ['rate_limited', 1],
+      ['backed_off', 2],
+      ['active', 1],
+    ] as const)
+      assert.match(metrics, new RegExp(`baton_mission_checks_total\\{result="${result}"\\} ${n}\\n`));
+  });
+}
+
+for (const e of engines) {
+  test(`[${e.name}] a 503's Retry-After holds every Status fetch to that issuer; the Mission stays unusable`, async (t) => {
+    const clock = new ManualClock(Date.now());
+    const w = await consumerWorld(t, e, { clock });
+    const mission = await w.issuer.createMission();
+    const other = await w.issuer.createMission();
+    assert.equal((await w.pinIssuer()).status, 201);
+    const cred = await executor(w);
+    const item = await enqueue(w, cred, w.binding(other), 'pay-503');
+    const sent = (): number => w.issuer.issuer.state.statusRequests;
+
+    await w.issuer.admin('/admin/faults', { status: ['http_503_retry_after'] });
+    const down = await w.call('POST', checkPath(w, mission), { token: w.operator });
+    assertProblem(down, 503, 'mission_status_unavailable');
+    assert.deepEqual(
+      [details(down)['reason'], details(down)['httpStatus'], details(down)['retryAfterSec']],
+      ['unavailable', 503, 9],
+    );
+    const afterDown = sent();
+
+    clock.advance(8_000);
+    const held = await w.call('POST', checkPath(w, other), { token: w.operator });
+    assertProblem(held, 503, 'mission_status_unavailable');
+    assert.deepEqual(
+      [details(held)['reason'], details(held)['backedOff'], details(held)['retryAfterSec']],
+      ['unavailable', true, 1],
+    );
+    const d = await w.call('POST', '/v1/harness/dispatch', { token: cred, body: { itemId: item } });
+    assertProblem(d, 503, 'mission_status_unavailable');
+    assert.equal(sent(), afterDown, "inside the 503's Retry-After Baton sends no Status request");
+    assert.equal((await w.harness.getItem(item)).state, 'paused');
+    assert.equal(await w.harness.getView(w.pin.issuer, other), undefined, 'no view from a held check');
+
+    clock.advance(1_000);
+    const again = await w.call('POST', checkPath(w, other), { token: w.operator });
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual([again.body['state'], again.body['active']], ['active', true]);
+    assert.equal(sent(), afterDown + 1, 'once Retry-After passed, Status is asked again');
+
+    const metrics = (await w.call('GET', '/metrics')).text;
+    for (const [result, n] of [
+      ['unavailable', 1],
       ['backed_off', 2],
       ['active', 1],
     ] as const)

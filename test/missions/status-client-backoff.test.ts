@@ -1,7 +1,7 @@
 /**
- * The Status client's 429 hold (status-backoff.ts; A2.2 "unknown, back off", A7#13) over real
- * HTTP on loopback: the real reference issuer, and small loopback servers for the 429s it never
- * sends (no `Retry-After`, an unreadable one, a huge one).
+ * The Status client's 429 and 503 holds (status-backoff.ts; A2.2 "unknown, back off", A7#13; RFC
+ * 9110 §10.2.3) over real HTTP on loopback: the real reference issuer, and small loopback servers
+ * for the answers it never sends (no `Retry-After`, an unreadable one, a huge one).
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -36,16 +36,18 @@ function unknownOf(r: StatusFetchResult): StatusFetchResult & { kind: 'unknown' 
   return r;
 }
 
-/** A loopback server answering every request 429 with `headers`; `hits` counts what reached it. */
+/** A loopback server answering every request `status` with `headers`; `hits` counts what reached it. */
 async function limiter(
   headers: Record<string, string>,
+  status = 429,
 ): Promise<{ url: string; hits: () => number; server: Server }> {
   let hits = 0;
+  const error = status === 429 ? 'rate_limited' : 'unavailable';
   const server = createServer((request, response) => {
     hits += 1;
     request.resume();
-    response.writeHead(429, { 'content-type': 'application/json', ...headers });
-    response.end('{"error":"rate_limited","error_description":"slow down"}');
+    response.writeHead(status, { 'content-type': 'application/json', ...headers });
+    response.end(`{"error":"${error}","error_description":"not now","nonce":null}`);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -115,4 +117,62 @@ test('a 429 without Retry-After holds 60 s; one asking for more than 300 s holds
     assert.equal(unknownOf(await c.check(mission)).backedOff, undefined);
     assert.equal(l.hits(), 2, `asked again after ${expected} s`);
   }
+});
+
+test('a 503 with Retry-After: 9 holds every Status request to that issuer for 9 s: unavailable, never active', async () => {
+  const clock = new ManualClock(Date.now());
+  const c = client(clock);
+  const other = await world.createMission();
+  await world.admin('/admin/faults', { status: ['http_503_retry_after'] });
+  const down = unknownOf(await c.check(mission));
+  assert.deepEqual([down.reason, down.httpStatus, down.retryAfterSec], ['unavailable', 503, 9]);
+  assert.equal(down.backedOff, undefined, 'the 503 itself was sent');
+  const sent = world.issuer.state.statusRequests;
+  for (const [advance, id, left] of [
+    [0, other, 9],
+    [8_999, mission, 1],
+  ] as const) {
+    clock.advance(advance);
+    const held = unknownOf(await c.check(id));
+    assert.deepEqual(
+      [held.reason, held.httpStatus, held.retryAfterSec, held.backedOff],
+      ['unavailable', null, left, true],
+    );
+  }
+  assert.equal(world.issuer.state.statusRequests, sent, 'nothing reached the issuer inside Retry-After');
+  clock.advance(1);
+  assert.equal((await c.check(other)).kind, 'verified');
+  assert.equal(world.issuer.state.statusRequests, sent + 1);
+});
+
+test('a 503 without Retry-After (or with an unreadable one) holds nothing: the next check asks again', async () => {
+  const clock = new ManualClock(Date.now());
+  const c = client(clock);
+  await world.admin('/admin/faults', { status: ['http_503'] });
+  const down = unknownOf(await c.check(mission));
+  assert.deepEqual([down.reason, down.httpStatus, down.retryAfterSec], ['unavailable', 503, null]);
+  assert.equal((await c.check(mission)).kind, 'verified', 'asked again at once');
+  const l = await limiter({ 'retry-after': 'soon' }, 503);
+  try {
+    const at = client(clock, { ...world.pin, endpoints: { ...world.pin.endpoints, status: l.url } });
+    assert.equal(unknownOf(await at.check(mission)).retryAfterSec, null);
+    assert.equal(unknownOf(await at.check(mission)).backedOff, undefined);
+    assert.equal(l.hits(), 2, 'no hold from a 503 that did not say how long');
+  } finally {
+    l.server.close();
+  }
+});
+
+test('a 503 asking for more than 300 s holds 300 s', async (t) => {
+  const l = await limiter({ 'retry-after': '86400' }, 503);
+  t.after(() => l.server.close());
+  const clock = new ManualClock(Date.now());
+  const c = client(clock, { ...world.pin, endpoints: { ...world.pin.endpoints, status: l.url } });
+  assert.equal(unknownOf(await c.check(mission)).retryAfterSec, MAX_STATUS_BACKOFF_SEC);
+  clock.advance(MAX_STATUS_BACKOFF_SEC * 1000 - 1);
+  const held = unknownOf(await c.check(mission));
+  assert.deepEqual([held.reason, held.backedOff, l.hits()], ['unavailable', true, 1]);
+  clock.advance(1);
+  assert.equal(unknownOf(await c.check(mission)).backedOff, undefined);
+  assert.equal(l.hits(), 2);
 });
