@@ -229,6 +229,19 @@ export async function signJwsWithKey(
   }
 }
 
+/**
+ * The algorithms `checkCompactSignature` verifies (Ed25519 and the three ECDSA curves). Mission
+ * Status answers and SETs are checked with it alone, so an issuer pin's allowlist naming anything
+ * else (RS*, PS*) could never verify an answer: registration refuses such a pin up front.
+ */
+export const COMPACT_SIGNATURE_ALGORITHMS: readonly JwsAlgorithm[] = Object.freeze([
+  'EdDSA',
+  'Ed25519',
+  'ES256',
+  'ES384',
+  'ES512',
+]);
+
 const EC_CURVES: Readonly<Record<string, { curve: string; hash: string; size: number }>> = {
   ES256: { curve: 'prime256v1', hash: 'sha256', size: 64 },
   ES384: { curve: 'secp384r1', hash: 'sha384', size: 96 },

@@ -1,6 +1,6 @@
 /**
  * The public surface of the Mission consumer side: anchors, Status and SET verification, the issuer
- * pin, key sources and the key archive port, the Status client and its 429 back-off, nonces, SET push parsing and the
+ * pin, key sources and the key archive port, the Status client and its 429/503 back-off, nonces, SET push parsing and the
  * RFC 8936 poller, and the jti replay port (docs/missions.md). The harness (view, machine, store)
  * applies only the VerifiedMissionStatus / VerifiedMissionSignal these produce.
  */

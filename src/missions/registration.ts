@@ -6,6 +6,7 @@
  */
 import { digestBytes } from '../core/digest.js';
 import { BatonError, type BatonErrorCode } from '../core/errors.js';
+import { COMPACT_SIGNATURE_ALGORITHMS } from '../core/jose.js';
 import {
   issuerPinDigest,
   parseIssuerPin,
@@ -37,8 +38,27 @@ export function bearerDigest(bearer: string): string {
 }
 
 /**
+ * The pin format admits every asymmetric JWS algorithm (C-A27), but Baton verifies Mission answers
+ * and SETs with Ed25519 and ECDSA only (`checkCompactSignature`): a pin naming RS* or PS* would
+ * look as if it accepted an issuer signing with them while every such answer is refused at its
+ * signature. Refused at registration, before anything is stored, so the operator learns it now
+ * rather than from Missions that never become active.
+ */
+function refuseUnverifiableAlgorithms(pin: IssuerPin, code: BatonErrorCode, path: string): void {
+  const i = pin.algorithms.findIndex((alg) => !COMPACT_SIGNATURE_ALGORITHMS.includes(alg));
+  if (i < 0) return;
+  fail(
+    code,
+    `${path}.algorithms[${i}]`,
+    `${pin.algorithms[i] ?? '?'} is not an algorithm Baton verifies Mission Status answers and SETs with ` +
+      `(${COMPACT_SIGNATURE_ALGORITHMS.join(', ')}); an answer signed with it would never verify`,
+  );
+}
+
+/**
  * `{pin, pushBearer?, pollBearerRef?}` → a registration. A push stream needs `pushBearer`, a poll
- * stream `pollBearerRef`, a pin without a stream neither; anything else is refused (`code`).
+ * stream `pollBearerRef`, a pin without a stream neither; anything else is refused (`code`), as is a
+ * pin whose `algorithms` names one Baton cannot verify answers with (RS*, PS*).
  * Plain HTTP is accepted to a loopback host only (the pin's own rule), so a registry can pin the
  * reference issuer on 127.0.0.1 but never a remote issuer without TLS.
  */
@@ -60,6 +80,7 @@ export function readIssuerRegistration(
     if (error instanceof BatonError && code !== 'input_invalid') fail(code, `${path}.pin`, error.message);
     throw error;
   }
+  refuseUnverifiableAlgorithms(pin, code, `${path}.pin`);
   const push = f['pushBearer'];
   const ref = f['pollBearerRef'];
   if (push !== undefined && (typeof push !== 'string' || !BEARER.test(push)))
