@@ -65,8 +65,11 @@ export interface MissionsRepository extends MissionsReader {
   lockView(origin: string, missionId: string): Promise<MissionViewRecord | undefined>;
   /** Insert (version 1) or update (CAS on `previousVersion`). */
   saveView(view: MissionViewRecord, previousVersion: number): Promise<void>;
-  /** RFC 8935 replay table (C-A18): first sight, identical redelivery, or other bytes. */
-  recordSet(iss: string, jti: string, digest: string, at: number): Promise<SetSeen>;
+  /**
+   * RFC 8935 replay table (C-A18): first sight, identical redelivery, or other bytes. `expiresAtMs`
+   * is the SET's `exp`: the row may be pruned once no SET with that `exp` is accepted any more.
+   */
+  recordSet(iss: string, jti: string, digest: string, at: number, expiresAtMs: number): Promise<SetSeen>;
   archiveStatus(s: VerifiedMissionStatus, at: number): Promise<void>;
   /** Returns false when the ref is taken by a different digest (matrices are immutable). */
   insertMatrix(m: PinnedMatrix, at: number): Promise<boolean>;

@@ -914,7 +914,7 @@ export class MissionsService {
   ): Promise<SignalAnswer> {
     const now = this.#now();
     const subject = missionSubject(s.origin, s.missionId);
-    const seen = await repo.recordSet(s.origin, s.jti, s.digest, now);
+    const seen = await repo.recordSet(s.origin, s.jti, s.digest, now, s.expiresAt * 1000);
     if (seen !== 'new') {
       const type = seen === 'same' ? 'mission_signal_duplicate' : 'mission_signal_rejected';
       await repo.appendEvents(

@@ -177,6 +177,7 @@ function lifecycle(
     committedAt,
     jti: claims['jti'] as string,
     issuedAt: claims['iat'] as number,
+    expiresAt: claims['exp'] as number,
     digest,
     reason: optionalString(event, 'reason', 1024),
     ...(relianceSeconds !== undefined && { relianceSeconds }),

@@ -44,6 +44,11 @@ export interface VerifiedMissionSignal {
   readonly committedAt: string;
   readonly jti: string;
   readonly issuedAt: number;
+  /**
+   * `exp`, seconds since the epoch: the SET is accepted until 30 s after it, so its `jti` must stay
+   * one-time that long (C-A18) and no longer (the stored replay row is pruned after it).
+   */
+  readonly expiresAt: number;
   /** `sha-256:` + base64url of the SET's compact bytes (replay comparison, C-A18). */
   readonly digest: string;
   readonly reason: string | null;

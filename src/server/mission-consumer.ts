@@ -248,7 +248,8 @@ export class MissionConsumer {
   async #apply(pinned: RegisteredIssuer, set: VerifiedSet): Promise<SeenOutcome> {
     if (set.kind === 'stream') {
       const { jti, digest } = setJti(set);
-      const seen = await this.registry.recordStreamSet(pinned.issuer, jti, digest, this.#o.clock.wallMs());
+      const at = this.#o.clock.wallMs();
+      const seen = await this.registry.recordStreamSet(pinned.issuer, jti, digest, at, set.expiresAt);
       this.#o.metrics.countSet(seen === 'new' ? 'stream' : seen === 'same' ? 'duplicate' : 'invalid_request');
       return seen === 'new' ? 'new' : seen === 'same' ? 'duplicate' : 'conflict';
     }

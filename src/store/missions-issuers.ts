@@ -20,6 +20,7 @@ import {
 } from '../missions/index.js';
 import type { StoreEngine, Transaction } from './engine.js';
 import { appendEvidenceRun } from './evidence-log.js';
+import { recordSetSeen } from './missions-sets-seen.js';
 import { num } from './occurrences-rows.js';
 
 export interface RegisteredIssuer {
@@ -153,28 +154,20 @@ export class IssuerRegistry {
 
   /**
    * A verified SSF stream event (verification, stream updates): replay-checked in `msn_sets_seen`
-   * like lifecycle SETs (C-A18) and proof of stream liveness. Returns the replay verdict.
+   * like lifecycle SETs (C-A18; kept until `expiresAtMs`, the SET's `exp`, and then pruned) and
+   * proof of stream liveness. Returns the replay verdict.
    */
   async recordStreamSet(
     issuer: string,
     jti: string,
     digest: string,
     at: number,
+    expiresAtMs: number,
   ): Promise<'new' | 'same' | 'different'> {
     return this.#engine.transaction(async (tx) => {
-      const { changes } = await tx.run(
-        'INSERT INTO msn_sets_seen (iss, jti, digest, received_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
-        [issuer, jti, digest, at],
-      );
-      if (changes === 1) {
-        await touch(tx, issuer, at);
-        return 'new';
-      }
-      const r = await tx.get<{ digest: string }>(
-        'SELECT digest FROM msn_sets_seen WHERE iss = ? AND jti = ?',
-        [issuer, jti],
-      );
-      return r?.digest === digest ? 'same' : 'different';
+      const seen = await recordSetSeen(tx, issuer, jti, digest, at, expiresAtMs);
+      if (seen === 'new') await touch(tx, issuer, at);
+      return seen;
     });
   }
 

@@ -28,6 +28,7 @@ import { appendEvidenceRun, listEvidence, type EvidenceInput } from './evidence-
 import { appendEvidenceRuns } from './evidence-runs.js';
 import { lockEntryFacts } from './missions-entry-facts.js';
 import { lockEntryGate } from './missions-entry-gate.js';
+import { recordSetSeen } from './missions-sets-seen.js';
 import { json, num } from './occurrences-rows.js';
 import * as rows from './missions-rows.js';
 
@@ -210,17 +211,8 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
     );
   }
 
-  async recordSet(iss: string, jti: string, digest: string, at: number): Promise<SetSeen> {
-    const { changes } = await this.#tx.run(
-      'INSERT INTO msn_sets_seen (iss, jti, digest, received_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
-      [iss, jti, digest, at],
-    );
-    if (changes === 1) return 'new';
-    const r = await this.#tx.get<{ digest: string }>(
-      'SELECT digest FROM msn_sets_seen WHERE iss = ? AND jti = ?',
-      [iss, jti],
-    );
-    return r?.digest === digest ? 'same' : 'different';
+  recordSet(iss: string, jti: string, digest: string, at: number, expiresAtMs: number): Promise<SetSeen> {
+    return recordSetSeen(this.#tx, iss, jti, digest, at, expiresAtMs);
   }
 
   async archiveStatus(s: VerifiedMissionStatus, at: number): Promise<void> {

@@ -108,6 +108,7 @@ export function verifiedSignal(
     committedAt: formatRfc3339(at),
     jti: `set_${version}_${at}`,
     issuedAt: Math.floor(at / 1000),
+    expiresAt: Math.floor(at / 1000) + 300,
     digest: `sha-256:d${version}`,
     reason: null,
     ...over,

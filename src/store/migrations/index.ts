@@ -27,6 +27,7 @@ import { migration as m026 } from './026_reissue_successor.js';
 import { migration as m027 } from './027_observation_conflicts.js';
 import { migration as m028 } from './028_handovers.js';
 import { migration as m029 } from './029_observation_producers.js';
+import { migration as m030 } from './030_sets_seen_expiry.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -53,4 +54,5 @@ export const migrations: readonly Migration[] = [
   m027,
   m028,
   m029,
+  m030,
 ];
