@@ -13,6 +13,8 @@ export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-beare
 export interface RegisteredClient {
   readonly clientId: string;
   readonly jwks: readonly JWK[];
+  /** An administrator at the lifecycle endpoint: every operation on every Mission (status draft). */
+  readonly administrator?: boolean;
 }
 
 export class ClientRegistry {
@@ -25,6 +27,10 @@ export class ClientRegistry {
 
   has(clientId: string): boolean {
     return this.#clients.has(clientId);
+  }
+
+  isAdministrator(clientId: string): boolean {
+    return this.#clients.get(clientId)?.administrator === true;
   }
 
   /** The authenticated client_id, or undefined (the caller answers 401). */

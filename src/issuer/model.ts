@@ -11,6 +11,8 @@ import type { JsonObject, JsonValue } from '../core/json.js';
 export const LIFECYCLE_OPERATIONS = ['revoke', 'suspend', 'resume', 'complete'] as const;
 export const ADMIN_OPERATIONS = [...LIFECYCLE_OPERATIONS, 'supersede', 'expire'] as const;
 export type LifecycleOperation = (typeof ADMIN_OPERATIONS)[number];
+/** What a client may request at the Mission Lifecycle endpoint (A2.3). */
+export type RequestedOperation = (typeof LIFECYCLE_OPERATIONS)[number];
 
 export type IssuedState = 'active' | 'suspended' | 'revoked' | 'completed' | 'expired' | 'superseded';
 
@@ -34,8 +36,14 @@ export interface IssuedMission {
   authoritySet: JsonValue[];
   authorityHash: string;
   readonly missionExpiryMs: number;
-  /** Clients that may see and operate it; everyone else gets the not-found answer. */
+  /** The agent clients it is for: they see its status and may `complete` it. */
   readonly clients: readonly string[];
+  /**
+   * The client_id the Subject, and the one the Approver, authenticates with at the lifecycle
+   * endpoint (the reference issuer knows principals only as private_key_jwt clients); null: none.
+   */
+  readonly subjectClient: string | null;
+  readonly approverClient: string | null;
   /** Audiences it is disclosed to (status `audience`, SET receivers, token `resource`). */
   readonly audiences: readonly string[];
   readonly history: Transition[];
@@ -93,6 +101,36 @@ export function commitTransition(
   mission.state = to;
   mission.history.push(transition);
   return transition;
+}
+
+/** A requester's part in one Mission at the lifecycle endpoint. */
+export type LifecycleRole = 'client' | 'subject' | 'approver' | 'administrator';
+
+/**
+ * Who may request which lifecycle operation: the status draft's "Authorization" section, its
+ * typical deployment policy — `revoke` by the Subject, the Approver or an administrator; `suspend`
+ * and `resume` by an administrator; `complete` by the requesting client or an administrator.
+ */
+const MAY_REQUEST: Readonly<Record<RequestedOperation, readonly LifecycleRole[]>> = {
+  revoke: ['subject', 'approver', 'administrator'],
+  suspend: ['administrator'],
+  resume: ['administrator'],
+  complete: ['client', 'administrator'],
+};
+
+/** The roles `clientId` holds in `mission` (an administrator holds that one in every Mission). */
+export function rolesIn(mission: IssuedMission, clientId: string, administrator: boolean): LifecycleRole[] {
+  const roles: LifecycleRole[] = [];
+  if (mission.clients.includes(clientId)) roles.push('client');
+  if (mission.subjectClient === clientId) roles.push('subject');
+  if (mission.approverClient === clientId) roles.push('approver');
+  if (administrator) roles.push('administrator');
+  return roles;
+}
+
+/** Whether one of `roles` may request `operation` (status draft "Authorization"). */
+export function mayRequest(roles: readonly LifecycleRole[], operation: RequestedOperation): boolean {
+  return MAY_REQUEST[operation].some((role) => roles.includes(role));
 }
 
 function isObject(value: unknown): value is JsonObject {

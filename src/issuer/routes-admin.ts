@@ -1,6 +1,6 @@
 /**
  * The reference issuer's admin API (tests and the demo; bearer token printed at start): register
- * clients and SET receivers, create missions (no consent UI: the approval event is this call),
+ * clients (administrators among them) and SET receivers, create missions (no consent UI: the approval event is this call),
  * drive every lifecycle operation, narrow authority, rotate and retire keys, read the retired-key
  * archive, arm faults and read the delivery log.
  */
@@ -34,6 +34,12 @@ function strings(value: unknown): string[] | undefined {
     : undefined;
 }
 
+/** A role's client_id: absent or null ⇒ null (nobody), a non-empty string ⇒ it, else undefined. */
+function optionalClientId(value: unknown): string | null | undefined {
+  if (value === undefined || value === null) return null;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
 export function missionView(m: IssuedMission): JsonObject {
   return {
     mission_id: m.id,
@@ -44,6 +50,8 @@ export function missionView(m: IssuedMission): JsonObject {
     mission_expiry: secondsToRfc3339(m.missionExpiryMs),
     audiences: [...m.audiences],
     clients: [...m.clients],
+    subject_client: m.subjectClient,
+    approver_client: m.approverClient,
   };
 }
 
@@ -75,8 +83,14 @@ function registerSetup(app: FastifyInstance, state: IssuerState): void {
     ) {
       return bad(reply, 'client_id and jwks {keys} are required');
     }
-    state.clients.register({ clientId: body['client_id'], jwks: body['jwks']['keys'] as unknown as JWK[] });
-    return json(reply, 201, { client_id: body['client_id'] });
+    const administrator = body['administrator'] ?? false;
+    if (typeof administrator !== 'boolean') return bad(reply, 'administrator is a boolean');
+    state.clients.register({
+      clientId: body['client_id'],
+      jwks: body['jwks']['keys'] as unknown as JWK[],
+      administrator,
+    });
+    return json(reply, 201, { client_id: body['client_id'], administrator });
   });
   app.post('/admin/receivers', async (request, reply) => {
     const b = request.body;
@@ -124,11 +138,17 @@ function registerMissions(app: FastifyInstance, state: IssuerState): void {
     const audiences =
       b['audiences'] === undefined ? resourcesOf(b['authority_set']) : strings(b['audiences']);
     if (audiences === undefined) return bad(reply, 'audiences is an array of strings');
+    const subjectClient = optionalClientId(b['subject_client']);
+    const approverClient = optionalClientId(b['approver_client']);
+    if (subjectClient === undefined || approverClient === undefined)
+      return bad(reply, 'subject_client and approver_client are client_ids when given');
     const mission = await state.create({
       intent: b['intent'],
       authoritySet: b['authority_set'],
       missionExpiryMs: expiry,
       clients,
+      subjectClient,
+      approverClient,
       audiences,
     });
     return json(reply, 201, missionView(mission));

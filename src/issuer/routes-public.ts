@@ -2,12 +2,13 @@
  * The reference issuer's protocol surface: AS metadata (A2.4), JWKS, Mission Status (A2.2),
  * Mission Lifecycle (A2.3), the token endpoint (RFC 9068 `at+jwt`, only while `active`), and the
  * SSF stream (configuration, RFC 8936 poll, verification). Unknown and not-visible missions get the
- * same 404 bytes (MST-06 anti-oracle); no caller-supplied value other than the nonce is echoed.
+ * same 404 bytes (MST-06 anti-oracle), and so does a lifecycle operation the requester may not
+ * request (model.ts `mayRequest`); no caller-supplied value other than the nonce is echoed.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_MEDIA_TYPE } from '../missions/index.js';
 import { FORM_INVALID, formOf, type Form } from './form.js';
-import { LIFECYCLE_OPERATIONS, type IssuedMission, type LifecycleOperation } from './model.js';
+import { LIFECYCLE_OPERATIONS, type IssuedMission, type RequestedOperation } from './model.js';
 import {
   signAccessToken,
   signIntrospectionLookalike,
@@ -143,8 +144,8 @@ function registerStatus(app: FastifyInstance, state: IssuerState): void {
     if (missionId === undefined || audience === undefined || nonce === undefined) {
       return hardError(reply, 400, 'invalid_request', 'mission, audience and nonce are required', nonce);
     }
-    const mission = await state.visible(missionId, clientId);
-    if (mission === undefined || !mission.audiences.includes(audience)) return notFound(reply, nonce);
+    const mission = await state.visible(missionId, clientId, audience);
+    if (mission === undefined) return notFound(reply, nonce);
     return sendStatus(state, reply, statusInput(state, mission, audience, clientId, nonce, true));
   });
 }
@@ -194,9 +195,11 @@ function registerLifecycle(app: FastifyInstance, state: IssuerState): void {
         nonce,
       );
     }
-    const mission = await state.visible(missionId, clientId);
+    // Status draft "Authorization": a request the requester may not make is refused with the
+    // not-found answer, the same bytes as for an unknown Mission (no enumeration oracle, MST-06).
+    const mission = await state.mayOperate(missionId, clientId, operation as RequestedOperation);
     if (mission === undefined) return notFound(reply, nonce);
-    const verdict = await state.operate(mission, operation as LifecycleOperation, reason);
+    const verdict = await state.operate(mission, operation as RequestedOperation, reason);
     if (verdict.kind === 'conflict')
       return json(reply, 409, {
         error: 'conflict',

@@ -2,7 +2,8 @@
  * The reference issuer's state: missions, clients, keys, receivers and faults, and the one place
  * a lifecycle transition is committed — which then emits one SET per receiver audience (MSG-03:
  * on every transition, one audience per SET, `version` strictly monotonic from 1). Expiry is
- * applied lazily: any access after `mission_expiry` first commits `expired`.
+ * applied lazily: an admin access, or a permitted client's, after `mission_expiry` first commits
+ * `expired` (a client's access that is not permitted commits nothing: MST-06).
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
@@ -15,9 +16,12 @@ import type { IssuerKeyRing } from './keys.js';
 import {
   commitTransition,
   judgeOperation,
+  mayRequest,
+  rolesIn,
   type IssuedMission,
   type LifecycleOperation,
   type OperationVerdict,
+  type RequestedOperation,
   type Transition,
 } from './model.js';
 import { newJti, setClaims, signClaims, verificationClaims } from './sign.js';
@@ -36,8 +40,27 @@ export interface NewMission {
   readonly authoritySet: JsonValue[];
   readonly missionExpiryMs: number;
   readonly clients: readonly string[];
+  readonly subjectClient: string | null;
+  readonly approverClient: string | null;
   readonly audiences: readonly string[];
 }
+
+/** What an unknown id is checked against, so that it gets the same checks as a known one (MST-06). */
+const NO_MISSION: IssuedMission = Object.freeze({
+  id: '',
+  state: 'expired',
+  version: 0,
+  intent: {},
+  intentHash: '',
+  authoritySet: [],
+  authorityHash: '',
+  missionExpiryMs: 0,
+  clients: [],
+  subjectClient: null,
+  approverClient: null,
+  audiences: [],
+  history: [],
+});
 
 export class IssuerState {
   origin = '';
@@ -82,6 +105,8 @@ export class IssuerState {
       authorityHash: missionAnchor('authority', this.origin, input.authoritySet),
       missionExpiryMs: input.missionExpiryMs,
       clients: input.clients,
+      subjectClient: input.subjectClient,
+      approverClient: input.approverClient,
       audiences: input.audiences,
       history: [approval],
     };
@@ -90,23 +115,56 @@ export class IssuerState {
     return mission;
   }
 
-  /** The mission, after committing `expired` if its `mission_expiry` has passed. */
+  /** The mission (the admin API), after committing `expired` if its `mission_expiry` has passed. */
   async get(id: string): Promise<IssuedMission | undefined> {
     const mission = this.missions.get(id);
-    if (mission === undefined) return undefined;
+    if (mission !== undefined) await this.#expireIfDue(mission);
+    return mission;
+  }
+
+  /** Visible to `clientId` (and disclosed to `audience` when one is asked about). */
+  async visible(id: string, clientId: string, audience?: string): Promise<IssuedMission | undefined> {
+    return this.#permitted(
+      id,
+      (m) => m.clients.includes(clientId) && (audience === undefined || m.audiences.includes(audience)),
+    );
+  }
+
+  /** The mission if `clientId` may request `operation` on it (status draft "Authorization"). */
+  async mayOperate(
+    id: string,
+    clientId: string,
+    operation: RequestedOperation,
+  ): Promise<IssuedMission | undefined> {
+    const administrator = this.clients.isAdministrator(clientId);
+    return this.#permitted(id, (m) => mayRequest(rolesIn(m, clientId, administrator), operation));
+  }
+
+  /**
+   * The mission if `permits` holds for it; undefined for an unknown and a not-permitted id alike
+   * (MST-06: indistinguishable, timing included). Both run the same lookup and the same check (an
+   * unknown id is checked against a stand-in), and neither commits anything: a due expiry is
+   * committed on a permitted access only, so a caller who may not see a Mission cannot change it,
+   * nor time the expiry's SETs to learn that it exists.
+   */
+  async #permitted(
+    id: string,
+    permits: (mission: IssuedMission) => boolean,
+  ): Promise<IssuedMission | undefined> {
+    const known = this.missions.get(id);
+    const permitted = permits(known ?? NO_MISSION);
+    if (known === undefined || !permitted) return undefined;
+    await this.#expireIfDue(known);
+    return known;
+  }
+
+  async #expireIfDue(mission: IssuedMission): Promise<void> {
     if (
       this.clock.wallMs() >= mission.missionExpiryMs &&
       judgeOperation(mission, 'expire').kind === 'apply'
     ) {
       await this.#commit(mission, 'expire', 'mission_expiry reached');
     }
-    return mission;
-  }
-
-  /** Visible to `clientId` (unknown and not visible look the same to callers). */
-  async visible(id: string, clientId: string): Promise<IssuedMission | undefined> {
-    const mission = await this.get(id);
-    return mission !== undefined && mission.clients.includes(clientId) ? mission : undefined;
   }
 
   async operate(

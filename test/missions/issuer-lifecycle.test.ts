@@ -7,8 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { decodeProtectedHeader, jwtVerify, createLocalJWKSet } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { systemClock } from '../../src/core/clock.js';
+import type { ForeignSigningKey } from '../../src/core/jose.js';
 import {
   clientAssertion,
   CLIENT_ASSERTION_TYPE,
@@ -26,21 +27,47 @@ import {
 } from './issuer-support.js';
 
 let world: World;
+/** A client registered as an administrator, and ones the missions below name as Subject and Approver. */
+let administrator: Actor;
+let subject: Actor;
+let approver: Actor;
+let stranger: Actor;
+
+interface Actor {
+  readonly clientId: string;
+  readonly key: ForeignSigningKey;
+}
+
+async function register(clientId: string, administrator = false): Promise<Actor> {
+  const { key, jwk } = await clientKey('ES256', `${clientId}-key`);
+  const registered = await world.admin('/admin/clients', {
+    client_id: clientId,
+    jwks: { keys: [jwk] },
+    administrator,
+  });
+  assert.equal(registered.status, 201);
+  return { clientId, key };
+}
 
 before(async () => {
   world = await startWorld();
+  administrator = await register('client_issuer-admin', true);
+  subject = await register('client_subject');
+  approver = await register('client_approver');
+  stranger = await register('client_stranger');
 });
 after(() => world.close());
 
 async function form(
   path: string,
   params: Record<string, string>,
-  extra: { raw?: string; headers?: Record<string, string>; auth?: boolean } = {},
+  extra: { raw?: string; headers?: Record<string, string>; auth?: boolean; as?: Actor } = {},
 ): Promise<Response> {
   const body = new URLSearchParams(params);
   if (extra.auth !== false) {
+    const { key, clientId } = extra.as ?? { key: world.key, clientId: CLIENT_ID };
     body.set('client_assertion_type', CLIENT_ASSERTION_TYPE);
-    body.set('client_assertion', await clientAssertion(world.key, CLIENT_ID, world.pin.issuer, Date.now()));
+    body.set('client_assertion', await clientAssertion(key, clientId, world.pin.issuer, Date.now()));
   }
   return fetch(`${world.issuer.url}${path}`, {
     method: 'POST',
@@ -50,8 +77,27 @@ async function form(
   });
 }
 
-const lifecycle = (mission: string, operation: string) =>
-  form('/as/mission/lifecycle', { mission, operation, nonce: 'nonce_8Y3vN0sM6tP1xR9bQ5' });
+const NONCE = 'nonce_8Y3vN0sM6tP1xR9bQ5';
+const lifecycle = (mission: string, operation: string, as?: Actor) =>
+  form('/as/mission/lifecycle', { mission, operation, nonce: NONCE }, as === undefined ? {} : { as });
+
+/** Everything a caller sees of an answer: status, the headers that could tell cases apart, bytes. */
+async function seen(response: Response) {
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    cache: response.headers.get('cache-control'),
+    length: response.headers.get('content-length'),
+    body: await response.text(),
+  };
+}
+
+/** The in-process record, read without the admin API (whose reads commit a due expiry). */
+function recorded(id: string) {
+  const mission = world.issuer.state.missions.get(id);
+  assert.ok(mission !== undefined);
+  return { state: mission.state, version: mission.version, transitions: mission.history.length };
+}
 
 test('A2.4: metadata names every endpoint, private_key_jwt only, and is labelled for development and tests', async () => {
   const metadata = (await (
@@ -91,6 +137,7 @@ test('MCO-03/MCO-04: a created mission has 192-bit id and the A4 anchors over it
 
 test('A2.3/C-A23: the lifecycle table — legal moves, idempotent repeats (200), illegal moves (409)', async () => {
   const id = await world.createMission();
+  // An administrator may request every operation (status draft "Authorization").
   const steps: Array<[string, number, string | null]> = [
     ['resume', 409, null], // never suspended: a conflict, not a no-op
     ['suspend', 200, 'suspended'],
@@ -104,7 +151,7 @@ test('A2.3/C-A23: the lifecycle table — legal moves, idempotent repeats (200),
     ['suspend', 409, null],
   ];
   for (const [operation, status, state] of steps) {
-    const answer = await lifecycle(id, operation);
+    const answer = await lifecycle(id, operation, administrator);
     assert.equal(answer.status, status, `${operation} → ${status}`);
     if (status === 200) {
       assert.equal(answer.headers.get('content-type'), 'application/mission-status-response+jwt');
@@ -113,7 +160,7 @@ test('A2.3/C-A23: the lifecycle table — legal moves, idempotent repeats (200),
         typ: 'mission-status-response+jwt',
       });
       assert.equal((payload['mission'] as { state: string }).state, state);
-      assert.equal(payload.aud, CLIENT_ID, 'a lifecycle answer is addressed to the requester');
+      assert.equal(payload.aud, administrator.clientId, 'a lifecycle answer is addressed to the requester');
       assert.equal(payload['authorization_details'], undefined);
     } else assert.deepEqual(((await answer.json()) as { error: string }).error, 'conflict');
   }
@@ -145,6 +192,95 @@ test('MST-06: unknown and not-visible missions get byte-identical 404 answers', 
   const lifecycleAnswer = await lifecycle(hidden, 'revoke');
   assert.equal(lifecycleAnswer.status, 404, 'an unauthorised lifecycle request looks like not-found too');
   assert.equal((await world.admin(`/admin/missions/${hidden}`)).body['state'], 'active');
+});
+
+const UNKNOWN = 'msn_unknown000000000000000000000000';
+
+test('status draft "Authorization": revoke by the Subject, Approver or an administrator; suspend and resume by an administrator; complete by the client or an administrator — anyone else gets the unknown mission\'s 404 bytes and nothing changes', async () => {
+  const may: Record<string, readonly string[]> = {
+    revoke: ['subject', 'approver', 'administrator'],
+    suspend: ['administrator'],
+    resume: ['administrator'],
+    complete: ['client', 'administrator'],
+  };
+  const actors: Record<string, Actor> = {
+    client: { clientId: CLIENT_ID, key: world.key },
+    subject,
+    approver,
+    administrator,
+    stranger,
+  };
+  for (const [operation, permitted] of Object.entries(may)) {
+    for (const [role, actor] of Object.entries(actors)) {
+      const id = await world.createMission({
+        subject_client: subject.clientId,
+        approver_client: approver.clientId,
+      });
+      if (operation === 'resume') assert.equal((await lifecycle(id, 'suspend', administrator)).status, 200);
+      const before = recorded(id);
+      const answer = await lifecycle(id, operation, actor);
+      const what = `${operation} by the ${role}`;
+      if (permitted.includes(role)) {
+        assert.equal(answer.status, 200, what);
+        await answer.body?.cancel();
+        assert.equal(recorded(id).version, before.version + 1, `${what} commits`);
+        continue;
+      }
+      const refused = await seen(answer);
+      assert.equal(refused.status, 404, what);
+      assert.deepEqual(
+        refused,
+        await seen(await lifecycle(UNKNOWN, operation, actor)),
+        `${what}: as unknown`,
+      );
+      assert.deepEqual(recorded(id), before, `${what} changes nothing`);
+    }
+  }
+});
+
+test('POST /admin/clients: administrator is a boolean, anything else ⇒ 400 and nothing registered', async () => {
+  const { jwk } = await clientKey();
+  const answer = await world.admin('/admin/clients', {
+    client_id: 'client_not-registered',
+    jwks: { keys: [jwk] },
+    administrator: 'yes',
+  });
+  assert.equal(answer.status, 400);
+  assert.equal(world.issuer.state.clients.has('client_not-registered'), false);
+});
+
+test('MST-06: a known mission past its expiry that the caller may not see answers as an unknown one and commits nothing', async () => {
+  const expired = await world.createMission({
+    clients: ['someone-else'],
+    mission_expiry: '2020-01-01T00:00:00Z',
+  });
+  const nonce = 'nonce_K9pV4nT2sR7mB1xQ';
+  const status = async (mission: string) =>
+    seen(await form('/as/mission/status', { mission, audience: AUDIENCE, nonce }));
+  const hidden = await status(expired);
+  assert.equal(hidden.status, 404);
+  assert.deepEqual(hidden, await status(UNKNOWN));
+  for (const actor of [undefined, stranger]) {
+    const refused = await seen(await lifecycle(expired, 'revoke', actor));
+    assert.equal(refused.status, 404);
+    assert.deepEqual(refused, await seen(await lifecycle(UNKNOWN, 'revoke', actor)));
+  }
+  assert.deepEqual(
+    recorded(expired),
+    { state: 'active', version: 1, transitions: 1 },
+    'no permitted access yet: the due expiry is not committed (no transition, no SET)',
+  );
+  // A permitted access commits the due expiry first, and is answered with it.
+  const visible = await world.createMission({ mission_expiry: '2020-01-01T00:00:00Z' });
+  const answer = await form('/as/mission/status', { mission: visible, audience: AUDIENCE, nonce });
+  assert.equal(answer.status, 200);
+  assert.equal((decodeJwt(await answer.text())['mission'] as { state: string }).state, 'expired');
+  assert.deepEqual(recorded(visible), { state: 'expired', version: 2, transitions: 2 });
+  assert.equal(
+    (await world.admin(`/admin/missions/${expired}`)).body['state'],
+    'expired',
+    'the admin API too',
+  );
 });
 
 test('MST-02: no assertion, Basic, a client_secret, a replayed or foreign assertion ⇒ 401', async () => {
