@@ -9,6 +9,16 @@ export const OBSERVATION_MEDIA_TYPE = 'application/baton-continuity-observation+
 /** The JWS `typ` of a signed record (B2 "Signed form"). */
 export const OBSERVATION_JWS_TYP = 'baton-continuity-observation+json';
 export const OBSERVATION_VERSION = '1';
+/**
+ * The longest producer id, in UTF-16 code units as JavaScript counts them: the one limit for a
+ * record's `producer` (shape.ts), a pin's producer (producer-pin.ts, read alike for the HTTP API
+ * and the config file) and the pin routes' schema, so whatever a record may name can be pinned and
+ * every pinnable producer can name a record — a signed record's producer must be pinned (OBS-12
+ * ¶25). The same as `record_id`'s.
+ */
+export const MAX_PRODUCER_ID = 512;
+/** The longest `record_id` (B2: 1–512 characters). */
+export const MAX_RECORD_ID = 512;
 
 export const DIMENSIONS = ['state', 'memory', 'policy', 'authority', 'lineage'] as const;
 export type Dimension = (typeof DIMENSIONS)[number];

@@ -20,11 +20,10 @@ import {
   type Ed25519PublicJwk,
   type Sha256Digest,
 } from '../core/index.js';
+import { MAX_PRODUCER_ID } from './model.js';
 
 /** Keys one producer may have pinned at once: enough for a rotation's overlap, not a key store. */
 export const MAX_PRODUCER_KEYS = 16;
-/** The longest producer id a pin names (records allow longer ones; those cannot be pinned). */
-export const MAX_PRODUCER_ID = 512;
 /** A URI as the binding uses them (src/observations/rules.ts): a scheme, a colon, something after. */
 export const PRODUCER_ID = /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/;
 const JWK_MEMBERS = new Set(['kty', 'crv', 'x', 'kid', 'alg', 'use']);

@@ -3,6 +3,7 @@
  * Enum values, semantics, times and digests are later passes, so a record with an unknown member
  * and a bad status is refused for the unknown member: one rule, one code, one path.
  */
+import { MAX_PRODUCER_ID, MAX_RECORD_ID } from './model.js';
 import { refuse } from './refusal.js';
 
 type Kind =
@@ -91,7 +92,7 @@ const RECORD: Spec = {
   evidence_envelope: opt({ object: { format: req('string'), value: req('string') } }),
 };
 
-/** The longest string member Baton stores; `record_id` has its own 1–512 rule (B2). */
+/** The longest string member Baton stores; `record_id` (B2) and `producer` have their own limits. */
 const MAX_STRING = 4096;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -170,6 +171,10 @@ function checkObject(spec: Spec, value: unknown, path: string): void {
 /** Closed members and types of the whole record. */
 export function checkShape(value: unknown): void {
   checkObject(RECORD, value, '$');
-  const id = (value as { record_id: string }).record_id;
-  if (id.length > 512) refuse('string_length', '$.record_id', 'must be 1 to 512 characters');
+  const { record_id: id, producer } = value as { record_id: string; producer?: string };
+  if (id.length > MAX_RECORD_ID)
+    refuse('string_length', '$.record_id', `must be 1 to ${MAX_RECORD_ID} characters`);
+  // The pin limit too: a longer producer could never be pinned, so never verified (OBS-12 ¶25).
+  if (producer !== undefined && producer.length > MAX_PRODUCER_ID)
+    refuse('string_length', '$.producer', `must be 1 to ${MAX_PRODUCER_ID} characters`);
 }

@@ -61,7 +61,15 @@ export interface EvidenceRow {
 
 export const EVIDENCE_COLUMNS = 'seq, subject, idx, type, body, at, actor, prev, hash';
 
+/** The longest event `type` and `actor`. */
 const MAX_LABEL = 512;
+/**
+ * The longest `subject`: room for the longest chain name Baton composes from ids it accepts, a
+ * continuity record's `observation:<producer>/<record_id>` (B2; MAX_PRODUCER_ID, MAX_RECORD_ID:
+ * 12 + 512 + 1 + 512), so no pin or record its reader accepted is refused here for its chain's
+ * name (test/observations/producers-store.test.ts stores the longest of both).
+ */
+export const MAX_SUBJECT = 1040;
 
 /** Each event's body as JCS text: what is stored and what the hash covers. */
 export function bodyTexts(run: readonly EvidenceInput[]): string[] {
@@ -92,20 +100,16 @@ export function evidenceHash(e: Omit<EvidenceEvent, 'seq' | 'hash'>): Sha256Dige
   return evidenceHashOfText(e, canonicalize(e.body));
 }
 
-function checkLabel(name: string, value: unknown): void {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_LABEL) {
-    throw new BatonError(
-      'input_invalid',
-      `evidence ${name} must be a non-empty string of at most ${MAX_LABEL}`,
-      {
-        member: name,
-      },
-    );
+function checkLabel(name: string, value: unknown, max = MAX_LABEL): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > max) {
+    throw new BatonError('input_invalid', `evidence ${name} must be a non-empty string of at most ${max}`, {
+      member: name,
+    });
   }
 }
 
 function checkInput(e: EvidenceInput): void {
-  checkLabel('subject', e.subject);
+  checkLabel('subject', e.subject, MAX_SUBJECT);
   checkLabel('type', e.type);
   checkLabel('actor', e.actor);
   if (!Number.isSafeInteger(e.at) || e.at < 0) {

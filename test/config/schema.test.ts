@@ -13,6 +13,7 @@ import { readConfig } from '../../src/cli/config/read.js';
 import { exportEd25519PublicJwk, exportPublicPem, generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import { isBatonError } from '../../src/core/errors.js';
 import { parseStrictJson } from '../../src/core/json.js';
+import { MAX_PRODUCER_ID } from '../../src/observations/index.js';
 import { repoRoot } from '../support/paths.js';
 
 type Json = Record<string, unknown>;
@@ -40,6 +41,7 @@ function codeAccepts(value: unknown): boolean {
 const min = { format: 'baton.config/1' };
 const acme = generateEd25519KeyPair();
 const jwk = exportEd25519PublicJwk(acme.publicKey);
+const producerOf = (length: number): string => `urn:example:${'p'.repeat(length - 'urn:example:'.length)}`;
 const withProducer = (p: Json): Json => ({ ...min, producers: [{ producer: 'urn:example:acme', ...p }] });
 /** A small-order point (the identity): 43 base64url characters the key policy refuses. */
 const SMALL_ORDER_X = Buffer.from(`01${'00'.repeat(31)}`, 'hex').toString('base64url');
@@ -77,6 +79,10 @@ const VALID: readonly [string, unknown][] = [
     }),
   ],
   ['a producer with no keys (unpinned)', withProducer({ keys: [] })],
+  [
+    'the longest producer id a record may name',
+    withProducer({ producer: producerOf(MAX_PRODUCER_ID), keys: [] }),
+  ],
   ['a JWK with alg and use', withProducer({ keys: [{ ...jwk, alg: 'EdDSA', use: 'sig' }] })],
   ['bypass paths in another order', withDomain({ ...domain, bypassPaths: [...paths].reverse() })],
   ['the largest entry window', withLimits({ entryWindowSeconds: 30 * 86_400 })],
@@ -101,6 +107,10 @@ const INVALID: readonly [string, unknown][] = [
   ['a producer in Baton’s namespace', withProducer({ producer: 'urn:baton:acme', keys: [jwk] })],
   ['the local producer', withProducer({ producer: 'URN:Baton:local', keys: [jwk] })],
   ['a producer that is not a URI', withProducer({ producer: 'acme', keys: [jwk] })],
+  [
+    'a producer id longer than a record may name',
+    withProducer({ producer: producerOf(MAX_PRODUCER_ID + 1), keys: [] }),
+  ],
   ['a producer without keys', { ...min, producers: [{ producer: 'urn:example:acme' }] }],
   ['an RSA producer key', withProducer({ keys: [{ kty: 'RSA', n: 'AQAB', e: 'AQAB' }] })],
   ['an X25519 producer key', withProducer({ keys: [{ kty: 'OKP', crv: 'X25519', x: jwk.x }] })],

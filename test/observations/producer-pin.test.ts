@@ -14,7 +14,14 @@ import {
   generateEd25519KeyPair,
 } from '../../src/core/ed25519.js';
 import { isBatonError } from '../../src/core/errors.js';
-import { producerKeysDigest, readProducerPin } from '../../src/observations/index.js';
+import {
+  MAX_PRODUCER_ID,
+  producerKeysDigest,
+  readProducerId,
+  readProducerPin,
+  readRecordValue,
+} from '../../src/observations/index.js';
+import { example } from './support.js';
 
 const acme = generateEd25519KeyPair();
 const jwk = exportEd25519PublicJwk(acme.publicKey);
@@ -55,6 +62,27 @@ test('B7-12: a producer in Baton’s own namespace, the local producer, or a non
   for (const producer of ['', 'acme', 'urn:example: acme', 'urn:example:a\u0000b', 'x'.repeat(513)]) {
     assert.throws(() => pin([jwk], producer), refused('input_invalid', '$.producer'), producer);
   }
+});
+
+test('one producer id limit: what a record may name, the API and the config file may pin, and one character more is refused by all three at the producer’s path', () => {
+  const ofLength = (n: number) => `urn:example:${'p'.repeat(n - 'urn:example:'.length)}`;
+  const longest = ofLength(MAX_PRODUCER_ID);
+  assert.equal(pin([jwk], longest).producer, longest);
+  assert.equal(readProducerId(longest, '$.producers[0].producer', 'config_invalid'), longest);
+  assert.equal(readRecordValue({ ...example(), producer: longest }).record.producer, longest);
+  const tooLong = ofLength(MAX_PRODUCER_ID + 1);
+  assert.throws(() => pin([jwk], tooLong), refused('input_invalid', '$.producer'));
+  assert.throws(
+    () => readProducerId(tooLong, '$.producers[0].producer', 'config_invalid'),
+    refused('config_invalid', '$.producers[0].producer'),
+  );
+  assert.throws(
+    () => readRecordValue({ ...example(), producer: tooLong }),
+    (e) =>
+      refused('observation_record_invalid', '$.producer')(e) &&
+      isBatonError(e) &&
+      e.details['rule'] === 'string_length',
+  );
 });
 
 test('malformed, non-Ed25519, private and policy-refused keys are refused with their key code and path', () => {

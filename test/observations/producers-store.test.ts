@@ -14,7 +14,13 @@ import {
   type Ed25519KeyPair,
 } from '../../src/core/ed25519.js';
 import { isBatonError } from '../../src/core/errors.js';
-import { OBSERVATION_PROFILE, signRecord, type ObservationRecord } from '../../src/observations/index.js';
+import {
+  MAX_PRODUCER_ID,
+  MAX_RECORD_ID,
+  OBSERVATION_PROFILE,
+  signRecord,
+  type ObservationRecord,
+} from '../../src/observations/index.js';
 import { listEvidence } from '../../src/store/evidence-log.js';
 import { ContinuityStore, ProducerKeys, type StoreEngine } from '../../src/store/index.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -23,10 +29,10 @@ import { decidedRecord, prepare, type Prepared } from './support.js';
 const engines = await enginesUnderTest();
 const ACME = 'urn:example:acme';
 
-function signedBy(p: Prepared, key: Ed25519KeyPair, id: string): Promise<ObservationRecord> {
+function signedBy(p: Prepared, key: Ed25519KeyPair, id: string, producer = ACME): Promise<ObservationRecord> {
   return signRecord(
     decidedRecord({
-      producer: ACME,
+      producer,
       record_id: id,
       profile: OBSERVATION_PROFILE,
       audience: 'urn:baton:test-domain',
@@ -61,6 +67,28 @@ function changingBeforeStore(engine: StoreEngine, change: () => Promise<unknown>
 }
 
 for (const e of engines) {
+  test(`[${e.name}] the longest ids are kept: a ${MAX_PRODUCER_ID}-character producer is pinned and its record with a ${MAX_RECORD_ID}-character record_id stored, evidence chains included; so is a local record with that record_id`, async (t) => {
+    const p = await prepare(t, e);
+    const key = generateEd25519KeyPair();
+    const producer = `urn:example:${'p'.repeat(MAX_PRODUCER_ID - 'urn:example:'.length)}`;
+    const id = 'r'.repeat(MAX_RECORD_ID);
+    const pinned = await new ProducerKeys(p.store.engine).pin(
+      { producer, keys: [exportEd25519PublicJwk(key.publicKey)] },
+      'admin:a',
+      1_000,
+    );
+    assert.equal(pinned.status, 'created');
+    assert.equal((await p.continuity.submit(await signedBy(p, key, id, producer), 'acme')).status, 'created');
+    assert.equal((await p.continuity.submit(decidedRecord({ record_id: id }), 'acme')).status, 'created');
+    const chains = await p.store.engine.read((ex) =>
+      ex.all<{ subject: string }>('SELECT DISTINCT subject FROM evidence_events WHERE length(subject) > 512'),
+    );
+    assert.deepEqual(
+      chains.map((c) => c.subject.length).sort(),
+      [12 + 15 + 1 + MAX_RECORD_ID, 12 + MAX_PRODUCER_ID + 1 + MAX_RECORD_ID, 9 + MAX_PRODUCER_ID].sort(),
+    );
+  });
+
   test(`[${e.name}] OBS-12: a pin made while the store runs applies to the next submission; rotation by kid; a removed key verifies nothing`, async (t) => {
     const p = await prepare(t, e);
     const pins = new ProducerKeys(p.store.engine);

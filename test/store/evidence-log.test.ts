@@ -10,6 +10,7 @@ import {
   appendEvidenceRun,
   evidenceHash,
   listEvidence,
+  MAX_SUBJECT,
   type AppendedEvent,
   type EvidenceEvent,
   type EvidenceInput,
@@ -353,6 +354,7 @@ for (const e of engines) {
     const good = { subject: 'S', type: 't', body: { a: 1 }, at: 5, actor: 'x' };
     const bad: EvidenceInput[] = [
       { ...good, subject: '' },
+      { ...good, subject: 'x'.repeat(MAX_SUBJECT + 1) },
       { ...good, type: 'x'.repeat(513) },
       { ...good, actor: 42 as unknown as string },
       { ...good, at: 1.5 },

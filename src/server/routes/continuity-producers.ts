@@ -7,7 +7,12 @@
  * when it verifies, so a change here applies to the next submission on every server.
  */
 import { BatonError } from '../../core/errors.js';
-import { readProducerId, readProducerPin, MAX_PRODUCER_KEYS } from '../../observations/index.js';
+import {
+  MAX_PRODUCER_ID,
+  MAX_PRODUCER_KEYS,
+  readProducerId,
+  readProducerPin,
+} from '../../observations/index.js';
 import { ProducerKeys, type PinnedProducer } from '../../store/index.js';
 import { actorOf } from '../auth.js';
 import { timed, tokenOf, type RouteSpec, type ServerDeps } from '../route.js';
@@ -16,11 +21,13 @@ import { array, epochMs, object, oneOf, type Schema } from '../schemas/common.js
 export const CONTINUITY_PRODUCERS_URL = '/v1/continuity/producers';
 
 const str: Schema = { type: 'string' };
+/**
+ * Loose on purpose, like `pinKey`: `readProducerId` checks the id, so a refusal is the same here,
+ * in the config file and for a record's `producer` — the path `$.producer`, the one limit.
+ */
 const producerId: Schema = {
   type: 'string',
-  minLength: 1,
-  maxLength: 512,
-  description: 'A producer URI outside Baton’s own namespace (urn:baton:…)',
+  description: `A producer URI (1..${MAX_PRODUCER_ID} characters) outside Baton’s own namespace (urn:baton:…)`,
 };
 
 /** Loose on purpose: the pin reader checks each key, so a refusal keeps its code and JSON path. */

@@ -3,7 +3,7 @@
  * (`urn:baton:continuity-observation:1`), closed at every level; request bodies are checked by the
  * strict reader itself so each refusal keeps its rule and JSON path (B3.1).
  */
-import { OBSERVATION_PROFILE } from '../../observations/index.js';
+import { MAX_PRODUCER_ID, MAX_RECORD_ID, OBSERVATION_PROFILE } from '../../observations/index.js';
 import { anyObject, array, bool, count, nullable, object, oneOf, type Schema } from './common.js';
 
 const str: Schema = { type: 'string' };
@@ -22,8 +22,8 @@ export const continuityRecord: Schema = {
     {
       version: oneOf(['1']),
       profile: oneOf([OBSERVATION_PROFILE]),
-      producer: str,
-      record_id: { type: 'string', minLength: 1, maxLength: 512 },
+      producer: { type: 'string', minLength: 1, maxLength: MAX_PRODUCER_ID },
+      record_id: { type: 'string', minLength: 1, maxLength: MAX_RECORD_ID },
       run_id: nstr,
       event_type: str,
       scope_id: str,
