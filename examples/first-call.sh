@@ -21,10 +21,35 @@ get() {
     console.log(typeof v === "string" ? v : JSON.stringify(v));
   });' "$1"
 }
-# call METHOD URL BEARER [BODY]: one API call; a non-2xx answer prints the problem and stops.
+# http METHOD URL [CURL ARGS…]: one HTTP call; the body of a 2xx answer goes to stdout. Any other
+# answer prints the status and the problem body on stderr and fails — also inside $(…), which
+# would otherwise swallow the body and leave only curl's exit code.
+http() {
+  local answer status
+  answer=$(curl -sS -X "$1" "$2" "${@:3}" -w '\n%{http_code}') || return
+  status=${answer##*$'\n'}
+  answer=${answer%$'\n'*}
+  if [[ $status != 2?? ]]; then
+    printf 'first-call.sh: %s %s answered %s: %s\n' "$1" "$2" "$status" "$answer" >&2
+    return 1
+  fi
+  printf '%s\n' "$answer"
+}
+# call METHOD URL BEARER [BODY]: one Baton API call (a non-2xx answer prints the problem and stops).
 call() {
-  curl -sS --fail-with-body -X "$1" "$2" -H "authorization: Bearer $3" \
-    ${4:+-H 'content-type: application/json' --data-binary "$4"}
+  http "$1" "$2" -H "authorization: Bearer $3" ${4:+-H 'content-type: application/json' --data-binary "$4"}
+}
+# summary [REASON]: the occurrence on stdin as one result line, the same members first-call.ts prints;
+# exit 0 only when it resolved with the effect.
+summary() {
+  node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+    const o = JSON.parse(s).occurrence;
+    const status = o.phase === "resolved" && !o.conflict && o.effect === "occurred" ? "succeeded" : "unresolved";
+    console.log(JSON.stringify({ invoice: process.argv[1], status, occurrenceId: o.id, nativeKey: o.provider.nativeKey,
+      phase: o.phase, outcome: o.outcome, effect: o.effect, adapterCalls: Number(process.argv[2]),
+      ...(process.argv[3] ? { reason: process.argv[3] } : {}) }));
+    process.exitCode = status === "succeeded" ? 0 : 1;
+  });' "$INVOICE" "$1" "${2:-}"
 }
 
 # 0. Wait (at most 30 s) for the server started in the background a moment ago.
@@ -42,10 +67,24 @@ VERSION=$(call GET "$BATON_URL/v1/profiles" "$TOKEN" | node -e 'let s = ""; proc
 # 3. Takeover: this script becomes the lineage's current executor; the credential is its bearer.
 CREDENTIAL=$(call POST "$BATON_URL/v1/lineages/first-call-curl/takeover" "$TOKEN" | get credential)
 
-# 4. Create the occurrence: the invoice is the creation key, so a repeat returns the original.
+# 4. Create the occurrence: the invoice is the creation key, so a repeat answers 200 with the
+#    original ("created": false) instead of 201 with a new one.
 BODY=$(printf '{"creationKey":"%s","provider":{"profileId":"%s","profileVersion":"%s"},"request":{"amount":1250,"currency":"eur","payee":"acme-supplies","invoice":"%s"},"authority":{"id":"first-call-payments","amount":1250}}' \
   "$INVOICE" "$PROFILE_ID" "$VERSION" "$INVOICE")
-OCCURRENCE=$(call POST "$BATON_URL/v1/occurrences" "$CREDENTIAL" "$BODY" | get occurrence.id)
+CREATED=$(call POST "$BATON_URL/v1/occurrences" "$CREDENTIAL" "$BODY")
+OCCURRENCE=$(get occurrence.id <<<"$CREATED")
+
+# 4a. A re-run with the same invoice: an occurrence entered before is never entered or sent again
+#     (AOC-REQ-010). Print where it stands, as first-call.ts does (`existing_<phase>`); one still
+#     open is asked about once more from Baton's status sources, which never re-send.
+if [[ $(get created <<<"$CREATED") == false && $(get occurrence.phase <<<"$CREATED") != reserved ]]; then
+  PHASE=$(get occurrence.phase <<<"$CREATED")
+  if [[ $(get occurrence.unresolved <<<"$CREATED") == true ]]; then
+    CREATED=$(call POST "$BATON_URL/v1/occurrences/$OCCURRENCE/reconcile" "$CREDENTIAL" '{}')
+  fi
+  summary 0 "existing_$PHASE" <<<"$CREATED"
+  exit
+fi
 
 # 5. Enter: the provider-entry compare-and-set. Authority is consumed now; the ticket says exactly
 #    what to send and under which native idempotency key. An occurrence is entered at most once.
@@ -55,15 +94,9 @@ KEY=$(get nativeKey <<<"$TICKET")
 HEADER=$(get nativeKeyHeader <<<"$TICKET")
 
 # 6. Send it to the provider, once.
-curl -sS --fail-with-body -X POST "$SANDBOX_URL/v1/accounts/acct_sandbox/payments" \
+http POST "$SANDBOX_URL/v1/accounts/acct_sandbox/payments" \
   -H 'content-type: application/json' -H "$HEADER: $KEY" --data-binary "$REQUEST" >/dev/null
 
 # 7. Reconcile: Baton asks the profile's pinned status sources and verifies their signatures; only
 #    that moves the outcome (an executor's own report is unauthenticated evidence).
-call POST "$BATON_URL/v1/occurrences/$OCCURRENCE/reconcile" "$CREDENTIAL" '{}' | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
-  const o = JSON.parse(s).occurrence;
-  const status = o.phase === "resolved" && o.effect === "occurred" ? "succeeded" : "unresolved";
-  console.log(JSON.stringify({ invoice: process.argv[1], status, occurrenceId: o.id, nativeKey: o.provider.nativeKey,
-    phase: o.phase, outcome: o.outcome, effect: o.effect }));
-  process.exitCode = status === "succeeded" ? 0 : 1;
-});' "$INVOICE"
+call POST "$BATON_URL/v1/occurrences/$OCCURRENCE/reconcile" "$CREDENTIAL" '{}' | summary 1

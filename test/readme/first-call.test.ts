@@ -4,11 +4,20 @@
  * node_modules, profiles; its own examples/ and database), on the README's fixed ports. Then the
  * curl example. Each must print `"status":"succeeded"` and the sandbox's effect ledger — the
  * oracle — must show exactly one effect for that payment's native key; a replay of the same
- * invoice sends nothing. Every process the block started is killed afterwards (its process group).
+ * invoice (with either example) sends nothing and prints the original's status. Every process the block started is killed afterwards (its process group).
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  cpSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,11 +142,38 @@ test(
     );
     assert.equal(await effectCount(String(sdk['nativeKey'])), 1, 'still one effect');
 
-    const curl = await bash(t, dir, ['examples/first-call.sh']);
+    const curl = await bash(t, dir, ['examples/first-call.sh', 'inv-sh-1']);
     assert.equal(curl.code, 0, `${curl.out}\n${curl.err}`);
     const sh = lastJson(curl.out);
-    assert.deepEqual([sh['status'], sh['phase'], sh['effect']], ['succeeded', 'resolved', 'occurred']);
+    assert.deepEqual(
+      [sh['status'], sh['phase'], sh['effect'], sh['adapterCalls']],
+      ['succeeded', 'resolved', 'occurred', 1],
+    );
     assert.notEqual(sh['nativeKey'], sdk['nativeKey']);
     assert.equal(await effectCount(String(sh['nativeKey'])), 1);
+
+    // The same invoice again, as first-call.ts: the original, resolved, and nothing sent twice.
+    const again = await bash(t, dir, ['examples/first-call.sh', 'inv-sh-1']);
+    assert.equal(again.code, 0, `${again.out}\n${again.err}`);
+    const re = lastJson(again.out);
+    assert.deepEqual(
+      [re['status'], re['reason'], re['adapterCalls'], re['occurrenceId'], re['nativeKey']],
+      ['succeeded', 'existing_resolved', 0, sh['occurrenceId'], sh['nativeKey']],
+    );
+    assert.equal(await effectCount(String(sh['nativeKey'])), 1, 'still one effect after the re-run');
+
+    // A non-2xx answer inside $(…) prints its problem body on stderr (here: a token Baton never issued).
+    mkdirSync(join(dir, 'bad'));
+    cpSync(join(dir, 'examples', 'first-call.sh'), join(dir, 'bad', 'first-call.sh'));
+    writeFileSync(
+      join(dir, 'bad', 'first-call.tokens.json'),
+      JSON.stringify({ tokens: [{ name: 'first-call-operator', token: 'not-a-token' }] }),
+    );
+    const refused = await bash(t, dir, ['bad/first-call.sh', 'inv-sh-2']);
+    assert.notEqual(refused.code, 0);
+    assert.match(
+      refused.err,
+      /first-call\.sh: GET http:\/\/127\.0\.0\.1:4001\/v1\/profiles answered 401: \{.*"code"/,
+    );
   },
 );
