@@ -1,7 +1,8 @@
 /**
  * The Stripe-client example (examples/stripe-client/, issue 13 §5) run for real, and the
  * credential rule checked on everything the run wrote (issue 13 §1): `baton sandbox --flavor
- * stripe` and `baton serve --credentials FILE` as child processes, the official `stripe` client
+ * stripe` and `baton serve --credentials FILE` as child processes, the profile pinned to that
+ * sandbox with `baton profiles add --pin-to-sandbox`, the official `stripe` client
  * pointed at the sandbox (host, port, protocol), `perform` with a plain async function, Baton's
  * lookups with the secret key it resolved from a reference, a refused answer, an error body, a
  * /metrics scrape and `baton log export`. Then the secret key and the webhook secret are searched
@@ -136,11 +137,23 @@ test(
     const started = JSON.parse(await serve.firstLine()) as { url: string; adminToken: string };
     const admin = new AdminClient({ baseUrl: started.url, token: started.adminToken });
     await admin.configureDomain(domainConfig() as never);
-    const profile = await admin.registerProfile(
-      JSON.parse(
-        JSON.stringify(deployProfile(loadProfile('stripe-payment-intents'), { origin: s.url })),
-      ) as JsonObject,
+    // The profile pinned to the running Stripe sandbox from the shell, as the example's README
+    // does: the same document the library's deployProfile gives for that origin.
+    const server = ['--url', started.url, '--token', started.adminToken];
+    const shipped = join(repoRoot, 'profiles', 'stripe-payment-intents.json');
+    const notSandbox = run(t, ['profiles', 'add', shipped, '--pin-to-sandbox', started.url, ...server]);
+    assert.equal(await within('pin to a Baton server', notSandbox.exited), 1);
+    assert.equal(
+      notSandbox.err(),
+      `error: provider_response_invalid: ${started.url} is not a Baton sandbox: GET /.well-known/baton-sandbox answered 404\n`,
     );
+    const added = run(t, ['profiles', 'add', shipped, '--pin-to-sandbox', s.url, ...server]);
+    assert.equal(await within('profiles add', added.exited), 0, added.err());
+    const version = /^profile stripe-payment-intents@(\S+): /.exec(added.out())?.[1];
+    const expected = deployProfile(loadProfile('stripe-payment-intents'), { origin: s.url });
+    assert.equal(version, expected.version, added.out());
+    const profile = await admin.getProfile('stripe-payment-intents', expected.version);
+    assert.deepEqual(profile.document, JSON.parse(JSON.stringify(expected)) as JsonObject);
     await admin.createAuthority({ id: 'stripe-usd', unit: 'USD-cents', total: 100_000 });
     const operator = await admin.createToken({ role: 'operator', name: 'stripe-example' });
     const { port, hostname } = new URL(s.url);
@@ -148,7 +161,7 @@ test(
       batonUrl: started.url,
       token: operator.token,
       stripe: { secretKey: s.secret_key, host: hostname, port: Number(port), protocol: 'http' },
-      profile: { profileId: profile.id, profileVersion: profile.version },
+      profile: { profileId: 'stripe-payment-intents', profileVersion: expected.version },
       authorityId: 'stripe-usd',
     };
 

@@ -3,50 +3,73 @@
  * the shipped profiles never need hand editing: the status sources the sandbox serves take its
  * origin and the authentication pins its keys (providers' `deployProfile`). The key comes from the sandbox's
  * public `/.well-known/baton-sandbox` — trust on first use, acceptable for a synthetic provider on
- * loopback, never a way to pin a real provider. The HMAC secret is never served, so a sandbox
- * without Ed25519 signing cannot be pinned.
+ * loopback, never a way to pin a real provider. The HMAC secret is never served, so a profile with
+ * an Ed25519 pin cannot be pinned to a sandbox without Ed25519 signing. The Stripe flavour serves
+ * its origin and the references (never the secrets) its secret key and webhook secret go by.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatonError } from '../../core/errors.js';
 import { parseStrictJson, type JsonObject, type JsonValue } from '../../core/json.js';
-import type { ProviderProfile } from '../../occurrences/index.js';
+import type { AuthenticationPin, ProviderProfile } from '../../occurrences/index.js';
 import { deployProfile, type Deployment } from '../../providers/index.js';
 
 export const WELL_KNOWN = '/.well-known/baton-sandbox';
 
 export interface SandboxFacts {
   readonly origin: string;
-  readonly accounts: readonly string[];
-  readonly kid: string;
-  /** The raw Ed25519 public key, base64url (the JWK's `x`). */
-  readonly publicKey: string;
+  /** `null` for the Stripe flavour: its one account is the secret key's, with no id to match. */
+  readonly accounts: readonly string[] | null;
+  /** The raw Ed25519 public key, base64url (the JWK's `x`), with its kid. */
+  readonly ed25519?: { readonly kid: string; readonly publicKey: string };
   readonly hmacSecretId?: string;
+  /** The Stripe flavour: the credential references its profile must name (docs/sandbox-stripe.md). */
+  readonly stripe?: { readonly credential: string; readonly webhookSecretId: string };
 }
 
 function isObject(v: JsonValue | undefined): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+function invalid(origin: string, what: string): BatonError {
+  return new BatonError('provider_response_invalid', `the sandbox at ${origin} ${what}`);
+}
+
+/** The Stripe flavour's document: `{ flavor: "stripe", verification: { channel, "stripe-signature" } }`. */
+function stripeFacts(origin: string, verification: JsonValue | undefined): SandboxFacts {
+  const channel = isObject(verification) ? verification['channel'] : undefined;
+  const signature = isObject(verification) ? verification['stripe-signature'] : undefined;
+  const credential = isObject(channel) ? channel['credential'] : undefined;
+  const secretId = isObject(signature) ? signature['secret_id'] : undefined;
+  if (typeof credential !== 'string' || typeof secretId !== 'string')
+    throw invalid(origin, 'names no secret key or webhook secret reference');
+  return { origin, accounts: null, stripe: { credential, webhookSecretId: secretId } };
+}
+
+/** The Ed25519 key a Baton-flavour sandbox serves, if it signs with one. */
+function ed25519Of(origin: string, verification: JsonValue | undefined): SandboxFacts['ed25519'] {
+  const ed = isObject(verification) ? verification['ed25519'] : undefined;
+  if (ed === undefined) return undefined;
+  const jwk = isObject(ed) ? ed['jwk'] : undefined;
+  const kid = isObject(ed) ? ed['kid'] : undefined;
+  const x = isObject(jwk) ? jwk['x'] : undefined;
+  if (typeof kid !== 'string' || typeof x !== 'string')
+    throw invalid(origin, 'serves an unreadable Ed25519 key');
+  return { kid, publicKey: x };
+}
+
 function facts(origin: string, body: JsonValue): SandboxFacts {
   const verification = isObject(body) ? body['verification'] : undefined;
-  const ed = isObject(verification) ? verification['ed25519'] : undefined;
-  const jwk = isObject(ed) ? ed['jwk'] : undefined;
+  if (isObject(body) && body['flavor'] === 'stripe') return stripeFacts(origin, verification);
   const accounts = isObject(body) ? body['accounts'] : undefined;
-  if (!isObject(ed) || typeof ed['kid'] !== 'string' || !isObject(jwk) || typeof jwk['x'] !== 'string') {
-    throw new BatonError(
-      'provider_response_invalid',
-      `the sandbox at ${origin} serves no Ed25519 key to pin`,
-    );
-  }
   if (!Array.isArray(accounts) || !accounts.every((a) => typeof a === 'string'))
-    throw new BatonError('provider_response_invalid', `the sandbox at ${origin} lists no accounts`);
+    throw invalid(origin, 'lists no accounts');
+  const ed25519 = ed25519Of(origin, verification);
   const hmac = isObject(verification) ? verification['hmac'] : undefined;
   const secretId = isObject(hmac) && typeof hmac['secret_id'] === 'string' ? hmac['secret_id'] : undefined;
   return {
     origin,
     accounts,
-    kid: ed['kid'],
-    publicKey: jwk['x'],
+    ...(ed25519 !== undefined && { ed25519 }),
     ...(secretId !== undefined && { hmacSecretId: secretId }),
   };
 }
@@ -83,8 +106,12 @@ export async function fetchSandboxFacts(
       await sleep(200);
       continue;
     }
+    // Another server on that port (or a typo) says nothing about pins: say what was expected.
     if (response.status !== 200)
-      throw new BatonError('provider_response_invalid', `${origin}${WELL_KNOWN} answered ${response.status}`);
+      throw new BatonError(
+        'provider_response_invalid',
+        `${origin} is not a Baton sandbox: GET ${WELL_KNOWN} answered ${response.status}`,
+      );
     return facts(origin, parseStrictJson(new Uint8Array(await response.arrayBuffer())));
   }
 }
@@ -94,8 +121,38 @@ export function sandboxFactsDeployment(f: SandboxFacts): Deployment {
   return {
     origin: f.origin,
     ...(f.hmacSecretId !== undefined && { hmacSecretId: f.hmacSecretId }),
-    ed25519: { kid: f.kid, publicKey: f.publicKey },
+    ...(f.ed25519 !== undefined && { ed25519: f.ed25519 }),
   };
+}
+
+/** Every authentication pin of the profile (acknowledgement and status sources). */
+function pinsOf(profile: ProviderProfile): readonly AuthenticationPin[] {
+  return [profile.acknowledgement.authentication, ...profile.statusSources.map((s) => s.authentication)];
+}
+
+/**
+ * What the profile's pins need from the sandbox, checked before anything is pinned: an Ed25519 pin
+ * left with the template's key would verify nothing the sandbox signs, and a Stripe reference
+ * other than the one the sandbox names would resolve no secret at `serve` (fail closed, at once).
+ */
+function checkPins(template: ProviderProfile, f: SandboxFacts): void {
+  for (const pin of pinsOf(template)) {
+    if (pin.kind === 'ed25519' && f.ed25519 === undefined)
+      throw invalid(f.origin, 'serves no Ed25519 key to pin');
+    if (pin.kind === 'hmac-sha256' && f.hmacSecretId === undefined)
+      throw invalid(f.origin, 'serves no HMAC secret id to pin');
+    const named = f.stripe;
+    if (pin.kind === 'channel' && named !== undefined && pin.credential !== named.credential)
+      throw new BatonError(
+        'config_invalid',
+        `the profile's channel credential ${pin.credential} is not the sandbox's secret key reference ${named.credential}`,
+      );
+    if (pin.kind === 'stripe-signature' && named !== undefined && pin.secretId !== named.webhookSecretId)
+      throw new BatonError(
+        'config_invalid',
+        `the profile's webhook secret ${pin.secretId} is not the sandbox's reference ${named.webhookSecretId}`,
+      );
+  }
 }
 
 /**
@@ -104,8 +161,9 @@ export function sandboxFactsDeployment(f: SandboxFacts): Deployment {
  * gives a new profile version instead of a conflict with the one already registered.
  */
 export function pinToSandbox(template: ProviderProfile, f: SandboxFacts): ProviderProfile {
-  if (!f.accounts.includes(template.account)) {
+  if (f.accounts !== null && !f.accounts.includes(template.account)) {
     throw new BatonError('config_invalid', `the sandbox at ${f.origin} does not serve the profile's account`);
   }
+  checkPins(template, f);
   return deployProfile(template, sandboxFactsDeployment(f));
 }

@@ -46,6 +46,15 @@ export interface StripeSandbox {
 }
 
 const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * The references the shipped Stripe profiles give the secret key and the webhook secret (names in
+ * Baton's `baton.credentials/1` file, never the secrets), served so `--pin-to-sandbox` can check them.
+ */
+export const STRIPE_CREDENTIAL_REFERENCES = {
+  secretKey: 'stripe-secret-key',
+  webhookSecret: 'stripe-webhook-secret',
+} as const;
 const BODY_LIMIT = 64 * 1024;
 
 function adminAuthorized(token: string, request: FastifyRequest): boolean {
@@ -107,6 +116,21 @@ function buildApp(state: StripeState, secretKey: string, adminToken: string): Fa
         : stripeError(500, 'api_error', 'An unknown error occurred.');
     return sendStripe(reply, request, answer);
   });
+  // The discovery document `baton profiles add --pin-to-sandbox` reads (docs/config.md): the
+  // origin is where it is asked; no secret, only what the profile pins names them by.
+  app.get('/.well-known/baton-sandbox', async (request, reply) =>
+    sendStripe(reply, request, {
+      status: 200,
+      body: {
+        flavor: 'stripe',
+        environment: 'test',
+        verification: {
+          channel: { credential: STRIPE_CREDENTIAL_REFERENCES.secretKey },
+          'stripe-signature': { secret_id: STRIPE_CREDENTIAL_REFERENCES.webhookSecret },
+        },
+      },
+    }),
+  );
   registerAdmin(app, state, adminToken);
   registerStripeRoutes(app, state, secretKey);
   return app;
