@@ -45,7 +45,7 @@ import { NOTHING_HELD } from './types.js';
 
 export interface HttpBatonClientOptions {
   /**
-   * E.g. `http://127.0.0.1:8080`, or behind a gateway `https://host/baton/`: routes resolve under
+   * E.g. `http://127.0.0.1:4000`, or behind a gateway `https://host/baton/`: routes resolve under
    * its path (`https://host/baton/v1/…`), with or without the trailing slash.
    */
   readonly baseUrl: string;

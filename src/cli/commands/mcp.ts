@@ -32,7 +32,7 @@ native key -> settle, so a repeated call returns the original outcome and is nev
 Each MCP session takes over the policy's lineage as a new executor generation.
 
   --policy FILE            the tool policy (baton.mcp-policy/1, strict JSON; docs/mcp.md)
-  --baton URL              Baton's HTTP API (baton serve), e.g. http://127.0.0.1:8080; the operator
+  --baton URL              Baton's HTTP API (baton serve), e.g. http://127.0.0.1:4000; the operator
                            token comes from BATON_TOKEN or --token-file
   --token-file FILE        read the operator token from FILE instead of BATON_TOKEN
   --db FILE                instead of --baton: run Baton's service in this process on the SQLite
