@@ -12,6 +12,7 @@
  * Label: a Stripe-compatible LOCAL server, not Stripe's servers.
  */
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AdminClient } from '../../src/client/index.js';
 import { payInvoice } from './pay.js';
 
@@ -19,6 +20,20 @@ const BATON_URL = process.env['BATON_URL'] ?? 'http://127.0.0.1:4161';
 const STRIPE_URL = new URL(process.env['STRIPE_URL'] ?? 'http://127.0.0.1:4160');
 const TOKENS_FILE = new URL('./stripe-client.tokens.json', import.meta.url);
 const PROFILE_ID = 'stripe-payment-intents';
+
+/** The servers were started in the background a moment ago: wait (at most 30 s) until Baton answers. */
+async function untilReady(): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const ok = await fetch(new URL('/readyz', BATON_URL)).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`Baton did not answer at ${BATON_URL} within 30 s`);
+    await sleep(250);
+  }
+}
 
 async function operatorToken(): Promise<string> {
   const file = JSON.parse(await readFile(TOKENS_FILE, 'utf8')) as {
@@ -32,6 +47,7 @@ async function operatorToken(): Promise<string> {
 async function main(): Promise<void> {
   const secretKey = process.env['STRIPE_SECRET_KEY'];
   if (secretKey === undefined || secretKey === '') throw new Error('STRIPE_SECRET_KEY is not set');
+  await untilReady();
   const token = await operatorToken();
   // The version the config registered: pinned to this sandbox's origin (its own version tag).
   const versions = (await new AdminClient({ baseUrl: BATON_URL, token }).listProfiles()).profiles;
