@@ -7,7 +7,8 @@
  * apply converges. Tokens are matched by name among unrevoked tokens and never re-minted: a token
  * that exists is `unchanged`. A plan with an admin-only write (the domain, an issuer, a producer, a
  * token) is refused `forbidden` before the first write when the target's token is not an admin's,
- * so an operator's apply never stops half-way.
+ * so an operator's apply never stops half-way; so is a `tokens` section, which an operator cannot
+ * even compare (listing tokens is admin-only).
  */
 import { BatonError } from '../../core/errors.js';
 import { canonicalize } from '../../core/jcs.js';
@@ -153,8 +154,18 @@ export async function plan(
       action === 'remove' ? t.unpinProducer(l.producer) : t.pinProducer(l.producer, l.keys),
     );
   }
-  const tokens = config.tokens.create.length === 0 ? [] : await t.listTokens();
+  let admin: Promise<boolean> | undefined; // asked once, and only when a plan needs to know
+  const mayAdminister = (): Promise<boolean> => (admin ??= t.mayAdminister());
+  // Listing tokens is admin-only: without an admin's token the `tokens` section cannot be compared,
+  // so its items are neither `unchanged` nor `create` — they are refused below, never skipped.
+  const blind = config.tokens.create.length > 0 && !(await mayAdminister());
+  const tokens = config.tokens.create.length === 0 || blind ? [] : await t.listTokens();
+  const unread: Pick<PlannedItem, 'kind' | 'id'>[] = [];
   for (const e of config.tokens.create) {
+    if (blind) {
+      unread.push({ kind: 'token', id: e.name });
+      continue;
+    }
     const action = planToken(tokens, e, conflicts);
     items.push({ kind: 'token', id: e.name, action });
     if (action === 'create') run.push(() => t.createToken(e));
@@ -163,18 +174,28 @@ export async function plan(
     const list = conflicts.map((c) => `${c.kind} ${c.id}: ${c.reason}`).join('; ');
     throw new BatonError('config_conflict', `nothing applied: ${list}`, { conflicts });
   }
-  await refuseAdminWritesWithout(t, items);
+  await refuseAdminWritesWithout(mayAdminister, items, unread);
   return { items, run };
 }
 
 const ADMIN_ONLY: ReadonlySet<PlannedItem['kind']> = new Set(['domain', 'issuer', 'producer', 'token']);
 
-/** An admin-only write in the plan needs an admin's token: asked once, before anything is written. */
-async function refuseAdminWritesWithout(t: SetupTarget, items: readonly PlannedItem[]): Promise<void> {
-  const needs = items.filter((i) => i.action !== 'unchanged' && ADMIN_ONLY.has(i.kind));
-  if (needs.length === 0 || (await t.mayAdminister())) return;
+/**
+ * An admin-only write in the plan, or a `tokens` item an operator could not even read, needs an
+ * admin's token: asked once, before anything is written, so an operator's apply never stops
+ * half-way (docs/config.md).
+ */
+async function refuseAdminWritesWithout(
+  mayAdminister: () => Promise<boolean>,
+  items: readonly PlannedItem[],
+  unread: readonly Pick<PlannedItem, 'kind' | 'id'>[],
+): Promise<void> {
+  const writes = items.filter((i) => i.action !== 'unchanged' && ADMIN_ONLY.has(i.kind));
+  const needs = [...writes, ...unread];
+  if (needs.length === 0 || (unread.length === 0 && (await mayAdminister()))) return;
   const list = needs.map((i) => `${i.kind} ${i.id}`).join(', ');
-  throw new BatonError('forbidden', `nothing applied: ${list} need an admin token`, {
+  const why = unread.length === 0 ? '' : ' (tokens are listed and minted by an admin only)';
+  throw new BatonError('forbidden', `nothing applied: ${list} need an admin token${why}`, {
     items: needs.map((i) => ({ kind: i.kind, id: i.id })),
   });
 }
