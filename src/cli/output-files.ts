@@ -11,6 +11,7 @@ import {
   constants,
   fsyncSync,
   linkSync,
+  lstatSync,
   openSync,
   readFileSync,
   renameSync,
@@ -153,6 +154,29 @@ export function writeNewOutputFile(file: string, text: string, mode = 0o666): vo
   }
 }
 
+function leftoverPartial(file: string): BatonError {
+  return refuse(
+    file,
+    `${file}.partial exists already (another run is writing ${file}, or one was killed: remove it)`,
+  );
+}
+
+/**
+ * Refuse, before any work, a FILE whose FILE.partial is there already (another run writing it, or
+ * a killed one): the write through FILE.partial would refuse it only after the work was done.
+ * The write itself still creates the partial exclusively, so a run starting after this check is
+ * caught there too.
+ */
+export function checkNoPartial(file: string): void {
+  try {
+    lstatSync(`${file}.partial`); // lstat: even a dangling link there makes the exclusive create fail
+  } catch (cause) {
+    if ((cause as { code?: unknown } | null)?.code === 'ENOENT') return;
+    throw cannotWrite(file, cause);
+  }
+  throw leftoverPartial(file);
+}
+
 /**
  * FILE.partial, open: written, then committed (fsync, close, rename over FILE — or, `new`, link as
  * FILE, which an existing FILE refuses, and unlink the partial name) or abandoned. It is
@@ -166,12 +190,7 @@ function openPartial(file: string, mode: number) {
   try {
     fd = openSync(partial, 'wx', mode);
   } catch (cause) {
-    if ((cause as { code?: unknown } | null)?.code === 'EEXIST') {
-      throw refuse(
-        file,
-        `${partial} exists already (another run is writing ${file}, or one was killed: remove it)`,
-      );
-    }
+    if ((cause as { code?: unknown } | null)?.code === 'EEXIST') throw leftoverPartial(file);
     throw cannotWrite(file, cause);
   }
   let open = true;

@@ -2,9 +2,12 @@
  * docs/config.md: an operator token suffices for a config whose admin-only items are unchanged, and
  * an admin-only item it would need is refused `forbidden`, naming the items, before any write. The
  * `tokens` section is one an operator cannot even compare (listing tokens is admin-only): its items
- * are refused by name, never skipped. A REAL server on 127.0.0.1, real admin and operator tokens.
+ * are refused by name, never skipped. And a tokens file that could not be written (a leftover
+ * FILE.partial) is refused before a token is minted. A REAL server on 127.0.0.1, real tokens.
  */
 import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { startApi } from '../server/helpers.js';
 import { baton, exampleConfig, startSandbox, tempDir, writeConfig } from './support.js';
@@ -72,4 +75,24 @@ test('an operator applying an unchanged domain and new profiles-free authorities
     /^error: forbidden: nothing applied: domain first-call, token ci need an admin token/m,
   );
   assert.equal(await api.snapshot(), before);
+});
+
+test('a leftover tokens-file .partial is refused before any token is minted', async (t) => {
+  const api = await startApi(t);
+  const dir = tempDir(t);
+  const file = writeConfig(dir, {
+    format: 'baton.config/1',
+    tokens: { create: [{ name: 'ci', role: 'operator' }] },
+  });
+  const good = join(dir, 'good.json');
+  writeFileSync(`${good}.partial`, '');
+  const listed = async (): Promise<unknown> =>
+    (await api.call('GET', '/v1/tokens', { token: api.admin })).body['tokens'];
+  const before = await listed();
+  const r = await baton(['apply', file, '--url', api.url, '--token', api.admin, '--tokens-file', good]);
+  assert.equal(r.code, 2, r.err);
+  assert.match(r.err, /^error: usage: cannot write .*good\.json: .*good\.json\.partial exists already/m);
+  assert.doesNotMatch(r.out, /btk\./, 'no token minted, none shown');
+  assert.deepEqual(await listed(), before, 'nothing minted on the server');
+  assert.ok(!existsSync(good));
 });

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { BatonError } from '../../core/errors.js';
 import { parseStrictJson } from '../../core/json.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
-import { writeThroughPartial } from '../output-files.js';
+import { checkNoPartial, writeThroughPartial } from '../output-files.js';
 
 export const TOKENS_FORMAT = 'baton.tokens/1';
 
@@ -28,6 +28,9 @@ function isEntry(v: unknown): v is TokenFileEntry {
 
 /** The entries already in the file ([] when it does not exist); refuses a file that is not ours. */
 export async function readTokensFile(path: string): Promise<TokenFileEntry[]> {
+  // Before any token is minted: a leftover PATH.partial would refuse the write only after the
+  // server minted the secret.
+  checkNoPartial(path);
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
