@@ -5,13 +5,14 @@
  */
 import { join } from 'node:path';
 import { BatonError } from '../../core/errors.js';
-import { parseStrictJson, type JsonObject } from '../../core/json.js';
+import type { JsonObject } from '../../core/json.js';
 import { formatRfc3339 } from '../../core/time.js';
 import { validateProfile, type DomainConfigInput } from '../../occurrences/index.js';
 import { profilesDir } from '../../providers/index.js';
 import { fetchSandboxFacts, pinToSandbox } from '../config/pin.js';
 import { onlyFlags, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { parseJsonFile } from '../json-file.js';
 import { adminClient, REMOTE_OPTIONS, REMOTE_USAGE } from './remote.js';
 import { parse } from './store-args.js';
 
@@ -31,7 +32,8 @@ const SERVER = Object.keys(REMOTE_OPTIONS);
 const json = (io: CliIo, value: unknown): void => io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 
 async function readJsonObject(file: string | undefined, io: CliIo): Promise<JsonObject> {
-  const value = parseStrictJson(await readInput(file, io));
+  const bytes = await readInput(file, io);
+  const value = parseJsonFile(bytes, file === undefined || file === '-' ? 'standard input' : file);
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new BatonError('usage', 'the file must hold a JSON object');
   return value;

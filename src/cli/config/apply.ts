@@ -68,7 +68,7 @@ export async function readConfigFile(file: string): Promise<Buffer> {
  * unreachable sandbox) surfaces here.
  */
 export async function prepareConfig(file: string, progress?: Progress): Promise<PreparedConfig> {
-  const config = parseConfig(await readConfigFile(file));
+  const config = parseConfig(await readConfigFile(file), file);
   const baseDir = dirname(resolve(file));
   const profiles = await loadProfiles(config.profiles, baseDir, progress);
   const issuers = await loadIssuers(config.issuers, baseDir);

@@ -6,7 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
-import { parseStrictJson, type JsonObject, type JsonValue } from '../../core/json.js';
+import type { JsonObject, JsonValue } from '../../core/json.js';
+import { parseJsonFile } from '../json-file.js';
 import { profileDigest, validateProfile, type ProviderProfile } from '../../occurrences/index.js';
 import type { ProfileEntry } from './model.js';
 import { fetchSandboxFacts, pinToSandbox, SANDBOX_WAIT_MS, type Progress } from './pin.js';
@@ -34,7 +35,7 @@ async function readDocument(entry: ProfileEntry, baseDir: string, path: string):
   } catch (cause) {
     throw new BatonError('config_invalid', `${path}.file: cannot read ${file}`, { path }, { cause });
   }
-  return asObject(parseStrictJson(bytes), path);
+  return asObject(parseJsonFile(bytes, full), path);
 }
 
 export async function loadProfile(

@@ -5,7 +5,8 @@
  * entries and token names. Every refusal is `config_invalid` naming the path, never the value.
  */
 import { BatonError, isBatonError } from '../../core/errors.js';
-import { parseStrictJson, type JsonObject } from '../../core/json.js';
+import type { JsonObject } from '../../core/json.js';
+import { parseJsonFile } from '../json-file.js';
 import {
   Reader,
   readAuthorityInput,
@@ -176,6 +177,7 @@ export function readConfig(value: unknown): BatonConfig {
 }
 
 /** The file's bytes → the checked config. */
-export function parseConfig(bytes: Uint8Array): BatonConfig {
-  return readConfig(parseStrictJson(bytes));
+/** `file` names the file in a JSON syntax refusal (with the line and column: json-file.ts). */
+export function parseConfig(bytes: Uint8Array, file = 'the config file'): BatonConfig {
+  return readConfig(parseJsonFile(bytes, file));
 }

@@ -6,9 +6,10 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { BatonError } from '../../core/errors.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseStrictJson } from '../../core/json.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
+import { positionIn } from '../json-file.js';
 import { checkNoPartial, writeThroughPartial } from '../output-files.js';
 
 export const TOKENS_FORMAT = 'baton.tokens/1';
@@ -41,7 +42,7 @@ export async function readTokensFile(path: string): Promise<TokenFileEntry[]> {
     if (dir?.isDirectory() !== true) throw new BatonError('usage', `no folder for the tokens file ${path}`);
     return [];
   }
-  const doc = parseStrictJson(bytes) as { format?: unknown; tokens?: unknown };
+  const doc = tokensJson(bytes, path) as { format?: unknown; tokens?: unknown };
   if (
     doc === null ||
     typeof doc !== 'object' ||
@@ -51,6 +52,19 @@ export async function readTokensFile(path: string): Promise<TokenFileEntry[]> {
   )
     throw new BatonError('usage', `${path} is not a ${TOKENS_FORMAT} file`);
   return doc.tokens;
+}
+
+/** Not JSON at all is, to the user, not a tokens file: said so, with where the parser stopped. */
+function tokensJson(bytes: Uint8Array, path: string): unknown {
+  try {
+    return parseStrictJson(bytes);
+  } catch (error) {
+    if (!isBatonError(error) || !error.code.startsWith('json_')) throw error;
+    const offset = error.details['byteOffset'];
+    const at = typeof offset === 'number' ? `${positionIn(bytes, offset)}: ` : '';
+    const why = `${path} is not a ${TOKENS_FORMAT} file: ${at}${error.message}`;
+    throw new BatonError('usage', why, { path }, { cause: error });
+  }
 }
 
 export async function writeTokensFile(

@@ -1,0 +1,64 @@
+/**
+ * A JSON file a command reads is refused, when it is not strict JSON, with a line that names the
+ * file and where the parser stopped (line, column, byte), keeping the parser's code and exit 2;
+ * a tokens file that is not JSON is "not a baton.tokens/1 file" (docs/config.md).
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { positionIn } from '../../src/cli/json-file.js';
+import { startApi } from '../server/helpers.js';
+import { baton, tempDir } from '../config/support.js';
+
+const BROKEN = '{\n  "format": "baton.config/1",\n  "domain": { , }\n}\n';
+
+test('the position counts lines and characters from 1, whatever the bytes', () => {
+  assert.equal(positionIn(Buffer.from(BROKEN), 46), 'line 3, column 15 (byte 46)');
+  assert.equal(positionIn(Buffer.from('{"é€": ?}'), 9), 'line 1, column 7 (byte 9)');
+  assert.equal(positionIn(Buffer.from(''), 0), 'line 1, column 1 (byte 0)');
+});
+
+test('apply and serve --config name the malformed config file and the position, exit 2', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'bad.json');
+  writeFileSync(file, BROKEN);
+  const expected = `error: json_malformed: ${file} line 3, column 15 (byte 46): malformed JSON: expected a member name\n`;
+  const applied = await baton(['apply', file, '--url', 'http://127.0.0.1:9', '--token', 'btk.tok_x.y']);
+  assert.deepEqual([applied.code, applied.out, applied.err], [2, '', expected]);
+  const served = await baton(['serve', '--db', join(dir, 'baton.db'), '--port', '0', '--config', file]);
+  assert.deepEqual([served.code, served.err], [2, expected]);
+  assert.deepEqual(readdirSync(dir), ['bad.json'], 'no database created');
+});
+
+test('profiles add names the malformed file; a duplicate member keeps its own code', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'p.json');
+  writeFileSync(file, '{"a":1,\n"a":2}');
+  const r = await baton(['profiles', 'add', file, '--url', 'http://127.0.0.1:9', '--token', 'btk.tok_x.y']);
+  assert.equal(r.code, 2, r.err);
+  assert.equal(
+    r.err,
+    `error: json_duplicate_member: ${file} line 2, column 1 (byte 8): JSON object has a duplicate member name\n`,
+  );
+});
+
+test('a tokens file that is not JSON is not a baton.tokens/1 file, said before anything is minted', async (t) => {
+  const api = await startApi(t);
+  const dir = tempDir(t);
+  const config = join(dir, 'c.json');
+  writeFileSync(
+    config,
+    JSON.stringify({ format: 'baton.config/1', tokens: { create: [{ name: 'ci', role: 'operator' }] } }),
+  );
+  const tokens = join(dir, 'tk.json');
+  writeFileSync(tokens, 'garbage\n');
+  const before = await api.snapshot();
+  const r = await baton(['apply', config, '--url', api.url, '--token', api.admin, '--tokens-file', tokens]);
+  assert.equal(r.code, 2, r.err);
+  assert.equal(
+    r.err,
+    `error: usage: ${tokens} is not a baton.tokens/1 file: line 1, column 1 (byte 0): malformed JSON: expected a JSON value\n`,
+  );
+  assert.equal(await api.snapshot(), before);
+});
