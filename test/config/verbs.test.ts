@@ -110,8 +110,19 @@ test('profiles pin --from-sandbox, add (pinned), list and show; the shipped file
     added.out,
     new RegExp(`^profile sandbox-payments-ed25519@${doc.version.replace('.', '\\.')}: registered sha-256:`),
   );
+  const before = await api.snapshot();
   const fromStdin = await baton(['profiles', 'add', '-', ...op], pinned.out);
   assert.equal(fromStdin.code, 0, 'the same document again is no conflict');
+  assert.match(
+    fromStdin.out,
+    new RegExp(`^profile sandbox-payments-ed25519@${doc.version.replace('.', '\\.')}: unchanged sha-256:`),
+    'the same document again says unchanged, as apply does',
+  );
+  assert.equal(await api.snapshot(), before, 'and writes nothing');
+  const other = { ...doc, environment: 'sandbox-2' };
+  const conflict = await baton(['profiles', 'add', '-', ...op], JSON.stringify(other));
+  assert.equal(conflict.code, 1, conflict.err);
+  assert.match(conflict.err, /^error: profile_conflict: /m);
   const list = await baton(['profiles', 'list', ...op]);
   assert.match(
     list.out,

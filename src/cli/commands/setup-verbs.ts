@@ -4,10 +4,11 @@
  * through the SDK's AdminClient. Records print as JSON; lists as one line per item.
  */
 import { join } from 'node:path';
-import { BatonError } from '../../core/errors.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json.js';
 import { formatRfc3339 } from '../../core/time.js';
-import { validateProfile, type DomainConfigInput } from '../../occurrences/index.js';
+import { profileDigest, validateProfile, type DomainConfigInput } from '../../occurrences/index.js';
+import type { AdminClient } from '../../client/index.js';
 import { profilesDir } from '../../providers/index.js';
 import { fetchSandboxFacts, pinToSandbox } from '../config/pin.js';
 import { onlyFlags, readInput, reportError, wantsHelp, type Command } from '../command.js';
@@ -129,8 +130,9 @@ export const profilesCommand = setupCommand(
 
 list prints one line per registered version: id, version, digest, account, environment,
 registeredAt (RFC 3339). add registers the profile in FILE (or - for stdin), first pinned to a
-running sandbox with --pin-to-sandbox; the same document again changes nothing, another document
-under a registered (id, version) is profile_conflict. pin needs no server: it prints the profile
+running sandbox with --pin-to-sandbox, and prints "registered"; the same document again changes
+nothing and prints "unchanged", another document under a registered (id, version) is
+profile_conflict. pin needs no server: it prints the profile
 (default: the shipped profiles/sandbox-payments-ed25519.json) pinned to the sandbox at URL — its
 origin and Ed25519 key, under version <version>.<8 hex> — so the shipped profiles never need hand
 editing. --wait S: how long to wait for a sandbox that is still starting (default 15; said once on
@@ -176,8 +178,7 @@ ${REMOTE_USAGE}
             validateProfile(document),
             await fetchSandboxFacts(sandbox, waitMs(v), (line) => io.stderr(line)),
           ) as unknown as JsonObject;
-        const p = await adminClient(v).registerProfile(document);
-        io.stdout(`profile ${p.id}@${p.version}: registered ${p.digest}\n`);
+        io.stdout(await addProfile(adminClient(v), document));
       },
     },
     // No server: --url and --token would be read by nothing.
@@ -190,6 +191,24 @@ ${REMOTE_USAGE}
     },
   },
 );
+
+/**
+ * Register a profile document, or say `unchanged` when that (id, version) is registered with this
+ * very document (its digest), as `apply` does: the server answers both alike (200, the
+ * registration), so the CLI reads first. Another document under that version is POSTed anyway,
+ * for the server's own `profile_conflict`.
+ */
+async function addProfile(admin: AdminClient, document: JsonObject): Promise<string> {
+  const profile = validateProfile(document);
+  const current = await admin.getProfile(profile.id, profile.version).catch((error: unknown) => {
+    if (isBatonError(error, 'profile_not_found')) return undefined;
+    throw error;
+  });
+  if (current !== undefined && current.digest === profileDigest(profile))
+    return `profile ${current.id}@${current.version}: unchanged ${current.digest}\n`;
+  const p = await admin.registerProfile(document);
+  return `profile ${p.id}@${p.version}: registered ${p.digest}\n`;
+}
 
 /** How long to wait for a sandbox that is still starting (default 15 s). */
 function waitMs(v: Values): number {
