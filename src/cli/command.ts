@@ -66,6 +66,34 @@ function refuseRepeatedOrEmpty(
 }
 
 /**
+ * parseArgs's refusal in Baton's words: its own messages speak of "positional arguments" and
+ * "ambiguous" arguments and suggest `-- "--json"`, which no Baton command takes. The flag is read
+ * back from its message (node:util names it quoted); an unknown shape keeps node's message.
+ */
+export function argsRefusal(cause: unknown, args: readonly string[], command?: string): string {
+  if (!(cause instanceof Error)) return 'bad arguments';
+  const code = (cause as { code?: unknown }).code;
+  const quoted = /^(?:Unknown option|Option|Unexpected argument) '([^']*)'/.exec(cause.message)?.[1];
+  if (quoted === undefined) return cause.message;
+  const where = command === undefined ? '' : ` for ${command}`;
+  const help = command === undefined ? 'see --help' : `see baton ${command} --help`;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown flag ${quoted}${where} (${help})`;
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL')
+    return `unexpected argument '${quoted}': ${command === undefined ? 'this command' : `baton ${command}`} takes no arguments (${help})`;
+  if (code !== 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return cause.message;
+  const flag = quoted.split(' ')[0] ?? quoted;
+  if (cause.message.includes('does not take an argument')) return `${flag} takes no value: give it alone`;
+  if (cause.message.includes('is ambiguous')) {
+    // The value parseArgs would not take: the argument after the flag, starting with a dash.
+    const next = args[args.indexOf(flag) + 1];
+    return next === undefined
+      ? `${flag} needs a value`
+      : `${flag} needs a value: to give it ${next}, write ${flag}=${next}`;
+  }
+  return `${flag} needs a value`;
+}
+
+/**
  * `parseArgs` with environment fallbacks: options may declare `env` (see EnvOptionConfig). Its
  * TypeError becomes a `usage` error (exit 2), and so does a flag given twice or given an empty
  * value (refuseRepeatedOrEmpty). Precedence: flag, then environment, then default. An empty
@@ -74,6 +102,7 @@ function refuseRepeatedOrEmpty(
 export function parseOptions<T extends ParseArgsConfig>(
   config: T,
   env: Env = process.env,
+  command?: string,
 ): ReturnType<typeof parseArgs<T>> {
   const declared = (config.options ?? {}) as Readonly<Record<string, EnvOptionConfig>>;
   const plain: Record<string, ParseArgsOptionConfig> = {};
@@ -89,7 +118,7 @@ export function parseOptions<T extends ParseArgsConfig>(
     tokens = all.tokens ?? [];
     parsed = { values: all.values, positionals: all.positionals } as ReturnType<typeof parseArgs<T>>;
   } catch (cause) {
-    throw new BatonError('usage', cause instanceof Error ? cause.message : 'bad arguments', {}, { cause });
+    throw new BatonError('usage', argsRefusal(cause, config.args ?? [], command), {}, { cause });
   }
   refuseRepeatedOrEmpty(tokens, declared);
   const values = parsed.values as Record<string, string | boolean | undefined>;

@@ -91,7 +91,7 @@ test('every command refuses an unknown flag by name (exit 2), before anything is
   for (const [name, argv] of Object.entries(WITH_FLAG)) {
     const r = await run(argv(['--frob']));
     assert.equal(r.code, 2, `${name}: ${r.err}`);
-    assert.match(r.err, /^error: usage: Unknown option '--frob'/, name);
+    assert.match(r.err, /^error: usage: unknown flag --frob\b/, name);
     assert.equal(r.out, '', name);
   }
   assert.deepEqual(readdirSync(dir), [], 'nothing created');
@@ -145,8 +145,27 @@ test('repeatable flags stay repeatable', async () => {
 test('stop-matrix check parses its arguments: a flag is not read as FILE, and FILE is required', async () => {
   const flag = await run(['stop-matrix', 'check', '--frob']);
   assert.equal(flag.code, 2);
-  assert.match(flag.err, /^error: usage: Unknown option '--frob'/);
+  assert.match(flag.err, /^error: usage: unknown flag --frob\b/);
   const none = await run(['stop-matrix', 'check']);
   assert.equal(none.code, 2);
   assert.match(none.err, /^error: usage: expected: baton stop-matrix check FILE\|-/);
+});
+
+test("parseArgs's refusals are said in Baton's words, naming the flag and the command", async (t) => {
+  const dir = inTempDir(t);
+  const cases: [string[], string][] = [
+    [
+      ['authorities', 'create', '--id', 'a', '--unit', 'u', '--total', '-5'],
+      '--total needs a value: to give it -5, write --total=-5',
+    ],
+    [['domain', 'show', '--json'], 'unknown flag --json for domain show (see baton domain show --help)'],
+    [['apply', 'c.json', '-x'], 'unknown flag -x for apply (see baton apply --help)'],
+    [['authorities', 'create', '--id', 'a', '--total'], '--total needs a value'],
+    [['migrate', '--json=yes'], '--json takes no value: give it alone'],
+  ];
+  for (const [argv, message] of cases) {
+    const r = await run(argv);
+    assert.deepEqual([r.code, r.out, r.err], [2, '', `error: usage: ${message}\n`], argv.join(' '));
+  }
+  assert.deepEqual(readdirSync(dir), [], 'nothing created');
 });

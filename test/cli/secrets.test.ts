@@ -23,7 +23,7 @@ test('an argument carrying a password or a token is echoed masked in the usage e
     [['migrate', URL_WITH_PASSWORD], "'postgres://bob:***@127.0.0.1:1/baton'"],
     [['report', URL_WITH_PASSWORD], 'postgres://bob:***@127.0.0.1:1/baton'],
     [['reconcile', TOKEN], "'btk.tok_0123456789abcdef0123456789abcdef.***'"],
-    [['serve', '--port', '0', `--bogus=${URL_WITH_PASSWORD}`], "'--bogus'"],
+    [['serve', '--port', '0', `--bogus=${URL_WITH_PASSWORD}`], 'unknown flag --bogus'],
   ] as const) {
     const r = await run([...argv]);
     assert.equal(r.code, 2, `${argv.join(' ')}: ${r.err}`);

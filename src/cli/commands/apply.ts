@@ -31,12 +31,15 @@ export async function runApply(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   try {
-    const { values, positionals } = parse({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: { ...REMOTE_OPTIONS, 'tokens-file': { type: 'string' } },
-    });
+    const { values, positionals } = parse(
+      {
+        args: argv,
+        strict: true,
+        allowPositionals: true,
+        options: { ...REMOTE_OPTIONS, 'tokens-file': { type: 'string' } },
+      },
+      'apply',
+    );
     const [file, ...rest] = positionals;
     if (file === undefined || rest.length > 0) throw new BatonError('usage', 'expected one config FILE');
     const tokensFile = values['tokens-file'];

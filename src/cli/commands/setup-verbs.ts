@@ -58,12 +58,12 @@ function setupCommand(
       return EXIT.ok;
     }
     try {
-      const { values, positionals } = parse({
-        args: argv,
-        strict: true,
-        allowPositionals: true,
-        options: { ...REMOTE_OPTIONS, ...extra },
-      });
+      const first = argv[0];
+      const named = first !== undefined && Object.hasOwn(verbs, first) ? `${name} ${first}` : name;
+      const { values, positionals } = parse(
+        { args: argv, strict: true, allowPositionals: true, options: { ...REMOTE_OPTIONS, ...extra } },
+        named,
+      );
       const [verb, ...args] = positionals;
       const fn = verb !== undefined && Object.hasOwn(verbs, verb) ? verbs[verb] : undefined;
       if (fn === undefined)

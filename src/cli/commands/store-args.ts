@@ -10,10 +10,14 @@ export const DEFAULT_DB = './baton.db';
 
 /**
  * `parseArgs` with positionals and environment fallbacks (options declaring `env`; see
- * parseOptions in ../command.ts), turning its TypeError into a `usage` error (exit 2).
+ * parseOptions in ../command.ts), turning its TypeError into a `usage` error (exit 2) in Baton's
+ * words, naming `command` (`domain show`) when given.
  */
-export function parse<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
-  return parseOptions(config);
+export function parse<T extends ParseArgsConfig>(
+  config: T,
+  command?: string,
+): ReturnType<typeof parseArgs<T>> {
+  return parseOptions(config, process.env, command);
 }
 
 /** Open an existing database (inspection commands never create one). */
