@@ -140,18 +140,35 @@ function callSignal(timeoutMs: number, outer: AbortSignal | undefined) {
   };
 }
 
-function lost(x: Exchange, cut: Cut, timeoutMs: number, error: unknown): BatonError {
+/**
+ * Where the call went: the base URL (it never carries user info: `endpoint` refuses it, and the
+ * token travels in a header), so a wrong `--url` or `BATON_URL` is seen in the message.
+ */
+function baseOf(e: Endpoint): string {
+  return e.base.href.replace(/\/$/, '');
+}
+
+/** The OS's code for a connection that failed (`ECONNREFUSED`), when the cause has one. */
+function errnoOf(error: unknown): string {
+  const code = (error as { code?: unknown; cause?: { code?: unknown } } | null)?.code;
+  const inner = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  const found = typeof code === 'string' ? code : typeof inner === 'string' ? inner : undefined;
+  return found === undefined ? '' : ` (${found})`;
+}
+
+function lost(e: Endpoint, x: Exchange, cut: Cut, timeoutMs: number, error: unknown): BatonError {
   // The request may or may not have reached Baton and applied: never retried here.
   const details = { safeToRetry: x.safeToRetry };
   const at = `${x.method} ${x.path}`;
   if (cut === 'timeout') {
-    const message = `no answer from Baton for ${at} within ${timeoutMs} ms`;
+    const message = `no answer from Baton at ${baseOf(e)} for ${at} within ${timeoutMs} ms`;
     return new BatonError('client_timeout', message, { ...details, timeoutMs }, { cause: error });
   }
   if (cut === 'aborted') {
     return new BatonError('client_aborted', `${at} was aborted by the caller`, details, { cause: error });
   }
-  return new BatonError('unavailable', `no answer from Baton for ${at}`, details, { cause: error });
+  const message = `no answer from Baton at ${baseOf(e)} for ${at}${errnoOf(error)}`;
+  return new BatonError('unavailable', message, details, { cause: error });
 }
 
 type Init = {
@@ -198,7 +215,7 @@ export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = 
     // The deadline covers the whole answer, body included: a server that stalls mid-body is cut off too.
     answer = await send(e, routeUrl(e, x.path), init);
   } catch (error) {
-    throw lost(x, call.cut(), timeoutMs, error);
+    throw lost(e, x, call.cut(), timeoutMs, error);
   } finally {
     call.done();
   }
