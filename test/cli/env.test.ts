@@ -155,7 +155,10 @@ test('errors name cause and address; no admin token without a listen; an unreach
   const db = join(dir, 'taken.db');
   const taken = baton(['serve', '--db', db, '--port', String(port), '--log-level', 'silent'], {});
   assert.equal(await taken.exited, 1);
-  assert.match(taken.err(), new RegExp(`cannot listen on EADDRINUSE 127\\.0\\.0\\.1:${port}`));
+  assert.match(
+    taken.err(),
+    new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is in use \\(EADDRINUSE\\)`),
+  );
   const engine = openSqliteEngine(db, { fileMustExist: true });
   const admins = await engine.read((ex) => ex.get<{ n: number }>('SELECT COUNT(*) AS n FROM api_tokens'));
   await engine.close();

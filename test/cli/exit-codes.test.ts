@@ -91,7 +91,8 @@ test('a port already taken exits 1 from every server command, naming the address
     assert.match(
       r.err,
       new RegExp(
-        `error: unavailable: cannot listen on EADDRINUSE 127\\.0\\.0\\.1:${port}: the address is already in use`,
+        `^error: unavailable: cannot listen on 127\\.0\\.0\\.1:${port}: the address is in use \\(EADDRINUSE\\)$`,
+        'm',
       ),
       argv[0],
     );

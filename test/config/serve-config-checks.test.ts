@@ -123,7 +123,10 @@ test('serve --json --config that fails after minting: the one stdout line carrie
   ]);
   const code = s.code ?? (await s.stop());
   assert.equal(code, 1);
-  assert.match(s.err(), /error: unavailable: cannot listen on EADDRINUSE/);
+  assert.match(
+    s.err(),
+    /error: unavailable: cannot listen on 127\.0\.0\.1:\d+: the address is in use \(EADDRINUSE\)/,
+  );
   const lines = s.out().split('\n');
   assert.equal(lines.length, 2, `one line: ${s.out()}`);
   const failed = JSON.parse(lines[0] ?? '') as { configTokens: ConfigToken[] };
