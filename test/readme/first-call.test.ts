@@ -7,93 +7,26 @@
  * invoice (with either example) sends nothing and prints the original's status. Every process the block started is killed afterwards (its process group).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import {
-  cpSync,
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { repoRoot } from '../support/paths.js';
+import { bashGroup, portFree, readmeBlock, scratchClone, type Finished } from './support.js';
 
 const SANDBOX = 'http://127.0.0.1:4010';
 const ADMIN = 'readme-test-sandbox-admin-token';
 const DEADLINE_MS = 240_000;
 
-/** The first ```sh block after the "## First guarded call" heading. */
-function readmeBlock(): string {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const section = readme.split(/^## First guarded call$/m)[1];
-  assert.ok(section !== undefined, 'README.md has a "First guarded call" section');
-  const m = /```sh\n([\s\S]*?)```/.exec(section.split(/^## /m)[0] ?? '');
-  assert.ok(m?.[1] !== undefined, 'the section has a sh block');
-  return m[1];
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => (s.destroy(), resolve(false)));
-    s.once('error', () => resolve(true));
-  });
-}
-
-/** A scratch clone: what a fresh clone has after `npm install` (dist built), with its own examples/. */
+/** A scratch clone with the README's examples/ files. */
 function workspace(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'baton-readme-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  for (const name of ['node_modules', 'dist', 'src', 'profiles', 'schemas'])
-    symlinkSync(join(repoRoot, name), join(dir, name));
-  copyFileSync(join(repoRoot, 'package.json'), join(dir, 'package.json'));
-  mkdirSync(join(dir, 'examples'));
+  const dir = scratchClone(t, 'baton-readme-');
   for (const f of ['baton.config.json', 'first-call.ts', 'first-call.sh'])
     cpSync(join(repoRoot, 'examples', f), join(dir, 'examples', f));
   return dir;
 }
 
-interface Finished {
-  readonly code: number | null;
-  readonly out: string;
-  readonly err: string;
-}
-
-/** Run bash in its own process group; resolve when bash exits (background children keep the pipes). */
 function bash(t: TestContext, cwd: string, args: string[]): Promise<Finished> {
-  const child: ChildProcess = spawn('bash', args, {
-    cwd,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, BATON_SANDBOX_ADMIN_TOKEN: ADMIN, npm_config_update_notifier: 'false' },
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (err += b.toString()));
-  t.after(() => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
-    } catch {
-      // the group is already gone
-    }
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no exit within ${DEADLINE_MS} ms:\n${out}\n${err}`)),
-      DEADLINE_MS,
-    );
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+  return bashGroup(t, cwd, args, { BATON_SANDBOX_ADMIN_TOKEN: ADMIN }, DEADLINE_MS);
 }
 
 function lastJson(out: string): Record<string, unknown> {
@@ -120,7 +53,7 @@ test(
   async (t) => {
     for (const port of [4010, 4001]) assert.ok(await portFree(port), `port ${port} (the README's) is in use`);
     const dir = workspace(t);
-    const block = readmeBlock();
+    const block = readmeBlock(join(repoRoot, 'README.md'), 'First guarded call');
     assert.equal(block.trim().split('\n').length, 3, 'at most three commands');
 
     const run = await bash(t, dir, ['-c', block]);

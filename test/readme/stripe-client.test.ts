@@ -9,80 +9,27 @@
  * the block started is killed afterwards (its process group).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { repoRoot } from '../support/paths.js';
+import { bashGroup, portFree, readmeBlock, scratchClone, type Finished } from './support.js';
 
 const SANDBOX = 'http://127.0.0.1:4160';
 const ADMIN = 'readme-test-stripe-admin-token';
 const DEADLINE_MS = 180_000;
 const EXAMPLE = join(repoRoot, 'examples', 'stripe-client');
 
-function readmeBlock(): string {
-  const readme = readFileSync(join(EXAMPLE, 'README.md'), 'utf8');
-  const section = readme.split(/^## Run it$/m)[1];
-  const m = /```sh\n([\s\S]*?)```/.exec(section?.split(/^## /m)[0] ?? '');
-  assert.ok(m?.[1] !== undefined, 'the README has a "Run it" section with a sh block');
-  return m[1];
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => (s.destroy(), resolve(false)));
-    s.once('error', () => resolve(true));
-  });
-}
-
+/** A scratch clone with its own examples/stripe-client/ (no tokens file from an earlier run). */
 function workspace(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'baton-readme-stripe-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  for (const name of ['node_modules', 'dist', 'src', 'profiles', 'schemas'])
-    symlinkSync(join(repoRoot, name), join(dir, name));
-  copyFileSync(join(repoRoot, 'package.json'), join(dir, 'package.json'));
-  mkdirSync(join(dir, 'examples'));
+  const dir = scratchClone(t, 'baton-readme-stripe-');
   cpSync(EXAMPLE, join(dir, 'examples', 'stripe-client'), { recursive: true });
   rmSync(join(dir, 'examples', 'stripe-client', 'stripe-client.tokens.json'), { force: true });
   return dir;
 }
 
-/** Run bash in its own process group; resolve when bash exits (background children keep the pipes). */
-function bash(
-  t: TestContext,
-  cwd: string,
-  script: string,
-): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn('bash', ['-c', script], {
-    cwd,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, BATON_SANDBOX_ADMIN_TOKEN: ADMIN, npm_config_update_notifier: 'false' },
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-  t.after(() => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
-    } catch {
-      // the group is already gone
-    }
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no exit within ${DEADLINE_MS} ms:\n${out}\n${err}`)),
-      DEADLINE_MS,
-    );
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+function bash(t: TestContext, cwd: string, script: string): Promise<Finished> {
+  return bashGroup(t, cwd, ['-c', script], { BATON_SANDBOX_ADMIN_TOKEN: ADMIN }, DEADLINE_MS);
 }
 
 function resultLine(out: string): Record<string, unknown> {
@@ -107,7 +54,7 @@ test(
   async (t) => {
     for (const port of [4160, 4161]) assert.ok(await portFree(port), `port ${port} (the README's) is in use`);
     const dir = workspace(t);
-    const block = readmeBlock();
+    const block = readmeBlock(join(EXAMPLE, 'README.md'), 'Run it');
     const run = await bash(t, dir, block);
     assert.equal(run.code, 0, `${run.out}\n${run.err}`);
     const paid = resultLine(run.out);
