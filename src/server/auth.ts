@@ -12,7 +12,7 @@ import { executorActor } from '../missions/index.js';
 import type { StoreEngine } from '../store/engine.js';
 import { findExecutorCredential, type PrincipalRole } from '../store/principals.js';
 import { authenticateSession } from './sessions.js';
-import { looksLikePrincipalToken, verifyToken } from './tokens.js';
+import { looksLikeExecutorCredential, looksLikePrincipalToken, verifyToken } from './tokens.js';
 
 export type Role = PrincipalRole | 'executor';
 
@@ -47,7 +47,6 @@ export interface ExecutorBearer {
 
 export type Principal = TokenPrincipal | ExecutorPrincipal | ExecutorBearer;
 
-const CREDENTIAL = /^[A-Za-z0-9_-]{16,256}$/;
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
 function unauthenticated(why: string): BatonError {
@@ -72,7 +71,7 @@ export async function authenticateForCommand(
 ): Promise<Principal> {
   const bearer = bearerOf(header);
   if (looksLikePrincipalToken(bearer)) return authenticate(engine, header);
-  if (!CREDENTIAL.test(bearer)) throw unauthenticated('unknown token');
+  if (!looksLikeExecutorCredential(bearer)) throw unauthenticated('unknown token');
   return { kind: 'executor-bearer', role: 'executor', credential: bearer };
 }
 
@@ -83,7 +82,7 @@ export async function authenticate(engine: StoreEngine, header: string | undefin
     if (token === undefined) throw unauthenticated('unknown or revoked token');
     return { kind: 'token', role: token.role, tokenId: token.id, name: token.name };
   }
-  if (!CREDENTIAL.test(bearer)) throw unauthenticated('unknown token');
+  if (!looksLikeExecutorCredential(bearer)) throw unauthenticated('unknown token');
   const found = await findExecutorCredential(engine, digestBytes(bearer));
   if (found === undefined) throw unauthenticated('unknown executor credential');
   if (found.retiredAt !== null) {

@@ -13,7 +13,8 @@ import { digestBytes } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
 import type { StoreEngine } from '../store/engine.js';
 import { findLiveSession, insertSession, type SessionRecord } from '../store/sessions.js';
-import { looksLikePrincipalToken, verifyToken } from './tokens.js';
+import { findExecutorCredential } from '../store/principals.js';
+import { looksLikeExecutorCredential, looksLikePrincipalToken, verifyToken } from './tokens.js';
 
 export const SESSION_COOKIE = 'baton_session';
 export const CSRF_HEADER = 'x-baton-csrf';
@@ -53,10 +54,7 @@ export async function signIn(
   bearer: string,
   deps: { clock: Clock; ttlMs: number },
 ): Promise<StartedSession> {
-  if (!looksLikePrincipalToken(bearer)) {
-    // An executor credential (or anything else): the console is for operators and admins only.
-    throw new BatonError('forbidden', 'only an operator or admin token can sign in to the console');
-  }
+  if (!looksLikePrincipalToken(bearer)) await refuseNonPrincipal(engine, bearer);
   const token = await verifyToken(engine, bearer);
   if (token === undefined) throw new BatonError('unauthenticated', 'unknown or revoked token');
   const id = `ses_${randomBytes(16).toString('hex')}`;
@@ -69,6 +67,21 @@ export async function signIn(
     cookieValue: `bss.${id}.${secret}`,
     csrfToken: csrfOf(secret),
   };
+}
+
+/**
+ * A bearer that is no principal token never signs in. Only a live executor credential is told
+ * `forbidden` (it is one, the console is for people); anything else — a mistyped token, a retired
+ * credential — is `unauthenticated`, as on every other route, so a typo is not reported as a
+ * question of role.
+ */
+async function refuseNonPrincipal(engine: StoreEngine, bearer: string): Promise<never> {
+  const found = looksLikeExecutorCredential(bearer)
+    ? await findExecutorCredential(engine, digestBytes(bearer))
+    : undefined;
+  if (found === undefined || found.retiredAt !== null)
+    throw new BatonError('unauthenticated', 'unknown or revoked token');
+  throw new BatonError('forbidden', 'only an operator or admin token can sign in to the console');
 }
 
 export interface AuthenticatedSession {

@@ -36,6 +36,13 @@ export function looksLikePrincipalToken(bearer: string): boolean {
   return bearer.startsWith(`${TOKEN_PREFIX}.`);
 }
 
+/** The form of an executor credential issued by takeover (anything else is no credential at all). */
+const EXECUTOR_CREDENTIAL = /^[A-Za-z0-9_-]{16,256}$/;
+
+export function looksLikeExecutorCredential(bearer: string): boolean {
+  return EXECUTOR_CREDENTIAL.test(bearer);
+}
+
 /** Create and store a token; the secret leaves this function only inside the returned `token`. */
 /** A token's role and name, checked (input_invalid): before a store is touched, and in createToken. */
 export function readTokenInput(input: { role: string; name?: string | undefined }): {

@@ -97,6 +97,22 @@ test('an executor credential, an unknown and a revoked token cannot sign in', as
   assertProblem(r, 401, 'unauthenticated');
 });
 
+test('sign-in with a mistyped, unknown or retired credential is 401 unauthenticated, not a role refusal', async (t) => {
+  const api = await startApi(t);
+  await setupOverHttp(api);
+  const retired = await takeover(api, 'exec-agent');
+  const live = await takeover(api, 'exec-agent'); // the second takeover retires the first generation
+  const before = await api.snapshot();
+  const signIn = (token: string): Promise<Answer> => api.call('POST', '/v1/session', { body: { token } });
+  for (const token of ['nope', 'x'.repeat(40), retired, 'btk.typo']) {
+    const r = await signIn(token);
+    assertProblem(r, 401, 'unauthenticated');
+    assert.equal(r.headers.get('set-cookie'), null, token);
+  }
+  assertProblem(await signIn(live), 403, 'forbidden');
+  assert.equal(await api.snapshot(), before);
+});
+
 test('revoking a token ends its sessions; sign-out ends one; expiry ends it', async (t) => {
   const api = await startApi(t);
   const made = await api.call('POST', '/v1/tokens', { token: api.admin, body: { role: 'operator' } });
