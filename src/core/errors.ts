@@ -129,6 +129,12 @@ export const ERROR_CODES = {
   // --- missions / observations -----------------------------------------------------------------
   mission_not_active: spec(403),
   mission_status_unavailable: spec(503, true),
+  /**
+   * The pinned issuer's client key (`client.key_ref`) cannot be read or used (not a private JWK with
+   * kid, of another type than `client.alg`, out of the host's secret scope): a fault of this server's
+   * configuration, not of the issuer, so never retried; fixed by fixing the file or variable named.
+   */
+  mission_client_key_unusable: spec(500),
   /** A Mission Status answer failed a check of A3.2 (details: check, step); never relied on. */
   mission_status_invalid: spec(502),
   /** A lifecycle SET failed a check of A3.4 (details: check, err = the RFC 8935 error code). */

@@ -42,8 +42,10 @@ import type { MissionCheckResult, MissionMetrics } from './mission-metrics.js';
 import {
   clientKeyOf,
   scopedSecretResolver,
+  unusableRef,
   type SecretResolver,
   type SecretScope,
+  type UnusableRef,
 } from './mission-secrets.js';
 
 export interface MissionConsumerOptions {
@@ -147,6 +149,39 @@ export class MissionConsumer {
     return client;
   }
 
+  /**
+   * The first secret reference of a registration this server could never use (mission-secrets.ts
+   * `unusableRef`), read through this server's own resolver: the routes refuse such a registration
+   * before storing it, since a pin is immutable.
+   */
+  unusableRef(reg: {
+    readonly pin: IssuerPin;
+    readonly pollBearerRef: string | null;
+  }): UnusableRef | undefined {
+    return unusableRef(reg, this.#resolveSecret);
+  }
+
+  /**
+   * The issuer's Status client, or — when its client key cannot be used — a non-retryable
+   * `mission_client_key_unusable`: a configuration fault here, which a retryable `unavailable`
+   * would pass off as an issuer outage. Nothing is sent; the view is not touched; the next check
+   * reads the reference again (a fixed file is picked up without a restart).
+   */
+  #clientOrRefusal(pin: IssuerPin): MissionStatusClient {
+    try {
+      return this.#client(pin);
+    } catch (error) {
+      if (!isBatonError(error, 'key_invalid') && !isBatonError(error, 'key_unsupported')) throw error;
+      this.#o.metrics.countCheck('client_key_unusable');
+      throw new BatonError(
+        'mission_client_key_unusable',
+        `the client key of issuer ${pin.issuer} (client.key_ref ${pin.client.key_ref}) cannot be used: ${error.message}`,
+        { issuer: pin.issuer, path: 'client.key_ref' },
+        { cause: error },
+      );
+    }
+  }
+
   // --- Status (A3.2) ---------------------------------------------------------------------------
 
   /**
@@ -178,11 +213,12 @@ export class MissionConsumer {
   /** One Status fetch, counted; a refused, 404 or 401 answer recorded (the view becomes unknown). */
   async #fetch(origin: string, missionId: string): Promise<StatusFetchResult> {
     const pinned = await this.registry.require(origin);
+    const client = this.#clientOrRefusal(pinned.pin);
     let result: StatusFetchResult;
     try {
-      result = await this.#client(pinned.pin).check(missionId);
+      result = await client.check(missionId);
     } catch (error) {
-      // The client key cannot be loaded: a local fault, reported as unavailable, never active.
+      // A key fault while checking (not the client key's: #clientOrRefusal checked it): unknown.
       if (!isBatonError(error, 'key_invalid') && !isBatonError(error, 'key_unsupported')) throw error;
       result = {
         kind: 'unknown',

@@ -14,7 +14,8 @@ export type MissionCheckResult =
   | 'unauthorized'
   | 'rate_limited'
   | 'backed_off'
-  | 'unavailable';
+  | 'unavailable'
+  | 'client_key_unusable';
 
 export class MissionMetrics {
   readonly #checks: Counter<'result'>;
@@ -25,7 +26,7 @@ export class MissionMetrics {
     const registers = [registry];
     this.#checks = new Counter({
       name: 'baton_mission_checks_total',
-      help: 'Mission Status checks by this process, by outcome (active, not_active, refused, not_found, unauthorized, rate_limited, unavailable; backed_off: not sent, inside an issuer 429 or 503 Retry-After).',
+      help: 'Mission Status checks by this process, by outcome (active, not_active, refused, not_found, unauthorized, rate_limited, unavailable; backed_off: not sent, inside an issuer 429 or 503 Retry-After; client_key_unusable: not sent, the pinned client key cannot be used).',
       labelNames: ['result'],
       registers,
     });

@@ -1,8 +1,9 @@
 /**
  * Secret references of the issuer registry (docs/missions.md "Secret references"): `env:NAME` or
  * `file:PATH`. The pin's `client.key_ref` names the private_key_jwt key as a private JWK (JSON,
- * with `kid`); a poll stream's `pollBearerRef` names the bearer. Secrets are read when first
- * needed, never stored by Baton, never in a message.
+ * with `kid`); a poll stream's `pollBearerRef` names the bearer. Secrets are read when a
+ * registration is read (to refuse one that could never work) and when needed, never stored by
+ * Baton, never in a message.
  *
  * Who may name what: a registration comes over the HTTP API (an admin token, possibly remote), but
  * the reference is resolved on the server's host, and a poll bearer is then sent to the endpoint
@@ -11,10 +12,10 @@
  * folders `baton serve --secret-dir` lists. Anything else is refused — otherwise an API role could
  * have any host variable or readable file (a database URL, a cloud key) sent where it chose.
  */
-import { createPrivateKey, type JsonWebKey } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { BatonError } from '../core/errors.js';
+import { BatonError, isBatonError } from '../core/errors.js';
 import type { ForeignSigningKey } from '../core/jose.js';
 import { parseStrictJson } from '../core/json.js';
 import type { IssuerPin } from '../missions/index.js';
@@ -103,23 +104,112 @@ export function scopedSecretResolver(scope: SecretScope): SecretResolver {
   };
 }
 
-/** The pin's client key: a private JWK whose `kid` the issuer registered (RFC 7523). */
+/** What each `client.alg` signs with (node:crypto key type and curve), as `signJwsWithKey` needs. */
+const CLIENT_KEY_TYPES: Readonly<
+  Record<IssuerPin['client']['alg'], { type: string; curve?: string; kty: string }>
+> = {
+  ES256: { type: 'ec', curve: 'prime256v1', kty: 'EC P-256' },
+  EdDSA: { type: 'ed25519', kty: 'OKP Ed25519' },
+};
+
+function unusable(why: string, cause?: unknown): BatonError {
+  return new BatonError('key_invalid', why, {}, cause === undefined ? undefined : { cause });
+}
+
+/** The file's text as a JWK object, or why it is none (a PEM key is named as such: a common mistake). */
+function jwkObject(text: string): Record<string, unknown> {
+  if (text.startsWith('-----BEGIN'))
+    throw unusable(
+      'it holds a PEM key, not a private JWK with kid (JSON): see docs/missions.md "The client key"',
+    );
+  let value: unknown;
+  try {
+    value = parseStrictJson(text);
+  } catch (cause) {
+    throw unusable('it is not a private JWK with kid (not JSON)', cause);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw unusable('it is not a private JWK with kid (not a JSON object)');
+  return value as Record<string, unknown>;
+}
+
+/**
+ * The pin's client key (RFC 7523 private_key_jwt): a private JWK whose `kid` the issuer registered,
+ * of the type `client.alg` signs with (ES256: EC P-256; EdDSA: OKP Ed25519), and, if it says, for
+ * that `alg` and for signing. Anything else is `key_invalid` with the reason: checked when a
+ * registration is read (fail early) and again when the Status client is built.
+ */
 export function clientKeyOf(pin: IssuerPin, resolve: SecretResolver): ForeignSigningKey {
-  const text = resolve(pin.client.key_ref);
-  let jwk: Record<string, unknown>;
-  try {
-    jwk = parseStrictJson(text) as Record<string, unknown>;
-  } catch (cause) {
-    throw new BatonError('key_invalid', 'the client key is not a JWK', {}, { cause });
-  }
+  const jwk = jwkObject(resolve(pin.client.key_ref));
   const kid = jwk['kid'];
-  if (typeof kid !== 'string' || kid === '') throw new BatonError('key_invalid', 'the client JWK has no kid');
+  if (typeof kid !== 'string' || kid === '') throw unusable('the JWK has no kid');
+  if (typeof jwk['d'] !== 'string')
+    throw unusable('the JWK is a public key (no d): the private key is needed');
+  const alg = pin.client.alg;
+  const jwkAlg = jwk['alg'];
+  if (jwkAlg !== undefined && jwkAlg !== alg)
+    throw unusable(
+      `the JWK is for alg ${typeof jwkAlg === 'string' ? jwkAlg : '(not a string)'}, the pin's client.alg is ${alg}`,
+    );
+  if (jwk['use'] !== undefined && jwk['use'] !== 'sig') throw unusable('the JWK is not for signing (use)');
+  let privateKey: KeyObject;
   try {
-    const privateKey = createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' });
-    return { privateKey, kid, alg: pin.client.alg };
+    privateKey = createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' });
   } catch (cause) {
-    throw new BatonError('key_invalid', 'the client JWK is not a private key', {}, { cause });
+    throw unusable('the JWK is not a private key node:crypto can read', cause);
   }
+  const want = CLIENT_KEY_TYPES[alg];
+  if (
+    privateKey.asymmetricKeyType !== want.type ||
+    (want.curve !== undefined && privateKey.asymmetricKeyDetails?.namedCurve !== want.curve)
+  )
+    throw unusable(`the pin's client.alg ${alg} signs with an ${want.kty} key, the JWK is another`);
+  return { privateKey, kid, alg };
+}
+
+/** Why a registration's secret reference cannot be used, by JSON path (undefined: all usable). */
+export interface UnusableRef {
+  readonly path: string;
+  readonly reason: string;
+}
+
+/** The reason with the reference it is about (a name, never what it holds). */
+function naming(ref: string, reason: string): string {
+  return reason.includes(ref) ? reason : `${ref}: ${reason}`;
+}
+
+/** A poll bearer goes into an Authorization header: printable ASCII, no space, not empty. */
+const POLL_BEARER = /^[\x21-\x7e]+$/;
+
+/**
+ * Resolve every secret reference of a registration now, through `resolve`, and check it is what it
+ * must be: the client key as `clientKeyOf` needs it, the poll bearer a header value. A registration
+ * whose pin cannot ever be used is refused before it is stored (pins are immutable: a stored one
+ * could only be fixed by replacing the file it names).
+ */
+export function unusableRef(
+  reg: { readonly pin: IssuerPin; readonly pollBearerRef: string | null },
+  resolve: SecretResolver,
+): UnusableRef | undefined {
+  const path = '$.pin.client.key_ref';
+  try {
+    clientKeyOf(reg.pin, resolve);
+  } catch (error) {
+    if (!isBatonError(error, 'key_invalid')) throw error;
+    return { path, reason: naming(reg.pin.client.key_ref, error.message) };
+  }
+  if (reg.pollBearerRef === null) return undefined;
+  try {
+    if (!POLL_BEARER.test(resolve(reg.pollBearerRef)))
+      return {
+        path: '$.pollBearerRef',
+        reason: naming(reg.pollBearerRef, 'the bearer is empty or not printable ASCII without spaces'),
+      };
+  } catch (error) {
+    if (!isBatonError(error, 'key_invalid')) throw error;
+    return { path: '$.pollBearerRef', reason: naming(reg.pollBearerRef, error.message) };
+  }
+  return undefined;
 }
 
 /** The registration's references `scope` does not allow, by JSON path (empty: all allowed). */

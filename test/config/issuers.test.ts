@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
 import { startApi } from '../server/helpers.js';
-import { LOOPBACK_PUSH_PIN } from '../missions/fixtures.js';
+import { LOOPBACK_PUSH_PIN, writeClientKey } from '../missions/fixtures.js';
 import { baton, tempDir } from './support.js';
 
 const PIN = LOOPBACK_PUSH_PIN;
@@ -19,6 +19,7 @@ test('issuers: applied from a pin file with a push bearer reference, unchanged o
   const dir = tempDir(t);
   const api = await startApi(t, { secretDirs: [dir] });
   writeFileSync(join(dir, 'issuer.json'), JSON.stringify(PIN));
+  writeClientKey(dir); // the key the pin names: the server checks it before pinning
   writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
   const config = {
     format: 'baton.config/1',
@@ -99,6 +100,7 @@ test("issuers: an operator's apply that would pin an issuer is refused forbidden
   const dir = tempDir(t);
   const api = await startApi(t, { secretDirs: [dir] });
   writeFileSync(join(dir, 'issuer.json'), JSON.stringify(PIN));
+  writeClientKey(dir); // the key the pin names: the server checks it before pinning
   writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
   const config = {
     format: 'baton.config/1',

@@ -1,5 +1,8 @@
 /** Shared fixtures for the harness tests: a bound item, views and pre-verified inputs. */
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isBatonError } from '../../src/core/errors.js';
 import { formatRfc3339 } from '../../src/core/time.js';
 import type { MissionBinding, WorkItemRecord } from '../../src/missions/model.js';
@@ -29,6 +32,17 @@ export const LOOPBACK_PUSH_PIN = {
   bounds: { max_stale_seconds: 60 },
   stream: { delivery: 'urn:ietf:rfc:8935' },
 };
+
+/**
+ * The client key `LOOPBACK_PUSH_PIN` names (`client.jwk.json`) written into `dir`: a private P-256
+ * JWK with kid, what a registration's key reference must hold (checked before the pin is stored).
+ */
+export function writeClientKey(dir: string, name = 'client.jwk.json'): string {
+  const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify({ ...jwk, kid: 'client-key-1' }));
+  return path;
+}
 
 export const binding: MissionBinding = {
   mission_id: MISSION,

@@ -15,7 +15,7 @@ import { readIssuerRegistration } from '../../src/missions/index.js';
 import { openBaton } from '../../src/server/open.js';
 import { scopedSecretResolver, secretRefAllowed } from '../../src/server/mission-secrets.js';
 import { serveInProcess } from '../config/support.js';
-import { LOOPBACK_PUSH_PIN } from './fixtures.js';
+import { LOOPBACK_PUSH_PIN, writeClientKey } from './fixtures.js';
 import { assertProblem } from '../server/helpers.js';
 import { IssuerRegistry } from '../../src/store/missions-issuers.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -134,6 +134,7 @@ test('baton serve --config: an issuer whose key is outside --secret-dir refuses 
   const dir = tempDir(t);
   const pin = LOOPBACK_PUSH_PIN; // its key relative to the config's folder
   writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
+  writeClientKey(dir); // the key the pin names: serve --config checks it before pinning
   const config = join(dir, 'baton.config.json');
   writeFileSync(
     config,

@@ -8,11 +8,18 @@
  * 64 KiB limit stays; every other route still takes JSON only.
  */
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { test } from 'node:test';
 import { assertProblem, startApi, type Answer, type Api } from './helpers.js';
 
 const ISSUER = 'https://as.example.com';
 const STREAM_BEARER = 'stream-bearer-0123456789abcdef-0123456789';
+
+// The client key the pin names: never used (no SET verifies), but checked when the pin is registered.
+process.env['BATON_SECRET_SET_PUSH_TEST_KEY'] = JSON.stringify({
+  ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }),
+  kid: 'client-key-1',
+});
 
 /** A push issuer pinned with its stream bearer (the client key is never needed: no SET verifies). */
 const registration = {

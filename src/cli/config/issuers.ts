@@ -14,7 +14,9 @@ import { readIssuerRegistration, type IssuerRegistration } from '../../missions/
 import {
   refsOutside,
   resolveSecret,
+  scopedSecretResolver,
   secretRefRefusal,
+  unusableRef,
   type SecretScope,
 } from '../../server/mission-secrets.js';
 import type { IssuerEntry } from './model.js';
@@ -44,7 +46,9 @@ async function readPin(entry: IssuerEntry, baseDir: string, path: string): Promi
 
 /**
  * The config's issuers held to a server's secret scope (docs/missions.md "Secret references"):
- * the first reference it would never read refuses the file, `config_invalid` naming its path.
+ * the first reference it would never read, or (with `scope`: this process is that server) could
+ * not use — a client key that is no private JWK with kid of `client.alg`'s type, an empty poll
+ * bearer — refuses the file, `config_invalid` naming its path.
  * Without `scope` (a server elsewhere: its folders are its own to judge) only the rule every
  * server shares is checked: a variable it resolves is a BATON_SECRET_* one.
  */
@@ -54,6 +58,14 @@ export function refuseIssuerRefs(issuers: readonly LoadedIssuer[], scope?: Secre
       if (scope === undefined && !o.ref.startsWith('env:')) continue;
       const at = `$.issuers[${i}]${o.path.slice(1)}`;
       throw new BatonError('config_invalid', `${at}: ${secretRefRefusal(o.ref)}`, { path: at });
+    }
+    // This process is the server (`serve --config`): what it would resolve is resolved now, and a
+    // key it could never sign with refuses the file before the immutable pin is stored.
+    const unusable =
+      scope === undefined ? undefined : unusableRef(l.registration, scopedSecretResolver(scope));
+    if (unusable !== undefined) {
+      const at = `$.issuers[${i}]${unusable.path.slice(1)}`;
+      throw new BatonError('config_invalid', `${at}: ${unusable.reason}`, { path: at });
     }
   });
 }

@@ -185,6 +185,13 @@ export function missionRoutes(deps: ServerDeps): RouteSpec[] {
           throw new BatonError('input_invalid', `${outside.path}: ${secretRefRefusal(outside.ref)}`, {
             path: outside.path,
           });
+        // Resolved and checked now, before the (immutable) pin is stored: a key this server can
+        // never sign with would only surface later, at every Status check.
+        const unusable = consumerOf(deps).unusableRef(reg);
+        if (unusable !== undefined)
+          throw new BatonError('input_invalid', `${unusable.path}: ${unusable.reason}`, {
+            path: unusable.path,
+          });
         const done = await consumerOf(deps).registry.register(reg, actor(input), now());
         return { status: done.action === 'created' ? 201 : 200, body: issuerBody(done.issuer, now()) };
       },
