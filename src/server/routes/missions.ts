@@ -225,7 +225,7 @@ export function missionRoutes(deps: ServerDeps): RouteSpec[] {
       url: '/v1/missions/:origin/:missionId/check',
       operationId: 'checkMission',
       summary:
-        'Fetch Mission Status now (A3.2) and apply it; refused answers make the view unknown (502 mission_status_invalid), unreachable ones 503, as is a check inside the issuer 429 Retry-After (nothing sent)',
+        'Fetch Mission Status now (A3.2) and apply it; refused answers make the view unknown (502 mission_status_invalid), unreachable ones 503, as is a check inside the issuer’s 429 or 503 Retry-After (nothing sent); a pinned client key this server cannot use is 500 mission_client_key_unusable (nothing sent)',
       tag: 'missions',
       roles: ['operator'],
       schema: {
