@@ -176,7 +176,21 @@ test('baton serve --config: a client key that is no private JWK of client.alg re
     ['--db', db, '--port', '0', '--config', config, '--secret-dir', dir],
     (out) => out.includes('baton listening on '),
   );
-  t.after(() => s.stop());
   assert.equal(s.exited(), undefined, s.err());
   assert.match(s.err(), /created/);
+  t.after(() => s.stop());
+  await s.stop();
+
+  // The stored pin's file replaced by a PEM: a restart says so on stderr, naming issuer and path.
+  const keyFile = files.good.slice('file:'.length);
+  writeFileSync(keyFile, world.key.privateKey.export({ format: 'pem', type: 'pkcs8' }));
+  const again = await serveInProcess(['--db', db, '--port', '0', '--secret-dir', dir], (out) =>
+    out.includes('baton listening on '),
+  );
+  t.after(() => again.stop());
+  assert.equal(again.exited(), undefined, again.err());
+  assert.match(
+    again.err(),
+    /mission issuer \S+: pin\.client\.key_ref: .*holds a PEM key, not a private JWK with kid.*mission_client_key_unusable/,
+  );
 });

@@ -194,12 +194,21 @@ async function describeIssuers(missions: MissionConsumer, io: CliIo): Promise<vo
   io.stderr(
     `mission issuers pinned: ${pinned.length} (push ${by('urn:ietf:rfc:8935')}, poll ${by('urn:ietf:rfc:8936')})\n`,
   );
-  // Pinned before --secret-dir existed, or by a config applied at start: never read, and said so.
-  for (const i of pinned)
-    for (const o of refsOutside(i, missions.secretScope))
+  for (const i of pinned) {
+    // Pinned before --secret-dir existed, or by a config applied at start: never read, and said so.
+    const outside = refsOutside(i, missions.secretScope);
+    for (const o of outside)
       io.stderr(
         `mission issuer ${i.issuer}: ${o.path.slice(2)}: ${secretRefRefusal(o.ref)}; it is never read\n`,
       );
+    // A pin is immutable, the file it names is not: one that cannot be used now is said at start,
+    // not first met as a check's 500 (docs/missions.md "The client key").
+    const unusable = outside.length === 0 ? missions.unusableRef(i) : undefined;
+    if (unusable !== undefined)
+      io.stderr(
+        `mission issuer ${i.issuer}: ${unusable.path.slice(2)}: ${unusable.reason}; its Status checks answer mission_client_key_unusable until it is fixed\n`,
+      );
+  }
 }
 
 /** `--secret-dir`: existing folders, made absolute (the scope compares absolute paths). */
