@@ -311,7 +311,9 @@ if (db !== undefined) {
   test("[postgres] an idle pooled connection stays open for idleTimeoutMs (default a minute, past pg's 10 s), then closes", async (t) => {
     const store = await plain.open(t);
     const kept = openPostgresEngine(store.location);
-    const brief = openPostgresEngine(store.location, { idleTimeoutMs: 100 });
+    // 1.5 s, not less: the check that it is open after its read opens a connection of its own,
+    // which under a loaded machine took longer than a 100 ms idle timeout (the test failed).
+    const brief = openPostgresEngine(store.location, { idleTimeoutMs: 1_500 });
     t.after(() => Promise.all([kept.close(), brief.close()]));
     const pidOf = async (tx: { get<R extends object>(sql: string): Promise<R | undefined> }) =>
       Number((await tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'))?.pid);
