@@ -4,7 +4,8 @@
  * a tokens file that is not JSON is "not a baton.tokens/1 file" (docs/config.md).
  */
 import assert from 'node:assert/strict';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { positionIn } from '../../src/cli/json-file.js';
@@ -62,3 +63,87 @@ test('a tokens file that is not JSON is not a baton.tokens/1 file, said before a
   );
   assert.equal(await api.snapshot(), before);
 });
+
+/** [command line, stdin, exit code, the line on stderr up to the position's end]. */
+type Case = [string[], string, number, string];
+
+test('every command reading a JSON file names it (stdin for -) and the position, keeping its code and exit', async (t) => {
+  const dir = tempDir(t);
+  const bad = join(dir, 'bad.json');
+  writeFileSync(bad, '{\n  "a": 1,\n  "b": ]\n}\n');
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const priv = join(dir, 'priv.pem');
+  const pub = join(dir, 'pub.pem');
+  writeFileSync(priv, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  writeFileSync(pub, publicKey.export({ type: 'spki', format: 'pem' }));
+  const issuers = join(dir, 'issuers.json');
+  writeFileSync(issuers, JSON.stringify({ format: 'baton.config/1', issuers: [{ file: 'bad.json' }] }));
+  const producers = join(dir, 'producers.json');
+  const producer = { producer: 'urn:example:p', keys: [{ file: 'bad.json' }] };
+  writeFileSync(producers, JSON.stringify({ format: 'baton.config/1', producers: [producer] }));
+  const at = 'line 3, column 8 (byte 19)';
+  const malformed = `json_malformed: ${bad} ${at}: malformed JSON`;
+  const remote = ['--url', 'http://127.0.0.1:9', '--token', 'btk.tok_x.y'];
+  const cases: Case[] = [
+    [['jcs', bad], '', 2, `error: ${malformed}`],
+    [['digest', '--json', '-'], readBad(bad), 2, `error: json_malformed: stdin ${at}: malformed JSON`],
+    [['serve', '--db', join(dir, 'b.db'), '--port', '0', '--credentials', bad], '', 2, `error: ${malformed}`],
+    [['missions', 'anchor', 'intent', bad, '--iss', 'https://issuer.example'], '', 2, `error: ${malformed}`],
+    [
+      ['missions', 'verify-set', '-', '--jwks', bad, '--iss', 'https://i.example', '--aud', 'a'],
+      '',
+      2,
+      `error: ${malformed}`,
+    ],
+    [
+      ['lease', 'sign', '--key', priv, bad],
+      '',
+      2,
+      `error: ERR_LEASE_MALFORMED: ${bad} ${at}: lease is not strict JSON`,
+    ],
+    [
+      ['lease', 'verify', '--key', pub, bad],
+      '',
+      1,
+      `refused (CRYPTOGRAPHIC_BINDING): ${bad} ${at}: lease is not`,
+    ],
+    [['lease', 'verify', '--key', pub, '--inverse-payload', bad, '-'], '', 2, `error: ${malformed}`],
+    [['harness', 'rebind', 'x', '--binding', bad, '--db', join(dir, 'b.db')], '', 2, `error: ${malformed}`],
+    [
+      ['observe', 'validate', '-'],
+      readBad(bad),
+      1,
+      `refused: observation_record_invalid [bytes at $]: stdin ${at}: `,
+    ],
+    [
+      ['apply', issuers, ...remote],
+      '',
+      2,
+      `error: config_invalid: $.issuers[0].file: cannot read bad.json as JSON: ${at}: `,
+    ],
+    [
+      ['apply', producers, ...remote],
+      '',
+      2,
+      `error: config_invalid: $.producers[0].keys[0].file: bad.json holds neither a PEM public key nor a JSON JWK: ${at}: `,
+    ],
+  ];
+  // Every case runs; the wrong ones are listed together.
+  const wrong: string[] = [];
+  for (const [argv, stdin, code, line] of cases) {
+    const r = await baton(argv, stdin);
+    if (r.code !== code || !r.err.startsWith(line)) wrong.push(`${argv.join(' ')} → ${r.code} ${r.err}`);
+  }
+  assert.deepEqual(wrong, []);
+  assert.deepEqual(readdirSync(dir).sort(), [
+    'bad.json',
+    'issuers.json',
+    'priv.pem',
+    'producers.json',
+    'pub.pem',
+  ]);
+});
+
+function readBad(file: string): string {
+  return readFileSync(file, 'utf8');
+}

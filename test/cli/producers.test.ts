@@ -115,9 +115,9 @@ test('producers pin: a keys file the API would not take is refused (exit 2) befo
     [
       'dup.json',
       `{"keys":[${JSON.stringify(good)}],"keys":[]}`,
-      /^error: json_duplicate_member: .*dup\.json: /,
+      /^error: json_duplicate_member: .*dup\.json line 1, column \d+ \(byte \d+\): /,
     ],
-    ['broken.json', '[{', /^error: json_malformed: .*broken\.json: /],
+    ['broken.json', '[{', /^error: json_malformed: .*broken\.json line 1, column 3 \(byte 2\): /],
   ];
   const before = await api.snapshot();
   for (const [name, value, refusal] of cases) {

@@ -3,11 +3,11 @@
  * docs/harness.md) and `baton stop-matrix check FILE` (A3.10: the validation `baton serve` runs).
  */
 import { BatonError } from '../../core/errors.js';
-import { parseStrictJson } from '../../core/json.js';
 import { ITEM_STATES, parseMatrix, type ItemState } from '../../missions/index.js';
 import { openBaton, type OpenedBaton } from '../../server/open.js';
 import { onlyFlags, parseOptions, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { readJsonInput } from '../json-file.js';
 import { parse } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
@@ -164,7 +164,7 @@ async function runHarness(argv: string[], io: CliIo): Promise<number> {
     } else if (verb === 'rebind') {
       const id = item();
       if (values.binding === undefined) throw new BatonError('usage', 'rebind needs --binding FILE|-');
-      const binding = parseStrictJson(await readInput(values.binding, io));
+      const binding = await readJsonInput(values.binding, io);
       await withBaton(values, async (b) =>
         out(await b.harness.rebind(id, { mission_binding: binding }, 'operator:cli')),
       );

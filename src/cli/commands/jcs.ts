@@ -1,10 +1,10 @@
 import type { ParseArgsConfig } from 'node:util';
 import { canonicalize } from '../../core/jcs.js';
 import { digestJcs } from '../../core/digest.js';
-import { parseStrictJson } from '../../core/json.js';
 import { BatonError } from '../../core/errors.js';
-import { parseOptions, readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { parseOptions, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { readJsonInput } from '../json-file.js';
 
 async function readDocument(
   argv: string[],
@@ -14,7 +14,7 @@ async function readDocument(
   const options: NonNullable<ParseArgsConfig['options']> = json ? { json: { type: 'boolean' } } : {};
   const { values, positionals } = parseOptions({ args: argv, allowPositionals: true, strict: true, options });
   if (positionals.length > 1) throw new BatonError('usage', 'expected at most one FILE');
-  return { doc: parseStrictJson(await readInput(positionals[0], io)), json: values['json'] === true };
+  return { doc: await readJsonInput(positionals[0], io), json: values['json'] === true };
 }
 
 /** `json`: the member name of the one-document `--json` answer (`jcs` prints JSON already). */

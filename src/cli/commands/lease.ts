@@ -2,11 +2,13 @@
  * `baton lease keygen|sign|verify` (DESIGN.md §8; PTCL rules in src/leases, formats in docs/leases.md).
  * verify prints `valid` and exits 0, or prints the refusal code and exits 1; bad usage exits 2.
  */
+import { Buffer } from 'node:buffer';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
-import { BatonError } from '../../core/errors.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
+import type { JsonValue } from '../../core/json.js';
 import {
   exportPrivatePem,
   exportPublicPem,
@@ -15,7 +17,6 @@ import {
   importEd25519PublicKey,
 } from '../../core/ed25519.js';
 import { isSha256HexTag } from '../../core/digest.js';
-import { parseStrictJson } from '../../core/json.js';
 import { parseRfc3339 } from '../../core/time.js';
 import {
   keyRing,
@@ -25,8 +26,10 @@ import {
   unsignedLeaseFromJson,
   verifyLeaseText,
   type LeaseChecks,
+  type LeaseVerdict,
 } from '../../leases/index.js';
 import { parseOptions, printJson, readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { inputName, jsonFailure, locateWrappedJsonError, parseJsonFile } from '../json-file.js';
 import { EXIT, type CliIo } from '../io.js';
 import { cannotWrite, checkOutputFolder, writeNewOutputFile } from '../output-files.js';
 
@@ -64,6 +67,26 @@ async function readText(file: string, what: string): Promise<string> {
   } catch (cause) {
     throw new BatonError('usage', `cannot read ${what} ${file}`, { file }, { cause });
   }
+}
+
+/** The lease text as JSON; not strict JSON stays `ERR_LEASE_MALFORMED`, named by file and position. */
+function leaseJson(bytes: Uint8Array, file: string): JsonValue {
+  try {
+    return parseLeaseJson(bytes);
+  } catch (error) {
+    if (!isBatonError(error, 'ERR_LEASE_MALFORMED')) throw error;
+    throw locateWrappedJsonError(error, bytes, file);
+  }
+}
+
+/** A lease that is not strict JSON is still `ERR_LEASE_MALFORMED`, its message naming file and position. */
+function locatedVerdict(verdict: LeaseVerdict, bytes: Uint8Array, file: string): LeaseVerdict {
+  if (verdict.ok || verdict.rejection.code !== 'ERR_LEASE_MALFORMED') return verdict;
+  const failure = jsonFailure(bytes);
+  if (failure === undefined) return verdict;
+  const at = failure.at === '' ? '' : ` ${failure.at}`;
+  const message = `${file}${at}: ${verdict.rejection.message}: ${failure.message}`;
+  return { ok: false, rejection: { ...verdict.rejection, message } };
 }
 
 function one(positionals: string[]): string | undefined {
@@ -127,7 +150,9 @@ async function sign(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(argv, { key: { type: 'string' } });
   if (typeof values.key !== 'string') throw new BatonError('usage', '--key PRIVATE.pem is required');
   const key = signingKeyFrom(importEd25519PrivateKey({ pem: await readText(values.key, 'key') }));
-  const draft = unsignedLeaseFromJson(parseLeaseJson(await readInput(one(positionals), io)));
+  const file = one(positionals);
+  const bytes = await readInput(file, io);
+  const draft = unsignedLeaseFromJson(leaseJson(bytes, inputName(file)));
   io.stdout(`${JSON.stringify(signLease(draft, key), null, 2)}\n`);
   return EXIT.ok;
 }
@@ -151,7 +176,9 @@ async function verifyChecks(values: Values): Promise<LeaseChecks> {
     checks.stateDigest = digest;
   }
   if (typeof inverse === 'string')
-    checks.inverse = { staged: parseStrictJson(await readText(inverse, 'inverse payload')) };
+    checks.inverse = {
+      staged: parseJsonFile(Buffer.from(await readText(inverse, 'inverse payload')), inverse),
+    };
   if (typeof target === 'string') checks.target = target;
   return checks;
 }
@@ -168,7 +195,9 @@ async function verify(argv: string[], io: CliIo): Promise<number> {
   });
   if (typeof values.key !== 'string') throw new BatonError('usage', '--key PUBLIC.pem is required');
   const checks = await verifyChecks(values);
-  const verdict = verifyLeaseText(await readInput(one(positionals), io), checks);
+  const file = one(positionals);
+  const bytes = await readInput(file, io);
+  const verdict = locatedVerdict(verifyLeaseText(bytes, checks), bytes, inputName(file));
   if (values['json'] === true) {
     const r = verdict.ok ? undefined : verdict.rejection;
     printJson(

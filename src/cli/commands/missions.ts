@@ -8,11 +8,10 @@ import { readFile } from 'node:fs/promises';
 import type { ParseArgsConfig } from 'node:util';
 import type { JSONWebKeySet } from 'jose';
 import { BatonError } from '../../core/errors.js';
-import { parseStrictJson } from '../../core/json.js';
 import { formatRfc3339, parseRfc3339 } from '../../core/time.js';
 import {
   localMissionKeys,
-  missionAnchorOfText,
+  missionAnchor,
   setRefusal,
   statusRefusal,
   statusReliance,
@@ -22,6 +21,7 @@ import {
 } from '../../missions/index.js';
 import { onlyFlags, parseOptions, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { parseJsonFile, readJsonInput } from '../json-file.js';
 import { adminClient, REMOTE_USAGE } from './remote.js';
 
 const USAGE = `usage: baton missions anchor intent|authority FILE|- --iss URL [--json]
@@ -109,7 +109,7 @@ async function keysFrom(values: Values): Promise<MissionKeySource> {
   } catch (cause) {
     throw new BatonError('usage', `cannot read ${file}`, { file }, { cause });
   }
-  return localMissionKeys(parseStrictJson(text) as unknown as JSONWebKeySet);
+  return localMissionKeys(parseJsonFile(Buffer.from(text), file) as unknown as JSONWebKeySet);
 }
 
 async function compactFrom(file: string | undefined, io: CliIo): Promise<string> {
@@ -223,7 +223,7 @@ async function anchorCommand(argv: string[], io: CliIo): Promise<number> {
   if ((kind !== 'intent' && kind !== 'authority') || extra.length > 0) {
     throw new BatonError('usage', 'expected: anchor intent|authority FILE|- --iss URL');
   }
-  const anchor = missionAnchorOfText(kind, required(values, 'iss'), await readInput(file, io));
+  const anchor = missionAnchor(kind, required(values, 'iss'), await readJsonInput(file, io));
   io.stdout(values['json'] === true ? `${JSON.stringify({ kind, anchor })}\n` : `${anchor}\n`);
   return EXIT.ok;
 }

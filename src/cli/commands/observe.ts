@@ -14,6 +14,7 @@ import { openBaton } from '../../server/open.js';
 import { ContinuityStore } from '../../store/index.js';
 import { readInput, redactSecrets, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
+import { inputName, locateWrappedJsonError } from '../json-file.js';
 import { parse } from './store-args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
@@ -72,13 +73,25 @@ function keyFile(path: string | undefined, kind: 'public' | 'private'): KeyObjec
 async function readFileArg(argv: string[], io: CliIo, options: Record<string, { type: 'string' }>) {
   const { values, positionals } = parse({ args: argv, allowPositionals: true, strict: true, options });
   if (positionals.length > 1) throw new BatonError('usage', 'expected at most one FILE');
-  return { values: values as Record<string, string | undefined>, bytes: await readInput(positionals[0], io) };
+  const file = positionals[0];
+  const bytes = await readInput(file, io);
+  return { values: values as Record<string, string | undefined>, bytes, name: inputName(file) };
+}
+
+/** readRecord; a record that is not strict JSON (rule `bytes`) is refused naming file and position. */
+function readRecordIn(bytes: Uint8Array, name: string): ReturnType<typeof readRecord> {
+  try {
+    return readRecord(bytes);
+  } catch (error) {
+    if (!isBatonError(error, 'observation_record_invalid') || error.details['rule'] !== 'bytes') throw error;
+    throw locateWrappedJsonError(error, bytes, name);
+  }
 }
 
 async function validate(argv: string[], io: CliIo): Promise<number> {
-  const { bytes } = await readFileArg(argv, io, {});
+  const { bytes, name } = await readFileArg(argv, io, {});
   try {
-    const r = readRecord(bytes);
+    const r = readRecordIn(bytes, name);
     io.stdout(`valid ${digestJcs(r.record)}\n`);
     for (const u of r.uninterpreted) io.stdout(`uninterpreted extension: ${u}\n`);
     for (const l of r.unapprovedLocators) io.stdout(`unapproved locator (not fetched): ${l}\n`);
@@ -89,10 +102,10 @@ async function validate(argv: string[], io: CliIo): Promise<number> {
 }
 
 async function sign(argv: string[], io: CliIo): Promise<number> {
-  const { values, bytes } = await readFileArg(argv, io, { key: { type: 'string' } });
+  const { values, bytes, name } = await readFileArg(argv, io, { key: { type: 'string' } });
   const key = keyFile(values['key'], 'private');
   try {
-    const signed = await signRecord(readRecord(bytes).record, key);
+    const signed = await signRecord(readRecordIn(bytes, name).record, key);
     io.stdout(`${canonicalize(signed)}\n`);
     return EXIT.ok;
   } catch (error) {
@@ -101,7 +114,7 @@ async function sign(argv: string[], io: CliIo): Promise<number> {
 }
 
 async function verify(argv: string[], io: CliIo): Promise<number> {
-  const { values, bytes } = await readFileArg(argv, io, {
+  const { values, bytes, name } = await readFileArg(argv, io, {
     key: { type: 'string' },
     producer: { type: 'string' },
     audience: { type: 'string' },
@@ -118,7 +131,7 @@ async function verify(argv: string[], io: CliIo): Promise<number> {
   }
   const now = values['now'] === undefined ? Date.now() : parseRfc3339(values['now']);
   try {
-    const { record } = readRecord(bytes);
+    const { record } = readRecordIn(bytes, name);
     await verifyRecord(record, { key, audience, producers: [producer], now });
     io.stdout(`verified ${record.record_id} from ${producer} ${digestJcs(record)}\n`);
     return EXIT.ok;

@@ -7,11 +7,12 @@
  */
 import { BatonError, isBatonError } from '../../core/errors.js';
 import type { Ed25519PublicJwk } from '../../core/ed25519.js';
-import { parseStrictJson, type JsonValue } from '../../core/json.js';
+import type { JsonValue } from '../../core/json.js';
 import { formatRfc3339 } from '../../core/time.js';
 import type { PinnedProducerSummary } from '../../client/index.js';
 import { readProducerId, readProducerKeys } from '../../observations/index.js';
-import { onlyFlags, printJson, readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { onlyFlags, printJson, reportError, wantsHelp, type Command } from '../command.js';
+import { readJsonInput } from '../json-file.js';
 import { EXIT, type CliIo } from '../io.js';
 import { adminClient, REMOTE_OPTIONS, REMOTE_USAGE } from './remote.js';
 import { parse } from './store-args.js';
@@ -92,11 +93,11 @@ function keysOf(document: JsonValue): { keys: JsonValue; path: string } {
  */
 async function readKeysFile(file: string, io: CliIo): Promise<Ed25519PublicJwk[]> {
   try {
-    const { keys, path } = keysOf(parseStrictJson(await readInput(file, io)));
+    const { keys, path } = keysOf(await readJsonInput(file, io));
     return readProducerKeys(keys, path, 'input_invalid');
   } catch (error) {
-    // `usage` (the file cannot be read) names the file already.
-    if (!isBatonError(error) || error.code === 'usage') throw error;
+    // `usage` (the file cannot be read) and `json_*` (with the position) name the file already.
+    if (!isBatonError(error) || error.code === 'usage' || error.code.startsWith('json_')) throw error;
     throw new BatonError(error.code, `${file}: ${error.message}`, error.details, { cause: error });
   }
 }

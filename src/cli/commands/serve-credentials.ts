@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { BatonError } from '../../core/errors.js';
-import { parseStrictJson } from '../../core/json.js';
 import {
   resolveCredentials,
   staticKeys,
@@ -14,7 +13,7 @@ import {
   type KeyResolver,
   type ResolvedSecrets,
 } from '../../providers/index.js';
-import { readInput } from '../command.js';
+import { readJsonInput } from '../json-file.js';
 import type { CliIo } from '../io.js';
 
 /** BATON_HMAC_SECRETS, parsed; the values never appear in an error message. */
@@ -39,7 +38,7 @@ function readText(path: string): string | undefined {
 
 /** The credentials document's references, resolved against this process's environment and files. */
 export async function credentialsFromFile(file: string, io: CliIo): Promise<ResolvedSecrets> {
-  const doc = validateCredentials(parseStrictJson(await readInput(file, io)));
+  const doc = validateCredentials(await readJsonInput(file, io));
   return resolveCredentials(doc, { env: process.env, readFile: readText });
 }
 

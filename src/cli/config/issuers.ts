@@ -19,6 +19,7 @@ import {
   unusableRef,
   type SecretScope,
 } from '../../server/mission-secrets.js';
+import { whyNotJson } from '../json-file.js';
 import type { IssuerEntry } from './model.js';
 
 export interface LoadedIssuer {
@@ -37,10 +38,19 @@ function absolute(ref: string, baseDir: string): string {
 async function readPin(entry: IssuerEntry, baseDir: string, path: string): Promise<JsonObject> {
   if (entry.pin !== undefined) return entry.pin;
   const file = entry.file ?? '';
+  const why = `${path}.file: cannot read ${file} as JSON`;
+  let bytes: Uint8Array;
   try {
-    return parseStrictJson(await readFile(isAbsolute(file) ? file : resolve(baseDir, file))) as JsonObject;
+    bytes = await readFile(isAbsolute(file) ? file : resolve(baseDir, file));
   } catch (cause) {
-    throw new BatonError('config_invalid', `${path}.file: cannot read ${file} as JSON`, { path }, { cause });
+    throw new BatonError('config_invalid', why, { path }, { cause });
+  }
+  try {
+    return parseStrictJson(bytes) as JsonObject;
+  } catch (cause) {
+    // Still config_invalid, now with where the pin file stops being JSON.
+    const at = isBatonError(cause) ? whyNotJson(bytes) : '';
+    throw new BatonError('config_invalid', `${why}${at}`, { path }, { cause });
   }
 }
 

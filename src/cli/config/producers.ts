@@ -8,9 +8,10 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import type { Ed25519PublicJwk } from '../../core/ed25519.js';
-import { BatonError } from '../../core/errors.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseStrictJson } from '../../core/json.js';
 import { producerKeysDigest, readProducerKey } from '../../observations/index.js';
+import { whyNotJson } from '../json-file.js';
 import type { ProducerEntry, ProducerKeyEntry } from './model.js';
 
 export interface LoadedProducer {
@@ -29,10 +30,13 @@ async function readKeyFile(file: string, baseDir: string, path: string): Promise
   }
   if (text.includes('-----BEGIN')) return readProducerKey({ pem: text }, path, 'config_invalid');
   let jwk: unknown;
+  const bytes = Buffer.from(text);
   try {
-    jwk = parseStrictJson(Buffer.from(text));
+    jwk = parseStrictJson(bytes);
   } catch (cause) {
-    const why = `${path}: ${file} holds neither a PEM public key nor a JSON JWK`;
+    // Still config_invalid, now with where the key file stops being JSON.
+    const at = isBatonError(cause) ? whyNotJson(bytes) : '';
+    const why = `${path}: ${file} holds neither a PEM public key nor a JSON JWK${at}`;
     throw new BatonError('config_invalid', why, { path }, { cause });
   }
   return readProducerKey(jwk, path, 'config_invalid');
