@@ -28,41 +28,48 @@ export async function readJsonInput(file: string | undefined, io: CliIo): Promis
   return parseJsonFile(await readInput(file, io), inputName(file));
 }
 
-/**
- * Why and where strict JSON parsing of `bytes` stops (`at`: `line 3, column 15 (byte 46)`, empty
- * when the parser gives no offset), or undefined when they parse. For readers that refuse
- * unparseable JSON under their own code (`ERR_LEASE_MALFORMED`, `observation_record_invalid`,
- * `config_invalid`): they keep that code and gain the position. Called only on a refusal, so
- * parsing again costs nothing on success.
- */
-export function jsonFailure(bytes: Uint8Array): { at: string; message: string } | undefined {
-  try {
-    parseStrictJson(bytes);
-    return undefined;
-  } catch (error) {
-    if (!isBatonError(error)) throw error;
-    if (!error.code.startsWith('json_')) return undefined;
-    const byteOffset = error.details['byteOffset'];
-    const at = typeof byteOffset === 'number' ? positionIn(bytes, byteOffset) : '';
-    return { at, message: error.message };
+/** The strict-JSON parser's own refusal: `error` itself or one of its causes (a reader wrapped it). */
+function parserRefusal(error: unknown): BatonError | undefined {
+  let e: unknown = error;
+  for (let depth = 0; e !== undefined && depth < 8; depth++) {
+    if (isBatonError(e) && e.code.startsWith('json_')) return e;
+    e = e instanceof Error ? e.cause : undefined;
   }
-}
-
-/** `: line L, column C (byte B): <the parser's reason>` when `bytes` are not strict JSON, else ''. */
-export function whyNotJson(bytes: Uint8Array): string {
-  const failure = jsonFailure(bytes);
-  if (failure === undefined) return '';
-  return failure.at === '' ? `: ${failure.message}` : `: ${failure.at}: ${failure.message}`;
+  return undefined;
 }
 
 /**
- * `error` (same code and cause) named by FILE and, when the bytes are not strict JSON, the position
+ * Why and where strict JSON parsing of `bytes` stopped, read from the parser's refusal behind
+ * `error` (`at`: `line 3, column 15 (byte 46)`, empty when it gives no offset), or undefined when
+ * `error` is no JSON refusal. For readers that refuse unparseable JSON under their own code
+ * (`ERR_LEASE_MALFORMED`, `observation_record_invalid`, `config_invalid`): they keep that code and
+ * gain the position, without parsing the bytes again.
+ */
+export function jsonStop(error: unknown, bytes: Uint8Array): { at: string; message: string } | undefined {
+  const refusal = parserRefusal(error);
+  if (refusal === undefined) return undefined;
+  const byteOffset = refusal.details['byteOffset'];
+  return {
+    at: typeof byteOffset === 'number' ? positionIn(bytes, byteOffset) : '',
+    message: refusal.message,
+  };
+}
+
+/** `: line L, column C (byte B): <the parser's reason>` when `error` is a JSON refusal, else ''. */
+export function whyNotJson(error: unknown, bytes: Uint8Array): string {
+  const stop = jsonStop(error, bytes);
+  if (stop === undefined) return '';
+  return stop.at === '' ? `: ${stop.message}` : `: ${stop.at}: ${stop.message}`;
+}
+
+/**
+ * `error` (same code and cause) named by FILE and, when a JSON refusal is behind it, the position
  * and the parser's reason: `FILE line 1, column 2 (byte 1): lease is not strict JSON: malformed JSON: …`.
  */
 export function locateWrappedJsonError(error: BatonError, bytes: Uint8Array, file: string): BatonError {
-  const failure = jsonFailure(bytes);
-  const at = failure === undefined || failure.at === '' ? '' : ` ${failure.at}`;
-  const why = failure === undefined ? '' : `: ${failure.message}`;
+  const stop = jsonStop(error, bytes);
+  const at = stop === undefined || stop.at === '' ? '' : ` ${stop.at}`;
+  const why = stop === undefined ? '' : `: ${stop.message}`;
   return new BatonError(
     error.code,
     `${file}${at}: ${error.message}${why}`,

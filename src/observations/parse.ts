@@ -31,6 +31,8 @@ function parseBytes(input: string | Uint8Array): JsonValue {
         json: error.code,
         ...(typeof error.details['offset'] === 'number' && { offset: error.details['offset'] }),
       },
+      // The parser's refusal, with its byte offset, for a reader that names where the bytes stop.
+      { cause: error },
     );
   }
 }

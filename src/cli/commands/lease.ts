@@ -29,7 +29,7 @@ import {
   type LeaseVerdict,
 } from '../../leases/index.js';
 import { parseOptions, printJson, readInput, reportError, wantsHelp, type Command } from '../command.js';
-import { inputName, jsonFailure, locateWrappedJsonError, parseJsonFile } from '../json-file.js';
+import { inputName, jsonStop, locateWrappedJsonError, parseJsonFile } from '../json-file.js';
 import { EXIT, type CliIo } from '../io.js';
 import { cannotWrite, checkOutputFolder, writeNewOutputFile } from '../output-files.js';
 
@@ -82,10 +82,17 @@ function leaseJson(bytes: Uint8Array, file: string): JsonValue {
 /** A lease that is not strict JSON is still `ERR_LEASE_MALFORMED`, its message naming file and position. */
 function locatedVerdict(verdict: LeaseVerdict, bytes: Uint8Array, file: string): LeaseVerdict {
   if (verdict.ok || verdict.rejection.code !== 'ERR_LEASE_MALFORMED') return verdict;
-  const failure = jsonFailure(bytes);
-  if (failure === undefined) return verdict;
-  const at = failure.at === '' ? '' : ` ${failure.at}`;
-  const message = `${file}${at}: ${verdict.rejection.message}: ${failure.message}`;
+  // A verdict carries no error to read the position from: the refused bytes are parsed again
+  // (on this refusal only), by the same reader.
+  let stop: ReturnType<typeof jsonStop>;
+  try {
+    parseLeaseJson(bytes);
+  } catch (error) {
+    stop = jsonStop(error, bytes);
+  }
+  if (stop === undefined) return verdict;
+  const at = stop.at === '' ? '' : ` ${stop.at}`;
+  const message = `${file}${at}: ${verdict.rejection.message}: ${stop.message}`;
   return { ok: false, rejection: { ...verdict.rejection, message } };
 }
 

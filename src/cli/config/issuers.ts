@@ -49,7 +49,7 @@ async function readPin(entry: IssuerEntry, baseDir: string, path: string): Promi
     return parseStrictJson(bytes) as JsonObject;
   } catch (cause) {
     // Still config_invalid, now with where the pin file stops being JSON.
-    const at = isBatonError(cause) ? whyNotJson(bytes) : '';
+    const at = whyNotJson(cause, bytes);
     throw new BatonError('config_invalid', `${why}${at}`, { path }, { cause });
   }
 }

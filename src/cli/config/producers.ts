@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import type { Ed25519PublicJwk } from '../../core/ed25519.js';
-import { BatonError, isBatonError } from '../../core/errors.js';
+import { BatonError } from '../../core/errors.js';
 import { parseStrictJson } from '../../core/json.js';
 import { producerKeysDigest, readProducerKey } from '../../observations/index.js';
 import { whyNotJson } from '../json-file.js';
@@ -35,7 +35,7 @@ async function readKeyFile(file: string, baseDir: string, path: string): Promise
     jwk = parseStrictJson(bytes);
   } catch (cause) {
     // Still config_invalid, now with where the key file stops being JSON.
-    const at = isBatonError(cause) ? whyNotJson(bytes) : '';
+    const at = whyNotJson(cause, bytes);
     const why = `${path}: ${file} holds neither a PEM public key nor a JSON JWK${at}`;
     throw new BatonError('config_invalid', why, { path }, { cause });
   }
