@@ -16,7 +16,7 @@ import type { AuthorityInput, DomainConfigInput } from '../../occurrences/index.
 import type { CreatedPrincipalToken } from '../../client/index.js';
 import type { BatonConfig, TokenEntry } from './model.js';
 import type { LoadedProfile } from './profiles.js';
-import type { SetupTarget } from './target.js';
+import { tokensIfAdmin, type SetupTarget } from './target.js';
 import type { LoadedIssuer } from './issuers.js';
 import type { LoadedProducer } from './producers.js';
 
@@ -154,12 +154,16 @@ export async function plan(
       action === 'remove' ? t.unpinProducer(l.producer) : t.pinProducer(l.producer, l.keys),
     );
   }
-  let admin: Promise<boolean> | undefined; // asked once, and only when a plan needs to know
-  const mayAdminister = (): Promise<boolean> => (admin ??= t.mayAdminister());
   // Listing tokens is admin-only: without an admin's token the `tokens` section cannot be compared,
-  // so its items are neither `unchanged` nor `create` — they are refused below, never skipped.
-  const blind = config.tokens.create.length > 0 && !(await mayAdminister());
-  const tokens = config.tokens.create.length === 0 || blind ? [] : await t.listTokens();
+  // so its items are neither `unchanged` nor `create` — they are refused below, never skipped. The
+  // one read answers whether the token may administer too.
+  const listed = config.tokens.create.length === 0 ? undefined : await tokensIfAdmin(t);
+  const blind = config.tokens.create.length > 0 && listed === undefined;
+  const tokens = listed ?? [];
+  // Asked once, and only when a plan needs to know (known already when the tokens were read).
+  let admin: Promise<boolean> | undefined =
+    config.tokens.create.length === 0 ? undefined : Promise.resolve(!blind);
+  const mayAdminister = (): Promise<boolean> => (admin ??= t.mayAdminister());
   const unread: Pick<PlannedItem, 'kind' | 'id'>[] = [];
   for (const e of config.tokens.create) {
     if (blind) {

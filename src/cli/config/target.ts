@@ -64,7 +64,24 @@ async function absentAs<T>(
   }
 }
 
+/**
+ * The token list, or undefined when this target's token may not read it (`forbidden`): the list is
+ * admin-only, so reading it also answers whether the token may administer, without writing anything.
+ */
+export async function tokensIfAdmin(
+  t: Pick<SetupTarget, 'listTokens'>,
+): Promise<readonly PrincipalToken[] | undefined> {
+  try {
+    return await t.listTokens();
+  } catch (error) {
+    if (isBatonError(error, 'forbidden')) return undefined;
+    throw error;
+  }
+}
+
 export function httpTarget(admin: AdminClient): SetupTarget {
+  // Read once per apply (the plan asks per producer entry; the API lists them all at once).
+  let producers: ReturnType<AdminClient['listContinuityProducers']> | undefined;
   return {
     getDomain: () => absentAs('domain_not_found', () => admin.getDomain()),
     configureDomain: (c) => admin.configureDomain(c),
@@ -76,18 +93,9 @@ export function httpTarget(admin: AdminClient): SetupTarget {
     createToken: (t) => admin.createToken(t),
     getIssuer: (issuer) => absentAs('mission_issuer_not_found', () => admin.getMissionIssuer(issuer)),
     pinIssuer: (body) => admin.pinMissionIssuer(body),
-    // The token list is admin-only: reading it answers the question without writing anything.
-    mayAdminister: async () => {
-      try {
-        await admin.listTokens();
-        return true;
-      } catch (error) {
-        if (isBatonError(error, 'forbidden')) return false;
-        throw error;
-      }
-    },
+    mayAdminister: async () => (await tokensIfAdmin({ listTokens: () => admin.listTokens() })) !== undefined,
     getProducer: async (producer) =>
-      (await admin.listContinuityProducers()).find((p) => p.producer === producer),
+      (await (producers ??= admin.listContinuityProducers())).find((p) => p.producer === producer),
     pinProducer: (producer, keys) => admin.pinContinuityProducer(producer, keys),
     unpinProducer: (producer) => admin.unpinContinuityProducer(producer),
   };
