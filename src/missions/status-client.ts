@@ -59,7 +59,12 @@ export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
 export interface StatusClientOptions {
   readonly pin: IssuerPin;
-  readonly clientKey: ForeignSigningKey;
+  /**
+   * The private_key_jwt key, or how to get it at each request (a key file rotated in place is
+   * used without a restart: the consumer reads its reference again per check). A getter that
+   * throws sends nothing.
+   */
+  readonly clientKey: ForeignSigningKey | (() => ForeignSigningKey);
   readonly keys: MissionKeySource;
   readonly clock: Clock;
   readonly nonces?: NonceBook;
@@ -187,18 +192,14 @@ export class MissionStatusClient {
     const held = this.#backoff.held();
     if (held !== undefined)
       return unknown(held.reason, null, { retryAfterSec: held.seconds, backedOff: true });
+    const key = typeof this.#o.clientKey === 'function' ? this.#o.clientKey() : this.#o.clientKey;
     const nonce = this.#nonces.issue(missionId, pin.audience, clock.wallMs());
     const form = new URLSearchParams({
       mission: missionId,
       audience: pin.audience,
       nonce,
       client_assertion_type: CLIENT_ASSERTION_TYPE,
-      client_assertion: await clientAssertion(
-        this.#o.clientKey,
-        pin.client.client_id,
-        pin.issuer,
-        clock.wallMs(),
-      ),
+      client_assertion: await clientAssertion(key, pin.client.client_id, pin.issuer, clock.wallMs()),
     });
     let response: Response;
     try {

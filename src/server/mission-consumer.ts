@@ -9,6 +9,7 @@
  * batcher, issue 11 §8); each push is still answered, counted and gap-checked for itself.
  */
 import type { Clock } from '../core/clock.js';
+import type { ForeignSigningKey } from '../core/jose.js';
 import { digestEquals } from '../core/digest.js';
 import { BatonError, errorCodeOf, isBatonError } from '../core/errors.js';
 import {
@@ -96,12 +97,19 @@ const UNKNOWN_RESULT: Readonly<Record<string, MissionCheckResult>> = {
   rate_limited: 'rate_limited',
 };
 
+/** A pin's client key and the reference's text it was parsed from (mutable: reloaded in place). */
+interface LoadedClientKey {
+  text: string;
+  key: ForeignSigningKey;
+}
+
 export class MissionConsumer {
   readonly registry: IssuerRegistry;
   readonly archive: StoredKeyArchive;
   readonly #o: MissionConsumerOptions;
   readonly #keys = new Map<string, MissionKeySource>();
   readonly #clients = new Map<string, MissionStatusClient>();
+  readonly #clientKeys = new Map<string, LoadedClientKey>();
   readonly #pollers = new Map<string, SetPoller>();
   readonly #batchers = new Map<string, SignalBatcher>();
   /** What a registration's references may name (the issuer routes refuse anything else). */
@@ -134,12 +142,33 @@ export class MissionConsumer {
     return keys;
   }
 
-  #client(pin: IssuerPin): MissionStatusClient {
+  /**
+   * The pin's client key as its reference reads now, parsed again only when the text changed: a
+   * key file rotated or fixed in place is used at the next check, no restart. `key_invalid` when
+   * it cannot be used. The entry is one object per issuer, so the Status client's getter always
+   * sees the key last loaded.
+   */
+  #loadClientKey(pin: IssuerPin): LoadedClientKey {
+    const text = this.#resolveSecret(pin.client.key_ref);
+    const entry = this.#clientKeys.get(pin.issuer);
+    if (entry?.text === text) return entry;
+    const key = clientKeyOf(pin, () => text);
+    if (entry === undefined) {
+      const loaded = { text, key };
+      this.#clientKeys.set(pin.issuer, loaded);
+      return loaded;
+    }
+    entry.text = text;
+    entry.key = key;
+    return entry;
+  }
+
+  #client(pin: IssuerPin, loaded: LoadedClientKey): MissionStatusClient {
     let client = this.#clients.get(pin.issuer);
     if (client === undefined) {
       client = new MissionStatusClient({
         pin,
-        clientKey: clientKeyOf(pin, this.#resolveSecret),
+        clientKey: () => loaded.key,
         keys: this.keysFor(pin),
         clock: this.#o.clock,
         ...(this.#o.fetch !== undefined && { fetch: this.#o.fetch }),
@@ -164,12 +193,13 @@ export class MissionConsumer {
   /**
    * The issuer's Status client, or — when its client key cannot be used — a non-retryable
    * `mission_client_key_unusable`: a configuration fault here, which a retryable `unavailable`
-   * would pass off as an issuer outage. Nothing is sent; the view is not touched; the next check
-   * reads the reference again (a fixed file is picked up without a restart).
+   * would pass off as an issuer outage. Nothing is sent; the view is not touched. Every check reads
+   * the reference again: a fixed or rotated file is used without a restart, and a file that became
+   * unusable after a good load is refused, not shadowed by the key loaded before.
    */
   #clientOrRefusal(pin: IssuerPin): MissionStatusClient {
     try {
-      return this.#client(pin);
+      return this.#client(pin, this.#loadClientKey(pin));
     } catch (error) {
       if (!isBatonError(error, 'key_invalid') && !isBatonError(error, 'key_unsupported')) throw error;
       this.#o.metrics.countCheck('client_key_unusable');

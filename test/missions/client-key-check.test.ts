@@ -17,7 +17,7 @@ import { assertProblem } from '../server/helpers.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { tempDir } from '../store/support.js';
 import { consumerWorld, STREAM_BEARER } from './consumer-world.js';
-import { startWorld } from './issuer-support.js';
+import { clientKey, startWorld } from './issuer-support.js';
 
 const engines = await enginesUnderTest();
 
@@ -131,6 +131,38 @@ for (const e of engines) {
     const fixed = await w.call('POST', path, { token: w.operator });
     assert.equal(fixed.status, 200, fixed.text);
     assert.equal(fixed.body['state'], 'active');
+  });
+
+  test(`[${e.name}] a client key rotated in place is used at the next check, no restart; one made unusable after a good load is refused, not shadowed`, async (t) => {
+    const w = await consumerWorld(t, e);
+    const mission = await w.issuer.createMission();
+    assert.equal((await w.pinIssuer()).status, 201);
+    const path = `/v1/missions/${encodeURIComponent(w.pin.issuer)}/${mission}/check`;
+    const first = await w.call('POST', path, { token: w.operator });
+    assert.equal(first.body['state'], 'active', first.text);
+
+    // Rotation: the issuer now knows only the new key; the operator replaces the file in place.
+    const next = await clientKey('ES256', 'client-key-2');
+    const registered = await w.issuer.admin('/admin/clients', {
+      client_id: w.pin.client.client_id,
+      jwks: { keys: [next.jwk] },
+    });
+    assert.equal(registered.status, 201);
+    const keyFile = w.pin.client.key_ref.slice('file:'.length);
+    writeFileSync(
+      keyFile,
+      JSON.stringify({ ...next.key.privateKey.export({ format: 'jwk' }), kid: next.key.kid }),
+    );
+    const rotated = await w.call('POST', path, { token: w.operator });
+    assert.equal(rotated.status, 200, rotated.text);
+    assert.equal(rotated.body['state'], 'active', `signed with the new key: ${rotated.text}`);
+
+    // Broken after a good load: refused as unusable, nothing sent with the key loaded before.
+    writeFileSync(keyFile, next.key.privateKey.export({ format: 'pem', type: 'pkcs8' }));
+    const sent = w.issuer.issuer.state.statusRequests;
+    const broken = await w.call('POST', path, { token: w.operator });
+    assertProblem(broken, 500, 'mission_client_key_unusable');
+    assert.equal(w.issuer.issuer.state.statusRequests, sent, 'nothing was sent to the issuer');
   });
 }
 
