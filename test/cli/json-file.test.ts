@@ -87,6 +87,13 @@ test('every command reading a JSON file names it (stdin for -) and the position,
   const cases: Case[] = [
     [['jcs', bad], '', 2, `error: ${malformed}`],
     [['digest', '--json', '-'], readBad(bad), 2, `error: json_malformed: stdin ${at}: malformed JSON`],
+    [['profiles', 'add', '-', ...remote], readBad(bad), 2, `error: json_malformed: stdin ${at}: malformed`],
+    [
+      ['domain', 'set', '-', ...remote],
+      readBad(bad),
+      2,
+      `error: json_malformed: stdin ${at}: malformed JSON`,
+    ],
     [['serve', '--db', join(dir, 'b.db'), '--port', '0', '--credentials', bad], '', 2, `error: ${malformed}`],
     [['missions', 'anchor', 'intent', bad, '--iss', 'https://issuer.example'], '', 2, `error: ${malformed}`],
     [

@@ -11,9 +11,9 @@ import { profileDigest, validateProfile, type DomainConfigInput } from '../../oc
 import type { AdminClient } from '../../client/index.js';
 import { profilesDir } from '../../providers/index.js';
 import { fetchSandboxFacts, pinToSandbox } from '../config/pin.js';
-import { onlyFlags, readInput, reportError, wantsHelp, type Command } from '../command.js';
+import { onlyFlags, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
-import { parseJsonFile } from '../json-file.js';
+import { inputName, readJsonInput } from '../json-file.js';
 import { adminClient, REMOTE_OPTIONS, REMOTE_USAGE } from './remote.js';
 import { parse } from './store-args.js';
 
@@ -33,10 +33,9 @@ const SERVER = Object.keys(REMOTE_OPTIONS);
 const json = (io: CliIo, value: unknown): void => io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 
 async function readJsonObject(file: string | undefined, io: CliIo): Promise<JsonObject> {
-  const bytes = await readInput(file, io);
-  const value = parseJsonFile(bytes, file === undefined || file === '-' ? 'standard input' : file);
+  const value = await readJsonInput(file, io);
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new BatonError('usage', 'the file must hold a JSON object');
+    throw new BatonError('usage', `${inputName(file)} must hold a JSON object`);
   return value;
 }
 
