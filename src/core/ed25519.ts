@@ -11,7 +11,6 @@ import {
   generateKeyPairSync,
   sign,
   verify,
-  type JsonWebKey,
   type KeyObject,
 } from 'node:crypto';
 import { type Sha256HexTag, sha256HexTag } from './digest.js';
@@ -29,7 +28,7 @@ export interface Ed25519KeyPair {
   kid: Sha256HexTag;
 }
 
-/** A type alias, not an interface, so it is assignable to JsonWebKey and JWK (implicit index signature). */
+/** A type alias, not an interface, so it is assignable to jose's JWK (implicit index signature). */
 export type Ed25519PublicJwk = {
   kty: 'OKP';
   crv: 'Ed25519';
@@ -37,8 +36,20 @@ export type Ed25519PublicJwk = {
   kid: Sha256HexTag;
 };
 
-export type Ed25519PublicKeyInput = { raw: Uint8Array } | { jwk: JsonWebKey } | { pem: string };
-export type Ed25519PrivateKeyInput = { seed: Uint8Array } | { jwk: JsonWebKey } | { pem: string };
+/**
+ * A JWK as a caller hands it in: the members read here, each checked before use. Baton's own type,
+ * not node:crypto's `JsonWebKey`, which later @types/node versions no longer export: a declaration
+ * naming it would not type-check in a consumer with another @types/node.
+ */
+export interface JwkInput {
+  readonly kty?: unknown;
+  readonly crv?: unknown;
+  readonly x?: unknown;
+  readonly d?: unknown;
+}
+
+export type Ed25519PublicKeyInput = { raw: Uint8Array } | { jwk: JwkInput } | { pem: string };
+export type Ed25519PrivateKeyInput = { seed: Uint8Array } | { jwk: JwkInput } | { pem: string };
 
 function assertEd25519(key: KeyObject, type: 'public' | 'private' | 'any'): void {
   if (key.type === 'secret' || key.asymmetricKeyType !== 'ed25519') {
@@ -98,7 +109,7 @@ function bytes32(value: unknown, what: string): Buffer {
 }
 
 /** A JWK member holding exactly 32 bytes of canonical base64url (RFC 8037 §2). */
-function jwkBytes(jwk: JsonWebKey, member: 'x' | 'd'): Buffer {
+function jwkBytes(jwk: JwkInput, member: 'x' | 'd'): Buffer {
   const text: unknown = jwk[member];
   const decoded = typeof text === 'string' ? Buffer.from(text, 'base64url') : undefined;
   if (decoded === undefined || decoded.length !== 32 || decoded.toString('base64url') !== text) {
@@ -107,7 +118,7 @@ function jwkBytes(jwk: JsonWebKey, member: 'x' | 'd'): Buffer {
   return decoded;
 }
 
-function assertOkpEd25519(jwk: JsonWebKey): void {
+function assertOkpEd25519(jwk: JwkInput): void {
   if (typeof jwk !== 'object' || jwk === null) throw new BatonError('key_invalid', 'JWK must be an object');
   if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') {
     throw new BatonError('key_unsupported', 'JWK is not an OKP Ed25519 key', {
@@ -149,7 +160,7 @@ export function importEd25519PublicKey(input: Ed25519PublicKeyInput): KeyObject 
     case 'raw':
       return publicFromRaw(bytes32((input as { raw: unknown }).raw, 'raw public key'));
     case 'jwk': {
-      const { jwk } = input as { jwk: JsonWebKey };
+      const { jwk } = input as { jwk: JwkInput };
       assertOkpEd25519(jwk);
       if (Object.hasOwn(jwk, 'd')) throw new BatonError('key_invalid', 'a public JWK must not contain "d"');
       return publicFromRaw(jwkBytes(jwk, 'x'));
@@ -171,7 +182,7 @@ export function importEd25519PrivateKey(input: Ed25519PrivateKeyInput): KeyObjec
     case 'seed':
       return privateFromSeed(bytes32((input as { seed: unknown }).seed, 'Ed25519 seed'));
     case 'jwk': {
-      const { jwk } = input as { jwk: JsonWebKey };
+      const { jwk } = input as { jwk: JwkInput };
       assertOkpEd25519(jwk);
       const key = privateFromSeed(jwkBytes(jwk, 'd'));
       // A JWK whose "x" is not the seed's public key is inconsistent: refuse rather than pick one.

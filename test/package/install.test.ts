@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../src/core/clock.js';
 import { buildServer, createToken, openBaton } from '../../src/server/index.js';
 import { runWatched } from '../support/child.js';
+import { repoRoot } from '../support/paths.js';
 import { NPM_DEADLINE_MS, npmEnv, pack, tempDir } from './support.js';
 
 /** Preloaded with --import: records every module resolved (ESM), required (CJS) and dlopen'ed. */
@@ -128,4 +129,64 @@ test('baton-aoc/client installed from the tarball (no install scripts) loads no 
   t.diagnostic(
     `loaded from node_modules: ${[...packages].sort().join(', ')}; ${loads.length} loads recorded`,
   );
+});
+
+/** A strict consumer of the package root's types: what `tsc` reads when a user imports it. */
+const TYPED_CONSUMER = `
+import { InProcessBatonClient, openBaton, type BatonErrorCode } from 'baton-aoc';
+export async function open(path: string): Promise<InProcessBatonClient | BatonErrorCode> {
+  const opened = await openBaton({ kind: 'sqlite', path });
+  await opened.close();
+  return 'input_invalid';
+}
+`;
+
+test('the package root type-checks in a strict consumer (skipLibCheck off) with only what npm installs for it', async (t) => {
+  const packed = await pack(t);
+  const project = tempDir(t, 'baton-typed-consumer-');
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'typed-consumer', private: true, type: 'module' }),
+  );
+  const install = [
+    'install',
+    packed.tarball,
+    '--ignore-scripts',
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+  ];
+  await runWatched('npm install <tarball>', 'npm', install, {
+    cwd: project,
+    env: npmEnv(),
+    deadlineMs: NPM_DEADLINE_MS,
+  });
+  writeFileSync(join(project, 'consumer.ts'), TYPED_CONSUMER);
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        skipLibCheck: false,
+        noEmit: true,
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        types: ['node'],
+      },
+      files: ['consumer.ts'],
+    }),
+  );
+  // The repository's own compiler; every type the package's declarations name must come from the
+  // consumer's node_modules (better-sqlite3's types were once a devDependency: TS7016 here).
+  const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+  const checked = await runWatched('tsc -p consumer', process.execPath, [tsc, '-p', project], {
+    cwd: project,
+    env: npmEnv(),
+  }).then(
+    () => 'ok',
+    (error: unknown) => (error instanceof Error ? error.message : String(error)),
+  );
+  assert.equal(checked, 'ok');
 });
