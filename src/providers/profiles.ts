@@ -104,7 +104,10 @@ export function sandboxDeployment(sandbox: SandboxProvider, webhookOrigin?: stri
   };
 }
 
-/** The sandbox's entry endpoint (the profile schema has no entry URL member yet). */
+/**
+ * The sandbox's entry endpoint as a URL template, `{account}` still in it: `HttpProviderAdapter`
+ * fills it from the binding's account (the profile schema has no entry URL member yet).
+ */
 export function sandboxEntryUrl(origin: string): string {
   return `${origin.replace(/\/+$/, '')}/v1/accounts/{account}/payments`;
 }
