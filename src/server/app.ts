@@ -2,20 +2,23 @@
  * `buildServer`: the HTTP API of the occurrences context as a Fastify app (DESIGN.md §2, §8, §10;
  * docs/api.md). Everything a request meets, in order:
  * 1. routing; unknown routes are `404 not_found` problems;
- * 2. authentication and the role check (`onRequest`), before the body is even read;
- * 3. the body: `application/json` only (and a route's `alsoConsumes` types on that route:
+ * 2. the transport rules (src/server/transport.ts): a repeated Authorization, Content-Type or
+ *    X-Baton-CSRF header, or a second session cookie, is `400 http_malformed`;
+ * 3. authentication and the role check (`onRequest`), before the body is even read;
+ * 4. the body: `application/json` in UTF-8 only (and a route's `alsoConsumes` types on that route:
  *    `application/baton-continuity-observation+json` on `POST /v1/continuity/records`), parsed by
  *    core's strict parser (duplicate members, lone
  *    surrogates, bad UTF-8 refused), size-limited; any other content type is `415` — except on
  *    the routes that read their own body (the RFC 8935 push receiver, `registerOwnBodyRoutes`;
  *    the webhook receiver, routes/webhooks.ts), which take any content type and answer it themselves;
- * 4. JSON-schema validation with Ajv set to refuse, never repair (no coercion, no removal of
- *    unknown members, no defaults);
- * 5. the handler, which calls the service: one command, one transaction;
- * 6. every error becomes an RFC 9457 problem with the stable BatonError code.
+ * 5. JSON-schema validation with Ajv set to refuse, never repair (no coercion, no removal of
+ *    unknown members, no defaults); a route without a body schema takes none (route.ts);
+ * 6. the handler, which calls the service: one command, one transaction;
+ * 7. every error becomes an RFC 9457 problem with the stable BatonError code; every /v1 answer
+ *    is `Cache-Control: no-store` unless its route sets its own.
  */
 import type { KeyObject } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { systemClock, type Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
 import { parseStrictJson } from '../core/json.js';
@@ -52,6 +55,7 @@ import { wireMissionConsumer, type MissionConsumer } from './mission-consumer.js
 import { missionRoutes } from './routes/missions.js';
 import { ReconcileMetrics } from './reconcile-metrics.js';
 import { registerWebhookRoute, webhookRouteSpec } from './routes/webhooks.js';
+import { charsetRefusal, transportRules } from './transport.js';
 import { ReconciliationStore } from '../store/reconciliation.js';
 
 export const DEFAULT_BODY_LIMIT = 1_048_576;
@@ -160,7 +164,14 @@ function strictJsonBodies(
   alsoTaking: ReadonlyMap<string, ReadonlySet<string>>,
 ): void {
   app.removeAllContentTypeParsers();
-  const strict = (raw: Buffer, done: (error: Error | null, body?: unknown) => void): void => {
+  const strict = (
+    req: FastifyRequest,
+    raw: Buffer,
+    done: (error: Error | null, body?: unknown) => void,
+  ): void => {
+    // The bytes are read as UTF-8 whatever the header says: another declared charset is 415.
+    const refused = charsetRefusal(req.headers['content-type']);
+    if (refused !== undefined) return done(refused, undefined);
     try {
       done(null, raw.length === 0 ? undefined : parseStrictJson(raw, { maxBytes: limit }));
     } catch (error) {
@@ -170,11 +181,11 @@ function strictJsonBodies(
   app.addContentTypeParser(
     'application/json',
     { parseAs: 'buffer', bodyLimit: limit },
-    (_req, raw: Buffer, done) => strict(raw, done),
+    (req, raw: Buffer, done) => strict(req, raw, done),
   );
   for (const [type, routes] of alsoTaking) {
     app.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: limit }, (req, raw: Buffer, done) => {
-      if (routes.has(`${req.method} ${req.routeOptions.url ?? ''}`)) strict(raw, done);
+      if (routes.has(`${req.method} ${req.routeOptions.url ?? ''}`)) strict(req, raw, done);
       else done(new BatonError('media_type_unsupported', `${type} is for ${[...routes].join(', ')} only`));
     });
   }
@@ -264,6 +275,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     },
   });
   problems(app, metrics);
+  transportRules(app);
   const deps: ServerDeps = {
     engine: options.engine,
     service: options.service,

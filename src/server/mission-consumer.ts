@@ -276,8 +276,20 @@ export class MissionConsumer {
 
   // --- SET receipt (A3.4) ----------------------------------------------------------------------
 
-  /** RFC 8935 push to `POST /v1/missions/signals/{issuer}`: 202 after COMMIT, or the 400/401 body. */
-  async receivePush(issuer: string, request: PushRequest): Promise<PushAnswer> {
+  /**
+   * RFC 8935 push to `POST /v1/missions/signals/{issuer}`: 202 after COMMIT, or the 400/401 body.
+   * `repeated` names a header sent more than once (Authorization, Content-Type;
+   * src/server/transport.ts): refused `invalid_request` before the bearer is compared, since
+   * which copy is the transmitter's would depend on who reads the request.
+   */
+  async receivePush(issuer: string, request: PushRequest, repeated?: string): Promise<PushAnswer> {
+    if (repeated !== undefined) {
+      this.#o.metrics.countSet('invalid_request');
+      return {
+        status: 400,
+        body: { err: 'invalid_request', description: `more than one ${repeated} header` },
+      };
+    }
     const pinned = await this.registry.get(issuer);
     // An unknown issuer and a wrong bearer answer alike: the route is no oracle of the registry.
     if (

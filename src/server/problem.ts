@@ -60,7 +60,8 @@ export function toBatonError(error: unknown): BatonError {
   }
   if (status !== undefined && status >= 400 && status < 500) {
     const code = BY_STATUS[status] ?? 'input_invalid';
-    return new BatonError(code, safeFastifyMessage(e), { reason: e.code ?? 'bad_request' });
+    // No `details.reason`: Fastify's own error names are no stable contract; the code is.
+    return new BatonError(code, safeFastifyMessage(e));
   }
   return new BatonError('internal', 'internal error');
 }

@@ -26,6 +26,8 @@ import type { Metrics } from './metrics.js';
 import { cookieValue, CSRF_HEADER, SESSION_COOKIE } from './sessions.js';
 import type { MissionConsumer } from './mission-consumer.js';
 import { problem, type Schema } from './schemas/common.js';
+import { emptyBody } from './schemas/inputs.js';
+import { repeatedHeader } from './transport.js';
 
 export interface ServerDeps {
   readonly engine: StoreEngine;
@@ -66,6 +68,12 @@ export interface HandlerInput {
   readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
   /** The request's logger (Fastify's): for a failure the answer names only by its code. */
   readonly log: FastifyBaseLogger;
+  /**
+   * A header that must come once but came more than once (src/server/transport.ts), lower-case:
+   * only for the `ssf-stream` route, which answers it in RFC 8935's form. Every other route was
+   * refused `400 http_malformed` before it ran.
+   */
+  readonly repeatedHeader?: string;
 }
 
 export interface Reply {
@@ -122,10 +130,13 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
   app.route({
     method: spec.method,
     url: spec.url,
+    config: { answersRepeatedHeaders: spec.auth === 'ssf-stream' },
     schema: {
       ...spec.schema,
+      ...(spec.method !== 'GET' && { body: spec.schema.body ?? emptyBody }),
       response: { ...spec.schema.response, '4xx': problem, '5xx': problem },
     },
+    preValidation: spec.method === 'GET' ? refuseBody : undefined,
     onRequest:
       roles === 'public'
         ? undefined
@@ -151,6 +162,7 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
           }),
         headers: request.headers,
         log: request.log,
+        ...(spec.auth === 'ssf-stream' && { repeatedHeader: repeatedHeader(request.raw.rawHeaders) }),
       });
       reply.code(out.status ?? 200);
       if (out.headers !== undefined) reply.headers(out.headers);
@@ -158,6 +170,20 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
       return out.body;
     },
   });
+}
+
+/**
+ * A GET takes no body, and one sent is refused like an unknown member, never ignored (docs/api.md,
+ * opening paragraphs): Fastify does not read a GET's body, so its framing headers are what tell.
+ * (Every other route without a body schema validates against `emptyBody`: none, `{}` or `null`.)
+ */
+function refuseBody(request: FastifyRequest): Promise<void> {
+  const length = request.headers['content-length'];
+  const sent = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  if (!sent) return Promise.resolve();
+  return Promise.reject(
+    new BatonError('input_invalid', 'body: a GET request takes no body', { in: 'body', path: 'body' }),
+  );
 }
 
 /** The bearer token when there is an Authorization header, else the console session cookie. */

@@ -33,13 +33,24 @@ export function csrfOf(secret: string): string {
   return digestBytes(`baton-csrf:${secret}`);
 }
 
-/** The named cookie's value from a Cookie header; undefined when absent. */
+/**
+ * The named cookie's value from a Cookie header; undefined when absent. A second cookie of that
+ * name is refused (`400 http_malformed`), never one of them chosen: which one counts would depend
+ * on who reads the header (src/server/transport.ts).
+ */
 export function cookieValue(header: string | undefined, name: string): string | undefined {
+  let found: string | undefined;
   for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq <= 0 || part.slice(0, eq).trim() !== name) continue;
+    if (found !== undefined)
+      throw new BatonError('http_malformed', `more than one ${name} cookie`, {
+        header: 'cookie',
+        cookie: name,
+      });
+    found = part.slice(eq + 1).trim();
   }
-  return undefined;
+  return found;
 }
 
 export function sessionCookie(value: string, maxAgeSeconds: number, secure: boolean): string {

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { test } from 'node:test';
 import { assertProblem, startApi, type Answer, type Api } from './helpers.js';
+import { raw } from './raw-http.js';
 
 const ISSUER = 'https://as.example.com';
 const STREAM_BEARER = 'stream-bearer-0123456789abcdef-0123456789';
@@ -140,4 +141,37 @@ test('SET push with a wrong or missing Content-Type answers RFC 8935 400 invalid
     415,
     'media_type_unsupported',
   );
+});
+
+test('SET push with two Authorization or two Content-Type headers is RFC 8935 400 invalid_request, even when one bearer is right', async (t) => {
+  const w = await startApi(t);
+  const pinned = await w.call('POST', '/v1/missions/issuers', { token: w.admin, body: registration });
+  assert.equal(pinned.status, 201, pinned.text);
+  const before = await w.snapshot();
+  const path = `/v1/missions/signals/${encodeURIComponent(ISSUER)}`;
+  const send = (headers: readonly string[]): ReturnType<typeof raw> =>
+    raw(
+      w.url,
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers.map((h) => `${h}\r\n`).join('')}` +
+        'Content-Length: 9\r\nConnection: close\r\n\r\nnot-a-jwt',
+    );
+  const right = `Authorization: Bearer ${STREAM_BEARER}`;
+  const wrong = 'Authorization: Bearer nope-nope-nope-nope-nope-nope-nope';
+  const set = 'Content-Type: application/secevent+jwt';
+  for (const [headers, name] of [
+    [[right, wrong, set], 'Authorization'],
+    [[wrong, right, set], 'Authorization'],
+    [[right, set, 'Content-Type: text/plain'], 'Content-Type'],
+  ] as const) {
+    const a = await send(headers);
+    assert.equal(a.status, 400, a.text);
+    assert.match(a.type, /^application\/json/, 'RFC 8935 JSON, not problem+json');
+    assert.deepEqual(a.body, { err: 'invalid_request', description: `more than one ${name} header` });
+    assert.ok(!a.text.includes(STREAM_BEARER), 'the bearer is never echoed');
+  }
+  // One of each still reaches SET verification (a malformed SET is invalid_request, not a header error).
+  const one = await send([right, set]);
+  assert.equal(one.status, 400, one.text);
+  assert.notEqual(one.body['description'], 'more than one Authorization header');
+  assert.equal(await w.snapshot(), before, 'nothing stored');
 });

@@ -25,6 +25,7 @@ import {
   type Schema,
 } from '../schemas/common.js';
 import { emptyBody } from '../schemas/inputs.js';
+import { headerName } from '../transport.js';
 
 const issuerParam: Schema = { type: 'string', minLength: 1, maxLength: 512 };
 
@@ -152,11 +153,15 @@ function pushRoute(deps: ServerDeps): RouteSpec {
     },
     handler: async (input) => {
       const answer = await timed(deps, 'mission_set_push', () =>
-        consumerOf(deps).receivePush(param(input, 'issuer'), {
-          contentType: header(input, 'content-type'),
-          authorization: header(input, 'authorization'),
-          body: typeof input.body === 'string' ? input.body : '',
-        }),
+        consumerOf(deps).receivePush(
+          param(input, 'issuer'),
+          {
+            contentType: header(input, 'content-type'),
+            authorization: header(input, 'authorization'),
+            body: typeof input.body === 'string' ? input.body : '',
+          },
+          input.repeatedHeader === undefined ? undefined : headerName(input.repeatedHeader),
+        ),
       );
       return answer.status === 202
         ? { status: 202, body: undefined }

@@ -1,0 +1,104 @@
+/**
+ * What every request and answer of the API meets at the HTTP level, whatever its route
+ * (docs/api.md, opening paragraphs "Headers sent once" and "Caching", and "Errors"):
+ * - a header that carries a credential or says how to read the body is sent once: two
+ *   Authorization, Content-Type or X-Baton-CSRF headers, or two session cookies, are
+ *   `400 http_malformed` before any authentication. Node keeps only the first copy of some
+ *   headers; a proxy in front may keep the last, so two copies would let the two disagree on who
+ *   is calling (the refusal names the header, never its value);
+ * - a JSON body is UTF-8 (RFC 8259 §8.1): a declared charset other than utf-8 is `415`, never a
+ *   body read as something the client did not send;
+ * - every /v1 answer is `Cache-Control: no-store` unless its route says otherwise: answers carry
+ *   one-time secrets (tokens, takeover credentials, CSRF tokens) and authenticated data.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { BatonError } from '../core/errors.js';
+import { cookieValue, CSRF_HEADER, SESSION_COOKIE } from './sessions.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route answers a repeated header itself, in its own error form (the RFC 8935 push
+     * receiver: `400 {"err":"invalid_request"}`), from `HandlerInput.repeatedHeader`.
+     */
+    readonly answersRepeatedHeaders?: boolean;
+  }
+}
+
+/** The headers that must come once, by lower-case name, with the name a refusal shows. */
+const SINGLE: ReadonlyMap<string, string> = new Map([
+  ['authorization', 'Authorization'],
+  ['content-type', 'Content-Type'],
+  [CSRF_HEADER, 'X-Baton-CSRF'],
+]);
+
+/** The first header that must come once but came more than once (from Node's `rawHeaders`). */
+export function repeatedHeader(rawHeaders: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] ?? '').toLowerCase();
+    if (!SINGLE.has(name)) continue;
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return undefined;
+}
+
+/** `Authorization` for `authorization`: how a refusal names the header. */
+export function headerName(lowerCase: string): string {
+  return SINGLE.get(lowerCase) ?? lowerCase;
+}
+
+/** Throws `http_malformed` for a repeated single header or a second session cookie. */
+export function refuseRepeated(request: FastifyRequest): void {
+  const header = repeatedHeader(request.raw.rawHeaders);
+  if (header !== undefined)
+    throw new BatonError('http_malformed', `more than one ${headerName(header)} header`, { header });
+  // Throws on a second session cookie (Node joins repeated Cookie headers with "; ").
+  cookieValue(request.headers.cookie, SESSION_COOKIE);
+}
+
+/** A request for the API (`/v1` and below), not the console's files or the operational endpoints. */
+function isApi(url: string): boolean {
+  return url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?');
+}
+
+/**
+ * The hooks, added to the root before any route so every route meets them (the routes in their
+ * own parser scopes too): the repeated-header refusal first of all `onRequest` work, and
+ * `no-store` on the way out, problems included.
+ */
+export function transportRules(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      if (request.routeOptions.config.answersRepeatedHeaders !== true) refuseRepeated(request);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  });
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (isApi(request.url) && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    done(null, payload);
+  });
+}
+
+/**
+ * Why a JSON body's declared charset is refused, or undefined when it is UTF-8 or not declared.
+ * Every `charset` parameter must say utf-8 (any case, quoted or not); anything else — another
+ * charset, a malformed quote — is refused rather than guessed.
+ */
+export function charsetRefusal(contentType: string | undefined): BatonError | undefined {
+  for (const param of (contentType ?? '').split(';').slice(1)) {
+    const eq = param.indexOf('=');
+    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
+    const value = param.slice(eq + 1).trim();
+    const unquoted = /^"[^"]*"$/.test(value) ? value.slice(1, -1) : value;
+    if (unquoted.toLowerCase() !== 'utf-8')
+      return new BatonError(
+        'media_type_unsupported',
+        'a JSON body is UTF-8: the only charset taken is utf-8',
+      );
+  }
+  return undefined;
+}
