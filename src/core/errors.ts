@@ -150,6 +150,8 @@ export const ERROR_CODES = {
   mission_binding_invalid: spec(400),
   stop_matrix_invalid: spec(400),
   work_item_not_found: spec(404),
+  /** No such harness session, or another lineage's (an executor is told nothing of those). */
+  session_not_found: spec(404),
   work_item_conflict: spec(409),
   work_item_not_dispatchable: spec(409),
   successor_binding_required: spec(409),

@@ -1,13 +1,14 @@
 /**
  * An executor acting on the harness (build spec A6): what its lineage and generation decide, the
  * same whether it calls over HTTP (src/server/routes/harness.ts, its credential authenticated) or
- * in process (src/client/in-process-harness.ts). What it creates belongs to its own lineage,
- * whatever the input says (`MissionsService.createSession`/`createItem` take the lineage); another
- * lineage's items and sessions are `work_item_not_found` to it (not "forbidden": it learns nothing
- * of them) — read, acted on, or named as the session, parent item or governed occurrence's work
- * item of something it creates (those checked by the service, in the transaction that would
- * write). Sessions and items of no lineage (an operator's) are no executor's: not found too. Its
- * evidence actor names lineage and generation.
+ * in process (src/client/in-process-harness.ts). What it creates belongs to its own lineage
+ * (`MissionsService.createSession`/`createItem` take the lineage): the input may name it or none,
+ * and naming another is `forbidden` (the input contradicts the credential). Another lineage's
+ * items and sessions are `work_item_not_found` / `session_not_found` to it (not "forbidden": it
+ * learns nothing of them) — read, acted on, or named as the session, parent item or governed
+ * occurrence's work item of something it creates (those checked by the service, in the
+ * transaction that would write). Sessions and items of no lineage (an operator's) are no
+ * executor's: not found too. Its evidence actor names lineage and generation.
  */
 import { BatonError } from '../core/errors.js';
 import type { MissionsService } from './service.js';
@@ -46,6 +47,6 @@ export async function visibleSession(
 ): Promise<SessionRecord> {
   const session = await h.getSessionRecord(id);
   if (lineage !== undefined && session.lineage !== lineage)
-    throw new BatonError('work_item_not_found', 'no such session');
+    throw new BatonError('session_not_found', 'no such session');
   return session;
 }

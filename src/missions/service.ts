@@ -290,11 +290,13 @@ export class MissionsService {
   // --- sessions and items ------------------------------------------------------------------------
 
   /**
-   * `executor`: the lineage of the executor creating the session (src/missions/executor-scope.ts);
-   * the session is in that lineage, whatever the input says. Undefined: an operator, as given.
+   * `executor`: the lineage of the executor creating the session (src/missions/executor-scope.ts):
+   * the session is in that lineage; the input may name it or no lineage, and naming another is
+   * `forbidden` before anything is read or written. Undefined: an operator, as given.
    */
   async createSession(input: unknown, actor: string, executor?: string): Promise<SessionRecord> {
     const s = readSession(input);
+    refuseOtherLineage(s.lineage, executor);
     return this.#o.uow.run(async (repo) => {
       const now = this.#now();
       await this.#matrix(repo, s.binding.stop_policy);
@@ -306,6 +308,8 @@ export class MissionsService {
         createdAt: now,
         version: 1,
       };
+      // Ids are global (one key across lineages): a taken one is refused with the same body
+      // whoever holds it, so the caller learns that it is taken and nothing of the holder.
       if (!(await repo.insertSession(rec)))
         throw new BatonError('work_item_conflict', 'the session id is taken');
       await repo.appendEvents(
@@ -326,17 +330,19 @@ export class MissionsService {
   /**
    * HAR-01/04/05/11/14: every governed item is bound; a child copies or narrows its parent's binding.
    * `executor`: the lineage of the executor creating it (src/missions/executor-scope.ts): the item
-   * is in that lineage, whatever the input says, and the session and parent item it names must be
-   * that lineage's too — another lineage's, or one of no lineage, is refused exactly as an unknown
-   * id is, before anything is written. Undefined: an operator, any session or parent.
+   * is in that lineage (the input may name it or none; another is `forbidden`, before anything is
+   * read), and the session and parent item it names must be that lineage's too — another
+   * lineage's, or one of no lineage, is refused exactly as an unknown id is, before anything is
+   * written. Undefined: an operator, any session or parent.
    */
   async createItem(input: unknown, actor: string, executor?: string): Promise<WorkItemRecord> {
     const f = readItem(input);
+    refuseOtherLineage(f.lineage, executor);
     return this.#o.uow.run(async (repo) => {
       const now = this.#now();
       const session = f.sessionId === null ? undefined : await repo.getSession(f.sessionId);
       if (f.sessionId !== null && !reachable(session, executor))
-        throw new BatonError('work_item_not_found', 'no such session');
+        throw new BatonError('session_not_found', 'no such session');
       const parent = f.parentId === null ? undefined : await repo.getItem(f.parentId);
       if (f.parentId !== null && !reachable(parent, executor))
         throw new BatonError('work_item_not_found', 'no such parent item');
@@ -765,7 +771,7 @@ export class MissionsService {
     return this.#o.uow.run(async (repo) => {
       const now = this.#now();
       const before = await repo.lockSession(sessionId);
-      if (before === undefined) throw new BatonError('work_item_not_found', 'no such session');
+      if (before === undefined) throw new BatonError('session_not_found', 'no such session');
       const after: SessionRecord = before.tainted
         ? before
         : { ...before, tainted: true, version: before.version + 1 };
@@ -1290,10 +1296,10 @@ export class MissionsService {
   }
 }
 
-/** The session `id`, or `work_item_not_found`. */
+/** The session `id`, or `session_not_found`. */
 async function found(r: MissionsReader, id: string): Promise<SessionRecord> {
   const session = await r.getSession(id);
-  if (session === undefined) throw new BatonError('work_item_not_found', 'no such session');
+  if (session === undefined) throw new BatonError('session_not_found', 'no such session');
   return session;
 }
 
@@ -1356,6 +1362,17 @@ function groupBySubject(events: readonly PlannedEvent[]): PlannedEvent[] {
     list.push(e);
   }
   return order.flatMap((s) => by.get(s) ?? []);
+}
+
+/**
+ * An executor creates only in its own lineage: an input naming another contradicts the credential
+ * and is refused `forbidden`, as an executor's `GET /v1/occurrences?lineage=` naming another is —
+ * never answered with a record in its own lineage in place of the one it asked for. The input may
+ * name its own lineage or none. Undefined `executor`: an operator, any lineage.
+ */
+function refuseOtherLineage(named: string | null, executor: string | undefined): void {
+  if (executor !== undefined && named !== null && named !== executor)
+    throw new BatonError('forbidden', 'an executor creates only in its own lineage', { path: '$.lineage' });
 }
 
 /**

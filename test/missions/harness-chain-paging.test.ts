@@ -96,7 +96,10 @@ for (const e of engines) {
     assert.deepEqual(hashes(await pages(api, api.operator, `/v1/harness/items/${id}`, 1)), hashes(stored));
 
     const forged = Buffer.from(JSON.stringify(['1']), 'utf8').toString('base64url');
-    for (const path of [`/v1/harness/items/${id}`, `/v1/harness/sessions/${sessionId}`]) {
+    for (const [path, missing] of [
+      [`/v1/harness/items/${id}`, 'work_item_not_found'],
+      [`/v1/harness/sessions/${sessionId}`, 'session_not_found'],
+    ] as const) {
       for (const q of ['limit=0', 'limit=501', 'limit=x', `cursor=${forged}`, 'cursor=not*a*cursor']) {
         assertProblem(await api.call('GET', `${path}?${q}`, { token: credential }), 400, 'input_invalid');
       }
@@ -105,7 +108,7 @@ for (const e of engines) {
       ];
       const other = await api.takeover('other-agent');
       const q = typeof cursor === 'string' ? `?cursor=${cursor}` : '';
-      assertProblem(await api.call('GET', `${path}${q}`, { token: other }), 404, 'work_item_not_found');
+      assertProblem(await api.call('GET', `${path}${q}`, { token: other }), 404, missing);
     }
   });
 

@@ -79,7 +79,7 @@ test('HAR-29 baton harness taint SESSION --source: sticky, suppresses the egress
   assert.match(badSource.err, /input_invalid/);
   const unknown = await run(['harness', 'taint', 'sess_nobody', '--source', 'tool_result', '--db', db]);
   assert.notEqual(unknown.code, 0);
-  assert.match(unknown.err, /work_item_not_found/);
+  assert.match(unknown.err, /session_not_found/);
   // Nothing above changed the session.
   const before = JSON.parse((await run(['harness', 'session', s.id, '--db', db])).out) as {
     session: { tainted: boolean; version: number };

@@ -25,12 +25,16 @@ const queueItem: JsonObject = {
   mission_binding: binding as unknown as JsonObject,
 };
 
-/** `refused` is a 404 `work_item_not_found` with exactly the problem body `unknown` has. */
-function sameAsUnknown(refused: Answer, unknown: Answer, what: string): void {
-  assertProblem(unknown, 404, 'work_item_not_found');
-  assertProblem(refused, 404, 'work_item_not_found');
+/** `refused` is a 404 (`code`) with exactly the problem body `unknown` has. */
+function sameAsUnknown(refused: Answer, unknown: Answer, what: string, code = 'work_item_not_found'): void {
+  assertProblem(unknown, 404, code);
+  assertProblem(refused, 404, code);
   assert.deepEqual(refused.body, unknown.body, `${what}: answered as an unknown id`);
 }
+
+/** A session not found: its own code. */
+const sameAsUnknownSession = (refused: Answer, unknown: Answer, what: string): void =>
+  sameAsUnknown(refused, unknown, what, 'session_not_found');
 
 for (const e of engines) {
   test(`[${e.name}] an executor cannot create work in another lineage's session or under its item: answered as an unknown id, nothing written`, async (t) => {
@@ -63,13 +67,17 @@ for (const e of engines) {
     const before = await w.snapshot();
     const unknownSession = await post(b, { ...queueItem, session_id: 'sess_unknown_1' });
     const unknownParent = await post(b, { ...queueItem, kind: 'task_node', parent_item: 'wrk_unknown_1' });
-    sameAsUnknown(await post(b, { ...queueItem, session_id: sessionA }), unknownSession, "A's session");
-    sameAsUnknown(
+    sameAsUnknownSession(
+      await post(b, { ...queueItem, session_id: sessionA }),
+      unknownSession,
+      "A's session",
+    );
+    sameAsUnknownSession(
       await post(b, { kind: 'queue_item', action_class: 'consequential_write', session_id: sessionA }),
       unknownSession,
       "A's session, its binding inherited",
     );
-    sameAsUnknown(
+    sameAsUnknownSession(
       await post(b, { ...queueItem, session_id: str(sN.body) }),
       unknownSession,
       'a null-lineage session',
@@ -84,11 +92,12 @@ for (const e of engines) {
       unknownParent,
       'a null-lineage parent',
     );
-    // Naming a lineage in the body changes nothing: the executor's own is what counts.
-    sameAsUnknown(
+    // Claiming A's lineage in the body gains nothing: the contradiction is refused outright
+    // (test/missions/harness-lineage-body.test.ts).
+    assertProblem(
       await post(b, { ...queueItem, session_id: sessionA, lineage: 'agent-a' }),
-      unknownSession,
-      "A's session, A's lineage claimed",
+      403,
+      'forbidden',
     );
     assert.equal(await w.snapshot(), before, 'the refusals wrote nothing');
 
@@ -142,7 +151,7 @@ for (const e of engines) {
     const before = await w.snapshot();
     await assert.rejects(
       b.harness.enqueue({ action_class: 'consequential_write', session_id: session.id }),
-      notFound,
+      (x: unknown) => isBatonError(x, 'session_not_found'),
     );
     await assert.rejects(
       b.harness.spawn(

@@ -117,7 +117,7 @@ test('HAR-29 A7#24 A6 over HTTP: session read and taint, operator rebind to an a
   assertProblem(
     await api.call('GET', `/v1/harness/sessions/${sessionId}`, { token: other }),
     404,
-    'work_item_not_found',
+    'session_not_found',
   );
   const item = await api.call('POST', '/v1/harness/items', {
     token: cred,

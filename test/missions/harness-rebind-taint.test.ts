@@ -190,7 +190,7 @@ for (const e of engines) {
     assert.equal(await code(w.harness.taintSession(s.id, { source: 'a b' }, 'executor')), 'input_invalid');
     assert.equal(
       await code(w.harness.taintSession('sess_none', { source: 'x' }, 'executor')),
-      'work_item_not_found',
+      'session_not_found',
     );
   });
 

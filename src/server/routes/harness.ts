@@ -2,8 +2,9 @@
  * The harness over HTTP (build spec A6; docs/harness.md): sessions, work items, dispatch/resume,
  * retry, complete (executor), stop/requeue (operator), the evidence and the published policy.
  * Executors act only on their own lineage's items and sessions (another lineage's — or one of no
- * lineage — answers like a missing one, also when named as the session or parent of new work) and
- * dispatch under their own generation. A committed Mission stop answers 403/503 (C-A25).
+ * lineage — answers like a missing one, also when named as the session or parent of new work),
+ * create only in their own lineage (a body naming another is 403 forbidden) and dispatch under
+ * their own generation. A committed Mission stop answers 403/503 (C-A25).
  */
 import { BatonError } from '../../core/errors.js';
 import {
@@ -188,7 +189,8 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['executor', 'operator'],
       schema: { body: sessionBody, response: { 201: anyObject } },
       handler: async (input) => {
-        // As for items: an executor's sessions belong to its own lineage (so it can read and taint them).
+        // As for items: an executor's sessions belong to its own lineage (so it can read and taint
+        // them); a body naming another lineage is 403 forbidden, nothing written.
         const made = await timed(deps, 'harness_session_create', () =>
           harnessOf(deps).createSession(bodyObject(input), actor(input), executorLineage(input)),
         );
@@ -205,9 +207,10 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['executor', 'operator'],
       schema: { body: itemBody, response: { 201: workItem } },
       handler: async (input) => {
-        // An executor's items belong to its own lineage, whatever the body says, and the session and
-        // parent item it names must be that lineage's: else not found, as an unknown id (checked in
-        // the create's transaction, nothing written).
+        // An executor's items belong to its own lineage (a body naming another is 403 forbidden, as
+        // GET /v1/occurrences?lineage= naming another is), and the session and parent item it names
+        // must be that lineage's: else not found, as an unknown id (checked in the create's
+        // transaction, nothing written).
         const made = await timed(deps, 'harness_create', () =>
           harnessOf(deps).createItem(bodyObject(input), actor(input), executorLineage(input)),
         );
