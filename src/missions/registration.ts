@@ -99,3 +99,54 @@ export function readIssuerRegistration(
     pollBearerRef: typeof ref === 'string' ? ref : null,
   };
 }
+
+/** A pinned issuer's SSF stream credential: the push bearer's digest or the poll bearer's reference. */
+export interface StreamCredential {
+  readonly bearerDigest: string | null;
+  readonly pollBearerRef: string | null;
+}
+
+/**
+ * `{pushBearer}` or `{pollBearerRef}` → the stream credential replacing a pinned issuer's (docs/
+ * missions.md "Rotating the stream bearer"). Exactly the member the pin's `stream.delivery` needs,
+ * by the rules registration reads it with (`BEARER`, `SECRET_REF`); a pin without a stream has no
+ * bearer to replace. Only the credential changes: the pin itself stays immutable.
+ */
+export function readBearerReplacement(
+  value: unknown,
+  pin: IssuerPin,
+  code: BatonErrorCode = 'input_invalid',
+  path = '$',
+): StreamCredential {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    fail(code, path, 'must be an object');
+  const f = value as Record<string, unknown>;
+  for (const k of Object.keys(f))
+    if (!['pushBearer', 'pollBearerRef'].includes(k)) fail(code, `${path}.${k}`, 'is not allowed here');
+  const delivery = pin.stream?.delivery;
+  if (delivery === PUSH_DELIVERY) {
+    if (f['pollBearerRef'] !== undefined)
+      fail(code, `${path}.pollBearerRef`, 'is not allowed: the pin streams by push (RFC 8935)');
+    const push = f['pushBearer'];
+    if (typeof push !== 'string' || !BEARER.test(push))
+      fail(
+        code,
+        `${path}.pushBearer`,
+        'must be 32..512 printable ASCII characters (the pin streams by push)',
+      );
+    return { bearerDigest: bearerDigest(push), pollBearerRef: null };
+  }
+  if (delivery === POLL_DELIVERY) {
+    if (f['pushBearer'] !== undefined)
+      fail(code, `${path}.pushBearer`, 'is not allowed: the pin streams by poll (RFC 8936)');
+    const ref = f['pollBearerRef'];
+    if (typeof ref !== 'string' || !SECRET_REF.test(ref))
+      fail(code, `${path}.pollBearerRef`, 'must be env:NAME or file:PATH (the pin streams by poll)');
+    return { bearerDigest: null, pollBearerRef: ref };
+  }
+  return fail(
+    code,
+    path,
+    'the pinned issuer has no SSF stream (its pin.stream is null): no bearer to replace',
+  );
+}

@@ -255,20 +255,30 @@ export function withReplay(
 /** An RFC 8936 poll loop's state: what to acknowledge and report on the next request. */
 export class SetPoller {
   readonly #o: PollerOptions;
+  #bearer: string;
   #ack: string[] = [];
   #errs: Record<string, SetErrorBody> = {};
 
   constructor(o: PollerOptions) {
     this.#o = o;
+    this.#bearer = o.bearer;
+  }
+
+  /** The bearer the next poll presents (a rotated stream credential), acknowledgements kept. */
+  useBearer(bearer: string): void {
+    this.#bearer = bearer;
   }
 
   async pollOnce(): Promise<PollRound> {
-    const answer = await pollSets(this.#o, {
-      ack: this.#ack,
-      setErrs: this.#errs,
-      returnImmediately: true,
-      ...(this.#o.maxEvents !== undefined && { maxEvents: this.#o.maxEvents }),
-    });
+    const answer = await pollSets(
+      { ...this.#o, bearer: this.#bearer },
+      {
+        ack: this.#ack,
+        setErrs: this.#errs,
+        returnImmediately: true,
+        ...(this.#o.maxEvents !== undefined && { maxEvents: this.#o.maxEvents }),
+      },
+    );
     this.#ack = [];
     this.#errs = {};
     const { jtis, verified } = await this.#verifyAll(answer.sets);

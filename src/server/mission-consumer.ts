@@ -43,6 +43,7 @@ import type { MissionCheckResult, MissionMetrics } from './mission-metrics.js';
 import {
   clientKeyOf,
   scopedSecretResolver,
+  unusablePollBearer,
   unusableRef,
   type SecretResolver,
   type SecretScope,
@@ -188,6 +189,14 @@ export class MissionConsumer {
     readonly pollBearerRef: string | null;
   }): UnusableRef | undefined {
     return unusableRef(reg, this.#resolveSecret);
+  }
+
+  /**
+   * Why a replacement poll bearer reference is unusable on this server (read through its own
+   * resolver), judged without the client key: a broken key must not block a bearer rotation.
+   */
+  unusablePollBearer(ref: string): UnusableRef | undefined {
+    return unusablePollBearer(ref, this.#resolveSecret);
   }
 
   /**
@@ -383,15 +392,23 @@ export class MissionConsumer {
 
   // --- RFC 8936 poll ---------------------------------------------------------------------------
 
+  /**
+   * The issuer's poller, its bearer resolved again from the reference stored NOW: `pollAll` reads
+   * the registry every round, so a bearer replaced through `PUT …/bearer` (another reference) or
+   * rotated in its file is presented from the next round on, the poller's pending acknowledgements
+   * kept (a rebuilt poller would drop them and have every SET redelivered).
+   */
   #poller(pinned: RegisteredIssuer): SetPoller | undefined {
     const endpoint = pinned.pin.stream?.endpoint;
     if (pinned.pin.stream?.delivery !== 'urn:ietf:rfc:8936' || endpoint === undefined) return undefined;
     if (pinned.pollBearerRef === null) return undefined;
+    const bearer = this.#resolveSecret(pinned.pollBearerRef);
     let poller = this.#pollers.get(pinned.issuer);
-    if (poller === undefined) {
+    if (poller !== undefined) poller.useBearer(bearer);
+    else {
       poller = new SetPoller({
         endpoint,
-        bearer: this.#resolveSecret(pinned.pollBearerRef),
+        bearer,
         keys: this.keysFor(pinned.pin),
         expect: expectation(pinned.pin),
         clock: this.#o.clock,

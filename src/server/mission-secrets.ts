@@ -198,16 +198,24 @@ export function unusableRef(
     if (!isBatonError(error, 'key_invalid')) throw error;
     return { path, reason: naming(reg.pin.client.key_ref, error.message) };
   }
-  if (reg.pollBearerRef === null) return undefined;
+  return reg.pollBearerRef === null ? undefined : unusablePollBearer(reg.pollBearerRef, resolve);
+}
+
+/**
+ * Why a poll bearer reference resolves to nothing usable as a bearer (undefined: usable). Apart from
+ * the client key's check so that replacing a poll bearer (`PUT …/bearer`) is judged on the bearer
+ * alone: a client key broken meanwhile must not block rotating a leaked stream credential.
+ */
+export function unusablePollBearer(ref: string, resolve: SecretResolver): UnusableRef | undefined {
   try {
-    if (!POLL_BEARER.test(resolve(reg.pollBearerRef)))
+    if (!POLL_BEARER.test(resolve(ref)))
       return {
         path: '$.pollBearerRef',
-        reason: naming(reg.pollBearerRef, 'the bearer is empty or not printable ASCII without spaces'),
+        reason: naming(ref, 'the bearer is empty or not printable ASCII without spaces'),
       };
   } catch (error) {
     if (!isBatonError(error, 'key_invalid')) throw error;
-    return { path: '$.pollBearerRef', reason: naming(reg.pollBearerRef, error.message) };
+    return { path: '$.pollBearerRef', reason: naming(ref, error.message) };
   }
   return undefined;
 }

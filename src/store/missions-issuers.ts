@@ -4,7 +4,9 @@
  * kid, so archived Status answers re-verify after rotation). One portable SQL text per query.
  * A pin is immutable: registering the same issuer again with the same pin and bearer is
  * `unchanged`, with anything else `mission_issuer_conflict` — a re-pin is a decision for an
- * operator, never a side effect of a request.
+ * operator, never a side effect of a request. Only the SSF stream credential (the push bearer's
+ * digest, the poll bearer's reference) is replaced in place (`replaceBearer`), so a leaked or
+ * scheduled-out bearer is rotated without a new database.
  */
 import type { JWK } from 'jose';
 import { BatonError } from '../core/errors.js';
@@ -17,6 +19,9 @@ import {
   type IssuerPin,
   type IssuerRegistration,
   type MissionKeyArchive,
+  type StreamCredential,
+  PUSH_DELIVERY,
+  POLL_DELIVERY,
 } from '../missions/index.js';
 import type { StoreEngine, Transaction } from './engine.js';
 import { appendEvidenceRun } from './evidence-log.js';
@@ -75,6 +80,7 @@ function fromRow(r: IssuerRow): RegisteredIssuer {
 export const issuerSubject = (issuer: string): string => `issuer:${issuer}`;
 
 export type RegisterAction = 'created' | 'unchanged';
+export type ReplaceBearerAction = 'updated' | 'unchanged';
 
 export class IssuerRegistry {
   readonly #engine: StoreEngine;
@@ -92,8 +98,7 @@ export class IssuerRegistry {
 
   async require(issuer: string): Promise<RegisteredIssuer> {
     const found = await this.get(issuer);
-    if (found === undefined)
-      throw new BatonError('mission_issuer_not_found', 'no issuer is pinned under that identifier');
+    if (found === undefined) throw notFound();
     return found;
   }
 
@@ -153,6 +158,56 @@ export class IssuerRegistry {
   }
 
   /**
+   * Replace the SSF stream credential of a pinned issuer, the pin untouched, in one transaction:
+   * `updated` (and a `mission_issuer_bearer_replaced` evidence event naming the delivery and the
+   * poll reference, never a bearer or its digest), or `unchanged` when it is the same credential
+   * (nothing written). The credential must be of the kind the pin's stream needs (fail closed:
+   * `input_invalid`); an issuer not pinned is `mission_issuer_not_found`. The push receiver reads
+   * the digest per request, so the old bearer is refused from the COMMIT on.
+   */
+  async replaceBearer(
+    issuer: string,
+    credential: StreamCredential,
+    actor: string,
+    now: number,
+  ): Promise<{ action: ReplaceBearerAction; issuer: RegisteredIssuer }> {
+    const action = await this.#engine.transaction(async (tx) => {
+      const known = await tx.get<IssuerRow>(
+        `SELECT ${COLS} FROM msn_issuers WHERE issuer = ?${tx.forUpdate}`,
+        [issuer],
+      );
+      if (known === undefined) throw notFound();
+      const delivery = fromRow(known).pin.stream?.delivery ?? null;
+      refuseOtherKind(delivery, credential);
+      if (
+        known.bearer_digest === credential.bearerDigest &&
+        known.poll_bearer_ref === credential.pollBearerRef
+      )
+        return 'unchanged' as const;
+      await tx.run('UPDATE msn_issuers SET bearer_digest = ?, poll_bearer_ref = ? WHERE issuer = ?', [
+        credential.bearerDigest,
+        credential.pollBearerRef,
+        issuer,
+      ]);
+      await appendEvidenceRun(tx, [
+        {
+          subject: issuerSubject(issuer),
+          type: 'mission_issuer_bearer_replaced',
+          body: {
+            delivery,
+            push_bearer: credential.bearerDigest !== null,
+            poll_bearer_ref: credential.pollBearerRef,
+          },
+          at: now,
+          actor,
+        },
+      ]);
+      return 'updated' as const;
+    });
+    return { action, issuer: await this.require(issuer) };
+  }
+
+  /**
    * A verified SSF stream event (verification, stream updates): replay-checked in `msn_sets_seen`
    * like lifecycle SETs (C-A18; kept until `expiresAtMs`, the SET's `exp`, and then pruned) and
    * proof of stream liveness. Returns the replay verdict.
@@ -193,6 +248,22 @@ async function touch(tx: Transaction, issuer: string, at: number): Promise<void>
     'UPDATE msn_issuers SET last_set_at = ? WHERE issuer = ? AND (last_set_at IS NULL OR last_set_at < ?)',
     [at, issuer, at],
   );
+}
+
+function notFound(): BatonError {
+  return new BatonError('mission_issuer_not_found', 'no issuer is pinned under that identifier');
+}
+
+/** A push pin takes a bearer digest only, a poll pin a reference only, a pin without a stream neither. */
+function refuseOtherKind(delivery: string | null, c: StreamCredential): void {
+  const fits =
+    (delivery === PUSH_DELIVERY && c.bearerDigest !== null && c.pollBearerRef === null) ||
+    (delivery === POLL_DELIVERY && c.bearerDigest === null && c.pollBearerRef !== null);
+  if (!fits)
+    throw new BatonError(
+      'input_invalid',
+      `the stream credential is not the kind the pin's stream needs (delivery ${delivery ?? 'none'})`,
+    );
 }
 
 function sameRegistration(row: IssuerRow, reg: IssuerRegistration): boolean {

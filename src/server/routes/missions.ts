@@ -6,12 +6,12 @@
  * `202`, or `400`/`401` `{err, description}` — not problem+json.
  */
 import { BatonError } from '../../core/errors.js';
-import { readIssuerRegistration, SET_MEDIA_TYPE } from '../../missions/index.js';
+import { readBearerReplacement, readIssuerRegistration, SET_MEDIA_TYPE } from '../../missions/index.js';
 import type { RegisteredIssuer } from '../../store/missions-issuers.js';
 import { principalActor } from '../auth.js';
 import type { MissionConsumer } from '../mission-consumer.js';
 import { unknownError } from '../mission-consumer.js';
-import { refsOutside, secretRefRefusal } from '../mission-secrets.js';
+import { refsOutside, secretRefAllowed, secretRefRefusal } from '../mission-secrets.js';
 import { param, timed, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
 import {
   anyJson,
@@ -62,15 +62,21 @@ const issuerView: Schema = {
   },
 };
 
+const pushBearerSchema: Schema = { type: 'string', minLength: 32, maxLength: 512 };
+const pollBearerRefSchema: Schema = { type: 'string', minLength: 5, maxLength: 1030 };
+
 const registrationBody: Schema = {
   type: 'object',
   additionalProperties: false,
   required: ['pin'],
-  properties: {
-    pin: anyObject,
-    pushBearer: { type: 'string', minLength: 32, maxLength: 512 },
-    pollBearerRef: { type: 'string', minLength: 5, maxLength: 1030 },
-  },
+  properties: { pin: anyObject, pushBearer: pushBearerSchema, pollBearerRef: pollBearerRefSchema },
+};
+
+const bearerBody: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  // Which of the two the pin needs is the handler's to say (readBearerReplacement), by path.
+  properties: { pushBearer: pushBearerSchema, pollBearerRef: pollBearerRefSchema },
 };
 
 const setError: Schema = object({
@@ -166,6 +172,45 @@ function pushRoute(deps: ServerDeps): RouteSpec {
       return answer.status === 202
         ? { status: 202, body: undefined }
         : { status: answer.status, body: answer.body };
+    },
+  };
+}
+
+/**
+ * Replace a pinned issuer's SSF stream credential (docs/missions.md "Rotating the stream bearer"):
+ * the pin stays immutable, the bearer does not — a leaked one must be replaceable without a new
+ * database. A poll reference is held to this host's scope and resolved now, like a registration's,
+ * but without the client key: a key broken meanwhile must not block rotating a leaked bearer.
+ */
+function replaceBearerRoute(deps: ServerDeps): RouteSpec {
+  const now = (): number => deps.clock.wallMs();
+  return {
+    method: 'PUT',
+    url: '/v1/missions/issuers/:issuer/bearer',
+    operationId: 'replaceMissionIssuerBearer',
+    summary:
+      "Replace a pinned issuer's SSF stream bearer (pushBearer for an RFC 8935 pin, pollBearerRef for an RFC 8936 one; the pin stays immutable): 200 with the issuer (updated or unchanged), 400 input_invalid (nothing changed), 404 mission_issuer_not_found",
+    tag: 'missions',
+    roles: ['admin'],
+    schema: { params: object({ issuer: issuerParam }), body: bearerBody, response: { 200: issuerView } },
+    handler: async (input) => {
+      const c = consumerOf(deps);
+      const pinned = await c.registry.require(param(input, 'issuer'));
+      const credential = readBearerReplacement(input.body, pinned.pin);
+      const ref = credential.pollBearerRef;
+      if (ref !== null) {
+        if (!secretRefAllowed(ref, c.secretScope))
+          throw new BatonError('input_invalid', `$.pollBearerRef: ${secretRefRefusal(ref)}`, {
+            path: '$.pollBearerRef',
+          });
+        const unusable = c.unusablePollBearer(ref);
+        if (unusable !== undefined)
+          throw new BatonError('input_invalid', `${unusable.path}: ${unusable.reason}`, {
+            path: unusable.path,
+          });
+      }
+      const done = await c.registry.replaceBearer(pinned.issuer, credential, actor(input), now());
+      return { body: issuerBody(done.issuer, now()) };
     },
   };
 }
@@ -276,6 +321,7 @@ export function missionRoutes(deps: ServerDeps): RouteSpec[] {
         };
       },
     },
+    replaceBearerRoute(deps),
     pushRoute(deps),
   ];
 }
