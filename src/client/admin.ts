@@ -183,6 +183,15 @@ export class AdminClient {
   }
 
   /**
+   * Admin. Replace the pinned issuer's SSF stream bearer, `{pushBearer}` or `{pollBearerRef}` (the
+   * pin stays immutable). Safe to retry: the same bearer again is unchanged.
+   */
+  replaceMissionIssuerBearer(issuer: string, body: JsonObject): Promise<MissionIssuerSummary> {
+    const path = `/v1/missions/issuers/${seg(issuer)}/bearer`;
+    return this.#call({ method: 'PUT', path, body, safeToRetry: true }, ISSUER);
+  }
+
+  /**
    * Operator. The stored Mission view and what a check would conclude now (A3.3, A3.5), judged for
    * `actionClass` (its freshness bound, docs/harness.md; default `consequential_write`).
    */

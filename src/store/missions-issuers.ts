@@ -124,7 +124,7 @@ export class IssuerRegistry {
         if (!sameRegistration(known, reg))
           throw new BatonError(
             'mission_issuer_conflict',
-            'the issuer is pinned with another pin or stream bearer (pins are immutable)',
+            'the issuer is pinned with another pin or stream bearer (pins are immutable; a stream bearer is replaced with PUT /v1/missions/issuers/{issuer}/bearer)',
             { issuer: reg.pin.issuer },
           );
         return 'unchanged' as const;

@@ -1,21 +1,33 @@
 /**
  * The config's `issuers` section (docs/config.md) through `baton apply` over HTTP to a real
  * server: a pin file relative to the config, a push bearer read from a file reference (the config
- * holds no secret; the server stores its digest), idempotent re-apply, and a changed bearer or
- * pin refused as `config_conflict` before the first write.
+ * holds no secret; the server stores its digest), idempotent re-apply, a changed bearer under the
+ * same pin `updated` (the rotation: the old bearer refused from then on, the new one taken), and a
+ * changed pin refused as `config_conflict` before the first write.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
-import { startApi } from '../server/helpers.js';
+import { SET_MEDIA_TYPE } from '../../src/missions/index.js';
+import { request, startApi } from '../server/helpers.js';
 import { LOOPBACK_PUSH_PIN, writeClientKey } from '../missions/fixtures.js';
-import { baton, tempDir } from './support.js';
+import { baton, serveInProcess, tempDir } from './support.js';
 
 const PIN = LOOPBACK_PUSH_PIN;
 
-test('issuers: applied from a pin file with a push bearer reference, unchanged on re-apply, a changed bearer or pin refused before any write', async (t) => {
+/** What the push route answers a bearer: 401 when it is not the pinned one, else past the bearer check. */
+async function pushWith(api: { url: string }, bearer: string): Promise<[number, unknown]> {
+  const r = await request(api.url, 'POST', `/v1/missions/signals/${encodeURIComponent(PIN.issuer)}`, {
+    raw: 'not.a.set',
+    contentType: SET_MEDIA_TYPE,
+    headers: { authorization: `Bearer ${bearer}` },
+  });
+  return [r.status, r.body['err']];
+}
+
+test('issuers: applied from a pin file with a push bearer reference, unchanged on re-apply, a changed bearer updated, a changed pin refused before any write', async (t) => {
   const dir = tempDir(t);
   const api = await startApi(t, { secretDirs: [dir] });
   writeFileSync(join(dir, 'issuer.json'), JSON.stringify(PIN));
@@ -47,17 +59,28 @@ test('issuers: applied from a pin file with a push bearer reference, unchanged o
   assert.equal(again.code, 0, again.err);
   assert.match(again.out + again.err, /issuer http:\/\/127\.0\.0\.1:9: unchanged/);
 
-  writeFileSync(join(dir, 'bearer.txt'), 'another-push-bearer-of-at-least-32-chars');
-  const before = await api.snapshot();
+  // The bearer rotated in its file: the same pin is updated, the new bearer taken at once.
+  const oldBearer = 'a-push-bearer-of-at-least-32-characters';
+  const newBearer = 'another-push-bearer-of-at-least-32-chars';
+  assert.deepEqual(await pushWith(api, oldBearer), [400, 'invalid_request'], 'past the bearer check');
+  writeFileSync(join(dir, 'bearer.txt'), newBearer);
   const changed = await baton(args);
-  assert.equal(changed.code, 1, changed.out);
-  assert.match(
-    changed.err,
-    /config_conflict: nothing applied: issuer http:\/\/127\.0\.0\.1:9: pinned with another stream bearer/,
-  );
+  assert.equal(changed.code, 0, changed.err);
+  assert.match(changed.out + changed.err, /issuer http:\/\/127\.0\.0\.1:9: updated/);
+  assert.deepEqual(await pushWith(api, oldBearer), [401, 'authentication_failed'], 'the old bearer');
+  assert.deepEqual(await pushWith(api, newBearer), [400, 'invalid_request'], 'the new bearer');
+  const rotated = await baton(args);
+  assert.match(rotated.out + rotated.err, /issuer http:\/\/127\.0\.0\.1:9: unchanged/);
+
+  const before = await api.snapshot();
   writeFileSync(join(dir, 'issuer.json'), JSON.stringify({ ...PIN, audience: 'https://other.example' }));
+  writeFileSync(join(dir, 'bearer.txt'), oldBearer); // a pin and bearer changed: still a conflict
   const repinned = await baton(args);
-  assert.match(repinned.err, /pinned with another pin/);
+  assert.equal(repinned.code, 1, repinned.out);
+  assert.match(
+    repinned.err,
+    /config_conflict: nothing applied: issuer http:\/\/127\.0\.0\.1:9: pinned with another pin/,
+  );
   assert.equal(await api.snapshot(), before, 'nothing written');
 
   writeFileSync(file, JSON.stringify({ ...config, issuers: [{ file: 'issuer.json' }] }));
@@ -120,4 +143,37 @@ test("issuers: an operator's apply that would pin an issuer is refused forbidden
   );
   const admin = await baton(['apply', file, '--url', api.url, '--token', api.admin]);
   assert.equal(admin.code, 0, admin.err);
+});
+
+test('issuers: serve --config with the same pin and a rotated push bearer file updates the bearer in the store it opens', async (t) => {
+  const dir = tempDir(t);
+  writeClientKey(dir);
+  writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
+  const file = join(dir, 'baton.config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({ format: 'baton.config/1', issuers: [{ pin: PIN, pushBearerRef: 'file:bearer.txt' }] }),
+  );
+  const argv = ['--db', join(dir, 'baton.db'), '--port', '0', '--config', file, '--secret-dir', dir];
+  const listening = (out: string): boolean => out.includes('baton listening on ');
+  const first = await serveInProcess(argv, listening);
+  t.after(() => first.stop());
+  assert.equal(first.exited(), undefined, first.err());
+  assert.match(first.err(), /issuer http:\/\/127\.0\.0\.1:9: created/);
+  await first.stop();
+
+  writeFileSync(join(dir, 'bearer.txt'), 'another-push-bearer-of-at-least-32-chars');
+  const second = await serveInProcess(argv, listening);
+  t.after(() => second.stop());
+  assert.equal(second.exited(), undefined, second.err());
+  assert.match(second.err(), /issuer http:\/\/127\.0\.0\.1:9: updated/);
+  const url = /baton listening on (http:\/\/\S+)/.exec(second.out())?.[1] ?? '';
+  assert.deepEqual(await pushWith({ url }, 'a-push-bearer-of-at-least-32-characters'), [
+    401,
+    'authentication_failed',
+  ]);
+  assert.deepEqual(await pushWith({ url }, 'another-push-bearer-of-at-least-32-chars'), [
+    400,
+    'invalid_request',
+  ]);
 });

@@ -1,6 +1,7 @@
 /**
  * Plan, then apply (docs/config.md "Idempotency"). The plan reads what the target already holds
- * and decides every item — create, update, remove (a producer's pin), unchanged — or refuses it as
+ * and decides every item — create, update (a domain, an issuer's stream bearer, a producer's keys),
+ * remove (a producer's pin), unchanged — or refuses it as
  * a conflict. Any conflict refuses the whole config with `config_conflict` before the first write,
  * so a bad file changes nothing. Writes go in order (domain, profiles, authorities, issuers,
  * producers, tokens) and are each idempotent on the server, so re-running after an interrupted
@@ -12,6 +13,7 @@
  */
 import { BatonError } from '../../core/errors.js';
 import { canonicalize } from '../../core/jcs.js';
+import type { JsonObject } from '../../core/json.js';
 import type { AuthorityInput, DomainConfigInput } from '../../occurrences/index.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
 import type { BatonConfig, TokenEntry } from './model.js';
@@ -77,16 +79,30 @@ async function planAuthority(t: SetupTarget, a: AuthorityInput, conflicts: Confl
   return 'unchanged';
 }
 
-/** Pins are immutable: the same pin and stream bearer are unchanged, anything else a conflict. */
+/**
+ * Pins are immutable: another pin is a conflict. The stream bearer is not: the same pin with
+ * another push bearer or poll bearer reference is `update`, written through the bearer route
+ * (how a leaked or scheduled-out bearer is rotated, docs/missions.md "Rotating the stream bearer").
+ */
 async function planIssuer(t: SetupTarget, l: LoadedIssuer, conflicts: Conflict[]): Promise<Action> {
   const current = await t.getIssuer(l.issuer);
   if (current === undefined) return 'create';
   const r = l.registration;
-  if (current.pinDigest !== r.pinDigest)
+  if (current.pinDigest !== r.pinDigest) {
     conflicts.push({ kind: 'issuer', id: l.issuer, reason: 'pinned with another pin (pins are immutable)' });
-  else if (current.pushBearerDigest !== r.bearerDigest || current.pollBearerRef !== r.pollBearerRef)
-    conflicts.push({ kind: 'issuer', id: l.issuer, reason: 'pinned with another stream bearer' });
-  return 'unchanged';
+    return 'unchanged';
+  }
+  const same = current.pushBearerDigest === r.bearerDigest && current.pollBearerRef === r.pollBearerRef;
+  return same ? 'unchanged' : 'update';
+}
+
+/** The body of `PUT /v1/missions/issuers/{issuer}/bearer`: the one bearer member of the registration. */
+function bearerBody(l: LoadedIssuer): JsonObject {
+  const { pushBearer, pollBearerRef } = l.body;
+  return {
+    ...(pushBearer !== undefined && { pushBearer }),
+    ...(pollBearerRef !== undefined && { pollBearerRef }),
+  };
 }
 
 /**
@@ -144,8 +160,9 @@ export async function plan(
     );
   }
   for (const l of issuers) {
-    step({ kind: 'issuer', id: l.issuer, action: await planIssuer(t, l, conflicts) }, () =>
-      t.pinIssuer(l.body),
+    const action = await planIssuer(t, l, conflicts);
+    step({ kind: 'issuer', id: l.issuer, action }, () =>
+      action === 'update' ? t.replaceIssuerBearer(l.issuer, bearerBody(l)) : t.pinIssuer(l.body),
     );
   }
   for (const l of producers) {

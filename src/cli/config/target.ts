@@ -20,7 +20,7 @@ import { createToken } from '../../server/tokens.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { listTokens } from '../../store/principals.js';
 import { IssuerRegistry } from '../../store/missions-issuers.js';
-import { readIssuerRegistration } from '../../missions/index.js';
+import { readBearerReplacement, readIssuerRegistration } from '../../missions/index.js';
 import { readProducerPin } from '../../observations/index.js';
 import { ProducerKeys } from '../../store/observations-producers.js';
 
@@ -42,6 +42,8 @@ export interface SetupTarget {
   /** The pinned issuer's digests, or undefined when it is not pinned. */
   getIssuer(issuer: string): Promise<PinnedIssuerFacts | undefined>;
   pinIssuer(body: JsonObject): Promise<unknown>;
+  /** Replace a pinned issuer's stream bearer, `{pushBearer}` or `{pollBearerRef}` (the pin untouched). */
+  replaceIssuerBearer(issuer: string, body: JsonObject): Promise<unknown>;
   /** The producer's pinned key set, or undefined when it is not pinned. */
   getProducer(producer: string): Promise<{ readonly keysDigest: string } | undefined>;
   pinProducer(producer: string, keys: readonly Ed25519PublicJwk[]): Promise<unknown>;
@@ -93,6 +95,7 @@ export function httpTarget(admin: AdminClient): SetupTarget {
     createToken: (t) => admin.createToken(t),
     getIssuer: (issuer) => absentAs('mission_issuer_not_found', () => admin.getMissionIssuer(issuer)),
     pinIssuer: (body) => admin.pinMissionIssuer(body),
+    replaceIssuerBearer: (issuer, body) => admin.replaceMissionIssuerBearer(issuer, body),
     mayAdminister: async () => (await tokensIfAdmin({ listTokens: () => admin.listTokens() })) !== undefined,
     getProducer: async (producer) =>
       (await (producers ??= admin.listContinuityProducers())).find((p) => p.producer === producer),
@@ -126,6 +129,13 @@ export function storeTarget(engine: StoreEngine, service: OccurrencesService): S
     },
     pinIssuer: async (body) =>
       new IssuerRegistry(engine).register(readIssuerRegistration(body), CONFIG_ACTOR, systemClock.wallMs()),
+    // Read as the API reads it, against the stored pin (refuseIssuerRefs held the file's poll
+    // reference to this server's scope before the store was opened).
+    replaceIssuerBearer: async (issuer, body) => {
+      const registry = new IssuerRegistry(engine);
+      const credential = readBearerReplacement(body, (await registry.require(issuer)).pin);
+      return registry.replaceBearer(issuer, credential, CONFIG_ACTOR, systemClock.wallMs());
+    },
     // serve --config writes as the store's owner.
     mayAdminister: () => Promise.resolve(true),
     getProducer: (producer) => new ProducerKeys(engine).get(producer),
