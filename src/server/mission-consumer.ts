@@ -299,6 +299,8 @@ export class MissionConsumer {
         body: { err: 'invalid_request', description: `more than one ${repeated} header` },
       };
     }
+    // Read per push, never cached: a bearer replaced (`PUT …/bearer`) is the only one taken from
+    // its COMMIT on, and the old one gets the 401 an unknown bearer gets.
     const pinned = await this.registry.get(issuer);
     // An unknown issuer and a wrong bearer answer alike: the route is no oracle of the registry.
     if (

@@ -411,6 +411,14 @@ const ROUTES: readonly RouteCase[] = [
     path: fixed('/v1/missions/issuers/https%3A%2F%2Fas.example.com'),
   },
   {
+    method: 'PUT',
+    template: '/v1/missions/issuers/{issuer}/bearer',
+    roles: ['admin'],
+    scope: 'none',
+    path: fixed('/v1/missions/issuers/https%3A%2F%2Fas.example.com/bearer'),
+    body: () => ({ pushBearer: 'a-push-bearer-of-at-least-32-characters' }),
+  },
+  {
     method: 'POST',
     template: '/v1/missions/{origin}/{missionId}/check',
     roles: OP,
