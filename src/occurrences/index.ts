@@ -27,7 +27,14 @@ export type { CreateAndEnterInput, CreateAndEnterResult } from './service/create
 export type { EntryTicket } from './service/entry.js';
 export type { ListInput, OccurrencePage } from './service/listing.js';
 export type { AcknowledgedObserved, ObserveResult } from './service/observe.js';
-export type { EventObservation, ProviderEventInput, ProviderEventResult } from './service/provider-event.js';
+export type {
+  EventObservation,
+  ProviderEventInput,
+  ProviderEventResult,
+  RefusedDeliveryInput,
+  RefusedDeliveryResult,
+} from './service/provider-event.js';
+export { REFUSED_EVIDENCE_CAP } from './service/provider-event.js';
 export type { LineagePage, LineageView, OccurrenceCounts, OccurrenceDetail } from './service/queries.js';
 export { deliversOccurrence } from './service/queries.js';
 export type { TakeoverResult } from './service/setup.js';

@@ -237,7 +237,22 @@ export interface OccurrencesRepository extends OccurrencesReader {
     occurrenceId: string | null,
     at: number,
   ): Promise<boolean>;
+  /**
+   * AOC-CASE-009, bounded: remember one refused (unauthenticated or stale) delivery's fingerprint
+   * for this occurrence, at most `cap` distinct ones. `seen`: this fingerprint was kept already;
+   * `fresh`: kept now; `cap_reached`: the cap was reached and this is the first delivery past it
+   * (its mark is remembered: answered once); `over_cap`: past the cap and already marked.
+   */
+  rememberRefusedDelivery(
+    occurrenceId: string,
+    fingerprint: string,
+    at: number,
+    cap: number,
+  ): Promise<RefusedDeliveryMemory>;
 }
+
+/** What `rememberRefusedDelivery` found. */
+export type RefusedDeliveryMemory = 'fresh' | 'seen' | 'cap_reached' | 'over_cap';
 
 /** One command = one transaction: commit when `fn` resolves, roll everything back when it throws. */
 export interface OccurrencesUnitOfWork {

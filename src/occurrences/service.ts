@@ -41,6 +41,9 @@ import {
 } from './service/observe.js';
 import {
   recordProviderEvent,
+  recordRefusedDelivery,
+  type RefusedDeliveryInput,
+  type RefusedDeliveryResult,
   type EventObservation,
   type ProviderEventInput,
   type ProviderEventResult,
@@ -171,6 +174,19 @@ export class OccurrencesService {
     actor: string,
   ): Promise<ProviderEventResult> {
     return recordProviderEvent(this.#ctx, event, observe, actor);
+  }
+
+  /**
+   * A refused webhook delivery (unauthenticated or stale) about the occurrence its native key
+   * names, kept as evidence that changes nothing: once per fingerprint, at most
+   * REFUSED_EVIDENCE_CAP per occurrence (AOC-CASE-009), in ONE transaction.
+   */
+  recordRefusedDelivery(
+    input: RefusedDeliveryInput,
+    observe: EventObservation,
+    actor: string,
+  ): Promise<RefusedDeliveryResult> {
+    return recordRefusedDelivery(this.#ctx, input, observe, actor);
   }
 
   // --- queries ---------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 /**
  * Metrics of reconciliation in `baton serve` (docs/operations.md "Reconciliation metrics"), in
  * their own prom-client registry that `Metrics` renders with its own: status lookups the
- * background reconciler made, their answers by verdict, webhook deliveries by result, and the age
+ * background reconciler made, their answers by verdict, webhook deliveries by result, refused
+ * deliveries not kept as evidence (a repeat, or past the per-occurrence cap), and the age
  * of the oldest unresolved occurrence (read from the store at scrape time through one indexed
  * MIN over the entered occurrences, which the domain's in-flight limit bounds).
  */
@@ -21,11 +22,15 @@ export const WEBHOOK_RESULTS = [
 ] as const;
 export type WebhookResult = (typeof WEBHOOK_RESULTS)[number];
 
+/** Why a refused delivery about a known occurrence was not kept (AOC-CASE-009, bounded). */
+export type RefusedDropCause = 'repeat' | 'cap';
+
 export class ReconcileMetrics {
   readonly registry = new Registry();
   readonly #lookups: Counter<'source_kind'>;
   readonly #answers: Counter<'verdict'>;
   readonly #deliveries: Counter<'result'>;
+  readonly #refusedDropped: Counter<'cause'>;
   /** The same events with their latest times, for GET /v1/health/* (health.ts). */
   readonly health: ReconcileHealth;
 
@@ -51,6 +56,14 @@ export class ReconcileMetrics {
       labelNames: ['result'],
       registers,
     });
+    this.#refusedDropped = new Counter({
+      name: 'baton_webhook_refused_evidence_dropped_total',
+      help: 'Refused deliveries about a known occurrence not kept as evidence: a repeat, or past the cap.',
+      labelNames: ['cause'],
+      registers,
+    });
+    // Both series exist from the start, so an alert on their rate sees a zero before the first drop.
+    for (const cause of ['repeat', 'cap'] as const) this.#refusedDropped.inc({ cause }, 0);
     new Gauge({
       name: 'baton_oldest_unresolved_age_seconds',
       help: 'Seconds since the oldest unresolved occurrence was entered (0 when none is).',
@@ -73,5 +86,9 @@ export class ReconcileMetrics {
   countDelivery(result: WebhookResult): void {
     this.#deliveries.inc({ result });
     this.health.delivery(result);
+  }
+
+  countRefusedDropped(cause: RefusedDropCause): void {
+    this.#refusedDropped.inc({ cause });
   }
 }

@@ -20,6 +20,7 @@ import type {
   OpenCounts,
   Phase,
   PlannedEvent,
+  RefusedDeliveryMemory,
   RegisteredProfile,
   HeldWorkItems,
   MissionGateView,
@@ -561,4 +562,41 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     );
     return changes === 1;
   }
+
+  /**
+   * Refused deliveries share migration 010's table under their own namespace, `refused:<occurrence
+   * id>` in `profile_id` (a profile id never holds ':', so no provider's event ids meet them): the
+   * primary key answers `seen`, and the count of one occurrence's rows is a range of that key, at
+   * most cap + 1 rows long. The occurrence is locked by the caller, so two deliveries about it are
+   * counted one after the other on both engines.
+   */
+  async rememberRefusedDelivery(
+    occurrenceId: string,
+    fingerprint: string,
+    at: number,
+    cap: number,
+  ): Promise<RefusedDeliveryMemory> {
+    const ns = `refused:${occurrenceId}`;
+    const seen = await this.#tx.get<{ one: number }>(
+      'SELECT 1 AS one FROM prv_webhook_events WHERE profile_id = ? AND event_id = ?',
+      [ns, fingerprint],
+    );
+    if (seen !== undefined) return 'seen';
+    const row = await this.#tx.get<{ n: number | string }>(
+      'SELECT COUNT(*) AS n FROM prv_webhook_events WHERE profile_id = ?',
+      [ns],
+    );
+    const kept = Number(row?.n ?? 0);
+    const insert =
+      'INSERT INTO prv_webhook_events (profile_id, event_id, occurrence_id, received_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING';
+    if (kept < cap) {
+      await this.#tx.run(insert, [ns, fingerprint, occurrenceId, at]);
+      return 'fresh';
+    }
+    // The mark is one more row: `cap_reached` holds no ':' so no fingerprint equals it.
+    const { changes } = await this.#tx.run(insert, [ns, CAP_MARK, occurrenceId, at]);
+    return changes === 1 ? 'cap_reached' : 'over_cap';
+  }
 }
+
+const CAP_MARK = 'cap_reached';

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { formatRfc3339 } from '../../src/core/time.js';
+import { REFUSED_EVIDENCE_CAP } from '../../src/occurrences/index.js';
 import { sandboxSignedString, signSandboxMessage } from '../../src/providers/index.js';
 import type { SqliteStoreEngine } from '../../src/store/sqlite.js';
 import { postgresForTests } from '../support/postgres.js';
@@ -69,12 +70,18 @@ async function observations(
     });
 }
 
-async function deliveries(w: ReconcileWorld): Promise<string> {
+async function family(w: ReconcileWorld, name: string): Promise<string> {
   const res = await fetch(`${w.url}/metrics`);
   return (await res.text())
     .split('\n')
-    .filter((l) => l.startsWith('baton_webhook_deliveries_total'))
+    .filter((l) => l.startsWith(name))
     .join('\n');
+}
+
+const deliveries = (w: ReconcileWorld): Promise<string> => family(w, 'baton_webhook_deliveries_total');
+
+async function evidenceTypes(w: ReconcileWorld, id: string): Promise<string[]> {
+  return (await w.svc.getOccurrence(id)).evidence.map((e) => e.type);
 }
 
 for (const engine of engines) {
@@ -181,6 +188,78 @@ for (const engine of engines) {
     assert.match(counted, /result="unauthenticated"\} 3/);
     assert.match(counted, /result="stale"\} 1/);
     assert.match(counted, /result="no_source"\} 1/);
+  });
+
+  test(`[${engine}] refused deliveries are kept once each and at most REFUSED_EVIDENCE_CAP per occurrence; the rest are only counted`, async (t) => {
+    const w = await world(t, engine);
+    const ticket = await pay(w, 'inv-hook-cap', ['drop_response_after_apply', 'drop_webhook']);
+    const id = ticket.occurrence.id;
+    const view = await paymentView(w, ticket.nativeKey!);
+    const now = w.clock.wallMs();
+    const forged = (n: number): Signed => ({
+      body: signEvent(w, `evt_forged_${n}`, view, now).body,
+      headers: {},
+    });
+    const start = (await evidenceTypes(w, id)).length;
+    for (let i = 0; i < 5; i++) assertProblem(await deliver(w, forged(0)), 401, 'webhook_unauthenticated');
+    assert.equal((await evidenceTypes(w, id)).length, start + 1, 'the same refused delivery is kept once');
+    const wrongKey = { kind: 'hmac' as const, secretId: w.secretId, secret: Buffer.alloc(32, 9) };
+    const badlySigned = {
+      body: forged(0).body,
+      headers: {
+        'sandbox-signature': signSandboxMessage(
+          wrongKey,
+          sandboxSignedString({ method: 'POST', path: w.hookPath, body: forged(0).body }),
+          now,
+        ),
+      },
+    };
+    assertProblem(await deliver(w, badlySigned), 401, 'webhook_unauthenticated');
+    assert.equal(
+      (await evidenceTypes(w, id)).length,
+      start + 2,
+      'the same body refused for another reason is kept',
+    );
+    for (let i = 1; i <= 40; i++) assertProblem(await deliver(w, forged(i)), 401, 'webhook_unauthenticated');
+    const kept = (await observations(w, id)).filter((o) => o.missing === 'unauthenticated');
+    assert.equal(kept.length, REFUSED_EVIDENCE_CAP, 'distinct refused deliveries are kept up to the cap');
+    let types = await evidenceTypes(w, id);
+    assert.equal(types.length, start + REFUSED_EVIDENCE_CAP + 1, 'past the cap only the one mark');
+    assert.equal(types.at(-1), 'refused_evidence_capped');
+    const dropped = await family(w, 'baton_webhook_refused_evidence_dropped_total');
+    assert.match(dropped, /cause="repeat"\} 4/);
+    assert.match(dropped, new RegExp(`cause="cap"\\} ${40 - (REFUSED_EVIDENCE_CAP - 2)}\\b`));
+
+    const good = await deliver(w, signEvent(w, 'evt_real', view, now));
+    assert.equal(good.body['effective'], true, 'the cap never stands in an authentic delivery’s way');
+    const settled = (await evidenceTypes(w, id)).length;
+    assertProblem(await deliver(w, forged(41)), 401, 'webhook_unauthenticated');
+    types = await evidenceTypes(w, id);
+    assert.equal(types.length, settled, 'nothing appended past the cap, resolved or not');
+    assert.equal(types.filter((x) => x === 'refused_evidence_capped').length, 1, 'the mark is appended once');
+    assert.equal((await w.svc.getOccurrence(id)).occurrence.outcome, 'success');
+  });
+
+  test(`[${engine}] a resolved occurrence keeps a refused delivery once, and it changes nothing`, async (t) => {
+    const w = await world(t, engine);
+    const ticket = await pay(w, 'inv-hook-resolved', ['drop_response_after_apply']);
+    await w.sandbox.webhooksIdle();
+    const id = ticket.occurrence.id;
+    assert.equal((await w.svc.getOccurrence(id)).occurrence.unresolved, false);
+    const view = await paymentView(w, ticket.nativeKey!);
+    const failed = { ...view, status: 'failed' };
+    const forged = { body: signEvent(w, 'evt_late_forgery', failed, w.clock.wallMs()).body, headers: {} };
+    const before = (await observations(w, id)).length;
+    for (let i = 0; i < 3; i++) assertProblem(await deliver(w, forged), 401, 'webhook_unauthenticated');
+    const seen = await observations(w, id);
+    assert.deepEqual(
+      seen.slice(before).map((o) => o.missing),
+      ['unauthenticated'],
+      'kept once',
+    );
+    const { occurrence } = await w.svc.getOccurrence(id);
+    assert.equal(occurrence.outcome, 'success');
+    assert.equal(occurrence.conflict, false);
   });
 
   test(`[${engine}] an authenticated body that is not an event is refused; another event type is acknowledged once`, async (t) => {

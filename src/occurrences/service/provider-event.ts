@@ -9,6 +9,7 @@ import type { ObservationInput } from '../inputs-observe.js';
 import { readObservation } from '../inputs-observe.js';
 import type { ProviderProfile } from '../profile-types.js';
 import { BatonError } from '../../core/errors.js';
+import { event as planned, occurrenceSubject } from '../machine/common.js';
 import type { ServiceContext } from './context.js';
 import { observeIn, type ObserveResult } from './observe.js';
 
@@ -49,6 +50,72 @@ export function recordProviderEvent(
       if (!fresh) return { kind: 'duplicate' };
     }
     if (o === undefined) return { kind: 'unknown_occurrence' };
+    const bound = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
+    if (bound === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
+    const cmd = readObservation(observe(bound.document, o.id), false);
+    return { kind: 'recorded', occurrenceId: o.id, result: await observeIn(ctx, repo, cmd, actor) };
+  });
+}
+
+/**
+ * How many distinct refused deliveries one occurrence keeps as evidence (docs/providers.md
+ * "Reconciliation in serve"). AOC-CASE-009 asks that unauthenticated observations be preserved;
+ * without a bound anyone who knows a native key could grow the occurrence's chain forever.
+ */
+export const REFUSED_EVIDENCE_CAP = 32;
+
+/** A delivery the receiver refused (unauthenticated or stale), about the occurrence it names. */
+export interface RefusedDeliveryInput {
+  readonly profileId: string;
+  readonly receivedAt: number;
+  readonly nativeKey: { readonly account: string; readonly environment: string; readonly key: string };
+  /** What makes two refused deliveries the same: the refusal reason and the body's digest. */
+  readonly fingerprint: string;
+  readonly reason: string;
+}
+
+export type RefusedDeliveryResult =
+  | { readonly kind: 'unknown_occurrence' }
+  /** The same refused delivery was kept already: nothing new. */
+  | { readonly kind: 'repeat'; readonly occurrenceId: string }
+  /** Past the cap: not kept (`marked`: this one appended the one `refused_evidence_capped`). */
+  | { readonly kind: 'capped'; readonly occurrenceId: string; readonly marked: boolean }
+  | { readonly kind: 'recorded'; readonly occurrenceId: string; readonly result: ObserveResult };
+
+/**
+ * AOC-CASE-009, bounded: a refused delivery is kept as an observation that changes nothing, once
+ * per fingerprint and at most REFUSED_EVIDENCE_CAP per occurrence; the first one past the cap
+ * appends `refused_evidence_capped` instead, later ones append nothing. Resolved occurrences keep
+ * them too (AOC-REQ-004: a forged report after resolution is evidence of an attack); the cap
+ * bounds them the same way. ONE transaction, the occurrence locked first.
+ */
+export function recordRefusedDelivery(
+  ctx: ServiceContext,
+  input: RefusedDeliveryInput,
+  observe: EventObservation,
+  actor: string,
+): Promise<RefusedDeliveryResult> {
+  return ctx.uow.run(async (repo): Promise<RefusedDeliveryResult> => {
+    const k = input.nativeKey;
+    const o = await repo.lockByNativeKey(input.profileId, k.account, k.environment, k.key);
+    if (o === undefined) return { kind: 'unknown_occurrence' };
+    const memory = await repo.rememberRefusedDelivery(
+      o.id,
+      input.fingerprint,
+      input.receivedAt,
+      REFUSED_EVIDENCE_CAP,
+    );
+    if (memory === 'seen') return { kind: 'repeat', occurrenceId: o.id };
+    if (memory === 'over_cap') return { kind: 'capped', occurrenceId: o.id, marked: false };
+    if (memory === 'cap_reached') {
+      const body = { cap: REFUSED_EVIDENCE_CAP, profileId: input.profileId, reason: input.reason };
+      await repo.appendEvents(
+        [planned(occurrenceSubject(o.id), 'refused_evidence_capped', body)],
+        ctx.clock.wallMs(),
+        actor,
+      );
+      return { kind: 'capped', occurrenceId: o.id, marked: true };
+    }
     const bound = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
     if (bound === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
     const cmd = readObservation(observe(bound.document, o.id), false);

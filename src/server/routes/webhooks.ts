@@ -7,7 +7,7 @@
  *    `standard-webhooks` v1/v1a, or the sandbox's own) and its timestamp tolerance
  *    (providers/webhook-delivery.ts); an unauthenticated or stale delivery is refused (401
  *    problem) and, when it names a known occurrence, recorded as evidence that changes nothing
- *    (AOC-CASE-009);
+ *    (AOC-CASE-009) — once per body and reason, at most REFUSED_EVIDENCE_CAP per occurrence;
  * 3. the event id is remembered (migration 010) IN THE SAME TRANSACTION as the observation (one
  *    commit per delivery, issue 13 §2): a duplicate delivery answers 200 and records nothing new;
  * 4. the event becomes an observation judged by the service against the occurrence's own pinned
@@ -17,6 +17,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.js';
+import { sha256HexTag } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import type { OccurrencesService, ProviderProfile, StatusSource } from '../../occurrences/index.js';
 import {
@@ -101,13 +102,18 @@ class Intake {
     return { profileId, document, source };
   }
 
-  /** The one transaction of a delivery: the occurrence found, the event id remembered, the observation. */
-  record(p: Pinned, now: number, eventId: string | undefined, named?: NamedKey, observe?: DeliveryObserver) {
-    const nativeKey = named && {
+  /** The occurrence's native key as the event names it, under the profile's account and environment. */
+  nativeKey(p: Pinned, named: NamedKey) {
+    return {
       key: named.key,
       account: named.account ?? p.document.account,
       environment: p.document.environment,
     };
+  }
+
+  /** The one transaction of a delivery: the occurrence found, the event id remembered, the observation. */
+  record(p: Pinned, now: number, eventId: string | undefined, named?: NamedKey, observe?: DeliveryObserver) {
+    const nativeKey = named && this.nativeKey(p, named);
     const event = { profileId: p.profileId, receivedAt: now, ...(eventId !== undefined && { eventId }) };
     // Never called: without an observer no native key is passed, so no occurrence is found.
     const fallback: DeliveryObserver = () => {
@@ -120,11 +126,30 @@ class Intake {
     );
   }
 
-  /** AOC-CASE-009: an unauthenticated delivery about a known occurrence is kept, and changes nothing. */
-  async refuse(p: Pinned, m: DeliveryMeaning & { kind: 'refused' }, now: number): Promise<never> {
+  /**
+   * AOC-CASE-009: an unauthenticated delivery about a known occurrence is kept, and changes
+   * nothing; bounded (REFUSED_EVIDENCE_CAP): the same body refused for the same reason is kept
+   * once, and past the cap only one `refused_evidence_capped` event is appended.
+   */
+  async refuse(
+    p: Pinned,
+    m: DeliveryMeaning & { kind: 'refused' },
+    body: Buffer,
+    now: number,
+  ): Promise<never> {
     this.d.metrics.countDelivery(m.stale ? 'stale' : 'unauthenticated');
-    if (m.named !== undefined && m.observe !== undefined)
-      await this.record(p, now, undefined, m.named, m.observe);
+    if (m.named !== undefined && m.observe !== undefined) {
+      const input = {
+        profileId: p.profileId,
+        receivedAt: now,
+        nativeKey: this.nativeKey(p, m.named),
+        fingerprint: `${m.reason}:${sha256HexTag(body)}`,
+        reason: m.reason,
+      };
+      const r = await this.d.service.recordRefusedDelivery(input, m.observe, `webhook:${p.profileId}`);
+      if (r.kind === 'repeat') this.d.metrics.countRefusedDropped('repeat');
+      if (r.kind === 'capped') this.d.metrics.countRefusedDropped('cap');
+    }
     throw new BatonError(
       m.stale ? 'webhook_stale' : 'webhook_unauthenticated',
       m.stale
@@ -140,7 +165,7 @@ class Intake {
     // Raw bytes first: the signature is checked before the body is parsed, and a body that did not
     // verify is read only to name the occurrence its evidence is kept under (it settles nothing).
     const m = interpretDelivery(p.document, p.source, delivery, this.d.keys, now, this.d.toleranceMs);
-    if (m.kind === 'refused') return this.refuse(p, m, now);
+    if (m.kind === 'refused') return this.refuse(p, m, delivery.body, now);
     if (m.kind === 'invalid') {
       this.d.metrics.countDelivery('invalid');
       throw new BatonError(
