@@ -76,6 +76,7 @@ export {
   type WebhookEvent,
 } from './webhook-intake.js';
 export {
+  deliveryNamedKey,
   interpretDelivery,
   type DeliveryMeaning,
   type DeliveryObserver,

@@ -9,7 +9,7 @@
  * transaction as the observation (migration 010, provider-event.ts), so an in-memory guard is not used.
  */
 import { resolveJsonPointer } from '../core/json-pointer.js';
-import type { JsonValue } from '../core/json.js';
+import { parseStrictJson, type JsonValue } from '../core/json.js';
 import type { ObservationInput, ProviderProfile, StatusSource } from '../occurrences/index.js';
 import { deliveryObservation, readDelivery, type DeliveryReading } from './declared/webhook.js';
 import type { KeyResolver } from './key-resolver.js';
@@ -42,7 +42,7 @@ export type DeliveryMeaning =
     }
   /** Authenticated, but not a JSON event with a usable id. */
   | { readonly kind: 'invalid' }
-  /** Authenticated: a status event (`status`), or another event acknowledged once. */
+  /** Authenticated: a status event (`status`), or another event (acknowledged; remembered only when it names an occurrence). */
   | {
       readonly kind: 'event';
       readonly eventId: string;
@@ -65,6 +65,20 @@ export function interpretDelivery(
   return DECLARED_PINS.has(source.authentication.kind)
     ? declared(profile, source, delivery, keys, nowMs)
     : sandbox(source, delivery, keys, nowMs, sandboxToleranceMs);
+}
+
+/**
+ * The native key a delivery names as this profile version's webhook source reads it: parsed only
+ * to LOCATE the occurrence (AOC-REQ-003: the delivery is then authenticated with the pin of the
+ * version that occurrence is bound to), never trusted for anything else.
+ */
+export function deliveryNamedKey(source: StatusSource, body: Buffer): NamedKey | undefined {
+  if (!DECLARED_PINS.has(source.authentication.kind)) return sandboxNamed(readEvent(body));
+  try {
+    return namedBy(source, parseStrictJson(body, { maxBytes: 1_048_576 }));
+  } catch {
+    return undefined;
+  }
 }
 
 function sandboxNamed(reading: EventReading): NamedKey | undefined {
@@ -145,7 +159,7 @@ function declared(
   const named = namedBy(source, d.event);
   if (d.refusal === 'unreadable') {
     // readDelivery reads only after the signature verified: an authentic event the rule does not
-    // read (another object type, another event) is acknowledged once and records nothing.
+    // read (another object type, another event) is acknowledged and records nothing.
     const raw = d.eventId ?? (source.read?.eventId && text(resolveJsonPointer(d.event, source.read.eventId)));
     return raw === undefined || !EVENT_ID.test(raw) || d.event === undefined
       ? { kind: 'invalid' }

@@ -43,15 +43,35 @@ const CLAIM_SQL = `INSERT INTO prv_reconcile_claims (occurrence_id, holder, clai
 export class ReconciliationStore {
   constructor(private readonly engine: StoreEngine) {}
 
-  /** The latest registered version of a profile (the webhook route's pins come from it). */
-  async latestProfileVersion(profileId: string): Promise<string | undefined> {
-    const row = await this.engine.read((ex) =>
-      ex.get<{ version: string }>(
-        'SELECT version FROM aoc_profiles WHERE id = ? ORDER BY registered_at DESC, version DESC LIMIT 1',
+  /** Every registered version of a profile, newest first (the webhook route reads their pins). */
+  async profileVersions(profileId: string): Promise<string[]> {
+    const rows = await this.engine.read((ex) =>
+      ex.all<{ version: string }>(
+        'SELECT version FROM aoc_profiles WHERE id = ? ORDER BY registered_at DESC, version DESC',
         [profileId],
       ),
     );
-    return row?.version;
+    return rows.map((r) => r.version);
+  }
+
+  /**
+   * The profile version the occurrence with this native key is bound to, through the unique
+   * native-key index. Read outside the delivery's transaction: the binding never changes
+   * (AOC-REQ-003), so what the signature is checked against cannot move before the commit.
+   */
+  async boundVersion(
+    profileId: string,
+    account: string,
+    environment: string,
+    nativeKey: string,
+  ): Promise<string | undefined> {
+    const row = await this.engine.read((ex) =>
+      ex.get<{ v: string }>(
+        'SELECT profile_version AS v FROM aoc_occurrences WHERE profile_id = ? AND account = ? AND environment = ? AND native_key = ?',
+        [profileId, account, environment, nativeKey],
+      ),
+    );
+    return row?.v;
   }
 
   /** Unresolved occurrences whose claim (if any) is free and due, oldest entry first. */

@@ -10,7 +10,13 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { formatRfc3339 } from '../../src/core/time.js';
 import { REFUSED_EVIDENCE_CAP } from '../../src/occurrences/index.js';
-import { sandboxSignedString, signSandboxMessage } from '../../src/providers/index.js';
+import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
+import {
+  sandboxSignedString,
+  signSandboxMessage,
+  type SandboxSigningKey,
+} from '../../src/providers/index.js';
+import { sandboxHeaderName } from '../../src/providers/sandbox/index.js';
 import type { SqliteStoreEngine } from '../../src/store/sqlite.js';
 import { postgresForTests } from '../support/postgres.js';
 import { assertProblem, request, type Answer } from './helpers.js';
@@ -36,7 +42,13 @@ interface Signed {
 }
 
 /** An event about the payment, signed for the receiver's path at `atMs` (the sandbox's scheme). */
-function signEvent(w: ReconcileWorld, id: string, data: Record<string, unknown>, atMs: number): Signed {
+function signEvent(
+  w: ReconcileWorld,
+  id: string,
+  data: Record<string, unknown>,
+  atMs: number,
+  key: SandboxSigningKey = { kind: 'hmac', secretId: w.secretId, secret: w.secret },
+): Signed {
   const body = JSON.stringify({
     id,
     object: 'event',
@@ -44,13 +56,12 @@ function signEvent(w: ReconcileWorld, id: string, data: Record<string, unknown>,
     created_at: formatRfc3339(atMs),
     data,
   });
-  const key = { kind: 'hmac' as const, secretId: w.secretId, secret: w.secret };
   const header = signSandboxMessage(
     key,
     sandboxSignedString({ method: 'POST', path: w.hookPath, body }),
     atMs,
   );
-  return { body, headers: { 'sandbox-signature': header } };
+  return { body, headers: { [sandboxHeaderName(key.kind)]: header } };
 }
 
 function deliver(w: ReconcileWorld, s: Signed, path = w.hookPath): Promise<Answer> {
@@ -262,7 +273,53 @@ for (const engine of engines) {
     assert.equal(occurrence.conflict, false);
   });
 
-  test(`[${engine}] an authenticated body that is not an event is refused; another event type is acknowledged once`, async (t) => {
+  test(`[${engine}] a newer profile version pinning another key authenticates nothing about occurrences bound to the older one, burns no event id, and shuts the real provider out of nothing`, async (t) => {
+    const w = await world(t, engine);
+    const ticket = await pay(w, 'inv-hook-pin', ['drop_response_after_apply', 'drop_webhook']);
+    const id = ticket.occurrence.id;
+    const attacker = generateEd25519KeyPair();
+    const pin = {
+      kind: 'ed25519' as const,
+      kid: attacker.kid,
+      publicKey: publicKeyRaw(attacker.publicKey).toString('base64url'),
+    };
+    await w.svc.registerProfile({
+      ...w.profile.document,
+      version: '2026-01-02.evil',
+      statusSources: w.profile.document.statusSources.map((s) =>
+        s.kind === 'webhook' ? { ...s, authentication: pin } : s,
+      ),
+    });
+    const view = await paymentView(w, ticket.nativeKey!);
+    const now = w.clock.wallMs();
+    const evilKey = { kind: 'ed25519' as const, kid: attacker.kid, privateKey: attacker.privateKey };
+    const forged = await deliver(w, signEvent(w, 'evt_shared', { ...view, status: 'failed' }, now, evilKey));
+    assertProblem(forged, 401, 'webhook_unauthenticated');
+    const { evidence } = await w.svc.getOccurrence(id);
+    const last = evidence.filter((e) => e.type === 'observation_recorded').at(-1)?.body as {
+      observation: { authentication: { verified: boolean; pin: string | null } };
+    };
+    assert.deepEqual(
+      last.observation.authentication,
+      { verified: false, pin: null },
+      'never the foreign pin',
+    );
+    const stray = signEvent(w, 'evt_stray', { ...view, idempotency_key: 'no-such-key' }, now, evilKey);
+    assert.equal((await deliver(w, stray)).status, 202, 'about no known occurrence: acknowledged');
+
+    const real = await deliver(w, signEvent(w, 'evt_shared', view, now));
+    assert.equal(real.status, 200, real.text);
+    assert.deepEqual(real.body, { received: true, duplicate: false, recorded: true, effective: true });
+    const realStray = await deliver(w, signEvent(w, 'evt_stray', view, now));
+    assert.equal(realStray.status, 200, realStray.text);
+    assert.equal(realStray.body['duplicate'], false, 'a foreign pin’s acknowledgement remembered no id');
+    assert.equal(realStray.body['recorded'], true);
+    const { occurrence } = await w.svc.getOccurrence(id);
+    assert.equal(occurrence.outcome, 'success');
+    assert.equal(occurrence.conflict, false);
+  });
+
+  test(`[${engine}] an authenticated body that is not an event is refused; another event type is acknowledged and nothing is written`, async (t) => {
     const w = await world(t, engine);
     const now = w.clock.wallMs();
     const key = { kind: 'hmac' as const, secretId: w.secretId, secret: w.secret };
@@ -283,9 +340,12 @@ for (const engine of engines) {
     const first = await deliver(w, other);
     assert.equal(first.status, 202, first.text);
     assert.deepEqual(first.body, { received: true, duplicate: false, recorded: false });
+    // It names no occurrence, so no pin is an occurrence's own: its id is not remembered (a foreign
+    // pin could otherwise burn a real event's id), and a re-delivery is acknowledged the same way.
     const again = await deliver(w, other);
-    assert.equal(again.status, 200);
-    assert.equal(again.body['duplicate'], true);
+    assert.equal(again.status, 202, again.text);
+    assert.deepEqual(again.body, { received: true, duplicate: false, recorded: false });
+    assert.match(await deliveries(w), /result="ignored"\} 2/);
   });
 }
 

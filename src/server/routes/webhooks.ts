@@ -2,15 +2,23 @@
  * `POST /v1/webhooks/{profileId}`: the provider's webhook receiver inside `baton serve` (issue 13
  * §4, docs/api.md "Webhooks", docs/providers.md "Reconciliation in serve"). In order:
  * 1. the body is kept as its exact bytes (this route's own content-type parser, scoped to it);
- * 2. the signature is checked over those bytes BEFORE any parsing, with the scheme and key of the
- *    profile's webhook status source pin (its latest registered version: `stripe-signature`,
- *    `standard-webhooks` v1/v1a, or the sandbox's own) and its timestamp tolerance
- *    (providers/webhook-delivery.ts); an unauthenticated or stale delivery is refused (401
- *    problem) and, when it names a known occurrence, recorded as evidence that changes nothing
- *    (AOC-CASE-009) — once per body and reason, at most REFUSED_EVIDENCE_CAP per occurrence;
- * 3. the event id is remembered (migration 010) IN THE SAME TRANSACTION as the observation (one
+ * 2. the occurrence it names is located: each registered version of the profile reads the native
+ *    key by its own rule, and only a version that finds an occurrence BOUND to itself counts — the
+ *    body is parsed for this only, never trusted (AOC-REQ-003: a status source is authenticated
+ *    against the binding's profile, so a newer version with another pin changes nothing for
+ *    occurrences bound to older ones);
+ * 3. the signature is checked over the raw bytes with the scheme and key of THAT version's webhook
+ *    source pin (`stripe-signature`, `standard-webhooks` v1/v1a, or the sandbox's own) and its
+ *    timestamp tolerance (providers/webhook-delivery.ts); a delivery about no known occurrence is
+ *    checked with the newest version's pin and writes nothing (202 when it verifies; its event
+ *    id is not remembered). An
+ *    unauthenticated or stale delivery is refused (401 problem) and, when it names a known
+ *    occurrence, recorded as evidence that changes nothing (AOC-CASE-009) — once per body and
+ *    reason, at most REFUSED_EVIDENCE_CAP per occurrence;
+ * 4. the event id is remembered (migration 010), only for a delivery verified under the pin of
+ *    the version its occurrence is bound to, IN THE SAME TRANSACTION as the observation (one
  *    commit per delivery, issue 13 §2): a duplicate delivery answers 200 and records nothing new;
- * 4. the event becomes an observation judged by the service against the occurrence's own pinned
+ * 5. the event becomes an observation judged by the service against the occurrence's own pinned
  *    profile — an out-of-order event never moves an occurrence backwards (outcomes only rank up,
  *    occurrences/machine/observe.ts), and after a takeover it is evidence only (AOC-REQ-007).
  * The route is public: the signature is the authentication, a bearer token is not asked for.
@@ -21,13 +29,13 @@ import { sha256HexTag } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import type { OccurrencesService, ProviderProfile, StatusSource } from '../../occurrences/index.js';
 import {
+  deliveryNamedKey,
   interpretDelivery,
   webhookSource,
   type Delivery,
   type DeliveryMeaning,
   type DeliveryObserver,
   type KeyResolver,
-  type NamedKey,
 } from '../../providers/index.js';
 import { ReconciliationStore } from '../../store/reconciliation.js';
 import type { StoreEngine } from '../../store/engine.js';
@@ -58,7 +66,7 @@ export const webhookRouteSpec: RouteSpec = {
   url: WEBHOOK_URL,
   operationId: 'receiveWebhook',
   summary:
-    'A provider webhook delivery, authenticated by the profile’s webhook pin over the raw body (401 webhook_unauthenticated / webhook_stale); a duplicate event id answers 200 and records nothing',
+    'A provider webhook delivery, authenticated over the raw body by the webhook pin of the profile version the named occurrence is bound to (401 webhook_unauthenticated / webhook_stale); a duplicate event id answers 200 and records nothing',
   tag: 'providers',
   roles: 'public',
   schema: {
@@ -69,14 +77,29 @@ export const webhookRouteSpec: RouteSpec = {
   handler: () => Promise.reject(new BatonError('internal', 'registered by registerWebhookRoute')),
 };
 
+/** One registered version of the profile, with its webhook source. */
 interface Pinned {
   readonly profileId: string;
   readonly document: ProviderProfile;
   readonly source: StatusSource;
 }
 
+/** The occurrence's native key as its profile version reads it (the unique native-key index). */
+interface NativeKey {
+  readonly key: string;
+  readonly account: string;
+  readonly environment: string;
+}
+
+/** A delivery located at a known occurrence: the version it is bound to, and its native key. */
+interface Located {
+  readonly p: Pinned;
+  readonly key: NativeKey;
+}
+
 type Answer = { status: number; body: Record<string, boolean> };
 const NOTHING = { received: true, duplicate: false, recorded: false };
+type Refused = DeliveryMeaning & { kind: 'refused' };
 
 class Intake {
   readonly store: ReconciliationStore;
@@ -84,45 +107,58 @@ class Intake {
     this.store = new ReconciliationStore(d.engine);
   }
 
-  async pinned(profileId: string): Promise<Pinned> {
-    const version = await this.store.latestProfileVersion(profileId);
-    const document =
-      version === undefined ? undefined : (await this.d.service.getProfile(profileId, version)).document;
-    const source = document && webhookSource(document);
-    if (document === undefined || source === undefined) {
+  /** Every registered version of the profile that pins a webhook source, newest first. */
+  async pins(profileId: string): Promise<[Pinned, ...Pinned[]]> {
+    const out: Pinned[] = [];
+    for (const version of await this.store.profileVersions(profileId)) {
+      const { document } = await this.d.service.getProfile(profileId, version);
+      const source = webhookSource(document);
+      if (source !== undefined) out.push({ profileId, document, source });
+    }
+    const [newest, ...rest] = out;
+    if (newest === undefined) {
       this.d.metrics.countDelivery('no_source');
       throw new BatonError(
         'webhook_source_missing',
         'no registered version of this profile pins a webhook source',
-        {
-          profileId,
-        },
+        { profileId },
       );
     }
-    return { profileId, document, source };
+    return [newest, ...rest];
   }
 
-  /** The occurrence's native key as the event names it, under the profile's account and environment. */
-  nativeKey(p: Pinned, named: NamedKey) {
-    return {
-      key: named.key,
-      account: named.account ?? p.document.account,
-      environment: p.document.environment,
-    };
+  /**
+   * AOC-REQ-003: the occurrence the delivery names and the profile version it is BOUND to. The body
+   * is parsed here only to locate it (each version's own reading rule, account and environment);
+   * only a version that located an occurrence bound to itself counts, so a newer version — an
+   * operator's, with another pin — never decides how a delivery about an older one is judged.
+   */
+  async locate(pins: readonly Pinned[], body: Buffer): Promise<Located | undefined> {
+    for (const p of pins) {
+      const named = deliveryNamedKey(p.source, body);
+      if (named === undefined) continue;
+      const key = {
+        key: named.key,
+        account: named.account ?? p.document.account,
+        environment: p.document.environment,
+      };
+      const bound = await this.store.boundVersion(p.profileId, key.account, key.environment, key.key);
+      if (bound === p.document.version) return { p, key };
+    }
+    return undefined;
   }
 
   /** The one transaction of a delivery: the occurrence found, the event id remembered, the observation. */
-  record(p: Pinned, now: number, eventId: string | undefined, named?: NamedKey, observe?: DeliveryObserver) {
-    const nativeKey = named && this.nativeKey(p, named);
-    const event = { profileId: p.profileId, receivedAt: now, ...(eventId !== undefined && { eventId }) };
+  record(at: Located, now: number, eventId: string, status: boolean, observe?: DeliveryObserver) {
+    const event = { profileId: at.p.profileId, receivedAt: now, eventId };
     // Never called: without an observer no native key is passed, so no occurrence is found.
     const fallback: DeliveryObserver = () => {
       throw new BatonError('internal', 'a delivery without an observation named an occurrence');
     };
     return this.d.service.recordProviderEvent(
-      { ...event, ...(observe !== undefined && nativeKey !== undefined && { nativeKey }) },
+      { ...event, ...(status && observe !== undefined && { nativeKey: at.key }) },
       observe ?? fallback,
-      `webhook:${p.profileId}`,
+      `webhook:${at.p.profileId}`,
     );
   }
 
@@ -131,22 +167,17 @@ class Intake {
    * nothing; bounded (REFUSED_EVIDENCE_CAP): the same body refused for the same reason is kept
    * once, and past the cap only one `refused_evidence_capped` event is appended.
    */
-  async refuse(
-    p: Pinned,
-    m: DeliveryMeaning & { kind: 'refused' },
-    body: Buffer,
-    now: number,
-  ): Promise<never> {
+  async refuse(m: Refused, at: Located | undefined, body: Buffer, now: number): Promise<never> {
     this.d.metrics.countDelivery(m.stale ? 'stale' : 'unauthenticated');
-    if (m.named !== undefined && m.observe !== undefined) {
+    if (at !== undefined && m.observe !== undefined) {
       const input = {
-        profileId: p.profileId,
+        profileId: at.p.profileId,
         receivedAt: now,
-        nativeKey: this.nativeKey(p, m.named),
+        nativeKey: at.key,
         fingerprint: `${m.reason}:${sha256HexTag(body)}`,
         reason: m.reason,
       };
-      const r = await this.d.service.recordRefusedDelivery(input, m.observe, `webhook:${p.profileId}`);
+      const r = await this.d.service.recordRefusedDelivery(input, m.observe, `webhook:${at.p.profileId}`);
       if (r.kind === 'repeat') this.d.metrics.countRefusedDropped('repeat');
       if (r.kind === 'capped') this.d.metrics.countRefusedDropped('cap');
     }
@@ -154,26 +185,38 @@ class Intake {
       m.stale ? 'webhook_stale' : 'webhook_unauthenticated',
       m.stale
         ? 'the delivery was signed outside the replay window'
-        : 'the delivery is not signed by the profile’s webhook pin',
+        : 'the delivery is not signed by the webhook pin of the profile version it is judged under',
       { reason: m.reason },
     );
   }
 
+  invalid(): never {
+    this.d.metrics.countDelivery('invalid');
+    throw new BatonError(
+      'webhook_event_invalid',
+      'an authenticated delivery must be a JSON event with an id',
+    );
+  }
+
   async handle(profileId: string, delivery: Delivery): Promise<Answer> {
-    const p = await this.pinned(profileId);
+    const pins = await this.pins(profileId);
     const now = this.d.clock.wallMs();
-    // Raw bytes first: the signature is checked before the body is parsed, and a body that did not
-    // verify is read only to name the occurrence its evidence is kept under (it settles nothing).
+    const at = await this.locate(pins, delivery.body);
+    // Raw bytes: the signature is checked before the body is trusted, with the pin of the version
+    // the named occurrence is bound to; a body that did not verify only names the occurrence its
+    // evidence is kept under (it settles nothing).
+    const p = at?.p ?? pins[0];
     const m = interpretDelivery(p.document, p.source, delivery, this.d.keys, now, this.d.toleranceMs);
-    if (m.kind === 'refused') return this.refuse(p, m, delivery.body, now);
-    if (m.kind === 'invalid') {
-      this.d.metrics.countDelivery('invalid');
-      throw new BatonError(
-        'webhook_event_invalid',
-        'an authenticated delivery must be a JSON event with an id',
-      );
+    if (m.kind === 'refused') return this.refuse(m, at, delivery.body, now);
+    if (m.kind === 'invalid') return this.invalid();
+    if (at === undefined) {
+      // About no known occurrence (or not a status event): judged by the newest version's pin, as
+      // there is no binding to prefer, and nothing is written — its event id is not remembered, so
+      // a pin that is no occurrence's own can never burn the id of a delivery that is.
+      this.d.metrics.countDelivery(m.status ? 'unknown_occurrence' : 'ignored');
+      return { status: 202, body: NOTHING };
     }
-    const r = await this.record(p, now, m.eventId, m.status ? m.named : undefined, m.observe);
+    const r = await this.record(at, now, m.eventId, m.status, m.observe);
     if (r.kind === 'duplicate') {
       this.d.metrics.countDelivery('duplicate');
       return { status: 200, body: { ...NOTHING, duplicate: true } };
