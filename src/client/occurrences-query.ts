@@ -138,7 +138,6 @@ export class OccurrencesQuery {
       const x: Exchange = { method: 'GET', path: path + query, bearer: this.#token, safeToRetry: true };
       return { body: expectMembers(x, await exchange(this.#endpoint, x, options), LINEAGE_MEMBERS), x };
     };
-    const retired: number[] = [];
     const credentials: LineageHistory['credentials'][number][] = [];
     const evidence: LineageHistory['evidence'][number][] = [];
     let last: LineageHistory | undefined;
@@ -146,7 +145,6 @@ export class OccurrencesQuery {
       read,
       ({ body, x }) => {
         const page = lineagePage(body, x);
-        retired.push(...page.retiredGenerations);
         credentials.push(...page.credentials);
         evidence.push(...page.evidence);
         last = page;
@@ -155,7 +153,12 @@ export class OccurrencesQuery {
       {},
       this.#endpoint.timeoutMs,
     );
-    const { id, generation } = last ?? { id: lineage, generation: 0 };
-    return { id, generation, retiredGenerations: retired, credentials, evidence };
+    // Each page names every retired generation; the last page's go with its `generation`.
+    const { id, generation, retiredGenerations } = last ?? {
+      id: lineage,
+      generation: 0,
+      retiredGenerations: [],
+    };
+    return { id, generation, retiredGenerations, credentials, evidence };
   }
 }

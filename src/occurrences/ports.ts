@@ -77,6 +77,8 @@ export interface OccurrencesReader {
   getLineage(id: string): Promise<LineageRecord | undefined>;
   /** The lineage's credentials of generations after `afterGeneration`, in generation order; at most `limit`. */
   pageCredentials(lineage: string, afterGeneration: number, limit: number): Promise<CredentialRecord[]>;
+  /** Every generation of the lineage whose credential a takeover retired, ascending. */
+  retiredGenerations(lineage: string): Promise<number[]>;
   /** The executor credential with this secret digest (only digests are stored). */
   findCredential(secretDigest: Sha256Digest): Promise<CredentialRecord | undefined>;
   /**

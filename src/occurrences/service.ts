@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
+import { CursorCodec } from '../core/cursor.js';
 import type { IdSource } from '../core/ids.js';
 import { randomIdSource } from '../core/ids.js';
 import type { Caller } from './machine/common.js';
@@ -57,6 +58,12 @@ export interface OccurrencesServiceOptions {
   readonly domainKey: DomainPublicKey;
   readonly clock?: Clock;
   readonly ids?: IdSource;
+  /**
+   * The cursor codec (src/core/cursor.ts). Servers that share a store pass one derived from the
+   * domain key (`CursorCodec.fromDomainKey`, as src/store/occurrences.ts does), so a cursor one
+   * issued pages on another; without it, a random key: cursors page on this service only.
+   */
+  readonly cursors?: CursorCodec;
 }
 
 export class OccurrencesService {
@@ -68,7 +75,13 @@ export class OccurrencesService {
       domainKey: options.domainKey,
       clock: options.clock ?? systemClock,
       ids: options.ids ?? randomIdSource,
+      cursors: options.cursors ?? CursorCodec.ephemeral(),
     };
+  }
+
+  /** The codec of this service's cursors; the HTTP server issues every route's cursors with it. */
+  get cursors(): CursorCodec {
+    return this.#ctx.cursors;
   }
 
   // --- domain setup (operator) -----------------------------------------------------------------

@@ -280,6 +280,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     engine: options.engine,
     service: options.service,
     clock: options.clock ?? systemClock,
+    // One codec for every paged route, the service's own (its `listOccurrences` issues cursors too).
+    cursors: options.service.cursors,
     metrics,
     sources: new StatusSources({ keys: options.keys ?? NO_KEYS, clock: options.clock ?? systemClock }),
     ...(options.secureCookies === true && { secureCookies: true }),

@@ -1,27 +1,16 @@
 /**
- * Keyset cursors of the list routes (`GET /v1/lineages`, `GET /v1/harness/items`): the last listed
- * row's key as base64url JSON. A cursor that does not decode to the key the route expects is
- * refused (`input_invalid`), never read as "start over".
+ * The cursors of the paged routes (`GET /v1/occurrences`, `/v1/lineages`, `/v1/lineages/{lineage}`,
+ * `/v1/evidence`, `/v1/harness/items`, the harness chains): every one is issued and read by the
+ * server's one `CursorCodec` (src/core/cursor.ts), so a cursor Baton did not issue is refused
+ * (`input_invalid` naming `$.cursor`), never read as "start over" or as the last page.
  */
-import { BatonError } from '../core/errors.js';
+import { MAX_CURSOR_CHARS, type CursorPlace } from '../core/cursor.js';
 
-/** The query-string schema of a cursor (what `encodeCursor` can produce, bounded). */
-export const CURSOR_SCHEMA = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$' } as const;
+/** The query-string schema of a cursor (what the codec can produce, bounded). */
+export const CURSOR_SCHEMA = { type: 'string', pattern: `^[A-Za-z0-9_-]{1,${MAX_CURSOR_CHARS}}$` } as const;
 
-export const encodeCursor = (key: readonly (string | number)[]): string =>
-  Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+/** Where a route's cursor comes from: its `cursor` query parameter. */
+export const CURSOR_PARAM: CursorPlace = { path: '$.cursor' };
 
-/** The key, when it has exactly the shape `accept` checks; otherwise `input_invalid`. */
-export function decodeCursor<T>(cursor: string, accept: (key: readonly unknown[]) => T | undefined): T {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    parsed = undefined;
-  }
-  const key = Array.isArray(parsed) ? accept(parsed) : undefined;
-  if (key === undefined) {
-    throw new BatonError('input_invalid', 'cursor is not a cursor this server issued', { path: '$.cursor' });
-  }
-  return key;
-}
+/** The scope of a chain's cursors: the subject, so one chain's cursor is not another's. */
+export const chainScope = (subject: string): string => `chain ${subject}`;

@@ -6,6 +6,7 @@
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
+import type { CursorCodec } from '../core/cursor.js';
 import { BatonError } from '../core/errors.js';
 import type { MissionsService } from '../missions/index.js';
 import type { OccurrencesService } from '../occurrences/index.js';
@@ -33,6 +34,8 @@ export interface ServerDeps {
   readonly engine: StoreEngine;
   readonly service: OccurrencesService;
   readonly clock: Clock;
+  /** Issues and reads every paged route's cursors: the service's codec (src/core/cursor.ts). */
+  readonly cursors: CursorCodec;
   readonly metrics: Metrics;
   /** Baton's trusted status-source layer, for reconcile. */
   readonly sources: StatusSources;

@@ -233,6 +233,14 @@ export class OccurrencesReaderSql implements OccurrencesReader {
     return list.map(rows.credentialFromRow);
   }
 
+  async retiredGenerations(lineage: string): Promise<number[]> {
+    const list = await this.#ex.all<{ generation: number | string }>(
+      'SELECT generation FROM aoc_credentials WHERE lineage = ? AND retired_at IS NOT NULL ORDER BY generation',
+      [lineage],
+    );
+    return list.map((row) => Number(row.generation));
+  }
+
   getAuthority(id: string): Promise<AuthorityRecord | undefined> {
     return this.authorityRow(id, false);
   }

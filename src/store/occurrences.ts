@@ -6,6 +6,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { Clock } from '../core/clock.js';
+import { CursorCodec } from '../core/cursor.js';
 import {
   ed25519Kid,
   exportPrivatePem,
@@ -150,6 +151,8 @@ export async function openOccurrencesOn(
   const service = new OccurrencesService({
     uow: occurrencesUnitOfWork(engine, harnessGate(harness)),
     domainKey: { kid: domainKey.kid, publicKey: domainKey.publicKeyB64 },
+    // Every server of this store holds the domain key, so each reads the cursors the others issue.
+    cursors: CursorCodec.fromDomainKey(domainKey.privateKey),
     clock: options.clock,
     ids: options.ids,
   });

@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/core/clock.js';
 import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
 import { OccurrencesService, type OccurrenceView } from '../../src/occurrences/index.js';
-import { encodeCursor } from '../../src/occurrences/service/listing.js';
 import type { StoreEngine } from '../../src/store/engine.js';
 import { migrate, occurrencesUnitOfWork } from '../../src/store/index.js';
 import { enginesUnderTest, type EngineUnderTest } from '../store/engines.js';
@@ -127,6 +126,10 @@ for (const e of engines) {
       { cursor: Buffer.from('{"a":1}').toString('base64url') },
       { cursor: Buffer.from('[1,"bad id with spaces"]').toString('base64url') },
       { cursor: Buffer.from('[1.5,"x"]').toString('base64url') },
+      // Well formed, but not issued: a position past the end would read as the last page.
+      { cursor: Buffer.from('[-5,"x"]').toString('base64url') },
+      { cursor: svc.cursors.issue('lineages', [T0 + 1_000, 'zzz']) },
+      { cursor: 7 },
       { limit: 0 },
       { limit: 501 },
       { phase: 'done' },
@@ -139,7 +142,7 @@ for (const e of engines) {
     for (const input of bad) {
       await assert.rejects(svc.listOccurrences(input), { code: 'input_invalid' }, JSON.stringify(input));
     }
-    const page = await svc.listOccurrences({ cursor: encodeCursor(T0 + 1_000, 'zzz') });
+    const page = await svc.listOccurrences({ cursor: svc.cursors.issue('occurrences', [T0 + 1_000, 'zzz']) });
     assert.equal(page.occurrences.length, 12, 'a cursor past everything starts from the newest');
   });
 

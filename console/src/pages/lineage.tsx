@@ -21,15 +21,14 @@ function LineageView({ lineage }: { lineage: string }) {
   }, [lineage, cursor]);
   const v = view.value;
   if (v === undefined) return <ErrorNote error={view.error} />;
-  const paged = cursors.length > 0 || v.evidenceNextCursor !== null;
   return (
     <>
       <h2>
         {v.id}: generation {v.generation}
       </h2>
       <p>
-        Retired generations{paged ? ' on this page' : ''}:{' '}
-        {v.retiredGenerations.length === 0 ? 'none' : v.retiredGenerations.join(', ')}
+        {/* The lineage's, on every page of its history (not the page's generations alone). */}
+        Retired generations: {v.retiredGenerations.length === 0 ? 'none' : v.retiredGenerations.join(', ')}
       </p>
       <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
         <table>

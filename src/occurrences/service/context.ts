@@ -1,5 +1,6 @@
 /** What every service command shares: its collaborators, authentication, refusals and writes. */
 import type { Clock } from '../../core/clock.js';
+import type { CursorCodec } from '../../core/cursor.js';
 import { digestBytes } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import type { IdSource } from '../../core/ids.js';
@@ -21,6 +22,8 @@ export interface ServiceContext {
   readonly clock: Clock;
   readonly ids: IdSource;
   readonly domainKey: DomainPublicKey;
+  /** Issues and reads the list's cursors (src/core/cursor.ts). */
+  readonly cursors: CursorCodec;
 }
 
 /** An occurrence as the service returns it: the record plus whether it is unresolved. */

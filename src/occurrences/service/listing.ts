@@ -1,10 +1,12 @@
 /**
  * `GET /v1/occurrences` and `baton occurrences list` (docs/api.md, "Listing occurrences"): one
- * page of occurrences, newest first, under optional filters, with an opaque cursor. The cursor is
- * the last row's (createdAt, id) as base64url JSON: it names a position in a stable order, never
- * an offset, so rows created while a client pages never shift or repeat what it sees. A cursor
- * that does not decode is refused (input_invalid), never read as "start over".
+ * page of occurrences, newest first, under optional filters, with an opaque cursor. The cursor holds
+ * the last row's (createdAt, id), authenticated by the service's codec (src/core/cursor.ts): it
+ * names a position in a stable order, never an offset, so rows created while a client pages never
+ * shift or repeat what it sees. A cursor the codec did not issue is refused (input_invalid), never
+ * read as "start over" or as the last page.
  */
+import type { CursorCodec } from '../../core/cursor.js';
 import type { OccurrenceQuery } from '../ports.js';
 import { OUTCOMES, PHASES } from '../model.js';
 import { NAME, Reader } from '../validate.js';
@@ -14,7 +16,8 @@ import { view } from './context.js';
 const r: Reader = new Reader('input_invalid');
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
-const CURSOR = /^[A-Za-z0-9_-]{1,400}$/;
+/** The scope of the list's cursors (src/core/cursor.ts). */
+const SCOPE = 'occurrences';
 
 export interface ListInput {
   readonly phase?: string;
@@ -36,34 +39,19 @@ export interface OccurrencePage {
   readonly nextCursor: string | null;
 }
 
-export function encodeCursor(createdAt: number, id: string): string {
-  return Buffer.from(JSON.stringify([createdAt, id]), 'utf8').toString('base64url');
-}
-
-export function decodeCursor(cursor: string): { createdAt: number; id: string } {
-  const text = r.string(cursor, '$.cursor', CURSOR, 400);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    r.fail('$.cursor', 'is not a cursor this server issued');
-  }
-  const ok =
-    Array.isArray(parsed) &&
-    parsed.length === 2 &&
-    Number.isSafeInteger(parsed[0]) &&
-    typeof parsed[1] === 'string' &&
-    NAME.test(parsed[1]);
-  if (!ok) r.fail('$.cursor', 'is not a cursor this server issued');
-  const [createdAt, id] = parsed as [number, string];
-  return { createdAt, id };
+function decodeCursor(cursors: CursorCodec, cursor: unknown): { createdAt: number; id: string } {
+  return cursors.read(SCOPE, cursor, { path: '$.cursor' }, ([createdAt, id, ...rest]) =>
+    rest.length === 0 && Number.isSafeInteger(createdAt) && typeof id === 'string' && NAME.test(id)
+      ? { createdAt: createdAt as number, id }
+      : undefined,
+  );
 }
 
 function optionalTime(value: unknown, path: string): number | undefined {
   return value === undefined ? undefined : r.integer(value, path, 0);
 }
 
-export function readListInput(input: unknown): OccurrenceQuery {
+export function readListInput(input: unknown, cursors: CursorCodec): OccurrenceQuery {
   const f = r.object(
     input ?? {},
     '$',
@@ -85,7 +73,7 @@ export function readListInput(input: unknown): OccurrenceQuery {
   const outcome = f['outcome'] === undefined ? undefined : r.oneOf(f['outcome'], '$.outcome', OUTCOMES);
   const createdFrom = optionalTime(f['createdFrom'], '$.createdFrom');
   const createdBefore = optionalTime(f['createdBefore'], '$.createdBefore');
-  const after = f['cursor'] === undefined ? undefined : decodeCursor(f['cursor'] as string);
+  const after = f['cursor'] === undefined ? undefined : decodeCursor(cursors, f['cursor']);
   const limit = f['limit'] === undefined ? DEFAULT_PAGE : r.integer(f['limit'], '$.limit', 1, MAX_PAGE);
   const q: Record<string, unknown> = {
     phase,
@@ -102,12 +90,14 @@ export function readListInput(input: unknown): OccurrenceQuery {
 }
 
 export async function listOccurrences(ctx: ServiceContext, input: unknown): Promise<OccurrencePage> {
-  const query = readListInput(input);
+  const query = readListInput(input, ctx.cursors);
   // One row more than the page says whether another page exists, without a COUNT.
   const rows = await ctx.uow.read((repo) => repo.pageOccurrences({ ...query, limit: query.limit + 1 }));
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   const nextCursor =
-    rows.length > query.limit && last !== undefined ? encodeCursor(last.createdAt, last.id) : null;
+    rows.length > query.limit && last !== undefined
+      ? ctx.cursors.issue(SCOPE, [last.createdAt, last.id])
+      : null;
   return { occurrences: page.map(view), nextCursor };
 }

@@ -47,7 +47,11 @@ export interface LineageView {
   readonly id: string;
   /** The current generation (the lineage's row, read in the page's snapshot). */
   readonly generation: number;
-  /** The page's generations that a takeover retired. */
+  /**
+   * Every generation of the lineage that a takeover retired, on every page: the lineage's, not
+   * the page's, so no page (and no cursor) can show a lineage with retired generations as having
+   * none. One number per takeover, read from the credentials' index.
+   */
   readonly retiredGenerations: readonly number[];
   /** The page's generations: when each credential was issued and retired. */
   readonly credentials: readonly { generation: number; issuedAt: number; retiredAt: number | null }[];
@@ -171,13 +175,14 @@ export async function getLineage(
   return ctx.uow.read(async (repo) => {
     const l = await existingLineage(repo, id);
     const creds = await repo.pageCredentials(id, after, limit + 1);
+    const retiredGenerations = await repo.retiredGenerations(id);
     const events = await repo.pageEvents(lineageSubject(id), after, limit + 1);
     const shown = creds.filter((c) => c.generation <= end);
     const more = creds.length > shown.length || events.some((e) => e.idx > end);
     return {
       id,
       generation: l.generation,
-      retiredGenerations: shown.filter((c) => c.retiredAt !== null).map((c) => c.generation),
+      retiredGenerations,
       credentials: shown.map((c) => ({
         generation: c.generation,
         issuedAt: c.issuedAt,

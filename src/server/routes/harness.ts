@@ -23,7 +23,7 @@ import {
   type WorkItemRecord,
 } from '../../missions/index.js';
 import { principalActor } from '../auth.js';
-import { CURSOR_SCHEMA, decodeCursor, encodeCursor } from '../cursor.js';
+import { CURSOR_PARAM, CURSOR_SCHEMA } from '../cursor.js';
 import { bodyObject, param, timed, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
 import {
   anyJson,
@@ -47,9 +47,12 @@ const idParams = object({ id: name });
 export const DEFAULT_ITEM_PAGE = 100;
 export const MAX_ITEM_PAGE = 1000;
 
+/** The scope of `GET /v1/harness/items` cursors (src/core/cursor.ts). */
+const ITEMS_SCOPE = 'harness items';
+
 /** A `GET /v1/harness/items` cursor: the last item's (createdAt, id), the list's order. */
-function decodeItemCursor(cursor: string): { createdAt: number; id: string } {
-  return decodeCursor(cursor, ([createdAt, id, ...rest]) =>
+function decodeItemCursor(deps: ServerDeps, cursor: string): { createdAt: number; id: string } {
+  return deps.cursors.read(ITEMS_SCOPE, cursor, CURSOR_PARAM, ([createdAt, id, ...rest]) =>
     rest.length === 0 && Number.isSafeInteger(createdAt) && typeof id === 'string' && id.length <= 128
       ? { createdAt: createdAt as number, id }
       : undefined,
@@ -281,7 +284,7 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         const filter = {
           ...(origin !== undefined && mission !== undefined && { mission: { origin, id: mission } }),
           ...(state !== undefined && { states: state.split(',') }),
-          ...(cursor !== undefined && { after: decodeItemCursor(cursor) }),
+          ...(cursor !== undefined && { after: decodeItemCursor(deps, cursor) }),
           // One row more than the page says whether another page exists, without a COUNT.
           limit: limit + 1,
         };
@@ -289,7 +292,9 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         const items = rows.slice(0, limit);
         const last = items.at(-1);
         const nextCursor =
-          rows.length > limit && last !== undefined ? encodeCursor([last.createdAt, last.id]) : null;
+          rows.length > limit && last !== undefined
+            ? deps.cursors.issue(ITEMS_SCOPE, [last.createdAt, last.id])
+            : null;
         return { body: { items, nextCursor } };
       },
     },

@@ -1,13 +1,13 @@
 /**
  * `GET /v1/lineages`: every lineage, a page at a time in id order (the console's lineages list,
- * issue 14 §3), by keyset over the primary key (src/store/lineages-list.ts). The cursor is the
- * last id as base64url JSON; one that does not decode is refused, never read as "start over".
+ * issue 14 §3), by keyset over the primary key (src/store/lineages-list.ts). The cursor holds the
+ * last id, authenticated (src/core/cursor.ts); any other is refused, never read as "start over".
  * Operators only: an executor reads its own lineage at /v1/lineages/{lineage}.
  */
 import { BatonError } from '../../core/errors.js';
 import { NAME } from '../../occurrences/validate.js';
 import { pageLineages } from '../../store/lineages-list.js';
-import { CURSOR_SCHEMA, decodeCursor, encodeCursor } from '../cursor.js';
+import { CURSOR_PARAM, CURSOR_SCHEMA } from '../cursor.js';
 import { timed, type RouteSpec, type ServerDeps } from '../route.js';
 import { array, count, epochMs, nullable, object } from '../schemas/common.js';
 
@@ -28,10 +28,11 @@ const lineagePage = object({
   nextCursor: nullable({ type: 'string' }),
 });
 
-export const encodeLineageCursor = (id: string): string => encodeCursor([id]);
+/** The scope of `GET /v1/lineages` cursors (src/core/cursor.ts). */
+const LINEAGES_SCOPE = 'lineages';
 
-export const decodeLineageCursor = (cursor: string): string =>
-  decodeCursor(cursor, (k) =>
+const decodeLineageCursor = (deps: ServerDeps, cursor: string): string =>
+  deps.cursors.read(LINEAGES_SCOPE, cursor, CURSOR_PARAM, (k) =>
     k.length === 1 && typeof k[0] === 'string' && NAME.test(k[0]) ? k[0] : undefined,
   );
 
@@ -49,14 +50,15 @@ export function lineageListRoutes(deps: ServerDeps): RouteSpec[] {
         const limit = Number(input.query['limit'] ?? DEFAULT_LINEAGE_PAGE);
         if (limit > 500) throw new BatonError('input_invalid', 'limit must be 1..500', { path: '$.limit' });
         const cursor = input.query['cursor'];
-        const after = cursor === undefined ? undefined : decodeLineageCursor(cursor);
+        const after = cursor === undefined ? undefined : decodeLineageCursor(deps, cursor);
         // One row more than the page says whether another page exists, without a COUNT.
         const rows = await timed(deps, 'list_lineages', () =>
           deps.engine.read((ex) => pageLineages(ex, after, limit + 1)),
         );
         const page = rows.slice(0, limit);
         const last = page.at(-1);
-        const nextCursor = rows.length > limit && last !== undefined ? encodeLineageCursor(last.id) : null;
+        const nextCursor =
+          rows.length > limit && last !== undefined ? deps.cursors.issue(LINEAGES_SCOPE, [last.id]) : null;
         return { body: { lineages: page, nextCursor } };
       },
     },

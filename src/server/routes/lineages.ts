@@ -4,6 +4,7 @@
  * never take over its own lineage, let alone another's.
  */
 import { BatonError } from '../../core/errors.js';
+import { lineageSubject } from '../../occurrences/machine/common.js';
 import { actorOf } from '../auth.js';
 import { param, timed, tokenOf, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
 import { lineageParams, object } from '../schemas/common.js';
@@ -61,9 +62,12 @@ export function lineageRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { params: lineageParams, querystring: lineagePageQuery, response: { 200: lineageView } },
       handler: async (input) => {
         const lineage = visibleLineage(input);
-        const page = chainPageRequest(input.query);
+        // The lineage's history is its chain's positions: the cursors of GET /v1/evidence?subject=.
+        const subject = lineageSubject(lineage);
+        const page = chainPageRequest(deps, subject, input.query);
         const { nextAfter, ...view } = await timed(deps, 'get_lineage', () => svc.getLineage(lineage, page));
-        return { body: { ...view, evidenceNextCursor: nextAfter === null ? null : chainCursor(nextAfter) } };
+        const evidenceNextCursor = nextAfter === null ? null : chainCursor(deps, subject, nextAfter);
+        return { body: { ...view, evidenceNextCursor } };
       },
     },
     {

@@ -6,7 +6,7 @@
 import { BatonError } from '../../core/errors.js';
 import { pageEvidence, type EvidenceEvent } from '../../store/evidence-log.js';
 import { verifyEvidence } from '../../store/evidence-verify.js';
-import { CURSOR_SCHEMA, decodeCursor, encodeCursor } from '../cursor.js';
+import { chainScope, CURSOR_PARAM, CURSOR_SCHEMA } from '../cursor.js';
 import { timed, type RouteSpec, type ServerDeps } from '../route.js';
 import { array, bool, count, evidenceEvent, NO_NUL_PATTERN, nullable, object } from '../schemas/common.js';
 import { counts } from '../schemas/records.js';
@@ -39,26 +39,32 @@ const evidencePage = object({
   nextCursor: nullable({ type: 'string' }),
 });
 
-/** A chain cursor: the chain position (idx, from 1) of the last event listed. */
-const decodeEvidenceCursor = (cursor: string): number =>
-  decodeCursor(cursor, (k) =>
+/** A chain cursor: the chain position (idx, from 1) of the last event listed, for that chain only. */
+const decodeEvidenceCursor = (deps: ServerDeps, subject: string, cursor: string): number =>
+  deps.cursors.read(chainScope(subject), cursor, CURSOR_PARAM, (k) =>
     k.length === 1 && Number.isSafeInteger(k[0]) && (k[0] as number) >= 1 ? (k[0] as number) : undefined,
   );
 
-/** The cursor of the page after chain position `position` (what `chainPageRequest` decodes). */
-export const chainCursor = (position: number): string => encodeCursor([position]);
+/** The cursor of the page of `subject`'s chain after `position` (what `chainPageRequest` reads). */
+export const chainCursor = (deps: ServerDeps, subject: string, position: number): string =>
+  deps.cursors.issue(chainScope(subject), [position]);
 
 /**
- * The query's `limit` (1..500, default 50) and the chain position its `cursor` names (0 without
- * one); a limit above 500 or a cursor Baton did not issue is `input_invalid`.
+ * The query's `limit` (1..500, default 50) and the position in `subject`'s chain its `cursor`
+ * names (0 without one); a limit above 500 or a cursor Baton did not issue for this chain is
+ * `input_invalid`.
  */
-export function chainPageRequest(query: Readonly<Record<string, string>>): { after: number; limit: number } {
+export function chainPageRequest(
+  deps: ServerDeps,
+  subject: string,
+  query: Readonly<Record<string, string>>,
+): { after: number; limit: number } {
   const limit = Number(query['limit'] ?? DEFAULT_EVIDENCE_PAGE);
   if (limit > MAX_EVIDENCE_PAGE) {
     throw new BatonError('input_invalid', `limit must be 1..${MAX_EVIDENCE_PAGE}`, { path: '$.limit' });
   }
   const cursor = query['cursor'];
-  return { after: cursor === undefined ? 0 : decodeEvidenceCursor(cursor), limit };
+  return { after: cursor === undefined ? 0 : decodeEvidenceCursor(deps, subject, cursor), limit };
 }
 
 /**
@@ -72,13 +78,13 @@ export async function readEvidencePage(
   subject: string,
   query: Readonly<Record<string, string>>,
 ): Promise<{ events: EvidenceEvent[]; nextCursor: string | null }> {
-  const { after, limit } = chainPageRequest(query);
+  const { after, limit } = chainPageRequest(deps, subject, query);
   const rows = await timed(deps, 'list_evidence', () =>
     deps.engine.read((ex) => pageEvidence(ex, subject, after, limit + 1)),
   );
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  const nextCursor = rows.length > limit && last !== undefined ? chainCursor(last.idx) : null;
+  const nextCursor = rows.length > limit && last !== undefined ? chainCursor(deps, subject, last.idx) : null;
   return { events: page.map(({ idx: _idx, ...event }) => event), nextCursor };
 }
 

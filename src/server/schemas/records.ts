@@ -221,7 +221,10 @@ export const takeoverResult: Schema = object({
 export const lineageView: Schema = object({
   id: str,
   generation: { ...count, description: 'the current generation' },
-  retiredGenerations: { ...array(count), description: "the page's generations that a takeover retired" },
+  retiredGenerations: {
+    ...array(count),
+    description: 'every generation of the lineage that a takeover retired, on every page',
+  },
   credentials: {
     ...array(object({ generation: count, issuedAt: epochMs, retiredAt: nullable(epochMs) })),
     description: "the page's generations, oldest first",
