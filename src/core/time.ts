@@ -97,11 +97,17 @@ function tryParse(text: string): number | undefined {
   return fixed.getTime() - time.offsetMinutes * 60_000;
 }
 
-/** Epoch milliseconds of an RFC 3339 date-time (fractions beyond milliseconds are truncated). */
-export function parseRfc3339(text: string): number {
+/**
+ * Epoch milliseconds of an RFC 3339 date-time (fractions beyond milliseconds are truncated). A
+ * refusal (`time_invalid`) names `path` — the query parameter or JSON member the text came from,
+ * as `$.from` or `$.expires_at` — and never the text itself (docs/api.md: a refusal names the
+ * place and the rule, never the value).
+ */
+export function parseRfc3339(text: string, path?: string): number {
   const ms = typeof text === 'string' ? tryParse(text) : undefined;
   if (ms === undefined) {
-    throw new BatonError('time_invalid', 'not an RFC 3339 date-time', { value: String(text).slice(0, 40) });
+    if (path === undefined) throw new BatonError('time_invalid', 'not an RFC 3339 date-time');
+    throw new BatonError('time_invalid', `${path}: not an RFC 3339 date-time`, { path });
   }
   return ms;
 }

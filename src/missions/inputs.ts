@@ -62,7 +62,7 @@ function oneOf<T extends string>(
 function time(v: unknown, path: string): number | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string') fail('input_invalid', path, 'must be an RFC 3339 date-time');
-  return parseRfc3339(v);
+  return parseRfc3339(v, path);
 }
 
 const DIGEST = /^sha-256:[A-Za-z0-9_-]{43}$/;

@@ -70,9 +70,9 @@ export async function verifyRecord(value: unknown, options: VerifyOptions): Prom
     refuseSigned('$.producer', 'is not a producer this verifier accepts');
   }
   if (r.audience !== options.audience) refuseSigned('$.audience', 'does not name this verifier');
-  if (parseRfc3339(r.issued_at ?? '') > options.now + ISSUED_AT_SKEW_MS)
+  if (parseRfc3339(r.issued_at ?? '', '$.issued_at') > options.now + ISSUED_AT_SKEW_MS)
     refuseSigned('$.issued_at', 'is in the future');
-  if (parseRfc3339(r.expires_at ?? '') <= options.now)
+  if (parseRfc3339(r.expires_at ?? '', '$.expires_at') <= options.now)
     refuseSigned('$.expires_at', 'has passed: the record is stale');
   await verifyEvidenceEnvelope(r, options.key, { typ: OBSERVATION_JWS_TYP });
   return report;

@@ -20,20 +20,29 @@ export interface Bucket {
   readonly count: number;
 }
 
-/** Counts of `type` in `buckets` equal slices of [from, to); empty slices count 0. */
+/**
+ * Counts of `type` in `buckets` slices that tile [from, to) exactly: slice i starts at
+ * `from + floor(i * span / buckets)` (span = to - from, in ms), so the slices differ by at most
+ * 1 ms, the first starts at `from` and the last ends at `to` — none starts at or after `to`. The
+ * caller keeps `buckets` within 1..span, so no slice is empty of time; empty slices count 0.
+ */
 export async function evidenceHistogram(
   ex: SqlExecutor,
   q: { type: string; from: number; to: number; buckets: number },
 ): Promise<Bucket[]> {
-  const width = Math.max(1, Math.ceil((q.to - q.from) / q.buckets));
+  const span = q.to - q.from;
+  // The slice of offset d = at - from is the last i with floor(i * span / buckets) <= d, that is
+  // floor(((d + 1) * buckets - 1) / span), in integers on both engines (at >= from): SQLite binds
+  // a JS number as a REAL, whose quotient would group each event apart, hence the casts.
   const rows = await ex.all<{ b: number | string; n: number | string }>(
-    `SELECT (at - ?) / ? AS b, COUNT(*) AS n FROM evidence_events
+    `SELECT ((at - CAST(? AS BIGINT) + 1) * CAST(? AS BIGINT) - 1) / CAST(? AS BIGINT) AS b,
+        COUNT(*) AS n FROM evidence_events
       WHERE type = ? AND at >= ? AND at < ? GROUP BY b`,
-    [q.from, width, q.type, q.from, q.to],
+    [q.from, q.buckets, span, q.type, q.from, q.to],
   );
   const counts = new Map(rows.map((r) => [Math.floor(Number(r.b)), Number(r.n)]));
   return Array.from({ length: q.buckets }, (_, i) => ({
-    from: q.from + i * width,
+    from: q.from + Math.floor((i * span) / q.buckets),
     count: counts.get(i) ?? 0,
   }));
 }

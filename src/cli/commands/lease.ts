@@ -170,7 +170,7 @@ async function verifyChecks(values: Values): Promise<LeaseChecks> {
   const { now, epoch, target } = values;
   const digest = values['state-digest'];
   const inverse = values['inverse-payload'];
-  if (typeof now === 'string') checks.nowMs = parseRfc3339(now);
+  if (typeof now === 'string') checks.nowMs = parseRfc3339(now, '--now');
   if (typeof epoch === 'string') {
     if (!/^(0|[1-9][0-9]*)$/.test(epoch) || !Number.isSafeInteger(Number(epoch))) {
       throw new BatonError('usage', '--epoch must be a non-negative integer');

@@ -74,8 +74,8 @@ function ficArgs(input: HandlerInput) {
   const to = q(input, 'to');
   return {
     ...(q(input, 'lineage') !== undefined && { lineage: q(input, 'lineage') }),
-    ...(from !== undefined && { from: parseRfc3339(from) }),
-    ...(to !== undefined && { to: parseRfc3339(to) }),
+    ...(from !== undefined && { from: parseRfc3339(from, '$.from') }),
+    ...(to !== undefined && { to: parseRfc3339(to, '$.to') }),
     ...(sample !== undefined && { sample: { size: Number(sample), seed: q(input, 'seed') ?? '' } }),
   };
 }

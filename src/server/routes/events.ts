@@ -16,7 +16,11 @@ const histogramQuery = object(
     type: name,
     from: { type: 'string', maxLength: 64, description: 'RFC 3339, inclusive' },
     to: { type: 'string', maxLength: 64, description: 'RFC 3339, exclusive' },
-    buckets: { type: 'string', pattern: '^[1-9][0-9]?$', description: '1..99, default 24' },
+    buckets: {
+      type: 'string',
+      pattern: '^[1-9][0-9]?$',
+      description: '1..99 and at most the milliseconds of [from, to), default 24',
+    },
   },
   ['buckets'],
 );
@@ -56,10 +60,15 @@ export function evidenceByTypeRoutes(deps: ServerDeps): RouteSpec[] {
       },
       handler: async (input) => {
         const type = input.query['type'] ?? '';
-        const from = parseRfc3339(input.query['from'] ?? '');
-        const to = parseRfc3339(input.query['to'] ?? '');
+        const from = parseRfc3339(input.query['from'] ?? '', '$.from');
+        const to = parseRfc3339(input.query['to'] ?? '', '$.to');
         if (to <= from) throw new BatonError('input_invalid', 'to must be after from', { path: '$.to' });
         const buckets = Number(input.query['buckets'] ?? '24');
+        // A slice is at least 1 ms: more slices than milliseconds in [from, to) cannot tile it.
+        if (buckets > to - from)
+          throw new BatonError('input_invalid', 'buckets must be at most the milliseconds from from to to', {
+            path: '$.buckets',
+          });
         const body = await timed(deps, 'evidence_histogram', () =>
           deps.engine.read((ex) => evidenceHistogram(ex, { type, from, to, buckets })),
         );

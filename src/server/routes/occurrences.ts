@@ -96,7 +96,8 @@ function ownLineage(input: HandlerInput): string | undefined {
 /** The query string as the service's list input; an executor sees only its own lineage. */
 function listInput(input: HandlerInput): ListInput {
   const q = input.query;
-  const time = (k: string): number | undefined => (q[k] === undefined ? undefined : parseRfc3339(q[k]));
+  const time = (k: string): number | undefined =>
+    q[k] === undefined ? undefined : parseRfc3339(q[k], `$.${k}`);
   const own = ownLineage(input);
   const named: Record<string, unknown> = {
     phase: q['phase'],
