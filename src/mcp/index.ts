@@ -12,4 +12,4 @@ export { parsePolicy, POLICY_FORMAT, readPolicy, type McpPolicy, type ToolPolicy
 export { META_CONSEQUENTIAL, META_ERROR, META_OCCURRENCE } from './results.js';
 export type { HttpAllowOptions } from './http-guard.js';
 export { serveHttp, serveStdio, type HttpGateway, type SessionSource } from './serve.js';
-export type { UpstreamSpec } from './upstream.js';
+export { upstreamEnvironment, type UpstreamSpec } from './upstream.js';

@@ -18,7 +18,33 @@ import { perRequestSignalFetch } from './http-fetch.js';
 
 export type UpstreamSpec =
   | { readonly name: string; readonly url: string }
-  | { readonly name: string; readonly command: string; readonly args: readonly string[] };
+  | {
+      readonly name: string;
+      readonly command: string;
+      readonly args: readonly string[];
+      /** The started upstream's whole environment; default `upstreamEnvironment(process.env)`. */
+      readonly env?: Readonly<Record<string, string>>;
+    };
+
+/**
+ * The environment a stdio upstream is started with: the gateway's own (the upstream's API key,
+ * base URL, proxy settings), less Baton's secrets — every `BATON_*` variable (the operator token
+ * the gateway polices the upstream with, BATON_HMAC_SECRETS…) and the variables `withheld` names
+ * (what a `--credentials` document references: a status source's secret in the upstream's hands
+ * could forge the authenticated reading that settles its own calls, AOC-REQ-009).
+ */
+export function upstreamEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+  withheld: Iterable<string> = [],
+): Record<string, string> {
+  const drop = new Set(withheld);
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || name.toUpperCase().startsWith('BATON_') || drop.has(name)) continue;
+    kept[name] = value;
+  }
+  return kept;
+}
 
 export interface Upstream {
   readonly name: string;
@@ -34,7 +60,13 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
   const transport =
     'url' in spec
       ? new StreamableHTTPClientTransport(new URL(spec.url), { fetch: perRequestSignalFetch() })
-      : new StdioClientTransport({ command: spec.command, args: [...spec.args], stderr: 'inherit' });
+      : new StdioClientTransport({
+          command: spec.command,
+          args: [...spec.args],
+          // Explicit: the SDK's default passes only HOME, PATH, SHELL, TERM… (no API key, no base URL).
+          env: spec.env ?? upstreamEnvironment(process.env),
+          stderr: 'inherit',
+        });
   try {
     await client.connect(transport);
   } catch (cause) {

@@ -133,6 +133,9 @@ export const MAIN = fileURLToPath(new URL(`../../src/cli/main.${fromTs ? 'ts' : 
 export const UPSTREAM_SCRIPT = fileURLToPath(
   new URL(`./upstream-payments.${fromTs ? 'ts' : 'js'}`, import.meta.url),
 );
+export const ENV_UPSTREAM_SCRIPT = fileURLToPath(
+  new URL(`./upstream-env.${fromTs ? 'ts' : 'js'}`, import.meta.url),
+);
 
 /**
  * How a child gateway reaches Baton: `baton serve`'s HTTP API with the operator token, or Baton's
@@ -149,12 +152,16 @@ function batonFlags(w: World, at: BatonAt): { args: string[]; env: Record<string
   return { args: ['--db', w.store.path], env: { BATON_HMAC_SECRETS: secret } };
 }
 
-/** `baton mcp` as a child process on stdio, as an agent's MCP client config would start it. */
+/**
+ * `baton mcp` as a child process on stdio, as an agent's MCP client config would start it; `more`
+ * adds flags and environment variables (the agent runtime's `env`).
+ */
 export async function childGateway(
   t: TestContext,
   w: World,
   upstream: string[] = ['--upstream', `payments=${w.upstreamUrl}`],
   at: BatonAt = 'http',
+  more: { args?: string[]; env?: Record<string, string> } = {},
 ): Promise<{ client: Client; transport: StdioClientTransport }> {
   const baton = batonFlags(w, at);
   const transport = new StdioClientTransport({
@@ -168,8 +175,9 @@ export async function childGateway(
       '--upstream-timeout-ms',
       '5000',
       ...upstream,
+      ...(more.args ?? []),
     ],
-    env: { PATH: process.env['PATH'] ?? '', ...baton.env },
+    env: { PATH: process.env['PATH'] ?? '', ...baton.env, ...more.env },
     stderr: 'pipe',
   });
   const client = new Client({ name: 'test-agent', version: '1.0.0' });

@@ -20,7 +20,7 @@ import {
 import { StatusSources } from '../../providers/index.js';
 import { openBaton } from '../../server/index.js';
 import type { CliIo } from '../io.js';
-import { serveKeys } from './serve-credentials.js';
+import { serveSecrets } from './serve-credentials.js';
 import { storeChoice } from './store-choice.js';
 
 export interface GatewayBaton {
@@ -28,6 +28,11 @@ export interface GatewayBaton {
   readonly missions: MissionGate;
   /** What the log line names: a URL or the store (never a secret). */
   readonly description: string;
+  /**
+   * Variables besides BATON_* that hold Baton's secrets (those the --credentials document names):
+   * never passed to a stdio upstream (upstreamEnvironment).
+   */
+  readonly secretEnv: readonly string[];
   close(): Promise<void>;
 }
 
@@ -87,10 +92,11 @@ export async function openGatewayBaton(v: BatonFlags, policy: McpPolicy, io: Cli
       baton: new HttpBatonClient({ baseUrl, token: secret }),
       missions: batonMissionGate(new AdminClient({ baseUrl, token: secret })),
       description: `Baton at ${new URL(baseUrl).origin}`,
+      secretEnv: [],
       close: () => Promise.resolve(),
     };
   }
-  const keys = await serveKeys(v.credentials, io);
+  const { keys, envNames } = await serveSecrets(v.credentials, io);
   const opened = await openBaton(
     storeChoice({ db: v.db, postgres: v.postgres, 'domain-key': v['domain-key'] }),
   );
@@ -103,6 +109,7 @@ export async function openGatewayBaton(v: BatonFlags, policy: McpPolicy, io: Cli
     // No tool binds a Mission (checked above): nothing for a gate to check.
     missions: MISSIONS_NOT_ENFORCED,
     description: `Baton in this process on ${opened.description}`,
+    secretEnv: envNames,
     close: () => opened.close(),
   };
 }

@@ -14,6 +14,7 @@ import {
   serveHttp,
   serveStdio,
   startGateway,
+  upstreamEnvironment,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
   type UpstreamSpec,
 } from '../../mcp/index.js';
@@ -47,7 +48,9 @@ Each MCP session takes over the policy's lineage as a new executor generation.
   --upstream [NAME=]URL    an upstream MCP server over Streamable HTTP (repeatable)
   --upstream-stdio [NAME=]COMMAND
                            an upstream MCP server the gateway starts, talking stdio; COMMAND is split
-                           on spaces, no shell (repeatable)
+                           on spaces, no shell (repeatable). It inherits this environment except
+                           Baton's secrets: every BATON_* variable (BATON_TOKEN…) and every variable
+                           the --credentials document names
   --http PORT              serve Streamable HTTP at http://HOST:PORT/mcp (0: any free port; prints one
                            JSON line with the url) instead of stdio
   --host H                 the address for --http (default 127.0.0.1)
@@ -176,10 +179,11 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
     const keys = await leaseKeys(v['lease-key'] ?? []);
     where = await openGatewayBaton(v, policy, io);
     log(`mcp: occurrences on ${where.description}`);
+    const env = upstreamEnvironment(process.env, where.secretEnv);
     gateway = await startGateway({
       baton: where.baton,
       policy,
-      upstreams: specs,
+      upstreams: specs.map((s) => ('command' in s ? { ...s, env } : s)),
       leaseKeys: keys,
       missions: where.missions,
       upstreamTimeoutMs: timeoutMs,

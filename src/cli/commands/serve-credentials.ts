@@ -38,18 +38,37 @@ function readText(path: string): string | undefined {
 
 /** The credentials document's references, resolved against this process's environment and files. */
 export async function credentialsFromFile(file: string, io: CliIo): Promise<ResolvedSecrets> {
+  return (await credentialsDocument(file, io)).resolved;
+}
+
+async function credentialsDocument(
+  file: string,
+  io: CliIo,
+): Promise<{ resolved: ResolvedSecrets; envNames: string[] }> {
   const doc = validateCredentials(await readJsonInput(file, io));
-  return resolveCredentials(doc, { env: process.env, readFile: readText });
+  const envNames = Object.values(doc.credentials).flatMap((ref) => ('env' in ref ? [ref.env] : []));
+  return { resolved: resolveCredentials(doc, { env: process.env, readFile: readText }), envNames };
 }
 
 export async function serveKeys(credentialsFile: string | undefined, io: CliIo): Promise<KeyResolver> {
+  return (await serveSecrets(credentialsFile, io)).keys;
+}
+
+/**
+ * The keys, and the environment variables the credentials document named: `baton mcp` withholds
+ * them (and every BATON_* variable) from the upstreams it starts (docs/mcp.md "Where Baton runs").
+ */
+export async function serveSecrets(
+  credentialsFile: string | undefined,
+  io: CliIo,
+): Promise<{ keys: KeyResolver; envNames: string[] }> {
   const merged: Record<string, Uint8Array> = { ...hmacSecretsMap(process.env['BATON_HMAC_SECRETS']) };
-  const resolved = credentialsFile === undefined ? {} : await credentialsFromFile(credentialsFile, io);
-  for (const [id, value] of Object.entries(resolved)) {
+  const doc = credentialsFile === undefined ? undefined : await credentialsDocument(credentialsFile, io);
+  for (const [id, value] of Object.entries(doc?.resolved ?? {})) {
     if (Object.hasOwn(merged, id)) {
       throw new BatonError('credentials_invalid', `credential ${id} is named twice`, { id });
     }
     merged[id] = value;
   }
-  return staticKeys(merged);
+  return { keys: staticKeys(merged), envNames: doc?.envNames ?? [] };
 }
