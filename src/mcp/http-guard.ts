@@ -4,15 +4,20 @@
  * generation (AOC-REQ-006), so nothing short of a well-formed MCP request from an allowed
  * place may reach it: a CORS "simple" request (text/plain, no preflight) any web page can send,
  * or a DNS-rebound page on another name, must change no state. The MCP transport spec: servers
- * MUST validate `Origin`; the SDK answers 406/415 only after the gateway opened the session.
+ * MUST validate `Origin`; the SDK answers 406/415 only after the gateway opened the session. With
+ * a clients' bearer configured, a request without it is refused 401 before anything else.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 
 export interface HttpAllow {
   /** Host names (no port) a request's `Host` may name; IPv6 in brackets, as in a URL. */
   readonly hosts: ReadonlySet<string>;
   /** Exact origins a browser's `Origin` may carry besides those on an allowed host name. */
   readonly origins: ReadonlySet<string>;
+  /** SHA-256 of the clients' bearer every request must present; undefined: none asked. */
+  readonly bearer?: Buffer;
 }
 
 export interface HttpRefusal {
@@ -24,6 +29,24 @@ export interface HttpRefusal {
 export interface HttpAllowOptions {
   readonly allowedHosts?: readonly string[];
   readonly allowedOrigins?: readonly string[];
+  /**
+   * The bearer every request must carry (`Authorization: Bearer …`), checked before anything else
+   * is read: without it, any process that reaches the port could open a session (a takeover that
+   * retires the live agent's generation) and make consequential calls under the gateway's Baton
+   * credential. Required to bind a non-loopback address (`isLoopbackAddress`).
+   */
+  readonly bearer?: string;
+}
+
+/** Whether binding `host` keeps the server to this machine (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackAddress(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (h === 'localhost' || h === '::1') return true;
+  return isIP(h) === 4 && h.startsWith('127.');
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
 }
 
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
@@ -35,7 +58,22 @@ export function httpAllow(bound: string, options: HttpAllowOptions = {}): HttpAl
   const own = bound.includes(':') && !bound.startsWith('[') ? `[${bound}]` : bound;
   const hosts = new Set([...LOOPBACK, ...(options.allowedHosts ?? [])]);
   if (!WILDCARD.has(bound)) hosts.add(own.toLowerCase());
-  return { hosts, origins: new Set(options.allowedOrigins ?? []) };
+  const origins = new Set(options.allowedOrigins ?? []);
+  return options.bearer === undefined
+    ? { hosts, origins }
+    : { hosts, origins, bearer: sha256(options.bearer) };
+}
+
+/** Digests compared in constant time: neither the bearer's length nor a prefix leaks by timing. */
+function checkBearer(req: IncomingMessage, allow: HttpAllow): HttpRefusal | undefined {
+  if (allow.bearer === undefined) return undefined;
+  const m = /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(req.headers.authorization ?? '');
+  if (m !== null && timingSafeEqual(sha256(m[1] ?? ''), allow.bearer)) return undefined;
+  return {
+    status: 401,
+    message: "Unauthorized: this gateway needs its clients' bearer (Authorization: Bearer …)",
+    headers: { 'www-authenticate': 'Bearer realm="baton-mcp"' },
+  };
 }
 
 function hostnameOf(authority: string): string | undefined {
@@ -90,7 +128,7 @@ export function refuseHttp(req: IncomingMessage, allow: HttpAllow): HttpRefusal 
   const method = req.method ?? '';
   if (!METHODS.includes(method))
     return { status: 405, message: `Method not allowed: ${method}`, headers: { allow: METHODS.join(', ') } };
-  const placed = checkHost(req, allow) ?? checkOrigin(req, allow);
+  const placed = checkBearer(req, allow) ?? checkHost(req, allow) ?? checkOrigin(req, allow);
   if (placed !== undefined) return placed;
   return method === 'POST' ? checkPost(req) : undefined;
 }

@@ -10,6 +10,6 @@ export { perRequestSignalFetch } from './http-fetch.js';
 export { batonMissionGate, missionReference } from './mission-gate.js';
 export { parsePolicy, POLICY_FORMAT, readPolicy, type McpPolicy, type ToolPolicy } from './policy.js';
 export { META_CONSEQUENTIAL, META_ERROR, META_OCCURRENCE } from './results.js';
-export type { HttpAllowOptions } from './http-guard.js';
+export { isLoopbackAddress, type HttpAllowOptions } from './http-guard.js';
 export { serveHttp, serveStdio, type HttpGateway, type SessionSource } from './serve.js';
 export { upstreamEnvironment, type UpstreamSpec } from './upstream.js';

@@ -1,7 +1,8 @@
 /**
  * The gateway's downstream transports: stdio (one session: the process is the session) and
  * Streamable HTTP on 127.0.0.1 by default (one session per `Mcp-Session-Id`, each its own
- * takeover). HTTP requests are checked (method, Host, Origin, Content-Type, Accept: http-guard.ts)
+ * takeover). HTTP requests are checked (method, the clients' bearer, Host, Origin, Content-Type, Accept:
+ * http-guard.ts)
  * before anything else, and bodies parsed strictly (src/core/json.ts: duplicate members refused).
  */
 import { randomUUID } from 'node:crypto';
@@ -10,10 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { errorCodeOf, isBatonError } from '../core/errors.js';
+import { BatonError, errorCodeOf, isBatonError } from '../core/errors.js';
 import { parseStrictJson, type JsonValue } from '../core/json.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { httpAllow, refuseHttp, type HttpAllowOptions } from './http-guard.js';
+import { httpAllow, isLoopbackAddress, refuseHttp, type HttpAllowOptions } from './http-guard.js';
 
 /**
  * What the transports need of a gateway: a new MCP session's Server (for `baton mcp`, each a
@@ -95,6 +96,11 @@ export async function serveHttp(
   log?: (line: string) => void,
   options: HttpAllowOptions = {},
 ): Promise<HttpGateway> {
+  if (options.bearer === undefined && !isLoopbackAddress(host))
+    throw new BatonError(
+      'usage',
+      `${host} is not a loopback address: serving it needs a clients' bearer (anyone who reaches it could open a session)`,
+    );
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const allow = httpAllow(host, options);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -10,6 +10,7 @@ import { importEd25519PublicKey } from '../../core/ed25519.js';
 import { BatonError } from '../../core/errors.js';
 import { keyRing, type KeyResolver } from '../../leases/index.js';
 import {
+  isLoopbackAddress,
   parsePolicy,
   serveHttp,
   serveStdio,
@@ -24,7 +25,8 @@ import { checkBatonFlags, openGatewayBaton, type GatewayBaton } from './mcp-bato
 
 const USAGE = `usage: baton mcp --policy FILE (--baton URL | --db FILE | --postgres URL [--domain-key FILE])
                  (--upstream [NAME=]URL | --upstream-stdio [NAME=]COMMAND)...
-                 [--http PORT] [--host H] [--allowed-host NAME]... [--allowed-origin ORIGIN]...
+                 [--http PORT [--http-token-file FILE] [--host H] [--allowed-host NAME]...
+                  [--allowed-origin ORIGIN]...]
                  [--lease-key PUBLIC.pem]... [--upstream-timeout-ms MS] [--credentials FILE]
 
 Run the MCP gateway: an MCP server in front of upstream MCP servers. Tools, resources and prompts pass
@@ -52,8 +54,15 @@ Each MCP session takes over the policy's lineage as a new executor generation.
                            Baton's secrets: every BATON_* variable (BATON_TOKEN…) and every variable
                            the --credentials document names
   --http PORT              serve Streamable HTTP at http://HOST:PORT/mcp (0: any free port; prints one
-                           JSON line with the url) instead of stdio
-  --host H                 the address for --http (default 127.0.0.1)
+                           JSON line with the url) instead of stdio. Without a clients' bearer, every
+                           process on this machine that reaches the port can open a session (retiring
+                           the live agent's generation) and make consequential calls under Baton's
+                           credential
+  --http-token-file FILE   with --http: the clients' bearer (default: $BATON_MCP_HTTP_TOKEN, at least
+                           16 characters); every request must carry Authorization: Bearer <it>, else
+                           401 and nothing happens
+  --host H                 the address for --http (default 127.0.0.1); one that is not loopback needs
+                           --http-token-file (or $BATON_MCP_HTTP_TOKEN)
   --allowed-host NAME      with --http: a Host name requests may carry besides the loopback names and
                            H (repeatable); any other Host is refused 403 before anything happens
   --allowed-origin ORIGIN  with --http: a browser Origin allowed besides those on an allowed host
@@ -71,6 +80,7 @@ export const MCP_OPTIONS = {
   upstream: { type: 'string', multiple: true },
   'upstream-stdio': { type: 'string', multiple: true },
   http: { type: 'string' },
+  'http-token-file': { type: 'string' },
   host: { type: 'string' },
   'allowed-host': { type: 'string', multiple: true },
   'allowed-origin': { type: 'string', multiple: true },
@@ -135,11 +145,33 @@ function parse(argv: string[]) {
   return parseOptions({ args: argv, options: MCP_OPTIONS, strict: true, allowPositionals: false }).values;
 }
 
-/** --host, --allowed-host and --allowed-origin shape the --http server: without it, refused. */
+/** --host, --allowed-host, --allowed-origin and the bearer shape the --http server: without it, refused. */
 function checkHttpFlags(v: ReturnType<typeof parse>): void {
   if (v.http !== undefined) return;
-  const stray = (['host', 'allowed-host', 'allowed-origin'] as const).find((f) => v[f] !== undefined);
+  const stray = (['host', 'http-token-file', 'allowed-host', 'allowed-origin'] as const).find(
+    (f) => v[f] !== undefined,
+  );
   if (stray !== undefined) throw new BatonError('usage', `--${stray} is for --http (stdio has no address)`);
+}
+
+/**
+ * The clients' bearer for --http (--http-token-file, else BATON_MCP_HTTP_TOKEN), or none. None is
+ * refused for an address that is not loopback: anyone reaching it could take over the lineage and
+ * spend the authority under the gateway's credential.
+ */
+async function httpBearer(v: ReturnType<typeof parse>): Promise<string | undefined> {
+  const file = v['http-token-file'];
+  const bearer =
+    file === undefined ? process.env['BATON_MCP_HTTP_TOKEN'] : (await readText(file, 'http token')).trim();
+  if (bearer !== undefined && bearer.length < 16)
+    throw new BatonError('usage', "--http-token-file: the clients' bearer must be at least 16 characters");
+  const host = v.host ?? '127.0.0.1';
+  if (bearer === undefined && !isLoopbackAddress(host))
+    throw new BatonError(
+      'usage',
+      `--host ${host} is not a loopback address: give --http-token-file FILE (or BATON_MCP_HTTP_TOKEN), the bearer every client must present`,
+    );
+  return bearer;
 }
 
 export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Promise<number> {
@@ -165,6 +197,7 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
       3_600_000,
     );
     const port = v.http === undefined ? undefined : whole(v.http, 'http', 0, 65535);
+    const bearer = port === undefined ? undefined : await httpBearer(v);
     const policy = parsePolicy(
       await readFile(v.policy).catch((cause: unknown) => {
         throw new BatonError('usage', `cannot read ${v.policy}`, {}, { cause });
@@ -197,6 +230,7 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
       http = await serveHttp(gateway, port, v.host ?? '127.0.0.1', log, {
         allowedHosts: (v['allowed-host'] ?? []).map((h) => h.toLowerCase()),
         allowedOrigins: v['allowed-origin'] ?? [],
+        ...(bearer === undefined ? {} : { bearer }),
       });
       io.stdout(`${JSON.stringify({ url: http.url, lineage: policy.lineage })}\n`);
       log(`mcp: serving ${http.url} (SIGINT or SIGTERM stops it)`);
