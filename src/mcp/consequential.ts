@@ -18,9 +18,22 @@ import { answerFromState, attempt, callUpstream, recordAnswer, settle, type Ctx 
 
 export type { Ctx } from './settle.js';
 
-function refused(code: string, o?: OccurrenceView): CallToolResult {
-  const what = 'Baton refused the call; nothing was sent upstream';
-  return toolError(code, what, o === undefined ? {} : { occurrence: o });
+type Refusal = { code: string; message?: string; details?: Readonly<Record<string, unknown>> };
+
+/**
+ * Baton's refusal as the agent's tool error: its code, its message and details (the path of a
+ * refused request member, the profile…) — what an operator needs to fix the policy or the call.
+ * Baton's messages and details never carry a secret (src/core/errors.ts).
+ */
+function refused(step: Refusal, o?: OccurrenceView): CallToolResult {
+  const why = step.message === undefined ? '' : `: ${step.message}`;
+  const what = `Baton refused the call${why}; nothing was sent upstream`;
+  const details = step.details === undefined ? undefined : (step.details as JsonObject);
+  const text = details === undefined ? what : `${what} ${JSON.stringify(details)}`;
+  return toolError(step.code, text, {
+    ...(o === undefined ? {} : { occurrence: o }),
+    ...(details === undefined ? {} : { details: { details } }),
+  });
 }
 
 export async function callConsequential(
@@ -76,7 +89,7 @@ async function run(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<CallT
   if (started.ok && started.value.ticket !== null) return send(ctx, d, started.value.ticket, forward);
   const created = await attempt(() => ex.create(d.operation));
   if (!created.ok) {
-    if (created.refusal) return refused(created.code);
+    if (created.refusal) return refused(created);
     const msg = "Baton's answer to create was lost; nothing was sent upstream; the same call may be repeated";
     return toolError('create_unconfirmed', msg, { details: { cause: created.code } });
   }
@@ -152,7 +165,7 @@ async function reissue(
   let source = o;
   if (source.phase === 'reserved') {
     const rel = await attempt(() => ctx.executor.release(o.id, o.provider.requestDigest));
-    if (!rel.ok) return fail(rel.refusal ? refused(rel.code, o) : unconfirmed(rel.code, o));
+    if (!rel.ok) return fail(rel.refusal ? refused(rel, o) : unconfirmed(rel.code, o));
     source = rel.value;
   }
   const creationKey = reissueKey(d.operation.creationKey, source.id);
@@ -160,7 +173,7 @@ async function reissue(
   if (re.ok) return { ok: true, value: re.value.occurrence };
   const successor = re.refusal && re.code === 'reissue_invalid' ? re.details?.['successor'] : undefined;
   if (typeof successor === 'string') return followSuccessor(ctx, first, source, successor);
-  return fail(re.refusal ? refused(re.code, source) : unconfirmed(re.code, source));
+  return fail(re.refusal ? refused(re, source) : unconfirmed(re.code, source));
 }
 
 /**
@@ -238,7 +251,7 @@ async function enterAndSend(
 ): Promise<CallToolResult> {
   const entered = await attempt(() => ctx.executor.enter(o.id));
   if (!entered.ok) {
-    if (entered.refusal) return refused(entered.code, o);
+    if (entered.refusal) return refused(entered, o);
     // The entry may have applied: it is never tried again for this occurrence, and nothing is sent.
     const msg = "Baton's answer to entry was lost; nothing was sent upstream and nothing will be";
     return toolError('entry_unconfirmed', msg, {

@@ -8,6 +8,7 @@ export {
 } from './gateway-types.js';
 export { perRequestSignalFetch } from './http-fetch.js';
 export { batonMissionGate, missionReference } from './mission-gate.js';
+export { checkPolicyProfiles, type ProfileCatalog } from './profiles-check.js';
 export { parsePolicy, POLICY_FORMAT, readPolicy, type McpPolicy, type ToolPolicy } from './policy.js';
 export { META_CONSEQUENTIAL, META_ERROR, META_OCCURRENCE } from './results.js';
 export { isLoopbackAddress, type HttpAllowOptions } from './http-guard.js';

@@ -41,7 +41,14 @@ export interface Ctx {
 
 export type Step<T> =
   | { ok: true; value: T }
-  | { ok: false; refusal: boolean; code: string; details?: Readonly<Record<string, unknown>> };
+  | {
+      ok: false;
+      refusal: boolean;
+      code: string;
+      /** Baton's message (a BatonError's: names what, never a secret); absent for other errors. */
+      message?: string;
+      details?: Readonly<Record<string, unknown>>;
+    };
 
 /** A BatonError below 500 is a refusal (nothing applied); anything else is doubt. */
 export async function attempt<T>(call: () => Promise<T>): Promise<Step<T>> {
@@ -49,7 +56,8 @@ export async function attempt<T>(call: () => Promise<T>): Promise<Step<T>> {
     return { ok: true, value: await call() };
   } catch (error) {
     if (isBatonError(error)) {
-      return { ok: false, refusal: error.status < 500, code: error.code, details: error.details };
+      const { code, message, details } = error;
+      return { ok: false, refusal: error.status < 500, code, message, details };
     }
     return { ok: false, refusal: false, code: 'internal' };
   }

@@ -15,6 +15,7 @@ import {
   batonMissionGate,
   MISSIONS_NOT_ENFORCED,
   type McpPolicy,
+  type ProfileCatalog,
   type MissionGate,
 } from '../../mcp/index.js';
 import { StatusSources } from '../../providers/index.js';
@@ -33,6 +34,8 @@ export interface GatewayBaton {
    * never passed to a stdio upstream (upstreamEnvironment).
    */
   readonly secretEnv: readonly string[];
+  /** The registered provider profiles, checked against the policy before the gateway starts. */
+  readonly profiles: ProfileCatalog;
   close(): Promise<void>;
 }
 
@@ -84,13 +87,26 @@ export function checkBatonFlags(v: BatonFlags, policy?: McpPolicy): 'http' | 'st
   return 'store';
 }
 
+function versionsOf(
+  id: string,
+  listed: { profiles: readonly { id: string; version: string }[]; truncated: boolean },
+): { versions: string[]; truncated: boolean } {
+  const versions = listed.profiles.filter((p) => p.id === id).map((p) => p.version);
+  return { versions, truncated: listed.truncated };
+}
+
 export async function openGatewayBaton(v: BatonFlags, policy: McpPolicy, io: CliIo): Promise<GatewayBaton> {
   if (checkBatonFlags(v, policy) === 'http') {
     const baseUrl = v.baton ?? '';
     const secret = await token(v['token-file']);
+    const admin = new AdminClient({ baseUrl, token: secret });
     return {
       baton: new HttpBatonClient({ baseUrl, token: secret }),
-      missions: batonMissionGate(new AdminClient({ baseUrl, token: secret })),
+      missions: batonMissionGate(admin),
+      profiles: {
+        getProfile: (id, version) => admin.getProfile(id, version),
+        versions: async (id) => versionsOf(id, await admin.listProfiles()),
+      },
       description: `Baton at ${new URL(baseUrl).origin}`,
       secretEnv: [],
       close: () => Promise.resolve(),
@@ -108,6 +124,13 @@ export async function openGatewayBaton(v: BatonFlags, policy: McpPolicy, io: Cli
     }),
     // No tool binds a Mission (checked above): nothing for a gate to check.
     missions: MISSIONS_NOT_ENFORCED,
+    profiles: {
+      getProfile: (id, version) => opened.service.getProfile(id, version),
+      versions: async (id) => {
+        const listed = await opened.service.listProfiles();
+        return versionsOf(id, { profiles: [...listed.items], truncated: listed.truncated });
+      },
+    },
     description: `Baton in this process on ${opened.description}`,
     secretEnv: envNames,
     close: () => opened.close(),

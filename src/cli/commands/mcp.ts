@@ -10,6 +10,7 @@ import { importEd25519PublicKey } from '../../core/ed25519.js';
 import { BatonError } from '../../core/errors.js';
 import { keyRing, type KeyResolver } from '../../leases/index.js';
 import {
+  checkPolicyProfiles,
   isLoopbackAddress,
   parsePolicy,
   serveHttp,
@@ -212,6 +213,7 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
     const keys = await leaseKeys(v['lease-key'] ?? []);
     where = await openGatewayBaton(v, policy, io);
     log(`mcp: occurrences on ${where.description}`);
+    await checkPolicyProfiles(policy, where.profiles);
     const env = upstreamEnvironment(process.env, where.secretEnv);
     gateway = await startGateway({
       baton: where.baton,
