@@ -150,11 +150,14 @@ export interface Settled {
 export async function settle(ctx: Ctx, d: DerivedCall, o: OccurrenceView): Promise<Settled> {
   let latest = o;
   let missing: string | null = 'unavailable';
+  // Whether the pinned status sources answered: then `missing` is their reason (not_found, stale…).
+  let sourcesAnswered = false;
   if (ctx.policy.settle.statusSources) {
     const c = await attempt(() => ctx.executor.reconcile(o.id));
     if (c.ok) {
       latest = c.value.occurrence;
       missing = c.value.missingKnowledge;
+      sourcesAnswered = missing !== null;
     }
   }
   if (!latest.unresolved || ctx.policy.settle.readTool === null)
@@ -162,8 +165,11 @@ export async function settle(ctx: Ctx, d: DerivedCall, o: OccurrenceView): Promi
   const read = await consultReadTool(ctx, d, latest);
   return {
     occurrence: read.occurrence ?? latest,
-    // The read tool's recorded answer is the latest evidence: its reason (unauthenticated) is what is missing.
-    missingKnowledge: read.missing ?? missing,
+    // The status sources' reason stands when they gave one: the read tool's unsigned answer cannot
+    // change what Baton's authenticated knowledge lacks (AOC-REQ-009); it is shown in `readTool`.
+    // Without theirs (switched off, or the pass was lost), the read tool's recorded answer is the
+    // latest evidence: `unauthenticated` when it told an outcome, `unavailable` when it did not.
+    missingKnowledge: sourcesAnswered ? missing : (read.missing ?? missing),
     readTool: read.meta,
   };
 }

@@ -59,6 +59,20 @@ test('AOC-REQ-009: a lost answer, status sources off: the read tool answers "suc
   assert.equal(w.provider.sandbox.effects().length, 1);
 });
 
+test('a lost answer the status source does not find: missingKnowledge stays the status source’s not_found, the read tool’s answer shown beside it', async (t) => {
+  const w = await makeWorld(t);
+  const { client } = await inProcessGateway(t, w, { upstreamTimeoutMs: 1_000 });
+  w.control.hangBeforeApply = 1;
+  const r = (await client.callTool({ name: 'pay', arguments: payArgs('inv-never') })) as CallToolResult;
+  const e = error(r);
+  assert.equal(e.code, 'upstream_answer_lost');
+  assert.equal(meta(r).readTool?.['answered'], true, 'the read tool was consulted');
+  assert.equal(meta(r).readTool?.['authenticated'], false);
+  assert.equal(e.missingKnowledge, 'not_found', 'the pinned status source looked and found nothing');
+  assert.equal(meta(r).missingKnowledge, 'not_found');
+  assert.equal(w.provider.sandbox.effects().length, 0);
+});
+
 test('the read tool with authenticatedChannel true is refused at policy load (fail closed)', async (t) => {
   const w = await makeWorld(t);
   const policy = policyFor(w.provider.profile, {

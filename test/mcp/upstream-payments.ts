@@ -30,6 +30,8 @@ export const ACCOUNT = 'acct_sandbox';
 export interface UpstreamControl {
   /** Apply the payment, then never answer (the gateway's answer is lost). */
   hangAfterApply: number;
+  /** Never answer and never apply the payment (the provider never hears of it). */
+  hangBeforeApply: number;
   /** Wait this long before calling the sandbox. */
   delayMs: number;
   /** Every `tools/call` the upstream received, by tool name (the gateway's sends). */
@@ -91,6 +93,10 @@ async function pay(
 ): Promise<CallToolResult> {
   const { idempotency_key: key, ...body } = args;
   if (typeof key !== 'string') return text({ error: 'idempotency_key is required' }, true);
+  if (control.hangBeforeApply > 0) {
+    control.hangBeforeApply -= 1;
+    return new Promise<never>(() => undefined);
+  }
   if (control.delayMs > 0) await new Promise((r) => setTimeout(r, control.delayMs));
   let applied = (): void => undefined;
   if (control.hangAfterApply > 0) control.applying = new Promise((resolve) => (applied = resolve));
@@ -153,7 +159,7 @@ export function paymentsServer(sandboxUrl: string, control: UpstreamControl): Se
 }
 
 export function newControl(): UpstreamControl {
-  return { hangAfterApply: 0, delayMs: 0, calls: {} };
+  return { hangAfterApply: 0, hangBeforeApply: 0, delayMs: 0, calls: {} };
 }
 
 /** The upstream over Streamable HTTP on 127.0.0.1:0 (one server per session, as the SDK expects). */
