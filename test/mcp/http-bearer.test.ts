@@ -70,7 +70,7 @@ function io(): { io: CliIo; out: () => string; err: () => string } {
   };
 }
 
-test('baton mcp --http --host 0.0.0.0 without --http-token-file: exit 2 naming the flag, nothing taken over', async (t) => {
+test('baton mcp --http --host 0.0.0.0 without --http-token-file, or an unusable bearer: exit 2 naming the flag, nothing taken over', async (t) => {
   const w = await makeWorld(t);
   process.env['BATON_TOKEN'] = w.token;
   t.after(() => delete process.env['BATON_TOKEN']);
@@ -82,6 +82,16 @@ test('baton mcp --http --host 0.0.0.0 without --http-token-file: exit 2 naming t
   assert.match(c.err(), /error: usage: --host 0\.0\.0\.0 is not a loopback address: give --http-token-file/);
   const stray = io();
   assert.equal(await runMcp([...base, '--http-token-file', 'x'], stray.io), 2, 'the bearer is for --http');
+  for (const [what, text] of [
+    ['too short', 'short'],
+    ['white space inside', 'two words of a bearer'],
+  ]) {
+    const file = join(w.dir, 'bad-token');
+    writeFileSync(file, `${text}\n`);
+    const bad = io();
+    assert.equal(await runMcp([...base, '--http', '0', '--http-token-file', file], bad.io), 2, what);
+    assert.match(bad.err(), /error: usage: --http-token-file: the clients' bearer must be/, what);
+  }
   assert.equal((await w.store.service.getLineage(LINEAGE).catch(() => undefined))?.generation, before);
 });
 

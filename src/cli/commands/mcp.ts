@@ -164,8 +164,12 @@ async function httpBearer(v: ReturnType<typeof parse>): Promise<string | undefin
   const file = v['http-token-file'];
   const bearer =
     file === undefined ? process.env['BATON_MCP_HTTP_TOKEN'] : (await readText(file, 'http token')).trim();
-  if (bearer !== undefined && bearer.length < 16)
-    throw new BatonError('usage', "--http-token-file: the clients' bearer must be at least 16 characters");
+  // A bearer is one header token: with a space inside, no client could ever present it.
+  if (bearer !== undefined && (bearer.length < 16 || /\s/.test(bearer)))
+    throw new BatonError(
+      'usage',
+      "--http-token-file: the clients' bearer must be at least 16 characters, without white space",
+    );
   const host = v.host ?? '127.0.0.1';
   if (bearer === undefined && !isLoopbackAddress(host))
     throw new BatonError(
