@@ -144,7 +144,10 @@ async function openPostgres(
     const { service, harness, domainKey } = await openOccurrencesOn(
       engine,
       keyFile.slice(0, -KEY_SUFFIX.length),
-      options,
+      {
+        ...options,
+        domainKeyHint: options.domainKeyHint ?? '--domain-key FILE (BATON_DOMAIN_KEY)',
+      },
     );
     return {
       engine,
@@ -173,6 +176,12 @@ export interface OpenOptions {
   readonly mustExist?: boolean;
   /** The validated stop matrix for the harness (`baton serve --stop-matrix`). */
   readonly stopMatrix?: PinnedMatrix;
+  /**
+   * PostgreSQL: how this command takes the domain key file, named when the file is missing or
+   * holds another key (default `--domain-key FILE (BATON_DOMAIN_KEY)`; a SQLite key is named by
+   * its path beside the database).
+   */
+  readonly domainKeyHint?: string;
 }
 
 export async function openBaton(choice: StoreChoice, options: OpenOptions = {}): Promise<OpenedBaton> {
@@ -190,8 +199,9 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
   let fail: (error: BatonError) => void = () => undefined;
   const failed = new Promise<BatonError>((resolve) => (fail = resolve));
   const writer = choice.writer ?? 'inline';
+  const { domainKeyHint: _hint, ...sqliteOptions } = options;
   const opened = await openOccurrencesOnSqlite(choice.path, {
-    ...options,
+    ...sqliteOptions,
     sqlite: {
       writer,
       // Also refused by SQLite itself, should the file vanish between the check and the open.

@@ -14,7 +14,7 @@ import {
   importEd25519PrivateKey,
   publicKeyRaw,
 } from '../core/ed25519.js';
-import { BatonError, isBatonError } from '../core/errors.js';
+import { BatonError } from '../core/errors.js';
 import type { IdSource } from '../core/ids.js';
 import { OccurrencesService, type OccurrencesUnitOfWork } from '../occurrences/index.js';
 import type { StoreEngine } from './engine.js';
@@ -68,24 +68,8 @@ function fromPrivate(privateKey: KeyObject): DomainKeyPair {
   };
 }
 
-/**
- * Load the domain key beside the database, or create it (exclusive create, mode 0600). With
- * `create: false` a missing key is `key_invalid` and nothing is written (commands that only use a
- * store, never set one up).
- */
-export function loadOrCreateDomainKey(dbPath: string, create = true): DomainKeyPair {
-  if (dbPath === ':memory:' || dbPath === '') return fromPrivate(generateEd25519KeyPair().privateKey);
-  const path = domainKeyPath(dbPath);
-  if (!create && !existsSync(path)) {
-    throw new BatonError('key_invalid', `no domain key at ${path} (this command never creates one)`, {
-      path,
-    });
-  }
-  try {
-    writeFileSync(path, exportPrivatePem(generateEd25519KeyPair().privateKey), { mode: 0o600, flag: 'wx' });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
+/** The key file at `path`, refused when other users may read it (it is the domain's signing key). */
+function loadDomainKeyFile(path: string): DomainKeyPair {
   if (process.platform !== 'win32' && (statSync(path).mode & 0o077) !== 0) {
     throw new BatonError('key_invalid', 'the domain key file is readable by other users (chmod 600 it)', {
       path,
@@ -94,25 +78,95 @@ export function loadOrCreateDomainKey(dbPath: string, create = true): DomainKeyP
   return fromPrivate(importEd25519PrivateKey({ pem: readFileSync(path, 'utf8') }));
 }
 
-/** A database whose domain was configured with another key is refused at open, not at first use. */
-async function checkDomainKey(service: OccurrencesService, key: DomainKeyPair): Promise<void> {
-  const domain = await service.getDomain().catch((error: unknown) => {
-    if (isBatonError(error, 'domain_not_found')) return undefined;
-    throw error;
-  });
-  if (domain !== undefined && (domain.kid !== key.kid || domain.publicKey !== key.publicKeyB64)) {
-    throw new BatonError('domain_conflict', 'the domain key file is not this database’s domain key', {
-      kid: domain.kid,
+/** A new key at `path`: exclusive create, mode 0600; one created meanwhile by another process wins. */
+function createDomainKeyFile(path: string): DomainKeyPair {
+  try {
+    writeFileSync(path, exportPrivatePem(generateEd25519KeyPair().privateKey), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return loadDomainKeyFile(path);
+}
+
+/**
+ * Load the domain key beside the database, or create it (exclusive create, mode 0600). With
+ * `create: false` a missing key is `key_invalid` and nothing is written (commands that only use a
+ * store, never set one up). It knows nothing of the store: openOccurrencesOn checks the domain
+ * the database records before it lets a key be created (domainKeyFor).
+ */
+export function loadOrCreateDomainKey(dbPath: string, create = true): DomainKeyPair {
+  if (isEphemeral(dbPath)) return fromPrivate(generateEd25519KeyPair().privateKey);
+  const path = domainKeyPath(dbPath);
+  if (existsSync(path)) return loadDomainKeyFile(path);
+  if (!create) {
+    throw new BatonError('key_invalid', `no domain key at ${path} (this command never creates one)`, {
+      path,
     });
   }
+  return createDomainKeyFile(path);
+}
+
+/** An in-memory database: its key lives only as long as the process, in no file. */
+function isEphemeral(keyBase: string): boolean {
+  return keyBase === ':memory:' || keyBase === '';
+}
+
+/** The domain key the database records (kid and public key), once its domain is configured. */
+async function storedDomainKey(engine: StoreEngine): Promise<{ kid: string; publicKey: string } | undefined> {
+  const domain = await occurrencesUnitOfWork(engine).read((r) => r.getDomain());
+  return domain === undefined ? undefined : { kid: domain.kid, publicKey: domain.publicKey };
+}
+
+/** How to give the right file: the caller's flag (PostgreSQL), or the path itself (SQLite). */
+function giveIt(path: string, hint: string | undefined): string {
+  return hint === undefined ? `put that key's file at ${path}` : `give that key's file with ${hint}`;
+}
+
+/**
+ * The domain key of a migrated store. A store whose domain records a key needs that key's file: a
+ * missing file is refused (`key_invalid`) and another key's file too (`domain_conflict`), both
+ * naming the path and the kid expected, and neither writes anything (a new key there would be an
+ * orphan to delete before the real one works). Only a store with no domain key yet may get a new
+ * key file (`create`). The kid is public; the private key never enters the database (DESIGN.md §3).
+ */
+async function domainKeyFor(
+  engine: StoreEngine,
+  keyBase: string,
+  create: boolean,
+  hint: string | undefined,
+): Promise<DomainKeyPair> {
+  const stored = await storedDomainKey(engine);
+  if (stored === undefined) return loadOrCreateDomainKey(keyBase, create);
+  const path = domainKeyPath(keyBase);
+  if (!isEphemeral(keyBase) && !existsSync(path)) {
+    throw new BatonError(
+      'key_invalid',
+      `no domain key file at ${path}, and this database's domain key is ${stored.kid}: ${giveIt(path, hint)}`,
+      { path, kid: stored.kid },
+    );
+  }
+  const key = loadOrCreateDomainKey(keyBase, false);
+  if (key.kid !== stored.kid || key.publicKeyB64 !== stored.publicKey) {
+    throw new BatonError(
+      'domain_conflict',
+      `the domain key file ${path} holds key ${key.kid}, but this database's domain key is ${stored.kid}: ${giveIt(path, hint)}`,
+      { path, kid: stored.kid, foundKid: key.kid },
+    );
+  }
+  return key;
 }
 
 export interface OccurrencesOptions {
   readonly clock?: Clock;
   readonly ids?: IdSource;
   readonly sqlite?: SqliteEngineOptions;
-  /** Create the domain key when it is missing (default true); false: refuse (`key_invalid`). */
+  /**
+   * Create the domain key when it is missing and the store has no domain key yet (default true);
+   * false: refuse (`key_invalid`).
+   */
   readonly createDomainKey?: boolean;
+  /** How the user names the key file, for a refusal (`--domain-key FILE (BATON_DOMAIN_KEY)`). */
+  readonly domainKeyHint?: string;
   /** The stop matrix the harness enforces (validated, A3.10); default DEFAULT_MATRIX. */
   readonly stopMatrix?: PinnedMatrix;
   /** The harness's Status fetch for stale or unknown views (A3.1 step 3); default none. */
@@ -128,18 +182,23 @@ export interface OccurrencesOnSqlite {
 }
 
 /**
- * The occurrences service over an open engine (either kind): migrations applied, the domain key
- * `<keyBase>.domain-key.pem` loaded (or created), and a database configured with another key
- * refused. The caller keeps the engine (and closes it, also when this throws).
+ * The occurrences service over an open engine (either kind), in docs/operations.md "Startup"
+ * order: migrations applied first (a newer schema refused before any file is written), then the
+ * domain key `<keyBase>.domain-key.pem` loaded, or created for a store with no domain key yet
+ * (domainKeyFor). The caller keeps the engine (and closes it, also when this throws).
  */
 export async function openOccurrencesOn(
   engine: StoreEngine,
   keyBase: string,
   options: OccurrencesOptions = {},
 ): Promise<{ service: OccurrencesService; domainKey: DomainKeyPair; harness: MissionsService }> {
-  // The key first: a refused open (no key, and none may be created) migrates nothing.
-  const domainKey = loadOrCreateDomainKey(keyBase, options.createDomainKey ?? true);
   await migrate(engine);
+  const domainKey = await domainKeyFor(
+    engine,
+    keyBase,
+    options.createDomainKey ?? true,
+    options.domainKeyHint,
+  );
   // The harness gates governed provider entry (Mission build spec A3.6) with the domain's key.
   const harness = openHarnessOn(engine, {
     domainPrivateKey: domainKey.privateKey,
@@ -156,7 +215,6 @@ export async function openOccurrencesOn(
     clock: options.clock,
     ids: options.ids,
   });
-  await checkDomainKey(service, domainKey);
   return { service, domainKey, harness };
 }
 
