@@ -3,7 +3,8 @@
  * refuses as input_invalid (`tokens create --name ''`, `harness stop --decision bogus`) and an
  * unknown or empty `harness list --state`, checked as GET /v1/harness/items?state= checks it;
  * a refusal that depends on what the store holds (an unknown item) still exits 1. A verb command
- * refuses an unknown verb with --help too.
+ * refuses an unknown verb with --help too. `tokens create` on a missing --db refuses as list and
+ * revoke do, instead of minting into a new database nobody will serve.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,6 +35,24 @@ test('tokens create with an invalid --name exits 2 (input_invalid is bad input) 
   assert.equal(missingRole.code, 2, missingRole.err);
   assert.match(missingRole.err, /^error: usage: create needs --role/);
   assert.deepEqual(readdirSync(dir), [], 'refused before the store was opened');
+});
+
+test('tokens create on a missing --db (a typo) refuses, as list and revoke do, and creates no database', async (t) => {
+  const dir = tempDir(t);
+  const db = join(dir, 'TYPO.db');
+  const r = await run(['tokens', 'create', '--role', 'admin', '--db', db]);
+  assert.equal(r.code, 2, r.err);
+  assert.match(
+    r.err,
+    new RegExp(`^error: usage: no database at ${db} \\(baton migrate or baton serve creates one`),
+  );
+  assert.equal(r.out, '', 'no token minted');
+  assert.deepEqual(readdirSync(dir), [], 'no database, -wal, -shm or key file created');
+  // A store brought into being on purpose takes the token.
+  assert.equal((await run(['migrate', '--db', db])).code, 0);
+  const created = await run(['tokens', 'create', '--role', 'admin', '--db', db]);
+  assert.equal(created.code, 0, created.err);
+  assert.match(created.out, /^btk\./);
 });
 
 /** A SQLite store holding one queued item under an active Mission (then superseded, if asked), closed again. */

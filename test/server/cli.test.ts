@@ -38,6 +38,8 @@ async function run(argv: string[]): Promise<{ code: number; out: string; err: st
 
 test('baton tokens create | list | revoke, and a revoked token is refused by the server', async (t) => {
   const db = join(tempDir(t), 'baton.db');
+  // tokens never creates a database (test/cli/input-exits.test.ts): set the store up first.
+  assert.equal((await run(['migrate', '--db', db])).code, 0);
   const created = await run(['tokens', 'create', '--role', 'operator', '--name', 'ci bot', '--db', db]);
   assert.equal(created.code, 0, created.err);
   const token = created.out.trim();

@@ -83,9 +83,13 @@ export async function openStoreEngine(
   return openSqliteEngine(choice.path);
 }
 
-/** An engine over the chosen store with every migration applied. */
+/**
+ * An engine over the chosen, existing store with every migration applied: a missing SQLite file
+ * is refused (`usage: no database at PATH`), never created (SQLite itself refuses it too, should
+ * it vanish after the check).
+ */
 export async function openMigratedEngine(choice: StoreChoice): Promise<StoreEngine> {
-  const engine = await openStoreEngine(choice, { create: true });
+  const engine = await openStoreEngine(choice, { create: false });
   try {
     await migrate(engine);
     return engine;

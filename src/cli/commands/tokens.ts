@@ -24,7 +24,9 @@ const USAGE = `usage: baton tokens create --role operator|admin [--name NAME] [s
 Manage the bearer tokens of the HTTP API. create prints the new token once on stdout (keep it: only
 its digest is stored). revoke is immediate and idempotent. Roles: admin (tokens, domain
 configuration, and everything an operator may), operator (takeover, authorities, profiles,
-queries, evidence). Executor credentials come from a takeover, not from here.
+queries, evidence). Executor credentials come from a takeover, not from here. Each works on an
+existing store: a SQLite --db that does not exist is refused, never created (baton serve sets a
+store up and prints its first admin token; baton migrate creates an empty one).
 --json  one JSON document: create {"token","id","role","name"}; list {"tokens":[T…]}; revoke T,
         where T is {"id","role","name","createdAt","revokedAt"} (RFC 3339 times, revokedAt null
         while active). Never a secret but the one create returns.
@@ -32,6 +34,10 @@ ${STORE_USAGE}
 `;
 
 const ACTOR = 'cli:tokens';
+
+/** What a create on a missing SQLite file is told: where a new store comes from. */
+const NEW_STORE =
+  ' (baton migrate or baton serve creates one; serve’s first start also prints an admin token)';
 
 /** The verbs `runTokens` branches on (test/cli/verbs.test.ts checks them against its usage). */
 const TOKENS_VERBS: readonly string[] = ['create', 'list', 'revoke'];
@@ -79,9 +85,11 @@ export async function runTokens(argv: string[], io: CliIo): Promise<number> {
     // A create that would be refused is refused before a database is brought into being.
     if (action === 'create') readTokenInput({ role: roleOf(values.role), name: values.name });
     const choice = storeChoice(values);
-    // Only create may bring a database into being; list and revoke inspect an existing one.
-    if (choice.kind === 'sqlite' && action !== 'create' && !existsSync(choice.path)) {
-      throw new BatonError('usage', `no database at ${choice.path}`);
+    // None brings a SQLite database into being: a mistyped --db would get a token minted into a
+    // new file that no server serves. A store is set up by `baton serve` (or `baton migrate`).
+    if (choice.kind === 'sqlite' && !existsSync(choice.path)) {
+      const how = action === 'create' ? NEW_STORE : '';
+      throw new BatonError('usage', `no database at ${choice.path}${how}`, { path: choice.path });
     }
     const engine = await openMigratedEngine(choice);
     try {
