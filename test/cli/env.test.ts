@@ -72,6 +72,39 @@ test('BATON_DB and BATON_POSTGRES_URL: the store flag given on the command line 
   assert.throws(() => store([], { BATON_DB: '/x/a.db', BATON_POSTGRES_URL: 'postgres://h/d' }), /not both/);
 });
 
+test('a store setting refused names its variable with its flag (it may have come from either)', () => {
+  const store = (args: string[], env: Record<string, string>) =>
+    storeChoice(parseOptions({ args, strict: true, options: STORE_OPTIONS }, env).values);
+  const refusal = (env: Record<string, string>, message: string) =>
+    assert.throws(
+      () => store([], env),
+      (e: Error & { code?: string }) => e.code === 'usage' && e.message === message,
+      JSON.stringify(env),
+    );
+  refusal(
+    { BATON_DB: 'app.db', BATON_POOL: '5' },
+    '--pool (BATON_POOL) is for --postgres (BATON_POSTGRES_URL)',
+  );
+  refusal(
+    { BATON_DB: 'app.db', BATON_DOMAIN_KEY: 'k.domain-key.pem' },
+    '--domain-key (BATON_DOMAIN_KEY) is for --postgres (BATON_POSTGRES_URL); a SQLite database keeps its key beside it',
+  );
+  refusal(
+    { BATON_POSTGRES_URL: 'postgres://h/d', BATON_POOL: '0' },
+    '--pool (BATON_POOL) must be a whole number from 1 to 1000',
+  );
+  refusal({ BATON_POSTGRES_URL: 'mysql://h/d' }, '--postgres (BATON_POSTGRES_URL) must be a postgres:// URL');
+  refusal(
+    { BATON_DB: 'a.db', BATON_POSTGRES_URL: 'postgres://h/d' },
+    'give --db (BATON_DB) or --postgres (BATON_POSTGRES_URL), not both',
+  );
+  // baton mcp reads no variable for its store flags: its refusals name the flag alone.
+  assert.throws(
+    () => storeChoice({ db: 'a.db', pool: '5' }, { fromEnvironment: false }),
+    (e: Error) => e.message === '--pool is for --postgres',
+  );
+});
+
 const fromTs = import.meta.url.endsWith('.ts');
 const mainScript = fileURLToPath(new URL(`../../src/cli/main.${fromTs ? 'ts' : 'js'}`, import.meta.url));
 

@@ -115,7 +115,10 @@ export async function openGatewayBaton(v: BatonFlags, policy: McpPolicy, io: Cli
   const { keys, envNames } = await serveSecrets(v.credentials, io);
   // baton mcp reads no BATON_DOMAIN_KEY (docs/operations.md "Environment"): name its flag only.
   const opened = await openBaton(
-    storeChoice({ db: v.db, postgres: v.postgres, 'domain-key': v['domain-key'] }),
+    storeChoice(
+      { db: v.db, postgres: v.postgres, 'domain-key': v['domain-key'] },
+      { fromEnvironment: false },
+    ),
     { domainKeyHint: '--domain-key FILE' },
   );
   return {

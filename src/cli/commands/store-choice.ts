@@ -27,26 +27,35 @@ export const STORE_USAGE = `store: --db FILE (SQLite, default ${DEFAULT_DB}) or 
        about one per concurrent request it should serve at once); each also read from BATON_DB,
        BATON_POSTGRES_URL, BATON_DOMAIN_KEY, BATON_POOL when its flag is absent (docs/operations.md)`;
 
-function pool(text: string | undefined): number | undefined {
+/** `--pool (BATON_POOL)`: a refused value may come from the flag or its variable, so name both. */
+type Named = (flag: keyof typeof STORE_OPTIONS) => string;
+
+function pool(text: string | undefined, named: Named): number | undefined {
   if (text === undefined) return undefined;
   if (!/^[0-9]{1,4}$/.test(text) || Number(text) < 1 || Number(text) > 1000) {
-    throw new BatonError('usage', '--pool must be a whole number from 1 to 1000');
+    throw new BatonError('usage', `${named('pool')} must be a whole number from 1 to 1000`);
   }
   return Number(text);
 }
 
-export function storeChoice(values: {
-  db?: string;
-  postgres?: string;
-  'domain-key'?: string;
-  pool?: string;
-}): StoreChoice {
+/**
+ * The store the values choose. Refusals name each flag with its variable (docs/operations.md,
+ * "Environment"), unless `fromEnvironment: false` (`baton mcp`, whose store flags read none).
+ */
+export function storeChoice(
+  values: { db?: string; postgres?: string; 'domain-key'?: string; pool?: string },
+  options: { readonly fromEnvironment?: boolean } = {},
+): StoreChoice {
+  const named: Named = (flag) =>
+    options.fromEnvironment === false ? `--${flag}` : `--${flag} (${STORE_OPTIONS[flag].env})`;
   if (values.postgres !== undefined) {
-    if (values.db !== undefined) throw new BatonError('usage', 'give --db or --postgres, not both');
-    if (!/^postgres(ql)?:\/\//.test(values.postgres)) {
-      throw new BatonError('usage', '--postgres must be a postgres:// URL');
+    if (values.db !== undefined) {
+      throw new BatonError('usage', `give ${named('db')} or ${named('postgres')}, not both`);
     }
-    const maxConnections = pool(values.pool);
+    if (!/^postgres(ql)?:\/\//.test(values.postgres)) {
+      throw new BatonError('usage', `${named('postgres')} must be a postgres:// URL`);
+    }
+    const maxConnections = pool(values.pool, named);
     return {
       kind: 'postgres',
       url: values.postgres,
@@ -54,11 +63,13 @@ export function storeChoice(values: {
       ...(maxConnections === undefined ? {} : { maxConnections }),
     };
   }
-  if (values.pool !== undefined) throw new BatonError('usage', '--pool is for --postgres');
+  if (values.pool !== undefined) {
+    throw new BatonError('usage', `${named('pool')} is for ${named('postgres')}`);
+  }
   if (values['domain-key'] !== undefined) {
     throw new BatonError(
       'usage',
-      '--domain-key is for --postgres; a SQLite database keeps its key beside it',
+      `${named('domain-key')} is for ${named('postgres')}; a SQLite database keeps its key beside it`,
     );
   }
   return { kind: 'sqlite', path: values.db ?? DEFAULT_DB };
