@@ -182,6 +182,24 @@ export async function issuerSet(w: ConsumerWorld, mission: string, version: numb
   return signClaims(setClaims(input, undefined), state.keys.current, SET_TYP, undefined);
 }
 
+/**
+ * The pin stored (201), a Mission approved and its approval SET applied, then suspended at the
+ * issuer with its SET dropped: that SET (version 2), for the test to deliver itself.
+ */
+export async function suspensionSetHeld(w: ConsumerWorld): Promise<{ mission: string; set: string }> {
+  const pinned = await w.pinIssuer();
+  if (pinned.status !== 201) throw new Error(`pinning answered ${pinned.status}: ${pinned.text}`);
+  const mission = await w.issuer.createMission();
+  await eventually(
+    async () => (await w.harness.getView(w.pin.issuer, mission))?.state === 'active',
+    'the approval SET',
+  );
+  await w.issuer.admin('/admin/faults', { sets: ['drop'] });
+  const suspended = await w.issuer.admin(`/admin/missions/${mission}/suspend`, {});
+  if (suspended.status !== 200) throw new Error(`suspending answered ${suspended.status}`);
+  return { mission, set: await issuerSet(w, mission, 2) };
+}
+
 /** Polls `probe` until it returns true (deadline 10 s). */
 export async function eventually(probe: () => Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;

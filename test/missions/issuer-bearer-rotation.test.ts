@@ -20,7 +20,7 @@ import { verifyEvidence } from '../../src/store/index.js';
 import { assertProblem } from '../server/helpers.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { AUDIENCE } from './issuer-support.js';
-import { consumerWorld, eventually, issuerSet, STREAM_BEARER, type ConsumerWorld } from './consumer-world.js';
+import { consumerWorld, STREAM_BEARER, suspensionSetHeld, type ConsumerWorld } from './consumer-world.js';
 
 const engines = await enginesUnderTest();
 
@@ -53,16 +53,8 @@ async function issuerEvents(w: ConsumerWorld): Promise<{ types: string[]; bodies
 for (const e of engines) {
   test(`[${e.name}] RFC 8935 §2.2 a rotated push bearer: the old one is 401 at once, the new one 202; the same again is unchanged`, async (t) => {
     const w = await consumerWorld(t, e);
-    assert.equal((await w.pinIssuer()).status, 201);
-    const mission = await w.issuer.createMission();
-    await eventually(
-      async () => (await w.harness.getView(w.pin.issuer, mission))?.state === 'active',
-      'the approval SET',
-    );
     // The test delivers the next SET itself, with each bearer in turn.
-    await w.issuer.admin('/admin/faults', { sets: ['drop'] });
-    assert.equal((await w.issuer.admin(`/admin/missions/${mission}/suspend`, {})).status, 200);
-    const set = await issuerSet(w, mission, 2);
+    const { mission, set } = await suspensionSetHeld(w);
     const before = await issuerView(w);
 
     const put = await w.call('PUT', bearerPath(w), { token: w.admin, body: { pushBearer: NEW_BEARER } });

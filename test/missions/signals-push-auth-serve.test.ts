@@ -9,22 +9,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parsePushedSet, SET_MEDIA_TYPE } from '../../src/missions/index.js';
 import { enginesUnderTest } from '../store/engines.js';
-import { consumerWorld, eventually, issuerSet, STREAM_BEARER } from './consumer-world.js';
+import { consumerWorld, STREAM_BEARER, suspensionSetHeld } from './consumer-world.js';
 
 const engines = await enginesUnderTest();
 
 for (const e of engines) {
   test(`[${e.name}] RFC 8935 §2.2 RFC 9110 §11.1 the push bearer's scheme is case-insensitive`, async (t) => {
     const w = await consumerWorld(t, e);
-    assert.equal((await w.pinIssuer()).status, 201);
-    const mission = await w.issuer.createMission();
-    await eventually(
-      async () => (await w.harness.getView(w.pin.issuer, mission))?.state === 'active',
-      'the approval SET',
-    );
-    await w.issuer.admin('/admin/faults', { sets: ['drop'] });
-    assert.equal((await w.issuer.admin(`/admin/missions/${mission}/suspend`, {})).status, 200);
-    const set = await issuerSet(w, mission, 2);
+    const { mission, set } = await suspensionSetHeld(w);
     const path = `/v1/missions/signals/${encodeURIComponent(w.pin.issuer)}`;
     const pushed = await w.call('POST', path, {
       raw: set,
