@@ -70,13 +70,14 @@ async function startBaton(t: TestContext, dir: string) {
   return { url: `http://127.0.0.1:${port}`, token };
 }
 
-test('baton-aoc/client installed from the tarball (no install scripts) loads no native module, Fastify or driver, and works', async (t) => {
+/**
+ * A new project folder with the packed tarball installed as a user gets it, without install
+ * scripts (so better-sqlite3 is never compiled there).
+ */
+async function installedProject(t: TestContext, name: string): Promise<string> {
   const packed = await pack(t);
-  const project = tempDir(t, 'baton-consumer-');
-  writeFileSync(
-    join(project, 'package.json'),
-    JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
-  );
+  const project = tempDir(t, `baton-${name}-`);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
   const install = [
     'install',
     packed.tarball,
@@ -90,6 +91,11 @@ test('baton-aoc/client installed from the tarball (no install scripts) loads no 
     env: npmEnv(),
     deadlineMs: NPM_DEADLINE_MS,
   });
+  return project;
+}
+
+test('baton-aoc/client installed from the tarball (no install scripts) loads no native module, Fastify or driver, and works', async (t) => {
+  const project = await installedProject(t, 'consumer');
   writeFileSync(join(project, 'recorder.mjs'), RECORDER);
   writeFileSync(join(project, 'hooks.mjs'), HOOKS);
   writeFileSync(join(project, 'consumer.mjs'), CONSUMER);
@@ -142,25 +148,7 @@ export async function open(path: string): Promise<InProcessBatonClient | BatonEr
 `;
 
 test('the package root type-checks in a strict consumer (skipLibCheck off) with only what npm installs for it', async (t) => {
-  const packed = await pack(t);
-  const project = tempDir(t, 'baton-typed-consumer-');
-  writeFileSync(
-    join(project, 'package.json'),
-    JSON.stringify({ name: 'typed-consumer', private: true, type: 'module' }),
-  );
-  const install = [
-    'install',
-    packed.tarball,
-    '--ignore-scripts',
-    '--prefer-offline',
-    '--no-audit',
-    '--no-fund',
-  ];
-  await runWatched('npm install <tarball>', 'npm', install, {
-    cwd: project,
-    env: npmEnv(),
-    deadlineMs: NPM_DEADLINE_MS,
-  });
+  const project = await installedProject(t, 'typed-consumer');
   writeFileSync(join(project, 'consumer.ts'), TYPED_CONSUMER);
   writeFileSync(
     join(project, 'tsconfig.json'),
