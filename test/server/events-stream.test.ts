@@ -100,10 +100,10 @@ class Received {
   }
 }
 
-async function openStream(t: TestContext, url: string, headers: Record<string, string>) {
+async function openStream(t: TestContext, url: string, headers: Record<string, string>, query = '') {
   const controller = new AbortController();
   t.after(() => controller.abort());
-  const res = await fetch(`${url}/v1/events`, { headers, signal: controller.signal });
+  const res = await fetch(`${url}/v1/events${query}`, { headers, signal: controller.signal });
   assert.equal(res.status, 200);
   assert.ok(res.body !== null);
   const received = new Received(res.body.getReader() as ReadableStreamDefaultReader<Uint8Array>);
@@ -186,6 +186,41 @@ function engineCases(name: string, choice: (t: TestContext) => Promise<(dir: str
     });
   });
 }
+
+test('an EventSource reconnecting with Last-Event-ID gets what was written while it was away; a malformed one is refused', async (t) => {
+  const s = await serverOn(t, (dir) => ({ kind: 'sqlite', path: join(dir, 'b.db') }));
+  const auth = { authorization: `Bearer ${s.operator.token}` };
+  await s.takeover('seen');
+  const lastRead = await s.lastSeq();
+  await s.takeover('missed');
+  const head = await s.lastSeq();
+  assert.ok(head > lastRead);
+  const resumed = await openStream(t, s.url, { ...auth, 'last-event-id': String(lastRead) });
+  await resumed.until((text) => seqsOf(text).includes(head));
+  assert.deepEqual(
+    seqsOf(resumed.text),
+    Array.from({ length: head - lastRead }, (_, i) => lastRead + 1 + i),
+    `every event after Last-Event-ID, in order:\n${resumed.text}`,
+  );
+  // The later of ?after and Last-Event-ID: a reconnect of a stream opened with ?after=0.
+  const reader = await openStream(t, s.url, { ...auth, 'last-event-id': String(head) }, '?after=0');
+  await s.takeover('later');
+  const later = await s.lastSeq();
+  await reader.until((text) => seqsOf(text).includes(later));
+  assert.deepEqual(
+    seqsOf(reader.text),
+    Array.from({ length: later - head }, (_, i) => head + 1 + i),
+    `nothing at or before Last-Event-ID again:\n${reader.text}`,
+  );
+  for (const bad of ['x', '-1', '1.5', '01']) {
+    const r = await request(s.url, 'GET', '/v1/events', {
+      token: s.operator.token,
+      headers: { 'last-event-id': bad },
+    });
+    assert.equal(r.status, 400, `${bad}: ${r.text}`);
+    assert.equal(r.body['code'], 'input_invalid');
+  }
+});
 
 engineCases('SQLite', () => Promise.resolve((dir) => ({ kind: 'sqlite', path: join(dir, 'b.db') })));
 

@@ -103,10 +103,10 @@ export function eventRoutes(streams: EventStreams): RouteSpec[] {
         response: { 200: { type: 'string', description: 'text/event-stream; `id` is the seq' } },
       },
       handler: async (input) => {
-        const after = input.query['after'];
+        const after = resumeAfter(input.query['after'], input.headers?.['last-event-id']);
         const subject = input.query['subject'];
         const body = await streams.open({
-          ...(after !== undefined && { after: Number(after) }),
+          ...(after !== undefined && { after }),
           ...(subject !== undefined && { subject }),
           ...(input.closed !== undefined && { closed: input.closed }),
           ...(input.reauthenticate !== undefined && { reauthenticate: input.reauthenticate }),
@@ -115,4 +115,24 @@ export function eventRoutes(streams: EventStreams): RouteSpec[] {
       },
     },
   ];
+}
+
+const SEQ = /^(0|[1-9][0-9]{0,15})$/;
+
+/**
+ * Where a stream starts: after `?after=SEQ`, or after the `Last-Event-ID` an EventSource sends
+ * when it reconnects (the `id` of the last event it read: the seq), whichever is later — so a
+ * reconnect does not skip what was written while it was away (WHATWG HTML, server-sent events).
+ * Neither: at the head. A Last-Event-ID that is no seq is refused, never read as "from the head".
+ */
+export function resumeAfter(
+  after: string | undefined,
+  lastEventId: string | string[] | undefined,
+): number | undefined {
+  if (Array.isArray(lastEventId) || (lastEventId !== undefined && !SEQ.test(lastEventId)))
+    throw new BatonError('input_invalid', 'Last-Event-ID: is not the id of an event this stream sent', {
+      path: 'Last-Event-ID',
+    });
+  const seqs = [after, lastEventId].filter((v) => v !== undefined).map(Number);
+  return seqs.length === 0 ? undefined : Math.max(...seqs);
 }
