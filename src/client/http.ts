@@ -40,6 +40,7 @@ import type {
   PerformResult,
   ReissueOperation,
   RemedyOperation,
+  TakeoverOptions,
 } from './types.js';
 import { NOTHING_HELD } from './types.js';
 
@@ -197,11 +198,19 @@ export class HttpBatonClient implements BatonClient {
     return this.#caller(this.#token)<T>({ method: 'GET', path, safeToRetry: true }, members, options);
   }
 
-  /** NOT safe to retry: each takeover retires the generation the previous one issued. */
-  async takeover(lineage: string, options?: CallOptions): Promise<Executor> {
-    const x = { method: 'POST', path: `/v1/lineages/${seg(lineage)}/takeover`, safeToRetry: false } as const;
+  /**
+   * NOT safe to retry: each takeover retires the generation the previous one issued. With
+   * `expectedGeneration`, a repeat after a lost answer is refused `generation_mismatch` if the
+   * first one applied.
+   */
+  async takeover(lineage: string, options?: TakeoverOptions): Promise<Executor> {
+    const { expectedGeneration, ...call } = options ?? {};
+    const path = `/v1/lineages/${seg(lineage)}/takeover`;
+    // No body without the option: the unconditional takeover, exactly as before it existed.
+    const body = expectedGeneration === undefined ? undefined : { expectedGeneration };
+    const x = { method: 'POST', path, ...(body !== undefined && { body }), safeToRetry: false } as const;
     const members = ['lineage', 'generation', 'credential', 'held', 'heldMore', ...OPEN];
-    const t = await this.#caller(this.#token)<TakeoverResult>(x, members, options);
+    const t = await this.#caller(this.#token)<TakeoverResult>(x, members, call);
     const open = { reserved: t.reserved, unresolved: t.unresolved };
     return new HttpExecutor((b) => this.#caller(b), this.#endpoint, t, open, t);
   }

@@ -39,6 +39,7 @@ import type {
   PerformResult,
   ReissueOperation,
   RemedyOperation,
+  TakeoverOptions,
 } from './types.js';
 import { NOTHING_HELD } from './types.js';
 
@@ -208,8 +209,10 @@ export class InProcessBatonClient implements BatonClient {
     this.#actor = options.actor ?? 'operator';
   }
 
-  async takeover(lineage: string): Promise<Executor> {
-    const t = await this.#service.takeover({ lineage }, this.#actor);
+  async takeover(lineage: string, options?: TakeoverOptions): Promise<Executor> {
+    const expectedGeneration = options?.expectedGeneration;
+    const input = expectedGeneration === undefined ? { lineage } : { lineage, expectedGeneration };
+    const t = await this.#service.takeover(input, this.#actor);
     const open = { reserved: t.reserved, unresolved: t.unresolved };
     return new InProcessExecutor(this.#service, this.#sources, this.#missions, t, open, t);
   }

@@ -53,6 +53,16 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * A takeover's options: a call's, plus its optional compare-and-set. `expectedGeneration` is the
+ * generation the caller means to retire (0: the lineage has none yet); when the lineage is at
+ * another, the takeover is refused `generation_mismatch` (409, `details.expectedGeneration` and
+ * `details.currentGeneration`) and nothing changes. Without it, takeover is unconditional.
+ */
+export interface TakeoverOptions extends CallOptions {
+  readonly expectedGeneration?: number;
+}
+
 /** What a takeover said of the lineage's held harness items (A6); nothing for a resumed executor. */
 export interface Held {
   readonly held: readonly HeldWorkItem[];
@@ -173,8 +183,11 @@ export interface ExecutorBinding {
 }
 
 export interface BatonClient {
-  /** Advance the lineage's generation, retire the predecessor, return the successor (AOC-REQ-006). */
-  takeover(lineage: string, options?: CallOptions): Promise<Executor>;
+  /**
+   * Advance the lineage's generation, retire the predecessor, return the successor (AOC-REQ-006);
+   * with `expectedGeneration`, only if that is the lineage's current generation.
+   */
+  takeover(lineage: string, options?: TakeoverOptions): Promise<Executor>;
   /** An executor for a credential issued earlier (its handover is empty: ask listOpen). No I/O. */
   resume(binding: ExecutorBinding): Executor;
   getOccurrence(occurrenceId: string, options?: CallOptions): Promise<OccurrenceDetail>;

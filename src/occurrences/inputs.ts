@@ -30,6 +30,12 @@ export interface AuthorityInput {
 
 export interface TakeoverInput {
   readonly lineage: string;
+  /**
+   * Compare-and-set: the generation this takeover is meant to retire (0: the lineage has none
+   * yet). Another current generation refuses it with `generation_mismatch`; absent, it is
+   * unconditional.
+   */
+  readonly expectedGeneration?: number;
 }
 
 export interface ProviderSelection {
@@ -144,8 +150,11 @@ export function readAuthorityInput(input: unknown): AuthorityInput {
 }
 
 export function readTakeover(input: unknown): TakeoverInput {
-  const f = r.object(input, '$', ['lineage']);
-  return { lineage: r.string(f['lineage'], '$.lineage', NAME) };
+  const f = r.object(input, '$', ['lineage'], ['expectedGeneration']);
+  const lineage = r.string(f['lineage'], '$.lineage', NAME);
+  const expected = f['expectedGeneration'];
+  if (expected === undefined) return { lineage };
+  return { lineage, expectedGeneration: r.integer(expected, '$.expectedGeneration', 0) };
 }
 
 export function readCredential(value: unknown): string {

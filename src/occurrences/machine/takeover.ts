@@ -5,7 +5,7 @@
  */
 import type { Sha256Digest } from '../../core/digest.js';
 import type { CredentialRecord, LineageRecord, PlannedEvent } from '../model.js';
-import { event, lineageSubject } from './common.js';
+import { event, lineageSubject, reject, type Rejection } from './common.js';
 
 export interface TakeoverState {
   readonly lineage: LineageRecord | undefined;
@@ -16,6 +16,30 @@ export interface TakeoverState {
 export interface TakeoverCommand {
   readonly lineageId: string;
   readonly secretDigest: Sha256Digest;
+}
+
+/**
+ * The optional compare-and-set of a takeover: the generation the caller means to retire (0: the
+ * lineage has none yet). Checked against the lineage as the takeover's transaction locked it, so
+ * of racing takeovers that read the same generation exactly one succeeds; the others learn it here
+ * instead of holding a credential the winner already retired (AOC-REQ-006 fences them either way).
+ */
+export function checkExpectedGeneration(
+  lineageId: string,
+  current: LineageRecord | undefined,
+  expectedGeneration: number | undefined,
+): Rejection | undefined {
+  const currentGeneration = current?.generation ?? 0;
+  if (expectedGeneration === undefined || expectedGeneration === currentGeneration) return undefined;
+  return reject(
+    'generation_mismatch',
+    'the lineage is not at the generation the takeover expected to retire',
+    {
+      lineage: lineageId,
+      expectedGeneration,
+      currentGeneration,
+    },
+  );
 }
 
 export interface TakeoverDecision {

@@ -8,13 +8,13 @@ import { canonicalize } from '../../core/jcs.js';
 import type { AuthorityInput } from '../inputs.js';
 import { readAuthorityInput, readDomainConfig, readTakeover } from '../inputs.js';
 import { event } from '../machine/common.js';
-import { decideTakeover } from '../machine/takeover.js';
+import { checkExpectedGeneration, decideTakeover } from '../machine/takeover.js';
 import type { AuthorityRecord, DomainRecord } from '../model.js';
 import { profileDigest, validateProfile } from '../profile.js';
 import type { RegisteredProfile } from '../profile-types.js';
 import type { HeldWorkItem, OccurrencesRepository } from '../ports.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
-import { appendAll, view } from './context.js';
+import { appendAll, fail, view } from './context.js';
 
 export async function configureDomain(
   ctx: ServiceContext,
@@ -180,7 +180,7 @@ export interface TakeoverResult {
 }
 
 export async function takeover(ctx: ServiceContext, input: unknown, actor: string): Promise<TakeoverResult> {
-  const { lineage: lineageId } = readTakeover(input);
+  const { lineage: lineageId, expectedGeneration } = readTakeover(input);
   const secret = ctx.ids.secret();
   return ctx.uow.run(async (repo) => {
     const now = ctx.clock.wallMs();
@@ -188,6 +188,9 @@ export async function takeover(ctx: ServiceContext, input: unknown, actor: strin
     if (domain === undefined)
       throw new BatonError('domain_not_found', 'the coordination domain is not configured');
     const previous = await repo.lockLineage(lineageId);
+    // Under the lock, not before it: a read outside the transaction would let racers all pass.
+    const refused = checkExpectedGeneration(lineageId, previous, expectedGeneration);
+    if (refused !== undefined) fail(refused);
     const open = await repo.listOccurrences({ lineage: lineageId, phases: ['reserved', 'entered'] });
     const reserved = open.filter((o) => o.phase === 'reserved');
     const unresolved = open.filter((o) => o.phase === 'entered');

@@ -6,9 +6,17 @@
 import { BatonError } from '../../core/errors.js';
 import { lineageSubject } from '../../occurrences/machine/common.js';
 import { actorOf } from '../auth.js';
-import { param, timed, tokenOf, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
+import {
+  bodyObject,
+  param,
+  timed,
+  tokenOf,
+  type HandlerInput,
+  type RouteSpec,
+  type ServerDeps,
+} from '../route.js';
 import { lineageParams, object } from '../schemas/common.js';
-import { emptyBody } from '../schemas/inputs.js';
+import { takeoverBody } from '../schemas/inputs.js';
 import { lineageView, openWork, takeoverResult } from '../schemas/records.js';
 import { chainCursor, chainPageRequest, evidencePageQuery } from './queries.js';
 
@@ -40,14 +48,19 @@ export function lineageRoutes(deps: ServerDeps): RouteSpec[] {
       method: 'POST',
       url: '/v1/lineages/:lineage/takeover',
       operationId: 'takeover',
-      summary: 'Advance the generation, retire the predecessor, issue the successor’s credential',
+      summary:
+        'Advance the generation, retire the predecessor, issue the successor’s credential; with expectedGeneration, only if that is the current generation (else 409 generation_mismatch, nothing changed)',
       tag: 'lineages',
       roles: ['operator'],
-      schema: { params: lineageParams, body: emptyBody, response: { 201: takeoverResult } },
+      schema: { params: lineageParams, body: takeoverBody, response: { 201: takeoverResult } },
       handler: async (input) => {
         const lineage = param(input, 'lineage');
         const actor = actorOf(tokenOf(input));
-        const result = await timed(deps, 'takeover', () => svc.takeover({ lineage }, actor));
+        // The schema admitted an integer ≥ 0; the service checks it again and compares it inside
+        // the takeover's own transaction, never against an earlier read.
+        const expected = bodyObject(input)['expectedGeneration'] as number | undefined;
+        const cmd = expected === undefined ? { lineage } : { lineage, expectedGeneration: expected };
+        const result = await timed(deps, 'takeover', () => svc.takeover(cmd, actor));
         return { status: 201, body: result };
       },
     },

@@ -81,6 +81,23 @@ export const emptyBody: Schema = {
   description: 'no body (or an empty object)',
 };
 
+/**
+ * Optional body: absent, `null`, `{}` or `{ expectedGeneration }` — the compare-and-set of a
+ * takeover (docs/api.md): the generation it is meant to retire, 0 for a lineage with none yet.
+ */
+export const takeoverBody: Schema = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: {
+    expectedGeneration: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'the generation this takeover is meant to retire (0: the lineage has none yet); another current generation is 409 generation_mismatch, nothing changed',
+    },
+  },
+};
+
 export const releaseBody: Schema = object({ requestDigest: digest });
 
 const carriedFields = ['account', 'environment', 'requestDigest', 'nativeKey', 'providerReference'];
