@@ -5,7 +5,7 @@
  * before serving (docs/cli.md "Exit codes").
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { main } from '../../src/cli/baton.js';
@@ -106,4 +106,24 @@ test('baton mcp --db refuses --baton beside it, --token-file, and a policy that 
   assert.match(mission.err, /error: usage: tool pay binds a Mission: .* use --baton URL/);
   assert.equal((await w.store.service.counts()).total, 0);
   assert.equal((await w.store.service.listOpen('payments-agent')).reserved.length, 0);
+});
+
+test('baton mcp --db on a missing file is refused (exit 2) and leaves no database behind', async (t) => {
+  const w = await makeWorld(t);
+  const fresh = join(w.dir, 'new.db');
+  const unregistered = join(w.dir, 'unregistered.json');
+  writeFileSync(
+    unregistered,
+    JSON.stringify(policyFor({ id: w.provider.profile.id, version: '2030-01-01' })),
+  );
+  for (const policy of [w.policyFile, unregistered]) {
+    const r = await run(['mcp', '--policy', policy, '--db', fresh, '--upstream', w.upstreamUrl]);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /error: usage: no database at .*new\.db \(baton migrate or baton serve creates one/);
+    assert.deepEqual(
+      readdirSync(w.dir).filter((f) => f.startsWith('new.db')),
+      [],
+      'no database file, journal or domain key was created',
+    );
+  }
 });

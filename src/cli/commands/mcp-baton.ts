@@ -8,6 +8,7 @@
  * run: a policy that binds a Mission is refused at start with a store (fail closed), never run
  * with its Mission unchecked.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { AdminClient, HttpBatonClient, InProcessBatonClient, type BatonClient } from '../../client/index.js';
 import { BatonError } from '../../core/errors.js';
@@ -22,7 +23,7 @@ import { StatusSources } from '../../providers/index.js';
 import { openBaton } from '../../server/index.js';
 import type { CliIo } from '../io.js';
 import { serveSecrets } from './serve-credentials.js';
-import { storeChoice } from './store-choice.js';
+import { NEW_STORE, storeChoice } from './store-choice.js';
 
 export interface GatewayBaton {
   readonly baton: BatonClient;
@@ -112,15 +113,17 @@ export async function openGatewayBaton(v: BatonFlags, policy: McpPolicy, io: Cli
       close: () => Promise.resolve(),
     };
   }
-  const { keys, envNames } = await serveSecrets(v.credentials, io);
   // baton mcp reads no BATON_DOMAIN_KEY (docs/operations.md "Environment"): name its flag only.
-  const opened = await openBaton(
-    storeChoice(
-      { db: v.db, postgres: v.postgres, 'domain-key': v['domain-key'] },
-      { fromEnvironment: false },
-    ),
-    { domainKeyHint: '--domain-key FILE' },
+  const choice = storeChoice(
+    { db: v.db, postgres: v.postgres, 'domain-key': v['domain-key'] },
+    { fromEnvironment: false },
   );
+  // A new SQLite file has no domain and no profile, so the start-time profile check would refuse
+  // it anyway — after bringing a database (and its domain key) into being. Refused first instead.
+  if (choice.kind === 'sqlite' && !existsSync(choice.path))
+    throw new BatonError('usage', `no database at ${choice.path}${NEW_STORE}`, { path: choice.path });
+  const { keys, envNames } = await serveSecrets(v.credentials, io);
+  const opened = await openBaton(choice, { domainKeyHint: '--domain-key FILE', mustExist: true });
   return {
     baton: new InProcessBatonClient({
       service: opened.service,

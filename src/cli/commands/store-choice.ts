@@ -14,6 +14,10 @@ import { openReachablePostgres, type StoreChoice } from '../../server/open.js';
 import { DEFAULT_DB, openExisting } from './store-args.js';
 
 /** Each also read from the environment (a flag wins); --postgres on the command line hides BATON_DB. */
+/** Said after `no database at PATH` by the commands that never create a store (tokens, mcp). */
+export const NEW_STORE =
+  ' (baton migrate or baton serve creates one; serve’s first start also prints an admin token)';
+
 export const STORE_OPTIONS = {
   db: { type: 'string', env: 'BATON_DB', unlessGiven: ['postgres'] },
   postgres: { type: 'string', env: 'BATON_POSTGRES_URL', unlessGiven: ['db'] },

@@ -15,7 +15,7 @@ import type { JsonObject } from '../../core/json.js';
 import { printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parse } from './store-args.js';
-import { openMigratedEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
+import { NEW_STORE, openMigratedEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const USAGE = `usage: baton tokens create --role operator|admin [--name NAME] [store] [--json]
        baton tokens list [store] [--json]
@@ -36,8 +36,6 @@ ${STORE_USAGE}
 const ACTOR = 'cli:tokens';
 
 /** What a create on a missing SQLite file is told: where a new store comes from. */
-const NEW_STORE =
-  ' (baton migrate or baton serve creates one; serve’s first start also prints an admin token)';
 
 /** The verbs `runTokens` branches on (test/cli/verbs.test.ts checks them against its usage). */
 const TOKENS_VERBS: readonly string[] = ['create', 'list', 'revoke'];
