@@ -105,7 +105,28 @@ export function readDomainConfig(input: unknown): DomainConfigInput {
     maxInFlightPerDomain: count('maxInFlightPerDomain'),
     entryWindowSeconds: r.integer(l['entryWindowSeconds'], '$.limits.entryWindowSeconds', 1, 30 * 86_400),
   };
+  refuseContradictoryLimits(limits);
   return { id: readDomainId(f['id']), limits, bypassPaths: readBypassPaths(f['bypassPaths']) };
+}
+
+/**
+ * AOC-REQ-006 / AOC-CASE-012: a per-lineage limit above its per-domain one could never be reached
+ * — the domain's refuses first — so the configuration says something it does not do; it is refused,
+ * naming the per-lineage member. A limit below the current count is no contradiction (it is how an
+ * operator stops new work; existing occurrences stay as they are), so it is not checked here.
+ */
+function refuseContradictoryLimits(l: DomainLimits): void {
+  const pairs = [
+    ['maxPendingPerLineage', 'maxPendingPerDomain'],
+    ['maxInFlightPerLineage', 'maxInFlightPerDomain'],
+  ] as const;
+  for (const [lineage, domain] of pairs) {
+    if (l[lineage] > l[domain])
+      r.fail(
+        `$.limits.${lineage}`,
+        `${l[lineage]} is above ${domain} (${l[domain]}): it could never be reached`,
+      );
+  }
 }
 
 /**

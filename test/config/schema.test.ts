@@ -2,7 +2,7 @@
  * The published JSON Schema (schemas/baton.config.schema.json) and the code's reader
  * (src/cli/config/read.ts) agree: every example either both accept or both refuse, and the code
  * refuses with `config_invalid` naming a path. The rules a JSON Schema cannot say (uniqueness
- * within the file) are listed apart: the schema accepts them, the code refuses them.
+ * within the file, one limit compared with another) are listed apart: the schema accepts them, the code refuses them.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -155,8 +155,10 @@ const INVALID: readonly [string, unknown][] = [
   ['an empty tokens file name', { ...min, tokens: { file: '', create: [] } }],
 ];
 
-/** Beyond any JSON Schema: uniqueness within the file. */
+/** Beyond any JSON Schema: uniqueness within the file, limits compared with each other. */
 const CODE_ONLY: readonly [string, unknown][] = [
+  ['a per-lineage pending limit above the domain’s', withLimits({ maxPendingPerLineage: 101 })],
+  ['a per-lineage in-flight limit above the domain’s', withLimits({ maxInFlightPerLineage: 101 })],
   [
     'a producer twice',
     {

@@ -39,9 +39,12 @@ async function domain(e: EngineUnderTest, t: TestContext, limits: Record<string,
   const store = await e.open(t);
   await migrate(store.engine);
   const a = serviceOn(store.engine);
-  await a.configureDomain(
-    domainConfig({ maxPendingPerLineage: 50, maxInFlightPerLineage: 50, ...limits }) as never,
-  );
+  // Per-lineage limits never bind first here; they are at most the domain's (a larger one is refused).
+  const perLineage = {
+    maxPendingPerLineage: Math.min(50, limits['maxPendingPerDomain'] ?? 50),
+    maxInFlightPerLineage: Math.min(50, limits['maxInFlightPerDomain'] ?? 50),
+  };
+  await a.configureDomain(domainConfig({ ...perLineage, ...limits }) as never);
   await a.registerProfile(paymentsProfile());
   await a.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 10_000_000 });
   const credentials: string[] = [];

@@ -18,6 +18,18 @@ export function reject(code: BatonErrorCode, message: string, details: JsonObjec
   return { rejected: true, code, message, details };
 }
 
+/**
+ * No provider profile registered under this id and version. Both are named (message and details):
+ * they are the caller's own identifiers, not secrets, and a pinned version (`<version>.<8 hex>`)
+ * differs from the one a caller had in mind by a suffix only.
+ */
+export function profileNotFound(profileId: string, profileVersion: string): Rejection {
+  return reject('profile_not_found', `no such provider profile version: ${profileId}@${profileVersion}`, {
+    profileId,
+    profileVersion,
+  });
+}
+
 export function isRejection(value: unknown): value is Rejection {
   return typeof value === 'object' && value !== null && (value as { rejected?: unknown }).rejected === true;
 }

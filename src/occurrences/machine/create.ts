@@ -21,7 +21,7 @@ import { checkAuthorityTie } from '../authority-tie.js';
 import { deriveNativeKey, requestJcs } from '../profile.js';
 import type { RegisteredProfile } from '../profile-types.js';
 import type { Caller, Rejection } from './common.js';
-import { checkCurrent, event, isRejection, occurrenceSubject, reject } from './common.js';
+import { checkCurrent, event, isRejection, occurrenceSubject, profileNotFound, reject } from './common.js';
 import { checkLimits, type OpenCounts } from './limits.js';
 
 export interface CreateCommand {
@@ -112,7 +112,7 @@ function checkLink(state: CreateState, cmd: CreateCommand): Rejection | undefine
 
 function checkProfile(state: CreateState, cmd: CreateCommand): Rejection | RegisteredProfile {
   const profile = state.profile;
-  if (profile === undefined) return reject('profile_not_found', 'no such provider profile version');
+  if (profile === undefined) return profileNotFound(cmd.profileId, cmd.profileVersion);
   const doc = profile.document;
   // AOC-CASE-007: the account and environment are the profile's; another one is a substitution.
   if (

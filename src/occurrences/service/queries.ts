@@ -2,7 +2,7 @@
 import { digestBytes } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import { readName, readOccurrenceId } from '../inputs.js';
-import { lineageSubject, occurrenceSubject, type Caller } from '../machine/common.js';
+import { lineageSubject, occurrenceSubject, profileNotFound, type Caller } from '../machine/common.js';
 import type {
   AuthorityRecord,
   DomainRecord,
@@ -232,6 +232,9 @@ export async function getProfile(
   const pid = readName(id, '$.profileId');
   const ver = readName(version, '$.profileVersion');
   const p = await ctx.uow.read((repo) => repo.getProfile(pid, ver));
-  if (p === undefined) throw new BatonError('profile_not_found', 'no such provider profile version');
+  if (p === undefined) {
+    const refused = profileNotFound(pid, ver);
+    throw new BatonError(refused.code, refused.message, refused.details);
+  }
   return p;
 }
