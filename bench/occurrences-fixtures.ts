@@ -59,8 +59,9 @@ export function domain() {
   return {
     id: 'bench-domain',
     limits: {
-      maxPendingPerLineage: 1000,
-      maxInFlightPerLineage: 1000,
+      // A lineage's limit may not exceed the domain's (PUT /v1/domain refuses it).
+      maxPendingPerLineage: Math.min(1000, limit),
+      maxInFlightPerLineage: Math.min(1000, limit),
       maxPendingPerDomain: limit,
       maxInFlightPerDomain: limit,
       entryWindowSeconds: 300,
