@@ -11,11 +11,9 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { AdminClient } from '../../src/client/index.js';
 import type { DomainConfigInput } from '../../src/occurrences/index.js';
-import { buildServer } from '../../src/server/index.js';
-import { openBaton, type StoreChoice } from '../../src/server/open.js';
-import { createToken } from '../../src/server/tokens.js';
+import type { StoreChoice } from '../../src/server/open.js';
 import { postgresForTests } from '../support/postgres.js';
-import { assertProblem, domainConfig, paymentsProfile, request } from './helpers.js';
+import { assertProblem, domainConfig, paymentsProfile, request, serveWithAdmin } from './helpers.js';
 
 const pg = await postgresForTests();
 
@@ -23,15 +21,7 @@ async function serverOn(
   t: TestContext,
   choice: StoreChoice,
 ): Promise<{ url: string; admin: AdminClient; token: string }> {
-  const opened = await openBaton(choice);
-  const app = buildServer({ engine: opened.engine, service: opened.service });
-  t.after(async () => {
-    await app.close();
-    await opened.close();
-  });
-  const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  const clock = { wallMs: () => Date.now(), monotonicMs: () => performance.now() };
-  const token = (await createToken(opened.engine, { role: 'admin' }, { clock, actor: 'test' })).token;
+  const { url, admin: token } = await serveWithAdmin(t, choice);
   return { url, token, admin: new AdminClient({ baseUrl: url, token }) };
 }
 

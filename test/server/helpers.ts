@@ -16,7 +16,7 @@ import type { MissionsService } from '../../src/missions/index.js';
 import type { OccurrencesService } from '../../src/occurrences/index.js';
 import type { KeyResolver } from '../../src/providers/index.js';
 import { buildServer, Metrics } from '../../src/server/index.js';
-import { openBaton } from '../../src/server/open.js';
+import { openBaton, type StoreChoice } from '../../src/server/open.js';
 import { createToken } from '../../src/server/tokens.js';
 import type { StoreEngine } from '../../src/store/engine.js';
 import { domainConfig, paymentsProfile, snapshot, T0 } from '../occurrences/helpers.js';
@@ -115,6 +115,23 @@ export async function startApi(
     call,
     snapshot: () => snapshot(opened),
   };
+}
+
+/** A server on `choice` (either engine, the system clock) and one admin token: closed after the test. */
+export async function serveWithAdmin(
+  t: TestContext,
+  choice: StoreChoice,
+): Promise<{ readonly url: string; readonly admin: string }> {
+  const opened = await openBaton(choice);
+  const app = buildServer({ engine: opened.engine, service: opened.service });
+  t.after(async () => {
+    await app.close();
+    await opened.close();
+  });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  const clock = { wallMs: () => Date.now(), monotonicMs: () => performance.now() };
+  const admin = (await createToken(opened.engine, { role: 'admin' }, { clock, actor: 'test' })).token;
+  return { url, admin };
 }
 
 export async function request(

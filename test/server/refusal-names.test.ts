@@ -11,9 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
-import { buildServer } from '../../src/server/index.js';
-import { openBaton, type StoreChoice } from '../../src/server/open.js';
-import { createToken } from '../../src/server/tokens.js';
+import type { StoreChoice } from '../../src/server/open.js';
 import { postgresForTests } from '../support/postgres.js';
 import {
   assertProblem,
@@ -21,6 +19,7 @@ import {
   domainConfig,
   paymentsProfile,
   request,
+  serveWithAdmin,
   type Answer,
   type CallOptions,
 } from './helpers.js';
@@ -33,15 +32,7 @@ interface Served {
 }
 
 async function serverOn(t: TestContext, choice: StoreChoice): Promise<Served> {
-  const opened = await openBaton(choice);
-  const app = buildServer({ engine: opened.engine, service: opened.service });
-  t.after(async () => {
-    await app.close();
-    await opened.close();
-  });
-  const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  const clock = { wallMs: () => Date.now(), monotonicMs: () => performance.now() };
-  const admin = (await createToken(opened.engine, { role: 'admin' }, { clock, actor: 'test' })).token;
+  const { url, admin } = await serveWithAdmin(t, choice);
   return { admin, call: (method, path, opts = {}) => request(url, method, path, opts) };
 }
 
