@@ -13,10 +13,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
-import { SET_MEDIA_TYPE } from '../../src/missions/index.js';
+import { bearerDigest, SET_MEDIA_TYPE } from '../../src/missions/index.js';
 import { issuerSubject } from '../../src/store/missions-issuers.js';
 import { verifySubject } from '../../src/store/evidence-verify.js';
 import { verifyEvidence } from '../../src/store/index.js';
+import { baton } from '../config/support.js';
 import { assertProblem } from '../server/helpers.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { AUDIENCE } from './issuer-support.js';
@@ -210,3 +211,63 @@ for (const e of engines) {
     assert.deepEqual((await issuerEvents(w)).types, ['mission_issuer_pinned']);
   });
 }
+
+test('baton missions bearer: the push bearer read from a file replaces the stored one (admin); exactly one source; an operator is refused', async (t) => {
+  const [e] = engines;
+  assert.ok(e !== undefined);
+  const w = await consumerWorld(t, e);
+  assert.equal((await w.pinIssuer()).status, 201);
+  const file = join(w.dir, 'new-bearer.txt');
+  writeFileSync(file, `${NEW_BEARER}\n`);
+  const server = ['--url', w.url];
+  const before = await issuerView(w);
+  const usage = [
+    ['missions', 'bearer', w.pin.issuer, ...server, '--token', w.admin],
+    [
+      'missions',
+      'bearer',
+      w.pin.issuer,
+      '--push-bearer-file',
+      file,
+      '--poll-bearer-ref',
+      'env:BATON_SECRET_X',
+      ...server,
+      '--token',
+      w.admin,
+    ],
+  ];
+  for (const argv of usage) {
+    const r = await baton(argv);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /exactly one of --push-bearer-file FILE and --poll-bearer-ref REF/);
+  }
+  const operator = await baton([
+    'missions',
+    'bearer',
+    w.pin.issuer,
+    '--push-bearer-file',
+    file,
+    ...server,
+    '--token',
+    w.operator,
+  ]);
+  assert.notEqual(operator.code, 0);
+  assert.match(operator.err, /forbidden/);
+  assert.deepEqual(await issuerView(w), before, 'nothing changed by a refusal');
+  const done = await baton([
+    'missions',
+    'bearer',
+    w.pin.issuer,
+    '--push-bearer-file',
+    file,
+    ...server,
+    '--token',
+    w.admin,
+  ]);
+  assert.equal(done.code, 0, done.err);
+  assert.match(done.out, /^stream bearer of \S+ set \(urn:ietf:rfc:8935\)/);
+  assert.doesNotMatch(done.out + done.err, new RegExp(NEW_BEARER), 'the bearer is never printed');
+  const after = await issuerView(w);
+  assert.equal(after['pushBearerDigest'], bearerDigest(NEW_BEARER));
+  assert.notEqual(after['pushBearerDigest'], before['pushBearerDigest']);
+});

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import type { ParseArgsConfig } from 'node:util';
 import type { JSONWebKeySet } from 'jose';
 import { BatonError } from '../../core/errors.js';
+import type { JsonObject } from '../../core/json.js';
 import { formatRfc3339, parseRfc3339 } from '../../core/time.js';
 import {
   localMissionKeys,
@@ -29,6 +30,8 @@ const USAGE = `usage: baton missions anchor intent|authority FILE|- --iss URL [-
                                     --nonce NONCE [--mission ID] [--now RFC3339|SECONDS] [--json]
        baton missions verify-set FILE|- --jwks JWKS.json --iss URL --aud AUDIENCE [--now RFC3339|SECONDS] [--json]
        baton missions check ISSUER MISSION_ID [--url URL] [--token TOKEN] [--json]
+       baton missions bearer ISSUER (--push-bearer-file FILE | --poll-bearer-ref REF)
+                             [--url URL] [--token TOKEN] [--json]
 
 anchor         prints intent_hash (intent: the approved Mission Intent object) or authority_hash
                (authority: the Authority Set array): sha-256: + base64url of SHA-256 over the JCS of
@@ -46,6 +49,11 @@ check          asks a running server (operator token) to fetch the Mission's Sta
                a non-active answer stops the Mission's governed work. Prints the state; exit 0 only
                for 'active', 1 for any other state, a refused answer (mission_status_invalid: the
                view became unknown) or no answer (mission_status_unavailable).
+bearer         replaces a pinned issuer's SSF stream bearer on a running server (admin token;
+               PUT /v1/missions/issuers/{issuer}/bearer; the pin itself stays as it is): a push
+               stream's bearer read from FILE (never given on the command line), or a poll
+               stream's env:BATON_SECRET_*|file:PATH reference, which the server resolves. The same
+               bearer again changes nothing. Prints the issuer's stream and liveness.
 Exit 0 valid, 1 refused (code and check printed), 2 usage or unreadable input.
 ${REMOTE_USAGE}
 `;
@@ -63,6 +71,8 @@ const OPTIONS: NonNullable<ParseArgsConfig['options']> = {
   json: { type: 'boolean', default: false },
   url: { type: 'string' },
   token: { type: 'string' },
+  'push-bearer-file': { type: 'string' },
+  'poll-bearer-ref': { type: 'string' },
 };
 
 /**
@@ -250,12 +260,59 @@ async function checkCommand(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+/** The bearer to send: read from its file (a secret is never a flag value), or the reference. */
+async function bearerBody(values: Values): Promise<JsonObject> {
+  const file = values['push-bearer-file'];
+  const ref = values['poll-bearer-ref'];
+  if ((typeof file === 'string') === (typeof ref === 'string'))
+    throw new BatonError(
+      'usage',
+      'bearer takes exactly one of --push-bearer-file FILE and --poll-bearer-ref REF',
+    );
+  if (typeof ref === 'string') return { pollBearerRef: ref };
+  let text: string;
+  try {
+    text = await readFile(file as string, 'utf8');
+  } catch (cause) {
+    throw new BatonError('usage', `cannot read the push bearer file ${String(file)}`, {}, { cause });
+  }
+  return { pushBearer: text.trim() };
+}
+
+async function bearerCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(argv, 'bearer', [
+    'url',
+    'token',
+    'push-bearer-file',
+    'poll-bearer-ref',
+  ]);
+  const [issuer, extra] = positionals;
+  if (issuer === undefined || extra !== undefined) throw new BatonError('usage', 'expected: bearer ISSUER');
+  const body = await bearerBody(values);
+  const client = adminClient({
+    url: typeof values['url'] === 'string' ? values['url'] : undefined,
+    token: typeof values['token'] === 'string' ? values['token'] : undefined,
+  });
+  try {
+    const answer = await client.replaceMissionIssuerBearer(issuer, body);
+    if (values['json'] === true) io.stdout(`${JSON.stringify(answer)}\n`);
+    else
+      io.stdout(
+        `stream bearer of ${answer.issuer} set (${answer.delivery ?? 'no stream'}); stream ${answer.streamLive ? 'live' : 'not live'}\n`,
+      );
+    return EXIT.ok;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
 /** The sub-commands, by name: the one list `runMissions` dispatches on and `verbs` declares. */
 const SUB: Readonly<Record<string, (argv: string[], io: CliIo) => Promise<number>>> = {
   anchor: anchorCommand,
   'verify-status': verifyStatusCommand,
   'verify-set': verifySetCommand,
   check: checkCommand,
+  bearer: bearerCommand,
 };
 
 export async function runMissions(argv: string[], io: CliIo): Promise<number> {
@@ -277,7 +334,8 @@ export async function runMissions(argv: string[], io: CliIo): Promise<number> {
 export const missionsCommand: Command = {
   name: 'missions',
   verbs: Object.keys(SUB),
-  summary: 'Mission anchors, offline verification of Status answers and SETs, and a Status check now.',
+  summary:
+    'Mission anchors, offline verification of Status answers and SETs, a Status check now, and stream bearer rotation.',
   usage: USAGE,
   run: runMissions,
 };
