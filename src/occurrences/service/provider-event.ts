@@ -10,6 +10,8 @@ import { readObservation } from '../inputs-observe.js';
 import type { ProviderProfile } from '../profile-types.js';
 import { BatonError } from '../../core/errors.js';
 import { event as planned, occurrenceSubject } from '../machine/common.js';
+import type { OccurrenceRecord } from '../model.js';
+import type { OccurrencesRepository } from '../ports.js';
 import type { ServiceContext } from './context.js';
 import { observeIn, type ObserveResult } from './observe.js';
 
@@ -31,6 +33,19 @@ export type ProviderEventResult =
 /** What the status-source layer makes of the event for one occurrence, under its OWN bound profile. */
 export type EventObservation = (bound: ProviderProfile, occurrenceId: string) => ObservationInput;
 
+/** The event observed under the occurrence's OWN bound profile version (AOC-REQ-003), in `repo`'s transaction. */
+async function observeBound(
+  ctx: ServiceContext,
+  repo: OccurrencesRepository,
+  o: OccurrenceRecord,
+  observe: EventObservation,
+  actor: string,
+): Promise<ObserveResult> {
+  const bound = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
+  if (bound === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
+  return observeIn(ctx, repo, readObservation(observe(bound.document, o.id), false), actor);
+}
+
 export function recordProviderEvent(
   ctx: ServiceContext,
   event: ProviderEventInput,
@@ -50,10 +65,7 @@ export function recordProviderEvent(
       if (!fresh) return { kind: 'duplicate' };
     }
     if (o === undefined) return { kind: 'unknown_occurrence' };
-    const bound = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
-    if (bound === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
-    const cmd = readObservation(observe(bound.document, o.id), false);
-    return { kind: 'recorded', occurrenceId: o.id, result: await observeIn(ctx, repo, cmd, actor) };
+    return { kind: 'recorded', occurrenceId: o.id, result: await observeBound(ctx, repo, o, observe, actor) };
   });
 }
 
@@ -116,9 +128,6 @@ export function recordRefusedDelivery(
       );
       return { kind: 'capped', occurrenceId: o.id, marked: true };
     }
-    const bound = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
-    if (bound === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
-    const cmd = readObservation(observe(bound.document, o.id), false);
-    return { kind: 'recorded', occurrenceId: o.id, result: await observeIn(ctx, repo, cmd, actor) };
+    return { kind: 'recorded', occurrenceId: o.id, result: await observeBound(ctx, repo, o, observe, actor) };
   });
 }
