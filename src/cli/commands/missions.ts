@@ -23,6 +23,7 @@ import {
 import { onlyFlags, parseOptions, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { parseJsonFile, readJsonInput } from '../json-file.js';
+import type { AdminClient } from '../../client/index.js';
 import { adminClient, REMOTE_USAGE } from './remote.js';
 
 const USAGE = `usage: baton missions anchor intent|authority FILE|- --iss URL [--json]
@@ -238,15 +239,19 @@ async function anchorCommand(argv: string[], io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
+/** The running server the remote sub-commands talk to: --url and --token, else the environment. */
+function serverClient(values: Values): AdminClient {
+  const str = (name: string): string | undefined =>
+    typeof values[name] === 'string' ? values[name] : undefined;
+  return adminClient({ url: str('url'), token: str('token') });
+}
+
 async function checkCommand(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(argv, 'check', ['url', 'token']);
   const [issuer, mission, extra] = positionals;
   if (issuer === undefined || mission === undefined || extra !== undefined)
     throw new BatonError('usage', 'expected: check ISSUER MISSION_ID');
-  const client = adminClient({
-    url: typeof values['url'] === 'string' ? values['url'] : undefined,
-    token: typeof values['token'] === 'string' ? values['token'] : undefined,
-  });
+  const client = serverClient(values);
   try {
     const answer = await client.checkMission(issuer, mission);
     if (values['json'] === true) io.stdout(`${JSON.stringify(answer)}\n`);
@@ -289,10 +294,7 @@ async function bearerCommand(argv: string[], io: CliIo): Promise<number> {
   const [issuer, extra] = positionals;
   if (issuer === undefined || extra !== undefined) throw new BatonError('usage', 'expected: bearer ISSUER');
   const body = await bearerBody(values);
-  const client = adminClient({
-    url: typeof values['url'] === 'string' ? values['url'] : undefined,
-    token: typeof values['token'] === 'string' ? values['token'] : undefined,
-  });
+  const client = serverClient(values);
   try {
     const answer = await client.replaceMissionIssuerBearer(issuer, body);
     if (values['json'] === true) io.stdout(`${JSON.stringify(answer)}\n`);
