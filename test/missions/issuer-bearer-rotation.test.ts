@@ -219,51 +219,21 @@ test('baton missions bearer: the push bearer read from a file replaces the store
   assert.equal((await w.pinIssuer()).status, 201);
   const file = join(w.dir, 'new-bearer.txt');
   writeFileSync(file, `${NEW_BEARER}\n`);
-  const server = ['--url', w.url];
+  /** `baton missions bearer ISSUER SOURCES… --url URL --token TOKEN`. */
+  const bearerCli = (sources: readonly string[], token: string) =>
+    baton(['missions', 'bearer', w.pin.issuer, ...sources, '--url', w.url, '--token', token]);
+  const fromFile = ['--push-bearer-file', file];
   const before = await issuerView(w);
-  const usage = [
-    ['missions', 'bearer', w.pin.issuer, ...server, '--token', w.admin],
-    [
-      'missions',
-      'bearer',
-      w.pin.issuer,
-      '--push-bearer-file',
-      file,
-      '--poll-bearer-ref',
-      'env:BATON_SECRET_X',
-      ...server,
-      '--token',
-      w.admin,
-    ],
-  ];
-  for (const argv of usage) {
-    const r = await baton(argv);
+  for (const sources of [[], [...fromFile, '--poll-bearer-ref', 'env:BATON_SECRET_X']]) {
+    const r = await bearerCli(sources, w.admin);
     assert.equal(r.code, 2, r.err);
     assert.match(r.err, /exactly one of --push-bearer-file FILE and --poll-bearer-ref REF/);
   }
-  const operator = await baton([
-    'missions',
-    'bearer',
-    w.pin.issuer,
-    '--push-bearer-file',
-    file,
-    ...server,
-    '--token',
-    w.operator,
-  ]);
+  const operator = await bearerCli(fromFile, w.operator);
   assert.notEqual(operator.code, 0);
   assert.match(operator.err, /forbidden/);
   assert.deepEqual(await issuerView(w), before, 'nothing changed by a refusal');
-  const done = await baton([
-    'missions',
-    'bearer',
-    w.pin.issuer,
-    '--push-bearer-file',
-    file,
-    ...server,
-    '--token',
-    w.admin,
-  ]);
+  const done = await bearerCli(fromFile, w.admin);
   assert.equal(done.code, 0, done.err);
   assert.match(done.out, /^stream bearer of \S+ set \(urn:ietf:rfc:8935\)/);
   assert.doesNotMatch(done.out + done.err, new RegExp(NEW_BEARER), 'the bearer is never printed');
