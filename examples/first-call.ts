@@ -15,11 +15,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-// Inside this repository the example imports the sources (it runs with tsx, also before a build);
-// a project that installed the package imports the same names from 'baton-aoc/client' and
-// 'baton-aoc/providers'.
-import { AdminClient, HttpBatonClient } from '../src/client/index.js';
-import { HttpProviderAdapter, NO_KEYS, sandboxEntryUrl } from '../src/providers/index.js';
+// The package's own names, as a project that installed it writes them; inside this repository
+// they resolve to the build (dist/, which `npm install` makes) through package.json "exports".
+import { AdminClient, HttpBatonClient } from 'baton-aoc/client';
+import { HttpProviderAdapter, NO_KEYS, sandboxEntryUrl } from 'baton-aoc/providers';
 
 const BATON_URL = process.env['BATON_URL'] ?? 'http://127.0.0.1:4001';
 const SANDBOX_URL = process.env['SANDBOX_URL'] ?? 'http://127.0.0.1:4010';

@@ -12,9 +12,9 @@
  * server, with the official client pointed at it (host, port, protocol) — not Stripe's servers.
  */
 import Stripe from 'stripe';
-// Inside this repository the example imports the sources of 'baton-aoc/client' (src/client/sdk.ts);
-// a project that installed the package imports the same names from 'baton-aoc/client'.
-import { BatonError, HttpBatonClient, type PerformResult } from '../../src/client/sdk.js';
+// The package's own name, as a project that installed it writes it; inside this repository it
+// resolves to the build (dist/) through package.json "exports".
+import { BatonError, HttpBatonClient, type PerformResult } from 'baton-aoc/client';
 
 export interface StripeClientOptions {
   /** Baton's URL and an operator token (for the takeover of the example's lineage). */

@@ -13,7 +13,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AdminClient } from '../../src/client/index.js';
+import { AdminClient } from 'baton-aoc/client';
 import { payInvoice } from './pay.js';
 
 const BATON_URL = process.env['BATON_URL'] ?? 'http://127.0.0.1:4161';
