@@ -15,7 +15,7 @@ import { ed25519Kid, importEd25519PrivateKey } from '../../src/core/ed25519.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { openBaton } from '../../src/server/open.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { postgresForTests } from '../support/postgres.js';
+import { postgresForTests, withClient } from '../support/postgres.js';
 
 const db = await postgresForTests();
 
@@ -106,6 +106,30 @@ if (db !== undefined) {
       join(keyDir(t), 'none.domain-key.pem'),
     ]);
     assert.equal(noKey.code, 2, 'a missing key file is never created');
+  });
+
+  test("tokens create --postgres on a database without Baton's tables refuses and creates none", async (t) => {
+    const url = await db.schema();
+    const keyFile = join(keyDir(t), 'shared.domain-key.pem');
+    const create = ['tokens', 'create', '--role', 'admin', '--postgres', url, '--domain-key', keyFile];
+    const refused = await run(create);
+    assert.equal(refused.code, 2, refused.err);
+    assert.match(
+      refused.err,
+      /^error: usage: no Baton store in the database at .*\(baton migrate or baton serve creates one/,
+    );
+    assert.equal(refused.out, '', 'no token minted');
+    const tables = await withClient(url, (c) =>
+      c.query<{ n: string }>(
+        'SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = current_schema()',
+      ),
+    );
+    assert.equal(tables.rows[0]?.n, '0', 'no table created in the database the URL names');
+    // A store brought into being on purpose takes the token.
+    assert.equal((await run(['migrate', '--postgres', url])).code, 0);
+    const created = await run(create);
+    assert.equal(created.code, 0, created.err);
+    assert.match(created.out, /^btk\./);
   });
 
   test('a PostgreSQL that refuses says why in words: a missing database is 3D000 (the database does not exist)', async () => {

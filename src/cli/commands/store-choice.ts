@@ -10,14 +10,14 @@ import { BatonError } from '../../core/errors.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { migrate } from '../../store/migrations.js';
 import { openSqliteEngine } from '../../store/sqlite.js';
-import { openReachablePostgres, type StoreChoice } from '../../server/open.js';
+import { openReachablePostgres, redactUrl, type StoreChoice } from '../../server/open.js';
 import { DEFAULT_DB, openExisting } from './store-args.js';
 
-/** Each also read from the environment (a flag wins); --postgres on the command line hides BATON_DB. */
 /** Said after `no database at PATH` by the commands that never create a store (tokens, mcp). */
 export const NEW_STORE =
   ' (baton migrate or baton serve creates one; serve’s first start also prints an admin token)';
 
+/** Each also read from the environment (a flag wins); --postgres on the command line hides BATON_DB. */
 export const STORE_OPTIONS = {
   db: { type: 'string', env: 'BATON_DB', unlessGiven: ['postgres'] },
   postgres: { type: 'string', env: 'BATON_POSTGRES_URL', unlessGiven: ['db'] },
@@ -101,15 +101,30 @@ export async function openStoreEngine(
 /**
  * An engine over the chosen, existing store with every migration applied: a missing SQLite file
  * is refused (`usage: no database at PATH`), never created (SQLite itself refuses it too, should
- * it vanish after the check).
+ * it vanish after the check); so is a PostgreSQL database (or schema) without Baton's tables — a
+ * URL naming the wrong database would otherwise get Baton's schema created there and a token
+ * minted into it that no server serves.
  */
 export async function openMigratedEngine(choice: StoreChoice): Promise<StoreEngine> {
   const engine = await openStoreEngine(choice, { create: false });
   try {
+    if (choice.kind === 'postgres' && !(await holdsBatonStore(engine))) {
+      throw new BatonError('usage', `no Baton store in the database at ${redactUrl(choice.url)}${NEW_STORE}`);
+    }
     await migrate(engine);
     return engine;
   } catch (error) {
     await engine.close();
     throw error;
   }
+}
+
+/** Whether the connection's search path has Baton's migration table (PostgreSQL). */
+async function holdsBatonStore(engine: StoreEngine): Promise<boolean> {
+  const row = await engine.read((tx) =>
+    tx.get<{ present: number }>(
+      "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE 1 END AS present",
+    ),
+  );
+  return row?.present === 1;
 }

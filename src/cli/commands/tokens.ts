@@ -35,8 +35,6 @@ ${STORE_USAGE}
 
 const ACTOR = 'cli:tokens';
 
-/** What a create on a missing SQLite file is told: where a new store comes from. */
-
 /** The verbs `runTokens` branches on (test/cli/verbs.test.ts checks them against its usage). */
 const TOKENS_VERBS: readonly string[] = ['create', 'list', 'revoke'];
 
