@@ -131,7 +131,9 @@ function assertOkpEd25519(jwk: JwkInput): void {
 function pemKey(pem: unknown, label: 'PUBLIC KEY' | 'PRIVATE KEY'): KeyObject {
   // The label is checked so a private key PEM is never accepted where a public key is expected.
   const mixed = label === 'PUBLIC KEY' && typeof pem === 'string' && pem.includes('PRIVATE KEY');
-  if (typeof pem !== 'string' || !pem.includes(`-----BEGIN ${label}-----`) || mixed) {
+  // Said plainly: a private key where a public one belongs is an operator's slip worth naming.
+  if (mixed) throw new BatonError('key_invalid', 'PEM holds a private key; give the PUBLIC KEY block only');
+  if (typeof pem !== 'string' || !pem.includes(`-----BEGIN ${label}-----`)) {
     throw new BatonError('key_invalid', `PEM must contain a ${label} block`);
   }
   try {

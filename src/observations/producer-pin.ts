@@ -102,17 +102,18 @@ export function readProducerKey(
   value: unknown,
   path: string,
   code: PinErrorCode = 'input_invalid',
+  pemPath = `${path}.pem`,
 ): Ed25519PublicJwk {
   if (!isObject(value)) fail(code, path, 'must be an object (a public JWK, or {"pem": …})');
   if (!Object.hasOwn(value, 'pem')) return readJwk(value, path, code);
   if (Object.keys(value).length !== 1) fail(code, path, 'must hold only pem, or be a JWK');
   const pem = value['pem'];
   if (typeof pem !== 'string' || pem.length === 0 || pem.length > PEM_MAX)
-    fail(code, `${path}.pem`, `must be a string of 1..${PEM_MAX} characters`);
+    fail(code, pemPath, `must be a string of 1..${PEM_MAX} characters`);
   try {
     return exportEd25519PublicJwk(importEd25519PublicKey({ pem }));
   } catch (error) {
-    keyRefusal(error, `${path}.pem`, code);
+    keyRefusal(error, pemPath, code);
   }
 }
 

@@ -210,7 +210,8 @@ test('a producer key file that holds no Ed25519 public key refuses the whole fil
     });
     const r = await baton(['apply', config, '--url', api.url, '--token', api.admin]);
     assert.equal(r.code, 2, `${file}: ${r.err}`);
-    assert.ok(r.err.includes('config_invalid') && r.err.includes(path), r.err);
+    assert.ok(r.err.includes('config_invalid') && r.err.includes(`${path}: `), r.err);
+    if (file === 'private.pem') assert.match(r.err, /holds a private key/, 'the slip is named');
   }
   assert.equal(await api.snapshot(), before, 'not even the domain was configured');
 });

@@ -28,7 +28,8 @@ async function readKeyFile(file: string, baseDir: string, path: string): Promise
   } catch (cause) {
     throw new BatonError('config_invalid', `${path}: cannot read ${file}`, { path }, { cause });
   }
-  if (text.includes('-----BEGIN')) return readProducerKey({ pem: text }, path, 'config_invalid');
+  // The file is the PEM: a refusal names the file's member, not a `.pem` the config never wrote.
+  if (text.includes('-----BEGIN')) return readProducerKey({ pem: text }, path, 'config_invalid', path);
   let jwk: unknown;
   const bytes = Buffer.from(text);
   try {
