@@ -49,10 +49,22 @@ export function StateBadge({
   return <span class={`badge ${cls}`}>{label === 'success' ? 'succeeded' : label}</span>;
 }
 
+/**
+ * The stack of cursors passed, kept with the query it was issued under: a cursor names a position
+ * in one filter's order, so under any other query (a search, Back/Forward, a link, the nav link)
+ * the list starts again at its first page. Derived while rendering, so no request ever pairs the
+ * new query with the old query's cursor (that answered an empty page for a key that exists).
+ */
+function usePages(qs: string): [string[], (c: string[]) => void] {
+  const [pages, setPages] = useState<{ qs: string; cursors: string[] }>({ qs, cursors: [] });
+  return [pages.qs === qs ? pages.cursors : [], (cursors) => setPages({ qs, cursors })];
+}
+
 export function OccurrenceList({ query }: { query: URLSearchParams }) {
-  const [cursors, setCursors] = useState<string[]>([]);
+  const qs = query.toString();
+  const [cursors, setCursors] = usePages(qs);
   const cursor = cursors[cursors.length - 1];
-  const page = useLoad(() => listPage(queryOf(query, cursor)), [query.toString(), cursor]);
+  const page = useLoad(() => listPage(queryOf(query, cursor)), [qs, cursor]);
   const [live, setLive] = useState(0);
   useEvidenceEvents((subject) => {
     if (subject.startsWith('occurrence:')) {
@@ -76,6 +88,7 @@ export function OccurrenceList({ query }: { query: URLSearchParams }) {
     e.preventDefault();
     const s = search.trim();
     if (s === '') return;
+    setCursors([]); // the same query again (no hashchange) starts at its first page too
     if (s.startsWith('occ_')) location.hash = href('occurrences', s);
     else location.hash = href('occurrences', undefined, new URLSearchParams({ creationKey: s }));
   };
