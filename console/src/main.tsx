@@ -122,7 +122,11 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
 function Page(p: { page: string; arg: string | undefined; query: URLSearchParams; session: SessionView }) {
   switch (p.page) {
     case 'occurrences':
-      return p.arg === undefined ? <OccurrenceList query={p.query} /> : <OccurrencePage id={p.arg} />;
+      return p.arg === undefined ? (
+        <OccurrenceList query={p.query} />
+      ) : (
+        <OccurrencePage key={p.arg} id={p.arg} />
+      );
     case 'lineages':
       return <LineagePage lineage={p.arg} />;
     case 'authorities':

@@ -172,7 +172,7 @@ export function HarnessPage({ arg, query }: { arg: string | undefined; query: UR
         setCursors={setCursors}
       />
       {mission !== undefined && <MissionView origin={mission.origin} id={mission.id} />}
-      {arg !== undefined && mission === undefined && <ItemDetail id={arg} />}
+      {arg !== undefined && mission === undefined && <ItemDetail key={arg} id={arg} />}
     </section>
   );
 }
