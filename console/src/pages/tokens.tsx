@@ -1,15 +1,14 @@
 /** Tokens (admins only): list and revoke; a revoked token's console sessions end with it. */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
+import { ConfirmStep } from '../confirm.js';
 import { ErrorNote, Time } from '../format.js';
 import { useLoad } from '../load.js';
 
 export function TokensPage() {
   const list = useLoad(async () => ok(await api.GET('/v1/tokens')), []);
-  const [confirm, setConfirm] = useState<string>();
   const [error, setError] = useState<unknown>();
   const revoke = async (id: string): Promise<void> => {
-    setConfirm(undefined);
     try {
       ok(await api.DELETE('/v1/tokens/{id}', { params: { path: { id } } }));
       list.reload();
@@ -47,21 +46,17 @@ export function TokensPage() {
                   <Time ms={t.revokedAt} />
                 </td>
                 <td>
-                  {t.revokedAt === null &&
-                    (confirm === t.id ? (
-                      <>
-                        <button type="button" class="danger" onClick={() => void revoke(t.id)}>
-                          Confirm revoke
-                        </button>
-                        <button type="button" onClick={() => setConfirm(undefined)}>
-                          Cancel
-                        </button>
-                      </>
-                    ) : (
-                      <button type="button" class="admin-action" onClick={() => setConfirm(t.id)}>
-                        Revoke {t.name}
-                      </button>
-                    ))}
+                  {t.revokedAt === null && (
+                    <ConfirmStep
+                      label={`Revoke ${t.name}`}
+                      openerClass="admin-action"
+                      id={`revoke-${t.id}`}
+                      question={`Revoke ${t.name}? Its console sessions end with it.`}
+                      confirm="Confirm revoke"
+                      confirmClass="danger"
+                      onConfirm={() => void revoke(t.id)}
+                    />
+                  )}
                 </td>
               </tr>
             ))}
