@@ -2,18 +2,21 @@
  * One occurrence: the timeline of every evidence event (time, actor, generation, body) with the
  * chain walk's verdict per event, the provider binding and native key, missing knowledge in plain
  * words, linked occurrences as links, the lineage's handovers, and "reconcile now" (operators and
- * admins; the answer's evidence is shown). Release and remedies belong to the reservation's
+ * admins, only while the occurrence is unresolved: the API asks nothing otherwise; the answer in
+ * words, reconcile-answer.tsx, and its evidence). Release and remedies belong to the reservation's
  * executor (AOC-REQ-008, -012), so the console shows them as unavailable, with the reason and the
  * SDK / HTTP call the owner would make, instead of a button (owner-actions.tsx).
  */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
+import { ConfirmStep } from '../confirm.js';
 import { useEvidenceEvents } from '../events.js';
 import { ErrorNote, MISSING_KNOWLEDGE, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 import { StateBadge } from './occurrences.js';
 import { OwnerActions } from './owner-actions.js';
+import { ReconcileAnswer, type Reconciled } from './reconcile-answer.js';
 
 interface EvidenceEvent {
   readonly seq: number;
@@ -76,17 +79,28 @@ function Timeline({ events, verified }: { events: readonly EvidenceEvent[]; veri
   );
 }
 
+/** The effect in words: the API's `unresolved` effect of a reserved occurrence means none yet. */
+const EFFECT_WORDS: Readonly<Record<string, string>> = {
+  occurred: 'occurred',
+  none_confirmed: 'none (confirmed)',
+  unresolved: 'not established',
+};
+
+/** The API's `unresolved` flag (entered, or conflicting: isUnresolved), said with its reason. */
+function unresolvedWords(o: { unresolved: boolean; conflict: boolean; phase: string }): string {
+  if (!o.unresolved) return `no (${o.phase})`;
+  return o.conflict ? 'yes: authenticated answers conflict' : 'yes: entered, its outcome not settled';
+}
+
 export function OccurrencePage({ id }: { id: string }) {
   const detail = useLoad(
     async () => ok(await api.GET('/v1/occurrences/{id}', { params: { path: { id } } })),
     [id],
   );
   useEvidenceEvents(() => detail.reload(), `occurrence:${id}`);
-  const [confirming, setConfirming] = useState(false);
-  const [result, setResult] = useState<unknown>();
+  const [result, setResult] = useState<Reconciled>();
   const [error, setError] = useState<unknown>();
   const reconcile = async (): Promise<void> => {
-    setConfirming(false);
     try {
       setResult(ok(await api.POST('/v1/occurrences/{id}/reconcile', { params: { path: { id } }, body: {} })));
       setError(undefined);
@@ -115,8 +129,10 @@ export function OccurrencePage({ id }: { id: string }) {
         </dd>
         <dt>Phase / outcome / effect</dt>
         <dd>
-          {o.phase} / {o.outcome} / {o.effect}
+          {o.phase} / {o.outcome} / {EFFECT_WORDS[o.effect] ?? o.effect}
         </dd>
+        <dt>Unresolved</dt>
+        <dd>{unresolvedWords(o)}</dd>
         <dt>Provider binding</dt>
         <dd>
           {o.provider.profileId}@{o.provider.profileVersion} · {o.provider.account} · {o.provider.environment}
@@ -155,30 +171,24 @@ export function OccurrencePage({ id }: { id: string }) {
         ))}
       </dl>
       <div class="actions">
-        {confirming ? (
-          <div role="dialog" aria-labelledby="confirm-h" class="confirm">
-            <p id="confirm-h">Ask the pinned status sources about {o.id} now?</p>
-            <button type="button" onClick={() => void reconcile()}>
-              Confirm reconcile
-            </button>
-            <button type="button" onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
-          </div>
+        {o.unresolved ? (
+          <ConfirmStep
+            label="Reconcile now"
+            id="reconcile"
+            question={`Ask the pinned status sources about ${o.id} now?`}
+            confirm="Confirm reconcile"
+            onConfirm={() => void reconcile()}
+          />
         ) : (
-          <button type="button" onClick={() => setConfirming(true)}>
-            Reconcile now
-          </button>
+          <p class="muted">
+            Reconcile is offered only while an occurrence is unresolved (entered and not settled, or
+            conflicting); this one is {o.phase}, so there is nothing to ask its status sources.
+          </p>
         )}
         <OwnerActions o={o} />
       </div>
       <ErrorNote error={error} />
-      {result !== undefined && (
-        <details open class="result">
-          <summary>Reconcile answer</summary>
-          <pre>{JSON.stringify(result, null, 2)}</pre>
-        </details>
-      )}
+      {result !== undefined && <ReconcileAnswer answer={result} />}
       <h2>
         Evidence ({d.evidence.length} events, chain {d.chains.occurrence.ok ? 'verified' : 'BROKEN'})
       </h2>
