@@ -1,6 +1,7 @@
 /** Shared shapes of the system of record's transitions (machine.ts, recover.ts). */
 import { sha256HexTagJcs } from '../core/digest.js';
 import { isBatonError } from '../core/errors.js';
+import { canonicalize } from '../core/jcs.js';
 import type { JsonValue } from '../core/json.js';
 import type {
   EscrowRecord,
@@ -14,7 +15,11 @@ import type { ReceiptDraft } from './receipts.js';
 
 /** What a resource means: how an operation (or an inverse payload) changes its state. */
 export interface ResourceModel {
-  /** The new state; throws a BatonError when the state refuses the operation. */
+  /**
+   * The new state; throws a BatonError (`input_invalid` for an operation that makes no sense,
+   * `conflict` for one the state refuses) when it refuses. Anything else thrown is a fault: the
+   * request is refused with `internal` (500), a signed receipt and an audit row (applyOrRefuse).
+   */
   apply(state: JsonValue, operation: JsonValue): JsonValue;
 }
 
@@ -44,17 +49,38 @@ export const refused = (rejection: Rejection, writes: Write[] = []): Outcome => 
   writes,
 });
 
+/** What a refusal says when the model failed with anything but a BatonError: its text stays inside. */
+export const MODEL_FAULT_MESSAGE = 'the resource model failed';
+
+/**
+ * Run the model. A BatonError is the model's refusal and keeps its code and message. Anything else
+ * thrown (a plain Error, a TypeError from a bug, a non-Error value) is a fault: draft §5 asks to fail
+ * closed *and* emit an auditable rejection receipt, so it becomes a refusal with code `internal`
+ * (HTTP 500) — signed and audited by the shell like any other, nothing written — instead of escaping
+ * the transaction as a receipt-less 500. Its text is not repeated: it is the model's, not the
+ * system of record's, and may carry state the caller must not see.
+ */
 export function applyOrRefuse(
   model: ResourceModel,
   state: JsonValue,
   op: JsonValue,
 ): { state: JsonValue } | Rejection {
+  const fault: Rejection = { code: 'internal', rule: 'RESOURCE_SEMANTICS', message: MODEL_FAULT_MESSAGE };
+  let next: JsonValue;
   try {
-    return { state: model.apply(state, op) };
+    next = model.apply(state, op);
   } catch (error) {
-    if (!isBatonError(error)) throw error;
+    if (!isBatonError(error)) return fault;
     return { code: error.code, rule: 'RESOURCE_SEMANTICS', message: error.message };
   }
+  // A state with no I-JSON form (undefined, NaN, a cycle) could not be digested or stored: the
+  // same fault, refused here rather than thrown later from inside the transaction.
+  try {
+    canonicalize(next);
+  } catch {
+    return fault;
+  }
+  return { state: next };
 }
 
 export function moved(
