@@ -26,8 +26,9 @@ export interface LeasePluginOptions {
   /** The canonical absolute URI of resource `id`: what a lease must name in sor_target_uri. */
   targetUri: (id: string) => string;
   /**
-   * The system of record's own configured origin (`scheme://host[:port]`, no trailing slash). A
-   * receipt for a request that names no known lease says `<origin><route>`; it is never built from
+   * The system of record's own configured origin (`scheme://host[:port]`, no path, no trailing
+   * slash). A receipt for a request that names no known lease says `<origin><prefix><route>`, with
+   * the Fastify prefix the plugin is mounted under (added by the plugin); it is never built from
    * the request's Host header, which would let a client choose what the system of record signs.
    */
   origin: () => string;
@@ -144,10 +145,14 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  // The endpoint's canonical URI from the configured origin and the route's own parameter (not the
-  // request's Host, nor its query string): what the receipt's sor_target_uri says when no lease names one.
+  // Mounted under a Fastify `prefix` (`register(leasePlugin, {prefix: '/sor', …})`) every route lives
+  // below it; Fastify joins the two without the prefix's trailing slash, and so does this.
+  const base = app.prefix.replace(/\/+$/, '');
+  // The endpoint's canonical URI from the configured origin, the mount prefix and the route's own
+  // parameter (not the request's Host, nor its query string): what the receipt's sor_target_uri says
+  // when no lease names one. It must name the endpoint that was actually called (draft §5: auditable).
   const leaseUri = (leaseId: string, action: 'recover' | 'approve'): string =>
-    `${o.origin()}${action === 'recover' ? '/ptcl/leases/' : '/ptcl/escrow/'}${encodeURIComponent(leaseId)}/${action}`;
+    `${o.origin()}${base}${action === 'recover' ? '/ptcl/leases/' : '/ptcl/escrow/'}${encodeURIComponent(leaseId)}/${action}`;
 
   const operator = (request: FastifyRequest, reply: FastifyReply): boolean => {
     if (o.isOperator(request)) return true;
@@ -215,11 +220,14 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
 
   app.get('/ptcl/escrow', async (request, reply) => {
     if (!operator(request, reply)) return reply;
+    // The lease does not name the forward operation (the draft has no member for it), so the human
+    // who is HUMAN_ESCROW's recovery gate must see the held operation itself before approving it.
     const pending = o.service.pendingEscrows().map((e) => ({
       lease_id: e.leaseId,
       sor_target_uri: e.target,
       held_at: formatRfc3339(e.heldAtMs),
       approve_by: formatRfc3339(e.approveByMs),
+      operation: o.service.leaseRecord(e.leaseId)?.operation ?? null,
     }));
     return reply.send({ pending });
   });
@@ -243,6 +251,7 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
   app.setErrorHandler(async (error, request, reply) => {
     const defect = transportDefect(error);
     const params = request.params as Partial<Record<'id' | 'leaseId', string>>;
+    // Fastify's route URL includes the mount prefix.
     const route = request.routeOptions.url;
     if (defect === undefined || request.method !== 'POST') throw error;
     const refuse = (code: Rejection['code'], rule: Rejection['rule']): Rejection => ({
@@ -250,11 +259,11 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
       rule,
       message: defect,
     });
-    if (route === `${o.collectionPath}/:id` && params.id !== undefined) {
+    if (route === `${base}${o.collectionPath}/:id` && params.id !== undefined) {
       const body: StagedRequest = { operation: undefined, inversePayload: undefined, defect };
       return send(reply, o.service.mutate(o.targetUri(params.id), leaseHeaderBytes(request), body));
     }
-    if (route === '/ptcl/leases/:leaseId/recover' && params.leaseId !== undefined) {
+    if (route === `${base}/ptcl/leases/:leaseId/recover` && params.leaseId !== undefined) {
       const uri = leaseUri(params.leaseId, 'recover');
       // The recovery order is the body: unread, it is a malformed order.
       return send(
@@ -262,7 +271,7 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
         o.service.refuseRequest(uri, params.leaseId, refuse('ERR_LEASE_MALFORMED', 'CRYPTOGRAPHIC_BINDING')),
       );
     }
-    if (route === '/ptcl/escrow/:leaseId/approve' && params.leaseId !== undefined) {
+    if (route === `${base}/ptcl/escrow/:leaseId/approve` && params.leaseId !== undefined) {
       if (!operator(request, reply)) return reply;
       const uri = leaseUri(params.leaseId, 'approve');
       return send(
