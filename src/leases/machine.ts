@@ -7,7 +7,14 @@ import { digestEquals, sha256HexTagJcs } from '../core/digest.js';
 import type { JsonValue } from '../core/json.js';
 import { formatRfc3339, parseRfc3339 } from '../core/time.js';
 import { leaseSigningInput } from './lease-jcs.js';
-import type { LeaseRecord, ResourceRecord, ShadowRecord, SnapshotRecord, VerifiedLease } from './model.js';
+import type {
+  LeaseRecord,
+  Rejection,
+  ResourceRecord,
+  ShadowRecord,
+  SnapshotRecord,
+  VerifiedLease,
+} from './model.js';
 import { applyOrRefuse, moved, refused, type Outcome, type ResourceModel, type Staged } from './outcome.js';
 import { checkDocumentSignature, type KeyResolver } from './signing.js';
 
@@ -44,6 +51,34 @@ function pick(r: ResourceRecord): Omit<SnapshotRecord, 'leaseId'> {
   return { target: r.target, epoch: r.epoch, state: r.state, digest: r.digest };
 }
 
+/**
+ * Draft §4 rule 3: under COMPENSATING_ACTION the inverse payload is the commit's compensation, staged
+ * before the lock is released. The draft's lease signs the inverse payload (by its JCS hash) but has
+ * no member for the forward operation, so the operation is bound here instead: the inverse payload,
+ * applied to the post-image this commit would create, must give back the pre-image exactly (its
+ * digest equals the resource's current digest, which check 10 found equal to pre_image_state_hash).
+ * Otherwise whoever holds the lease header could stage any operation beside the signed inverse — say
+ * `allocate 400` beside a lease made for `allocate 1` / `release 1` after the first attempt failed
+ * unconsumed — and commit it. A refusal writes nothing and consumes no lease_id.
+ */
+function compensationRefusal(
+  resource: ResourceRecord,
+  post: JsonValue,
+  inversePayload: JsonValue,
+  model: ResourceModel,
+): Rejection | undefined {
+  const undone = applyOrRefuse(model, post, inversePayload);
+  if ('state' in undone && digestEquals(sha256HexTagJcs(undone.state), resource.digest)) return undefined;
+  // A fault of the model itself stays `internal`: it says nothing about the payload.
+  if (!('state' in undone) && undone.code === 'internal') return undone;
+  const why = 'state' in undone ? 'gives another state' : `does not apply (${undone.message})`;
+  return {
+    code: 'input_invalid',
+    rule: 'FOUR_MODE_RESERVATION_MANDATE',
+    message: `the inverse payload does not restore the pre-image: applied to the post-image it ${why}`,
+  };
+}
+
 /** Admit a lease the verifier accepted against this very resource state. */
 export function admit(
   lease: VerifiedLease,
@@ -55,17 +90,8 @@ export function admit(
   const applied = applyOrRefuse(model, resource.state, staged.operation);
   if (!('state' in applied)) return refused(applied);
   if (lease.recovery_mode === 'COMPENSATING_ACTION') {
-    // Draft §4 rule 3: the inverse payload is the commit's compensation, staged before the lock is
-    // released. One that cannot even undo the post-image this commit creates leaves the commit with
-    // no usable compensation, so the commit is refused instead (nothing written).
-    const undone = applyOrRefuse(model, applied.state, staged.inversePayload);
-    if (!('state' in undone)) {
-      return refused({
-        code: 'input_invalid',
-        rule: 'FOUR_MODE_RESERVATION_MANDATE',
-        message: `inverse payload does not apply to the post-image: ${undone.message}`,
-      });
-    }
+    const unbound = compensationRefusal(resource, applied.state, staged.inversePayload, model);
+    if (unbound !== undefined) return refused(unbound);
   }
   const rec: LeaseRecord = {
     leaseId: lease.lease_id,
