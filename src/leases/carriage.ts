@@ -9,7 +9,7 @@
  *   `params._meta.compensationInversePayload` the staged inverse payload.
  */
 import { canonicalBytes } from '../core/jcs.js';
-import { BatonError } from '../core/errors.js';
+import { BatonError, isBatonError } from '../core/errors.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Lease } from './model.js';
 import { leaseFromJson, parseLeaseJson } from './parse.js';
@@ -91,5 +91,17 @@ export function leaseFromMcpMeta(meta: unknown): {
   const raw = Object.hasOwn(object, MCP_LEASE_META) ? object[MCP_LEASE_META] : undefined;
   const inversePayload = Object.hasOwn(object, MCP_INVERSE_META) ? object[MCP_INVERSE_META] : undefined;
   if (raw === undefined) return { leaseBytes: undefined, lease: undefined, inversePayload };
-  return { leaseBytes: canonicalBytes(raw), lease: leaseFromJson(raw), inversePayload };
+  // Shape first: a lone surrogate or a non-JSON value in a member is ERR_LEASE_MALFORMED (docs/leases.md
+  // §1), as it is in a header, not the JCS encoder's jcs_unsupported_value.
+  const lease = leaseFromJson(raw);
+  return { leaseBytes: leaseJcs(raw), lease, inversePayload };
+}
+
+function leaseJcs(raw: JsonValue): Buffer {
+  try {
+    return canonicalBytes(raw);
+  } catch (error) {
+    if (!isBatonError(error)) throw error;
+    throw new BatonError('ERR_LEASE_MALFORMED', 'lease has no JCS', { json: error.code }, { cause: error });
+  }
 }

@@ -111,7 +111,11 @@ export function signReceipt(
   return signDocument(body, key) as Receipt;
 }
 
-/** Whether a receipt carries a valid signature by a key the caller trusts. */
-export function verifyReceipt(receipt: Receipt, keys: KeyResolver): boolean {
-  return checkDocumentSignature(receipt, keys) === undefined;
+/**
+ * Whether a receipt carries a valid signature by a key the caller trusts. It takes unchecked JSON
+ * (what `decodeReceiptHeader` returns): anything that is not a signed document is false, never a throw.
+ */
+export function verifyReceipt(receipt: unknown, keys: KeyResolver): boolean {
+  if (typeof receipt !== 'object' || receipt === null || Array.isArray(receipt)) return false;
+  return checkDocumentSignature(receipt as { signature: DocumentSignature }, keys) === undefined;
 }

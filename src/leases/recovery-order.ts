@@ -16,6 +16,7 @@ import {
 } from './model.js';
 import { exactObject, malformed } from './parse.js';
 import { checkDocumentSignature, signDocument, type KeyResolver, type SigningKey } from './signing.js';
+import { assertNowMs } from './verify.js';
 
 export interface RecoveryOrder {
   ptcl_version: typeof PTCL_VERSION;
@@ -56,28 +57,36 @@ export function parseRecoveryOrder(input: string | Uint8Array): RecoveryOrder {
   return { ptcl_version, order_type, lease_id, issued_at, signature };
 }
 
-/** Signed by the lease's own key, for this lease, and fresh within the 60 s skew bound. */
-export function checkRecoveryOrder(
+export type RecoveryOrderVerdict = { ok: true; order: RecoveryOrder } | { ok: false; rejection: Rejection };
+
+/**
+ * Signed by the lease's own key, for this lease, and fresh within the 60 s skew bound. A verdict, so
+ * a refusal can never be read as success; `nowMs` must be Unix milliseconds as a safe integer
+ * (input_invalid otherwise: NaN would pass the freshness comparison).
+ */
+export function verifyRecoveryOrder(
   order: RecoveryOrder,
   lease: Lease,
   keys: KeyResolver,
   nowMs: number,
-): Rejection | undefined {
+): RecoveryOrderVerdict {
+  assertNowMs(nowMs);
+  const refuse = (rejection: Rejection): RecoveryOrderVerdict => ({ ok: false, rejection });
   if (order.lease_id !== lease.lease_id || order.signature.kid !== lease.signature.kid) {
-    return {
+    return refuse({
       code: 'ERR_LEASE_SIGNATURE',
       rule: 'CRYPTOGRAPHIC_BINDING',
       message: 'order is not by the lease signer',
-    };
+    });
   }
   const bad = checkDocumentSignature(order, keys);
-  if (bad !== undefined) return bad;
+  if (bad !== undefined) return refuse(bad);
   if (Math.abs(parseRfc3339(order.issued_at) - nowMs) > MAX_CLOCK_SKEW_MS) {
-    return {
+    return refuse({
       code: 'ERR_CLOCK_SKEW',
       rule: 'CLOCK_SKEW',
       message: 'recovery order is not within 60 s of now',
-    };
+    });
   }
-  return undefined;
+  return { ok: true, order };
 }

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import { sha256HexTag, type Sha256HexTag } from '../core/digest.js';
-import { ERROR_CODES, isBatonError } from '../core/errors.js';
+import { BatonError, ERROR_CODES, isBatonError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import type { AuditEntry, LeaseLedger, LedgerTx } from './ledger.js';
 import { admit, approve, lapse } from './machine.js';
@@ -20,9 +20,9 @@ import type { Outcome, ResourceModel } from './outcome.js';
 import { parseLease } from './parse.js';
 import { rejectionDraft, signReceipt, type Receipt, type ReceiptDraft } from './receipts.js';
 import { recover } from './recover.js';
-import { checkRecoveryOrder, parseRecoveryOrder, type RecoveryOrder } from './recovery-order.js';
+import { parseRecoveryOrder, verifyRecoveryOrder, type RecoveryOrder } from './recovery-order.js';
 import type { KeyResolver, SigningKey } from './signing.js';
-import { checkAgainstState, verifyLease } from './verify.js';
+import { verifyLease, verifyLeaseState } from './verify.js';
 
 export interface LeaseServiceOptions {
   ledger: LeaseLedger;
@@ -121,15 +121,14 @@ export class LeaseService {
       const resource = (facts.resource = tx.resource(target));
       if (resource === undefined)
         return this.#refuseIn(tx, facts, reject('not_found', 'TARGET_BINDING', 'no such resource'), nowMs);
-      const state = checkAgainstState(verdict.lease, {
-        nowMs,
-        keys: this.#o.trusted,
+      // Every state fact, required by verifyLeaseState: none of checks 7–10 can be skipped here.
+      const state = verifyLeaseState(verdict.lease, {
         epoch: resource.epoch,
         stateDigest: resource.digest,
         inverse: { staged: inversePayload },
         replayed: tx.lease(lease.lease_id) !== undefined,
       });
-      if (state !== undefined && !state.ok) return this.#refuseIn(tx, facts, state.rejection, nowMs);
+      if (!state.ok) return this.#refuseIn(tx, facts, state.rejection, nowMs);
       if (operation === undefined || inversePayload === undefined) {
         return this.#refuseIn(
           tx,
@@ -163,8 +162,8 @@ export class LeaseService {
       );
     }
     return this.#withLease(facts, (tx, rec, resource, nowMs) => {
-      const bad = checkRecoveryOrder(order, rec.lease, this.#o.trusted, nowMs);
-      if (bad !== undefined) return { kind: 'refused', rejection: bad, writes: [] };
+      const checked = verifyRecoveryOrder(order, rec.lease, this.#o.trusted, nowMs);
+      if (!checked.ok) return { kind: 'refused', rejection: checked.rejection, writes: [] };
       const view = { resource, snapshot: tx.snapshot(leaseId), shadow: tx.shadow(leaseId) };
       return recover(rec, view, nowMs, this.#o.model);
     });
@@ -205,9 +204,20 @@ export class LeaseService {
     });
   }
 
-  /** The clock; called only inside `transact`, once the write lock is held (see the top of this file). */
+  /**
+   * The clock; called only inside `transact`, once the write lock is held (see the top of this file).
+   * A reading that is not Unix milliseconds as a safe integer (NaN, a Date, seconds as a fraction) is
+   * the system of record's own fault: it throws `internal` — rolling the transaction back — because
+   * every comparison with NaN is false and would let an expired lease commit (draft §4 rule 1).
+   */
   #now(): number {
-    return this.#o.clock.wallMs();
+    const nowMs: unknown = this.#o.clock.wallMs();
+    if (!Number.isSafeInteger(nowMs)) {
+      throw new BatonError('internal', 'the clock returned no Unix milliseconds (safe integer)', {
+        member: 'clock.wallMs',
+      });
+    }
+    return nowMs as number;
   }
 
   #withLease(

@@ -3,11 +3,11 @@
  * Ed25519 (RFC 8032) over the RFC 8785 JCS bytes of the document without its `signature` member;
  * `kid` = `sha256:` + hex of the raw 32-byte public key; `sig` = base64url without padding.
  */
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { KeyObject, createPublicKey } from 'node:crypto';
 import type { Sha256HexTag } from '../core/digest.js';
 import { canonicalBytes } from '../core/jcs.js';
 import { ed25519Kid, ed25519Sign, ed25519Verify } from '../core/ed25519.js';
-import { BatonError } from '../core/errors.js';
+import { BatonError, isBatonError } from '../core/errors.js';
 import type { DocumentSignature, Rejection } from './model.js';
 
 export const SIGNATURE_ALG = 'Ed25519';
@@ -63,7 +63,12 @@ function kidOf(key: KeyObject): string {
 
 const SIG_B64URL = /^[A-Za-z0-9_-]{86}$/;
 
-/** Undefined when the signature holds; otherwise why not (always ERR_LEASE_SIGNATURE, fail closed). */
+/**
+ * Undefined when the signature holds; otherwise why not (always ERR_LEASE_SIGNATURE, fail closed).
+ * Internal: the package entry (index.ts) does not export it, because a truthy refusal read as
+ * `if (checkDocumentSignature(…)) accept()` accepts forgeries. Users call verifyLease, verifyReceipt
+ * or verifyRecoveryOrder, which answer with a verdict or a boolean.
+ */
 export function checkDocumentSignature(
   document: { signature: DocumentSignature },
   keys: KeyResolver,
@@ -74,17 +79,35 @@ export function checkDocumentSignature(
     rule: 'CRYPTOGRAPHIC_BINDING',
     message,
   });
-  const { alg, kid, sig } = document.signature;
+  // Callers may hand over unchecked JSON (a decoded receipt header): any other shape is a refusal.
+  const signature: unknown = (document as { signature?: unknown } | null)?.signature;
+  if (typeof signature !== 'object' || signature === null) return refuse('document has no signature');
+  const { alg, kid, sig } = signature as Partial<Record<keyof DocumentSignature, unknown>>;
   if (alg !== SIGNATURE_ALG) return refuse('signature algorithm is not Ed25519');
+  if (typeof kid !== 'string' || typeof sig !== 'string')
+    return refuse('signature kid or sig is not a string');
   const key = keys(kid);
   if (key === undefined) return refuse('signature kid names no trusted key');
+  // A custom resolver may return anything: only an Ed25519 public key can verify (a private key
+  // would make the key helpers throw, turning a forgery check into a crash without a receipt).
+  if (!(key instanceof KeyObject) || key.type !== 'public' || key.asymmetricKeyType !== 'ed25519') {
+    return refuse('the key the resolver returned for kid is not an Ed25519 public key');
+  }
   // The kid must be the key's own, so a resolver keyed loosely can never pair a kid with another key.
   if (kidOf(key) !== kid) return refuse('signature kid does not match the key');
   const bytes = SIG_B64URL.test(sig) ? Buffer.from(sig, 'base64url') : undefined;
   if (bytes === undefined || bytes.length !== 64 || bytes.toString('base64url') !== sig) {
     return refuse('signature is not 64 bytes of unpadded base64url');
   }
-  if (!ed25519Verify(key, input(), bytes)) return refuse('signature does not verify');
+  let signed: Buffer;
+  try {
+    signed = input();
+  } catch (error) {
+    // A document with no JCS (a lone surrogate, a non-JSON value) has no signed bytes to match.
+    if (!isBatonError(error)) throw error;
+    return refuse('document has no JCS signing input');
+  }
+  if (!ed25519Verify(key, signed, bytes)) return refuse('signature does not verify');
   return undefined;
 }
 
