@@ -100,6 +100,11 @@ export class ChainWalker {
     if (this.#problems.length < MAX_PROBLEMS) this.#problems.push(p);
   }
 
+  /** Record a subject's problem found beside the walk (a state row its chain does not record). */
+  problem(p: BrokenLink): void {
+    this.#add(p);
+  }
+
   /** Record a problem found outside the walk (an unreadable export line, a bad signature). */
   fault(seq: number, reason: string): void {
     this.#add({ seq, subject: null, reason });

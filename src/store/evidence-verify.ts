@@ -1,11 +1,13 @@
 /**
  * `baton log verify` (DESIGN.md §2): re-walk every chain of the evidence log in one read snapshot
- * and cross-check it with the heads table (docs/store.md, "What verify catches").
+ * and cross-check it with the heads table, and every occurrence and authority budget row with what
+ * its chains record (evidence-state.ts; docs/store.md, "What verify catches").
  */
 import { BatonError } from '../core/errors.js';
 import type { SqlExecutor, StoreEngine } from './engine.js';
 import { ChainWalker, type ChainReport, type HeadRecord } from './evidence-chain.js';
 import { EVIDENCE_COLUMNS, type EvidenceEvent, type EvidenceRow } from './evidence-log.js';
+import { StateFold } from './evidence-state.js';
 
 export type { BrokenLink, ChainReport } from './evidence-chain.js';
 
@@ -15,6 +17,7 @@ export interface EvidenceProgress {
 }
 
 const PAGE = 1000;
+const OCCURRENCE = 'occurrence:';
 
 interface HeadsRow {
   subject: string;
@@ -66,12 +69,21 @@ export async function walkEvidence(
   return walker;
 }
 
-/** Verify every chain of the log; never throws for a broken chain, only reports it. */
+/**
+ * Verify every chain of the log, then the occurrence and authority rows against what their chains
+ * record, in the same snapshot (AOC-REQ-004, -012); never throws for a problem, only reports it.
+ */
 export async function verifyEvidence(
   engine: StoreEngine,
   onProgress?: (p: EvidenceProgress) => void,
 ): Promise<ChainReport> {
-  return engine.read(async (tx) => (await walkEvidence(tx, undefined, onProgress)).report());
+  return engine.read(async (tx) => {
+    const fold = new StateFold();
+    const walker = await walkEvidence(tx, (e) => fold.feed(e), onProgress);
+    await fold.compareRows(tx);
+    for (const p of fold.problems) walker.problem(p);
+    return walker.report();
+  });
 }
 
 /** One subject's chain, checked by the same walker as `verifyEvidence` (no second verifier). */
@@ -83,7 +95,9 @@ export interface SubjectVerification extends ChainReport {
 /**
  * Walk one subject's chain against its recorded head: what `baton occurrences show` marks event
  * by event. An event is verified when its hash recomputes and it links to the event before it; a
- * chain whose last events were removed is reported (`ok: false`) with no event to mark.
+ * chain whose last events were removed is reported (`ok: false`) with no event to mark. For an
+ * occurrence, its row is compared with what the chain records too: a row edited behind Baton's
+ * back makes the chain's mark not ok, though every event in it stays verified.
  */
 export async function verifySubject(tx: SqlExecutor, subject: string): Promise<SubjectVerification> {
   const rows = await tx.all<EvidenceRow>(
@@ -95,15 +109,20 @@ export async function verifySubject(tx: SqlExecutor, subject: string): Promise<S
     [subject],
   );
   const walker = new ChainWalker();
+  const fold = new StateFold();
   const verified = new Map<number, string>();
   for (const row of rows) {
     const event = walker.feed(row);
-    if (event !== undefined) verified.set(event.seq, event.hash);
+    if (event === undefined) continue;
+    verified.set(event.seq, event.hash);
+    fold.feed(event);
   }
   const heads = new Map<string, HeadRecord>();
   if (head !== undefined) {
     heads.set(subject, { head: head.head, count: Number(head.count), last_seq: Number(head.last_seq) });
   }
   walker.finish(heads);
+  if (subject.startsWith(OCCURRENCE)) await fold.compareOne(tx, subject.slice(OCCURRENCE.length));
+  for (const p of fold.problems) walker.problem(p);
   return { ...walker.report(), verified };
 }
