@@ -38,6 +38,7 @@ import {
   VIEWPORTS,
   type Launched,
 } from './browser.js';
+import { DROP_EVIDENCE_GUARD } from '../store/support.js';
 
 const HMAC = Buffer.alloc(32, 7);
 const LINEAGE = 'invoice-agent';
@@ -363,9 +364,10 @@ browserTest('a tampered evidence row shows as broken on the verification page', 
   );
   assert.ok(row !== undefined);
   // The tampering an attacker with database access would do: rewrite a recorded body in place.
-  await w().api.engine.transaction((tx) =>
-    tx.run(`UPDATE evidence_events SET body = ? WHERE seq = ?`, ['{"amount":1}', row.seq]),
-  );
+  await w().api.engine.transaction(async (tx) => {
+    for (const drop of DROP_EVIDENCE_GUARD.sqlite) await tx.run(drop);
+    await tx.run(`UPDATE evidence_events SET body = ? WHERE seq = ?`, ['{"amount":1}', row.seq]);
+  });
   await page.getByRole('button', { name: 'Run verification' }).click();
   await page.getByText(/^BROKEN/).waitFor();
   await page.getByText(`First broken link: seq ${row.seq} of`).waitFor();

@@ -23,6 +23,7 @@ import { buildServer, createToken } from '../../src/server/index.js';
 import { openBaton } from '../../src/server/open.js';
 import { domainConfig, paymentsProfile, request, T0, type Answer } from '../server/helpers.js';
 import { decidedRecord, example } from './support.js';
+import { DROP_EVIDENCE_GUARD } from '../store/support.js';
 
 async function start(t: TestContext) {
   const dir = mkdtempSync(join(tmpdir(), 'baton-continuity-'));
@@ -233,6 +234,7 @@ test('B3.2 over HTTP: a record the read route’s projection finds contradicted 
   assert.deepEqual([before.body['complete'], before.body['conflicting']], [true, []], before.text);
   const raw = new Database(path);
   try {
+    raw.exec(DROP_EVIDENCE_GUARD.sqlite.join(';'));
     raw.prepare("UPDATE evidence_events SET actor = 'someone-else' WHERE subject = 'lineage:L'").run();
   } finally {
     raw.close();

@@ -21,6 +21,7 @@ import {
   takeover,
   type Api,
 } from './helpers.js';
+import { DROP_EVIDENCE_GUARD } from '../store/support.js';
 
 async function cli(
   argv: string[],
@@ -191,6 +192,7 @@ test('baton occurrences list and show: the timeline with RFC 3339 times, actors,
   // Someone with database access rewrites one event: show marks exactly that one and exits 1.
   const seq = (detail['evidence'] as JsonObject[])[0]?.['seq'] as number;
   const raw = new Database(join(api.dir, 'baton.db'));
+  raw.exec(DROP_EVIDENCE_GUARD.sqlite.join(';'));
   raw.prepare("UPDATE evidence_events SET actor = 'executor:agent-a#9' WHERE seq = ?").run(seq);
   raw.close();
   const broken = await cli(['occurrences', 'show', id, '--json'], env);

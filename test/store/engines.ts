@@ -13,7 +13,7 @@ import type { SqliteWriterMode } from '../../src/store/sqlite-writer.js';
 import { openPostgresEngine, type PostgresEngineOptions } from '../../src/store/postgres.js';
 import { toPostgresPlaceholders } from '../../src/store/postgres-sql.js';
 import { postgresForTests, withClient, type PostgresTestDatabase } from '../support/postgres.js';
-import { tempDir } from './support.js';
+import { DROP_EVIDENCE_GUARD, tempDir } from './support.js';
 
 export interface EngineOptions {
   /** How long a writer waits for another's lock before `store_busy`. */
@@ -28,7 +28,10 @@ export interface StoreUnderTest {
   readonly location: string;
   /** Another engine on the same store, as a second process or server opens it; closed at the end. */
   another(options?: EngineOptions): StoreEngine;
-  /** Change the store behind Baton's back, as someone with database access could; rows changed. */
+  /**
+   * Change the store behind Baton's back, as someone with database access could; rows changed.
+   * A statement on the evidence log first drops its append-only guard (migration 031), as they can.
+   */
   tamper(sql: string, params?: readonly SqlValue[]): Promise<number>;
   /** The store's table names, sorted. */
   tables(): Promise<string[]>;
@@ -41,6 +44,8 @@ export interface EngineUnderTest {
   /** A fresh, empty store for one test; every engine opened on it is closed when the test ends. */
   open(t: TestContext, options?: EngineOptions): Promise<StoreUnderTest>;
 }
+
+const EVIDENCE = /\bevidence_events\b/i;
 
 function closing(t: TestContext, engine: StoreEngine): StoreEngine {
   t.after(() => engine.close());
@@ -62,6 +67,7 @@ function sqliteWith(name: string, writer: SqliteWriterMode): EngineUnderTest {
         tamper(sql, params = []) {
           const raw = new Database(path);
           try {
+            if (EVIDENCE.test(sql)) raw.exec(DROP_EVIDENCE_GUARD.sqlite.join(';\n'));
             return Promise.resolve(raw.prepare(sql).run(...params).changes);
           } finally {
             raw.close();
@@ -105,10 +111,10 @@ export function postgresUnderTest(
         location: url,
         another,
         tamper: (sql, params = []) =>
-          withClient(
-            url,
-            async (c) => (await c.query(toPostgresPlaceholders(sql).text, [...params])).rowCount ?? 0,
-          ),
+          withClient(url, async (c) => {
+            if (EVIDENCE.test(sql)) await c.query(DROP_EVIDENCE_GUARD.postgres.join(';\n'));
+            return (await c.query(toPostgresPlaceholders(sql).text, [...params])).rowCount ?? 0;
+          }),
         tables: () =>
           withClient(url, async (c) => {
             const { rows } = await c.query<{ name: string }>(

@@ -23,7 +23,7 @@ import {
 } from '../../src/store/evidence-export.js';
 import { verifyEvidence } from '../../src/store/evidence-verify.js';
 import { runLog } from '../../src/cli/commands/log.js';
-import { captureIo, tempDir } from './support.js';
+import { captureIo, DROP_EVIDENCE_GUARD, tempDir } from './support.js';
 
 const SUBJECTS = ['occurrence:1', 'lineage:invoice-agent', 'occurrence:2', '__proto__'];
 const N = 14;
@@ -197,6 +197,7 @@ void test('a tampered export fails checkpoint verification', async (t) => {
 void test('export refuses to sign a broken log and leaves no output file', async (t) => {
   const { path } = await seeded(t);
   const raw = new Database(path);
+  raw.exec(DROP_EVIDENCE_GUARD.sqlite.join(';'));
   raw.prepare('DELETE FROM evidence_events WHERE seq = 5').run();
   raw.close();
   const out = join(tempDir(t), 'log.jsonl');
@@ -246,6 +247,7 @@ void test('exportEvidence through the API with an injected clock', async (t) => 
 function rewriteChain(path: string, subject: string): void {
   const raw = new Database(path);
   try {
+    raw.exec(DROP_EVIDENCE_GUARD.sqlite.join(';'));
     const rows = raw
       .prepare('SELECT seq, type, body, at, actor FROM evidence_events WHERE subject = ? ORDER BY seq')
       .all(subject) as { seq: number; type: string; body: string; at: number; actor: string }[];

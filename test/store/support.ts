@@ -3,6 +3,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { CliIo } from '../../src/cli/io.js';
+import type { EngineKind } from '../../src/store/engine.js';
+
+/**
+ * The statements that remove the evidence log's append-only guard (migration 031), one by one: what
+ * someone with database write access can run before rewriting history, and what a test that plays
+ * that attacker runs first. The guard is no proof (docs/store.md, "What it cannot catch").
+ */
+export const DROP_EVIDENCE_GUARD: Readonly<Record<EngineKind, readonly string[]>> = {
+  sqlite: [
+    'DROP TRIGGER IF EXISTS evidence_events_no_update',
+    'DROP TRIGGER IF EXISTS evidence_events_no_delete',
+  ],
+  postgres: [
+    'DROP TRIGGER IF EXISTS evidence_events_append_only ON evidence_events',
+    'DROP TRIGGER IF EXISTS evidence_events_no_truncate ON evidence_events',
+  ],
+};
 
 /** A fresh temporary directory, removed when the test ends. */
 export function tempDir(t: TestContext): string {

@@ -28,6 +28,7 @@ import { migration as m027 } from './027_observation_conflicts.js';
 import { migration as m028 } from './028_handovers.js';
 import { migration as m029 } from './029_observation_producers.js';
 import { migration as m030 } from './030_sets_seen_expiry.js';
+import { migration as m031 } from './031_evidence_append_only.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -55,4 +56,5 @@ export const migrations: readonly Migration[] = [
   m028,
   m029,
   m030,
+  m031,
 ];
