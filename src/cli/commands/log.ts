@@ -21,8 +21,9 @@ const USAGE = `usage: baton log verify [--db FILE | --postgres URL] [--json]
        baton log export [--db FILE | --postgres URL [--domain-key FILE]] [--out FILE] [--key PEM]
 
 verify  Re-walk every evidence chain: recompute each hash, check each prev link, the global seq
-        and the heads table. Prints a summary; on a broken chain prints the first broken link
-        (seq, subject, reason) and exits 1. --json prints one JSON document instead:
+        and the heads table; then compare each occurrence and authority budget row with what its
+        chains record. Prints a summary; on a problem prints the first one (seq, subject,
+        reason) and exits 1. --json prints one JSON document instead:
         {"ok":B,"events":N,"subjects":N,"problems":N,"firstBroken":{"seq","subject","reason"}|null}
 export  Write the log as JSON Lines (stdout, or --out FILE) closed by a checkpoint signed with the
         domain's Ed25519 key: --key PEM, else FILE.domain-key.pem beside the SQLite database, or

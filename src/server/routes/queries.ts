@@ -129,7 +129,8 @@ export function queryRoutes(deps: ServerDeps): RouteSpec[] {
       method: 'GET',
       url: '/v1/evidence/verify',
       operationId: 'verifyEvidence',
-      summary: 'Re-walk every chain of the evidence log and report the first break',
+      summary:
+        'Re-walk every chain of the evidence log, compare the occurrence and authority rows with their chains, and report the first problem',
       tag: 'evidence',
       roles: ['operator'],
       schema: { response: { 200: chainReport } },
