@@ -247,6 +247,9 @@ browserTest('axe-core: no violations on any page, at 1280×800 and 390×844', as
     'verify',
     'tokens',
   ];
+  // An actor with no break opportunity (an admin token's id, as takeovers record it) in the
+  // overview's "Recent takeovers": it must wrap, not widen the page.
+  await w().api.service.takeover({ lineage: 'long-actor-agent' }, `admin:tok_${'e983b0c27524'.repeat(5)}`);
   for (const [name, viewport] of Object.entries(VIEWPORTS)) {
     const { context, page, problems } = await open(viewport);
     await page.goto(`${w().api.url}/console/`);
@@ -267,6 +270,9 @@ browserTest('axe-core: no violations on any page, at 1280×800 and 390×844', as
         `[...document.querySelectorAll('body *')].filter((e) => !e.closest('.scroll') && e.getBoundingClientRect().right > innerWidth + 1).map((e) => e.tagName + '.' + e.className).slice(0, 5)`,
       );
       assert.deepEqual(wider, [], `${p} fits the ${name} viewport without horizontal scrolling`);
+      // Text overflowing its box widens no element, only the document: measure the document too.
+      const sideways = await page.evaluate<number>('document.documentElement.scrollWidth - innerWidth');
+      assert.ok(sideways <= 1, `${p} scrolls ${sideways} px sideways at ${name}`);
       await screenshot(page, `${p.split('/')[0] ?? p}-${name}`);
     }
     assert.deepEqual(problems, []);
