@@ -1,8 +1,49 @@
 /**
  * Live updates: GET /v1/events (server-sent events on new evidence). An event only says that
  * something changed; the page re-reads what it shows through the API (src/server/events.ts).
+ *
+ * The stream can end: the server sends a last `end` event naming its refusal when the session
+ * no longer authenticates, then closes, and the browser's retry is refused (401); or the server
+ * goes away. Either way the page is no longer live, and says so (`useLiveStatus`) instead of
+ * counting events that can no longer come (docs/console.md "Live updates").
  */
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, endSession } from './api.js';
+
+/** `connecting` until the stream opens; `reconnecting` while the browser retries; `disconnected` once it gave up. */
+export type LiveStatus = 'connecting' | 'live' | 'reconnecting' | 'disconnected';
+
+const streams = new Map<EventSource, LiveStatus>();
+const listeners = new Set<() => void>();
+
+function set(source: EventSource, status: LiveStatus | undefined): void {
+  if (status === undefined) streams.delete(source);
+  else streams.set(source, status);
+  for (const l of listeners) l();
+}
+
+/** The worst status of the open streams (undefined: no page listens). */
+function overall(): LiveStatus | undefined {
+  const all = [...streams.values()];
+  for (const s of ['disconnected', 'reconnecting', 'connecting'] as const) if (all.includes(s)) return s;
+  return all.length > 0 ? 'live' : undefined;
+}
+
+export function useLiveStatus(): LiveStatus | undefined {
+  const [status, setStatus] = useState(overall);
+  useEffect(() => {
+    const on = (): void => setStatus(overall());
+    listeners.add(on);
+    on();
+    return () => void listeners.delete(on);
+  }, []);
+  return status;
+}
+
+/** Asks whether the session still lives: a 401 goes back to sign-in (api.ts), else nothing. */
+function checkSession(): void {
+  api.GET('/v1/session').catch(() => undefined);
+}
 
 export function useEvidenceEvents(onEvent: (subject: string) => void, subject?: string): void {
   const handler = useRef(onEvent);
@@ -10,10 +51,30 @@ export function useEvidenceEvents(onEvent: (subject: string) => void, subject?: 
   useEffect(() => {
     const q = subject === undefined ? '' : `?subject=${encodeURIComponent(subject)}`;
     const source = new EventSource(`/v1/events${q}`);
+    set(source, 'connecting');
+    source.addEventListener('open', () => set(source, 'live'));
     source.addEventListener('evidence', (e) => {
       const data = JSON.parse((e as MessageEvent<string>).data) as { subject: string };
       handler.current(data.subject);
     });
-    return () => source.close();
+    // The server refused the stream's credential (docs/console.md "Live updates"): no retry.
+    source.addEventListener('end', (e) => {
+      source.close();
+      set(source, 'disconnected');
+      const data = JSON.parse((e as MessageEvent<string>).data) as { code?: string };
+      if (data.code === 'unauthenticated') endSession();
+      else checkSession();
+    });
+    // CLOSED: the browser gave up (a 401, or an answer that is no event stream); else it retries.
+    source.addEventListener('error', () => {
+      if (source.readyState === EventSource.CLOSED) {
+        set(source, 'disconnected');
+        checkSession();
+      } else set(source, 'reconnecting');
+    });
+    return () => {
+      source.close();
+      set(source, undefined);
+    };
   }, [subject]);
 }

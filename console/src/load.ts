@@ -13,9 +13,12 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
-    load().then(
+    // A load that throws before its first await (a bad deep link's query) fails like any other.
+    new Promise<T>((resolve) => resolve(load())).then(
       (v) => live && (setValue(v), setError(undefined)),
-      (e: unknown) => live && setError(e),
+      // The old value goes with a failed load: rows of another query (or a session that ended)
+      // must not stand beside the error as if they answered this one.
+      (e: unknown) => live && (setValue(undefined), setError(e)),
     );
     return () => {
       live = false;

@@ -1,7 +1,8 @@
 /** The operator console (issue 14, docs/console.md): sign-in, then the pages by hash route. */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, ok, setCsrf } from './api.js';
+import { api, ApiError, ok, onSessionEnded, setCsrf } from './api.js';
+import { useLiveStatus, type LiveStatus } from './events.js';
 import { ErrorNote } from './format.js';
 import { href, useRoute } from './router.js';
 import { Overview } from './pages/overview.js';
@@ -23,7 +24,11 @@ export interface SessionView {
   readonly csrfToken: string;
 }
 
-function SignIn({ onSignedIn }: { onSignedIn: (s: SessionView) => void }) {
+/** Said on the sign-in form when the console came back to it because the session ended. */
+const SESSION_ENDED =
+  'Your session has ended (it expired, was signed out elsewhere, or its token was revoked). Sign in again to continue.';
+
+function SignIn({ onSignedIn, ended }: { onSignedIn: (s: SessionView) => void; ended: boolean }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<unknown>();
   const submit = async (e: Event): Promise<void> => {
@@ -37,6 +42,11 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: SessionView) => void }) {
   return (
     <main class="signin">
       <h1>Baton console</h1>
+      {ended && error === undefined && (
+        <p class="notice" role="status">
+          {SESSION_ENDED}
+        </p>
+      )}
       <form onSubmit={(e) => void submit(e)}>
         <label for="token">Operator or admin token</label>
         <input
@@ -85,9 +95,11 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
     onSignedOut();
   };
   const admin = session.role === 'admin';
+  const live = useLiveStatus();
   return (
     <>
-      <a class="skip" href="#main">
+      {/* Focus moves to the page itself: following "#main" would change the hash route. */}
+      <a class="skip" href="#main" onClick={skipToMain}>
         Skip to content
       </a>
       <header class="top">
@@ -99,6 +111,11 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
             </a>
           ))}
         </nav>
+        {live !== undefined && (
+          <span class={`live ${live === 'live' ? 'good' : 'bad'}`} role="status">
+            {LIVE[live]}
+          </span>
+        )}
         <span class="who">
           {session.name} ({session.role})
           <button type="button" onClick={() => void signOut()}>
@@ -116,6 +133,29 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
         <Page page={route.page} arg={route.arg} query={route.query} session={session} />
       </main>
     </>
+  );
+}
+
+function skipToMain(e: Event): void {
+  e.preventDefault();
+  document.getElementById('main')?.focus();
+}
+
+const LIVE: Readonly<Record<LiveStatus, string>> = {
+  connecting: 'Live updates: connecting…',
+  live: 'Live updates: on',
+  reconnecting: 'Live updates: disconnected, reconnecting…',
+  disconnected: 'Live updates: disconnected (reload the page to reconnect)',
+};
+
+function NotFound() {
+  return (
+    <section aria-labelledby="nf-h">
+      <h1 id="nf-h">Page not found</h1>
+      <p>
+        The console has no page at this address. <a href={href('overview')}>Go to the overview</a>.
+      </p>
+    </section>
   );
 }
 
@@ -139,23 +179,61 @@ function Page(p: { page: string; arg: string | undefined; query: URLSearchParams
       return <HarnessPage arg={p.arg} query={p.query} />;
     case 'tokens':
       return p.session.role === 'admin' ? <TokensPage /> : <p>This page is for admins.</p>;
-    default:
+    case 'overview':
       return <Overview />;
+    default:
+      return <NotFound />;
   }
+}
+
+/** The first question (is there a session?) failed: say so, and offer to ask again. */
+function Unreachable({ error, retry }: { error: unknown; retry: () => void }) {
+  return (
+    <main class="signin">
+      <h1>Baton console</h1>
+      <p>The console could not ask the server whether you are signed in.</p>
+      <ErrorNote error={error} />
+      <button type="button" onClick={retry}>
+        Try again
+      </button>
+    </main>
+  );
 }
 
 function App() {
   const [session, setSession] = useState<SessionView | null | undefined>(undefined);
+  const [loadError, setLoadError] = useState<unknown>();
+  const [attempt, setAttempt] = useState(0);
+  const [ended, setEnded] = useState(false);
   useEffect(() => {
-    void api.GET('/v1/session').then((r) => setSession(r.data ?? null));
-  }, []);
+    setLoadError(undefined);
+    api
+      .GET('/v1/session')
+      // 401: no session (none, or it ended); any other failure is no answer to the question.
+      .then((r) => setSession(r.response.status === 401 ? null : ok(r)))
+      .catch(setLoadError);
+  }, [attempt]);
   useEffect(() => setCsrf(session?.csrfToken), [session]);
+  // While signed in, any 401 means the session ended: back to sign-in, saying why.
+  useEffect(() => {
+    if (session === undefined || session === null) return undefined;
+    onSessionEnded(() => {
+      setCsrf(undefined);
+      setEnded(true);
+      setSession(null);
+    });
+    return () => onSessionEnded(undefined);
+  }, [session]);
+  if (session === undefined && loadError !== undefined)
+    return <Unreachable error={loadError} retry={() => setAttempt((n) => n + 1)} />;
   if (session === undefined) return <p aria-busy="true">Loading…</p>;
   if (session === null)
     return (
       <SignIn
+        ended={ended}
         onSignedIn={(s) => {
           setCsrf(s.csrfToken);
+          setEnded(false);
           setSession(s);
         }}
       />

@@ -10,11 +10,14 @@ export interface Route {
 export function parseRoute(hash: string): Route {
   const [path = '', q = ''] = hash.replace(/^#\/?/, '').split('?');
   const [page = 'overview', ...rest] = path.split('/').filter((p) => p !== '');
-  return {
-    page,
-    arg: rest.length > 0 ? decodeURIComponent(rest.join('/')) : undefined,
-    query: new URLSearchParams(q),
-  };
+  const query = new URLSearchParams(q);
+  if (rest.length === 0) return { page, arg: undefined, query };
+  try {
+    return { page, arg: decodeURIComponent(rest.join('/')), query };
+  } catch {
+    // A malformed escape (`%E0%A4%A`) names nothing the console has: the not-found page.
+    return { page: 'not-found', arg: undefined, query };
+  }
 }
 
 export function href(page: string, arg?: string, query?: URLSearchParams): string {

@@ -28,7 +28,8 @@ export function EntriesChart({ tick }: { tick: number }) {
   );
   const buckets = hist.value?.buckets ?? [];
   const max = Math.max(1, ...buckets.map((b) => b.count));
-  const total = buckets.reduce((n, b) => n + b.count, 0);
+  // Unloaded or failed: no total, since "0 in all" would be a claim the server never made.
+  const total = hist.value === undefined ? '…' : buckets.reduce((n, b) => n + b.count, 0);
   return (
     <figure class="chart">
       <figcaption>Provider entries per hour, last 24 hours ({total} in all)</figcaption>
@@ -67,7 +68,7 @@ export function RecentTakeovers({ tick }: { tick: number }) {
     <section aria-labelledby="takeovers-h">
       <h2 id="takeovers-h">Recent takeovers</h2>
       <ErrorNote error={recent.error} />
-      {events.length === 0 && <p class="muted">None yet.</p>}
+      {recent.value !== undefined && events.length === 0 && <p class="muted">None yet.</p>}
       <ul class="plain">
         {events.map((e) => {
           const lineage = e.subject.replace(/^lineage:/, '');

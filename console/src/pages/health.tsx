@@ -124,7 +124,8 @@ export function RefusalsChart({ tick }: { tick: number }) {
   const width = 288;
   const buckets = v?.buckets ?? [];
   const max = Math.max(1, ...buckets.map((b) => b.total));
-  const total = buckets.reduce((n, b) => n + b.total, 0);
+  // Unloaded or failed: no total and no "no refusals", claims the server never made.
+  const total = v === undefined ? '…' : buckets.reduce((n, b) => n + b.total, 0);
   const first = v === undefined ? 0 : v.now - (v.now % v.bucketMs) - (width - 1) * v.bucketMs;
   const byCode: Record<string, number> = {};
   for (const b of buckets) for (const [k, n] of Object.entries(b.byCode)) byCode[k] = (byCode[k] ?? 0) + n;
@@ -152,7 +153,7 @@ export function RefusalsChart({ tick }: { tick: number }) {
           })}
         <line class="axis" x1={0} y1={75.5} x2={width} y2={75.5} />
       </svg>
-      <CountList counts={byCode} empty="No refusals since this server started." />
+      {v !== undefined && <CountList counts={byCode} empty="No refusals since this server started." />}
     </figure>
   );
 }

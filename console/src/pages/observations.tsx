@@ -9,16 +9,36 @@ import { useLoad } from '../load.js';
 
 const DAY = 86_400_000;
 
-function days(): { from: string; to: string; label: string }[] {
-  const end = Math.ceil(Date.now() / DAY) * DAY;
+/**
+ * The last seven UTC days, each labelled with its own UTC date: the windows are UTC midnights,
+ * so a local date would name the wrong day west or east of Greenwich.
+ */
+function days(now = Date.now()): { from: string; to: string; label: string }[] {
+  const end = Math.ceil(now / DAY) * DAY;
   return Array.from({ length: 7 }, (_, i) => {
     const from = end - (7 - i) * DAY;
     return {
       from: new Date(from).toISOString(),
       to: new Date(from + DAY).toISOString(),
-      label: new Date(from).toLocaleDateString(),
+      label: new Date(from).toISOString().slice(0, 10),
     };
   });
+}
+
+/** The metric's reason codes in words (docs/observations.md "Metrics"), the code kept beside. */
+const REASONS: Readonly<Record<string, string>> = {
+  undefined_n_zero: 'undefined: no occurrence was entered that day (n = 0)',
+  universe_unknown:
+    'unknown: not every bypass path is disclosed as absent, so the number of all actions (N) is not known',
+};
+
+function Reason({ code }: { code: string | null | undefined }) {
+  if (code === null || code === undefined) return <>—</>;
+  return (
+    <>
+      {REASONS[code] ?? code} <code>{code}</code>
+    </>
+  );
 }
 
 export function ObservationsPage() {
@@ -42,15 +62,23 @@ export function ObservationsPage() {
   return (
     <section aria-labelledby="obs-h">
       <h1 id="obs-h">Observations</h1>
-      <h2>FIC_obs per day (handoff records)</h2>
+      <h2>FIC_obs per day (UTC)</h2>
+      <p>
+        <strong>n</strong> counts the occurrences entered with a provider that UTC day; <strong>v</strong>{' '}
+        those of them whose evidence passes every continuity check (chains verify, the entering generation was
+        the lineage&rsquo;s current one, what was entered is what was bound, and a Mission-bound one&rsquo;s
+        Mission allowed it). FIC_obs is v / n. The coverage report below counts observation records instead
+        (one per takeover handoff, one per Mission-stop barrier, and any submitted), so its record count is a
+        different number from n and need not match it.
+      </p>
       <ErrorNote error={fic.error} />
       <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
         <table>
           <caption class="sr-only">FIC_obs per day over the last seven days</caption>
           <thead>
             <tr>
-              <th scope="col">Day</th>
-              <th scope="col">Handoffs (n)</th>
+              <th scope="col">Day (UTC)</th>
+              <th scope="col">Entered (n)</th>
               <th scope="col">Verified (v)</th>
               <th scope="col">FIC_obs</th>
               <th scope="col">Worst-case bound</th>
@@ -62,11 +90,13 @@ export function ObservationsPage() {
                 <td>{label}</td>
                 <td>{r.n}</td>
                 <td>{r.v}</td>
-                <td>{r.value?.decimal ?? r.reason ?? '—'}</td>
+                <td>{r.value === null ? <Reason code={r.reason} /> : r.value.decimal}</td>
                 <td>
-                  {r.global_bound === null
-                    ? (r.global_reason ?? '—')
-                    : `${r.global_bound.lower.decimal} … ${r.global_bound.upper.decimal}`}
+                  {r.global_bound === null ? (
+                    <Reason code={r.global_reason} />
+                  ) : (
+                    `${r.global_bound.lower.decimal} … ${r.global_bound.upper.decimal}`
+                  )}
                 </td>
               </tr>
             ))}

@@ -3,7 +3,7 @@
  * creation key, cursor pages over the list API's index, live updates via GET /v1/events.
  */
 import { useState } from 'preact/hooks';
-import { api, ok } from '../api.js';
+import { api, inputTime, ok } from '../api.js';
 import type { paths } from '../generated/api.js';
 import { useEvidenceEvents } from '../events.js';
 import { ErrorNote, Pager, Time } from '../format.js';
@@ -26,7 +26,7 @@ function queryOf(params: URLSearchParams, cursor: string | undefined): Query {
   const q: Record<string, string> = {};
   for (const k of FILTERS) {
     const v = params.get(k);
-    if (v !== null && v !== '') q[k] = k === 'from' || k === 'to' ? new Date(v).toISOString() : v;
+    if (v !== null && v !== '') q[k] = k === 'from' || k === 'to' ? inputTime(k, v) : v;
   }
   if (cursor !== undefined) q['cursor'] = cursor;
   q['limit'] = '25';
