@@ -111,6 +111,10 @@ else {
     );
     await page.getByRole('link', { name: 'Occurrences', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Live updates: disconnected' }).waitFor();
+    await page
+      .getByText(/^Live updates stopped \((reconnecting|disconnected)\): 0 new evidence events/)
+      .waitFor();
+    assert.equal(await page.getByText(/^Live: /).count(), 0, 'the list no longer claims to be live');
     assert.ok(
       await page.getByRole('navigation', { name: 'Pages', exact: true }).isVisible(),
       'still signed in',

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { api, inputTime, ok } from '../api.js';
 import type { paths } from '../generated/api.js';
-import { useEvidenceEvents } from '../events.js';
+import { useEvidenceEvents, useLiveStatus, type LiveStatus } from '../events.js';
 import { ErrorNote, Pager, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
@@ -60,12 +60,21 @@ function usePages(qs: string): [string[], (c: string[]) => void] {
   return [pages.qs === qs ? pages.cursors : [], (cursors) => setPages({ qs, cursors })];
 }
 
+/** The count is honest only while the stream is live: once it stopped, say so, not "Live: N". */
+function liveLine(status: LiveStatus | undefined, n: number): string {
+  const events = `${n} new evidence event${n === 1 ? '' : 's'}`;
+  if (status === 'live') return `Live: ${events} since this page opened.`;
+  if (status === 'connecting' || status === undefined) return 'Connecting to live updates…';
+  return `Live updates stopped (${status}): ${events} counted before; reload the page to see newer ones.`;
+}
+
 export function OccurrenceList({ query }: { query: URLSearchParams }) {
   const qs = query.toString();
   const [cursors, setCursors] = usePages(qs);
   const cursor = cursors[cursors.length - 1];
   const page = useLoad(() => listPage(queryOf(query, cursor)), [qs, cursor]);
   const [live, setLive] = useState(0);
+  const status = useLiveStatus();
   useEvidenceEvents((subject) => {
     if (subject.startsWith('occurrence:')) {
       setLive((n) => n + 1);
@@ -122,7 +131,7 @@ export function OccurrenceList({ query }: { query: URLSearchParams }) {
         <button type="submit">Apply filters</button>
       </form>
       <p class="muted" aria-live="polite">
-        Live: {live} new evidence event{live === 1 ? '' : 's'} since this page opened.
+        {liveLine(status, live)}
       </p>
       <ErrorNote error={page.error} />
       <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
