@@ -35,6 +35,7 @@ export type {
   RefusedDeliveryResult,
 } from './service/provider-event.js';
 export { REFUSED_EVIDENCE_CAP } from './service/provider-event.js';
+export { ACKNOWLEDGEMENT_EVIDENCE_CAP, type NotRecorded } from './service/ack-bound.js';
 export type { LineagePage, LineageView, OccurrenceCounts, OccurrenceDetail } from './service/queries.js';
 export { deliversOccurrence } from './service/queries.js';
 export type { TakeoverResult } from './service/setup.js';

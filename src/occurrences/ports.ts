@@ -251,9 +251,21 @@ export interface OccurrencesRepository extends OccurrencesReader {
     at: number,
     cap: number,
   ): Promise<RefusedDeliveryMemory>;
+  /**
+   * The same memory for an occurrence's unauthenticated acknowledgements (service/ack-bound.ts),
+   * counted apart from refused deliveries and per `stage` (before entry, after it), so the cap of
+   * one stage never costs the first acknowledgement of the entry.
+   */
+  rememberAcknowledgement(
+    occurrenceId: string,
+    stage: 'before_entry' | 'entered',
+    fingerprint: string,
+    at: number,
+    cap: number,
+  ): Promise<RefusedDeliveryMemory>;
 }
 
-/** What `rememberRefusedDelivery` found. */
+/** What `rememberRefusedDelivery` and `rememberAcknowledgement` found. */
 export type RefusedDeliveryMemory = 'fresh' | 'seen' | 'cap_reached' | 'over_cap';
 
 /** One command = one transaction: commit when `fn` resolves, roll everything back when it throws. */

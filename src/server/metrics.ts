@@ -63,6 +63,7 @@ export class Metrics {
   readonly #byPhase: Gauge<'phase'>;
   readonly #continuityWritten: Counter<'event_type' | 'via'>;
   readonly #continuityRefused: Counter<'code' | 'via'>;
+  readonly #ackDropped: Counter<'cause'>;
   /** Mission checks, harness stops, SETs received (src/server/mission-metrics.ts). */
   readonly missions: MissionMetrics;
   /** The same refusals over time, since this process started (GET /v1/refusals/histogram). */
@@ -114,6 +115,15 @@ export class Metrics {
       labelNames: ['code', 'via'],
       registers,
     });
+    // Unauthenticated acknowledgements answered but not appended (occurrences/service/ack-bound.ts).
+    this.#ackDropped = new Counter({
+      name: 'baton_acknowledgement_evidence_dropped_total',
+      help: 'Unauthenticated acknowledgements answered but not kept as evidence: a repeat, or past the per-occurrence cap.',
+      labelNames: ['cause'],
+      registers,
+    });
+    // Both series exist from the start, so an alert on their rate sees a zero before the first drop.
+    for (const cause of ['repeat', 'cap'] as const) this.#ackDropped.inc({ cause }, 0);
     this.#storeUp = new Gauge({
       name: 'baton_store_up',
       help: 'Whether the last scrape could read the store.',
@@ -218,6 +228,12 @@ export class Metrics {
 
   countEntry(): void {
     this.#entries.inc();
+  }
+
+  /** An acknowledgement answered without being appended (`notRecorded`: repeat, capped). */
+  countAcknowledgementDropped(notRecorded: 'repeat' | 'capped' | undefined): void {
+    if (notRecorded !== undefined)
+      this.#ackDropped.inc({ cause: notRecorded === 'capped' ? 'cap' : 'repeat' });
   }
 
   countRefusal(code: string): void {

@@ -576,7 +576,27 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     at: number,
     cap: number,
   ): Promise<RefusedDeliveryMemory> {
-    const ns = `refused:${occurrenceId}`;
+    return this.#remember(`refused:${occurrenceId}`, occurrenceId, fingerprint, at, cap);
+  }
+
+  /** The same rule under `ack:<stage>:<occurrence id>`, apart from refused deliveries. */
+  rememberAcknowledgement(
+    occurrenceId: string,
+    stage: 'before_entry' | 'entered',
+    fingerprint: string,
+    at: number,
+    cap: number,
+  ): Promise<RefusedDeliveryMemory> {
+    return this.#remember(`ack:${stage}:${occurrenceId}`, occurrenceId, fingerprint, at, cap);
+  }
+
+  async #remember(
+    ns: string,
+    occurrenceId: string,
+    fingerprint: string,
+    at: number,
+    cap: number,
+  ): Promise<RefusedDeliveryMemory> {
     const seen = await this.#tx.get<{ one: number }>(
       'SELECT 1 AS one FROM prv_webhook_events WHERE profile_id = ? AND event_id = ?',
       [ns, fingerprint],

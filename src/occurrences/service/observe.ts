@@ -7,11 +7,12 @@
 import { digestBytes } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import { readObservation } from '../inputs-observe.js';
-import { decideObserve } from '../machine/observe.js';
+import { decideObserve, type ObserveDecision } from '../machine/observe.js';
 import type { ObservationCommand } from '../machine/assess.js';
 import type { Interpretation, MissingKnowledgeReason } from '../model.js';
 import type { OccurrencesRepository } from '../ports.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
+import { boundAcknowledgement, type NotRecorded } from './ack-bound.js';
 import { appendAll, authenticate, executorActor, refuseUnlessOwn, view } from './context.js';
 
 export interface ObserveResult {
@@ -21,6 +22,12 @@ export interface ObserveResult {
   readonly interpretation: Interpretation | null;
   readonly missingKnowledge: MissingKnowledgeReason | null;
   readonly changed: boolean;
+  /**
+   * Present only when this acknowledgement was answered WITHOUT being appended (ack-bound.ts):
+   * `repeat`, an identical one is already in the evidence; `capped`, the occurrence keeps no more
+   * distinct unauthenticated acknowledgements. Never set for anything that moved the state.
+   */
+  readonly notRecorded?: NotRecorded;
 }
 
 /** Observations may not come from the future beyond this (a clock or a forged timestamp). */
@@ -119,6 +126,9 @@ export async function observeIn(
   const profile = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
   if (profile === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
   const d = decideObserve(o, profile.document, cmd, now, requestedBy);
+  const by = (caller === undefined ? actor : executorActor(caller)) ?? `status-source:${cmd.source}`;
+  const bounded = await boundAcknowledgement(repo, o, cmd, d, by, now);
+  if (bounded !== undefined) return { ...result(d), ...bounded };
   if (d.assessment.bindReference !== null) {
     const added = await repo.addLinkedId(o, {
       type: 'provider_reference',
@@ -131,8 +141,11 @@ export async function observeIn(
       );
   }
   if (d.occurrence !== o) await repo.updateOccurrence(d.occurrence, o.version);
-  const by = caller === undefined ? actor : executorActor(caller);
-  await appendAll(repo, d.events, now, by ?? `status-source:${cmd.source}`);
+  await appendAll(repo, d.events, now, by);
+  return result(d);
+}
+
+function result(d: ObserveDecision): ObserveResult {
   return {
     occurrence: view(d.occurrence),
     effective: d.assessment.missing === null,

@@ -95,7 +95,9 @@ export function lifecycleRoutes(deps: ServerDeps): RouteSpec[] {
         };
         const options = { ackActor: actor, requestedBy: actor, known: occurrence, reporter, onError: failed };
         const settled = () => acknowledgeAndSettle(svc, deps.sources, ack, options);
-        return { body: await timed(deps, 'acknowledge_and_settle', settled) };
+        const r = await timed(deps, 'acknowledge_and_settle', settled);
+        deps.metrics.countAcknowledgementDropped(r.acknowledgement.notRecorded);
+        return { body: r };
       },
     },
   ];

@@ -93,7 +93,9 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
         const id = param(input, 'id');
         const ack = unauthenticatedReport(input, id) as unknown as AcknowledgementInput;
         const credential = executorCredential(input);
-        return { body: await timed(deps, 'acknowledge', () => svc.acknowledgeAs(ack, credential)) };
+        const r = await timed(deps, 'acknowledge', () => svc.acknowledgeAs(ack, credential));
+        deps.metrics.countAcknowledgementDropped(r.notRecorded);
+        return { body: r };
       },
     },
     {

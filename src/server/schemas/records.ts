@@ -134,13 +134,21 @@ export const entryTicket: Schema = object({
   environment: str,
 });
 
-export const observeResult: Schema = object({
-  occurrence,
-  effective: bool,
-  interpretation: nullable(oneOf(INTERPRETATIONS)),
-  missingKnowledge: nullable(oneOf(MISSING_KNOWLEDGE_REASONS)),
-  changed: bool,
-});
+export const observeResult: Schema = object(
+  {
+    occurrence,
+    effective: bool,
+    interpretation: nullable(oneOf(INTERPRETATIONS)),
+    missingKnowledge: nullable(oneOf(MISSING_KNOWLEDGE_REASONS)),
+    changed: bool,
+    notRecorded: {
+      ...oneOf(['repeat', 'capped']),
+      description:
+        'Present only when this acknowledgement was answered without being appended to the evidence: `repeat` (an identical one is recorded already) or `capped` (the occurrence keeps no more distinct unauthenticated acknowledgements)',
+    },
+  },
+  ['notRecorded'],
+);
 
 export const domainLimits: Schema = object({
   maxPendingPerLineage: count,
