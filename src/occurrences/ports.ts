@@ -252,20 +252,24 @@ export interface OccurrencesRepository extends OccurrencesReader {
     cap: number,
   ): Promise<RefusedDeliveryMemory>;
   /**
-   * The same memory for an occurrence's unauthenticated acknowledgements (service/ack-bound.ts),
-   * counted apart from refused deliveries and per `stage` (before entry, after it), so the cap of
-   * one stage never costs the first acknowledgement of the entry.
+   * The same memory for reports that cannot move the state (service/ack-bound.ts), counted apart
+   * from refused deliveries and per `kind`: unauthenticated acknowledgements before entry, after
+   * it (so the cap of one never costs the first acknowledgement of the entry), and unanswered
+   * readings a caller asked for (`reconcile`).
    */
-  rememberAcknowledgement(
+  rememberReport(
     occurrenceId: string,
-    stage: 'before_entry' | 'entered',
+    kind: ReportKind,
     fingerprint: string,
     at: number,
     cap: number,
   ): Promise<RefusedDeliveryMemory>;
 }
 
-/** What `rememberRefusedDelivery` and `rememberAcknowledgement` found. */
+/** Which bounded reports `rememberReport` counts (each kind has its own cap). */
+export type ReportKind = 'ack:before_entry' | 'ack:entered' | 'reconcile';
+
+/** What `rememberRefusedDelivery` and `rememberReport` found. */
 export type RefusedDeliveryMemory = 'fresh' | 'seen' | 'cap_reached' | 'over_cap';
 
 /** One command = one transaction: commit when `fn` resolves, roll everything back when it throws. */

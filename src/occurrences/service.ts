@@ -170,6 +170,16 @@ export class OccurrencesService {
   }
 
   /**
+   * A reading a caller asked for (the reconcile route, `executor.reconcile`): recorded as `observe`
+   * records it, except that an unanswered one that moves nothing, once its source has shown that
+   * reason, is kept once per identical reading and at most ACKNOWLEDGEMENT_EVIDENCE_CAP per
+   * occurrence (`notRecorded` says when it was not; service/ack-bound.ts).
+   */
+  observeAsked(input: ObservationInput, actor?: string, requestedBy?: string): Promise<ObserveResult> {
+    return observe(this.#ctx, input, false, actor, requestedBy, undefined, true);
+  }
+
+  /**
    * Observations in ONE transaction, in order, each judged as `observe` would (issue 13 §8: a
    * reconciler stage shares one COMMIT); a refusal of any rolls back all of them.
    */

@@ -9,6 +9,7 @@
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import type {
   MissingKnowledgeReason,
+  NotRecorded,
   ObserveResult,
   OccurrencesService,
   OccurrenceView,
@@ -222,10 +223,12 @@ export interface OccurrenceReconciled {
  * afterwards it is what the last observation's own transaction returned, never re-read.
  */
 export async function reconcileOccurrence(
-  service: ReconcilerService & Pick<OccurrencesService, 'getOccurrenceView'>,
+  service: ReconcilerService & Pick<OccurrencesService, 'getOccurrenceView' | 'observeAsked'>,
   sources: StatusSources,
   target: string | OccurrenceView,
   requestedBy?: string,
+  /** Told of each reading answered but not appended (a repeat, or past the cap): the route counts it. */
+  onNotRecorded?: (why: NotRecorded) => void,
 ): Promise<OccurrenceReconciled> {
   let latest = typeof target === 'string' ? await service.getOccurrenceView(target) : target;
   let missingKnowledge: MissingKnowledgeReason | null = null;
@@ -233,8 +236,10 @@ export async function reconcileOccurrence(
   const failures: unknown[] = [];
   const observing: ReconcilerService = {
     getProfile: (id, version) => service.getProfile(id, version),
+    // Asked for by a caller: an unanswered reading that moves nothing is bounded (ack-bound.ts).
     observe: async (...args) => {
-      const r = await service.observe(...args);
+      const r = await service.observeAsked(...args);
+      if (r.notRecorded !== undefined) onNotRecorded?.(r.notRecorded);
       latest = r.occurrence;
       return r;
     },

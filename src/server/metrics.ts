@@ -64,6 +64,7 @@ export class Metrics {
   readonly #continuityWritten: Counter<'event_type' | 'via'>;
   readonly #continuityRefused: Counter<'code' | 'via'>;
   readonly #ackDropped: Counter<'cause'>;
+  readonly #reconcileDropped: Counter<'cause'>;
   /** Mission checks, harness stops, SETs received (src/server/mission-metrics.ts). */
   readonly missions: MissionMetrics;
   /** The same refusals over time, since this process started (GET /v1/refusals/histogram). */
@@ -123,7 +124,16 @@ export class Metrics {
       registers,
     });
     // Both series exist from the start, so an alert on their rate sees a zero before the first drop.
-    for (const cause of ['repeat', 'cap'] as const) this.#ackDropped.inc({ cause }, 0);
+    this.#reconcileDropped = new Counter({
+      name: 'baton_reconcile_evidence_dropped_total',
+      help: 'Unanswered status readings asked for by a caller (reconcile) not kept as evidence: a repeat, or past the per-occurrence cap.',
+      labelNames: ['cause'],
+      registers,
+    });
+    for (const cause of ['repeat', 'cap'] as const) {
+      this.#ackDropped.inc({ cause }, 0);
+      this.#reconcileDropped.inc({ cause }, 0);
+    }
     this.#storeUp = new Gauge({
       name: 'baton_store_up',
       help: 'Whether the last scrape could read the store.',
@@ -234,6 +244,11 @@ export class Metrics {
   countAcknowledgementDropped(notRecorded: 'repeat' | 'capped' | undefined): void {
     if (notRecorded !== undefined)
       this.#ackDropped.inc({ cause: notRecorded === 'capped' ? 'cap' : 'repeat' });
+  }
+
+  /** A reading a caller asked for, answered without being appended. */
+  countReconcileDropped(notRecorded: 'repeat' | 'capped'): void {
+    this.#reconcileDropped.inc({ cause: notRecorded === 'capped' ? 'cap' : 'repeat' });
   }
 
   countRefusal(code: string): void {

@@ -21,6 +21,7 @@ import type {
   Phase,
   PlannedEvent,
   RefusedDeliveryMemory,
+  ReportKind,
   RegisteredProfile,
   HeldWorkItems,
   MissionGateView,
@@ -579,15 +580,15 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     return this.#remember(`refused:${occurrenceId}`, occurrenceId, fingerprint, at, cap);
   }
 
-  /** The same rule under `ack:<stage>:<occurrence id>`, apart from refused deliveries. */
-  rememberAcknowledgement(
+  /** The same rule under `<kind>:<occurrence id>` (`ack:entered:…`, `reconcile:…`), apart from refused deliveries. */
+  rememberReport(
     occurrenceId: string,
-    stage: 'before_entry' | 'entered',
+    kind: ReportKind,
     fingerprint: string,
     at: number,
     cap: number,
   ): Promise<RefusedDeliveryMemory> {
-    return this.#remember(`ack:${stage}:${occurrenceId}`, occurrenceId, fingerprint, at, cap);
+    return this.#remember(`${kind}:${occurrenceId}`, occurrenceId, fingerprint, at, cap);
   }
 
   async #remember(

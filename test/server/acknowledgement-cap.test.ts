@@ -143,3 +143,53 @@ for (const engine of engines) {
     assert.equal(types.at(-1), 'observation_recorded');
   });
 }
+
+for (const engine of engines) {
+  test(`[${engine}] repeated unanswered reconciles are kept up to the cap and marked once; a new reason and the answer always are`, async (t) => {
+    const w = await world(t, engine);
+    const ticket = await enterPayment(w, 'inv-reconcile-cap');
+    const id = ticket.occurrence.id;
+    const reconcile = () =>
+      request(w.url, 'POST', `/v1/occurrences/${id}/reconcile`, { token: w.credential, body: {} });
+    const first = await reconcile();
+    assert.equal(first.status, 200, first.text);
+    assert.notEqual(first.body['missingKnowledge'], null, 'nothing was sent: the sources find nothing');
+    const asked = (first.body['report'] as JsonObject)['observations'] as number;
+    assert.ok(asked >= 1);
+    const calls = Math.ceil((CAP + asked) / asked) + 3;
+    for (let i = 1; i < calls; i++) {
+      w.clock.advance(1000); // each answer is stamped anew: no two are identical
+      const again = await reconcile();
+      assert.equal(again.status, 200, again.text);
+      assert.deepEqual(again.body['missingKnowledge'], first.body['missingKnowledge'], 'answered as before');
+    }
+    const types = await evidenceTypes(w, id);
+    const kept = types.filter((x) => x === 'observation_recorded').length;
+    // The first reading of each source with its reason, then CAP more, then the one mark.
+    assert.equal(kept, asked + CAP, 'readings are kept up to the cap');
+    assert.equal(types.filter((x) => x === 'reconcile_evidence_capped').length, 1, 'marked once');
+    const text = await (await fetch(`${w.url}/metrics`)).text();
+    const dropped = calls * asked - asked - CAP;
+    assert.match(text, new RegExp(`baton_reconcile_evidence_dropped_total\\{cause="cap"\\} ${dropped}\\b`));
+
+    // Past the provider's retention the same ask has a new reason: kept although the cap is reached.
+    const retention = Math.max(...w.profile.document.statusSources.map((s) => s.retentionSeconds));
+    w.clock.advance(retention * 1000 + 1000);
+    const late = await reconcile();
+    assert.equal(late.body['missingKnowledge'], 'not_found_beyond_retention', late.text);
+    const reasons = (await w.svc.getOccurrence(id)).evidence
+      .slice(types.length)
+      .map(
+        (e) =>
+          (e.body as { interpretation?: { missingKnowledge?: string } }).interpretation?.missingKnowledge,
+      );
+    assert.ok(reasons.includes('not_found_beyond_retention'), 'a new reason is never capped');
+
+    // The payment now exists: the reading that answers is appended and resolves it.
+    const before = (await evidenceTypes(w, id)).length;
+    await w.adapter.send(ticket);
+    const settled = await reconcile();
+    assert.equal((settled.body['occurrence'] as JsonObject)['outcome'], 'success', settled.text);
+    assert.ok((await evidenceTypes(w, id)).slice(before).includes('state_changed'));
+  });
+}

@@ -11,6 +11,7 @@
  *   not appended (`capped`); the first one past the cap appends one
  *   `acknowledgement_evidence_capped` event instead, so the chain says reports were dropped.
  * The first acknowledgement of the entry is always kept: the count starts afresh at entry.
+ * Unanswered status readings a caller asked for are bounded the same way (`readingKind`).
  */
 import { digestJcs } from '../../core/digest.js';
 import type { JsonObject } from '../../core/json.js';
@@ -18,13 +19,21 @@ import { ACKNOWLEDGEMENT_SOURCE, type ObservationCommand } from '../machine/asse
 import { event, occurrenceSubject } from '../machine/common.js';
 import type { ObserveDecision } from '../machine/observe.js';
 import type { OccurrenceRecord } from '../model.js';
-import type { OccurrencesRepository } from '../ports.js';
+import type { OccurrencesRepository, ReportKind } from '../ports.js';
 
-/** How many distinct unauthenticated acknowledgements one occurrence keeps, before and after entry. */
+/**
+ * How many distinct unauthenticated acknowledgements one occurrence keeps before entry, and again
+ * after it; and how many distinct unanswered readings callers asked for (reconcile).
+ */
 export const ACKNOWLEDGEMENT_EVIDENCE_CAP = 32;
 
 /** Why an acknowledgement was answered without being appended. */
 export type NotRecorded = 'repeat' | 'capped';
+
+/** A decision that moves nothing: no outcome, effect, phase, conflict flag or provider reference. */
+function movesNothing(o: OccurrenceRecord, d: ObserveDecision): boolean {
+  return !d.changed && d.assessment.bindReference === null && d.occurrence === o && d.events.length === 1;
+}
 
 /**
  * Only an unauthenticated acknowledgement whose decision moves nothing may be left out. AOC evidence
@@ -34,15 +43,34 @@ export type NotRecorded = 'repeat' | 'capped';
  * never moves the state (assess.ts refuses it before any mapping), so AOC-CASE-009's "observations
  * are preserved" holds for the first of each kind and, past the cap, for the mark that says so.
  */
-function droppable(o: OccurrenceRecord, cmd: ObservationCommand, d: ObserveDecision): boolean {
-  return (
-    cmd.source === ACKNOWLEDGEMENT_SOURCE &&
-    !cmd.authentication.verified &&
-    !d.changed &&
-    d.assessment.bindReference === null &&
-    d.occurrence === o &&
-    d.events.length === 1
-  );
+function ackKind(o: OccurrenceRecord, cmd: ObservationCommand, d: ObserveDecision): ReportKind | undefined {
+  if (cmd.source !== ACKNOWLEDGEMENT_SOURCE || cmd.authentication.verified || !movesNothing(o, d))
+    return undefined;
+  return o.enteredAt === null ? 'ack:before_entry' : 'ack:entered';
+}
+
+/**
+ * A status reading a caller asked for (`POST /v1/occurrences/{id}/reconcile`, `executor.reconcile`)
+ * that left the occurrence unknown and moved nothing. Each call used to append one, so repeated asks
+ * grew the chain without bound; providers stamp their answers (the sandbox's `observed_at`), so two
+ * asks are rarely identical and the cap is what bounds them. An effective reading, or one that moves
+ * anything, is always appended (AOC-REQ-009), and so is the first reading of each source with each
+ * missing-knowledge reason: a new reason (`not_found_beyond_retention` after `not_found`) is
+ * knowledge a conformance report must show (AOC "Conformance": missing status knowledge is reported).
+ * The background reconciler's own readings (bounded by its backoff) are not touched.
+ */
+async function readingKind(
+  repo: OccurrencesRepository,
+  o: OccurrenceRecord,
+  cmd: ObservationCommand,
+  d: ObserveDecision,
+  now: number,
+): Promise<ReportKind | undefined> {
+  const reason = d.assessment.missing;
+  if (cmd.source === ACKNOWLEDGEMENT_SOURCE || reason === null || !movesNothing(o, d)) return undefined;
+  // Migration 010's table again, under `reasons:<id>`: one row per (source, reason), a finite set.
+  const novel = await repo.rememberProviderEvent(`reasons:${o.id}`, `${cmd.source}|${reason}`, o.id, now);
+  return novel ? undefined : 'reconcile';
 }
 
 /** What makes two reports the same: who reported it and its evidence body, `observedAt` aside. */
@@ -52,27 +80,34 @@ function fingerprint(d: ObserveDecision, actor: string): string {
   return digestJcs({ actor, body: { ...body, observation } });
 }
 
+function capMark(o: OccurrenceRecord, kind: ReportKind, cmd: ObservationCommand) {
+  const cap = ACKNOWLEDGEMENT_EVIDENCE_CAP;
+  if (kind === 'reconcile')
+    return event(occurrenceSubject(o.id), 'reconcile_evidence_capped', { cap, source: cmd.source });
+  const stage = kind === 'ack:entered' ? 'entered' : 'before_entry';
+  return event(occurrenceSubject(o.id), 'acknowledgement_evidence_capped', { cap, stage });
+}
+
 /**
- * Undefined: append the decision's events as always. Otherwise the report is not appended, and
- * `marked` says this one appended the stage's one `acknowledgement_evidence_capped` event.
+ * Undefined: append the decision's events as always. Otherwise the report is not appended; the
+ * first one past the cap appends the kind's one mark instead. `asked`: a status reading a caller
+ * asked for (reconcileOccurrence), not one of Baton's own schedule.
  */
-export async function boundAcknowledgement(
+export async function boundReport(
   repo: OccurrencesRepository,
   o: OccurrenceRecord,
   cmd: ObservationCommand,
   d: ObserveDecision,
   actor: string,
   now: number,
+  asked: boolean,
 ): Promise<{ readonly notRecorded: NotRecorded } | undefined> {
-  if (!droppable(o, cmd, d)) return undefined;
-  const stage = o.enteredAt === null ? 'before_entry' : 'entered';
+  const kind = ackKind(o, cmd, d) ?? (asked ? await readingKind(repo, o, cmd, d, now) : undefined);
+  if (kind === undefined) return undefined;
   const cap = ACKNOWLEDGEMENT_EVIDENCE_CAP;
-  const memory = await repo.rememberAcknowledgement(o.id, stage, fingerprint(d, actor), now, cap);
+  const memory = await repo.rememberReport(o.id, kind, fingerprint(d, actor), now, cap);
   if (memory === 'fresh') return undefined;
   if (memory === 'seen') return { notRecorded: 'repeat' };
-  if (memory === 'cap_reached') {
-    const mark = event(occurrenceSubject(o.id), 'acknowledgement_evidence_capped', { cap, stage });
-    await repo.appendEvents([mark], now, actor);
-  }
+  if (memory === 'cap_reached') await repo.appendEvents([capMark(o, kind, cmd)], now, actor);
   return { notRecorded: 'capped' };
 }

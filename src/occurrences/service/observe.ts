@@ -12,7 +12,7 @@ import type { ObservationCommand } from '../machine/assess.js';
 import type { Interpretation, MissingKnowledgeReason } from '../model.js';
 import type { OccurrencesRepository } from '../ports.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
-import { boundAcknowledgement, type NotRecorded } from './ack-bound.js';
+import { boundReport, type NotRecorded } from './ack-bound.js';
 import { appendAll, authenticate, executorActor, refuseUnlessOwn, view } from './context.js';
 
 export interface ObserveResult {
@@ -45,9 +45,11 @@ export async function observe(
   actor?: string,
   requestedBy?: string,
   reporter?: { readonly credential: string },
+  /** A reading a caller asked for: bounded when it moves nothing (ack-bound.ts). */
+  asked = false,
 ): Promise<ObserveResult> {
   const cmd = readObservation(input, acknowledgement);
-  return ctx.uow.run((repo) => observeIn(ctx, repo, cmd, actor, requestedBy, reporter));
+  return ctx.uow.run((repo) => observeIn(ctx, repo, cmd, actor, requestedBy, reporter, asked));
 }
 
 /**
@@ -111,6 +113,7 @@ export async function observeIn(
   actor?: string,
   requestedBy?: string,
   reporter?: { readonly credential: string },
+  asked = false,
 ): Promise<ObserveResult> {
   const now = ctx.clock.wallMs();
   if (cmd.observedAt > now + FUTURE_SKEW_MS) {
@@ -127,7 +130,7 @@ export async function observeIn(
   if (profile === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
   const d = decideObserve(o, profile.document, cmd, now, requestedBy);
   const by = (caller === undefined ? actor : executorActor(caller)) ?? `status-source:${cmd.source}`;
-  const bounded = await boundAcknowledgement(repo, o, cmd, d, by, now);
+  const bounded = await boundReport(repo, o, cmd, d, by, now, asked);
   if (bounded !== undefined) return { ...result(d), ...bounded };
   if (d.assessment.bindReference !== null) {
     const added = await repo.addLinkedId(o, {

@@ -137,7 +137,9 @@ export function observationRoutes(deps: ServerDeps): RouteSpec[] {
             : { occurrence: await checkVisible(deps, input, id), requestedBy: principalActor(p) };
         return {
           body: await timed(deps, 'reconcile', () =>
-            reconcileOccurrence(svc, deps.sources, occurrence, requestedBy),
+            reconcileOccurrence(svc, deps.sources, occurrence, requestedBy, (why) =>
+              deps.metrics.countReconcileDropped(why),
+            ),
           ),
         };
       },
