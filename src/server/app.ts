@@ -15,7 +15,8 @@
  *    unknown members, no defaults); a route without a body schema takes none (route.ts);
  * 6. the handler, which calls the service: one command, one transaction;
  * 7. every error becomes an RFC 9457 problem with the stable BatonError code; every /v1 answer
- *    is `Cache-Control: no-store` unless its route sets its own.
+ *    is `Cache-Control: no-store` unless its route sets its own, and `X-Content-Type-Options:
+ *    nosniff` (transport.ts).
  */
 import type { KeyObject } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';

@@ -9,7 +9,10 @@
  * - a JSON body is UTF-8 (RFC 8259 §8.1): a declared charset other than utf-8 is `415`, never a
  *   body read as something the client did not send;
  * - every /v1 answer is `Cache-Control: no-store` unless its route says otherwise: answers carry
- *   one-time secrets (tokens, takeover credentials, CSRF tokens) and authenticated data.
+ *   one-time secrets (tokens, takeover credentials, CSRF tokens) and authenticated data;
+ * - every /v1 answer is `X-Content-Type-Options: nosniff`, as the console's page and assets are
+ *   (src/console/static.ts): a JSON answer echoes client-chosen text (names, keys, reasons), and a
+ *   browser that sniffed it as HTML or script would run that text in the server's origin.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BatonError } from '../core/errors.js';
@@ -66,7 +69,7 @@ function isApi(url: string): boolean {
 /**
  * The hooks, added to the root before any route so every route meets them (the routes in their
  * own parser scopes too): the repeated-header refusal first of all `onRequest` work, and
- * `no-store` on the way out, problems included.
+ * `no-store` and `nosniff` on the way out, problems included.
  */
 export function transportRules(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
@@ -78,7 +81,10 @@ export function transportRules(app: FastifyInstance): void {
     }
   });
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (isApi(request.url) && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (isApi(request.url)) {
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      reply.header('x-content-type-options', 'nosniff');
+    }
     done(null, payload);
   });
 }

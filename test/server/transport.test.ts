@@ -4,7 +4,8 @@
  * Authorization headers, two Content-Type headers, two session cookies are `400 http_malformed`
  * before any authentication: a proxy keeping the other copy would act differently); a JSON body
  * declared in a charset other than UTF-8 is `415`; a route without a request body refuses one
- * (`400 input_invalid`) instead of ignoring it; every /v1 answer is `Cache-Control: no-store`; and
+ * (`400 input_invalid`) instead of ignoring it; every /v1 answer is `Cache-Control: no-store` and
+ * `X-Content-Type-Options: nosniff`; and
  * no problem carries a framework's internal error code. Repeated headers go over raw sockets
  * (fetch merges them). After each refusal, nothing changed.
  */
@@ -197,11 +198,14 @@ test('a route without a request body refuses one (400 input_invalid) and changes
   assert.equal(again.status, 200, again.text);
 });
 
-test('every /v1 answer is Cache-Control: no-store, secrets and problems alike', async (t) => {
+test('every /v1 answer is Cache-Control: no-store and X-Content-Type-Options: nosniff, secrets and problems alike', async (t) => {
   const api = await startApi(t);
   await setupOverHttp(api);
-  const noStore = (a: { headers: Headers; status: number }, what: string): void =>
+  const noStore = (a: { headers: Headers; status: number }, what: string): void => {
     assert.equal(a.headers.get('cache-control'), 'no-store', `${what} (${a.status})`);
+    // A JSON answer echoes client-chosen text: never sniffed as HTML or script (as the console's).
+    assert.equal(a.headers.get('x-content-type-options'), 'nosniff', `${what} (${a.status})`);
+  };
   noStore(
     await api.call('POST', '/v1/tokens', { token: api.admin, body: { role: 'operator' } }),
     'POST /v1/tokens',
