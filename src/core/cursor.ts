@@ -5,8 +5,12 @@
  * a position, and never as "the end of the list" (`nextCursor: null`), which a well-formed
  * position past the end would otherwise be.
  *
- * The tag also covers the cursor's scope (which list; for a chain, which subject), so one list's
- * cursor is not another's. The key never leaves the server: it is derived (HKDF-SHA-256) from the
+ * The tag also covers the cursor's scope: which list, and the whole query the page answered (every
+ * filter, as the route applied it: `listScope`; for a chain, its subject), so one list's cursor is
+ * not another's, and a cursor issued under one filter is refused under another rather than read as
+ * a position in a list it was never a position of (a reused cursor once answered an empty page
+ * for a creation key that exists: an operator reading "none" would create, and pay, again). The
+ * page size is not bound: a position is a position whatever the size of the page that follows. The key never leaves the server: it is derived (HKDF-SHA-256) from the
  * domain's private key, which every server of one store holds (src/server/open.ts: servers that
  * share a PostgreSQL database share the domain key file), so a cursor one of them issued pages on
  * any other, and no migration or extra secret is needed.
@@ -23,6 +27,24 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 /** A list position: the sort key of the last row a page listed. */
 export type CursorPosition = readonly (string | number)[];
+
+/**
+ * A list's filters as the route applied them: parsed and normalised (a time as epoch ms, a set of
+ * states sorted and deduplicated), so two spellings of one query share their cursors. An absent
+ * filter is `undefined` (or left out): "no filter", which is not any filter's value.
+ */
+export type CursorFilters = Readonly<Record<string, string | number | readonly string[] | undefined>>;
+
+/**
+ * The scope of `list`'s cursors under `filters`: the list's name and every filter present, in key
+ * order. JSON keeps it unambiguous (no value can pass for another filter or another list's name).
+ */
+export function listScope(list: string, filters: CursorFilters = {}): string {
+  const present = Object.keys(filters)
+    .sort()
+    .flatMap((k) => (filters[k] === undefined ? [] : [[k, filters[k]]]));
+  return `${list} ${JSON.stringify(present)}`;
+}
 
 /** Where a refused cursor came from, named in the problem (never the cursor itself). */
 export interface CursorPlace {

@@ -8,6 +8,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/core/clock.js';
+import { listScope } from '../../src/core/cursor.js';
 import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
 import { OccurrencesService, type OccurrenceView } from '../../src/occurrences/index.js';
 import type { StoreEngine } from '../../src/store/engine.js';
@@ -128,7 +129,9 @@ for (const e of engines) {
       { cursor: Buffer.from('[1.5,"x"]').toString('base64url') },
       // Well formed, but not issued: a position past the end would read as the last page.
       { cursor: Buffer.from('[-5,"x"]').toString('base64url') },
-      { cursor: svc.cursors.issue('lineages', [T0 + 1_000, 'zzz']) },
+      { cursor: svc.cursors.issue(listScope('lineages'), [T0 + 1_000, 'zzz']) },
+      // The unfiltered list's cursor under a filter: a position in another query's list.
+      { creationKey: 'key-1', cursor: svc.cursors.issue(listScope('occurrences'), [T0 + 1_000, 'zzz']) },
       { cursor: 7 },
       { limit: 0 },
       { limit: 501 },
@@ -142,7 +145,9 @@ for (const e of engines) {
     for (const input of bad) {
       await assert.rejects(svc.listOccurrences(input), { code: 'input_invalid' }, JSON.stringify(input));
     }
-    const page = await svc.listOccurrences({ cursor: svc.cursors.issue('occurrences', [T0 + 1_000, 'zzz']) });
+    const page = await svc.listOccurrences({
+      cursor: svc.cursors.issue(listScope('occurrences'), [T0 + 1_000, 'zzz']),
+    });
     assert.equal(page.occurrences.length, 12, 'a cursor past everything starts from the newest');
   });
 

@@ -25,7 +25,8 @@ const USAGE = `usage: baton occurrences list [--phase P] [--outcome O] [--lineag
 
 list  A page of occurrences, newest first. Filters combine; --from and --to are RFC 3339 times
       (created at or after --from, before --to); --limit 1..500 (default 50). When more remain it
-      prints the --cursor for the next page.
+      prints the --cursor for the next page, to pass with the same filters: the server refuses a
+      cursor used with other filters.
 show  One occurrence and its timeline: each evidence event with its time (RFC 3339), actor,
       executor generation and a mark — "ok" when the server's chain walk verified the event,
       "BROKEN" when it did not — then the takeovers that delivered it to a successor (from the

@@ -23,6 +23,7 @@ import {
   type WorkItemRecord,
 } from '../../missions/index.js';
 import { principalActor } from '../auth.js';
+import { listScope } from '../../core/cursor.js';
 import { CURSOR_PARAM, CURSOR_SCHEMA } from '../cursor.js';
 import { bodyObject, param, timed, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
 import {
@@ -47,12 +48,26 @@ const idParams = object({ id: name });
 export const DEFAULT_ITEM_PAGE = 100;
 export const MAX_ITEM_PAGE = 1000;
 
-/** The scope of `GET /v1/harness/items` cursors (src/core/cursor.ts). */
-const ITEMS_SCOPE = 'harness items';
+/**
+ * The scope of `GET /v1/harness/items` cursors (src/core/cursor.ts): the list under its filters,
+ * the Mission and the set of states (sorted and deduplicated: `state=a,b` and `state=b,a` are one
+ * query), so a cursor of one query used with another is refused, never read as a position in a
+ * list it was not issued for. `limit` is not bound.
+ */
+const itemsScope = (origin?: string, mission?: string, states?: readonly string[]): string =>
+  listScope('harness items', {
+    origin,
+    mission,
+    state: states === undefined ? undefined : [...new Set(states)].sort(),
+  });
 
 /** A `GET /v1/harness/items` cursor: the last item's (createdAt, id), the list's order. */
-function decodeItemCursor(deps: ServerDeps, cursor: string): { createdAt: number; id: string } {
-  return deps.cursors.read(ITEMS_SCOPE, cursor, CURSOR_PARAM, ([createdAt, id, ...rest]) =>
+function decodeItemCursor(
+  deps: ServerDeps,
+  scope: string,
+  cursor: string,
+): { createdAt: number; id: string } {
+  return deps.cursors.read(scope, cursor, CURSOR_PARAM, ([createdAt, id, ...rest]) =>
     rest.length === 0 && Number.isSafeInteger(createdAt) && typeof id === 'string' && id.length <= 128
       ? { createdAt: createdAt as number, id }
       : undefined,
@@ -281,10 +296,12 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
           throw new BatonError('input_invalid', 'origin and mission go together', {
             path: origin === undefined ? '$.origin' : '$.mission',
           });
+        const states = state?.split(',');
+        const scope = itemsScope(origin, mission, states);
         const filter = {
           ...(origin !== undefined && mission !== undefined && { mission: { origin, id: mission } }),
-          ...(state !== undefined && { states: state.split(',') }),
-          ...(cursor !== undefined && { after: decodeItemCursor(deps, cursor) }),
+          ...(states !== undefined && { states }),
+          ...(cursor !== undefined && { after: decodeItemCursor(deps, scope, cursor) }),
           // One row more than the page says whether another page exists, without a COUNT.
           limit: limit + 1,
         };
@@ -293,7 +310,7 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         const last = items.at(-1);
         const nextCursor =
           rows.length > limit && last !== undefined
-            ? deps.cursors.issue(ITEMS_SCOPE, [last.createdAt, last.id])
+            ? deps.cursors.issue(scope, [last.createdAt, last.id])
             : null;
         return { body: { items, nextCursor } };
       },

@@ -7,6 +7,7 @@
 import { BatonError } from '../../core/errors.js';
 import { NAME } from '../../occurrences/validate.js';
 import { pageLineages } from '../../store/lineages-list.js';
+import { listScope } from '../../core/cursor.js';
 import { CURSOR_PARAM, CURSOR_SCHEMA } from '../cursor.js';
 import { timed, type RouteSpec, type ServerDeps } from '../route.js';
 import { array, count, epochMs, nullable, object } from '../schemas/common.js';
@@ -28,8 +29,11 @@ const lineagePage = object({
   nextCursor: nullable({ type: 'string' }),
 });
 
-/** The scope of `GET /v1/lineages` cursors (src/core/cursor.ts). */
-const LINEAGES_SCOPE = 'lineages';
+/**
+ * The scope of `GET /v1/lineages` cursors (src/core/cursor.ts): the list has no filter to bind
+ * (its query is `cursor` and `limit`, and `limit` is not bound), so every query is the same one.
+ */
+const LINEAGES_SCOPE = listScope('lineages');
 
 const decodeLineageCursor = (deps: ServerDeps, cursor: string): string =>
   deps.cursors.read(LINEAGES_SCOPE, cursor, CURSOR_PARAM, (k) =>
