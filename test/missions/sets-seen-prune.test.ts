@@ -91,7 +91,8 @@ for (const e of engines) {
         T0,
       ]),
     );
-    const result = await migrate(store.engine);
+    // Up to 30 only: what this test is about is migration 30 meeting rows written before it.
+    const result = await migrate(store.engine, { list: migrations.filter((m) => m.id <= 30) });
     assert.deepEqual(
       result.applied.map((m) => m.id),
       [30],
