@@ -83,6 +83,11 @@ export interface Rejection {
   code: BatonErrorCode;
   rule: LeaseRule;
   message: string;
+  /**
+   * What a resource model threw when it failed (code `internal`): for the operator's log only,
+   * never signed, audited or sent (leasePlugin logs it; a shell of your own should too).
+   */
+  cause?: unknown;
 }
 
 /** What the verifier needs to know about the resource: its epoch and the digest of its state. */

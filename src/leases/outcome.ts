@@ -70,15 +70,15 @@ export function applyOrRefuse(
   try {
     next = model.apply(state, op);
   } catch (error) {
-    if (!isBatonError(error)) return fault;
+    if (!isBatonError(error)) return { ...fault, cause: error };
     return { code: error.code, rule: 'RESOURCE_SEMANTICS', message: error.message };
   }
   // A state with no I-JSON form (undefined, NaN, a cycle) could not be digested or stored: the
   // same fault, refused here rather than thrown later from inside the transaction.
   try {
     canonicalize(next);
-  } catch {
-    return fault;
+  } catch (error) {
+    return { ...fault, cause: error };
   }
   return { state: next };
 }

@@ -58,7 +58,10 @@ function send(reply: FastifyReply, answer: Answer): FastifyReply {
   if (answer.resource !== undefined) reply.header(FENCE_TOKEN_HEADER, String(answer.resource.epoch));
   const receipt = answer.receipt as unknown as JsonObject;
   if (answer.rejection !== undefined) {
-    const { code, message, rule } = answer.rejection;
+    const { code, message, rule, cause } = answer.rejection;
+    // A model fault's own error stays out of the receipt and the body, but is never swallowed.
+    if (cause !== undefined)
+      reply.log.error({ err: cause }, 'lease system of record: the resource model failed');
     const body = {
       type: 'about:blank',
       title: code,

@@ -98,7 +98,8 @@ function assertFault(s: MountedSor, a: Answer): void {
 }
 
 test('a model that throws a plain Error, a TypeError or returns no JSON: signed, audited internal refusal', async (t) => {
-  const s = await mountSor(faulty);
+  const log: string[] = [];
+  const s = await mountSor(faulty, '', log);
   t.after(() => s.close());
   const before = await read(s);
   const cases: Array<[string, JsonValue, JsonValue]> = [
@@ -117,6 +118,13 @@ test('a model that throws a plain Error, a TypeError or returns no JSON: signed,
     assert.equal(rec.status, 404, `${name}: the lease_id is not consumed`);
     await rec.body?.cancel();
   }
+  // Kept out of the receipt and the body, but never swallowed: the operator's log has it.
+  const faults = log.filter((l) => l.includes('the resource model failed'));
+  assert.equal(faults.length, cases.length, 'each fault logged once');
+  assert.ok(
+    faults.some((l) => l.includes(SECRET)),
+    'with what the model threw',
+  );
 });
 
 test('a model fault during recovery is a signed, audited internal refusal; the lease stays recoverable', async (t) => {

@@ -38,7 +38,8 @@ export interface MountedSor {
   close(): Promise<void>;
 }
 
-export async function mountSor(model: ResourceModel, prefix = ''): Promise<MountedSor> {
+/** `log`, when given, receives the server's error-level log lines (JSON, one per line). */
+export async function mountSor(model: ResourceModel, prefix = '', log?: string[]): Promise<MountedSor> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-mounted-sor-'));
   const ledger = new SqliteLeaseLedger(join(dir, 'sor.db'));
   const clock = new ManualClock(T0);
@@ -54,7 +55,8 @@ export async function mountSor(model: ResourceModel, prefix = ''): Promise<Mount
   let origin = '';
   const base = (): string => `${origin}${prefix.replace(/\/+$/, '')}`;
   const targetUri = (id: string): string => `${base()}${COLLECTION}/${encodeURIComponent(id)}`;
-  const app = Fastify({ logger: false });
+  const stream = { write: (line: string): void => void log?.push(line) };
+  const app = Fastify({ logger: log === undefined ? false : { level: 'error', stream } });
   await app.register(leasePlugin, {
     prefix,
     service,
