@@ -122,12 +122,14 @@ export class LeaseService {
       if (resource === undefined)
         return this.#refuseIn(tx, facts, reject('not_found', 'TARGET_BINDING', 'no such resource'), nowMs);
       // Every state fact, required by verifyLeaseState: none of checks 7–10 can be skipped here.
-      const state = verifyLeaseState(verdict.lease, {
-        epoch: resource.epoch,
-        stateDigest: resource.digest,
-        inverse: { staged: inversePayload },
-        replayed: tx.lease(lease.lease_id) !== undefined,
-      });
+      const state = ledgerFacts(() =>
+        verifyLeaseState(verdict.lease, {
+          epoch: resource.epoch,
+          stateDigest: resource.digest,
+          inverse: { staged: inversePayload },
+          replayed: tx.lease(lease.lease_id) !== undefined,
+        }),
+      );
       if (!state.ok) return this.#refuseIn(tx, facts, state.rejection, nowMs);
       if (operation === undefined || inversePayload === undefined) {
         return this.#refuseIn(
@@ -266,4 +268,19 @@ export class LeaseService {
 
 function receiptStatus(rejection: Rejection): number {
   return ERROR_CODES[rejection.code].status;
+}
+
+/**
+ * The state facts come from the system of record's own ledger, not from the client: a malformed one
+ * (a PostgreSQL BIGINT read back as text, an upper-case digest) is the system of record's fault,
+ * `internal` — thrown, so the transaction rolls back — never the client's `input_invalid`.
+ */
+function ledgerFacts<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (!isBatonError(error) || error.code !== 'input_invalid') throw error;
+    const why = `the lease ledger returned a resource record that is not well-formed: ${error.message}`;
+    throw new BatonError('internal', why, {}, { cause: error });
+  }
 }

@@ -37,6 +37,7 @@ import {
   type KeyResolver,
   type Lease,
   type LeaseChecks,
+  type LeaseLedger,
   type LeaseStateFacts,
   type VerifiedLease,
 } from '../../src/leases/index.js';
@@ -313,4 +314,42 @@ test('LeaseService with a resolver returning a private key answers a signed ERR_
   assert.equal(answer.rejection?.code, 'ERR_LEASE_SIGNATURE');
   assert.equal(verifyReceipt(answer.receipt, receiptKeys), true);
   assert.equal(svc.read(TARGET)?.epoch, 5);
+});
+
+test("a resource record the ledger returns malformed is the system of record's fault (internal), not the client's input_invalid", (t) => {
+  const { ledger } = service(t, { wallMs: () => NOW, monotonicMs: () => 0 }, keys);
+  // A ledger of one's own on PostgreSQL: pg reads a BIGINT back as text by default.
+  const bigintAsText: LeaseLedger = {
+    transact: (fn) =>
+      ledger.transact((tx) =>
+        fn({
+          resource: (target) => {
+            const r = tx.resource(target);
+            return r === undefined ? r : { ...r, epoch: String(r.epoch) as unknown as number };
+          },
+          lease: (id) => tx.lease(id),
+          snapshot: (id) => tx.snapshot(id),
+          shadow: (id) => tx.shadow(id),
+          dueEscrows: (now) => tx.dueEscrows(now),
+          write: (change) => tx.write(change),
+          appendAudit: (receipt) => tx.appendAudit(receipt),
+        }),
+      ),
+    audit: (after, limit) => ledger.audit(after, limit),
+    pendingEscrows: () => ledger.pendingEscrows(),
+  };
+  const sor = signingKeyFrom(generateEd25519KeyPair().privateKey);
+  const clock: Clock = { wallMs: () => NOW, monotonicMs: () => 0 };
+  const svc = new LeaseService({
+    ledger: bigintAsText,
+    model: { apply: (state) => state },
+    clock,
+    signer: sor,
+    trusted: keys,
+  });
+  assert.throws(
+    () => svc.mutate(TARGET, Buffer.from(JSON.stringify(lease())), staged),
+    (e: unknown) => e instanceof BatonError && e.code === 'internal' && /lease ledger/.test(e.message),
+  );
+  assert.deepEqual(ledger.audit(0, 10), [], 'rolled back: no receipt blaming the client');
 });
