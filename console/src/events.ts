@@ -40,9 +40,22 @@ export function useLiveStatus(): LiveStatus | undefined {
   return status;
 }
 
-/** Asks whether the session still lives: a 401 goes back to sign-in (api.ts), else nothing. */
+/**
+ * Asks whether the session still lives: a 401 goes back to sign-in (api.ts's response hook). Any
+ * other failure (the server is gone) changes nothing more: the stream already shows disconnected.
+ */
 function checkSession(): void {
-  api.GET('/v1/session').catch(() => undefined);
+  api.GET('/v1/session').catch((error: unknown) => console.warn('session check failed', error));
+}
+
+/** The `end` event's code, or undefined when its data is not the JSON the server sends. */
+function endCode(data: string): string | undefined {
+  try {
+    const parsed = JSON.parse(data) as { code?: unknown };
+    return typeof parsed.code === 'string' ? parsed.code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function useEvidenceEvents(onEvent: (subject: string) => void, subject?: string): void {
@@ -61,8 +74,8 @@ export function useEvidenceEvents(onEvent: (subject: string) => void, subject?: 
     source.addEventListener('end', (e) => {
       source.close();
       set(source, 'disconnected');
-      const data = JSON.parse((e as MessageEvent<string>).data) as { code?: string };
-      if (data.code === 'unauthenticated') endSession();
+      // The server's refusal names its code; anything unreadable is settled by asking the session.
+      if (endCode((e as MessageEvent<string>).data) === 'unauthenticated') endSession();
       else checkSession();
     });
     // CLOSED: the browser gave up (a 401, or an answer that is no event stream); else it retries.

@@ -144,14 +144,17 @@ class HttpExecutor implements Executor {
     return this.#call({ method: 'POST', path, body: json(body), safeToRetry: true }, CREATED, options);
   }
 
-  /** Not idempotent: a repeat appends a second piece of evidence. */
+  /**
+   * The same report again is answered without being appended (`notRecorded: "repeat"`); past the
+   * per-occurrence cap a distinct one is not appended either (`"capped"`). Not retried on its own.
+   */
   acknowledge(acknowledgement: ExecutorAcknowledgement, options?: CallOptions): Promise<ObserveResult> {
     const { occurrenceId, ...body } = evidenceOnly(acknowledgement);
     const path = `/v1/occurrences/${seg(occurrenceId)}/acknowledgements`;
     return this.#call({ method: 'POST', path, body: json(body), safeToRetry: false }, OBSERVED, options);
   }
 
-  /** Not idempotent (a repeat appends a second acknowledgement); never an entry. */
+  /** Its acknowledgement is bounded as `acknowledge`'s is; never an entry. Not retried on its own. */
   acknowledgeAndSettle(
     acknowledgement: ExecutorAcknowledgement,
     options?: CallOptions,
