@@ -598,26 +598,28 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     at: number,
     cap: number,
   ): Promise<RefusedDeliveryMemory> {
+    // The common case — a report not seen, under the cap — is one statement (an acknowledgement is
+    // on every lifecycle's path: issue 16's statement budget). The caller holds the occurrence's
+    // row lock, so nothing else counts or inserts under this namespace meanwhile.
+    const fresh = await this.#tx.run(REMEMBER_UNDER_CAP, [ns, fingerprint, occurrenceId, at, ns, cap]);
+    if (fresh.changes === 1) return 'fresh';
     const seen = await this.#tx.get<{ one: number }>(
       'SELECT 1 AS one FROM prv_webhook_events WHERE profile_id = ? AND event_id = ?',
       [ns, fingerprint],
     );
     if (seen !== undefined) return 'seen';
-    const row = await this.#tx.get<{ n: number | string }>(
-      'SELECT COUNT(*) AS n FROM prv_webhook_events WHERE profile_id = ?',
-      [ns],
-    );
-    const kept = Number(row?.n ?? 0);
-    const insert =
-      'INSERT INTO prv_webhook_events (profile_id, event_id, occurrence_id, received_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING';
-    if (kept < cap) {
-      await this.#tx.run(insert, [ns, fingerprint, occurrenceId, at]);
-      return 'fresh';
-    }
     // The mark is one more row: `cap_reached` holds no ':' so no fingerprint equals it.
-    const { changes } = await this.#tx.run(insert, [ns, CAP_MARK, occurrenceId, at]);
+    const { changes } = await this.#tx.run(REMEMBER, [ns, CAP_MARK, occurrenceId, at]);
     return changes === 1 ? 'cap_reached' : 'over_cap';
   }
 }
 
 const CAP_MARK = 'cap_reached';
+const REMEMBER =
+  'INSERT INTO prv_webhook_events (profile_id, event_id, occurrence_id, received_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING';
+/** Inserts only while the namespace keeps fewer than the cap (the casts type the parameters on PostgreSQL). */
+const REMEMBER_UNDER_CAP =
+  'INSERT INTO prv_webhook_events (profile_id, event_id, occurrence_id, received_at) ' +
+  'SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT) ' +
+  'WHERE (SELECT COUNT(*) FROM prv_webhook_events WHERE profile_id = ?) < CAST(? AS BIGINT) ' +
+  'ON CONFLICT DO NOTHING';
