@@ -13,10 +13,14 @@ import { main } from '../../src/cli/baton.js';
 import { exportPrivatePem, generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import { isBatonError } from '../../src/core/errors.js';
 import { openBaton, type StoreChoice } from '../../src/server/open.js';
+import { migrations } from '../../src/store/migrations/index.js';
 import { loadOrCreateDomainKey } from '../../src/store/occurrences.js';
 import { domainConfig } from '../occurrences/helpers.js';
 import { enginesUnderTest, type EngineUnderTest } from './engines.js';
 import { captureIo, tempDir } from './support.js';
+
+/** One past the newest migration this Baton knows, as a newer version would have written it. */
+const FUTURE_MIGRATION = (migrations.at(-1)?.id ?? 0) + 1;
 
 const engines = await enginesUnderTest();
 
@@ -141,7 +145,9 @@ for (const e of engines) {
     // Migrate first, then record a migration this Baton does not know (as a newer version would).
     const first = await openBaton(store.choice);
     await first.engine.transaction((tx) =>
-      tx.run("INSERT INTO schema_migrations (id, name, digest, applied_at) VALUES (31, 'future', 'x', 0)"),
+      tx.run("INSERT INTO schema_migrations (id, name, digest, applied_at) VALUES (?, 'future', 'x', 0)", [
+        FUTURE_MIGRATION,
+      ]),
     );
     await first.close();
     rmSync(store.keyFile);
