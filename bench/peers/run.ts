@@ -423,7 +423,7 @@ async function main(): Promise<void> {
     }
   }
   console.log(
-    '\nstatements per lifecycle: not counted by this bench; test/server/statements.test.ts bounds them (SQLite ≤ 29 statements, PostgreSQL ≤ 5 calls) and prints the counts (docs/scale.md)',
+    '\nstatements per lifecycle: not counted by this bench; test/server/statements.test.ts bounds them (SQLite ≤ 29 statements, PostgreSQL ≤ 6 calls) and prints the counts (docs/scale.md)',
   );
   console.log(
     `${FOLDED}: the job with the least PostgreSQL work Baton's guarantees need, ONE statement per transition (create+reserve+bind+enter, settle; synchronous_commit on), plain pg, the same payment call, no status query, no Baton code: an upper bound for any Node+pg implementation of this job on this machine (bench/peers/folded.ts)`,
