@@ -143,6 +143,7 @@ async function eventually<T>(read: () => Promise<T>, want: T, what: string): Pro
 }
 
 const keysShown = (page: Page) => page.locator('tbody tr td:nth-child(5)').allInnerTexts();
+/** Focus moves in effects that run after the browser paints: read it until it settles. */
 const focused = (page: Page) => page.evaluate<string>("document.activeElement?.textContent ?? ''");
 
 browserTest('occurrences: a search after Next page starts at the first page of what it finds', async () => {
@@ -271,10 +272,10 @@ browserTest('confirmation steps take keyboard focus, and Escape cancels and give
   await page.getByRole('button', { name: 'Reconcile now' }).focus();
   await page.keyboard.press('Enter');
   await page.getByRole('dialog').waitFor();
-  assert.equal(await focused(page), 'Confirm reconcile');
+  await eventually(() => focused(page), 'Confirm reconcile', 'focus on Confirm reconcile');
   await page.keyboard.press('Escape');
   await eventually(() => page.getByRole('dialog').count(), 0, 'Escape closes the dialog');
-  assert.equal(await focused(page), 'Reconcile now');
+  await eventually(() => focused(page), 'Reconcile now', 'focus on Reconcile now');
   // Tokens: revoke asks first; Escape cancels, nothing is revoked.
   const made = await w().api.call('POST', '/v1/tokens', {
     token: w().api.admin,
@@ -284,11 +285,11 @@ browserTest('confirmation steps take keyboard focus, and Escape cancels and give
   await page.goto(`${w().api.url}/console/#/tokens`);
   await page.getByRole('button', { name: 'Revoke spare' }).click();
   await page.getByRole('dialog').waitFor();
-  assert.equal(await focused(page), 'Confirm revoke');
+  await eventually(() => focused(page), 'Confirm revoke', 'focus on Confirm revoke');
   assert.deepEqual(await axeViolations(page), [], 'an open confirmation in the table');
   await page.keyboard.press('Escape');
   await eventually(() => page.getByRole('dialog').count(), 0, 'Escape closes the dialog');
-  assert.equal(await focused(page), 'Revoke spare');
+  await eventually(() => focused(page), 'Revoke spare', 'focus on Revoke spare');
   const tokens = await w().api.call('GET', '/v1/tokens', { token: w().api.admin });
   const spare = (tokens.body['tokens'] as JsonObject[]).find((t) => t['id'] === made.body['id']);
   assert.equal(spare?.['revokedAt'], null, 'cancelled: not revoked');
@@ -323,7 +324,7 @@ browserTest('"Reconcile now" only where the API reconciles; its answer in words,
     await page.locator('.result .verdict').innerText(),
     'Still unresolved. Missing knowledge (unauthenticated): the answer was not authenticated by a pinned key, so it cannot settle anything.',
   );
-  assert.equal(await focused(page), 'Reconcile answer', 'focus moves to the answer');
+  await eventually(() => focused(page), 'Reconcile answer', 'focus moves to the answer');
   await page.getByText("The API's answer (JSON)").click();
   const json = JSON.parse(await page.locator('.result pre').innerText()) as { missingKnowledge: string };
   assert.equal(json.missingKnowledge, 'unauthenticated');
