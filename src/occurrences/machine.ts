@@ -3,7 +3,14 @@
  * `(state, command, now) → { state, events } | Rejection`. No I/O, no clock, no randomness: ids,
  * secrets' digests and time come in as arguments. One file per command under machine/.
  */
-export { isRejection, reject, type Caller, type Rejection } from './machine/common.js';
+export {
+  isRejection,
+  occurrenceIdOf,
+  occurrenceSubject,
+  reject,
+  type Caller,
+  type Rejection,
+} from './machine/common.js';
 export {
   decideTakeover,
   type TakeoverCommand,

@@ -18,13 +18,13 @@
 import { createHash } from 'node:crypto';
 import { canonicalize } from '../core/jcs.js';
 import type { JsonValue } from '../core/json.js';
+import { occurrenceIdOf, occurrenceSubject } from '../occurrences/index.js';
 import type { SqlExecutor } from './engine.js';
 import type { BrokenLink } from './evidence-chain.js';
 import type { EvidenceEvent } from './evidence-log.js';
 import { OCCURRENCE_COLUMNS } from './occurrences-rows.js';
 
 const PAGE = 1000;
-const OCCURRENCE = 'occurrence:';
 const AUTHORITY = 'authority:';
 
 type Value = string | null;
@@ -151,8 +151,8 @@ export class StateFold {
       }
       return;
     }
-    if (!e.subject.startsWith(OCCURRENCE)) return;
-    const id = e.subject.slice(OCCURRENCE.length);
+    const id = occurrenceIdOf(e.subject);
+    if (id === undefined) return;
     if (e.type === 'occurrence_created') {
       this.#occurrences.set(id, created(e));
       return;
@@ -170,7 +170,7 @@ export class StateFold {
   /** Compare one occurrence row with what its chain records (once: the entry is then dropped). */
   async compareOccurrence(ex: SqlExecutor, row: Row): Promise<void> {
     const id = String(row['id']);
-    const subject = `${OCCURRENCE}${id}`;
+    const subject = occurrenceSubject(id);
     const x = this.#occurrences.get(id);
     if (x === undefined) {
       this.#add(
@@ -212,7 +212,7 @@ export class StateFold {
     for (const [id, x] of this.#occurrences) {
       this.#add(
         x.seq,
-        `${OCCURRENCE}${id}`,
+        occurrenceSubject(id),
         'the evidence chain records the occurrence but its row is missing',
       );
     }
@@ -233,7 +233,7 @@ export class StateFold {
     if (row === undefined && x !== undefined) {
       this.#add(
         x.seq,
-        `${OCCURRENCE}${id}`,
+        occurrenceSubject(id),
         'the evidence chain records the occurrence but its row is missing',
       );
     }

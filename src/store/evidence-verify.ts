@@ -4,6 +4,7 @@
  * its chains record (evidence-state.ts; docs/store.md, "What verify catches").
  */
 import { BatonError } from '../core/errors.js';
+import { occurrenceIdOf } from '../occurrences/index.js';
 import type { SqlExecutor, StoreEngine } from './engine.js';
 import { ChainWalker, type ChainReport, type HeadRecord } from './evidence-chain.js';
 import { EVIDENCE_COLUMNS, type EvidenceEvent, type EvidenceRow } from './evidence-log.js';
@@ -17,7 +18,6 @@ export interface EvidenceProgress {
 }
 
 const PAGE = 1000;
-const OCCURRENCE = 'occurrence:';
 
 interface HeadsRow {
   subject: string;
@@ -122,7 +122,8 @@ export async function verifySubject(tx: SqlExecutor, subject: string): Promise<S
     heads.set(subject, { head: head.head, count: Number(head.count), last_seq: Number(head.last_seq) });
   }
   walker.finish(heads);
-  if (subject.startsWith(OCCURRENCE)) await fold.compareOne(tx, subject.slice(OCCURRENCE.length));
+  const id = occurrenceIdOf(subject);
+  if (id !== undefined) await fold.compareOne(tx, id);
   for (const p of fold.problems) walker.problem(p);
   return { ...walker.report(), verified };
 }

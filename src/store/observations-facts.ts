@@ -4,7 +4,7 @@
  * edited event or row is a failed criterion, not a silent pass.
  */
 import type { JsonValue } from '../core/json.js';
-import type { BypassPath } from '../occurrences/index.js';
+import { occurrenceIdOf, type BypassPath } from '../occurrences/index.js';
 import type { ActionEvidence, ChainEvent, HandoffFacts } from '../observations/index.js';
 import type { SqlExecutor } from './engine.js';
 import { EVIDENCE_COLUMNS, evidenceHashOfText, type EvidenceRow } from './evidence-log.js';
@@ -210,7 +210,7 @@ export async function handoffFacts(
         lineageChainVerifies: chain.verifies,
         occurrenceChainsVerify: occurrences.every((c) => c.verifies),
         domainChainVerifies: domainChain.verifies,
-        openAtSeq: open.map((c) => c.subject.slice('occurrence:'.length)),
+        openAtSeq: open.map((c) => occurrenceIdOf(c.subject) ?? c.subject),
         unregisteredProfileDigests: [...new Set(unregistered)],
         reconfiguredBy: previousSeq === 0 ? null : (reconfigured?.hash ?? null),
       });

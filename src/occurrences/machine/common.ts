@@ -40,8 +40,15 @@ export interface Caller {
   readonly generation: number;
 }
 
+const OCCURRENCE_PREFIX = 'occurrence:';
+
 export function occurrenceSubject(id: string): string {
-  return `occurrence:${id}`;
+  return `${OCCURRENCE_PREFIX}${id}`;
+}
+
+/** The occurrence id an evidence subject names, or undefined for another kind of subject. */
+export function occurrenceIdOf(subject: string): string | undefined {
+  return subject.startsWith(OCCURRENCE_PREFIX) ? subject.slice(OCCURRENCE_PREFIX.length) : undefined;
 }
 
 export function lineageSubject(id: string): string {
