@@ -1,5 +1,5 @@
 /** Hash routes (`#/occurrences/occ_…`): the server serves one page, so no fallback is needed. */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 
 export interface Route {
   readonly page: string;
@@ -26,11 +26,14 @@ export function href(page: string, arg?: string, query?: URLSearchParams): strin
 }
 
 export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  const [hash, setHash] = useState(() => location.hash);
   useEffect(() => {
-    const on = (): void => setRoute(parseRoute(location.hash));
+    const on = (): void => setHash(location.hash);
     addEventListener('hashchange', on);
+    // Effects run after paint: a hash changed since the first render (a navigation right after
+    // sign-in) fired its event before anyone listened, so read it once more now.
+    on();
     return () => removeEventListener('hashchange', on);
   }, []);
-  return route;
+  return useMemo(() => parseRoute(hash), [hash]);
 }

@@ -4,7 +4,8 @@
  * to the query it was issued under (a search or a filter change after Next page starts at the
  * first page); an occurrence's or a work item's page keeps nothing of the one seen before (answer,
  * open confirmation, evidence page); a confirmation step takes keyboard focus and gives it back on
- * Escape; "Reconcile now" is offered only on an unresolved occurrence, and its answer is in words.
+ * Escape; "Reconcile now" is offered only on an unresolved occurrence, and its answer is in words;
+ * a route changed while the signed-in pages first render is followed.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -334,6 +335,30 @@ browserTest('"Reconcile now" only where the API reconciles; its answer in words,
   await page.locator('h1 .badge', { hasText: 'succeeded' }).waitFor();
   assert.equal(await fact('Unresolved').innerText(), 'no (resolved)');
   assert.equal(await page.getByRole('button', { name: 'Reconcile now' }).count(), 0, 'not on a resolved one');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+browserTest('a route changed while the signed-in pages first render is followed', async () => {
+  assert.ok(launched !== undefined);
+  const { context, page, problems } = await newPage(launched.browser);
+  // The hash changes in the microtask after the page navigation is first in the DOM: after the
+  // route was read, before the effects that listen for changes run (they run after paint). Under
+  // load a test's (or a user's) navigation right after sign-in lands there (CI, session 26).
+  const target = `#/lineages/agent-${UNRESOLVED[0] ?? ''}`;
+  // A page script (the test is compiled without the DOM's types).
+  await page.addInitScript(`
+    const seen = new MutationObserver(() => {
+      if (document.querySelector('nav[aria-label="Pages"]') === null) return;
+      seen.disconnect();
+      location.hash = ${JSON.stringify(target)};
+    });
+    seen.observe(document, { childList: true, subtree: true });`);
+  await page.goto(`${w().api.url}/console/`);
+  await page.getByLabel('Operator or admin token').fill(w().api.operator);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: `agent-${UNRESOLVED[0] ?? ''}: generation 1` }).waitFor();
+  assert.equal(new URL(page.url()).hash, target);
   assert.deepEqual(problems, []);
   await context.close();
 });
