@@ -236,7 +236,7 @@ export async function reconcileOccurrence(
   const failures: unknown[] = [];
   const observing: ReconcilerService = {
     getProfile: (id, version) => service.getProfile(id, version),
-    // Asked for by a caller: an unanswered reading that moves nothing is bounded (ack-bound.ts).
+    // Asked for by a caller: a reading that moves nothing is bounded (ack-bound.ts).
     observe: async (...args) => {
       const r = await service.observeAsked(...args);
       if (r.notRecorded !== undefined) onNotRecorded?.(r.notRecorded);

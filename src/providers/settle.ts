@@ -5,7 +5,9 @@
  * are appended together, in the order acknowledge-then-reconcile would append them. Evidence only:
  * it never enters (AOC-REQ-010); only the authenticated status answer may move the outcome
  * (AOC-REQ-009). If the first source leaves it unresolved, the next ones are asked as a reconcile
- * pass asks them, each its own observation. The acknowledgement is always recorded: a source that
+ * pass asks them, each its own observation. Repeats are bounded evidence like a reconcile's
+ * (service/ack-bound.ts): an acknowledgement or a reading that moves nothing may be answered without
+ * being appended (`notRecorded`). The acknowledgement is always answered: a source that
  * cannot be asked ends the pass as missing knowledge (`unavailable`, `byReason.error`), never the call;
  * the answer names the failure's code (`errorCode`) and the caller's `onError` gets the error itself,
  * so a broken store or a fault in Baton is never mistaken for a provider outage (AOC-REQ-009).
@@ -13,6 +15,7 @@
 import { errorCodeOf, type BatonErrorCode } from '../core/errors.js';
 import type {
   AcknowledgementInput,
+  NotRecorded,
   MissingKnowledgeReason,
   ObservationInput,
   ObserveResult,
@@ -20,11 +23,11 @@ import type {
   OccurrenceView,
 } from '../occurrences/index.js';
 import type { OccurrenceReconciled, ReconcileReport } from './reconciler.js';
-import { recordReading, type StatusSources } from './status-sources/index.js';
+import type { StatusSources } from './status-sources/index.js';
 
 export type SettleService = Pick<
   OccurrencesService,
-  'acknowledgeAndObserve' | 'observe' | 'getProfile' | 'getOccurrenceView'
+  'acknowledgeAndObserve' | 'observeAsked' | 'getProfile' | 'getOccurrenceView'
 >;
 
 /** The acknowledgement's own result, and the occurrence after the status pass. */
@@ -72,6 +75,8 @@ export interface SettleOptions {
   readonly reporter?: { readonly credential: string };
   /** Told the failure that ended the pass (the route logs it); the answer carries only its code. */
   readonly onError?: (error: unknown) => void;
+  /** Told of each status reading answered but not appended (a repeat, or past the cap): counted. */
+  readonly onNotRecorded?: (why: NotRecorded) => void;
 }
 
 /**
@@ -84,7 +89,7 @@ export async function acknowledgeAndSettle(
   ack: AcknowledgementInput,
   options: SettleOptions = {},
 ): Promise<AcknowledgedSettled> {
-  const { ackActor, requestedBy, known, reporter, onError } = options;
+  const { ackActor, requestedBy, known, reporter, onError, onNotRecorded } = options;
   const start = known ?? (await service.getOccurrenceView(ack.occurrenceId));
   const { provider } = start;
   const profile = (await service.getProfile(provider.profileId, provider.profileVersion)).document;
@@ -105,6 +110,7 @@ export async function acknowledgeAndSettle(
   }
   const both = await service.acknowledgeAndObserve(ack, readings, ackActor, requestedBy, reporter);
   const asked = [...both.observations];
+  for (const r of asked) if (r.notRecorded !== undefined) onNotRecorded?.(r.notRecorded);
   let current = asked.at(-1)?.occurrence ?? both.acknowledgement.occurrence;
   let missing: MissingKnowledgeReason | null =
     failure !== undefined ? 'unavailable' : (asked.at(-1)?.missingKnowledge ?? null);
@@ -119,7 +125,10 @@ export async function acknowledgeAndSettle(
     try {
       // The acknowledgement is committed: a failure now ends the pass, it never fails the call (a
       // caller told "not recorded" would record the same answer twice).
-      const r = await recordReading(service, await sources.query(profile, current, source.id), requestedBy);
+      // Asked for by the caller, as the first reading was: bounded when it moves nothing.
+      const reading = await sources.query(profile, current, source.id);
+      const r = await service.observeAsked(reading.observation, undefined, requestedBy);
+      if (r.notRecorded !== undefined) onNotRecorded?.(r.notRecorded);
       asked.push(r);
       current = r.occurrence;
       missing = r.missingKnowledge;

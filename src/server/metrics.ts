@@ -126,7 +126,7 @@ export class Metrics {
     // Both series exist from the start, so an alert on their rate sees a zero before the first drop.
     this.#reconcileDropped = new Counter({
       name: 'baton_reconcile_evidence_dropped_total',
-      help: 'Unanswered status readings asked for by a caller (reconcile) not kept as evidence: a repeat, or past the per-occurrence cap.',
+      help: 'Status readings asked for by a caller (reconcile, acknowledge-and-settle) that moved nothing, not kept as evidence: a repeat, or past the per-occurrence cap.',
       labelNames: ['cause'],
       registers,
     });

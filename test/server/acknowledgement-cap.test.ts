@@ -6,6 +6,10 @@
  * one `acknowledgement_evidence_capped` mark; each one left out is counted in
  * `baton_acknowledgement_evidence_dropped_total`. The first acknowledgement of the entry is always
  * kept (the cap before entry does not cost it), and what can move the state always is (AOC-REQ-009).
+ * Status readings a caller asks for (reconcile, acknowledge-and-settle's pass) that move nothing —
+ * the occurrence stays unknown, or the provider keeps answering `pending` — are kept up to the cap
+ * beside the first of each reason or answer, marked once and counted in
+ * `baton_reconcile_evidence_dropped_total`; a new answer always is.
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
@@ -191,5 +195,56 @@ for (const engine of engines) {
     const settled = await reconcile();
     assert.equal((settled.body['occurrence'] as JsonObject)['outcome'], 'success', settled.text);
     assert.ok((await evidenceTypes(w, id)).slice(before).includes('state_changed'));
+  });
+}
+
+for (const engine of engines) {
+  test(`[${engine}] a provider that keeps answering pending: readings kept up to the cap over reconcile and acknowledge-and-settle; the new answer always is`, async (t) => {
+    const w = await world(t, engine);
+    // The payment's status reads `pending` for its first PENDING lookups, then `succeeded`.
+    const PENDING = CAP + 8;
+    w.sandbox.addFault('next', `status_changes_later:pending:${PENDING}`);
+    const ticket = await enterPayment(w, 'inv-pending-cap');
+    const id = ticket.occurrence.id;
+    const { acknowledgement } = await w.adapter.send(ticket);
+    const { occurrenceId: _, ...ack } = evidenceOnly(acknowledgement);
+    const start = (await evidenceTypes(w, id)).length;
+    const reconcile = () =>
+      request(w.url, 'POST', `/v1/occurrences/${id}/reconcile`, { token: w.credential, body: {} });
+    const settle = () =>
+      request(w.url, 'POST', `/v1/occurrences/${id}/acknowledge-and-settle`, {
+        token: w.credential,
+        body: ack,
+      });
+    const outcomes: unknown[] = [];
+    for (let call = 1; call <= PENDING + 1; call++) {
+      w.clock.advance(1000); // each answer is stamped anew: no two are identical
+      // Alternate: the executor's acknowledge-and-settle, an operator's-style reconcile by the executor.
+      const r = call % 2 === 1 ? await settle() : await reconcile();
+      assert.equal(r.status, 200, r.text);
+      assert.equal((r.body['report'] as JsonObject)['observations'], 1, `call ${call} read one source`);
+      outcomes.push((r.body['occurrence'] as JsonObject)['outcome']);
+    }
+    assert.deepEqual(
+      outcomes,
+      [...Array.from({ length: PENDING }, () => 'accepted'), 'success'],
+      'every call is answered from the reading, kept or not',
+    );
+    const types = (await evidenceTypes(w, id)).slice(start);
+    const acks = 1; // the same acknowledgement again is a repeat
+    // Reading 1 moved the state, reading 2 is the first of its answer, then CAP more: kept. The
+    // rest of the pending ones are dropped; the last, `succeeded`, moves the state: kept.
+    const kept = 2 + CAP + 1;
+    assert.equal(types.filter((x) => x === 'observation_recorded').length, acks + kept);
+    assert.equal(types.filter((x) => x === 'reconcile_evidence_capped').length, 1, 'marked once');
+    assert.deepEqual(types.slice(-2), ['observation_recorded', 'state_changed'], 'the new answer is kept');
+    const text = await (await fetch(`${w.url}/metrics`)).text();
+    const dropped = PENDING - (2 + CAP);
+    assert.match(text, new RegExp(`baton_reconcile_evidence_dropped_total\\{cause="cap"\\} ${dropped}\\b`));
+    const settles = Math.ceil((PENDING + 1) / 2);
+    assert.match(
+      text,
+      new RegExp(`baton_acknowledgement_evidence_dropped_total\\{cause="repeat"\\} ${settles - 1}\\b`),
+    );
   });
 }

@@ -11,7 +11,7 @@
  *   not appended (`capped`); the first one past the cap appends one
  *   `acknowledgement_evidence_capped` event instead, so the chain says reports were dropped.
  * The first acknowledgement of the entry is always kept: the count starts afresh at entry.
- * Unanswered status readings a caller asked for are bounded the same way (`readingKind`).
+ * Status readings a caller asked for that move nothing are bounded the same way (`readingKind`).
  */
 import { digestJcs } from '../../core/digest.js';
 import type { JsonObject } from '../../core/json.js';
@@ -23,7 +23,7 @@ import type { OccurrencesRepository, ReportKind } from '../ports.js';
 
 /**
  * How many distinct unauthenticated acknowledgements one occurrence keeps before entry, and again
- * after it; and how many distinct unanswered readings callers asked for (reconcile).
+ * after it; and how many more readings callers asked for that moved nothing (reconcile).
  */
 export const ACKNOWLEDGEMENT_EVIDENCE_CAP = 32;
 
@@ -50,14 +50,18 @@ function ackKind(o: OccurrenceRecord, cmd: ObservationCommand, d: ObserveDecisio
 }
 
 /**
- * A status reading a caller asked for (`POST /v1/occurrences/{id}/reconcile`, `executor.reconcile`)
- * that left the occurrence unknown and moved nothing. Each call used to append one, so repeated asks
- * grew the chain without bound; providers stamp their answers (the sandbox's `observed_at`), so two
- * asks are rarely identical and the cap is what bounds them. An effective reading, or one that moves
- * anything, is always appended (AOC-REQ-009), and so is the first reading of each source with each
- * missing-knowledge reason: a new reason (`not_found_beyond_retention` after `not_found`) is
- * knowledge a conformance report must show (AOC "Conformance": missing status knowledge is reported).
- * The background reconciler's own readings (bounded by its backoff) are not touched.
+ * A status reading a caller asked for (`POST /v1/occurrences/{id}/reconcile`, `executor.reconcile`,
+ * acknowledge-and-settle's status pass) that moved nothing: the occurrence stayed unknown, or the
+ * source answered what is already known (a provider that keeps answering `pending`). Each call
+ * used to append one, so repeated asks grew the chain without bound; providers stamp their answers
+ * (the sandbox's `observed_at`), so two asks are rarely identical and the cap is what bounds them.
+ * A reading that moves anything is always appended (AOC-REQ-009), and so is the first reading of
+ * each source with each missing-knowledge reason, or with each answer it mapped: a new reason
+ * (`not_found_beyond_retention` after `not_found`) is knowledge a conformance report must show
+ * (AOC "Conformance": missing status knowledge is reported), and a new answer (`processing` after
+ * `pending`) is the provider's own record. Both sets are finite: the reasons are the draft's, the
+ * answers the profile's mapped native statuses. The background reconciler's own readings (bounded
+ * by its backoff) are not touched.
  */
 async function readingKind(
   repo: OccurrencesRepository,
@@ -66,10 +70,14 @@ async function readingKind(
   d: ObserveDecision,
   now: number,
 ): Promise<ReportKind | undefined> {
-  const reason = d.assessment.missing;
-  if (cmd.source === ACKNOWLEDGEMENT_SOURCE || reason === null || !movesNothing(o, d)) return undefined;
-  // Migration 010's table again, under `reasons:<id>`: one row per (source, reason), a finite set.
-  const novel = await repo.rememberProviderEvent(`reasons:${o.id}`, `${cmd.source}|${reason}`, o.id, now);
+  if (cmd.source === ACKNOWLEDGEMENT_SOURCE || !movesNothing(o, d)) return undefined;
+  const { missing, mapping } = d.assessment;
+  const what =
+    missing !== null
+      ? missing
+      : `answered:${mapping?.interpretation ?? 'unmapped'}:${cmd.nativeStatus ?? ''}`;
+  // Migration 010's table again, under `reasons:<id>`: one row per (source, reason or answer).
+  const novel = await repo.rememberProviderEvent(`reasons:${o.id}`, `${cmd.source}|${what}`, o.id, now);
   return novel ? undefined : 'reconcile';
 }
 

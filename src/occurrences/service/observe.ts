@@ -23,9 +23,9 @@ export interface ObserveResult {
   readonly missingKnowledge: MissingKnowledgeReason | null;
   readonly changed: boolean;
   /**
-   * Present only when this acknowledgement was answered WITHOUT being appended (ack-bound.ts):
-   * `repeat`, an identical one is already in the evidence; `capped`, the occurrence keeps no more
-   * distinct unauthenticated acknowledgements. Never set for anything that moved the state.
+   * Present only when this acknowledgement, or a status reading a caller asked for, was answered
+   * WITHOUT being appended (ack-bound.ts): `repeat`, an identical one is already in the evidence;
+   * `capped`, the occurrence keeps no more of its kind. Never set for anything that moved the state.
    */
   readonly notRecorded?: NotRecorded;
 }
@@ -100,7 +100,8 @@ export async function acknowledgeAndObserve(
   return ctx.uow.run(async (repo) => {
     const acknowledgement = await observeIn(ctx, repo, a, ackActor, undefined, reporter);
     const seen: ObserveResult[] = [];
-    for (const c of cmds) seen.push(await observeIn(ctx, repo, c, undefined, requestedBy));
+    // Readings the executor asked for by calling: bounded when they move nothing (ack-bound.ts).
+    for (const c of cmds) seen.push(await observeIn(ctx, repo, c, undefined, requestedBy, undefined, true));
     return { acknowledgement, observations: seen };
   });
 }

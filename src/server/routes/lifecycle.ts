@@ -4,7 +4,7 @@
  * keeps their refusals and evidence; the single-step routes stay (docs/api.md "Fewer calls").
  */
 import { ERROR_CODES, errorCodeOf } from '../../core/errors.js';
-import type { AcknowledgementInput, CreateAndEnterInput } from '../../occurrences/index.js';
+import type { AcknowledgementInput, CreateAndEnterInput, NotRecorded } from '../../occurrences/index.js';
 import { acknowledgeAndSettle } from '../../providers/index.js';
 import { principalActor } from '../auth.js';
 import {
@@ -93,7 +93,15 @@ export function lifecycleRoutes(deps: ServerDeps): RouteSpec[] {
             'acknowledge-and-settle: status pass failed',
           );
         };
-        const options = { ackActor: actor, requestedBy: actor, known: occurrence, reporter, onError: failed };
+        const options = {
+          ackActor: actor,
+          requestedBy: actor,
+          known: occurrence,
+          reporter,
+          onError: failed,
+          // A status reading that moved nothing and was not appended (ack-bound.ts) is counted.
+          onNotRecorded: (why: NotRecorded) => deps.metrics.countReconcileDropped(why),
+        };
         const settled = () => acknowledgeAndSettle(svc, deps.sources, ack, options);
         const r = await timed(deps, 'acknowledge_and_settle', settled);
         deps.metrics.countAcknowledgementDropped(r.acknowledgement.notRecorded);
