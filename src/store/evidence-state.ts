@@ -195,10 +195,11 @@ export class StateFold {
   }
 
   /** Every occurrence row, page by page, then every authority row (after the whole walk). */
-  async compareRows(ex: SqlExecutor): Promise<void> {
+  async compareRows(ex: SqlExecutor, onRows?: (p: { readonly occurrences: number }) => void): Promise<void> {
     // The budget sums are taken before the comparison drops each occurrence it has compared.
     const sums = this.#sums();
     let after = '';
+    let compared = 0;
     for (;;) {
       const rows = await ex.all<Row>(
         `SELECT ${OCCURRENCE_COLUMNS.join(', ')} FROM aoc_occurrences WHERE id > ? ORDER BY id LIMIT ${PAGE}`,
@@ -208,6 +209,8 @@ export class StateFold {
       const last = rows.at(-1);
       if (last === undefined) break;
       after = String(last['id']);
+      compared += rows.length;
+      onRows?.({ occurrences: compared });
     }
     for (const [id, x] of this.#occurrences) {
       this.#add(

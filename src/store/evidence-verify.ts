@@ -17,6 +17,11 @@ export interface EvidenceProgress {
   readonly subjects: number;
 }
 
+/** How far verify's second pass got: occurrence rows compared with their chains so far. */
+export interface RowProgress {
+  readonly occurrences: number;
+}
+
 const PAGE = 1000;
 
 interface HeadsRow {
@@ -76,11 +81,13 @@ export async function walkEvidence(
 export async function verifyEvidence(
   engine: StoreEngine,
   onProgress?: (p: EvidenceProgress) => void,
+  /** Told after each page of occurrence rows: the second pass is as long as the first on a big store. */
+  onRows?: (p: RowProgress) => void,
 ): Promise<ChainReport> {
   return engine.read(async (tx) => {
     const fold = new StateFold();
     const walker = await walkEvidence(tx, (e) => fold.feed(e), onProgress);
-    await fold.compareRows(tx);
+    await fold.compareRows(tx, onRows);
     for (const p of fold.problems) walker.problem(p);
     return walker.report();
   });

@@ -22,6 +22,7 @@ export {
   type BrokenLink,
   type ChainReport,
   type EvidenceProgress,
+  type RowProgress,
 } from './evidence-verify.js';
 export {
   checkpointSigningBytes,

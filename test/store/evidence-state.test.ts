@@ -164,6 +164,21 @@ for (const e of engines) {
     await expectProblem(store, 'authority:forged', /no authority_created event/);
   });
 
+  test(`[${e.name}] verify reports its second pass's progress: the occurrence rows compared`, async (t) => {
+    const store = await e.open(t);
+    await seeded(store);
+    const events: number[] = [];
+    const rows: number[] = [];
+    const r = await verifyEvidence(
+      store.engine,
+      (p) => events.push(p.events),
+      (p) => rows.push(p.occurrences),
+    );
+    assert.equal(r.ok, true);
+    assert.equal(events.at(-1), r.events, 'the walk reports every event');
+    assert.deepEqual(rows, [4], 'one page of the four occurrence rows, after the walk');
+  });
+
   test(`[${e.name}] baton log verify exits 1 on a state row its chain does not record`, async (t) => {
     const store = await e.open(t);
     const ids = await seeded(store);

@@ -8,7 +8,7 @@ import { BatonError } from '../../core/errors.js';
 import { ed25519Kid, ed25519Sign, importEd25519PrivateKey } from '../../core/ed25519.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { appliedMigrations } from '../../store/migrations.js';
-import { verifyEvidence, type EvidenceProgress } from '../../store/evidence-verify.js';
+import { verifyEvidence, type EvidenceProgress, type RowProgress } from '../../store/evidence-verify.js';
 import { exportEvidence, type CheckpointSigner } from '../../store/evidence-export.js';
 import { printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
@@ -22,8 +22,9 @@ const USAGE = `usage: baton log verify [--db FILE | --postgres URL] [--json]
 
 verify  Re-walk every evidence chain: recompute each hash, check each prev link, the global seq
         and the heads table; then compare each occurrence and authority budget row with what its
-        chains record. Prints a summary; on a problem prints the first one (seq, subject,
-        reason) and exits 1. --json prints one JSON document instead:
+        chains record. On stderr, a progress line every 10,000 events walked and every 10,000
+        occurrence rows compared. Prints a summary; on a problem prints the first one (seq,
+        subject, reason) and exits 1. --json prints one JSON document instead:
         {"ok":B,"events":N,"subjects":N,"problems":N,"firstBroken":{"seq","subject","reason"}|null}
 export  Write the log as JSON Lines (stdout, or --out FILE) closed by a checkpoint signed with the
         domain's Ed25519 key: --key PEM, else FILE.domain-key.pem beside the SQLite database, or
@@ -38,15 +39,32 @@ ${STORE_USAGE}
 
 const PROGRESS_EVERY = 10_000;
 
-/** A stderr progress line every PROGRESS_EVERY events, so a long walk shows it is alive. */
-function progress(io: CliIo, verb: string): (p: EvidenceProgress) => void {
+/** A stderr progress line every PROGRESS_EVERY items, so a long pass shows it is alive. */
+function every<P>(io: CliIo, count: (p: P) => number, line: (p: P) => string): (p: P) => void {
   let next = PROGRESS_EVERY;
   return (p) => {
-    if (p.events < next) return;
-    next = p.events - (p.events % PROGRESS_EVERY) + PROGRESS_EVERY;
-    io.stderr(`${verb} ${p.events} events in ${p.subjects} subjects…\n`);
+    const n = count(p);
+    if (n < next) return;
+    next = n - (n % PROGRESS_EVERY) + PROGRESS_EVERY;
+    io.stderr(`${line(p)}…\n`);
   };
 }
+
+/** The chain walk's progress (verify, export). */
+const progress = (io: CliIo, verb: string) =>
+  every<EvidenceProgress>(
+    io,
+    (p) => p.events,
+    (p) => `${verb} ${p.events} events in ${p.subjects} subjects`,
+  );
+
+/** Verify's second pass: occurrence rows compared with what their chains record. */
+const rowProgress = (io: CliIo) =>
+  every<RowProgress>(
+    io,
+    (p) => p.occurrences,
+    (p) => `compared ${p.occurrences} occurrence rows with their chains`,
+  );
 
 async function requireEvidenceLog(engine: StoreEngine): Promise<void> {
   if (!(await appliedMigrations(engine)).includes(1)) {
@@ -56,7 +74,7 @@ async function requireEvidenceLog(engine: StoreEngine): Promise<void> {
 
 async function verify(engine: StoreEngine, io: CliIo, json: boolean): Promise<number> {
   await requireEvidenceLog(engine);
-  const r = await verifyEvidence(engine, progress(io, 'verified'));
+  const r = await verifyEvidence(engine, progress(io, 'verified'), rowProgress(io));
   if (json) {
     const b = r.firstBroken;
     printJson(io, {
