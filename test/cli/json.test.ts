@@ -134,7 +134,17 @@ test('lease keygen|verify --json and digest --json', async (t) => {
   writeFileSync(file, signed.out);
   const pub = join(keys, 'public.pem');
   const ok = await run(['lease', 'verify', '--key', pub, '--now', '2026-11-29T18:00:10Z', '--json', file]);
-  assert.deepEqual([ok.code, one(ok)], [0, { valid: true }]);
+  assert.deepEqual(
+    [ok.code, one(ok)],
+    [
+      0,
+      {
+        valid: true,
+        checked: ['signature', 'recovery_mode', 'recovery_window', 'clock_skew', 'expiry'],
+        notChecked: ['target', 'inverse_payload', 'replay', 'fence_epoch', 'pre_image'],
+      },
+    ],
+  );
   const late = await run(['lease', 'verify', '--key', pub, '--now', '2026-11-29T18:01:00Z', '--json', file]);
   assert.equal(late.code, 1);
   const refusal = one(late);

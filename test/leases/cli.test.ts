@@ -112,6 +112,11 @@ test('baton lease keygen, sign and verify: valid, each refusal code with exit 1,
   }
   const stdinVerify = await run(['verify', '--key', pub, ...at], readFileSync(leaseFile, 'utf8'));
   assert.deepEqual([stdinVerify.code, stdinVerify.out], [0, 'valid\n']);
+  // `valid` against the facts given: the rules it had none for are named, never silently passed.
+  assert.equal(
+    stdinVerify.err,
+    "not checked: target (no --target), inverse_payload (no --inverse-payload), replay (the system of record's consumed leases), fence_epoch (no --epoch), pre_image (no --state-digest)\n",
+  );
   const usage: string[][] = [
     ['verify', leaseFile],
     ['verify', '--key', pub, '--now', 'yesterday', leaseFile],

@@ -20,11 +20,13 @@ import { isSha256HexTag } from '../../core/digest.js';
 import { parseRfc3339 } from '../../core/time.js';
 import {
   keyRing,
+  LEASE_CHECKS,
   parseLeaseJson,
   signLease,
   signingKeyFrom,
   unsignedLeaseFromJson,
   verifyLeaseText,
+  type LeaseCheckName,
   type LeaseChecks,
   type LeaseVerdict,
 } from '../../leases/index.js';
@@ -46,9 +48,12 @@ sign    prints the lease signed with Ed25519 over the JCS of the lease without i
 verify  checks every rule it has the facts for: shape, signature, recovery mode, t_req_ms <= t_granted_ms,
         target (--target), clock skew and expiry (against --now, default the system clock), fence epoch
         (--epoch: the resource's current epoch), pre-image (--state-digest) and inverse payload
-        (--inverse-payload). Prints 'valid' and exits 0, or the refusal code and exits 1.
+        (--inverse-payload). Prints 'valid' and exits 0 (naming on stderr the rules it had no
+        fact for: replay always, as only the system of record knows its consumed leases), or the
+        refusal code and exits 1.
 --json  one JSON document: keygen {"kid","private","public"} (the files' paths); verify
-        {"valid":true} or {"valid":false,"code","rule","message"}. sign always prints JSON.
+        {"valid":true,"checked":[RULE…],"notChecked":[RULE…]} or
+        {"valid":false,"code","rule","message"}. sign always prints JSON.
 `;
 
 type Values = Record<string, string | boolean | undefined>;
@@ -190,6 +195,25 @@ async function verifyChecks(values: Values): Promise<LeaseChecks> {
   return checks;
 }
 
+/** What a rule the verifier did not run needed: its flag, or the system of record's own record. */
+const UNCHECKED_BECAUSE: Readonly<Record<LeaseCheckName, string>> = {
+  signature: 'no --key',
+  recovery_mode: 'no lease',
+  recovery_window: 'no --now',
+  target: 'no --target',
+  clock_skew: 'no --now',
+  expiry: 'no --now',
+  inverse_payload: 'no --inverse-payload',
+  replay: "the system of record's consumed leases",
+  fence_epoch: 'no --epoch',
+  pre_image: 'no --state-digest',
+};
+
+/** The verifier's rules a verdict did not run, in their order. */
+function notChecked(checked: readonly LeaseCheckName[]): LeaseCheckName[] {
+  return (Object.keys(LEASE_CHECKS) as LeaseCheckName[]).filter((c) => !checked.includes(c));
+}
+
 async function verify(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(argv, {
     key: { type: 'string' },
@@ -206,15 +230,19 @@ async function verify(argv: string[], io: CliIo): Promise<number> {
   const bytes = await readInput(file, io);
   const verdict = locatedVerdict(verifyLeaseText(bytes, checks), bytes, inputName(file));
   if (values['json'] === true) {
-    const r = verdict.ok ? undefined : verdict.rejection;
-    printJson(
-      io,
-      r === undefined ? { valid: true } : { valid: false, code: r.code, rule: r.rule, message: r.message },
-    );
-    return verdict.ok ? EXIT.ok : EXIT.negative;
+    if (verdict.ok) {
+      printJson(io, { valid: true, checked: verdict.checked, notChecked: notChecked(verdict.checked) });
+      return EXIT.ok;
+    }
+    const r = verdict.rejection;
+    printJson(io, { valid: false, code: r.code, rule: r.rule, message: r.message });
+    return EXIT.negative;
   }
   if (verdict.ok) {
     io.stdout('valid\n');
+    // `valid` means valid against the facts given: say which rules had none (docs/leases.md §3).
+    const skipped = notChecked(verdict.checked).map((c) => `${c} (${UNCHECKED_BECAUSE[c]})`);
+    if (skipped.length > 0) io.stderr(`not checked: ${skipped.join(', ')}\n`);
     return EXIT.ok;
   }
   io.stdout(`${verdict.rejection.code}\n`);
