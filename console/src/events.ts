@@ -58,14 +58,29 @@ function endCode(data: string): string | undefined {
   }
 }
 
-export function useEvidenceEvents(onEvent: (subject: string) => void, subject?: string): void {
+/**
+ * `onEvent` for each new evidence event (of `subject`, when given); `onOpen` each time the stream
+ * opens. The page's first read and the stream start apart (both after paint, in parallel): evidence
+ * written between the read's snapshot and the stream's start is in neither, so a page re-reads once
+ * the stream is open (a reconnect resumes from the last event id, so it misses nothing).
+ */
+export function useEvidenceEvents(
+  onEvent: (subject: string) => void,
+  subject?: string,
+  onOpen?: () => void,
+): void {
   const handler = useRef(onEvent);
   handler.current = onEvent;
+  const opened = useRef(onOpen);
+  opened.current = onOpen;
   useEffect(() => {
     const q = subject === undefined ? '' : `?subject=${encodeURIComponent(subject)}`;
     const source = new EventSource(`/v1/events${q}`);
     set(source, 'connecting');
-    source.addEventListener('open', () => set(source, 'live'));
+    source.addEventListener('open', () => {
+      set(source, 'live');
+      opened.current?.();
+    });
     source.addEventListener('evidence', (e) => {
       const data = JSON.parse((e as MessageEvent<string>).data) as { subject: string };
       handler.current(data.subject);

@@ -13,13 +13,14 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { ManualClock } from '../../src/core/clock.js';
 import { DEFAULT_SESSION_TTL_MS } from '../../src/server/sessions.js';
-import { createOccurrence, setupOverHttp, startApi, T0, takeover, type Api } from '../server/helpers.js';
+import type { JsonObject } from '../../src/core/json.js';
+import { createOccurrence, setupOverHttp, startApi, str, T0, takeover, type Api } from '../server/helpers.js';
 import { launch, newPage, skipReason, type Launched } from './browser.js';
 
 const reason = skipReason();
 const cleanups: (() => Promise<void>)[] = [];
 let launched: Launched | undefined;
-let world: { api: Api; clock: ManualClock } | undefined;
+let world: { api: Api; clock: ManualClock; credential: string } | undefined;
 
 before(async () => {
   if (reason !== undefined) return;
@@ -32,7 +33,7 @@ before(async () => {
   const credential = await takeover(api, 'agent-a');
   await createOccurrence(api, credential, 'inv-1');
   await createOccurrence(api, credential, 'inv-2');
-  world = { api, clock };
+  world = { api, clock, credential };
   launched = await launch();
 });
 
@@ -99,6 +100,33 @@ else {
     await page.getByRole('status').filter({ hasText: ENDED }).waitFor();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     assert.equal(await page.getByText('unauthenticated').count(), 0, 'no inline 401 left on a page');
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test('evidence written while the page loads and its live stream opens is shown once the stream is open', async () => {
+    const { api, credential } = w();
+    const created = await createOccurrence(api, credential, 'inv-opening');
+    const { context, page, problems } = await open();
+    await signIn(page);
+    // The stream is held back until evidence was written after the page's own read: that
+    // evidence is in neither the read nor the stream (which starts at the log's end when it opens).
+    let letStreamOpen = (): void => undefined;
+    const held = new Promise<void>((resolve) => (letStreamOpen = resolve));
+    await page.route('**/v1/events*', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.evaluate(`location.hash = '#/occurrences/${str(created)}'`);
+    await page.getByRole('heading', { name: /^Evidence \(1 events/ }).waitFor();
+    const released = await api.call('POST', `/v1/occurrences/${str(created)}/release`, {
+      token: credential,
+      body: { requestDigest: (created['provider'] as JsonObject)['requestDigest'] as string },
+    });
+    assert.equal(released.status, 200, released.text);
+    letStreamOpen();
+    await page.getByRole('status').filter({ hasText: 'Live updates: on' }).waitFor();
+    await page.getByRole('heading', { name: /^Evidence \(2 events/ }).waitFor();
     assert.deepEqual(problems, []);
     await context.close();
   });

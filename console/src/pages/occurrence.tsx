@@ -97,7 +97,7 @@ export function OccurrencePage({ id }: { id: string }) {
     async () => ok(await api.GET('/v1/occurrences/{id}', { params: { path: { id } } })),
     [id],
   );
-  useEvidenceEvents(() => detail.reload(), `occurrence:${id}`);
+  useEvidenceEvents(detail.reload, `occurrence:${id}`, detail.reload);
   const [result, setResult] = useState<Reconciled>();
   const [error, setError] = useState<unknown>();
   const reconcile = async (): Promise<void> => {

@@ -75,12 +75,17 @@ export function OccurrenceList({ query }: { query: URLSearchParams }) {
   const page = useLoad(() => listPage(queryOf(query, cursor)), [qs, cursor]);
   const [live, setLive] = useState(0);
   const status = useLiveStatus();
-  useEvidenceEvents((subject) => {
-    if (subject.startsWith('occurrence:')) {
-      setLive((n) => n + 1);
-      if (cursor === undefined) page.reload();
-    }
-  });
+  useEvidenceEvents(
+    (subject) => {
+      if (subject.startsWith('occurrence:')) {
+        setLive((n) => n + 1);
+        if (cursor === undefined) page.reload();
+      }
+    },
+    undefined,
+    // Re-read once live (events.ts): only the first page follows the log.
+    () => cursor === undefined && page.reload(),
+  );
   const [search, setSearch] = useState('');
   const go = (e: Event): void => {
     e.preventDefault();

@@ -47,11 +47,12 @@ export function Overview() {
   const [tick, setTick] = useState(0);
   // The store-wide oldest unresolved occurrence (one indexed MIN), shared with the reconciler panel.
   const health = useLoad(async () => ok(await api.GET('/v1/health/reconciler')), [tick]);
-  useEvidenceEvents(() => {
+  const reload = (): void => {
     counts.reload();
     open.reload();
     setTick((n) => n + 1);
-  });
+  };
+  useEvidenceEvents(reload, undefined, reload);
   const c = counts.value;
   const unresolved = (open.value?.occurrences ?? []).filter((o) => o.unresolved);
   const oldest = health.value?.oldestUnresolvedEnteredAt ?? null;
