@@ -2,7 +2,8 @@
  * The console's shell in a real browser (docs/console.md "Sign-in", "Live updates", "Pages"):
  * Chromium via playwright-core against a real `buildServer` on loopback. A session that ends
  * (signed out elsewhere while the live stream is open; expired while no stream is) brings the
- * console back to sign-in saying so; a failed live stream shows as disconnected; a failed reload
+ * console back to sign-in saying so; evidence written before a page's live stream opened is shown
+ * once it opens; a failed live stream shows as disconnected; a failed reload
  * drops the rows of the previous query; a server that cannot be reached at load, a proxy's HTML
  * 502 and an overview whose sections fail are said as what they are; bad deep links get the
  * not-found page or an input error; the skip link focuses the page without changing the route;
