@@ -172,6 +172,9 @@ test('the package root type-checks in a strict consumer (skipLibCheck off) with 
   const checked = await runWatched('tsc -p consumer', process.execPath, [tsc, '-p', project], {
     cwd: project,
     env: npmEnv(),
+    // A whole-program check of the package's declarations: under a loaded 2-core CI machine it
+    // took over a minute (the default deadline), so it gets npm's.
+    deadlineMs: NPM_DEADLINE_MS,
   }).then(
     () => 'ok',
     (error: unknown) => (error instanceof Error ? error.message : String(error)),
