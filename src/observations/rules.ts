@@ -22,11 +22,77 @@ export const IMPLEMENTED_EXTENSIONS: ReadonlySet<string> = new Set<string>();
 /** A URI as the binding uses them: a scheme, a colon, something after it. */
 const URI = /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/;
 const STAGE = /^[A-Z][A-Z0-9_]*$/;
-/** OBS-12/OBS-30: credentials never ride in a record. */
-const SECRET_NAMES =
-  /^(credential|credentials|secret|password|token|access_token|private_key|authorization)$/i;
-const CREDENTIAL_LOCATOR =
-  /(^bearer\s)|([?&#](access_token|token|secret|api_key|apikey|sig)=)|(eyJ[\w-]{4,}\.eyJ[\w-]{4,}\.)|(:\/\/[^/@\s]+:[^/@\s]+@)/i;
+/**
+ * OBS-12 ¶25, B7-21: credentials MUST NOT be continuity evidence, so they never ride in a record.
+ *
+ * A member name is a credential's when its last word is one of `SECRET_WORDS`, or it ends in a key
+ * named by `SECRET_KEY_WORDS` (`api_key`, `private_key`…); words split at `_`, `-`, `.` and
+ * camelCase. So `token`, `access_token`, `bearerToken`, `client_secret`, `apiKey`, `X-Api-Key`,
+ * `credentials` are refused, while `token_count`, `max_tokens`, `tokenizer`, `secret_santa_round`
+ * are not: a word that only qualifies another (a count of tokens) names no credential.
+ */
+const SECRET_WORDS = new Set([
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'passphrase',
+  'credential',
+  'credentials',
+  'authorization',
+  'apikey',
+  'bearer',
+  'cookie',
+]);
+const SECRET_KEY_WORDS = new Set(['api', 'private', 'secret', 'access', 'client', 'signing', 'session']);
+/** URL parameters that carry a credential besides the named ones (signed-URL signatures). */
+const SECRET_PARAMS = new Set([
+  'sig',
+  'signature',
+  'x-amz-signature',
+  'x-amz-credential',
+  'x-goog-signature',
+]);
+
+const words = (name: string): string[] =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[\s_.-]+/)
+    .filter((w) => w !== '');
+
+export function isSecretName(name: string): boolean {
+  const w = words(name);
+  const last = w.at(-1);
+  if (last === undefined) return false;
+  if (SECRET_WORDS.has(last)) return true;
+  return last === 'key' && w.length > 1 && SECRET_KEY_WORDS.has(w[w.length - 2] as string);
+}
+
+/** Parameters of a URL-shaped string: query, matrix (`;name=`) and fragment parameters. */
+const PARAM = /[?&#;]([^=?&#;\s/]+)=/g;
+const CREDENTIAL_SHAPES = [
+  // An Authorization header value: the scheme and one token68 word (RFC 6750 §2.1, RFC 7617),
+  // the whole string — so prose that mentions "bearer tokens" is not one.
+  /^\s*(bearer|basic)\s+[A-Za-z0-9._~+/-]+=*\s*$/i,
+  /eyJ[\w-]{2,}\.eyJ[\w-]{2,}\./, // a JWS/JWT (base64url of `{"`, twice)
+  /:\/\/[^/?#@\s]*:[^/?#@\s]*@/, // userinfo with a password in a URL
+];
+
+/** Whether a string carries a credential (OBS-12 ¶25): the one check for every string of a record. */
+export function carriesCredential(value: string): boolean {
+  if (CREDENTIAL_SHAPES.some((re) => re.test(value))) return true;
+  for (const [, name] of value.matchAll(PARAM)) {
+    let decoded = name as string;
+    try {
+      decoded = decodeURIComponent(decoded);
+    } catch {
+      // an undecodable name is judged as written
+    }
+    if (isSecretName(decoded) || SECRET_PARAMS.has(decoded.toLowerCase())) return true;
+  }
+  return false;
+}
 
 const oneOf = (list: readonly string[], value: string): boolean => list.includes(value);
 
@@ -85,16 +151,39 @@ function checkExtensions(r: ObservationRecord): void {
   for (const name of Object.keys(r.extensions ?? {})) {
     if (!URI.test(name)) refuse('uri', `$.extensions.${name}`, 'extension names must be URIs');
   }
-  scanSecrets(r.extensions, '$.extensions');
+  scanSecretNames(r.extensions, '$.extensions', true);
 }
 
-function scanSecrets(value: unknown, path: string): void {
-  if (Array.isArray(value)) value.forEach((v, i) => scanSecrets(v, `${path}[${i}]`));
+/**
+ * Member names inside `extensions`, the extension names included (the record's own members are
+ * closed; none names a secret).
+ */
+function scanSecretNames(value: unknown, path: string, uris: boolean): void {
+  if (Array.isArray(value)) value.forEach((v, i) => scanSecretNames(v, `${path}[${i}]`, false));
   else if (typeof value === 'object' && value !== null) {
     for (const [name, v] of Object.entries(value)) {
-      if (SECRET_NAMES.test(name))
+      // An extension's own name is a URI: its last segment is the word judged (`urn:x:token`).
+      const word = uris ? name.slice(Math.max(...[':', '/', '#'].map((c) => name.lastIndexOf(c))) + 1) : name;
+      if (isSecretName(word))
         refuse('secret_member', `${path}.${name}`, 'a record never carries credentials');
-      scanSecrets(v, `${path}.${name}`);
+      scanSecretNames(v, `${path}.${name}`, false);
+    }
+  }
+}
+
+/**
+ * Every string of the record, with its JSON path, member names of `extensions` included, but not
+ * `evidence_envelope` (a JWS by design, read by the envelope pass).
+ */
+function* strings(value: unknown, path: string): Generator<{ value: string; path: string }> {
+  if (typeof value === 'string') yield { value, path };
+  else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) yield* strings(v, `${path}[${i}]`);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [name, v] of Object.entries(value)) {
+      if (path === '$' && name === 'evidence_envelope') continue;
+      if (path.startsWith('$.extensions')) yield { value: name, path: `${path}.${name}` };
+      yield* strings(v, `${path}.${name}`);
     }
   }
 }
@@ -121,13 +210,11 @@ export function checkSemantics(r: ObservationRecord): void {
   if (r.order.sequence !== null && !/^[0-9]+$/.test(r.order.sequence)) {
     refuse('type', '$.order.sequence', 'must be decimal digits or null');
   }
-  // OBS-12 ¶25, B7-21: credentials are never continuity evidence, wherever a locator appears.
-  const locators = [
-    ...r.evidence.map((e, i) => ({ locator: e.locator, path: `$.evidence[${i}].locator` })),
-    ...(r.references ?? []).map((ref, i) => ({ locator: ref.locator, path: `$.references[${i}].locator` })),
-  ];
-  for (const { locator, path } of locators) {
-    if (CREDENTIAL_LOCATOR.test(locator)) {
+  // OBS-12 ¶25, B7-21: credentials are never continuity evidence, wherever a locator appears —
+  // and every string may be one (evidence and reference locators, invariant references, lineage
+  // parents and actions, runtimes, ids, extension values), so every string is checked alike.
+  for (const { value, path } of strings(r, '$')) {
+    if (carriesCredential(value)) {
       refuse('credential_in_locator', path, 'looks like it carries a credential');
     }
   }

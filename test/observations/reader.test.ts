@@ -243,6 +243,137 @@ test('B7-21 OBS-12: a bearer-token-shaped locator in references[] is refused too
   );
 });
 
+test('B7-21 OBS-12 ¶25: one credential check for every string of a record, not only evidence locators', () => {
+  const digest = 'sha-256:54hNl1a1auKkbkc-4gcnX-pKHljqto4dxHbYbZKtQG0';
+  const evidence = [
+    { locator: 'urn:x:1', method: 'direct_capture', verification: 'SIMULATED', byte_digest: null },
+  ];
+  const reference = (ref: string) => ({
+    ...example(),
+    evidence,
+    invariants: [{ dimension: 'state', status: 'MATCH', reference: ref, reason: null }],
+  });
+  const credentials = [
+    'https://erp.example/api?access_token=sk_live_abc123',
+    'Bearer eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2ln',
+    'https://user:pass@erp.example/r',
+    'Basic dXNlcjpwYXNz',
+    'https://h.example/r;token=abc',
+    'https://h.example/r?api_key=abc',
+    'https://h.example/r?X-Api-Key=abc',
+    'https://h.example/r?client_secret=abc',
+    'https://blob.example/c/b?sv=2020&sig=abc%3D',
+    'https://h.example/r#id_token=abc',
+    'urn:x:eyJhbGc.eyJzdWI.c2ln',
+  ];
+  for (const credential of credentials) {
+    refused(text(reference(credential)), invalid, 'credential_in_locator', '$.invariants[0].reference');
+    refused(
+      text({ ...example(), evidence: [{ ...evidence[0], locator: credential }] }),
+      invalid,
+      'credential_in_locator',
+      '$.evidence[0].locator',
+    );
+  }
+  const secretUrl = 'https://h.example/p?access_token=abc';
+  const elsewhere: [Record<string, unknown>, string][] = [
+    [{ lineage: { parents: [secretUrl], actions: [], coverage: null } }, '$.lineage.parents[0]'],
+    [{ lineage: { parents: [], actions: [secretUrl], coverage: null } }, '$.lineage.actions[0]'],
+    [{ references: [{ type: 'aatr', digest, locator: secretUrl }] }, '$.references[0].locator'],
+    [{ source_runtime: secretUrl }, '$.source_runtime'],
+    [{ scope_id: secretUrl }, '$.scope_id'],
+    [{ run_id: secretUrl }, '$.run_id'],
+    [
+      {
+        outcome: {
+          proposal: 'HALT',
+          admission: 'NOT_MEASURED',
+          effect: 'NOT_MEASURED',
+          operation_ref: secretUrl,
+        },
+      },
+      '$.outcome.operation_ref',
+    ],
+    [
+      {
+        evidence: [
+          {
+            ...evidence[0],
+            byte_digest: { algorithm: 'sha-256', representation: 'raw', artifact: secretUrl, value: digest },
+          },
+        ],
+      },
+      '$.evidence[0].byte_digest.artifact',
+    ],
+    [{ limitations: [`fetched from ${secretUrl}`] }, '$.limitations[0]'],
+    [{ extensions: { 'urn:x:e': { link: secretUrl } } }, '$.extensions.urn:x:e.link'],
+    [{ extensions: { 'urn:x:e': ['Bearer abc.def'] } }, '$.extensions.urn:x:e[0]'],
+  ];
+  for (const [members, path] of elsewhere) {
+    refused(text({ ...example(), ...members }), invalid, 'credential_in_locator', path);
+  }
+  // Ordinary words and URLs are not credentials: a tokenizer in a path or a query, a count of
+  // tokens, a port, a user without a password, a reason that mentions bearer tokens.
+  for (const ok of [
+    'https://models.example/tokenizer.json',
+    'https://models.example/m?tokenizer=bpe&token_count=3&max_tokens=8',
+    'https://h.example:8443/r?key=order-42',
+    'ssh://git@h.example/repo',
+    'urn:baton:evidence:d:lineage:L#12',
+  ]) {
+    assert.ok(readRecordValue(reference(ok)), ok);
+  }
+  assert.ok(
+    readRecordValue({
+      ...example(),
+      limitations: ['bearer tokens are never captured', 'Basic checks only'],
+    }),
+  );
+});
+
+test('B7-21 OBS-12: a member inside extensions whose name ends in a credential word is refused; qualifying words are not', () => {
+  for (const name of [
+    'client_secret',
+    'api_key',
+    'apiKey',
+    'X-Api-Key',
+    'bearer_token',
+    'accessToken',
+    'private_key',
+    'password',
+    'credentials',
+    'authorization',
+    'session_cookie',
+  ]) {
+    refused(
+      text({ ...example(), extensions: { 'urn:x:e': { nested: [{ [name]: 'abc' }] } } }),
+      invalid,
+      'secret_member',
+      `$.extensions.urn:x:e.nested[0].${name}`,
+    );
+  }
+  refused(
+    text({ ...example(), extensions: { 'urn:x:token': 'abc' } }),
+    invalid,
+    'secret_member',
+    '$.extensions.urn:x:token',
+  );
+  assert.ok(
+    readRecordValue({
+      ...example(),
+      extensions: {
+        'urn:x:tokenizer': {
+          token_count: 12,
+          max_tokens: 8,
+          tokenizer: 'bpe',
+          key: 'order-42',
+          secret_santa_round: 1,
+        },
+      },
+    }),
+  );
+});
+
 test('B2: order.sequence is decimal digits or null', () => {
   for (const sequence of ['forty-two', '4.2', '-1', ' 42', '42abc']) {
     refused(
