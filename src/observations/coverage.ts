@@ -27,8 +27,9 @@ export interface ReportLabels {
 
 /** Weakest first (OBS-06); a class is never upgraded by the company it keeps. */
 const rank = (c: VerificationClass): number => VERIFICATION_CLASSES.indexOf(c);
+/** No class at all is nothing observed: NOT_RUN (OBS-06), never observed evidence. */
 const weakest = (classes: readonly VerificationClass[]): VerificationClass =>
-  classes.reduce<VerificationClass>((a, b) => (rank(b) < rank(a) ? b : a), 'OBSERVED_WITH_STATED_EVIDENCE');
+  classes.length === 0 ? 'NOT_RUN' : classes.reduce((a, b) => (rank(b) < rank(a) ? b : a));
 
 /**
  * A record's class: its own `classification` when stated, capped by its weakest evidence item; a

@@ -228,6 +228,16 @@ for (const e of engines) {
     assert.deepEqual(tally(early), [1, 0]);
   });
 
+  test(`[${e.name}] OBS-06: a report with no records is NOT_RUN, never observed evidence`, async (t) => {
+    const p = await prepare(t, e);
+    const report = await p.continuity.report();
+    assert.deepEqual(
+      [report.records.total, report.labels.records, report.labels.records_source],
+      [0, 'NOT_RUN', 'baton_evidence_log'],
+    );
+    assert.doesNotMatch(renderMarkdown(report), /OBSERVED_WITH_STATED_EVIDENCE/);
+  });
+
   test(`[${e.name}] ¶17: a report over Baton's own records only is OBSERVED_WITH_STATED_EVIDENCE from its evidence log`, async (t) => {
     const p = await prepare(t, e);
     await p.svc.takeover({ lineage: 'L' });
