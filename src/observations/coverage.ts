@@ -65,6 +65,7 @@ export interface ContinuityReport {
   readonly labels: ReportLabels;
   readonly records: {
     readonly total: number;
+    /** Baton's own handoff records (its producer, signed): the takeovers it observed. */
     readonly handoff: number;
     readonly signed: number;
     readonly corrections: number;
@@ -136,7 +137,11 @@ export function buildReport(input: ReportInput): ContinuityReport {
     },
     records: {
       total: input.records.length,
-      handoff: byType['handoff'] ?? 0,
+      // Baton's own handoff records, one per takeover (its producer, signed); a `handoff` record
+      // others submitted is in `by_event_type` and `submitted`, not a takeover Baton observed.
+      handoff: input.records.filter(
+        (r) => r.event_type === 'handoff' && r.producer === input.producer && r.signed,
+      ).length,
       signed: input.records.filter((r) => r.signed).length,
       corrections: input.records.filter((r) => r.correction).length,
       by_event_type: byType,

@@ -552,12 +552,18 @@ export class ContinuityStore {
    */
   async series(q: RecordScope & { conflicts?: readonly string[] } = {}): Promise<SeriesPoint[]> {
     const all = await this.#currentInScope(q);
-    const handoffs = all.filter((r) => r.event_type === 'handoff');
+    // A point per takeover: Baton's own handoff records (its producer; a submitted record cannot
+    // stand there, B7-12). A record others submit with `event_type: "handoff"` counts in CIF, not
+    // as a point of its own.
+    const baton = producerOf((await this.#engine.read((ex) => this.#domain(ex))).id);
+    const handoffs = all.filter((r) => r.event_type === 'handoff' && producerNamespace(r) === baton);
     const pinned = await this.#profile();
     const conflicting = await this.#conflicting(q.conflicts);
     const points: SeriesPoint[] = [];
     for (const h of handoffs) {
-      const to = Date.parse(h.observed_at);
+      // parseRfc3339, as the scope and the report's CIF read `observed_at` (a leap second, :60,
+      // is a valid instant there; Date.parse made it NaN, so the point counted nothing).
+      const to = parseRfc3339(h.observed_at);
       const f = await this.fic({
         ...(q.lineage !== undefined && { lineage: q.lineage }),
         ...(q.from !== undefined && { from: q.from }),
@@ -565,7 +571,7 @@ export class ContinuityStore {
       });
       // Every record in scope observed by then (barrier records too), as the report's own CIF counts them.
       const c = cif(
-        all.filter((r) => Date.parse(r.observed_at) <= to),
+        all.filter((r) => parseRfc3339(r.observed_at) <= to),
         pinned.weights,
         pinned.profile.required,
         pinned.profile.weights_version,

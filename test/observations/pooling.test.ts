@@ -238,6 +238,45 @@ for (const e of engines) {
     assert.doesNotMatch(renderMarkdown(report), /OBSERVED_WITH_STATED_EVIDENCE/);
   });
 
+  test(`[${e.name}] B3.6: a leap-second record counts in every point of the series as in the report's CIF; only Baton's handoff records are handoffs and points`, async (t) => {
+    const p = await prepare(t, e);
+    await p.svc.takeover({ lineage: 'L' });
+    // RFC 3339 allows second 60; the strict reader accepts it, so every count must read it alike.
+    await p.continuity.submit(
+      decidedRecord({
+        record_id: 'leap',
+        event_type: 'action',
+        observed_at: '2016-12-31T23:59:60Z',
+        invariants: [authority('MISMATCH')],
+      }),
+      'operator',
+    );
+    // An operator's record typed `handoff`, at a leap second too: a record others submitted, not a
+    // takeover Baton observed.
+    await p.continuity.submit(
+      decidedRecord({ record_id: 'their-handoff', observed_at: '2016-12-31T23:59:60Z' }),
+      'operator',
+    );
+    const report = await p.continuity.report();
+    const a = report.cif.per_dimension['authority'];
+    assert.deepEqual([a?.match, a?.mismatch], [2, 1]);
+    assert.equal(report.cif.value?.decimal, '0.083333', '0.25 × 1/3');
+    assert.deepEqual(
+      report.series.map((x) => [x.label, x.cif]),
+      [['urn:baton:test-domain:lineage:L generation 1', '0.083333']],
+      'one point, the takeover, counting the leap-second records; the last point is the report’s CIF',
+    );
+    assert.ok(
+      report.series.every((x) => !x.at.includes(':60')),
+      'no point dated at the leap second',
+    );
+    assert.deepEqual(
+      [report.records.handoff, report.records.by_event_type['handoff'], report.records.submitted],
+      [1, 2, 2],
+    );
+    assert.match(renderMarkdown(report), /\| 3 \| 1 \| 0 \|/);
+  });
+
   test(`[${e.name}] ¶17: a report over Baton's own records only is OBSERVED_WITH_STATED_EVIDENCE from its evidence log`, async (t) => {
     const p = await prepare(t, e);
     await p.svc.takeover({ lineage: 'L' });
