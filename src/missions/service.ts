@@ -452,8 +452,25 @@ export class MissionsService {
     return worst;
   }
 
-  /** HAR-21: spawn and retry of dependent child work are refused under a non-active parent Mission. */
+  /**
+   * HAR-21 / seed §9: spawn and retry of dependent child work are refused under a non-active parent
+   * Mission. `dependencies` leaves out the item's own Mission (dispatch checks it separately), but
+   * for child work the own Mission is the parent's too — a task node copies its parent item's
+   * binding, a same-Mission handle's `parent_mission` is its binding — so a known non-active own
+   * Mission refuses the spawn or retry as well (seed §7: queued work under a final Mission MUST be
+   * suppressed, never newly queued). Only the Mission's state counts here, as for a parent view's;
+   * unknown or stale is left to the dispatch check.
+   */
   async #refuseParentNonActive(repo: MissionsReader, item: WorkItemRecord, now: number): Promise<void> {
+    const own = item.binding;
+    if (isDependent(item) && own !== null) {
+      const v = await repo.getView(own.mission_origin, own.mission_id);
+      const a = assess(v, undefined, item.actionClass, now, this.#bounds);
+      if (a.verdict === 'non_active')
+        throw new BatonError('mission_not_active', `the Mission of this child work is ${a.state} (HAR-21)`, {
+          reason: 'parent_mission_not_active',
+        });
+    }
     const p = await this.#parentAssessment(repo, item, now);
     if (p?.verdict === 'non_active')
       throw new BatonError('mission_not_active', `a parent Mission is ${p.state} (HAR-21)`, {

@@ -196,6 +196,51 @@ for (const e of engines) {
     assert.equal((await w.harness.listItems()).length, count);
   });
 
+  test(`[${e.name}] HAR-21 seed §9 (d) no same-Mission spawn, child task or handle retry under a revoked Mission; nothing written`, async (t) => {
+    const w = await world(t, e);
+    await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
+    const parent = await parentItem(w);
+    const sameHandle = (parentId: string | undefined, key: string) =>
+      w.harness.createItem(
+        {
+          kind: 'subagent_handle',
+          action_class: 'consequential_write',
+          lineage: 'invoice-agent',
+          ...(parentId === undefined ? { mission_binding: binding } : { parent_item: parentId }),
+          idempotency_key: key,
+          handle: {
+            actor: { client_id: 'agent_s' },
+            parent_mission: { id: MISSION, origin: ORIGIN },
+            governed_by: { kind: 'parent_mission' },
+          },
+        },
+        'executor',
+      );
+    const handle = await sameHandle(parent.id, 's-1');
+    await w.harness.applyVerifiedSignal(verifiedSignal('revoked', 2, T0 + 1));
+    assert.equal((await w.harness.getItem(parent.id)).state, 'suppressed');
+    assert.equal((await w.harness.getItem(handle.id)).state, 'suppressed');
+    const count = (await w.harness.listItems()).length;
+    const events = (await w.harness.events(`work:${handle.id}`)).length;
+    // A handle governed by the revoked parent Mission, with or without a parent item.
+    assert.equal(await code(sameHandle(parent.id, 's-2')), 'mission_not_active');
+    assert.equal(await code(sameHandle(undefined, 's-3')), 'mission_not_active');
+    // A task node under the suppressed parent item (it copies the revoked binding).
+    assert.equal(
+      await code(
+        w.harness.createItem(
+          { kind: 'task_node', action_class: 'consequential_write', parent_item: parent.id },
+          'executor',
+        ),
+      ),
+      'mission_not_active',
+    );
+    // A retry of the same-Mission handle the revocation suppressed.
+    assert.equal(await code(w.harness.retry(handle.id, 'executor')), 'mission_not_active');
+    assert.equal((await w.harness.listItems()).length, count, 'a refusal writes nothing');
+    assert.equal((await w.harness.events(`work:${handle.id}`)).length, events);
+  });
+
   test(`[${e.name}] HAR-21 A3.6 entry of a running handle stops when its parent Mission went stale, though its own is fresh`, async (t) => {
     const w = await world(t, e);
     await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
