@@ -203,9 +203,15 @@ export function readItem(v: unknown): ItemInput {
     ],
   );
   const id = optStr(f['queue_item_id'], '$.queue_item_id', NAME);
+  const kind = oneOf(f['kind'], '$.kind', ITEM_KINDS);
+  // HAR-20 / seed §9: a sub-agent handle MUST bind the parent Mission reference, the actor and the
+  // governing authority or child Mission; session ancestry alone MUST NOT authorize it, so a
+  // handle item without its `handle` is refused (nothing written), never run on the session's binding.
+  if (kind === 'subagent_handle' && f['handle'] === undefined)
+    fail('mission_binding_invalid', '$.handle', 'a subagent_handle needs its handle (HAR-20)');
   return {
     ...(id !== undefined && { itemId: id }),
-    kind: oneOf(f['kind'], '$.kind', ITEM_KINDS),
+    kind,
     sessionId: optStr(f['session_id'], '$.session_id', NAME) ?? null,
     lineage: optStr(f['lineage'], '$.lineage', NAME) ?? null,
     parentId: optStr(f['parent_item'], '$.parent_item', NAME) ?? null,

@@ -195,6 +195,22 @@ for (const e of engines) {
     assert.equal(child.handle?.governed_by.kind, 'child_mission');
   });
 
+  test(`[${e.name}] HAR-20 seed §9 a subagent_handle without its handle is mission_binding_invalid, nothing written`, async (t) => {
+    const w = await world(t, e);
+    await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
+    const session = await w.harness.createSession({ mission_binding: binding }, 'executor');
+    const count = (await w.harness.listItems()).length;
+    // Session ancestry alone MUST NOT authorize a sub-agent: no parent Mission, actor or authority.
+    const err = await refusedWith(
+      enqueue(w, { kind: 'subagent_handle', mission_binding: undefined, session_id: session.id }),
+      'mission_binding_invalid',
+    );
+    assert.equal(err.details?.['path'], '$.handle');
+    await refusedWith(enqueue(w, { kind: 'subagent_handle' }), 'mission_binding_invalid');
+    await refusedWith(enqueue(w, { kind: 'subagent_handle', handle: null }), 'mission_binding_invalid');
+    assert.equal((await w.harness.listItems()).length, count);
+  });
+
   test(`[${e.name}] HAR-21..23 A7#18 a parent revocation stops dependent sub-agents; an independent active child continues`, async (t) => {
     const w = await world(t, e);
     await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
