@@ -394,7 +394,8 @@ function chainReaches(
 /**
  * The items a stop of `stopped` reaches: the Mission's live items, sub-agent handles whose parent
  * is it (a child Mission whose ancestry reaches it never counts as independent, HAR-23), and
- * descendants of any target (HAR-04: children copy or narrow the binding).
+ * descendants of any target (HAR-04: children copy or narrow the binding) — reached through a
+ * finished item too (a handle that is already done), which is itself never a target.
  */
 export function propagationTargets(
   stopped: MissionRef,
@@ -409,8 +410,6 @@ export function propagationTargets(
   const parentOf = (m: { id: string; origin: string }) => parents.get(`${m.origin}#${m.id}`);
   const out = new Map<string, PropagationTarget>();
   for (const i of items) {
-    if (!LIVE_ITEM_STATES.includes(i.state) && !(i.state === 'suppressed' || i.state === 'handed_off'))
-      continue;
     const h = i.handle;
     if (h !== null && sameMission(h.parent_mission, stopped)) {
       const g = h.governed_by;
@@ -443,5 +442,11 @@ export function propagationTargets(
       }
     }
   }
-  return [...out.values()];
+  // A finished item (done, terminated) is decided above only so that the stop passes through it to
+  // its descendants (seed §9: a handle's descendants by parent_id, even once the handle is done);
+  // it is never a target itself.
+  return [...out.values()].filter((t) => targetable(t.item));
 }
+
+const targetable = (i: WorkItemRecord): boolean =>
+  LIVE_ITEM_STATES.includes(i.state) || i.state === 'suppressed' || i.state === 'handed_off';

@@ -84,7 +84,11 @@ export interface MissionsRepository extends MissionsReader {
   rebindItem(item: WorkItemRecord, previousVersion: number): Promise<void>;
   /** HAR-29: the session's queued, running and paused items, locked (a taint stops egress). */
   lockSessionItems(sessionId: string): Promise<WorkItemRecord[]>;
-  /** Live and held items bound to the Mission or whose handle's parent is it, locked (A3.7). */
+  /**
+   * Live and held items bound to the Mission or whose handle's parent is it, and their descendants
+   * by `parent_id` (through finished items too), locked (A3.7); plus, unlocked, the finished
+   * ancestors linking a live descendant to them, which `propagationTargets` never targets.
+   */
   lockDependents(origin: string, missionId: string): Promise<WorkItemRecord[]>;
   linkOccurrence(gate: OccurrenceGate): Promise<void>;
   getGate(occurrenceId: string): Promise<OccurrenceGate | undefined>;

@@ -326,27 +326,38 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
   }
 
   async lockDependents(origin: string, missionId: string): Promise<WorkItemRecord[]> {
+    // The Mission's items and the handles whose parent is it, in any state, and their descendants
+    // (HAR-04, seed §9: "and their descendants (by parent_id)") to a fixpoint: the walk passes
+    // through finished items too, so child work under a handle that already completed is reached.
+    // UNION (not UNION ALL) ends a parent_id cycle. The live and held ones are locked in one
+    // statement, in id order.
     const found = await this.#tx.all<rows.ItemRow>(
-      `SELECT ${ITEM_COLS} FROM msn_items
-        WHERE state IN ('queued', 'running', 'paused', 'suppressed', 'handed_off')
-          AND ((mission_origin = ? AND mission_id = ?) OR (parent_mission_origin = ? AND parent_mission_id = ?))
+      `WITH RECURSIVE tree (id) AS (
+         SELECT id FROM msn_items
+          WHERE (mission_origin = ? AND mission_id = ?) OR (parent_mission_origin = ? AND parent_mission_id = ?)
+         UNION
+         SELECT c.id FROM msn_items c JOIN tree t ON c.parent_id = t.id
+       )
+       SELECT ${ITEM_COLS} FROM msn_items
+        WHERE id IN (SELECT id FROM tree) AND state IN ('queued', 'running', 'paused', 'suppressed', 'handed_off')
         ORDER BY id${this.lock}`,
       [origin, missionId, origin, missionId],
     );
     const items = found.map(rows.itemFromRow);
-    // Descendants (HAR-04) through parent_id, to a fixpoint, locked in id order per round.
+    // A live item whose parent is finished: its finished ancestors up to the Mission's own item or
+    // handle are read (not locked, they never change again) so the stop decision sees the whole
+    // chain — an item under a finished independent handle whose Mission is active continues.
     const seen = new Set(items.map((i) => i.id));
-    for (let frontier = [...seen]; frontier.length > 0;) {
-      const kids = await this.#tx.all<rows.ItemRow>(
-        `SELECT ${ITEM_COLS} FROM msn_items WHERE parent_id IN (${marks(frontier.length)}) AND state IN ('queued', 'running', 'paused', 'suppressed', 'handed_off') ORDER BY id${this.lock}`,
-        frontier,
-      );
-      frontier = [];
-      for (const k of kids.map(rows.itemFromRow)) {
-        if (seen.has(k.id)) continue;
-        seen.add(k.id);
-        items.push(k);
-        frontier.push(k.id);
+    const isSeed = (i: WorkItemRecord): boolean =>
+      (i.binding?.mission_origin === origin && i.binding.mission_id === missionId) ||
+      (i.handle?.parent_mission.origin === origin && i.handle.parent_mission.id === missionId);
+    for (const live of [...items]) {
+      for (let cur = live; !isSeed(cur) && cur.parentId !== null && !seen.has(cur.parentId);) {
+        const up = await this.item(cur.parentId, false);
+        if (up === undefined) break;
+        seen.add(up.id);
+        items.push(up);
+        cur = up;
       }
     }
     return items;

@@ -211,6 +211,61 @@ for (const e of engines) {
     assert.equal((await w.harness.listItems()).length, count);
   });
 
+  test(`[${e.name}] HAR-21 seed §9 a revocation reaches the child work of a sub-agent handle that is already done`, async (t) => {
+    const w = await world(t, e);
+    await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
+    await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0, { missionId: 'msn_x', jti: 'x1' }));
+    await w.harness.applyVerifiedSignal(
+      verifiedSignal('active', 1, T0, { missionId: 'msn_indep', jti: 'i1' }),
+    );
+    const parent = await enqueue(w, { kind: 'task_node', idempotency_key: undefined });
+    const spawn = (mission: string, kind: 'child_mission' | 'independent_mission', key: string) =>
+      enqueue(w, {
+        kind: 'subagent_handle',
+        parent_item: parent.id,
+        mission_binding: { ...binding, mission_id: mission },
+        idempotency_key: key,
+        handle: {
+          actor: { client_id: `agent_${key}` },
+          parent_mission: { id: MISSION, origin: ORIGIN },
+          governed_by: {
+            kind,
+            mission: {
+              id: mission,
+              origin: ORIGIN,
+              ...(kind === 'child_mission' && { parent: { id: MISSION, origin: ORIGIN } }),
+            },
+          },
+        },
+      });
+    const h = await spawn('msn_x', 'child_mission', 'h');
+    const ih = await spawn('msn_indep', 'independent_mission', 'ih');
+    const task = (parentItem: string) =>
+      enqueue(w, {
+        kind: 'task_node',
+        parent_item: parentItem,
+        idempotency_key: undefined,
+        mission_binding: undefined,
+      });
+    const [g1, g2, i1] = [await task(h.id), await task(h.id), await task(ih.id)];
+    await w.harness.dispatch(h.id, 'executor');
+    await w.harness.dispatch(g2.id, 'executor');
+    await w.harness.dispatch(ih.id, 'executor');
+    await w.harness.complete(h.id, 'executor');
+    await w.harness.complete(ih.id, 'executor');
+    const r = await w.harness.applyVerifiedSignal(verifiedSignal('revoked', 2, T0 + 1000));
+    const state = async (id: string) => (await w.harness.getItem(id)).state;
+    assert.equal(await state(h.id), 'done', 'a finished handle is never a target');
+    assert.equal(await state(g1.id), 'suppressed');
+    assert.notEqual(await state(g2.id), 'running');
+    assert.equal((await harnessEvidenceOf(w, g1.id)).at(-1)?.reason, 'parent_mission_not_active');
+    assert.equal((await harnessEvidenceOf(w, g2.id)).at(-1)?.reason, 'parent_mission_not_active');
+    // Under a finished handle governed by an independent Mission that is active, work continues.
+    assert.equal(await state(i1.id), 'queued');
+    assert.equal(await state(ih.id), 'done');
+    assert.equal(r.stopped, 3, 'the parent item and the two children of the done child-Mission handle');
+  });
+
   test(`[${e.name}] HAR-21..23 A7#18 a parent revocation stops dependent sub-agents; an independent active child continues`, async (t) => {
     const w = await world(t, e);
     await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
