@@ -63,11 +63,16 @@ export class ConnectionCache<C> {
   async get(parts: CacheKeyParts): Promise<C | undefined> {
     const found = this.#entries.get(connectionCacheKey(parts));
     if (found === undefined || !found.usable) return undefined;
-    if (!(await this.#tokenValid(found.entry.accessToken, parts))) {
+    const token = await this.#verifyToken(found.entry.accessToken, parts);
+    if (token === undefined) {
       await this.#disable(connectionCacheKey(parts), 'token_invalid');
       return undefined;
     }
-    const verdict = await this.#o.check(parts.missionOrigin, parts.missionId, parts.authorityHash);
+    // Seed §8.1: a cached connection is keyed by the authority hash when known. An entry put with
+    // no hash whose token's `mission` claim carries one is checked with the token's hash, so a
+    // narrowed Mission disables it (A7#19) instead of handing out the wider connection.
+    const hash = parts.authorityHash ?? token.authorityHash;
+    const verdict = await this.#o.check(parts.missionOrigin, parts.missionId, hash);
     if (verdict === 'authority_hash_mismatch') {
       await this.#disable(connectionCacheKey(parts), 'authority_hash_mismatch');
       return undefined;
@@ -86,7 +91,11 @@ export class ConnectionCache<C> {
     return found.entry.connection;
   }
 
-  async #tokenValid(token: string, parts: CacheKeyParts): Promise<boolean> {
+  /** The verified token's authority hash (null: the claim names none), or undefined: never use it. */
+  async #verifyToken(
+    token: string,
+    parts: CacheKeyParts,
+  ): Promise<{ authorityHash: string | null } | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.#o.key as KeyObject, {
         typ: 'at+jwt',
@@ -100,12 +109,15 @@ export class ConnectionCache<C> {
       });
       const m = payload['mission'] as
         { id?: unknown; origin?: unknown; authority_hash?: unknown } | undefined;
-      if (m?.id !== parts.missionId || m.origin !== parts.missionOrigin) return false;
-      if (parts.authorityHash !== null && m.authority_hash !== parts.authorityHash) return false;
+      if (m?.id !== parts.missionId || m.origin !== parts.missionOrigin) return undefined;
+      // A hash of another type is unparseable input: fail closed (a miss), never "no hash".
+      if (m.authority_hash !== undefined && typeof m.authority_hash !== 'string') return undefined;
+      if (parts.authorityHash !== null && m.authority_hash !== parts.authorityHash) return undefined;
       const cnf = payload['cnf'] as { jkt?: unknown } | undefined;
-      return parts.cnfJkt === null ? cnf?.jkt === undefined : cnf?.jkt === parts.cnfJkt;
+      const holder = parts.cnfJkt === null ? cnf?.jkt === undefined : cnf?.jkt === parts.cnfJkt;
+      return holder ? { authorityHash: m.authority_hash ?? null } : undefined;
     } catch {
-      return false; // any verification failure is a miss, never a use
+      return undefined; // any verification failure is a miss, never a use
     }
   }
 

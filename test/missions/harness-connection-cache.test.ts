@@ -91,3 +91,40 @@ test('HAR-16 RFC 9068 §2.2: a cached token without exp is never used (exp is RE
   cache.put({ ...parts, actor: 'b' }, { connection: 'conn-ok', accessToken: await token() });
   assert.equal(await cache.get({ ...parts, actor: 'b' }), 'conn-ok');
 });
+
+test("seed §8.1 A7#19 an entry put without a hash is checked with its token's authority hash: a narrowed Mission disables it", async () => {
+  let current = 'sha-256:a';
+  const asked: (string | null)[] = [];
+  const disabled: string[] = [];
+  const cache = new ConnectionCache<string>({
+    key: publicKey,
+    issuer: ORIGIN,
+    // What a caller wires to Baton's view: a known hash that differs is a mismatch (A3.2 step 7).
+    check: (_o, _m, h) => {
+      asked.push(h);
+      return Promise.resolve(h !== null && h !== current ? 'authority_hash_mismatch' : 'active');
+    },
+    onDisabled: (_p, r) => disabled.push(r),
+  });
+  const unhashed = { ...parts, authorityHash: null };
+  cache.put(unhashed, { connection: 'conn-wide', accessToken: await token() });
+  assert.equal(await cache.get(unhashed), 'conn-wide');
+  assert.deepEqual(asked, ['sha-256:a'], "the check is asked with the token's hash");
+  current = 'sha-256:narrowed';
+  assert.equal(await cache.get(unhashed), undefined, 'the wider connection is not handed out');
+  assert.deepEqual(disabled, ['authority_hash_mismatch']);
+  // A token whose claim names no hash is checked with none; one of another type is never used.
+  const noHash = { ...parts, authorityHash: null, actor: 'b' };
+  cache.put(noHash, {
+    connection: 'conn-b',
+    accessToken: await token({ mission: { id: MISSION, origin: ORIGIN } }),
+  });
+  assert.equal(await cache.get(noHash), 'conn-b');
+  assert.equal(asked.at(-1), null);
+  const badHash = { ...parts, authorityHash: null, actor: 'c' };
+  cache.put(badHash, {
+    connection: 'conn-c',
+    accessToken: await token({ mission: { id: MISSION, origin: ORIGIN, authority_hash: 7 } }),
+  });
+  assert.equal(await cache.get(badHash), undefined);
+});
