@@ -155,15 +155,67 @@ export function statusOf(
  * predecessor of the same producer, which stays stored but no longer counts — evidence is not
  * averaged with the result that replaced it. Producers are compared as the store keys them
  * (`producerNamespace`): a record without `producer` is in the local namespace, `urn:baton:local`.
+ *
+ * A record has one successor (the store refuses a second correction, migration 032), but a store
+ * written before that may hold a fork: two or more current records descending from one original.
+ * None of them replaced the others, and picking one would decide between them; so they count as
+ * one record (the first by `record_id`, its other members kept) whose every dimension any of them
+ * codes is UNKNOWN, `conflicting_evidence` (B3.2: disagreeing evidence ⇒ keep both, UNKNOWN) —
+ * never once per competing correction.
  */
 export function currentRecords(records: readonly ObservationRecord[]): ObservationRecord[] {
   const key = (r: ObservationRecord, id: string): string => JSON.stringify([producerNamespace(r), id]);
+  const byKey = new Map(records.map((r) => [key(r, r.record_id), r]));
   const superseded = new Set(
     records.flatMap((r) =>
       r.supersedes === undefined || r.supersedes === null ? [] : [key(r, r.supersedes)],
     ),
   );
-  return records.filter((r) => !superseded.has(key(r, r.record_id)));
+  const current = records.filter((r) => !superseded.has(key(r, r.record_id)));
+  // The original each current record descends from (as far as `records` names it).
+  const rootOf = (r: ObservationRecord): string => {
+    let at = key(r, r.record_id);
+    const seen = new Set([at]);
+    for (
+      let cur: ObservationRecord | undefined = r;
+      cur?.supersedes !== undefined && cur.supersedes !== null;
+    ) {
+      const up = key(cur, cur.supersedes);
+      if (seen.has(up)) break;
+      seen.add(up);
+      at = up;
+      cur = byKey.get(up);
+    }
+    return at;
+  };
+  const isCorrection = (r: ObservationRecord): boolean => r.supersedes !== undefined && r.supersedes !== null;
+  const groups = new Map<string, ObservationRecord[]>();
+  for (const r of current.filter(isCorrection)) {
+    const root = rootOf(r);
+    groups.set(root, [...(groups.get(root) ?? []), r]);
+  }
+  const out: ObservationRecord[] = [];
+  for (const r of current) {
+    const group = isCorrection(r) ? (groups.get(rootOf(r)) ?? [r]) : [r];
+    if (group.length === 1) out.push(r);
+    else if (group[0] === r) out.push(forkAsOne(group, JSON.parse(rootOf(r)) as [string, string]));
+  }
+  return out;
+}
+
+/** A fork's competing corrections as one record: every dimension they code UNKNOWN (`currentRecords`). */
+function forkAsOne(group: readonly ObservationRecord[], [, original]: [string, string]): ObservationRecord {
+  const members = [...group].sort((a, b) =>
+    a.record_id < b.record_id ? -1 : a.record_id > b.record_id ? 1 : 0,
+  );
+  const ids = members.map((m) => m.record_id);
+  const dimensions = [...new Set(members.flatMap((m) => m.invariants.map((i) => i.dimension)))];
+  const reason = `conflicting_evidence: ${ids.join(', ')} each correct ${original}`;
+  const [first] = members as [ObservationRecord];
+  return {
+    ...first,
+    invariants: dimensions.map((dimension) => ({ dimension, status: 'UNKNOWN', reference: null, reason })),
+  };
 }
 
 /**

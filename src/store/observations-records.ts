@@ -1,7 +1,8 @@
 /**
  * The continuity record store (B6, OBS-08): insert-only. The same (producer, record_id) with the
  * same bytes is a no-op; with other bytes a 409 `observation_record_conflict`; a correction is a new
- * record whose `supersedes` names a stored predecessor, which never changes. Every stored record
+ * record whose `supersedes` names a stored predecessor, which never changes, and that has no
+ * correction yet (a second one is the same 409, rule `single_successor`). Every stored record
  * appends `observation_recorded` to its own evidence chain (`observation:<producer>/<record_id>`),
  * a correction also `observation_corrected` to its predecessor's.
  */
@@ -70,6 +71,36 @@ export async function getStoredRecord(
   return row === undefined ? undefined : fromRow(row);
 }
 
+/** The record that corrects `id` (its `supersedes` names it), the earliest if a fork predates migration 032. */
+async function successorOf(ex: SqlExecutor, producer: string, id: string): Promise<string | undefined> {
+  const row = await ex.get<{ record_id: string }>(
+    'SELECT record_id FROM cop_records WHERE producer = ? AND supersedes = ? ORDER BY created_at, record_id LIMIT 1',
+    [producer, id],
+  );
+  return row?.record_id;
+}
+
+/**
+ * OBS-08 ¶19: a correction replaces its predecessor, so a record has one successor. A second
+ * correction of it would count beside the first (or disagree with it with nothing to say which
+ * stands): refused, 409 `observation_record_conflict`, nothing stored. Correct the correction
+ * instead (`supersedes` naming `successor`).
+ */
+function refuseSecondSuccessor(producer: string, id: string, supersedes: string, successor: string): never {
+  throw new BatonError(
+    'observation_record_conflict',
+    `${supersedes} already has a correction (${successor}): a correction supersedes the latest record of its chain`,
+    {
+      rule: 'single_successor',
+      path: '$.supersedes',
+      producer,
+      record_id: id,
+      supersedes,
+      successor,
+    },
+  );
+}
+
 /** The digest a record is stored under: SHA-256 of its JCS (envelope included). */
 export const recordDigest = (record: ObservationRecord): string => digestBytes(canonicalize(record));
 
@@ -85,19 +116,30 @@ export async function insertRecord(
   const body = canonicalize(record);
   const digest = digestBytes(body);
   const supersedes = record.supersedes ?? null;
-  if (supersedes !== null && (await getStoredRecord(tx, producer, supersedes)) === undefined) {
-    throw new BatonError(
-      'observation_record_invalid',
-      '$.supersedes names no stored record of this producer',
-      {
-        rule: 'supersedes_unknown',
-        path: '$.supersedes',
-      },
-    );
+  if (supersedes !== null) {
+    if ((await getStoredRecord(tx, producer, supersedes)) === undefined) {
+      throw new BatonError(
+        'observation_record_invalid',
+        '$.supersedes names no stored record of this producer',
+        {
+          rule: 'supersedes_unknown',
+          path: '$.supersedes',
+        },
+      );
+    }
+    // Stored already: the same bytes again is a no-op, other bytes a conflict (below), even for a
+    // correction of a fork stored before migration 032.
+    if ((await getStoredRecord(tx, producer, record.record_id)) === undefined) {
+      const successor = await successorOf(tx, producer, supersedes);
+      if (successor !== undefined) refuseSecondSuccessor(producer, record.record_id, supersedes, successor);
+    }
   }
+  // `successor_of` (migration 032) is `supersedes` under a unique index: of two corrections of one
+  // record that both read "no successor yet" (two transactions at once on PostgreSQL), the second
+  // INSERT waits for the first and, once it committed, does nothing (answered below).
   const { changes } = await tx.run(
-    `INSERT INTO cop_records (producer, record_id, digest, body, event_type, scope_id, observed_at, supersedes, analysis_revision, envelope, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    `INSERT INTO cop_records (producer, record_id, digest, body, event_type, scope_id, observed_at, supersedes, analysis_revision, envelope, created_at, successor_of)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     [
       producer,
       record.record_id,
@@ -110,11 +152,18 @@ export async function insertRecord(
       record.analysis_revision ?? null,
       record.evidence_envelope?.value ?? null,
       now,
+      supersedes,
     ],
   );
   if (changes === 0) {
     const existing = await getStoredRecord(tx, producer, record.record_id);
-    if (existing === undefined) throw new BatonError('internal', 'a conflicting record vanished');
+    if (existing === undefined) {
+      // Not its id: the single-successor index. Another correction of the predecessor committed.
+      const successor = supersedes === null ? undefined : await successorOf(tx, producer, supersedes);
+      if (supersedes === null || successor === undefined)
+        throw new BatonError('internal', 'a conflicting record vanished');
+      refuseSecondSuccessor(producer, record.record_id, supersedes, successor);
+    }
     if (existing.digest !== digest) {
       throw new BatonError(
         'observation_record_conflict',

@@ -6,6 +6,7 @@ import test from 'node:test';
 import {
   HANDOFF_PROFILE,
   cif,
+  currentRecords,
   code,
   codeBarrier,
   eMock,
@@ -244,4 +245,54 @@ test('B7-16 OBS-06: a synthetic provider is SIMULATED; observed evidence for it 
     () => runLabels({ syntheticProvider: true, claimed: 'OBSERVED_WITH_STATED_EVIDENCE' }),
     /cannot be labelled/,
   );
+});
+
+test('OBS-08 ¶19 B3.2: a fork stored before migration 032 (two corrections of one record) counts once, UNKNOWN conflicting_evidence, never once per correction', () => {
+  const w = parseWeights({ state: '0.5', policy: '0.5' });
+  const at = (id: string, statuses: Record<string, Status>, supersedes?: string): ObservationRecord => ({
+    ...rec(statuses),
+    record_id: id,
+    ...(supersedes !== undefined && { event_type: 'correction', supersedes, analysis_revision: 'r1' }),
+  });
+  const a = at('A', { state: 'MISMATCH', policy: 'MATCH' });
+  const b = at('B', { state: 'MATCH', policy: 'MATCH' }, 'A');
+  const c = at('C', { state: 'MATCH', policy: 'MATCH' }, 'A');
+  const d = at('D', { state: 'MISMATCH' }, 'A');
+  const other = at('X', { state: 'MATCH', policy: 'MATCH' });
+  const tally = (records: ObservationRecord[]) => {
+    const r = cif(records, w, [], 'v1');
+    return ['state', 'policy'].map((dim) => {
+      const t = r.per_dimension[dim];
+      return [t?.match, t?.mismatch, t?.unknown];
+    });
+  };
+  // One correction replaces its predecessor.
+  assert.deepEqual(tally([a, b, other]), [
+    [2, 0, 0],
+    [2, 0, 0],
+  ]);
+  // Three corrections of A: one record, UNKNOWN on every dimension any of them codes (before: match 4).
+  assert.deepEqual(tally([a, b, c, d, other]), [
+    [1, 0, 1],
+    [1, 0, 1],
+  ]);
+  const current = currentRecords([a, b, c, d, other]);
+  assert.deepEqual(
+    current.map((r) => r.record_id),
+    ['B', 'X'],
+  );
+  assert.match(current[0]?.invariants[0]?.reason ?? '', /^conflicting_evidence: B, C, D each correct A$/);
+  // Resolving it again (the service resolves, scopes, then CIF resolves) changes nothing.
+  assert.deepEqual(currentRecords(current), current);
+  // A fork further down a chain: B corrected by E, C still beside it — still one, UNKNOWN.
+  const e = at('E', { state: 'MATCH', policy: 'MATCH' }, 'B');
+  assert.deepEqual(tally([a, b, c, e, other]), [
+    [1, 0, 1],
+    [1, 0, 1],
+  ]);
+  // A plain chain A ← B ← E is no fork.
+  assert.deepEqual(tally([a, b, e]), [
+    [1, 0, 0],
+    [1, 0, 0],
+  ]);
 });

@@ -29,6 +29,7 @@ import { migration as m028 } from './028_handovers.js';
 import { migration as m029 } from './029_observation_producers.js';
 import { migration as m030 } from './030_sets_seen_expiry.js';
 import { migration as m031 } from './031_evidence_append_only.js';
+import { migration as m032 } from './032_observation_single_successor.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -57,4 +58,5 @@ export const migrations: readonly Migration[] = [
   m029,
   m030,
   m031,
+  m032,
 ];
