@@ -14,11 +14,16 @@ export const DEFAULT_APPROVED_LOCATOR_PREFIXES: readonly string[] = ['urn:baton:
 
 export interface ReadOptions {
   readonly approvedLocatorPrefixes?: readonly string[];
+  /**
+   * The most bytes the input may hold (default the strict parser's, 1 MiB). The HTTP route passes
+   * `Infinity`: its bytes were already bounded by the server's body limit (413 before it runs).
+   */
+  readonly maxBytes?: number;
 }
 
-function parseBytes(input: string | Uint8Array): JsonValue {
+function parseBytes(input: string | Uint8Array, maxBytes: number | undefined): JsonValue {
   try {
-    return parseStrictJson(input);
+    return parseStrictJson(input, maxBytes === undefined ? {} : { maxBytes });
   } catch (error) {
     if (!isBatonError(error)) throw error;
     const member = typeof error.details['member'] === 'string' ? `.${error.details['member']}` : '';
@@ -60,7 +65,7 @@ export function readRecordValue(value: unknown, options: ReadOptions = {}): Read
 
 /** Validate record bytes (passes 1–7). Envelope and uniqueness are checked by envelope.ts and the store. */
 export function readRecord(input: string | Uint8Array, options: ReadOptions = {}): ReadReport {
-  const value = parseBytes(input);
+  const value = parseBytes(input, options.maxBytes);
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     refuse('type', '$', 'must be an object');
   return readRecordValue(value, options);

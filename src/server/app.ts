@@ -8,7 +8,9 @@
  * 4. the body: `application/json` in UTF-8 only (and a route's `alsoConsumes` types on that route:
  *    `application/baton-continuity-observation+json` on `POST /v1/continuity/records`), parsed by
  *    core's strict parser (duplicate members, lone
- *    surrogates, bad UTF-8 refused), size-limited; any other content type is `415` — except on
+ *    surrogates, bad UTF-8 refused), size-limited — or, for a route that reads its body's bytes
+ *    itself (`readsBodyBytes`: `POST /v1/continuity/records`, whose record reader refuses bad
+ *    bytes as rule `bytes`), size-limited only; any other content type is `415` — except on
  *    the routes that read their own body (the RFC 8935 push receiver, `registerOwnBodyRoutes`;
  *    the webhook receiver, routes/webhooks.ts), which take any content type and answer it themselves;
  * 5. JSON-schema validation with Ajv set to refuse, never repair (no coercion, no removal of
@@ -163,6 +165,7 @@ function strictJsonBodies(
   app: FastifyInstance,
   limit: number,
   alsoTaking: ReadonlyMap<string, ReadonlySet<string>>,
+  readingBytes: ReadonlySet<string>,
 ): void {
   app.removeAllContentTypeParsers();
   const strict = (
@@ -173,6 +176,8 @@ function strictJsonBodies(
     // The bytes are read as UTF-8 whatever the header says: another declared charset is 415.
     const refused = charsetRefusal(req.headers['content-type']);
     if (refused !== undefined) return done(refused, undefined);
+    // A route that reads its body's bytes itself (`readsBodyBytes`) gets them, within the limit.
+    if (readingBytes.has(`${req.method} ${req.routeOptions.url ?? ''}`)) return done(null, raw);
     try {
       done(null, raw.length === 0 ? undefined : parseStrictJson(raw, { maxBytes: limit }));
     } catch (error) {
@@ -334,7 +339,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ...healthRoutes(deps, reconcile),
     ...lineageListRoutes(deps),
   );
-  strictJsonBodies(app, bodyLimit, alsoConsumed(routes));
+  strictJsonBodies(
+    app,
+    bodyLimit,
+    alsoConsumed(routes),
+    new Set(routes.filter((r) => r.readsBodyBytes === true).map((r) => `${r.method} ${r.url}`)),
+  );
   for (const spec of routes) if (spec.consumes === undefined) registerRoute(app, deps, spec);
   registerOwnBodyRoutes(
     app,

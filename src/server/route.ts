@@ -114,6 +114,14 @@ export interface RouteSpec {
    */
   readonly alsoConsumes?: readonly string[];
   /**
+   * The handler reads the body's bytes itself: it gets them as a Buffer (empty when there are
+   * none), size-limited and charset-checked by the same parser (app.ts `strictJsonBodies`) but not
+   * parsed, so a byte-level refusal is the route's own (`POST /v1/continuity/records`: rule `bytes`
+   * of `observation_record_invalid`, counted as a submission refused). `schema.body` then only
+   * documents the body (OpenAPI); Fastify validates none.
+   */
+  readonly readsBodyBytes?: true;
+  /**
    * `ssf-stream`: a `public` route for Baton's principals that checks an SSF stream bearer itself
    * (RFC 8935 push); documented with bearer security all the same.
    */
@@ -136,7 +144,7 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
     config: { answersRepeatedHeaders: spec.auth === 'ssf-stream' },
     schema: {
       ...spec.schema,
-      ...(spec.method !== 'GET' && { body: spec.schema.body ?? emptyBody }),
+      ...(spec.method !== 'GET' && spec.readsBodyBytes !== true && { body: spec.schema.body ?? emptyBody }),
       response: { ...spec.schema.response, '4xx': problem, '5xx': problem },
     },
     preValidation: spec.method === 'GET' ? refuseBody : undefined,
@@ -154,7 +162,7 @@ export function registerRoute(app: FastifyInstance, deps: ServerDeps, spec: Rout
     handler: async (request, reply) => {
       const out = await spec.handler({
         principal: principals.get(request),
-        body: request.body,
+        body: spec.readsBodyBytes === true && !Buffer.isBuffer(request.body) ? Buffer.alloc(0) : request.body,
         params: request.params as Record<string, string>,
         query: request.query as Record<string, string>,
         secure: deps.secureCookies === true || request.protocol === 'https',

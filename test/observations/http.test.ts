@@ -115,7 +115,11 @@ test('B2 C-B2 over HTTP: POST /v1/continuity/records takes the binding’s own m
     JSON.stringify({ ...rec, record_id: 'dup' }).replace('"version":"1"', '"version":"1","version":"1"'),
   );
   assert.equal(duplicate.status, 400, duplicate.text);
-  assert.equal(duplicate.body['code'], 'json_duplicate_member');
+  // The record reader's own refusal (docs/observations.md rule 1), as `baton observe validate`
+  // answers; the strict parser's code is in details.json.
+  assert.equal(duplicate.body['code'], 'observation_record_invalid');
+  assert.equal((duplicate.body['details'] as { rule: string }).rule, 'bytes');
+  assert.equal((duplicate.body['details'] as { json: string }).json, 'json_duplicate_member');
   const elsewhere = await post('/v1/continuity/profiles', JSON.stringify(HANDOFF_PROFILE), admin);
   assert.equal(elsewhere.status, 415, elsewhere.text);
   assert.equal(elsewhere.body['code'], 'media_type_unsupported');
@@ -282,6 +286,74 @@ test('issue 12 §5: /metrics counts continuity records written (projector, submi
   assert.equal(await refused('observation_record_conflict'), 1);
   assert.equal(await refused('observation_profile_unsupported'), 1);
   assert.equal(await refused('observation_record_invalid'), 1);
+});
+
+test('B3.1 rule 1 over HTTP: a POSTed record refused at the byte level (duplicate member, lone surrogate, no body, trailing data) is observation_record_invalid rule bytes, counted as refused; other routes keep json_*; the body limit stands', async (t) => {
+  const { call, url, operator, admin } = await start(t);
+  const refusedTotal = async (): Promise<number> => {
+    const m = await call('GET', '/metrics');
+    const hit = m.text
+      .split('\n')
+      .find((l) =>
+        l.startsWith(
+          'baton_continuity_records_refused_total{code="observation_record_invalid",via="submit"} ',
+        ),
+      );
+    return hit === undefined ? 0 : Number(hit.split(' ').at(-1));
+  };
+  const post = (raw: string, contentType?: string) =>
+    request(url, 'POST', '/v1/continuity/records', {
+      token: operator,
+      raw,
+      ...(contentType !== undefined && { contentType }),
+    });
+  const text = JSON.stringify(decidedRecord({ record_id: 'urn:x:bytes' }));
+  const cases: [string, string, string, string?][] = [
+    [
+      'duplicate member',
+      text.replace('"version":"1"', '"version":"1","version":"1"'),
+      'json_duplicate_member',
+    ],
+    ['lone surrogate', text.replace('"urn:x:bytes"', '"urn:x:\\ud800"'), 'json_lone_surrogate'],
+    [
+      'duplicate member, binding media type',
+      text.replace('"version":"1"', '"version":"1","version":"1"'),
+      'json_duplicate_member',
+      'application/baton-continuity-observation+json',
+    ],
+    ['trailing data', `${text} {}`, 'json_malformed'],
+  ];
+  assert.equal(await refusedTotal(), 0);
+  for (const [name, raw, json, type] of cases) {
+    const a = await post(raw, type);
+    assert.equal(a.status, 400, `${name}: ${a.text}`);
+    assert.equal(a.body['code'], 'observation_record_invalid', name);
+    const details = a.body['details'] as { rule: string; json: string };
+    assert.deepEqual([details.rule, details.json], ['bytes', json], name);
+  }
+  const empty = await post('');
+  assert.equal(empty.status, 400, empty.text);
+  assert.equal(empty.body['code'], 'observation_record_invalid');
+  assert.equal((empty.body['details'] as { rule: string }).rule, 'bytes');
+  assert.equal(await refusedTotal(), cases.length + 1, 'every byte-level refusal counted (before: 0)');
+  assert.equal(
+    ((await call('GET', '/v1/continuity/coverage')).body['records'] as { total: number }).total,
+    0,
+    'nothing stored',
+  );
+  // The body limit still answers before the route: 413, as on every route.
+  const huge = await post(JSON.stringify({ ...decidedRecord(), limitations: ['x'.repeat(1_100_000)] }));
+  assert.equal(huge.status, 413, huge.text);
+  assert.equal(huge.body['code'], 'json_too_large');
+  // The record still goes through: bytes read by the reader, then stored.
+  assert.equal((await post(text)).status, 201);
+  // Other routes keep the strict parser's own code.
+  const profile = await request(url, 'POST', '/v1/continuity/profiles', {
+    token: admin,
+    raw: JSON.stringify(HANDOFF_PROFILE).replace('{', '{"id":"a",'),
+  });
+  assert.equal(profile.status, 400, profile.text);
+  assert.equal(profile.body['code'], 'json_duplicate_member');
 });
 
 test('¶27 B3.6 over HTTP: a profile requiring an unweighted dimension is refused, so an UNKNOWN state never yields a complete CIF', async (t) => {

@@ -12,7 +12,7 @@
  */
 import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseRfc3339 } from '../../core/time.js';
-import { OBSERVATION_MEDIA_TYPE, readRecordValue, type ObservationRecord } from '../../observations/index.js';
+import { OBSERVATION_MEDIA_TYPE, readRecord, type ObservationRecord } from '../../observations/index.js';
 import type { ContinuityStore, ProjectionObserver } from '../../store/index.js';
 import { actorOf } from '../auth.js';
 import { bodyObject, timed, tokenOf, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
@@ -92,11 +92,16 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
       roles: ['operator', 'admin'],
       // B2, C-B2: the binding's own media type, beside application/json.
       alsoConsumes: [OBSERVATION_MEDIA_TYPE],
+      // B3.1 pass 1: the record's bytes are read by the record reader itself, as `baton observe
+      // validate` reads them, so a duplicate member or a lone surrogate is `observation_record_invalid`
+      // rule `bytes` (docs/observations.md) and counted as a refused submission, not a bare `json_*`.
+      readsBodyBytes: true,
       schema: { body: recordBody, response: { 200: submitResult, 201: submitResult } },
       handler: async (input) => {
         const r = await counted(deps, async () => {
           // The strict reader first (B3.1); the store authenticates the producer (signature, pin).
-          const read = readRecordValue(bodyObject(input));
+          // The server's body limit already bounded the bytes (413 before this runs).
+          const read = readRecord(input.body as Buffer, { maxBytes: Infinity });
           const stored = await timed(deps, 'continuity_submit', () =>
             store(deps).submit(read.record, actorOf(tokenOf(input))),
           );
