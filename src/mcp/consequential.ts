@@ -43,7 +43,7 @@ export async function callConsequential(
   let d: DerivedCall;
   let forward: JsonObject;
   try {
-    d = deriveCall(ctx.policy, params.arguments, params._meta);
+    d = deriveCall(ctx.policy, params.arguments, params._meta, ctx.argumentsCheck);
     forward = checkLease(d.meta, ctx.leaseKeys, ctx.clock.wallMs());
   } catch (error) {
     if (!isBatonError(error)) throw error;

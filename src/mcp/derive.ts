@@ -1,12 +1,14 @@
 /**
  * From one `tools/call` of a consequential tool to the occurrence Baton should hold for it, by the
  * tool's policy: the creation key (AOC-REQ-002: the same call is the same occurrence), the request
- * the provider binding digests, and the authority amount. Anything that does not fit the policy is
- * refused with `input_invalid` before Baton or the upstream hear of the call.
+ * the provider binding digests, and the authority amount. Anything that does not fit the policy or
+ * the upstream tool's input schema (arguments.ts) is refused with `input_invalid` before Baton or
+ * the upstream hear of the call.
  */
 import type { Operation } from '../client/index.js';
 import { digestJcs } from '../core/digest.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
+import type { ArgumentsCheck } from './arguments.js';
 import { getPointer, removePointer, setPointer } from './pointer.js';
 import type { NativeKeyPlacement, ToolPolicy } from './policy.js';
 import { Read } from './read.js';
@@ -38,11 +40,8 @@ function creationKeyOf(p: ToolPolicy, args: JsonObject, meta: JsonObject): strin
 }
 
 function requestOf(p: ToolPolicy, args: JsonObject): JsonObject {
+  // The agent supplying the native key (AOC-CASE-006) was refused by ArgumentsCheck.
   const native = p.nativeKey;
-  if (native?.to === 'argument' && getPointer(args, native.pointer) !== undefined) {
-    // AOC-CASE-006: the native key is derived by Baton from the occurrence, never chosen by the caller.
-    r.fail(`$.arguments${native.pointer}`, 'is the native idempotency key: Baton supplies it');
-  }
   if (p.request === null) return native?.to === 'argument' ? removePointer(args, native.pointer) : args;
   const request: JsonObject = {};
   for (const [member, ptr] of Object.entries(p.request)) {
@@ -64,9 +63,16 @@ function object(value: unknown, path: string): JsonObject {
   return r.object(value, path, [], Object.keys(value as object)) as JsonObject;
 }
 
-export function deriveCall(p: ToolPolicy, rawArgs: unknown, rawMeta: unknown): DerivedCall {
+/** `input`: the tool's compiled argument check (arguments.ts), run before anything is derived. */
+export function deriveCall(
+  p: ToolPolicy,
+  rawArgs: unknown,
+  rawMeta: unknown,
+  input: ArgumentsCheck,
+): DerivedCall {
   const args = object(rawArgs, '$.arguments');
   const meta = object(rawMeta, '$._meta');
+  input.check(args);
   const provider = p.provider;
   // The native key must have a place before anything is entered: a failure after entry is doubt.
   if (p.nativeKey?.to === 'argument' && setPointer(args, p.nativeKey.pointer, '') === undefined) {

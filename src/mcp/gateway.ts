@@ -28,6 +28,7 @@ import { callConsequential, type Ctx } from './consequential.js';
 import { MISSIONS_NOT_ENFORCED, OutcomeCache, type GatewayOptions } from './gateway-types.js';
 import { handoverReport } from './handover.js';
 import { annotateTool } from './annotate.js';
+import { compileArguments, type ArgumentsCheck } from './arguments.js';
 import type { McpPolicy } from './policy.js';
 import {
   connectUpstream,
@@ -56,6 +57,23 @@ export interface Gateway {
 
 interface Routes {
   readonly tools: Map<string, { upstream: Upstream; tool: Tool }>;
+}
+
+/**
+ * Each policy tool's arguments check, compiled from its upstream input schema at start: a schema
+ * that cannot be compiled is an error at start (`mcp_upstream_invalid`), never "check nothing".
+ */
+function compileChecks(policy: McpPolicy, routes: Routes): Map<string, ArgumentsCheck> {
+  const checks = new Map<string, ArgumentsCheck>();
+  for (const p of policy.tools.values()) {
+    const route = routes.tools.get(p.tool);
+    if (route === undefined)
+      throw new BatonError('mcp_upstream_invalid', `policy tool ${p.tool} is not offered upstream`, {
+        tool: p.tool,
+      });
+    checks.set(p.tool, compileArguments(route.tool, p));
+  }
+  return checks;
 }
 
 async function routeTools(upstreams: readonly Upstream[]): Promise<Routes> {
@@ -121,7 +139,7 @@ export async function startGateway(
     for (const spec of options.upstreams) upstreams.push(await connectUpstream(spec));
     const routes = await routeTools(upstreams);
     checkPolicy(options.policy, routes);
-    const shared = { cache: new OutcomeCache(), routes };
+    const shared = { cache: new OutcomeCache(), routes, checks: compileChecks(options.policy, routes) };
     return {
       upstreams,
       session: () => openSession(options, upstreams, shared),
@@ -136,7 +154,7 @@ export async function startGateway(
 async function openSession(
   options: GatewayOptions,
   upstreams: readonly Upstream[],
-  shared: { cache: OutcomeCache; routes: Routes },
+  shared: { cache: OutcomeCache; routes: Routes; checks: Map<string, ArgumentsCheck> },
 ): Promise<GatewaySession> {
   const executor = await options.baton.takeover(options.policy.lineage);
   const report = handoverReport(executor);
@@ -150,6 +168,10 @@ async function openSession(
     const p = options.policy.tools.get(name);
     const route = shared.routes.tools.get(name);
     if (p === undefined || route === undefined) return undefined;
+    const argumentsCheck = shared.checks.get(name);
+    // Compiled at start for every policy tool; a policy tool is never passed through unchecked.
+    if (argumentsCheck === undefined)
+      throw new BatonError('mcp_upstream_invalid', `tool ${name} has no arguments check`);
     return {
       executor,
       baton: options.baton,
@@ -162,6 +184,7 @@ async function openSession(
       clock: options.clock ?? systemClock,
       upstreamTimeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
       hasOutputSchema: route.tool.outputSchema !== undefined,
+      argumentsCheck,
     };
   };
   const enforced = options.missions !== undefined && options.missions !== MISSIONS_NOT_ENFORCED;

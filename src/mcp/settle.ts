@@ -13,6 +13,7 @@ import { isBatonError } from '../core/errors.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { KeyResolver } from '../leases/index.js';
 import type { EntryTicket, OccurrenceView } from '../occurrences/index.js';
+import type { ArgumentsCheck } from './arguments.js';
 import type { DerivedCall } from './derive.js';
 import type { MissionGate, OutcomeCache } from './gateway-types.js';
 import { getPointer } from './pointer.js';
@@ -37,6 +38,8 @@ export interface Ctx {
   readonly upstreamTimeoutMs: number;
   /** The upstream tool declares an outputSchema: an answer Baton synthesizes cannot satisfy it. */
   readonly hasOutputSchema: boolean;
+  /** The tool's arguments check (arguments.ts: its upstream input schema, the request map). */
+  readonly argumentsCheck: ArgumentsCheck;
 }
 
 export type Step<T> =

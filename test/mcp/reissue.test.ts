@@ -20,13 +20,14 @@ import {
 } from '../../src/client/index.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { MAX_REISSUE_HOPS, reissueKey } from '../../src/mcp/consequential.js';
+import { compileArguments } from '../../src/mcp/arguments.js';
 import { deriveCall, placeNativeKey } from '../../src/mcp/derive.js';
 import { parsePolicy, startGateway, type Gateway } from '../../src/mcp/index.js';
 import type { OccurrenceView } from '../../src/occurrences/index.js';
 import { StatusSources } from '../../src/providers/index.js';
 import { postgresForTests } from '../support/postgres.js';
 import { postgresWorld } from './postgres-world.js';
-import type { UpstreamControl } from './upstream-payments.js';
+import { PAY_TOOL, type UpstreamControl } from './upstream-payments.js';
 import { connectSession, LINEAGE, makeWorld, payArgs, policyFor } from './world.js';
 
 const pg = await postgresForTests();
@@ -96,7 +97,7 @@ async function postgresRig(t: TestContext, url: string): Promise<Rig> {
 function operationOf(rig: Rig, invoice: string): ReturnType<typeof deriveCall>['operation'] {
   const p = parsePolicy(JSON.stringify(rig.policy)).tools.get('pay');
   assert.ok(p !== undefined);
-  return deriveCall(p, payArgs(invoice), undefined).operation;
+  return deriveCall(p, payArgs(invoice), undefined, compileArguments(PAY_TOOL, p)).operation;
 }
 
 /** Generation N: creates the occurrence the call maps to, then dies before entry (answer lost). */

@@ -138,9 +138,14 @@ test('a predecessor’s pre-entry reservation is released and reissued by the su
   const predecessor = await w.baton().takeover('payments-agent');
   const { deriveCall } = await import('../../src/mcp/derive.js');
   const { parsePolicy } = await import('../../src/mcp/index.js');
+  const { compileArguments } = await import('../../src/mcp/arguments.js');
+  const { PAY_TOOL } = await import('./upstream-payments.js');
   const toolPolicy = parsePolicy(JSON.stringify(w.policy)).tools.get('pay');
   assert.ok(toolPolicy !== undefined);
-  const reserved = await predecessor.create(deriveCall(toolPolicy, payArgs('inv-pre'), undefined).operation);
+  const check = compileArguments(PAY_TOOL, toolPolicy);
+  const reserved = await predecessor.create(
+    deriveCall(toolPolicy, payArgs('inv-pre'), undefined, check).operation,
+  );
   const successor = await connectSession(t, gateway);
   const r = (await successor.callTool({ name: 'pay', arguments: payArgs('inv-pre') })) as CallToolResult;
   assert.notEqual(r.isError, true, JSON.stringify(r.content));

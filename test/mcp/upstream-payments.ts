@@ -22,6 +22,7 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
   type CallToolResult,
+  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 
 export const ACCOUNT = 'acct_sandbox';
@@ -42,24 +43,28 @@ export interface UpstreamControl {
   onHang?: () => void;
   /** While a hanging payment is being applied, `payment_status` waits for it (no race with timeouts). */
   applying?: Promise<void>;
+  /** The `pay` tool `tools/list` offers instead of PAY_TOOL (another input schema). */
+  payTool?: Tool;
 }
 
-export const TOOLS = [
-  {
-    name: 'pay',
-    description: 'Pay an invoice',
-    inputSchema: {
-      type: 'object' as const,
-      properties: {
-        amount: { type: 'integer' },
-        currency: { type: 'string' },
-        payee: { type: 'string' },
-        invoice: { type: 'string' },
-        idempotency_key: { type: 'string' },
-      },
-      required: ['amount', 'currency', 'payee', 'invoice', 'idempotency_key'],
+export const PAY_TOOL: Tool = {
+  name: 'pay',
+  description: 'Pay an invoice',
+  inputSchema: {
+    type: 'object' as const,
+    properties: {
+      amount: { type: 'integer' },
+      currency: { type: 'string' },
+      payee: { type: 'string' },
+      invoice: { type: 'string' },
+      idempotency_key: { type: 'string' },
     },
+    required: ['amount', 'currency', 'payee', 'invoice', 'idempotency_key'],
   },
+};
+
+export const TOOLS: Tool[] = [
+  PAY_TOOL,
   {
     name: 'payment_status',
     description: 'Read a payment by idempotency key',
@@ -131,7 +136,9 @@ export function paymentsServer(sandboxUrl: string, control: UpstreamControl): Se
     { name: 'test-payments', version: '1.0.0' },
     { capabilities: { tools: {}, resources: {}, prompts: {} } },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: TOOLS.map((tool) => (tool.name === 'pay' ? (control.payTool ?? tool) : tool)),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name } = request.params;
     control.calls[name] = (control.calls[name] ?? 0) + 1;
