@@ -40,9 +40,10 @@ Each MCP session takes over the policy's lineage as a new executor generation.
                            token comes from BATON_TOKEN or --token-file
   --token-file FILE        read the operator token from FILE instead of BATON_TOKEN
   --db FILE                instead of --baton: run Baton's service in this process on the SQLite
-                           database FILE (the one baton serve uses; created and migrated if new):
-                           no HTTP round trip to Baton per call. No token; a policy binding a
-                           Mission is refused (its check needs baton serve's mission consumer)
+                           database FILE baton serve uses; it must exist (baton migrate or baton
+                           serve creates it; the gateway never creates a store): no HTTP round
+                           trip to Baton per call. No token; a policy binding a Mission is refused
+                           (its check needs baton serve's mission consumer)
   --postgres URL           the same on a PostgreSQL database
   --domain-key FILE        with --postgres: the domain key file the database's servers share
                            (default ./baton.domain-key.pem)
