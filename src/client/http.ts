@@ -109,6 +109,14 @@ class HttpExecutor implements Executor {
     );
   }
 
+  /** A read (`GET /v1/occurrences?creationKey=`, the executor's own lineage only): safe to retry. */
+  async findByCreationKey(creationKey: string, options?: CallOptions): Promise<OccurrenceView | null> {
+    const path = `/v1/occurrences?creationKey=${seg(creationKey)}&limit=1`;
+    const x = { method: 'GET', path, safeToRetry: true } as const;
+    const page = await this.#call<{ occurrences: OccurrenceView[] }>(x, ['occurrences'], options);
+    return page.occurrences[0] ?? null;
+  }
+
   /** NOT safe to retry: a lost answer may be a lost ticket; query the occurrence instead. */
   enter(occurrenceId: string, expect?: ExpectedBinding, options?: CallOptions): Promise<EntryTicket> {
     const body: JsonObject = expect === undefined ? {} : { expect: json(expect) };

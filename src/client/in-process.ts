@@ -108,6 +108,12 @@ class InProcessExecutor implements Executor {
     return this.#service.create({ ...operation, credential: this.#credential });
   }
 
+  /** This lineage's occurrence under `creationKey`, as the HTTP route lists it for an executor. */
+  async findByCreationKey(creationKey: string): Promise<OccurrenceView | null> {
+    const page = await this.#service.listOccurrences({ lineage: this.lineage, creationKey, limit: 1 });
+    return page.occurrences[0] ?? null;
+  }
+
   async enter(occurrenceId: string, expect?: ExpectedBinding): Promise<EntryTicket> {
     await this.#own(occurrenceId);
     const input = { credential: this.#credential, occurrenceId };

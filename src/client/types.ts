@@ -127,6 +127,12 @@ export interface Executor {
   binding(): ExecutorBinding;
   /** Safe to retry with the same operation: the creation binding returns the original occurrence. */
   create(operation: Operation, options?: CallOptions): Promise<CreateResult>;
+  /**
+   * The occurrence this executor's lineage holds under `creationKey` (its creation binding,
+   * AOC-REQ-002), or null: a read that creates nothing, safe to retry. The MCP gateway answers a
+   * repeat from it before its Mission gate (docs/mcp.md "Missions").
+   */
+  findByCreationKey(creationKey: string, options?: CallOptions): Promise<OccurrenceView | null>;
   /** NOT safe to retry blindly: after a lost answer, query the occurrence instead (AOC-REQ-010). */
   enter(occurrenceId: string, expect?: ExpectedBinding, options?: CallOptions): Promise<EntryTicket>;
   /**

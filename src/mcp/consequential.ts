@@ -6,13 +6,15 @@
  * of the same call (same creation key) is answered from what is known, without calling upstream.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Executor } from '../client/index.js';
+import type { Executor, Operation } from '../client/index.js';
 import { digestJcs } from '../core/digest.js';
 import { isBatonError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
+import { DEFAULT_MATRIX, type ActionClass } from '../missions/index.js';
 import { NAME, type EntryTicket, type OccurrenceView } from '../occurrences/index.js';
 import { deriveCall, placeNativeKey, type DerivedCall } from './derive.js';
 import { checkLease } from './lease.js';
+import { missionReference } from './mission-gate.js';
 import { toolError } from './results.js';
 import { answerFromState, attempt, callUpstream, recordAnswer, settle, type Ctx } from './settle.js';
 
@@ -49,23 +51,11 @@ export async function callConsequential(
     if (!isBatonError(error)) throw error;
     return toolError(error.code, error.message);
   }
-  if (ctx.policy.mission !== null) {
-    const ex = ctx.executor;
-    const rule = ctx.policy.mission;
-    const verdict = await ctx.missions.check({
-      tool: ctx.policy.tool,
-      rule,
-      meta: d.meta,
-      lineage: ex.lineage,
-      generation: ex.generation,
-    });
-    if (!verdict.ok) return toolError(verdict.code, verdict.message);
-  }
   // Two identical calls in flight in this session wait for one outcome (the agent's retry after a timeout).
   const key = JSON.stringify([ctx.executor.generation, d.operation]);
   const running = ctx.inflight.get(key);
   if (running !== undefined) return markRepeat(await running);
-  const p = run(ctx, d, forward);
+  const p = gated(ctx, d, forward);
   ctx.inflight.set(key, p);
   try {
     return await p;
@@ -74,20 +64,141 @@ export async function callConsequential(
   }
 }
 
+/** The Mission a governed call's work item is bound to, and the class it is judged as (A3.6). */
+interface Governed {
+  readonly binding: { mission_id: string; mission_origin: string; stop_policy: string };
+  readonly actionClass: ActionClass;
+}
+
+/**
+ * The Mission gate, when the policy binds one. A repeat of a call Baton already entered is answered
+ * from Baton's record first, whatever the Mission says now (AOC-REQ-002, -010: the original outcome,
+ * nothing sent upstream): the gate decides only whether NEW work may start. A call the gate lets
+ * through is governed (Mission build spec A3.6): its occurrence is created for a work item bound to
+ * the Mission and dispatched through Baton's check, so provider entry checks the Mission again in
+ * its own transaction — a revocation that lands after the gate refuses the entry, nothing is sent.
+ */
+async function gated(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<CallToolResult> {
+  const rule = ctx.policy.mission;
+  if (rule === null) return run(ctx, d, forward, null);
+  const known = await knownRepeat(ctx, d);
+  if (known !== undefined) return known;
+  const ex = ctx.executor;
+  const verdict = await ctx.missions.check({
+    tool: ctx.policy.tool,
+    rule,
+    meta: d.meta,
+    lineage: ex.lineage,
+    generation: ex.generation,
+  });
+  if (!verdict.ok) return toolError(verdict.code, verdict.message);
+  if (!verdict.enforced) return run(ctx, d, forward, null);
+  const ref = missionReference(d.meta[rule.meta]);
+  if (typeof ref !== 'object') {
+    // A gate that enforced a Mission this call does not name in Baton's form: fail closed.
+    const msg = `_meta["${rule.meta}"] must be {"mission_id", "mission_origin"}; nothing was sent upstream`;
+    return toolError('mission_binding_invalid', msg);
+  }
+  const binding = { mission_id: ref.id, mission_origin: ref.origin, stop_policy: DEFAULT_MATRIX.ref };
+  return run(ctx, d, forward, { binding, actionClass: rule.actionClass });
+}
+
+/**
+ * The answer to a repeat of a call whose occurrence Baton already entered (or resolved), or
+ * undefined when there is none — or when that cannot be told now: the gate then decides, as for
+ * new work. The create is a replay of the creation binding (AOC-REQ-002): it creates nothing, and
+ * a different call under the same key is refused as it always is.
+ */
+async function knownRepeat(ctx: Ctx, d: DerivedCall): Promise<CallToolResult | undefined> {
+  const ex = ctx.executor;
+  const found = await attempt(() => ex.findByCreationKey(d.operation.creationKey));
+  if (!found.ok || found.value === null) return undefined;
+  if (found.value.phase !== 'entered' && found.value.phase !== 'resolved') return undefined;
+  const created = await attempt(() => ex.create(d.operation));
+  if (!created.ok) return created.refusal ? refused(created) : undefined;
+  const o = created.value.occurrence;
+  return o.phase === 'entered' || o.phase === 'resolved' ? repeat(ctx, d, o) : undefined;
+}
+
 function markRepeat(r: CallToolResult): CallToolResult {
   const meta = r._meta?.['baton/occurrence'];
   if (typeof meta !== 'object' || meta === null) return r;
   return { ...r, _meta: { ...r._meta, 'baton/occurrence': { ...meta, repeat: true } } };
 }
 
-async function run(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<CallToolResult> {
+/** Refusals of a governed create or entry that are the Mission's word (A3.6): answered as they are. */
+const MISSION_STOPS: ReadonlySet<string> = new Set([
+  'mission_not_active',
+  'mission_status_unavailable',
+  'mission_binding_missing',
+  'mission_binding_invalid',
+  'work_item_not_dispatchable',
+]);
+
+async function run(
+  ctx: Ctx,
+  d: DerivedCall,
+  forward: JsonObject,
+  governed: Governed | null,
+): Promise<CallToolResult> {
+  if (governed === null) return runFor(ctx, d, d.operation, forward, false);
+  const item = await workItem(ctx, d, governed);
+  if (!item.ok) return item.result;
+  const answer = await runFor(ctx, d, { ...d.operation, workItemId: item.id }, forward, true);
+  // The item's work is done once the call is answered; should this fail, the item stays running.
+  if (answer.isError !== true) await attempt(() => ctx.executor.harness.complete(item.id));
+  return answer;
+}
+
+/**
+ * The governed call's work item (Mission build spec A3.6, A6): enqueued under the Mission in this
+ * executor's lineage and dispatched through Baton's check (A3.1), which refuses a Mission that is
+ * no longer active. Its id goes on the operation: create links the occurrence to it, and entry
+ * checks the Mission in its own transaction.
+ */
+async function workItem(
+  ctx: Ctx,
+  d: DerivedCall,
+  g: Governed,
+): Promise<{ ok: true; id: string } | { ok: false; result: CallToolResult }> {
+  const h = ctx.executor.harness;
+  const lost = (code: string): { ok: false; result: CallToolResult } => {
+    const msg =
+      "Baton's answer for the call's work item was lost; nothing was sent upstream; the same call may be repeated";
+    return { ok: false, result: toolError('create_unconfirmed', msg, { details: { cause: code } }) };
+  };
+  const queued = await attempt(() =>
+    h.enqueue({
+      action_class: g.actionClass,
+      mission_binding: g.binding,
+      // A3.8: the item's idempotency key is the occurrence's creation key.
+      idempotency_key: d.operation.creationKey,
+    }),
+  );
+  if (!queued.ok) return queued.refusal ? { ok: false, result: refused(queued) } : lost(queued.code);
+  const id = queued.value.id;
+  const dispatched = await attempt(() => h.dispatch(id));
+  if (!dispatched.ok)
+    return dispatched.refusal ? { ok: false, result: refused(dispatched) } : lost(dispatched.code);
+  return { ok: true, id };
+}
+
+async function runFor(
+  ctx: Ctx,
+  d: DerivedCall,
+  op: Operation,
+  forward: JsonObject,
+  governed: boolean,
+): Promise<CallToolResult> {
   const ex = ctx.executor;
   // One call for the usual case (issue 16 §4): create and enter in one transaction. Anything else
   // — a refusal, a replay without a ticket, a lost answer — takes the step-by-step path below,
   // whose create is a replay: an occurrence the lost call entered is found entered, never sent.
-  const started = await attempt(() => ex.createAndEnter(d.operation));
+  const started = await attempt(() => ex.createAndEnter(op));
   if (started.ok && started.value.ticket !== null) return send(ctx, d, started.value.ticket, forward);
-  const created = await attempt(() => ex.create(d.operation));
+  // A3.6: the Mission refused the entry in its own transaction (a revocation after the gate).
+  if (!started.ok && started.refusal && governed && MISSION_STOPS.has(started.code)) return refused(started);
+  const created = await attempt(() => ex.create(op));
   if (!created.ok) {
     if (created.refusal) return refused(created);
     const msg = "Baton's answer to create was lost; nothing was sent upstream; the same call may be repeated";
@@ -95,8 +206,26 @@ async function run(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<CallT
   }
   const taken = await successorOf(ctx, d, created.value.occurrence);
   if (!taken.ok) return taken.result;
-  const o = taken.value;
+  let o = taken.value;
   if (o.phase !== 'reserved') return repeat(ctx, d, o);
+  if (governed && o.id !== created.value.occurrence.id) {
+    // A reissued successor is linked to the call's work item as the original was (A3.6): the
+    // governed replay of its own creation binding, so its entry checks the Mission too.
+    const linked = await attempt(() => ex.create({ ...op, creationKey: o.creationBinding.key }));
+    if (!linked.ok)
+      return linked.refusal
+        ? refused(linked, o)
+        : toolError(linked.code, 'reissue unconfirmed; nothing was sent upstream', { occurrence: o });
+    if (linked.value.occurrence.id !== o.id) {
+      const msg = "the reissued occurrence's binding is not this call's; nothing was sent upstream";
+      return toolError('reissue_invalid', msg, {
+        occurrence: o,
+        details: { reason: 'reissue_successor_mismatch' },
+      });
+    }
+    o = linked.value.occurrence;
+    if (o.phase !== 'reserved') return repeat(ctx, d, o);
+  }
   return enterAndSend(ctx, d, o, forward);
 }
 

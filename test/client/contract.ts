@@ -146,6 +146,19 @@ function lifecycleCases(label: string, env: MakeEnv): void {
     await expectCode(successor.create(op('k-bind', 9_999)), 'creation_binding_conflict');
   });
 
+  test(`${label}: findByCreationKey reads the lineage's occurrence under a key, creating nothing`, async (t) => {
+    const { client, op } = await env(t);
+    const ex = await client.takeover('invoice-agent');
+    assert.equal(await ex.findByCreationKey('k-find'), null, 'none yet');
+    assert.equal(await ex.findByCreationKey('k-find'), null, 'the read created nothing');
+    const a = await ex.create(op('k-find'));
+    await ex.enter(a.occurrence.id);
+    const found = await ex.findByCreationKey('k-find');
+    assert.deepEqual([found?.id, found?.phase], [a.occurrence.id, 'entered']);
+    const other = await client.takeover('other-agent');
+    assert.equal(await other.findByCreationKey('k-find'), null, "another lineage's is not seen");
+  });
+
   test(`${label}: queries answer with the same codes`, async (t) => {
     const { client } = await env(t);
     await expectCode(client.getOccurrence('occ_missing'), 'occurrence_not_found');

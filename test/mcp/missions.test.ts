@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { AdminClient } from '../../src/client/index.js';
+import { AdminClient, type BatonClient, type Executor, type Operation } from '../../src/client/index.js';
 import { ManualClock, systemClock, type Clock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { PUSH_DELIVERY } from '../../src/missions/index.js';
@@ -119,11 +119,16 @@ test('HAR-16 issue 15 §5: a revoked Mission is refused before upstream with mis
   );
   const refused = await call('inv-4', { 'baton/mission': ref });
   assert.equal(errorCode(refused), 'mission_not_active');
+  // AOC-REQ-002/-010 (docs/mcp.md "Repeat"): the paid call's repeat is its original outcome from
+  // Baton's record whatever the Mission says now — the gate decides only whether NEW work starts.
   const again = await call('inv-1', { 'baton/mission': ref });
-  assert.equal(
-    errorCode(again),
-    'mission_not_active',
-    'a repeat is refused too: the Mission gate comes first',
+  assert.notEqual(again.isError, true, JSON.stringify(again));
+  const first = ok._meta?.['baton/occurrence'] as { id: string };
+  const repeated = again._meta?.['baton/occurrence'] as { id: string; repeat: boolean; effect: string };
+  assert.deepEqual(
+    [repeated.id, repeated.repeat, repeated.effect],
+    [first.id, true, 'occurred'],
+    'the repeat names the paid occurrence, its effect, repeat: true',
   );
   assert.equal(w.control.calls['pay'], 1, 'zero upstream calls after the revocation');
   assert.equal(w.provider.sandbox.effects().length, 1, 'zero provider effects after the revocation');
@@ -167,4 +172,102 @@ test("HAR-25 docs/harness.md: the policy's actionClass sets the freshness bound 
   const ok = await payUnder({ required: true }, 'inv-cw'); // consequential_write
   assert.notEqual(ok.isError, true, JSON.stringify(ok.content));
   assert.equal(w.provider.sandbox.effects().length, 1);
+});
+
+/** `target` with the members of `over` in place of its own (its other methods bound to it). */
+function around<T extends object>(target: T, over: Partial<T>): T {
+  return new Proxy(target, {
+    get: (o, k) => {
+      if (Object.hasOwn(over, k)) return over[k as keyof T];
+      const v = Reflect.get(o, k, o) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(o) : v;
+    },
+  });
+}
+
+/**
+ * The world's real Baton client, whose executors run `before` (once) just before the gateway's
+ * create-and-enter reaches Baton: after the Mission gate passed and the work item was dispatched.
+ */
+function revokingBeforeEntry(
+  baton: BatonClient,
+  before: (ex: Executor, op: Operation) => Promise<void>,
+): BatonClient {
+  let pending = true;
+  return around(baton, {
+    takeover: async (...args: Parameters<BatonClient['takeover']>) => {
+      const ex = await baton.takeover(...args);
+      return around(ex, {
+        createAndEnter: async (...a: Parameters<Executor['createAndEnter']>) => {
+          if (pending) {
+            pending = false;
+            await before(ex, a[0]);
+          }
+          return ex.createAndEnter(...a);
+        },
+      });
+    },
+  });
+}
+
+test('A3.6: a Mission revoked after the gate passed is refused by Baton before provider entry — nothing sent; a reserved repeat is never entered', async (t) => {
+  const { w, issuer, pin, mission, operator } = await missionWorld(t);
+  const revoke = async (id: string): Promise<void> => {
+    assert.equal((await issuer.admin(`/admin/missions/${id}/revoke`, {})).status, 200);
+    await eventually(
+      async () => (await operator.getMissionView(pin.issuer, id)).assessment.verdict === 'non_active',
+      'the revocation SET at Baton',
+    );
+  };
+  const policy = parsePolicy(
+    JSON.stringify(
+      policyFor(w.provider.profile, { mission: { required: true, actionClass: 'external_commitment' } }),
+    ),
+  );
+  const call = (client: Awaited<ReturnType<typeof inProcessGateway>>['client'], m: string, inv: string) =>
+    client.callTool({
+      name: 'pay',
+      arguments: payArgs(inv),
+      _meta: { 'baton/mission': { mission_id: m, mission_origin: pin.issuer } },
+    }) as Promise<CallToolResult>;
+
+  // 1. Revoked after the gate and the dispatch, before create-and-enter: Baton's own transaction
+  // refuses (the governed occurrence is linked to a work item the revocation suppressed).
+  const one = await inProcessGateway(t, w, {
+    policy,
+    missions: batonMissionGate(operator),
+    baton: revokingBeforeEntry(w.baton(), () => revoke(mission)),
+  });
+  const raced = await call(one.client, mission, 'inv-race');
+  assert.equal(errorCode(raced), 'work_item_not_dispatchable', JSON.stringify(raced));
+  assert.match(JSON.stringify(raced.content), /nothing was sent upstream/);
+  assert.equal(w.control.calls['pay'] ?? 0, 0, 'the upstream never heard of the call');
+  assert.equal(w.provider.sandbox.effects().length, 0, 'no payment');
+
+  // 2. Reserved (governed) under an active Mission, revoked before its entry: refused; and its
+  // repeat after the revocation is refused by the gate, the reservation never entered.
+  const m2 = await issuer.createMission();
+  await eventually(
+    async () => (await operator.getMissionView(pin.issuer, m2)).assessment.verdict === 'active',
+    'the second approval SET at Baton',
+  );
+  let reserved = '';
+  const two = await inProcessGateway(t, w, {
+    policy,
+    missions: batonMissionGate(operator),
+    baton: revokingBeforeEntry(w.baton(), async (ex, op) => {
+      reserved = (await ex.create(op)).occurrence.id;
+      await revoke(m2);
+    }),
+  });
+  const stopped = await call(two.client, m2, 'inv-held');
+  assert.equal(stopped.isError, true, JSON.stringify(stopped));
+  assert.notEqual(reserved, '');
+  const repeatedCall = await call(two.client, m2, 'inv-held');
+  assert.equal(errorCode(repeatedCall), 'mission_not_active');
+  const held = await w.baton().getOccurrence(reserved);
+  assert.equal(held.occurrence.phase, 'reserved', 'the reservation was never entered');
+  assert.ok(!held.evidence.some((e) => e.type === 'provider_entered'));
+  assert.equal(w.control.calls['pay'] ?? 0, 0, 'nothing reached the upstream');
+  assert.equal(w.provider.sandbox.effects().length, 0, 'no payment');
 });
