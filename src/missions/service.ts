@@ -40,7 +40,6 @@ import {
   missionSubject,
   reportedState,
   TAINT_GUARDED,
-  rowOf,
   sessionSubject,
   workSubject,
   type MissionBinding,
@@ -67,6 +66,7 @@ import {
   assess,
   DEFAULT_BOUNDS,
   emptyView,
+  missionStopOf,
   signalLiveUntil,
   type Assessment,
   type StalenessBounds,
@@ -610,6 +610,8 @@ export class MissionsService {
       await occ.releaseReserved(item.occurrenceId, d.evidence.reason, now);
     }
     await this.#emit(repo, [d.evidence], now, actor, [moved]);
+    // A3.7 only for a Mission that is itself non-active: a binding's `authority_hash` mismatch stops
+    // this item alone (A3.2 step 7), #propagate does nothing for it.
     if (d.kind === 'stop' && a?.verdict === 'non_active' && view !== undefined) {
       await this.#propagate(repo, occ, view, now, actor);
     }
@@ -1029,6 +1031,12 @@ export class MissionsService {
     now: number,
     actor: string,
   ): Promise<number> {
+    // The Mission's own effective state, never one binding's view of it: an `authority_hash`
+    // mismatch is "not active for that binding" (A3.2 step 7) and stops nothing else; a passed
+    // `mission_expiry` on a view still reading `active` stops on the `expired` row, reported as
+    // `expired` (A2.8: suppress|terminate|handoff, never pause).
+    const mission = missionStopOf(view, now);
+    if (mission === undefined) return 0;
     const stopped: MissionRef = { id: view.missionId, origin: view.origin };
     const items = await repo.lockDependents(view.origin, view.missionId);
     const independent = new Set<string>();
@@ -1040,7 +1048,7 @@ export class MissionsService {
         independent.add(`${m.origin}#${m.id}`);
     }
     const targets = propagationTargets(stopped, items, (m) => independent.has(`${m.origin}#${m.id}`));
-    const o = observed(view);
+    const o = { ...observed(view), state: mission.state };
     const drafts: EvidenceDraft[] = [];
     const moves: PlannedEvent[] = [];
     let count = 0;
@@ -1064,7 +1072,7 @@ export class MissionsService {
           : t.reason;
       const s = decideStop(
         t.item,
-        behaviourFor(matrix.matrix, rowOf(view.state ?? 'unknown'), t.item.actionClass, inFlight),
+        behaviourFor(matrix.matrix, mission.row, t.item.actionClass, inFlight),
         reason,
         o,
         now,
@@ -1156,6 +1164,7 @@ export class MissionsService {
     }
     const moved = await this.#move(repo, item, d.item);
     await this.#emit(repo, [d.evidence], now, actor, [moved]);
+    // As at dispatch: a binding-only `authority_hash` mismatch stops this entry's item alone.
     if (a?.verdict === 'non_active' && view !== undefined)
       await this.#propagateExcept(repo, occ, view, now, actor);
     return {

@@ -258,3 +258,20 @@ function verdictOf(
   }
   return { verdict: 'active', row: undefined, reason: 'mission_active', expired: false };
 }
+
+/**
+ * Whether the Mission ITSELF is not active at `now`, whatever a binding's `authority_hash` says:
+ * its effective matrix row and the state to report, or undefined while it is active (or unknown).
+ * A binding whose hash differs is "not active for that binding" (A3.2 step 7) and stops that item
+ * alone; only a Mission that is itself non-active — by its state, or by a `mission_expiry` that has
+ * passed while the view still reads `active` (A3.2 step 8) — stops its other work (A3.7).
+ */
+export function missionStopOf(
+  view: Pick<AssessedView, 'state' | 'missionExpiry'>,
+  now: number,
+): { readonly row: MatrixRow; readonly state: string } | undefined {
+  if (view.state === null) return undefined;
+  if (!isActive(view.state)) return { row: rowOf(view.state), state: reportedState(view.state) };
+  if (view.missionExpiry !== null && view.missionExpiry <= now) return { row: 'expired', state: 'expired' };
+  return undefined;
+}
