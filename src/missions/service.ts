@@ -67,6 +67,7 @@ import {
   DEFAULT_BOUNDS,
   emptyView,
   missionStopOf,
+  needsRefresh,
   signalLiveUntil,
   type Assessment,
   type StalenessBounds,
@@ -533,7 +534,10 @@ export class MissionsService {
     return failed;
   }
 
-  /** Refresh one Mission's view if stale or unknown; the fetch's typed failure, if it failed. */
+  /**
+   * Refresh one Mission's view if unknown or past its bound for the class — a stale `active` view
+   * and a `suspended` one alike, never a final one (needsRefresh); the fetch's typed failure, if any.
+   */
   async #refreshBinding(
     b: Pick<MissionBinding, 'mission_origin' | 'mission_id' | 'authority_hash'>,
     actionClass: WorkItemRecord['actionClass'],
@@ -541,8 +545,7 @@ export class MissionsService {
     const fetch = this.#fetchStatus;
     if (fetch === undefined) return undefined;
     const view = await this.#o.uow.read((r) => r.getView(b.mission_origin, b.mission_id));
-    const a = assess(view, b.authority_hash, actionClass, this.#now(), this.#bounds);
-    if (a.verdict !== 'stale' && a.verdict !== 'unknown') return undefined;
+    if (!needsRefresh(view, actionClass, this.#now(), this.#bounds)) return undefined;
     let status: VerifiedMissionStatus;
     try {
       status = await fetch(b.mission_origin, b.mission_id);

@@ -275,3 +275,28 @@ export function missionStopOf(
   if (view.missionExpiry !== null && view.missionExpiry <= now) return { row: 'expired', state: 'expired' };
   return undefined;
 }
+
+/**
+ * A3.1 step 3: whether a check at `now` must fetch Status first — nothing known, or a view that
+ * could still change whose freshness bound for the class has passed: a stale `active` one, and a
+ * `suspended` (or unrecognised non-active) one too, so a resume at the issuer is learned without an
+ * operator (seed: a pause waits for "an authorized lifecycle transition, such as resume"). A final
+ * state — terminal (A3.3, sticky) or a passed `mission_expiry` — is never refreshed.
+ */
+export function needsRefresh(
+  view: AssessedView | undefined,
+  c: ActionClass,
+  now: number,
+  b: StalenessBounds,
+): boolean {
+  if (view === undefined || view.state === null) return true;
+  if (isTerminal(view.state)) return false;
+  if (view.missionExpiry !== null && view.missionExpiry <= now) return false;
+  // A non-active SET's `freshUntil` is its arrival (it is never relied on as active): such a view
+  // is asked about again after the class bound from its arrival, not at every dispatch.
+  const until =
+    !isActive(view.state) && view.stateSource === 'signal' && view.checkedAt !== null
+      ? view.checkedAt + classBoundSeconds(b, c) * 1000
+      : freshUntilFor(view, b, c);
+  return until === null || now > until;
+}

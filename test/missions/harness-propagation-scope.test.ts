@@ -2,10 +2,13 @@
  * What a stop propagates (A3.7), on both engines: only a Mission that is itself non-active stops
  * its other work — never one binding's `authority_hash` mismatch (A3.2 step 7, "not active for
  * that binding"), at dispatch or at provider entry; a `mission_expiry` passed while the view still
- * reads `active` propagates on the `expired` row, reported `expired` (A2.8: never pause).
+ * reads `active` propagates on the `expired` row, reported `expired` (A2.8: never pause). And a
+ * `suspended` view past its bound is refreshed at dispatch like a stale one (A3.1 step 3), so a
+ * resume at the issuer is learned; a terminal one is never refreshed.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { BatonError } from '../../src/core/errors.js';
 import {
   ACTION_CLASSES,
   DEFAULT_MATRIX,
@@ -16,7 +19,7 @@ import {
 } from '../../src/missions/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { createInput } from '../occurrences/helpers.js';
-import { MISSION, ORIGIN, T0, binding, code, verifiedStatus } from './fixtures.js';
+import { MISSION, ORIGIN, T0, binding, code, verifiedSignal, verifiedStatus } from './fixtures.js';
 import { world, type World } from './world.js';
 
 const engines = await enginesUnderTest();
@@ -177,5 +180,48 @@ for (const e of engines) {
       [last?.state, last?.decision, last?.reason],
       ['expired', 'suppress', 'mission_not_active'],
     );
+  });
+
+  test(`[${e.name}] A3.1 step 3 a suspended view past its bound is refreshed at dispatch, so a resume is learned; a terminal one never is`, async (t) => {
+    let answer = 'suspended';
+    let fetches = 0;
+    const w = await world(t, e, {
+      fetchStatus: (origin, id) => {
+        fetches++;
+        if (answer === 'down') return Promise.reject(new BatonError('mission_status_unavailable', 'down'));
+        return Promise.resolve(verifiedStatus(answer, w.clock.wallMs(), { origin, missionId: id }));
+      },
+    });
+    const it = await item(w, 'lin-a', 'a1');
+    const later = await item(w, 'lin-a', 'a2');
+    // Nothing known: the dispatch fetches Status, which says suspended.
+    assert.equal(await code(w.harness.dispatch(it.id, 'executor')), 'mission_not_active');
+    assert.equal(fetches, 1);
+    assert.equal(await stateOf(w, it.id), 'paused');
+    // The issuer resumes. Within the suspended answer's bound nothing is fetched again.
+    answer = 'active';
+    w.clock.advance(1000);
+    assert.equal(await code(w.harness.dispatch(it.id, 'executor')), 'mission_not_active');
+    assert.equal(fetches, 1);
+    // Past the bound the dispatch asks Status again and the work resumes by itself.
+    w.clock.advance(61_000);
+    const d = await w.harness.dispatch(it.id, 'executor');
+    assert.equal(d.item.state, 'running');
+    assert.equal(fetches, 2);
+    // Suspended by a pushed SET: relied on for the class bound from its arrival, then asked again.
+    await w.harness.applyVerifiedSignal(verifiedSignal('suspended', 1, w.clock.wallMs()));
+    assert.equal(await stateOf(w, later.id), 'paused');
+    w.clock.advance(1000);
+    assert.equal(await code(w.harness.dispatch(later.id, 'executor')), 'mission_not_active');
+    assert.equal(fetches, 2);
+    w.clock.advance(61_000);
+    assert.equal((await w.harness.dispatch(later.id, 'executor')).item.state, 'running');
+    assert.equal(fetches, 3);
+    // A terminal state is final: past every bound no dispatch asks Status again.
+    await w.harness.applyVerifiedSignal(verifiedSignal('revoked', 2, w.clock.wallMs()));
+    w.clock.advance(120_000);
+    assert.equal(await code(w.harness.dispatch(later.id, 'executor')), 'work_item_not_dispatchable');
+    assert.equal(fetches, 3);
+    assert.equal((await w.harness.getView(ORIGIN, MISSION))?.state, 'revoked');
   });
 }
