@@ -72,6 +72,11 @@ export interface ReissueInput {
   readonly occurrenceId: string;
   readonly creationKey: string;
   readonly linkedIds?: readonly LinkedIdentifier[];
+  /**
+   * The harness work item that governs the successor (Mission build spec A3.6), as on create: the
+   * successor is linked to it, so its entry checks the item's Mission in its own transaction.
+   */
+  readonly workItemId?: string;
 }
 
 export interface EnterInput {
@@ -246,13 +251,16 @@ export function readCreate(input: unknown, remedy = false): CreateFields {
   };
 }
 
-export function readReissue(input: unknown): ReissueInput & { linkedIds: LinkedIdentifier[] } {
-  const f = r.object(input, '$', ['credential', 'occurrenceId', 'creationKey'], ['linkedIds']);
+export function readReissue(
+  input: unknown,
+): Omit<ReissueInput, 'workItemId'> & { linkedIds: LinkedIdentifier[]; workItemId: string | null } {
+  const f = r.object(input, '$', ['credential', 'occurrenceId', 'creationKey'], ['linkedIds', 'workItemId']);
   return {
     credential: readCredential(f['credential']),
     occurrenceId: r.string(f['occurrenceId'], '$.occurrenceId', NAME),
     creationKey: r.string(f['creationKey'], '$.creationKey', NAME),
     linkedIds: readLinkedIds(f['linkedIds']),
+    workItemId: r.optionalString(f['workItemId'], '$.workItemId', NAME) ?? null,
   };
 }
 

@@ -148,14 +148,19 @@ export async function remedy(ctx: ServiceContext, input: unknown): Promise<Creat
 /** AOC-REQ-008: after a release, the domain mints a NEW occurrence linked to the tombstone. */
 export async function reissue(ctx: ServiceContext, input: unknown): Promise<CreateResult> {
   const f = readReissue(input);
-  return runCreate(ctx, f.credential, async (_caller, repo, id) => {
-    const source = await repo.lockOccurrence(f.occurrenceId);
-    const request = source && (await repo.getRequest(source.id));
-    if (source === undefined || request === undefined) {
-      throw new BatonError('occurrence_not_found', 'no such occurrence');
-    }
-    return reissueCommand(source, request, f.creationKey, f.linkedIds, id);
-  });
+  return runCreate(
+    ctx,
+    f.credential,
+    async (_caller, repo, id) => {
+      const source = await repo.lockOccurrence(f.occurrenceId);
+      const request = source && (await repo.getRequest(source.id));
+      if (source === undefined || request === undefined) {
+        throw new BatonError('occurrence_not_found', 'no such occurrence');
+      }
+      return reissueCommand(source, request, f.creationKey, f.linkedIds, id);
+    },
+    f.workItemId,
+  );
 }
 
 function reissueCommand(

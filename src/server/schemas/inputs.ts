@@ -51,7 +51,11 @@ export const createBody: Schema = object({ ...createMembers, workItemId: name },
 
 export const remedyBody: Schema = object({ ...createMembers, kind: oneOf(REMEDY_KINDS) }, ['linkedIds']);
 
-export const reissueBody: Schema = object({ creationKey: name, linkedIds }, ['linkedIds']);
+/** `workItemId` as on create: the successor of a governed occurrence is governed by that item. */
+export const reissueBody: Schema = object({ creationKey: name, linkedIds, workItemId: name }, [
+  'linkedIds',
+  'workItemId',
+]);
 
 const expectFields: readonly string[] = EXPECTED_BINDING_FIELDS;
 
