@@ -107,16 +107,29 @@ async function gated(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<Cal
  * The answer to a repeat of a call whose occurrence Baton already entered (or resolved), or
  * undefined when there is none — or when that cannot be told now: the gate then decides, as for
  * new work. The create is a replay of the creation binding (AOC-REQ-002): it creates nothing, and
- * a different call under the same key is refused as it always is.
+ * a different call under the same key is refused as it always is. A released occurrence is followed
+ * to the successor this gateway reissued for it (`reissueKey`), so a call paid after a takeover is
+ * answered from that record too.
  */
 async function knownRepeat(ctx: Ctx, d: DerivedCall): Promise<CallToolResult | undefined> {
   const ex = ctx.executor;
   const found = await attempt(() => ex.findByCreationKey(d.operation.creationKey));
   if (!found.ok || found.value === null) return undefined;
-  if (found.value.phase !== 'entered' && found.value.phase !== 'resolved') return undefined;
+  if (!['entered', 'resolved', 'released'].includes(found.value.phase)) return undefined;
   const created = await attempt(() => ex.create(d.operation));
   if (!created.ok) return created.refusal ? refused(created) : undefined;
-  const o = created.value.occurrence;
+  let o = created.value.occurrence;
+  for (let hops = 0; o.phase === 'released' && hops < MAX_REISSUE_HOPS; hops++) {
+    const source = o;
+    const next = await attempt(() => ex.findByCreationKey(reissueKey(d.operation.creationKey, source.id)));
+    if (
+      !next.ok ||
+      next.value === null ||
+      !isSuccessorFor(ex, created.value.occurrence, source, next.value.id, next.value)
+    )
+      return undefined;
+    o = next.value;
+  }
   return o.phase === 'entered' || o.phase === 'resolved' ? repeat(ctx, d, o) : undefined;
 }
 
@@ -145,8 +158,10 @@ async function run(
   const item = await workItem(ctx, d, governed);
   if (!item.ok) return item.result;
   const answer = await runFor(ctx, d, { ...d.operation, workItemId: item.id }, forward, true);
-  // The item's work is done once the call is answered; should this fail, the item stays running.
-  if (answer.isError !== true) await attempt(() => ctx.executor.harness.complete(item.id));
+  // The item's work ends once the call is answered, refused or not: a repeat brings its own item,
+  // and an occurrence left in doubt keeps being reconciled on its own (docs/mcp.md "Missions").
+  const done = await attempt(() => ctx.executor.harness.complete(item.id));
+  if (!done.ok) ctx.log?.(`work item ${item.id} not completed (${done.code}); it stays running`);
   return answer;
 }
 
@@ -204,28 +219,10 @@ async function runFor(
     const msg = "Baton's answer to create was lost; nothing was sent upstream; the same call may be repeated";
     return toolError('create_unconfirmed', msg, { details: { cause: created.code } });
   }
-  const taken = await successorOf(ctx, d, created.value.occurrence);
+  const taken = await successorOf(ctx, d, created.value.occurrence, op.workItemId);
   if (!taken.ok) return taken.result;
-  let o = taken.value;
+  const o = taken.value;
   if (o.phase !== 'reserved') return repeat(ctx, d, o);
-  if (governed && o.id !== created.value.occurrence.id) {
-    // A reissued successor is linked to the call's work item as the original was (A3.6): the
-    // governed replay of its own creation binding, so its entry checks the Mission too.
-    const linked = await attempt(() => ex.create({ ...op, creationKey: o.creationBinding.key }));
-    if (!linked.ok)
-      return linked.refusal
-        ? refused(linked, o)
-        : toolError(linked.code, 'reissue unconfirmed; nothing was sent upstream', { occurrence: o });
-    if (linked.value.occurrence.id !== o.id) {
-      const msg = "the reissued occurrence's binding is not this call's; nothing was sent upstream";
-      return toolError('reissue_invalid', msg, {
-        occurrence: o,
-        details: { reason: 'reissue_successor_mismatch' },
-      });
-    }
-    o = linked.value.occurrence;
-    if (o.phase !== 'reserved') return repeat(ctx, d, o);
-  }
   return enterAndSend(ctx, d, o, forward);
 }
 
@@ -256,7 +253,13 @@ type Successor = { ok: true; value: OccurrenceView } | { ok: false; result: Call
  * released → C …) is followed link by link, at most MAX_REISSUE_HOPS — a successor an earlier
  * build left under another key (`followSuccessor`) is a link like any other.
  */
-async function successorOf(ctx: Ctx, d: DerivedCall, first: OccurrenceView): Promise<Successor> {
+async function successorOf(
+  ctx: Ctx,
+  d: DerivedCall,
+  first: OccurrenceView,
+  /** A governed call's work item: each successor is reissued for it (its entry checks the Mission). */
+  workItemId?: string,
+): Promise<Successor> {
   let o = first;
   for (let hops = 0; needsReissue(ctx.executor, o); hops++) {
     if (hops === MAX_REISSUE_HOPS) {
@@ -264,7 +267,7 @@ async function successorOf(ctx: Ctx, d: DerivedCall, first: OccurrenceView): Pro
       const details = { reason: 'reissue_chain_too_long', hops };
       return { ok: false, result: toolError('reissue_invalid', msg, { occurrence: o, details }) };
     }
-    const next = await reissue(ctx, d, first, o);
+    const next = await reissue(ctx, d, first, o, workItemId);
     if (!next.ok) return next;
     o = next.value;
   }
@@ -287,6 +290,7 @@ async function reissue(
   d: DerivedCall,
   first: OccurrenceView,
   o: OccurrenceView,
+  workItemId: string | undefined,
 ): Promise<Successor> {
   const fail = (result: CallToolResult): Successor => ({ ok: false, result });
   const unconfirmed = (code: string, of: OccurrenceView): CallToolResult =>
@@ -298,10 +302,22 @@ async function reissue(
     source = rel.value;
   }
   const creationKey = reissueKey(d.operation.creationKey, source.id);
-  const re = await attempt(() => ctx.executor.reissue({ occurrenceId: source.id, creationKey }));
+  const governed = workItemId === undefined ? {} : { workItemId };
+  const re = await attempt(() => ctx.executor.reissue({ occurrenceId: source.id, creationKey, ...governed }));
   if (re.ok) return { ok: true, value: re.value.occurrence };
   const successor = re.refusal && re.code === 'reissue_invalid' ? re.details?.['successor'] : undefined;
-  if (typeof successor === 'string') return followSuccessor(ctx, first, source, successor);
+  if (typeof successor === 'string') {
+    const next = await followSuccessor(ctx, first, source, successor);
+    // A successor an earlier gateway reissued under another key is linked to no work item: a
+    // governed call never enters it (its entry would check no Mission, A3.6). Fail closed.
+    if (next.ok && workItemId !== undefined && next.value.phase === 'reserved') {
+      const msg =
+        "the released occurrence's successor is not governed by this call's work item; nothing was sent upstream";
+      const details = { reason: 'governed_successor_unlinked', successor };
+      return fail(toolError('reissue_invalid', msg, { occurrence: next.value, details }));
+    }
+    return next;
+  }
   return fail(re.refusal ? refused(re, source) : unconfirmed(re.code, source));
 }
 

@@ -185,6 +185,7 @@ async function openSession(
       upstreamTimeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
       hasOutputSchema: route.tool.outputSchema !== undefined,
       argumentsCheck,
+      ...(options.log === undefined ? {} : { log: options.log }),
     };
   };
   const enforced = options.missions !== undefined && options.missions !== MISSIONS_NOT_ENFORCED;

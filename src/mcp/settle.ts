@@ -40,6 +40,8 @@ export interface Ctx {
   readonly hasOutputSchema: boolean;
   /** The tool's arguments check (arguments.ts: its upstream input schema, the request map). */
   readonly argumentsCheck: ArgumentsCheck;
+  /** Where the gateway reports what it could not finish (GatewayOptions.log; never a secret). */
+  readonly log?: (line: string) => void;
 }
 
 export type Step<T> =

@@ -271,3 +271,84 @@ test('A3.6: a Mission revoked after the gate passed is refused by Baton before p
   assert.equal(w.control.calls['pay'] ?? 0, 0, 'nothing reached the upstream');
   assert.equal(w.provider.sandbox.effects().length, 0, 'no payment');
 });
+
+/**
+ * The world's real Baton client whose executors lose every create answer while `lose()` says so
+ * (the occurrence is created; the gateway hears nothing): a crash of the link mid-call.
+ */
+function losingCreates(baton: BatonClient, lose: () => boolean): BatonClient {
+  const lost = async (ex: Executor, op: Operation): Promise<never> => {
+    await ex.create(op);
+    throw new Error('socket hang up');
+  };
+  return around(baton, {
+    takeover: async (...args: Parameters<BatonClient['takeover']>) => {
+      const ex = await baton.takeover(...args);
+      return around(ex, {
+        createAndEnter: async (...a: Parameters<Executor['createAndEnter']>) =>
+          lose() ? lost(ex, a[0]) : ex.createAndEnter(...a),
+        create: async (...a: Parameters<Executor['create']>) => (lose() ? lost(ex, a[0]) : ex.create(...a)),
+      });
+    },
+  });
+}
+
+test('A3.6 AOC-REQ-010: a governed call reserved by a gone generation is reissued for its work item and paid once; every item ends; its repeat after revocation is the record', async (t) => {
+  const { w, issuer, pin, mission, operator } = await missionWorld(t);
+  const policy = parsePolicy(
+    JSON.stringify(
+      policyFor(w.provider.profile, { mission: { required: true, actionClass: 'consequential_write' } }),
+    ),
+  );
+  const meta = { 'baton/mission': { mission_id: mission, mission_origin: pin.issuer } };
+  const call = (client: Awaited<ReturnType<typeof inProcessGateway>>['client'], args: JsonObject) =>
+    client.callTool({ name: 'pay', arguments: args, _meta: meta }) as Promise<CallToolResult>;
+  const items = () =>
+    w.store.engine.read((ex) =>
+      ex.all<{ state: string; n: number | string }>(
+        'SELECT state, COUNT(*) AS n FROM msn_items GROUP BY state',
+      ),
+    );
+
+  // Session 1: the occurrence is reserved, every answer about it lost (generation 1 then goes).
+  let lose = true;
+  const one = await inProcessGateway(t, w, {
+    policy,
+    missions: batonMissionGate(operator),
+    baton: losingCreates(w.baton(), () => lose),
+  });
+  assert.equal(errorCode(await call(one.client, payArgs('inv-gone'))), 'create_unconfirmed');
+  lose = false;
+  // Session 2 (a takeover): the repeat releases generation 1's reservation, reissues it for its
+  // own work item (so entry checks the Mission) and pays — once, whatever is repeated after.
+  const two = await inProcessGateway(t, w, { policy, missions: batonMissionGate(operator) });
+  const paid = await call(two.client, payArgs('inv-gone'));
+  assert.notEqual(paid.isError, true, JSON.stringify(paid));
+  const o = paid._meta?.['baton/occurrence'] as { id: string; effect: string };
+  assert.equal(o.effect, 'occurred');
+  assert.notEqual((await call(two.client, payArgs('inv-gone'))).isError, true);
+  assert.equal(w.control.calls['pay'], 1, 'sent once');
+  assert.equal(w.provider.sandbox.effects().length, 1, 'paid once');
+  // A call Baton refuses (over budget, nothing created) still ends its work item.
+  const refused = await call(two.client, { ...payArgs('inv-huge'), amount: 90_000_000 });
+  assert.equal(errorCode(refused), 'authority_insufficient');
+  const states = await items();
+  assert.deepEqual(
+    states.map((s) => s.state),
+    ['done'],
+    `every governed call's item ended: ${JSON.stringify(states)}`,
+  );
+
+  // Revoked: the repeat of the paid call is answered from Baton's record (followed from the
+  // released original to its reissue), never refused as new work.
+  assert.equal((await issuer.admin(`/admin/missions/${mission}/revoke`, {})).status, 200);
+  await eventually(
+    async () => (await operator.getMissionView(pin.issuer, mission)).assessment.verdict === 'non_active',
+    'the revocation SET at Baton',
+  );
+  const again = await call(two.client, payArgs('inv-gone'));
+  assert.notEqual(again.isError, true, JSON.stringify(again));
+  const repeated = again._meta?.['baton/occurrence'] as { id: string; repeat: boolean; effect: string };
+  assert.deepEqual([repeated.id, repeated.repeat, repeated.effect], [o.id, true, 'occurred']);
+  assert.equal(w.control.calls['pay'], 1, 'nothing sent again');
+});
