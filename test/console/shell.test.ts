@@ -62,6 +62,30 @@ async function signIn(page: Page, token = w().api.operator): Promise<void> {
 
 const ENDED = 'Your session has ended';
 
+/**
+ * From now on, a wait until no API request (the live stream aside) has been in flight for 300 ms:
+ * a test that moves the clock must not strand a request the page had already sent.
+ */
+function apiQuiet(page: Page): () => Promise<void> {
+  const inflight = new Set<unknown>();
+  const isApi = (url: string): boolean => {
+    const path = new URL(url).pathname;
+    return path.startsWith('/v1/') && path !== '/v1/events';
+  };
+  page.on('request', (r) => isApi(r.url()) && inflight.add(r));
+  page.on('requestfinished', (r) => inflight.delete(r));
+  page.on('requestfailed', (r) => inflight.delete(r));
+  return async () => {
+    let quietSince = Date.now();
+    for (const end = Date.now() + 15_000; Date.now() < end;) {
+      if (inflight.size > 0) quietSince = Date.now();
+      else if (Date.now() - quietSince >= 300) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`${inflight.size} API request(s) still in flight after 15 s`);
+  };
+}
+
 if (reason !== undefined) test(reason, { skip: reason }, () => undefined);
 else {
   test('a session signed out elsewhere ends the live stream and returns to sign-in, saying so', async () => {
@@ -93,9 +117,13 @@ else {
 
   test('an expired session: the next request (401) returns to sign-in, saying so', async () => {
     const { context, page, problems } = await open();
+    const quiet = apiQuiet(page);
     await signIn(page);
     await page.getByRole('link', { name: 'Authority budgets' }).click();
     await page.getByRole('heading', { name: 'Authority budgets' }).waitFor();
+    // The session expires between requests: one still in flight (the overview re-reads once its
+    // live stream opens) would be answered 401 before the click below, which is not this case.
+    await quiet();
     w().clock.advance(DEFAULT_SESSION_TTL_MS);
     await page.getByRole('link', { name: 'Lineages' }).click();
     await page.getByRole('status').filter({ hasText: ENDED }).waitFor();
