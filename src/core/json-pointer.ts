@@ -17,6 +17,11 @@ export function parseJsonPointer(pointer: string): string[] | undefined {
   return tokens.map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
+/** The pointer of reference tokens (the inverse of parseJsonPointer): `~` as `~0`, `/` as `~1`. */
+export function formatJsonPointer(tokens: readonly string[]): string {
+  return tokens.map((t) => `/${t.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}
+
 export function resolveJsonPointer(doc: JsonValue | undefined, pointer: string): JsonValue | undefined {
   const tokens = parseJsonPointer(pointer);
   if (tokens === undefined) return undefined;

@@ -17,6 +17,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { BatonError } from '../core/errors.js';
+import { formatJsonPointer } from '../core/json-pointer.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { getPointer, pointerTokens } from './pointer.js';
 import type { ToolPolicy } from './policy.js';
@@ -100,7 +101,7 @@ function nativeKeyMember(p: ToolPolicy): { parent: string; name: string } | null
   if (p.nativeKey?.to !== 'argument') return null;
   const tokens = pointerTokens(p.nativeKey.pointer);
   if (tokens === undefined || tokens.length === 0) return null;
-  return { parent: pointerOf(tokens.slice(0, -1)), name: tokens[tokens.length - 1] as string };
+  return { parent: formatJsonPointer(tokens.slice(0, -1)), name: tokens[tokens.length - 1] as string };
 }
 
 function refuseNativeKey(p: ToolPolicy, args: JsonObject): void {
@@ -150,7 +151,7 @@ function errorPath(e: ErrorObject): string {
     params['additionalProperty'] ??
     params['unevaluatedProperty'] ??
     params['propertyName'];
-  return typeof member === 'string' ? `${e.instancePath}/${escapeToken(member)}` : e.instancePath;
+  return typeof member === 'string' ? `${e.instancePath}${formatJsonPointer([member])}` : e.instancePath;
 }
 
 /**
@@ -178,7 +179,7 @@ function walk(
   const holdsNative = native !== undefined && below(native);
   const uncovered = (): never =>
     r.fail(
-      `$.arguments${pointerOf(at)}`,
+      `$.arguments${formatJsonPointer(at)}`,
       "is not covered by the policy's request map: the provider would receive it unbound",
     );
   if (typeof value !== 'object' || value === null || !(holdsNative || mapped.some(below))) return uncovered();
@@ -191,12 +192,4 @@ function walk(
 
 function startsWith(path: readonly string[], prefix: readonly string[]): boolean {
   return prefix.length <= path.length && prefix.every((t, i) => path[i] === t);
-}
-
-function escapeToken(token: string): string {
-  return token.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
-function pointerOf(tokens: readonly string[]): string {
-  return tokens.map((t) => `/${escapeToken(t)}`).join('');
 }
