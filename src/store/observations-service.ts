@@ -560,10 +560,11 @@ export class ContinuityStore {
     const pinned = await this.#profile();
     const conflicting = await this.#conflicting(q.conflicts);
     const points: SeriesPoint[] = [];
+    // parseRfc3339, as the scope and the report's CIF read `observed_at` (a leap second, :60, is a
+    // valid instant there; Date.parse made it NaN, so the point counted nothing). Once per record.
+    const at = new Map(all.map((r) => [r, parseRfc3339(r.observed_at)]));
     for (const h of handoffs) {
-      // parseRfc3339, as the scope and the report's CIF read `observed_at` (a leap second, :60,
-      // is a valid instant there; Date.parse made it NaN, so the point counted nothing).
-      const to = parseRfc3339(h.observed_at);
+      const to = at.get(h) ?? Number.NaN;
       const f = await this.fic({
         ...(q.lineage !== undefined && { lineage: q.lineage }),
         ...(q.from !== undefined && { from: q.from }),
@@ -571,7 +572,7 @@ export class ContinuityStore {
       });
       // Every record in scope observed by then (barrier records too), as the report's own CIF counts them.
       const c = cif(
-        all.filter((r) => parseRfc3339(r.observed_at) <= to),
+        all.filter((r) => (at.get(r) ?? Number.NaN) <= to),
         pinned.weights,
         pinned.profile.required,
         pinned.profile.weights_version,
