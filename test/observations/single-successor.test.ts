@@ -9,16 +9,12 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { canonicalize } from '../../src/core/jcs.js';
 import { digestBytes } from '../../src/core/digest.js';
-import { ManualClock } from '../../src/core/clock.js';
 import { isBatonError } from '../../src/core/errors.js';
-import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
-import { OccurrencesService } from '../../src/occurrences/index.js';
 import { LOCAL_PRODUCER, type ObservationRecord } from '../../src/observations/index.js';
-import { ContinuityStore, migrate, occurrencesUnitOfWork } from '../../src/store/index.js';
-import { migrations } from '../../src/store/migrations/index.js';
+import { ContinuityStore, migrate } from '../../src/store/index.js';
+import { T0 } from '../occurrences/helpers.js';
 import { observationSubject } from '../../src/store/observations-records.js';
 import { enginesUnderTest } from '../store/engines.js';
-import { domainConfig, T0 } from '../occurrences/helpers.js';
 import { example, prepare } from './support.js';
 
 const engines = await enginesUnderTest();
@@ -124,16 +120,8 @@ for (const e of engines) {
   });
 
   test(`[${e.name}] migration 032 on a store that already holds a fork: it applies, the fork counts once UNKNOWN conflicting_evidence, and no further correction of the record is taken`, async (t) => {
-    const store = await e.open(t);
-    await migrate(store.engine, { list: migrations.filter((m) => m.id < 32) });
-    const key = generateEd25519KeyPair();
-    const clock = new ManualClock(T0);
-    const svc = new OccurrencesService({
-      uow: occurrencesUnitOfWork(store.engine),
-      domainKey: { kid: key.kid, publicKey: publicKeyRaw(key.publicKey).toString('base64url') },
-      clock,
-    });
-    await svc.configureDomain(domainConfig() as never);
+    // A store as a Baton before migration 032 left it.
+    const { store, key, clock } = await prepare(t, e, undefined, 31);
     // Rows as a Baton before this fix stored them: A, and three corrections of it.
     const rows = [
       rec('A', 'MISMATCH'),

@@ -9,6 +9,7 @@ import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js'
 import { OccurrencesService } from '../../src/occurrences/index.js';
 import type { ObservationRecord } from '../../src/observations/index.js';
 import { ContinuityStore, migrate, occurrencesUnitOfWork } from '../../src/store/index.js';
+import { migrations } from '../../src/store/migrations/index.js';
 import type { EngineUnderTest, StoreUnderTest } from '../store/engines.js';
 import { join } from 'node:path';
 import { repoRoot } from '../support/paths.js';
@@ -42,9 +43,18 @@ export interface Prepared {
   readonly key: ReturnType<typeof generateEd25519KeyPair>;
 }
 
-export async function prepare(t: TestContext, e: EngineUnderTest, bypass?: 'all-absent'): Promise<Prepared> {
+/** `through`: migrate only up to that migration id (a store as an older Baton left it). */
+export async function prepare(
+  t: TestContext,
+  e: EngineUnderTest,
+  bypass?: 'all-absent',
+  through?: number,
+): Promise<Prepared> {
   const store = await e.open(t);
-  await migrate(store.engine);
+  await migrate(
+    store.engine,
+    through === undefined ? {} : { list: migrations.filter((m) => m.id <= through) },
+  );
   const key = generateEd25519KeyPair();
   const clock = new ManualClock(T0);
   const svc = new OccurrencesService({
