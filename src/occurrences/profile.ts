@@ -3,6 +3,7 @@
  * the request representation, the native key derivation, how the provider reference is read and
  * what a native status means. A profile missing any of these is refused (`profile_invalid`).
  */
+import safeRegex from 'safe-regex2';
 import { digestBytes, digestJcs, sha256, sha256HexTag } from '../core/digest.js';
 import type { Sha256Digest } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
@@ -36,6 +37,11 @@ const MEMBER = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
 const HEADER = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
 const PLACEHOLDER = /\{([A-Za-z]+)\}/g;
 const MAX_SECONDS = 10 * 365 * 24 * 3600;
+/**
+ * The longest provider reference tested against a profile's pattern: a longer one is malformed
+ * without being matched, so the (validated, non-exponential) pattern only ever runs on short input.
+ */
+export const MAX_REFERENCE_LENGTH = 256;
 
 function uniqueNames(value: unknown, path: string, min: number): string[] {
   const names = r.array(value, path, min, 256).map((m, i) => r.string(m, `${path}[${i}]`, MEMBER));
@@ -97,12 +103,22 @@ function readReference(value: unknown, v2: boolean): void {
   } catch {
     r.fail('$.reference.pattern', 'is not a valid regular expression');
   }
+  // The pattern runs on provider-supplied references: one with exponential backtracking (nested
+  // quantifiers such as `^(a+)+$`) would let an answer stall the process. safe-regex2 refuses
+  // star height > 1 and anything it cannot parse (fail closed).
+  if (!safeRegex(pattern)) {
+    r.fail('$.reference.pattern', 'may backtrack exponentially (nested quantifiers are refused)');
+  }
 }
 
 function readUrl(value: unknown, path: string): void {
   const text = r.string(value, path, undefined, 2048);
   const url = URL.canParse(text) ? new URL(text) : r.fail(path, 'must be an absolute URL');
   if (url.protocol !== 'https:' && url.protocol !== 'http:') r.fail(path, 'must be an http(s) URL');
+  // A profile names credentials, never carries one (key-resolver.ts): `user:password@` is refused,
+  // not stored in a document every binding pins. A fragment is never sent: it can only mislead.
+  if (url.username !== '' || url.password !== '') r.fail(path, 'must not carry userinfo (user:password@)');
+  if (text.includes('#')) r.fail(path, 'must not carry a fragment');
 }
 
 const SOURCE_V2 = ['method', 'credential', 'read', 'notFound', 'listing'];
@@ -279,7 +295,7 @@ function referencePattern(source: string): RegExp {
 
 /** Whether a reference has the form the profile's pattern says. */
 export function referenceMatches(profile: ProviderProfile, value: string): boolean {
-  return referencePattern(profile.reference.pattern).test(value);
+  return value.length <= MAX_REFERENCE_LENGTH && referencePattern(profile.reference.pattern).test(value);
 }
 
 /** Read the provider reference from a native answer by the profile's rule. */
@@ -290,7 +306,12 @@ export function readProviderReference(profile: ProviderProfile, response: unknow
   if (member === undefined) return { kind: 'absent' };
   if (!Object.hasOwn(response, member)) return { kind: 'absent' };
   const value = (response as Fields)[member];
-  if (typeof value !== 'string' || !referencePattern(pattern).test(value)) return { kind: 'malformed' };
+  if (
+    typeof value !== 'string' ||
+    value.length > MAX_REFERENCE_LENGTH ||
+    !referencePattern(pattern).test(value)
+  )
+    return { kind: 'malformed' };
   return { kind: 'found', value };
 }
 

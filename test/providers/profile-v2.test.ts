@@ -13,7 +13,13 @@ import { publicKeyRaw } from '../../src/core/ed25519.js';
 import { isBatonError } from '../../src/core/errors.js';
 import { parseJsonPointer, resolveJsonPointer } from '../../src/core/json-pointer.js';
 import type { JsonObject } from '../../src/core/json.js';
-import { findStatusSource, validateProfile, type ProviderProfile } from '../../src/occurrences/index.js';
+import {
+  findStatusSource,
+  readProviderReference,
+  referenceMatches,
+  validateProfile,
+  type ProviderProfile,
+} from '../../src/occurrences/index.js';
 import {
   deliveryObservation,
   loadProfile,
@@ -175,6 +181,69 @@ test('every format 2 rule is checked, with the path of what is wrong', () => {
   const short = clone(loadProfile('standard-webhooks-v1a'));
   at(short, 0, 'authentication')['publicKey'] = 'whpk_' + Buffer.alloc(31).toString('base64');
   refusedAt(short, '$.statusSources[0].authentication.publicKey');
+});
+
+test('no URL of a profile carries userinfo or a fragment: a profile names credentials, never holds one', () => {
+  const cases: [Edit, string][] = [
+    [
+      (p) => void (src(p, 1)['url'] = 'https://user:s3cr3tpw@api.stripe.com/v1/payment_intents/{reference}'),
+      '$.statusSources[1].url',
+    ],
+    [(p) => void (src(p, 0)['url'] = 'https://sk_live_x@api.stripe.com/v1/events'), '$.statusSources[0].url'],
+    [
+      (p) => void (src(p, 2)['url'] = 'https://hook:pw@baton.example/v1/webhooks/stripe-payment-intents'),
+      '$.statusSources[2].url',
+    ],
+    [
+      (p) => void ((p['entry'] as JsonObject)['url'] = 'https://u:p@api.stripe.com/v1/payment_intents'),
+      '$.entry.url',
+    ],
+    [
+      (p) => void (src(p, 1)['url'] = 'https://api.stripe.com/v1/payment_intents/{reference}#frag'),
+      '$.statusSources[1].url',
+    ],
+    [
+      (p) => void ((p['entry'] as JsonObject)['url'] = 'https://api.stripe.com/v1/payment_intents#'),
+      '$.entry.url',
+    ],
+  ];
+  for (const [edit, path] of cases) {
+    const p = clone(loadProfile('stripe-payment-intents'));
+    edit(p);
+    refusedAt(p, path);
+  }
+  // Format 1 too (the reviewer's case: an http loopback source with a password).
+  const v1 = clone(loadProfile('sandbox-payments'));
+  src(v1, 1)['url'] = 'http://user:s3cr3tpw@127.0.0.1:47170/v1/accounts/{account}/payments/{reference}';
+  refusedAt(v1, '$.statusSources[1].url');
+  assert.throws(
+    () => validateProfile(v1),
+    (e: unknown) => isBatonError(e, 'profile_invalid') && !JSON.stringify(e).includes('s3cr3tpw'),
+    'the refusal does not echo the password',
+  );
+});
+
+test('reference patterns: exponential backtracking is refused; a reference is tested only up to 256 characters', () => {
+  for (const pattern of ['^(a+)+$', '^([a-z]+:)*x$', '^(pi_[a-z]*)*$']) {
+    const p = clone(loadProfile('stripe-payment-intents'));
+    (p['reference'] as JsonObject)['pattern'] = pattern;
+    refusedAt(p, '$.reference.pattern');
+  }
+  const p = clone(loadProfile('stripe-payment-intents'));
+  (p['reference'] as JsonObject)['pattern'] = '^pi_[A-Za-z0-9]+$';
+  const open = validateProfile(p);
+  assert.equal(referenceMatches(open, 'pi_' + 'a'.repeat(253)), true, '256 characters are tested');
+  assert.equal(referenceMatches(open, 'pi_' + 'a'.repeat(254)), false, 'a longer reference is malformed');
+  const v1 = clone(loadProfile('sandbox-payments'));
+  (v1['reference'] as JsonObject)['pattern'] = '^pay_[A-Za-z0-9]+$';
+  const sandbox = validateProfile(v1);
+  assert.deepEqual(readProviderReference(sandbox, { reference: 'pay_' + 'a'.repeat(300) }), {
+    kind: 'malformed',
+  });
+  assert.deepEqual(readProviderReference(sandbox, { reference: 'pay_abc' }), {
+    kind: 'found',
+    value: 'pay_abc',
+  });
 });
 
 function event(key: string, amount: number, over: JsonObject = {}): string {
