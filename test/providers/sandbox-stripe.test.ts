@@ -201,3 +201,71 @@ test('a repeated form parameter is refused, not merged', async () => {
   assert.equal(body.error.type, 'invalid_request_error');
   assert.equal(body.error.param, 'amount');
 });
+
+test('a currency Stripe does not support (zzz) is a 400 invalid_request_error on currency, saving nothing; supported ones are accepted', async () => {
+  const events = sandbox.events().length;
+  for (const currency of ['zzz', 'xxx', 'abc']) {
+    await assert.rejects(
+      stripe.paymentIntents.create(
+        { ...payment('inv-cur'), currency },
+        { idempotencyKey: `key-cur-${currency}` },
+      ),
+      (error: unknown) => {
+        assert.ok(error instanceof Stripe.errors.StripeInvalidRequestError, String(error));
+        assert.equal(error.statusCode, 400);
+        assert.equal(error.param, 'currency');
+        return true;
+      },
+    );
+    assert.equal(sandbox.effectCount(`key-cur-${currency}`), 0);
+  }
+  assert.equal(sandbox.events().length, events, 'nothing was created');
+  for (const currency of ['eur', 'jpy', 'GBP']) {
+    const ok = await stripe.paymentIntents.create({ ...payment('inv-cur'), currency });
+    assert.equal(ok.currency, currency.toLowerCase());
+  }
+});
+
+test('capture_method=manual authorises without an effect; capture applies it; cancel ends canceled with none', async () => {
+  const manual = { ...payment('inv-manual'), capture_method: 'manual' as const };
+  const held = await stripe.paymentIntents.create(manual, { idempotencyKey: 'key-manual' });
+  assert.equal(held.status, 'requires_capture');
+  assert.equal(held.amount_capturable, 2000);
+  assert.equal(sandbox.effectCount('key-manual'), 0, 'an authorisation captures nothing');
+  const captured = await stripe.paymentIntents.capture(held.id, {}, { idempotencyKey: 'key-capture' });
+  assert.equal(captured.status, 'succeeded');
+  assert.equal(sandbox.effectCount('key-capture'), 1);
+  await assert.rejects(
+    stripe.paymentIntents.cancel(held.id),
+    (error: unknown) =>
+      error instanceof Stripe.errors.StripeInvalidRequestError &&
+      error.code === 'payment_intent_unexpected_state',
+  );
+
+  const other = await stripe.paymentIntents.create(manual, { idempotencyKey: 'key-manual-2' });
+  const canceled = await stripe.paymentIntents.cancel(other.id, { cancellation_reason: 'abandoned' });
+  assert.equal(canceled.status, 'canceled');
+  assert.equal(canceled.cancellation_reason, 'abandoned');
+  assert.equal(canceled.amount_capturable, 0);
+  assert.equal(sandbox.effectCount('key-manual-2'), 0);
+  const types = sandbox
+    .events()
+    .filter((e) => e.body.includes(other.id))
+    .map((e) => e.type);
+  assert.deepEqual(types, [
+    'payment_intent.created',
+    'payment_intent.amount_capturable_updated',
+    'payment_intent.canceled',
+  ]);
+  for (const act of [
+    () => stripe.paymentIntents.capture(other.id),
+    () => stripe.paymentIntents.confirm(other.id),
+  ]) {
+    await assert.rejects(
+      act(),
+      (error: unknown) =>
+        error instanceof Stripe.errors.StripeInvalidRequestError &&
+        error.code === 'payment_intent_unexpected_state',
+    );
+  }
+});

@@ -3,7 +3,11 @@
  * subset, in Stripe's wire vocabulary. Synthetic: it knows nothing of Baton; what it counts in
  * `effects` (payments captured, refunds made) is the oracle the duplicate tests read.
  */
-export type IntentStatus = 'requires_payment_method' | 'requires_confirmation' | 'succeeded';
+export type IntentStatus =
+  'requires_payment_method' | 'requires_confirmation' | 'requires_capture' | 'succeeded' | 'canceled';
+
+/** Stripe's `capture_method`: `manual` authorises on confirm and captures on `/capture`. */
+export type CaptureMethod = 'automatic' | 'manual';
 
 export interface PaymentError {
   readonly type: 'card_error';
@@ -20,8 +24,11 @@ export interface PaymentIntent {
   readonly metadata: Record<string, string>;
   readonly description: string | null;
   readonly clientSecret: string;
+  readonly captureMethod: CaptureMethod;
   paymentMethod: string | null;
   status: IntentStatus;
+  canceledAt: number | null;
+  cancellationReason: string | null;
   latestCharge: string | null;
   amountRefunded: number;
   lastPaymentError: PaymentError | null;
@@ -57,9 +64,11 @@ export function intentView(p: PaymentIntent): Record<string, unknown> {
     id: p.id,
     object: 'payment_intent',
     amount: p.amount,
-    amount_capturable: 0,
+    amount_capturable: p.status === 'requires_capture' ? p.amount : 0,
     amount_received: p.status === 'succeeded' ? p.amount : 0,
-    capture_method: 'automatic',
+    canceled_at: p.canceledAt,
+    cancellation_reason: p.cancellationReason,
+    capture_method: p.captureMethod,
     client_secret: p.clientSecret,
     confirmation_method: 'automatic',
     created: p.created,

@@ -30,13 +30,35 @@ export function amount(form: FormObject, name: string, required: boolean): Check
   return { ok: true, value: Number(v) };
 }
 
+/**
+ * The ISO 4217 codes Stripe documents as supported presentment currencies
+ * (https://docs.stripe.com/currencies). Anything else — a code that does not exist, such as `zzz`
+ * — is a 400 `invalid_request_error` on `currency`, as Stripe answers it.
+ */
+export const SUPPORTED_CURRENCIES: ReadonlySet<string> = new Set(
+  (
+    'usd aed afn all amd ang aoa ars aud awg azn bam bbd bdt bgn bif bmd bnd bob brl bsd bwp byn bzd ' +
+    'cad cdf chf clp cny cop crc cve czk djf dkk dop dzd egp etb eur fjd fkp gbp gel gip gmd gnf gtq ' +
+    'gyd hkd hnl htg huf idr ils inr isk jmd jpy kes kgs khr kmf krw kyd kzt lak lbp lkr lrd lsl mad ' +
+    'mdl mga mkd mmk mnt mop mur mvr mwk mxn myr mzn nad ngn nio nok npr nzd pab pen pgk php pkr pln ' +
+    'pyg qar ron rsd rub rwf sar sbd scr sek sgd shp sle sos srd std szl thb tjs top try ttd twd tzs ' +
+    'uah ugx uyu uzs vnd vuv wst xaf xcd xof xpf yer zar zmw'
+  ).split(' '),
+);
+
 export function currency(form: FormObject): Checked<string> {
   const v = form['currency'];
   if (v === undefined) return fail(missingParam('currency'));
   if (typeof v !== 'string' || !/^[A-Za-z]{3}$/.test(v)) {
     return fail(invalidParam('currency', 'Invalid currency: must be a three-letter ISO code'));
   }
-  return { ok: true, value: v.toLowerCase() };
+  const code = v.toLowerCase();
+  if (!SUPPORTED_CURRENCIES.has(code)) {
+    return fail(
+      invalidParam('currency', `Invalid currency: ${code}. Stripe does not support this currency.`),
+    );
+  }
+  return { ok: true, value: code };
 }
 
 export function flag(form: FormObject, name: string): Checked<boolean> {

@@ -1,6 +1,6 @@
 /**
  * The HTTP surface of the Stripe-compatible flavour: `/v1/payment_intents` (create, retrieve,
- * confirm, search by metadata or status) and `/v1/refunds` (create, retrieve), authenticated by
+ * confirm, capture, cancel, search by metadata or status) and `/v1/refunds` (create, retrieve), authenticated by
  * the secret key (`Authorization: Bearer sk_test_…` or Basic with the key as user name), keyed
  * POSTs under Stripe's idempotency rules, and the sandbox's transport faults.
  */
@@ -12,7 +12,14 @@ import { pauseFor } from './faults.js';
 import { resourceMissing, stripeError, type StripeAnswer } from './errors.js';
 import { FormError, parseForm, type FormObject } from './form.js';
 import { intentView, refundView } from './model.js';
-import { confirmIntent, createIntent, createRefund, type Outcome } from './operations.js';
+import {
+  cancelIntent,
+  captureIntent,
+  confirmIntent,
+  createIntent,
+  createRefund,
+  type Outcome,
+} from './operations.js';
 import { listEvents } from './events.js';
 import { searchIntents } from './search.js';
 import type { StripeState } from './state.js';
@@ -144,6 +151,16 @@ export function registerStripeRoutes(app: FastifyInstance, state: StripeState, s
     '/v1/payment_intents/:id/confirm',
     (r) => `POST /v1/payment_intents/${(r as WithId).params.id}/confirm`,
     (r) => (form, key) => confirmIntent(state, (r as WithId).params.id, form, key),
+  );
+  post(
+    '/v1/payment_intents/:id/capture',
+    (r) => `POST /v1/payment_intents/${(r as WithId).params.id}/capture`,
+    (r) => (form, key) => captureIntent(state, (r as WithId).params.id, form, key),
+  );
+  post(
+    '/v1/payment_intents/:id/cancel',
+    (r) => `POST /v1/payment_intents/${(r as WithId).params.id}/cancel`,
+    (r) => (form, key) => cancelIntent(state, (r as WithId).params.id, form, key),
   );
   post(
     '/v1/refunds',
