@@ -209,6 +209,65 @@ test('Stripe Refunds: a refund made by the official client under the key settles
   assert.equal(r2.missingKnowledge, 'binding_mismatch');
 });
 
+test('Stripe Refunds: pending then canceled, and canceled before a late pending event, end final_failure / none_confirmed, never a conflict', async (t) => {
+  const w = await openStripeWorld(t, 'stripe-refunds');
+  const pi = await w.stripe.paymentIntents.create({
+    amount: 5000,
+    currency: 'usd',
+    confirm: true,
+    payment_method: 'pm_card_visa',
+  });
+  // The sandbox's refunds succeed at once, so these `refund.updated` events are written here in
+  // Stripe's shape (a refund the provider held `pending`, then canceled) and signed with the
+  // official helper; no refund was made, as `canceled` says.
+  const refundEvent = (key: string, refund: string, status: string, created: number): string =>
+    JSON.stringify({
+      id: `evt_${refund}_${status}`,
+      object: 'event',
+      livemode: false,
+      type: status === 'canceled' ? 'refund.updated' : 'refund.created',
+      created,
+      request: { id: null, idempotency_key: key },
+      data: {
+        object: { id: refund, object: 'refund', amount: 700, currency: 'usd', payment_intent: pi.id, status },
+      },
+    });
+  const now = Math.floor(Date.now() / 1000);
+  for (const order of [
+    ['pending', 'canceled'],
+    ['canceled', 'pending'],
+  ]) {
+    const ticket = await enterOne(
+      w,
+      `refund-${order.join('-')}`,
+      { payment_intent: pi.id, amount: 700 },
+      700,
+    );
+    const key = ticket.nativeKey ?? '';
+    const refund = `re_${order[0]}First`;
+    for (const status of order) {
+      const created = status === 'pending' ? now - 1 : now;
+      const body = refundEvent(key, refund, status, created);
+      const r = await w.svc.observe(
+        deliveryObservation(
+          ticket.occurrence.id,
+          source(w, 'webhook'),
+          deliver(w, body, sign(w, body)),
+          Date.now(),
+        ),
+      );
+      assert.equal(r.missingKnowledge, null, `${order.join(' → ')}: ${status}`);
+    }
+    const o = await view(w, ticket.occurrence.id);
+    assert.deepEqual(
+      { outcome: o.outcome, effect: o.effect, conflict: o.conflict, unresolved: o.unresolved },
+      { outcome: 'final_failure', effect: 'none_confirmed', conflict: false, unresolved: false },
+      order.join(' → '),
+    );
+    assert.equal(w.sandbox.effectCount(key), 0);
+  }
+});
+
 test('the entry rule: Baton’s own adapter sends the form once with the key and the credential', async (t) => {
   const w = await openStripeWorld(t);
   const adapter = new HttpProviderAdapter(w.profile.document, { keys: w.keys });
