@@ -192,6 +192,17 @@ export class AdminClient {
   }
 
   /**
+   * Admin. Stop trusting a pinned issuer (docs/missions.md "Unpinning an issuer"): `removed`, or
+   * `absent` when nothing is pinned under it. Its Missions' active views become stale at once, so
+   * their work stops at the next dispatch or entry; pin it again with `pinMissionIssuer`. Safe to
+   * retry: a repeat is `absent`.
+   */
+  unpinMissionIssuer(issuer: string): Promise<{ issuer: string; status: 'removed' | 'absent' }> {
+    const path = `/v1/missions/issuers/${seg(issuer)}`;
+    return this.#call({ method: 'DELETE', path, safeToRetry: true }, ['issuer', 'status']);
+  }
+
+  /**
    * Operator. The stored Mission view and what a check would conclude now (A3.3, A3.5), judged for
    * `actionClass` (its freshness bound, docs/harness.md; default `consequential_write`).
    */

@@ -71,6 +71,12 @@ export interface MissionsRepository extends MissionsReader {
    */
   recordSet(iss: string, jti: string, digest: string, at: number, expiresAtMs: number): Promise<SetSeen>;
   archiveStatus(s: VerifiedMissionStatus, at: number): Promise<void>;
+  /**
+   * The digest of the pin `origin` is pinned with now, its row held until the transaction ends so
+   * an unpin cannot commit in between (undefined: not pinned; docs/missions.md "Unpinning an
+   * issuer"). Read once per transaction.
+   */
+  lockIssuerPin(origin: string): Promise<string | undefined>;
   /** Returns false when the ref is taken by a different digest (matrices are immutable). */
   insertMatrix(m: PinnedMatrix, at: number): Promise<boolean>;
   insertSession(s: SessionRecord): Promise<boolean>;

@@ -7,7 +7,7 @@
  * answers and verified SETs move a view (C-A29).
  */
 import type { Clock } from '../core/clock.js';
-import { BatonError } from '../core/errors.js';
+import { BatonError, isBatonError } from '../core/errors.js';
 import type { IdSource } from '../core/ids.js';
 import type { JsonObject } from '../core/json.js';
 import {
@@ -557,7 +557,16 @@ export class MissionsService {
         listen(error, `status refresh ${b.mission_origin}#${b.mission_id}`);
       return error;
     }
-    await this.applyVerifiedStatus(status);
+    try {
+      await this.applyVerifiedStatus(status);
+    } catch (error) {
+      // Verified under a pin unpinned (or replaced) since: not applied, so the check fails closed
+      // on the view as it is, like a fetch for an unpinned origin (docs/missions.md "Unpinning").
+      if (!isBatonError(error, 'mission_issuer_not_found')) throw error;
+      for (const listen of this.#errorListeners)
+        listen(error, `status refresh ${b.mission_origin}#${b.mission_id}`);
+      return error;
+    }
     return undefined;
   }
 
@@ -846,6 +855,7 @@ export class MissionsService {
     s: VerifiedMissionStatus,
   ): Promise<{ applied: boolean; reason?: string; stopped: number }> {
     return this.#o.uow.run(async (repo, occ) => {
+      await refuseUnpinned(repo, s);
       const now = this.#now();
       const before = (await repo.lockView(s.origin, s.missionId)) ?? emptyView(s.origin, s.missionId, now);
       const change = applyStatus(before, s, now);
@@ -940,6 +950,7 @@ export class MissionsService {
     occ: OccurrenceSide,
     s: VerifiedMissionSignal,
   ): Promise<SignalAnswer> {
+    await refuseUnpinned(repo, s);
     const now = this.#now();
     const subject = missionSubject(s.origin, s.missionId);
     const seen = await repo.recordSet(s.origin, s.jti, s.digest, now, s.expiresAt * 1000);
@@ -1326,6 +1337,28 @@ export class MissionsService {
 }
 
 /** The session `id`, or `session_not_found`. */
+/**
+ * A Status answer or SET verified under a pin is applied only while its origin is still pinned
+ * with that pin, read (and held) in the applying transaction: one verified just before an unpin,
+ * or before a re-pin with another pin, is refused here and changes nothing (docs/missions.md
+ * "Unpinning an issuer"; A3.2 step 1, A3.4 step 1: only a pinned issuer's inputs are trusted).
+ */
+async function refuseUnpinned(
+  repo: MissionsRepository,
+  s: VerifiedMissionStatus | VerifiedMissionSignal,
+): Promise<void> {
+  if (s.pinDigest === undefined) return;
+  const pinned = await repo.lockIssuerPin(s.origin);
+  if (pinned !== s.pinDigest)
+    throw new BatonError(
+      'mission_issuer_not_found',
+      pinned === undefined
+        ? 'the issuer was unpinned after the answer was verified; it is not applied'
+        : 'the issuer was pinned again with another pin after the answer was verified; it is not applied',
+      { issuer: s.origin },
+    );
+}
+
 async function found(r: MissionsReader, id: string): Promise<SessionRecord> {
   const session = await r.getSession(id);
   if (session === undefined) throw new BatonError('session_not_found', 'no such session');

@@ -30,6 +30,14 @@ export interface VerifiedMissionStatus {
   readonly kid: string;
   /** RFC 7638 thumbprint of the verifying JWK. */
   readonly jwkThumbprint: string;
+  /**
+   * The digest of the issuer pin it verified under, named by the consuming half that verified it:
+   * the applying transaction then refuses it (`mission_issuer_not_found`, nothing written) unless
+   * the origin is still pinned with exactly that pin — an answer verified just before an unpin (or
+   * before a re-pin with another pin) is never applied after it (docs/missions.md "Unpinning an
+   * issuer"). Absent: applied without that check (an input not tied to a stored pin).
+   */
+  readonly pinDigest?: string;
 }
 
 export interface VerifiedMissionSignal {
@@ -57,6 +65,14 @@ export interface VerifiedMissionSignal {
    * its `iat` (or Baton's bound, whichever is shorter; MSG-03, "Missed Events Are Not Fail-Open").
    */
   readonly relianceSeconds?: number;
+  /**
+   * The digest of the issuer pin it verified under, named by the consuming half that verified it:
+   * the applying transaction then refuses it (`mission_issuer_not_found`, nothing written) unless
+   * the origin is still pinned with exactly that pin — an answer verified just before an unpin (or
+   * before a re-pin with another pin) is never applied after it (docs/missions.md "Unpinning an
+   * issuer"). Absent: applied without that check (an input not tied to a stored pin).
+   */
+  readonly pinDigest?: string;
 }
 
 export type VerifiedMissionState = VerifiedMissionStatus | VerifiedMissionSignal;

@@ -113,6 +113,12 @@ export class MissionConsumer {
   readonly #clientKeys = new Map<string, LoadedClientKey>();
   readonly #pollers = new Map<string, SetPoller>();
   readonly #batchers = new Map<string, SignalBatcher>();
+  /**
+   * The pin digest the per-issuer entries above (key source, Status client and its holds, client
+   * key, poller) were built for: an issuer unpinned and pinned again with another pin starts
+   * afresh, never with the old pin's endpoints, keys or audience (`#sync`).
+   */
+  readonly #builtFor = new Map<string, string>();
   /** What a registration's references may name (the issuer routes refuse anything else). */
   readonly secretScope: SecretScope;
   readonly #resolveSecret: SecretResolver;
@@ -221,6 +227,37 @@ export class MissionConsumer {
     }
   }
 
+  /**
+   * Drop what this process built for an issuer under another pin than `pinned`'s (an unpin and a
+   * re-pin, here or by another server of the deployment), before anything of it is used again.
+   */
+  #sync(pinned: RegisteredIssuer): void {
+    const built = this.#builtFor.get(pinned.issuer);
+    if (built === pinned.pinDigest) return;
+    if (built !== undefined) this.#forget(pinned.issuer);
+    this.#builtFor.set(pinned.issuer, pinned.pinDigest);
+  }
+
+  /** Forget an issuer's per-process entries (unpinned, or pinned again with another pin). */
+  #forget(issuer: string): void {
+    this.#keys.delete(issuer);
+    this.#clients.delete(issuer);
+    this.#clientKeys.delete(issuer);
+    this.#pollers.delete(issuer);
+    this.#builtFor.delete(issuer);
+  }
+
+  /**
+   * Stop trusting a pinned issuer (docs/missions.md "Unpinning an issuer"; the store does the work
+   * in one transaction, `IssuerRegistry.unpin`), and forget this process's entries for it. Other
+   * servers of the deployment learn it from the store: each use reads the registry again.
+   */
+  async unpin(issuer: string, actor: string): Promise<'removed' | 'absent'> {
+    const status = await this.registry.unpin(issuer, actor, this.#o.clock.wallMs());
+    this.#forget(issuer);
+    return status;
+  }
+
   // --- Status (A3.2) ---------------------------------------------------------------------------
 
   /**
@@ -252,6 +289,7 @@ export class MissionConsumer {
   /** One Status fetch, counted; a refused, 404 or 401 answer recorded (the view becomes unknown). */
   async #fetch(origin: string, missionId: string): Promise<StatusFetchResult> {
     const pinned = await this.registry.require(origin);
+    this.#sync(pinned);
     const client = this.#clientOrRefusal(pinned.pin);
     let result: StatusFetchResult;
     try {
@@ -270,7 +308,8 @@ export class MissionConsumer {
     }
     if (result.kind === 'verified') {
       this.#o.metrics.countCheck(isActive(result.status.state) ? 'active' : 'not_active');
-      return result;
+      // Applied only while the origin is still pinned with this pin (the applying transaction checks).
+      return { ...result, status: { ...result.status, pinDigest: pinned.pinDigest } };
     }
     // A7#13: a check held back by an earlier 429 or 503 sent nothing; counted apart from those.
     this.#o.metrics.countCheck(
@@ -311,6 +350,7 @@ export class MissionConsumer {
       this.#o.metrics.countSet('authentication_failed');
       return AUTH_FAILED;
     }
+    this.#sync(pinned);
     const parsed = await parseAuthenticatedPush(request, {
       keys: this.keysFor(pinned.pin),
       expect: expectation(pinned.pin),
@@ -320,7 +360,16 @@ export class MissionConsumer {
       this.#o.metrics.countSet(parsed.answer.status === 202 ? 'applied' : parsed.answer.body.err);
       return parsed.answer;
     }
-    const outcome = await this.#apply(pinned, parsed.set);
+    let outcome: SeenOutcome;
+    try {
+      outcome = await this.#apply(pinned, parsed.set);
+    } catch (error) {
+      // Unpinned (or pinned again with another pin) between the bearer check and the applying
+      // transaction: answered as a push from an unknown issuer, nothing applied.
+      if (!isBatonError(error, 'mission_issuer_not_found')) throw error;
+      this.#o.metrics.countSet('authentication_failed');
+      return AUTH_FAILED;
+    }
     if (outcome === 'conflict')
       return {
         status: 400,
@@ -342,8 +391,9 @@ export class MissionConsumer {
       this.#o.metrics.countSet(seen === 'new' ? 'stream' : seen === 'same' ? 'duplicate' : 'invalid_request');
       return seen === 'new' ? 'new' : seen === 'same' ? 'duplicate' : 'conflict';
     }
-    const applied = await this.#batcher(pinned.issuer).apply(set.signal);
-    return this.#counted(set.signal, applied.result, applied.gap);
+    const signal = { ...set.signal, pinDigest: pinned.pinDigest };
+    const applied = await this.#batcher(pinned.issuer).apply(signal);
+    return this.#counted(signal, applied.result, applied.gap);
   }
 
   #batcher(issuer: string): SignalBatcher {
@@ -364,7 +414,9 @@ export class MissionConsumer {
    */
   async #applyAll(pinned: RegisteredIssuer, sets: readonly VerifiedSet[]): Promise<(SeenOutcome | null)[]> {
     const out: (SeenOutcome | null)[] = [];
-    const lifecycle = sets.flatMap((s, i) => (s.kind === 'lifecycle' ? [{ i, signal: s.signal }] : []));
+    const lifecycle = sets.flatMap((s, i) =>
+      s.kind === 'lifecycle' ? [{ i, signal: { ...s.signal, pinDigest: pinned.pinDigest } }] : [],
+    );
     for (const [i, s] of sets.entries()) if (s.kind === 'stream') out[i] = await this.#apply(pinned, s);
     const answers = await this.#o.harness.applyVerifiedSignals(lifecycle.map((l) => l.signal));
     answers.forEach((a, k) => {
@@ -404,6 +456,7 @@ export class MissionConsumer {
     const endpoint = pinned.pin.stream?.endpoint;
     if (pinned.pin.stream?.delivery !== 'urn:ietf:rfc:8936' || endpoint === undefined) return undefined;
     if (pinned.pollBearerRef === null) return undefined;
+    this.#sync(pinned);
     const bearer = this.#resolveSecret(pinned.pollBearerRef);
     let poller = this.#pollers.get(pinned.issuer);
     if (poller !== undefined) poller.useBearer(bearer);
@@ -423,10 +476,17 @@ export class MissionConsumer {
     return poller;
   }
 
-  /** One poll round for every pinned poll stream; a failing stream is recorded, never fatal. */
+  /**
+   * One poll round for every poll stream pinned NOW (the registry is read each round, so an issuer
+   * unpinned by any server of the deployment is polled no more, and its poller is dropped); a
+   * failing stream is recorded, never fatal.
+   */
   async pollAll(): Promise<PollOutcome[]> {
     const out: PollOutcome[] = [];
-    for (const pinned of await this.registry.list()) {
+    const pinnedNow = await this.registry.list();
+    const names = new Set(pinnedNow.map((p) => p.issuer));
+    for (const issuer of [...this.#builtFor.keys()]) if (!names.has(issuer)) this.#forget(issuer);
+    for (const pinned of pinnedNow) {
       let poller: SetPoller | undefined;
       try {
         poller = this.#poller(pinned);

@@ -2,7 +2,9 @@
  * `baton serve --missions-poll-every D` (A2.5 RFC 8936, A3.5): one poll round over every pinned
  * poll stream, then a pause of D, until stopped. Rounds never overlap (the next is scheduled when
  * the last ended), a failing stream is recorded on its registry row and logged, never fatal, and
- * `stop()` waits for a round in progress so a drain closes the store after it.
+ * `stop()` waits for a round in progress so a drain closes the store after it. Each round reads
+ * the pinned set again (`pollAll`), so an issuer unpinned by any server sharing the store is not
+ * polled from the next round on (docs/missions.md "Unpinning an issuer").
  */
 import type { MissionConsumer } from './mission-consumer.js';
 

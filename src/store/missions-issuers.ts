@@ -4,9 +4,10 @@
  * kid, so archived Status answers re-verify after rotation). One portable SQL text per query.
  * A pin is immutable: registering the same issuer again with the same pin and bearer is
  * `unchanged`, with anything else `mission_issuer_conflict` — a re-pin is a decision for an
- * operator, never a side effect of a request. Only the SSF stream credential (the push bearer's
- * digest, the poll bearer's reference) is replaced in place (`replaceBearer`), so a leaked or
- * scheduled-out bearer is rotated without a new database.
+ * operator, never a side effect of a request: the operator unpins (`unpin`, `DELETE
+ * /v1/missions/issuers/{issuer}`, migration 033) and pins again. Only the SSF stream credential
+ * (the push bearer's digest, the poll bearer's reference) is replaced in place (`replaceBearer`),
+ * so a leaked or scheduled-out bearer is rotated without a new database.
  */
 import type { JWK } from 'jose';
 import { BatonError } from '../core/errors.js';
@@ -56,6 +57,25 @@ interface IssuerRow {
   last_poll_error: string | null;
 }
 
+/** A pin that was unpinned (`msn_issuer_unpins`). */
+export interface UnpinnedIssuer {
+  readonly issuer: string;
+  readonly pinDigest: string;
+  readonly registeredAt: number;
+  readonly registeredBy: string;
+  readonly unpinnedAt: number;
+  readonly unpinnedBy: string;
+}
+
+interface UnpinRow {
+  issuer: string;
+  pin_digest: string;
+  registered_at: number | string;
+  registered_by: string;
+  unpinned_at: number | string;
+  unpinned_by: string;
+}
+
 const COLS =
   'issuer, pin, pin_digest, bearer_digest, poll_bearer_ref, registered_at, registered_by, last_set_at, last_poll_at, last_poll_error';
 
@@ -81,6 +101,41 @@ export const issuerSubject = (issuer: string): string => `issuer:${issuer}`;
 
 export type RegisterAction = 'created' | 'unchanged';
 export type ReplaceBearerAction = 'updated' | 'unchanged';
+/** The answer of an unpin, in the vocabulary of a producer's unpin (observations-producers.ts). */
+export type IssuerUnpinStatus = 'removed' | 'absent';
+
+/**
+ * The digest of the pin `issuer` is pinned with NOW, read in the transaction that applies a Status
+ * answer or a lifecycle SET verified under a pin (undefined: not pinned). The row is held with a
+ * key-share lock on PostgreSQL (SQLite has one writer): an unpin waits for the applying
+ * transaction to commit, and an applying transaction that waited for an unpin sees the row gone,
+ * so nothing verified under a pin is applied once that pin is no longer trusted (docs/missions.md
+ * "Unpinning an issuer"). A key-share lock, not `FOR UPDATE`: the applying transactions of one
+ * issuer do not queue behind one another, nor behind the liveness update (`touchStream`).
+ */
+export async function lockedIssuerPinDigest(tx: Transaction, issuer: string): Promise<string | undefined> {
+  const lock = tx.forUpdate === '' ? '' : ' FOR KEY SHARE';
+  const r = await tx.get<{ pin_digest: string }>(
+    `SELECT pin_digest FROM msn_issuers WHERE issuer = ?${lock}`,
+    [issuer],
+  );
+  return r?.pin_digest;
+}
+
+/**
+ * Make every view of `origin` that still reads `active` stale from `now` on (its `fresh_until` one
+ * millisecond before it; terminal and other non-active views are final or already stop work and
+ * stay as they are): the next dispatch or provider entry under it must refresh first, and that
+ * refresh fails closed for an unpinned origin (A3.5, A3.6). The number of views changed.
+ */
+async function staleViewsOf(tx: Transaction, origin: string, now: number): Promise<number> {
+  const { changes } = await tx.run(
+    `UPDATE msn_views SET fresh_until = ?, updated_at = ?, version = version + 1
+     WHERE origin = ? AND state = 'active' AND (fresh_until IS NULL OR fresh_until >= ?)`,
+    [now - 1, now, origin, now],
+  );
+  return changes;
+}
 
 export class IssuerRegistry {
   readonly #engine: StoreEngine;
@@ -124,7 +179,7 @@ export class IssuerRegistry {
         if (!sameRegistration(known, reg))
           throw new BatonError(
             'mission_issuer_conflict',
-            'the issuer is pinned with another pin or stream bearer (pins are immutable; a stream bearer is replaced with PUT /v1/missions/issuers/{issuer}/bearer)',
+            'the issuer is pinned with another pin or stream bearer (pins are immutable; a stream bearer is replaced with PUT /v1/missions/issuers/{issuer}/bearer; another pin is trusted only after DELETE /v1/missions/issuers/{issuer} unpins this one)',
             { issuer: reg.pin.issuer },
           );
         return 'unchanged' as const;
@@ -205,6 +260,59 @@ export class IssuerRegistry {
       return 'updated' as const;
     });
     return { action, issuer: await this.require(issuer) };
+  }
+
+  /**
+   * Stop trusting a pinned issuer, in one transaction (docs/missions.md "Unpinning an issuer"):
+   * its row leaves `msn_issuers` for the history `msn_issuer_unpins`, every view of its origin
+   * that reads `active` is made stale (so no work dispatches or enters under its Missions until
+   * the issuer is pinned again and a fresh Status answer is verified; final views stay), and the
+   * evidence event `mission_issuer_unpinned` names the pin's digest, the views made stale and the
+   * actor. `absent` (nothing written) when the issuer is not pinned. The key archive stays (MST-06).
+   */
+  async unpin(issuer: string, actor: string, now: number): Promise<IssuerUnpinStatus> {
+    return this.#engine.transaction(async (tx): Promise<IssuerUnpinStatus> => {
+      const known = await tx.get<IssuerRow>(
+        `SELECT ${COLS} FROM msn_issuers WHERE issuer = ?${tx.forUpdate}`,
+        [issuer],
+      );
+      if (known === undefined) return 'absent';
+      await tx.run(
+        `INSERT INTO msn_issuer_unpins (issuer, pin, pin_digest, registered_at, registered_by, unpinned_at, unpinned_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [issuer, known.pin, known.pin_digest, num(known.registered_at), known.registered_by, now, actor],
+      );
+      await tx.run('DELETE FROM msn_issuers WHERE issuer = ?', [issuer]);
+      const staled = await staleViewsOf(tx, issuer, now);
+      await appendEvidenceRun(tx, [
+        {
+          subject: issuerSubject(issuer),
+          type: 'mission_issuer_unpinned',
+          body: { pin_digest: known.pin_digest, views_made_stale: staled },
+          at: now,
+          actor,
+        },
+      ]);
+      return 'removed';
+    });
+  }
+
+  /** The unpinned pins of `issuer`, oldest first (migration 033). */
+  async unpinned(issuer: string): Promise<UnpinnedIssuer[]> {
+    const rs = await this.#engine.read((ex) =>
+      ex.all<UnpinRow>(
+        'SELECT issuer, pin_digest, registered_at, registered_by, unpinned_at, unpinned_by FROM msn_issuer_unpins WHERE issuer = ? ORDER BY unpinned_at',
+        [issuer],
+      ),
+    );
+    return rs.map((r) => ({
+      issuer: r.issuer,
+      pinDigest: r.pin_digest,
+      registeredAt: num(r.registered_at),
+      registeredBy: r.registered_by,
+      unpinnedAt: num(r.unpinned_at),
+      unpinnedBy: r.unpinned_by,
+    }));
   }
 
   /**

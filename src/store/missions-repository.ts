@@ -28,6 +28,7 @@ import { appendEvidenceRun, listEvidence, type EvidenceInput } from './evidence-
 import { appendEvidenceRuns } from './evidence-runs.js';
 import { lockEntryFacts } from './missions-entry-facts.js';
 import { lockEntryGate } from './missions-entry-gate.js';
+import { lockedIssuerPinDigest } from './missions-issuers.js';
 import { recordSetSeen } from './missions-sets-seen.js';
 import { json, num } from './occurrences-rows.js';
 import * as rows from './missions-rows.js';
@@ -174,6 +175,8 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
   /** In a batch (`batch()`): the events held until its flush, and the views locked or saved. */
   #deferred: EvidenceInput[] | undefined;
   #views: Map<string, MissionViewRecord> | undefined;
+  /** Issuer pins read (and held) in this transaction: a batch's SETs of one issuer read it once. */
+  readonly #pins = new Map<string, string | undefined>();
 
   constructor(tx: Transaction) {
     super(tx, tx.forUpdate);
@@ -213,6 +216,13 @@ export class MissionsRepositorySql extends MissionsReaderSql implements Missions
 
   recordSet(iss: string, jti: string, digest: string, at: number, expiresAtMs: number): Promise<SetSeen> {
     return recordSetSeen(this.#tx, iss, jti, digest, at, expiresAtMs);
+  }
+
+  async lockIssuerPin(origin: string): Promise<string | undefined> {
+    if (this.#pins.has(origin)) return this.#pins.get(origin);
+    const digest = await lockedIssuerPinDigest(this.#tx, origin);
+    this.#pins.set(origin, digest);
+    return digest;
   }
 
   async archiveStatus(s: VerifiedMissionStatus, at: number): Promise<void> {

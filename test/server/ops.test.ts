@@ -144,8 +144,8 @@ test('the OpenAPI document is OpenAPI 3.1 and lists every route with its schemas
   }
   assert.equal(
     n,
-    75,
-    'four operational routes, 49 under /v1 (nine of them /v1/continuity: six, and three of producer pins, three /v1/session, /v1/events, two evidence-by-type, the webhook receiver, create-and-enter, acknowledge-and-settle, two /v1/health, /v1/refusals/histogram, the lineages list), 16 harness/mission routes (with session get/taint and rebind) and 6 of the Mission consumer (with the stream bearer replacement)',
+    76,
+    'four operational routes, 49 under /v1 (nine of them /v1/continuity: six, and three of producer pins, three /v1/session, /v1/events, two evidence-by-type, the webhook receiver, create-and-enter, acknowledge-and-settle, two /v1/health, /v1/refusals/histogram, the lineages list), 16 harness/mission routes (with session get/taint and rebind) and 7 of the Mission consumer (with the stream bearer replacement and the unpin)',
   );
   t.diagnostic(`checked ${n} operations`);
 });

@@ -33,6 +33,7 @@ const USAGE = `usage: baton missions anchor intent|authority FILE|- --iss URL [-
        baton missions check ISSUER MISSION_ID [--url URL] [--token TOKEN] [--json]
        baton missions bearer ISSUER (--push-bearer-file FILE | --poll-bearer-ref REF)
                              [--url URL] [--token TOKEN] [--json]
+       baton missions unpin ISSUER [--url URL] [--token TOKEN] [--json]
 
 anchor         prints intent_hash (intent: the approved Mission Intent object) or authority_hash
                (authority: the Authority Set array): sha-256: + base64url of SHA-256 over the JCS of
@@ -55,6 +56,12 @@ bearer         replaces a pinned issuer's SSF stream bearer on a running server 
                stream's bearer read from FILE (never given on the command line), or a poll
                stream's env:BATON_SECRET_*|file:PATH reference, which the server resolves. The same
                bearer again changes nothing. Prints the issuer's stream and liveness.
+unpin          stops trusting a pinned issuer on a running server (admin token; DELETE
+               /v1/missions/issuers/{issuer}): its pin moves to the unpin history, its Missions'
+               active views become stale at once (their work stops at the next dispatch or entry),
+               its pushes are refused and it is polled no more; pin it again to trust it again.
+               Prints removed, or absent when nothing was pinned under ISSUER (exit 0 for both).
+               --json: {"issuer","status"}.
 Exit 0 valid, 1 refused (code and check printed), 2 usage or unreadable input.
 ${REMOTE_USAGE}
 `;
@@ -308,6 +315,22 @@ async function bearerCommand(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+async function unpinCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(argv, 'unpin', ['url', 'token']);
+  const [issuer, extra] = positionals;
+  if (issuer === undefined || extra !== undefined) throw new BatonError('usage', 'expected: unpin ISSUER');
+  const client = serverClient(values);
+  try {
+    const answer = await client.unpinMissionIssuer(issuer);
+    io.stdout(
+      values['json'] === true ? `${JSON.stringify(answer)}\n` : `${answer.issuer}: ${answer.status}\n`,
+    );
+    return EXIT.ok;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
 /** The sub-commands, by name: the one list `runMissions` dispatches on and `verbs` declares. */
 const SUB: Readonly<Record<string, (argv: string[], io: CliIo) => Promise<number>>> = {
   anchor: anchorCommand,
@@ -315,6 +338,7 @@ const SUB: Readonly<Record<string, (argv: string[], io: CliIo) => Promise<number
   'verify-set': verifySetCommand,
   check: checkCommand,
   bearer: bearerCommand,
+  unpin: unpinCommand,
 };
 
 export async function runMissions(argv: string[], io: CliIo): Promise<number> {
@@ -337,7 +361,7 @@ export const missionsCommand: Command = {
   name: 'missions',
   verbs: Object.keys(SUB),
   summary:
-    'Mission anchors, offline verification of Status answers and SETs, a Status check now, and stream bearer rotation.',
+    'Mission anchors, offline verification of Status answers and SETs, a Status check now, stream bearer rotation and unpinning an issuer.',
   usage: USAGE,
   run: runMissions,
 };

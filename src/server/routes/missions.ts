@@ -271,6 +271,26 @@ export function missionRoutes(deps: ServerDeps): RouteSpec[] {
       }),
     },
     {
+      method: 'DELETE',
+      url: '/v1/missions/issuers/:issuer',
+      operationId: 'unpinMissionIssuer',
+      summary:
+        'Stop trusting a pinned Mission issuer (idempotent: removed or absent): in one transaction its pin moves to the unpin history, every view of its origin that reads active is made stale (its work stops at the next dispatch or entry: Status for an unpinned origin fails closed), and mission_issuer_unpinned is appended; its pushes are refused 401 and it is polled no more; the key archive stays',
+      tag: 'missions',
+      roles: ['admin'],
+      schema: {
+        params: object({ issuer: issuerParam }),
+        response: { 200: object({ issuer: { type: 'string' }, status: oneOf(['removed', 'absent']) }) },
+      },
+      handler: async (input) => {
+        const issuer = param(input, 'issuer');
+        const status = await timed(deps, 'mission_unpin_issuer', () =>
+          consumerOf(deps).unpin(issuer, actor(input)),
+        );
+        return { body: { issuer, status } };
+      },
+    },
+    {
       method: 'POST',
       url: '/v1/missions/:origin/:missionId/check',
       operationId: 'checkMission',

@@ -30,6 +30,7 @@ import { migration as m029 } from './029_observation_producers.js';
 import { migration as m030 } from './030_sets_seen_expiry.js';
 import { migration as m031 } from './031_evidence_append_only.js';
 import { migration as m032 } from './032_observation_single_successor.js';
+import { migration as m033 } from './033_mission_issuer_unpins.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -59,4 +60,5 @@ export const migrations: readonly Migration[] = [
   m030,
   m031,
   m032,
+  m033,
 ];
