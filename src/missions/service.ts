@@ -1336,7 +1336,6 @@ export class MissionsService {
   }
 }
 
-/** The session `id`, or `session_not_found`. */
 /**
  * A Status answer or SET verified under a pin is applied only while its origin is still pinned
  * with that pin, read (and held) in the applying transaction: one verified just before an unpin,
@@ -1359,6 +1358,7 @@ async function refuseUnpinned(
     );
 }
 
+/** The session `id`, or `session_not_found`. */
 async function found(r: MissionsReader, id: string): Promise<SessionRecord> {
   const session = await r.getSession(id);
   if (session === undefined) throw new BatonError('session_not_found', 'no such session');
