@@ -93,6 +93,8 @@ export const ERROR_CODES = {
   webhook_event_invalid: spec(400),
   /** The profile has no registered version with a webhook status source. */
   webhook_source_missing: spec(404),
+  /** A webhook delivery's body is over the receiver's limit (1 MiB): not read, nothing recorded. */
+  webhook_body_too_large: spec(413),
   // --- leases (PTCL): wire codes keep the draft's ERR_ spelling --------------------------------
   ERR_STALE_FENCE_EPOCH: spec(409),
   ERR_PRE_IMAGE_MISMATCH: spec(409),

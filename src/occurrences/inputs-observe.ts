@@ -6,8 +6,8 @@
  */
 import type { JsonValue } from '../core/json.js';
 import { parseRfc3339 } from '../core/time.js';
-import { ACKNOWLEDGEMENT_SOURCE, OBSERVATION_RESULTS } from './machine/assess.js';
-import type { CarriedBinding, ObservationCommand, ObservationResult } from './machine/assess.js';
+import { ACKNOWLEDGEMENT_SOURCE, MAX_ALSO_MATCHED, OBSERVATION_RESULTS } from './machine/assess.js';
+import type { CarriedBinding, MatchedItem, ObservationCommand, ObservationResult } from './machine/assess.js';
 import { NAME, Reader } from './validate.js';
 
 const r: Reader = new Reader('observation_invalid');
@@ -28,6 +28,14 @@ export interface ObservationInput {
   readonly carried: Partial<CarriedBinding>;
   /** For listings: whether every page was read. Defaults to false (absence then proves nothing). */
   readonly complete?: boolean;
+  /**
+   * For listings: the answer's OTHER items that match the occurrence (at most MAX_ALSO_MATCHED).
+   * All are judged together, whatever their order (AOC-CASE-009, docs/occurrences.md).
+   */
+  readonly alsoMatched?: readonly {
+    readonly nativeStatus?: string;
+    readonly carried: Partial<CarriedBinding>;
+  }[];
 }
 
 export type AcknowledgementInput = Omit<ObservationInput, 'source'>;
@@ -45,13 +53,13 @@ function readTime(value: unknown): number {
   }
 }
 
-function readCarried(value: unknown): CarriedBinding {
-  const f = r.object(value, '$.carried', [], [...CARRIED, 'amount', 'unit']);
+function readCarried(value: unknown, at = '$.carried'): CarriedBinding {
+  const f = r.object(value, at, [], [...CARRIED, 'amount', 'unit']);
   const get = (k: (typeof CARRIED)[number]): string | null =>
-    r.optionalString(f[k], `$.carried.${k}`, undefined, 512) ?? null;
+    r.optionalString(f[k], `${at}.${k}`, undefined, 512) ?? null;
   // Only when stated: format 1 observations keep their evidence bodies exactly as before.
-  const amount = f['amount'] === undefined ? {} : { amount: r.integer(f['amount'], '$.carried.amount', 0) };
-  const unit = f['unit'] === undefined ? {} : { unit: r.string(f['unit'], '$.carried.unit', undefined, 64) };
+  const amount = f['amount'] === undefined ? {} : { amount: r.integer(f['amount'], `${at}.amount`, 0) };
+  const unit = f['unit'] === undefined ? {} : { unit: r.string(f['unit'], `${at}.unit`, undefined, 64) };
   return {
     ...amount,
     ...unit,
@@ -63,14 +71,29 @@ function readCarried(value: unknown): CarriedBinding {
   };
 }
 
+function readAlsoMatched(value: unknown): MatchedItem[] {
+  if (value === undefined) return [];
+  return r.array(value, '$.alsoMatched', 0, MAX_ALSO_MATCHED).map((item, n) => {
+    const f = r.object(item, `$.alsoMatched[${n}]`, ['carried'], ['nativeStatus']);
+    return {
+      nativeStatus: r.optionalString(f['nativeStatus'], `$.alsoMatched[${n}].nativeStatus`, STATUS) ?? null,
+      carried: readCarried(f['carried'], `$.alsoMatched[${n}].carried`),
+    };
+  });
+}
+
 export function readObservation(input: unknown, acknowledgement = false): ObservationCommand {
   const required = ['occurrenceId', 'observedAt', 'result', 'authentication', 'carried'];
   const f = r.object(input, '$', acknowledgement ? required : [...required, 'source'], [
     'nativeStatus',
     'response',
     'complete',
+    ...(acknowledgement ? [] : ['alsoMatched']),
   ]);
   const result = r.oneOf(f['result'], '$.result', OBSERVATION_RESULTS);
+  const alsoMatched = readAlsoMatched(f['alsoMatched']);
+  if (alsoMatched.length > 0 && result !== 'found')
+    r.fail('$.alsoMatched', 'is only allowed for a found result');
   const nativeStatus = r.optionalString(f['nativeStatus'], '$.nativeStatus', STATUS) ?? null;
   if (result === 'found' && nativeStatus === null) r.fail('$.nativeStatus', 'is required for a found result');
   if (result !== 'found' && nativeStatus !== null)
@@ -91,5 +114,6 @@ export function readObservation(input: unknown, acknowledgement = false): Observ
     },
     carried: readCarried(f['carried']),
     complete: f['complete'] === undefined ? false : r.boolean(f['complete'], '$.complete'),
+    alsoMatched,
   };
 }

@@ -319,6 +319,77 @@ for (const engine of engines) {
     assert.equal(occurrence.conflict, false);
   });
 
+  test(`[${engine}] an authentic event naming a reference bound to another occurrence is acknowledged and kept as evidence that moves neither (AOC-CASE-007/-009)`, async (t) => {
+    const w = await world(t, engine);
+    const first = await pay(w, 'inv-hook-ref-a', ['drop_response_after_apply']);
+    await w.sandbox.webhooksIdle();
+    const a = await w.svc.getOccurrence(first.occurrence.id);
+    const taken = a.occurrence.provider.providerReference;
+    assert.equal(typeof taken, 'string', 'A resolved with its reference');
+    const second = await pay(w, 'inv-hook-ref-b', ['drop_response_after_apply', 'drop_webhook']);
+    const id = second.occurrence.id;
+    const view = await paymentView(w, second.nativeKey!);
+    const before = await w.svc.getOccurrence(id);
+    const foreign = signEvent(w, 'evt_taken_ref', { ...view, reference: taken }, w.clock.wallMs());
+    const answer = await deliver(w, foreign);
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.body, { received: true, duplicate: false, recorded: true, effective: false });
+    const after = await w.svc.getOccurrence(id);
+    assert.deepEqual(
+      [after.occurrence.phase, after.occurrence.outcome, after.occurrence.effect, after.occurrence.conflict],
+      [before.occurrence.phase, before.occurrence.outcome, before.occurrence.effect, false],
+    );
+    assert.equal(after.occurrence.provider.providerReference, null, 'never bound a second time');
+    assert.equal(after.evidence.length, before.evidence.length + 1, 'the answer is kept');
+    assert.equal((await observations(w, id)).at(-1)?.missing, 'binding_mismatch');
+    assert.deepEqual(await w.svc.getOccurrence(first.occurrence.id), a, 'the other occurrence is untouched');
+    const again = await deliver(w, foreign);
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(
+      again.body,
+      { received: true, duplicate: true, recorded: false },
+      'its id is remembered',
+    );
+    const own = await deliver(w, signEvent(w, 'evt_own_ref', view, w.clock.wallMs()));
+    assert.equal(own.status, 200, own.text);
+    assert.equal(own.body['effective'], true, 'its own reference still resolves it');
+    assert.equal((await w.svc.getOccurrence(id)).occurrence.outcome, 'success');
+  });
+
+  test(`[${engine}] an authentic event about an occurrence in conflict is recorded with effective: false`, async (t) => {
+    const w = await world(t, engine);
+    const ticket = await pay(w, 'inv-hook-conflict', ['drop_response_after_apply', 'drop_webhook']);
+    const id = ticket.occurrence.id;
+    const view = await paymentView(w, ticket.nativeKey!);
+    const now = w.clock.wallMs();
+    const ok = await deliver(w, signEvent(w, 'evt_c1', view, now));
+    assert.equal(ok.body['effective'], true, ok.text);
+    const contra = await deliver(w, signEvent(w, 'evt_c2', { ...view, status: 'failed' }, now));
+    assert.equal(contra.status, 200, contra.text);
+    assert.equal(contra.body['effective'], false, 'the contradiction is a conflict');
+    const again = await deliver(w, signEvent(w, 'evt_c3', view, now));
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(again.body, { received: true, duplicate: false, recorded: true, effective: false });
+    const { occurrence } = await w.svc.getOccurrence(id);
+    assert.deepEqual([occurrence.outcome, occurrence.conflict], ['unknown', true], 'no side picked');
+    assert.deepEqual(
+      (await observations(w, id)).slice(-2).map((o) => o.missing),
+      ['conflict', 'conflict'],
+    );
+  });
+
+  test(`[${engine}] a delivery over the 1 MiB limit is refused 413 webhook_body_too_large and records nothing`, async (t) => {
+    const w = await world(t, engine);
+    const ticket = await pay(w, 'inv-hook-large', ['drop_response_after_apply', 'drop_webhook']);
+    const view = await paymentView(w, ticket.nativeKey!);
+    const big = signEvent(w, 'evt_big', { ...view, memo: 'x'.repeat(1_048_576) }, w.clock.wallMs());
+    const before = await w.svc.getOccurrence(ticket.occurrence.id);
+    const answer = await deliver(w, big);
+    assertProblem(answer, 413, 'webhook_body_too_large');
+    assert.equal((answer.body['details'] as { limit?: number } | undefined)?.limit, 1_048_576);
+    assert.deepEqual(await w.svc.getOccurrence(ticket.occurrence.id), before);
+  });
+
   test(`[${engine}] an authenticated body that is not an event is refused; another event type is acknowledged and nothing is written`, async (t) => {
     const w = await world(t, engine);
     const now = w.clock.wallMs();

@@ -33,6 +33,19 @@ export interface CarriedBinding {
   readonly unit?: string;
 }
 
+/**
+ * Another item of the same answer that the status-source layer matched to the occurrence (a
+ * listing page holding several events for its native key or reference): its native status and
+ * the binding fields it carried. AOC-CASE-009: the service judges all of them together.
+ */
+export interface MatchedItem {
+  readonly nativeStatus: string | null;
+  readonly carried: CarriedBinding;
+}
+
+/** How many other matching items one observation may carry (a listing page's size bounds it). */
+export const MAX_ALSO_MATCHED = 100;
+
 export interface ObservationCommand {
   readonly occurrenceId: string;
   /** A status source id of the profile, or `acknowledgement` for the answer to the entry call. */
@@ -46,6 +59,8 @@ export interface ObservationCommand {
   readonly carried: CarriedBinding;
   /** For listings: whether every page for the bound account and interval was read. */
   readonly complete: boolean;
+  /** The answer's other items matching the occurrence (empty for a single-object answer). */
+  readonly alsoMatched: readonly MatchedItem[];
 }
 
 export interface Assessment {
@@ -53,6 +68,14 @@ export interface Assessment {
   readonly missing: MissingKnowledgeReason | null;
   /** A provider reference first seen in an authenticated, exactly bound answer (written once). */
   readonly bindReference: string | null;
+  /**
+   * AOC-CASE-009: one authenticated answer held several items bound to this attempt that
+   * disagree (different references, contradicting interpretations): the
+   * occurrence goes to conflict and no item's reading is picked.
+   */
+  readonly conflicting?: true;
+  /** With `alsoMatched`: the native status of the item whose reading was taken. */
+  readonly nativeStatus?: string | null;
 }
 
 interface SourceView {
@@ -145,22 +168,98 @@ function absence(
   return 'not_found';
 }
 
-export function assessObservation(
+const CONFLICTING: Assessment = {
+  mapping: null,
+  missing: 'conflict',
+  bindReference: null,
+  conflicting: true,
+};
+
+/** Pairs of readings that cannot both be true of one attempt (machine/observe.ts judges the same). */
+function readingsContradict(a: StatusMapping, b: StatusMapping): boolean {
+  const claim = (m: StatusMapping) =>
+    m.interpretation === 'success' ? 'occurred' : m.establishesNoEffect ? 'none_confirmed' : 'unresolved';
+  const [x, y] = [a.interpretation, b.interpretation];
+  if (x !== y && x !== 'accepted' && y !== 'accepted') return true; // two different terminals
+  if ((x === 'accepted' && y === 'not_accepted') || (y === 'accepted' && x === 'not_accepted')) return true;
+  const [cx, cy] = [claim(a), claim(b)];
+  return cx !== 'unresolved' && cy !== 'unresolved' && cx !== cy;
+}
+
+const RANK: Readonly<Record<StatusMapping['interpretation'], number>> = {
+  accepted: 1,
+  success: 2,
+  not_accepted: 2,
+  final_failure: 2,
+};
+
+/**
+ * AOC-CASE-009, for an answer holding several items about the occurrence (a listing page): each is
+ * judged for the binding on its own, so the verdict never depends on their order. If the items
+ * bound to the attempt name different references, or two of their mapped readings contradict, the
+ * answer is conflicting. Otherwise they agree, and the item with the furthest reading stands for
+ * the answer (ties by native status): the state applying them one by one would reach.
+ */
+function oneItem(
   o: OccurrenceRecord,
   profile: ProviderProfile,
   cmd: ObservationCommand,
+): ObservationCommand | 'conflicting' {
+  const items: ObservationCommand[] = [
+    cmd,
+    ...cmd.alsoMatched.map((m) => ({ ...cmd, ...m, response: null, alsoMatched: [] })),
+  ];
+  // An item not bound to this attempt (another reference once one is bound, another amount) says
+  // nothing about it, as it would alone (`binding_mismatch`); it stays in the evidence.
+  const bound = items.filter((i) => bindingOf(o, profile, i).ok);
+  if (bound.length === 0) return cmd; // none is about this attempt: judged below as the first
+  const refs = new Set(bound.map((i) => answerReference(profile, i).value).filter((r) => r !== null));
+  if (refs.size > 1) return 'conflicting';
+  const read = bound.flatMap((i) => {
+    const m = i.nativeStatus === null ? undefined : mapStatus(profile, i.nativeStatus);
+    return m === undefined ? [] : [{ i, m }];
+  });
+  for (const a of read) for (const b of read) if (readingsContradict(a.m, b.m)) return 'conflicting';
+  const [best] = read.sort(
+    (a, b) =>
+      RANK[b.m.interpretation] - RANK[a.m.interpretation] ||
+      String(a.i.nativeStatus).localeCompare(String(b.i.nativeStatus)),
+  );
+  return best?.i ?? bound[0] ?? cmd;
+}
+
+export function assessObservation(
+  o: OccurrenceRecord,
+  profile: ProviderProfile,
+  command: ObservationCommand,
   now: number,
 ): Assessment {
   if (o.enteredAt === null) return miss('no_attempt');
-  const view = sourceView(profile, cmd.source);
+  const view = sourceView(profile, command.source);
   // AOC-CASE-007: a status source the profile does not pin is a substitution.
   if (view === undefined) return miss('binding_mismatch');
-  if (cmd.result === 'unavailable') return miss('unavailable');
-  if (!cmd.authentication.verified || !pinMatches(view.pin, cmd.authentication.pin))
+  if (command.result === 'unavailable') return miss('unavailable');
+  if (!command.authentication.verified || !pinMatches(view.pin, command.authentication.pin))
     return miss('unauthenticated');
+  const entered = o.enteredAt;
+  if (command.alsoMatched.length === 0) return assessItem(o, entered, profile, view, command, now);
+  const cmd = oneItem(o, profile, command);
+  if (cmd === 'conflicting') return CONFLICTING;
+  return { ...assessItem(o, entered, profile, view, cmd, now), nativeStatus: cmd.nativeStatus };
+}
+
+/** The checks from the binding on (docs/occurrences.md "Observations", steps 5 to 9). */
+function assessItem(
+  o: OccurrenceRecord,
+  enteredAt: number,
+  profile: ProviderProfile,
+  view: SourceView,
+  cmd: ObservationCommand,
+  now: number,
+): Assessment {
   const binding = bindingOf(o, profile, cmd);
   // AOC-REQ-007: an answer that cannot be bound to the exact prior attempt leaves it unresolved.
-  if (!binding.ok || cmd.observedAt < o.enteredAt - ENTRY_SKEW_MS) return miss('binding_mismatch');
+  if (!binding.ok || cmd.observedAt < enteredAt - ENTRY_SKEW_MS) return miss('binding_mismatch');
   const ref = binding.bindReference;
   if (now - cmd.observedAt > view.freshnessSeconds * 1000) return miss('stale', ref);
   if (cmd.result === 'not_found') return miss(absence(o, view, cmd, now), ref);

@@ -58,7 +58,14 @@ function nextState(o: OccurrenceRecord, m: StatusMapping): Next {
   return { outcome, effect, conflict: false };
 }
 
+/** AOC-CASE-009: one answer whose items disagree puts the occurrence in conflict, as two answers would. */
+const CONFLICT: Next = { outcome: 'unknown', effect: 'unresolved', conflict: true };
+
 function applyState(o: OccurrenceRecord, a: Assessment, now: number): OccurrenceRecord {
+  if (a.conflicting === true) {
+    if (o.conflict) return o;
+    return { ...o, ...CONFLICT, phase: 'entered', resolvedAt: null };
+  }
   if (a.mapping === null && a.bindReference === null) return o;
   const provider =
     a.bindReference === null ? o.provider : { ...o.provider, providerReference: a.bindReference };
@@ -95,7 +102,33 @@ function nativeFacts(cmd: ObservationCommand, profile: ProviderProfile): JsonObj
     if (profile.request.private) facts['responseDigest'] = digestJcs(cmd.response);
     else facts['response'] = cmd.response;
   }
+  // Every other item of the answer about this occurrence (bounded by MAX_ALSO_MATCHED): kept, so a
+  // disagreement inside one answer stays visible (AOC-REQ-004, AOC-CASE-009).
+  if (cmd.alsoMatched.length > 0)
+    facts['alsoMatched'] = cmd.alsoMatched.map((m) => ({
+      nativeStatus: m.nativeStatus,
+      carried: { ...m.carried },
+    }));
   return facts;
+}
+
+/**
+ * AOC-REQ-003 / AOC-REQ-010: the reference an exactly bound answer names is already another
+ * occurrence's (the store's exclusive index refused it). The answer is about another occurrence's
+ * provider object as far as this one can tell: it is kept (AOC-REQ-004, AOC-CASE-007/-009) as
+ * `binding_mismatch` that binds nothing and moves nothing — neither occurrence picks a side.
+ */
+const TAKEN_REFERENCE: Assessment = { mapping: null, missing: 'binding_mismatch', bindReference: null };
+
+/**
+ * What the observation means for the occurrence's state. `effective` (missing === null) means it
+ * was authoritative AND the state now agrees with it: it moved the state or confirmed it. A
+ * mapped answer that makes or meets a conflict is `conflict` (AOC-CASE-009): a conflict is
+ * sticky, so a later answer is kept but picks no side and is not effective.
+ */
+function judged(assessed: Assessment, after: OccurrenceRecord): Assessment {
+  if (assessed.missing !== null || assessed.mapping === null) return assessed;
+  return after.conflict ? { ...assessed, missing: 'conflict' } : assessed;
 }
 
 export function decideObserve(
@@ -104,11 +137,14 @@ export function decideObserve(
   cmd: ObservationCommand,
   now: number,
   requestedBy?: string,
+  /** The reference this answer would bind is another occurrence's already (service/observe.ts). */
+  referenceTaken = false,
 ): ObserveDecision {
-  const assessed = assessObservation(o, profile, cmd, now);
+  const first = assessObservation(o, profile, cmd, now);
+  const taken = referenceTaken && first.bindReference !== null;
+  const assessed = taken ? TAKEN_REFERENCE : first;
   const after = applyState(o, assessed, now);
-  const becameConflict = after.conflict && !o.conflict;
-  const assessment: Assessment = becameConflict ? { ...assessed, missing: 'conflict' } : assessed;
+  const assessment = judged(assessed, after);
   const changed = ['phase', 'outcome', 'effect', 'conflict'].some(
     (k) => after[k as keyof OccurrenceRecord] !== o[k as keyof OccurrenceRecord],
   );
@@ -121,6 +157,10 @@ export function decideObserve(
     effective: assessment.missing === null,
     missingKnowledge: assessment.missing,
     profile: { id: o.provider.profileId, version: o.provider.profileVersion },
+    // Only when it happened: every other evidence body stays as it was.
+    ...(taken && { referenceBoundElsewhere: first.bindReference }),
+    ...(assessment.conflicting === true && { conflictingItems: true }),
+    ...(assessment.nativeStatus !== undefined && { nativeStatus: assessment.nativeStatus }),
   };
   const events = [
     event(subject, 'observation_recorded', {

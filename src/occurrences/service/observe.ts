@@ -17,7 +17,12 @@ import { appendAll, authenticate, executorActor, refuseUnlessOwn, view } from '.
 
 export interface ObserveResult {
   readonly occurrence: OccurrenceView;
-  /** True when the observation was authoritative and applied. */
+  /**
+   * True when the observation was authoritative (no missing knowledge) and the state now agrees
+   * with it: it moved the state or confirmed it. False for every missing-knowledge reason —
+   * including `conflict`, which an answer that makes or meets a conflict gets (AOC-CASE-009: a
+   * conflict is sticky and later answers pick no side). `changed` says whether anything moved.
+   */
   readonly effective: boolean;
   readonly interpretation: Interpretation | null;
   readonly missingKnowledge: MissingKnowledgeReason | null;
@@ -129,21 +134,17 @@ export async function observeIn(
   if (o === undefined) throw new BatonError('occurrence_not_found', 'no such occurrence');
   const profile = await repo.getProfile(o.provider.profileId, o.provider.profileVersion);
   if (profile === undefined) throw new BatonError('store_corrupt', 'the bound profile is missing');
-  const d = decideObserve(o, profile.document, cmd, now, requestedBy);
+  let d = decideObserve(o, profile.document, cmd, now, requestedBy);
+  const ref = d.assessment.bindReference;
+  // AOC-REQ-010: a reference is bound to one occurrence only (the store's exclusive index). An
+  // authenticated answer naming one that is another's is still evidence (AOC-REQ-004, AOC-CASE-009):
+  // it is judged again as `binding_mismatch`, kept, and moves neither occurrence — never refused,
+  // which would lose it (and a webhook's event id with it, so the provider retried forever).
+  if (ref !== null && !(await repo.addLinkedId(o, { type: 'provider_reference', value: ref })))
+    d = decideObserve(o, profile.document, cmd, now, requestedBy, true);
   const by = (caller === undefined ? actor : executorActor(caller)) ?? `status-source:${cmd.source}`;
   const bounded = await boundReport(repo, o, cmd, d, by, now, asked);
   if (bounded !== undefined) return { ...result(d), ...bounded };
-  if (d.assessment.bindReference !== null) {
-    const added = await repo.addLinkedId(o, {
-      type: 'provider_reference',
-      value: d.assessment.bindReference,
-    });
-    if (!added)
-      throw new BatonError(
-        'provider_binding_conflict',
-        'this provider reference is bound to another occurrence',
-      );
-  }
   if (d.occurrence !== o) await repo.updateOccurrence(d.occurrence, o.version);
   await appendAll(repo, d.events, now, by);
   return result(d);

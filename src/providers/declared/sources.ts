@@ -142,21 +142,33 @@ export async function declaredListing(
     const items = resolveJsonPointer(got.json, rule.items);
     if (got.res.status !== 200 || !Array.isArray(items))
       return unavailable(base, now, `page ${n}: http ${got.res.status}`, got.json);
+    // A page holds what was asked for: more is not a page of this listing (docs/providers.md).
+    if (items.length > ctx.pageSize)
+      return unavailable(
+        base,
+        now,
+        `page ${n}: ${items.length} items, more than the ${ctx.pageSize} asked for`,
+      );
     first ??= { json: got.json, auth: got.auth };
-    for (const item of items) {
+    // AOC-CASE-009: EVERY item of the page about the occurrence, not the first one — the service
+    // judges them together, so their order never picks the reading.
+    const hits = items.flatMap((item) => {
       const read = applyRead(source.read, item, profile.account);
-      if (!read.ok || !matchesBinding(o, read.facts.carried)) continue;
-      const { nativeStatus, carried, observedAt } = read.facts;
-      const response = asObject(item) ?? got.json;
+      return read.ok && matchesBinding(o, read.facts.carried) ? [{ item, facts: read.facts }] : [];
+    });
+    const [hit, ...others] = hits;
+    if (hit !== undefined) {
+      const { nativeStatus, carried, observedAt } = hit.facts;
       return answered(base, now, {
         result: 'found',
         nativeStatus,
         carried,
         observedAt,
-        response,
+        response: asObject(hit.item) ?? got.json,
         complete: true,
         auth: got.auth,
-        detail: `page ${n}`,
+        detail: hits.length === 1 ? `page ${n}` : `page ${n}: ${hits.length} items match`,
+        alsoMatched: others.map((x) => ({ nativeStatus: x.facts.nativeStatus, carried: x.facts.carried })),
       });
     }
     const more = resolveJsonPointer(got.json, rule.hasMore) === true;

@@ -40,6 +40,12 @@ export interface StatusSourcesOptions {
   readonly maxPages?: number;
 }
 
+/**
+ * The most items a listing page may be asked for — and so may hold: a page holding more than was
+ * asked for is refused as unavailable (docs/providers.md "Status sources").
+ */
+export const MAX_PAGE_SIZE = 100;
+
 /** The order in which the active sources are asked; a webhook is passive (it comes to us). */
 export const ACTIVE_KINDS: readonly StatusSourceKind[] = ['lookup_by_key', 'lookup_by_reference', 'listing'];
 
@@ -53,11 +59,15 @@ export class StatusSources {
   readonly #digests = new WeakMap<ProviderProfile, Sha256Digest>();
 
   constructor(options: StatusSourcesOptions) {
+    const pageSize = options.pageSize ?? 50;
+    // A page's other matching items travel with the observation: the page size bounds them.
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE)
+      throw new BatonError('input_invalid', `pageSize must be an integer from 1 to ${MAX_PAGE_SIZE}`);
     this.#ctx = {
       keys: options.keys,
       clock: options.clock ?? systemClock,
       timeoutMs: options.timeoutMs ?? 10_000,
-      pageSize: options.pageSize ?? 50,
+      pageSize,
       maxPages: options.maxPages ?? 20,
     };
   }

@@ -79,6 +79,13 @@ export async function listing(
     const page = await fetchPage(ctx, o, source, cursor);
     const now = ctx.clock.wallMs();
     if (typeof page === 'string') return unavailable(base, now, `page ${n}: ${page}`);
+    // A page holds what was asked for: more is not a page of this listing (docs/sandbox.md).
+    if (page.items.length > ctx.pageSize)
+      return unavailable(
+        base,
+        now,
+        `page ${n}: ${page.items.length} items, more than the ${ctx.pageSize} asked for`,
+      );
     first ??= page;
     // Every page must be authentic: the walk stops at the first page that is not.
     const auth = page.auth;
@@ -86,8 +93,13 @@ export async function listing(
       const detail = `page ${n}: the listing is about another account or environment`;
       return absent(base, now, { o, first: page, auth, complete: false, detail });
     }
-    const hit = page.items.find((item) => matches(o, item));
-    const facts = hit === undefined ? undefined : readPayment(hit);
+    // AOC-CASE-009: EVERY payment of the page about the occurrence, not the first one — the
+    // service judges them together, so their order never picks the reading.
+    const hits = page.items.flatMap((item) => {
+      const facts = matches(o, item) ? readPayment(item) : undefined;
+      return facts === undefined ? [] : [facts];
+    });
+    const [facts, ...others] = hits;
     if (facts !== undefined) {
       const at = observedAt(page.json);
       return answered(base, now, {
@@ -97,7 +109,8 @@ export async function listing(
         response: page.json,
         complete: true,
         auth,
-        detail: `page ${n}`,
+        detail: hits.length === 1 ? `page ${n}` : `page ${n}: ${hits.length} items match`,
+        alsoMatched: others.map((x) => ({ nativeStatus: x.nativeStatus, carried: x.carried })),
       });
     }
     const last = page.items.at(-1)?.['reference'];

@@ -59,6 +59,8 @@ export interface Answered {
   readonly complete: boolean;
   readonly auth: Authentication;
   readonly detail: string;
+  /** A listing page's OTHER items matching the occurrence: the service judges them all (AOC-CASE-009). */
+  readonly alsoMatched?: readonly { readonly nativeStatus?: string; readonly carried: Carried }[];
 }
 
 /** A signature's timestamp counts whole seconds: it was made at most this long after it. */
@@ -98,6 +100,13 @@ export function answered(b: ReadingBase, now: number, a: Answered): SourceReadin
       authentication: a.auth.verified ? { verified: true, pin: a.auth.pin } : { verified: false },
       carried: compact(a.carried),
       complete: a.complete,
+      ...(a.alsoMatched !== undefined &&
+        a.alsoMatched.length > 0 && {
+          alsoMatched: a.alsoMatched.map((m) => ({
+            ...(m.nativeStatus !== undefined && { nativeStatus: m.nativeStatus }),
+            carried: compact(m.carried),
+          })),
+        }),
     },
   };
 }

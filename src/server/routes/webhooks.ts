@@ -230,10 +230,27 @@ class Intake {
   }
 }
 
+/**
+ * The receiver reads raw bytes, not JSON: a body over its limit is `webhook_body_too_large`, not
+ * the JSON routes' `json_too_large` (docs/api.md "Webhooks"). Anything else goes to the server's
+ * own problem handler unchanged.
+ */
+function framing(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== 'FST_ERR_CTP_BODY_TOO_LARGE') return error;
+  return new BatonError('webhook_body_too_large', 'the delivery exceeds the webhook body limit; not read', {
+    limit: BODY_LIMIT,
+  });
+}
+
 /** Register the route in its own encapsulated scope, whose only body parser keeps raw bytes. */
 export function registerWebhookRoute(app: FastifyInstance, deps: WebhookDeps): void {
   const intake = new Intake(deps);
   void app.register((scope, _opts, ready) => {
+    // Thrown here, the error reaches the server's handler (server/app.ts): one problem format.
+    scope.setErrorHandler((error) => {
+      throw framing(error);
+    });
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_req, body, done) =>
       done(null, body),
