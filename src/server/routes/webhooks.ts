@@ -66,7 +66,7 @@ export const webhookRouteSpec: RouteSpec = {
   url: WEBHOOK_URL,
   operationId: 'receiveWebhook',
   summary:
-    'A provider webhook delivery, authenticated over the raw body by the webhook pin of the profile version the named occurrence is bound to (401 webhook_unauthenticated / webhook_stale); a duplicate event id answers 200 and records nothing',
+    'A provider webhook delivery, authenticated over the raw body by the webhook pin of the profile version the named occurrence is bound to (401 webhook_unauthenticated / webhook_stale; a body over 1 MiB is 413 webhook_body_too_large); a duplicate event id answers 200 and records nothing',
   tag: 'providers',
   roles: 'public',
   schema: {
