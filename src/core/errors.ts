@@ -85,6 +85,11 @@ export const ERROR_CODES = {
   credentials_invalid: spec(400),
   /** A credential reference names an environment variable or file that is not there (a start error). */
   credential_unresolved: spec(500),
+  /**
+   * A credential this process holds would go to an origin its credentials entry does not list:
+   * nothing is sent (docs/providers.md "Credentials"; an HttpProviderAdapter refuses such a profile).
+   */
+  credential_origin_refused: spec(400),
   /** A webhook delivery's signature is absent, malformed or wrong for the profile's pin (details.reason). */
   webhook_unauthenticated: spec(401),
   /** An authentic webhook delivery signed outside the replay window. */

@@ -6,6 +6,13 @@
  * layer, the webhook receiver and the lookups read through a KeyResolver. A missing variable or
  * file, or a value with a control character in it, stops the start with `credential_unresolved`, naming the id and the reference, never a
  * value. Values are never written to evidence, logs, errors or metrics.
+ *
+ * Each credential also declares the ORIGINS it may be sent to (`"origins": ["https://api.stripe.com"]`):
+ * a profile is a document an operator registers, so it cannot be what decides where a host secret
+ * goes. The send path (credential-header.ts) attaches a credential only to a request whose URL's
+ * origin is one of them. `[]` says the secret is only ever verified with (a webhook's endpoint
+ * secret) and is never sent. An entry without `origins` refuses the whole document
+ * (`credentials_invalid`): an undeclared destination is not a permission (fail closed).
  */
 import { BatonError } from '../core/errors.js';
 import { Reader } from '../occurrences/index.js';
@@ -20,11 +27,17 @@ export type CredentialReference =
   | { readonly env: string; readonly encoding?: CredentialEncoding }
   | { readonly file: string; readonly encoding?: CredentialEncoding };
 
+/** A reference and the origins its value may be sent to (exact `scheme://host[:port]`; `[]`: never sent). */
+export type CredentialEntry = CredentialReference & { readonly origins: readonly string[] };
+
 export interface CredentialsDocument {
   readonly format: typeof CREDENTIALS_FORMAT;
   /** Credential id (what a profile's `secretId` / `credential` names) → where its value lives. */
-  readonly credentials: Readonly<Record<string, CredentialReference>>;
+  readonly credentials: Readonly<Record<string, CredentialEntry>>;
 }
+
+/** Credential id → the origins it may be sent to: what `staticKeys` takes beside the secrets. */
+export type CredentialOrigins = Readonly<Record<string, readonly string[]>>;
 
 /** The resolved secrets: id → bytes. This map is what `staticKeys` takes. */
 export type ResolvedSecrets = Readonly<Record<string, Uint8Array>>;
@@ -32,9 +45,49 @@ export type ResolvedSecrets = Readonly<Record<string, Uint8Array>>;
 const r = new Reader('credentials_invalid');
 export const CREDENTIAL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/** The hosts plain http may carry a credential to: this machine only (as a `channel` pin's origin). */
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const MAX_ORIGINS = 16;
 
-function readReference(value: unknown, path: string): CredentialReference {
-  const head = r.object(value, path, [], ['env', 'file', 'encoding']);
+/**
+ * One origin a credential may be sent to: exactly `scheme://host[:port]` as the URL standard
+ * serializes it (lowercase host, no default port, no path, query or user info) — compared as a
+ * string with the request URL's `origin`. https, or http on the loopback interface only: a
+ * credential is never sent in clear over a network.
+ */
+function readOrigin(value: unknown, path: string): string {
+  const text = r.string(value, path, undefined, 2048);
+  const url = URL.canParse(text) ? new URL(text) : r.fail(path, 'must be an origin URL');
+  if (url.origin !== text) {
+    r.fail(path, 'must be exactly an origin (scheme://host[:port], no path or trailing slash)');
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname))) {
+    r.fail(path, 'must be https, or http on the loopback interface');
+  }
+  return text;
+}
+
+function readOrigins(value: unknown, path: string): readonly string[] {
+  if (value === undefined) {
+    r.fail(
+      path,
+      'is required: list the origins this credential may be sent to, e.g. ["https://api.stripe.com"], ' +
+        'or [] for a secret that is only verified with (a webhook secret) and never sent',
+    );
+  }
+  const items = r.array(value, path, 0, MAX_ORIGINS);
+  const origins = items.map((item, i) => readOrigin(item, `${path}[${i}]`));
+  if (new Set(origins).size !== origins.length) r.fail(path, 'names an origin twice');
+  return origins;
+}
+
+function readReference(value: unknown, path: string): CredentialEntry {
+  const head = r.object(value, path, [], ['env', 'file', 'encoding', 'origins']);
+  const origins = readOrigins(head['origins'], `${path}.origins`);
+  return { ...readSource(head, path), origins };
+}
+
+function readSource(head: Readonly<Record<string, unknown>>, path: string): CredentialReference {
   const encoding =
     head['encoding'] === undefined
       ? undefined
@@ -60,12 +113,19 @@ export function validateCredentials(value: unknown): CredentialsDocument {
   const ids = typeof map === 'object' && map !== null ? Object.keys(map) : [];
   const refs = r.object(map, '$.credentials', [], ids);
   if (ids.length > 256) r.fail('$.credentials', 'may name at most 256 credentials');
-  const credentials: Record<string, CredentialReference> = {};
+  const credentials: Record<string, CredentialEntry> = {};
   for (const id of ids) {
     r.string(id, `$.credentials (name)`, CREDENTIAL_ID);
     credentials[id] = readReference(refs[id], `$.credentials.${id}`);
   }
   return { format: CREDENTIALS_FORMAT, credentials };
+}
+
+/** Each credential's origins, by id (the document's `origins`, as validated). */
+export function credentialOrigins(doc: CredentialsDocument): CredentialOrigins {
+  const out: Record<string, readonly string[]> = {};
+  for (const [id, entry] of Object.entries(doc.credentials)) out[id] = entry.origins;
+  return out;
 }
 
 /** Where resolution reads: injected, so the rule is testable and the process's I/O stays at the edge. */

@@ -19,6 +19,7 @@ import type {
   ProviderProfile,
 } from '../occurrences/index.js';
 import { profileDigest } from '../occurrences/index.js';
+import { credentialCoverage } from './credential-header.js';
 import { sendDeclared } from './declared/entry.js';
 import { exchange, type ExchangeResult } from './http-client.js';
 import { FUTURE_SKEW_MS } from './status-sources/reading.js';
@@ -72,6 +73,7 @@ export class HttpProviderAdapter {
     this.#profileDigest = profileDigest(this.#profile);
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    refuseUncoveredEntry(this.#profile, options.keys);
   }
 
   /** Send the entered request once. Throws (sending nothing) only when the ticket is not this profile's. */
@@ -157,6 +159,26 @@ export class HttpProviderAdapter {
       acknowledgement: { ...base, nativeStatus: safeStatus(status), carried },
     };
   }
+}
+
+/**
+ * An entry whose credential this adapter holds but may not send to the entry URL's origin is
+ * refused here, before any occurrence is entered for it; `exchange` refuses it again at the moment
+ * of sending (credential-header.ts), so nothing is sent either way. A credential not held at all
+ * stays a per-send `credential_not_held` (nothing sent), as before.
+ */
+function refuseUncoveredEntry(profile: ProviderProfile, keys: KeyResolver): void {
+  const credential = profile.entry?.credential;
+  if (profile.entry === undefined || credential === undefined) return;
+  const url = expandUrl(profile.entry.url, { account: profile.account });
+  const coverage = credentialCoverage(credential.id, keys, url);
+  if (coverage.ok || coverage.code !== 'credential_origin_refused') return;
+  throw new BatonError(
+    'credential_origin_refused',
+    `credential ${credential.id} may not be sent to ${url.origin} (the profile's entry URL): ` +
+      'its credentials entry does not list that origin',
+    { credential: credential.id, origin: url.origin },
+  );
 }
 
 const STATUS = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$/;

@@ -13,6 +13,9 @@ import {
   type IncomingMessage,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { CredentialUse } from '../occurrences/index.js';
+import { credentialHeader, type CredentialRefusal } from './credential-header.js';
+import type { KeyResolver } from './key-resolver.js';
 
 const pools = new Map<string, HttpAgent>();
 
@@ -34,6 +37,12 @@ export interface ExchangeInput {
   readonly timeoutMs: number;
   /** A status query (a read): on the origin's keep-alive pool. Never set for a provider entry. */
   readonly pooled?: boolean;
+  /**
+   * The credential the request carries. It is attached HERE, against this very `url`, and only
+   * when its credentials entry lists the URL's origin; otherwise nothing is sent (error
+   * `credential`). Never pass a secret in `headers`.
+   */
+  readonly credential?: { readonly use: CredentialUse | undefined; readonly keys: KeyResolver };
 }
 
 export type ExchangeResult =
@@ -44,6 +53,13 @@ export type ExchangeResult =
       readonly body: string;
       /** The request-target as sent (path and query): what a provider signature covers. */
       readonly path: string;
+    }
+  | {
+      /** The credential was not attached and the request was not made (`sent` is false). */
+      readonly ok: false;
+      readonly error: 'credential';
+      readonly name: CredentialRefusal;
+      readonly sent: false;
     }
   | {
       readonly ok: false;
@@ -63,12 +79,20 @@ function errorName(error: unknown): string {
 }
 
 export function exchange(input: ExchangeInput): Promise<ExchangeResult> {
+  const credential =
+    input.credential === undefined
+      ? undefined
+      : credentialHeader(input.credential.use, input.credential.keys, input.url);
+  if (credential !== undefined && !credential.ok) {
+    return Promise.resolve({ ok: false, error: 'credential', name: credential.code, sent: false });
+  }
+  const attached = credential?.ok === true ? credential.headers : {};
   const path = input.url.pathname + input.url.search;
   const send = input.url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     let sent = false;
     let failure: 'timeout' | 'too_large' | undefined;
-    const headers: Record<string, string> = { ...input.headers };
+    const headers: Record<string, string> = { ...input.headers, ...attached };
     if (input.body !== undefined) headers['content-length'] = String(Buffer.byteLength(input.body));
     const agent = input.pooled === true ? pool(input.url) : false;
     let req: ClientRequest;

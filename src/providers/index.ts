@@ -46,16 +46,28 @@ export {
 export {
   CREDENTIAL_ENCODINGS,
   CREDENTIALS_FORMAT,
+  credentialOrigins,
   resolveCredentials,
   validateCredentials,
   type CredentialEncoding,
+  type CredentialEntry,
+  type CredentialOrigins,
   type CredentialReference,
   type CredentialsDocument,
   type CredentialSources,
   type ResolvedSecrets,
 } from './credentials.js';
 export { applyRead, type ReadFacts, type ReadOutcome } from './declared/read.js';
-export { authenticateFetched, credentialHeaders } from './declared/channel.js';
+export { authenticateFetched } from './declared/channel.js';
+export {
+  credentialCoverage,
+  credentialHeader,
+  uncoveredCredentials,
+  type CredentialCoverage,
+  type CredentialHeader,
+  type CredentialRefusal,
+  type UncoveredCredential,
+} from './credential-header.js';
 export {
   deliveryObservation,
   readDelivery,

@@ -15,15 +15,37 @@ export interface KeyResolver {
    * the ids a profile names, resolved at start from credential references (credentials.ts).
    */
   secret(id: string): Uint8Array | undefined;
+  /**
+   * The origins (exact `scheme://host[:port]`) the secret `id` may be SENT to, as its credentials
+   * entry declares them; empty when it may be sent nowhere (a verification-only secret, one this
+   * process does not hold). Only credential-header.ts reads it, at the moment of sending.
+   */
+  origins(id: string): readonly string[];
 }
 
-/** A resolver over secrets held in memory (from credential references, the environment, a test). */
-export function staticKeys(secrets: Readonly<Record<string, Uint8Array>>): KeyResolver {
+/**
+ * A resolver over secrets held in memory (from credential references, the environment, a test).
+ * `origins` says where each may be sent; a secret without an entry there is never sent in a request
+ * (it still verifies signatures).
+ */
+export function staticKeys(
+  secrets: Readonly<Record<string, Uint8Array>>,
+  origins: Readonly<Record<string, readonly string[]>> = {},
+): KeyResolver {
   const map = new Map(Object.entries(secrets));
-  return { hmacSecret: (id) => map.get(id), secret: (id) => map.get(id) };
+  const to = new Map(Object.entries(origins).map(([id, list]) => [id, Object.freeze([...list])]));
+  return {
+    hmacSecret: (id) => map.get(id),
+    secret: (id) => map.get(id),
+    origins: (id) => (map.has(id) ? (to.get(id) ?? []) : []),
+  };
 }
 
-export const NO_KEYS: KeyResolver = { hmacSecret: () => undefined, secret: () => undefined };
+export const NO_KEYS: KeyResolver = {
+  hmacSecret: () => undefined,
+  secret: () => undefined,
+  origins: () => [],
+};
 
 export type PinMaterial =
   | { readonly ok: true; readonly pin: SandboxPin; readonly id: string }

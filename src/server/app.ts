@@ -290,6 +290,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     cursors: options.service.cursors,
     metrics,
     sources: new StatusSources({ keys: options.keys ?? NO_KEYS, clock: options.clock ?? systemClock }),
+    keys: options.keys ?? NO_KEYS,
     ...(options.secureCookies === true && { secureCookies: true }),
     ...(options.harness !== undefined && { harness: options.harness }),
     ...(options.harness !== undefined && {

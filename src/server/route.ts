@@ -10,7 +10,7 @@ import type { CursorCodec } from '../core/cursor.js';
 import { BatonError } from '../core/errors.js';
 import type { MissionsService } from '../missions/index.js';
 import type { OccurrencesService } from '../occurrences/index.js';
-import type { StatusSources } from '../providers/index.js';
+import type { KeyResolver, StatusSources } from '../providers/index.js';
 import type { StoreEngine } from '../store/engine.js';
 import type { ContinuityStore } from '../store/observations-service.js';
 import {
@@ -39,6 +39,8 @@ export interface ServerDeps {
   readonly metrics: Metrics;
   /** Baton's trusted status-source layer, for reconcile. */
   readonly sources: StatusSources;
+  /** The secrets this server holds (the same the sources read): profile registration checks origins. */
+  readonly keys: KeyResolver;
   /** The Mission-aware harness (docs/harness.md); its routes answer 503 without one. */
   readonly harness?: MissionsService;
   /** The Mission consumer (routes/missions.ts); present with the harness. */

@@ -95,8 +95,8 @@ test(
       JSON.stringify({
         format: 'baton.credentials/1',
         credentials: {
-          'stripe-secret-key': { env: 'EXAMPLE_STRIPE_KEY' },
-          'stripe-webhook-secret': { file: join(dir, 'whsec') },
+          'stripe-secret-key': { env: 'EXAMPLE_STRIPE_KEY', origins: [new URL(s.url).origin] },
+          'stripe-webhook-secret': { file: join(dir, 'whsec'), origins: [] },
         },
       }),
     );

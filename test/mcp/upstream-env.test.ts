@@ -33,7 +33,8 @@ async function reported(at: BatonAt, t: Parameters<typeof makeWorld>[0]): Promis
   const args: string[] = [];
   if (at === 'store') {
     const file = join(w.dir, 'credentials.json');
-    const doc = { format: 'baton.credentials/1', credentials: { extra: { env: 'STATUS_SOURCE_SECRET' } } };
+    const extra = { env: 'STATUS_SOURCE_SECRET', origins: ['https://payments.example'] };
+    const doc = { format: 'baton.credentials/1', credentials: { extra } };
     writeFileSync(file, JSON.stringify(doc));
     args.push('--credentials', file);
   }

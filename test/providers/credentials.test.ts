@@ -8,7 +8,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isBatonError } from '../../src/core/errors.js';
-import { resolveCredentials, staticKeys, validateCredentials } from '../../src/providers/index.js';
+import {
+  credentialOrigins,
+  resolveCredentials,
+  staticKeys,
+  validateCredentials,
+} from '../../src/providers/index.js';
 
 const SECRET = 'sk_test_never-shown-4f1c9a';
 
@@ -25,27 +30,80 @@ function refused(f: () => unknown, code: string, path?: string): void {
 test('a credentials document is validated strictly, with the path of what is wrong', () => {
   const ok = validateCredentials({
     format: 'baton.credentials/1',
-    credentials: { 'stripe-api': { env: 'STRIPE_KEY' }, whsec: { file: '/run/whsec', encoding: 'utf8' } },
+    credentials: {
+      'stripe-api': { env: 'STRIPE_KEY', origins: ['https://api.stripe.com'] },
+      whsec: { file: '/run/whsec', encoding: 'utf8', origins: [] },
+    },
   });
   assert.deepEqual(Object.keys(ok.credentials), ['stripe-api', 'whsec']);
+  assert.deepEqual(credentialOrigins(ok), { 'stripe-api': ['https://api.stripe.com'], whsec: [] });
+  const none: string[] = [];
+  const doc = (a: object) => ({ format: 'baton.credentials/1', credentials: { a } });
   const bad: [unknown, string][] = [
     [{ format: 'baton.credentials/2', credentials: {} }, '$.format'],
     [{ format: 'baton.credentials/1' }, '$.credentials'],
-    [{ format: 'baton.credentials/1', credentials: { a: { env: 'X', file: '/y' } } }, '$.credentials.a'],
-    [{ format: 'baton.credentials/1', credentials: { a: {} } }, '$.credentials.a'],
-    [{ format: 'baton.credentials/1', credentials: { a: { file: 'relative' } } }, '$.credentials.a.file'],
-    [{ format: 'baton.credentials/1', credentials: { a: { env: '1BAD' } } }, '$.credentials.a.env'],
-    [
-      { format: 'baton.credentials/1', credentials: { a: { env: 'X', value: SECRET } } },
-      '$.credentials.a.value',
-    ],
-    [
-      { format: 'baton.credentials/1', credentials: { a: { env: 'X', encoding: 'hex' } } },
-      '$.credentials.a.encoding',
-    ],
-    [{ format: 'baton.credentials/1', credentials: { a: { env: 'X' } }, extra: 1 }, '$.extra'],
+    [doc({ env: 'X', file: '/y', origins: none }), '$.credentials.a'],
+    [doc({ origins: none }), '$.credentials.a'],
+    [doc({ file: 'relative', origins: none }), '$.credentials.a.file'],
+    [doc({ env: '1BAD', origins: none }), '$.credentials.a.env'],
+    [doc({ env: 'X', value: SECRET, origins: none }), '$.credentials.a.value'],
+    [doc({ env: 'X', encoding: 'hex', origins: none }), '$.credentials.a.encoding'],
+    [{ ...doc({ env: 'X', origins: none }), extra: 1 }, '$.extra'],
   ];
-  for (const [doc, path] of bad) refused(() => validateCredentials(doc), 'credentials_invalid', path);
+  for (const [d, path] of bad) refused(() => validateCredentials(d), 'credentials_invalid', path);
+});
+
+test('every credential declares the exact origins it may be sent to; an entry without them refuses the document', () => {
+  // Fail closed: a document written before origins existed is refused at load, and says what to add.
+  assert.throws(
+    () => validateCredentials({ format: 'baton.credentials/1', credentials: { api: { env: 'STRIPE_KEY' } } }),
+    (e: unknown) => {
+      assert.ok(isBatonError(e), String(e));
+      assert.equal(e.code, 'credentials_invalid');
+      assert.equal(e.details['path'], '$.credentials.api.origins');
+      assert.match(
+        e.message,
+        /origins this credential may be sent to, e\.g\. \["https:\/\/api\.stripe\.com"\]/,
+      );
+      return true;
+    },
+  );
+  const doc = (origins: unknown) =>
+    validateCredentials({ format: 'baton.credentials/1', credentials: { api: { env: 'K', origins } } });
+  const bad: [unknown, string][] = [
+    ['https://api.stripe.com', '$.credentials.api.origins'],
+    [['https://api.stripe.com/'], '$.credentials.api.origins[0]'],
+    [['https://api.stripe.com/v1'], '$.credentials.api.origins[0]'],
+    [['https://API.stripe.com'], '$.credentials.api.origins[0]'],
+    [['https://api.stripe.com:443'], '$.credentials.api.origins[0]'],
+    [['https://user@api.stripe.com'], '$.credentials.api.origins[0]'],
+    [['api.stripe.com'], '$.credentials.api.origins[0]'],
+    [['http://api.stripe.com'], '$.credentials.api.origins[0]'],
+    [['ftp://api.stripe.com'], '$.credentials.api.origins[0]'],
+    [['*'], '$.credentials.api.origins[0]'],
+    [[1], '$.credentials.api.origins[0]'],
+    [['https://api.stripe.com', 'https://api.stripe.com'], '$.credentials.api.origins'],
+    [Array.from({ length: 17 }, (_, i) => `https://h${i}.example`), '$.credentials.api.origins'],
+  ];
+  for (const [origins, path] of bad) refused(() => doc(origins), 'credentials_invalid', path);
+  // https anywhere; plain http only on the loopback interface (the sandbox, tests).
+  const good = [
+    'https://api.stripe.com',
+    'https://api.example:8443',
+    'http://127.0.0.1:4160',
+    'http://[::1]:9',
+  ];
+  assert.deepEqual(doc(good).credentials['api']?.origins, good);
+});
+
+test('a held secret is sendable only to the origins given with it; without any it only verifies', () => {
+  const secret = Buffer.from(SECRET);
+  const keys = staticKeys({ api: secret, hmac: secret }, { api: ['https://api.stripe.com'] });
+  assert.deepEqual(keys.origins('api'), ['https://api.stripe.com']);
+  assert.deepEqual(keys.origins('hmac'), [], 'no origins: never sent');
+  assert.deepEqual(keys.origins('absent'), []);
+  assert.deepEqual(staticKeys({ api: secret }).origins('api'), [], 'origins default to none');
+  assert.equal(keys.hmacSecret('hmac'), secret, 'a secret without origins still verifies');
 });
 
 test('references resolve from the environment and from files; missing ones are named start errors', () => {
@@ -55,9 +113,9 @@ test('references resolve from the environment and from files; missing ones are n
   const doc = validateCredentials({
     format: 'baton.credentials/1',
     credentials: {
-      api: { env: 'STRIPE_KEY' },
-      whsec: { file: join(dir, 'whsec') },
-      hmac: { file: join(dir, 'hmac'), encoding: 'base64url' },
+      api: { env: 'STRIPE_KEY', origins: ['https://api.stripe.com'] },
+      whsec: { file: join(dir, 'whsec'), origins: [] },
+      hmac: { file: join(dir, 'hmac'), encoding: 'base64url', origins: [] },
     },
   });
   const readFile = (p: string): string | undefined => {
@@ -87,7 +145,7 @@ test('references resolve from the environment and from files; missing ones are n
   }
   const gone = validateCredentials({
     format: 'baton.credentials/1',
-    credentials: { w: { file: join(dir, 'nope') } },
+    credentials: { w: { file: join(dir, 'nope'), origins: [] } },
   });
   refused(() => resolveCredentials(gone, { env: {}, readFile }), 'credential_unresolved');
   refused(() => resolveCredentials(doc, { env: { STRIPE_KEY: '' }, readFile }), 'credential_unresolved');
@@ -98,7 +156,7 @@ test('a value with a control character is refused at start, naming the reference
   writeFileSync(join(dir, 'two-newlines'), `${SECRET}\n\n`);
   writeFileSync(join(dir, 'crlf'), `${SECRET}\r\n`);
   const doc = (ref: object) =>
-    validateCredentials({ format: 'baton.credentials/1', credentials: { api: ref } });
+    validateCredentials({ format: 'baton.credentials/1', credentials: { api: { ...ref, origins: [] } } });
   const readFile = (p: string): string => readFileSync(p, 'utf8');
   // The CRLF file loses its one line ending (as an editor's LF does) and resolves.
   const crlf = resolveCredentials(doc({ file: join(dir, 'crlf') }), { env: {}, readFile });

@@ -95,7 +95,10 @@ test('a lookup without the credential is not made; a wrong credential gets no tr
   const r1 = await reconcileOccurrence(w.svc, none, ticket.occurrence.id);
   assert.equal(r1.missingKnowledge, 'unavailable');
   const wrong = new StatusSources({
-    keys: staticKeys({ 'stripe-secret-key': Buffer.from('sk_test_wrong') }),
+    keys: staticKeys(
+      { 'stripe-secret-key': Buffer.from('sk_test_wrong') },
+      { 'stripe-secret-key': [new URL(w.sandbox.url).origin] },
+    ),
   });
   const r2 = await reconcileOccurrence(w.svc, wrong, ticket.occurrence.id);
   assert.equal(r2.occurrence.unresolved, true);

@@ -18,6 +18,7 @@ import type {
   RegisteredProfile,
 } from '../../src/occurrences/index.js';
 import {
+  credentialOrigins,
   deployProfile,
   loadProfile,
   resolveCredentials,
@@ -42,16 +43,24 @@ export interface StripeWorld {
   readonly domainId: string;
   /** The SQLite file (its domain key beside it), for a command that opens the store itself. */
   readonly path: string;
+  /** The `baton.credentials/1` document of this world (stripeCredentials of its sandbox). */
+  readonly credentials: object;
 }
 
-/** The credentials document a deployment would keep beside its config: references only. */
-export const CREDENTIALS = {
-  format: 'baton.credentials/1',
-  credentials: {
-    'stripe-secret-key': { env: 'STRIPE_SECRET_KEY' },
-    'stripe-webhook-secret': { env: 'STRIPE_WEBHOOK_SECRET' },
-  },
-};
+/**
+ * The credentials document a deployment would keep beside its config: references only, the secret
+ * key sendable to the sandbox's origin (where the deployed profile points), the webhook secret to
+ * no origin (it only verifies deliveries).
+ */
+export function stripeCredentials(sandboxUrl: string) {
+  return {
+    format: 'baton.credentials/1',
+    credentials: {
+      'stripe-secret-key': { env: 'STRIPE_SECRET_KEY', origins: [new URL(sandboxUrl).origin] },
+      'stripe-webhook-secret': { env: 'STRIPE_WEBHOOK_SECRET', origins: [] },
+    },
+  };
+}
 
 export async function openStripeWorld(
   t: TestContext,
@@ -73,13 +82,26 @@ export async function openStripeWorld(
   const profile = await svc.registerProfile(edit(deployProfile(loadProfile(name), { origin: url })));
   await svc.createAuthority({ id: 'payouts', unit: 'USD-cents', total: 1_000_000 });
   const env = { STRIPE_SECRET_KEY: sandbox.secretKey, STRIPE_WEBHOOK_SECRET: sandbox.webhookSecret };
-  const secrets = resolveCredentials(validateCredentials(CREDENTIALS), { env, readFile: () => undefined });
-  const keys = staticKeys(secrets);
+  const credentials = stripeCredentials(url);
+  const doc = validateCredentials(credentials);
+  const secrets = resolveCredentials(doc, { env, readFile: () => undefined });
+  const keys = staticKeys(secrets, credentialOrigins(doc));
   const { port } = new URL(url);
   const stripe = new Stripe(sandbox.secretKey, { host: '127.0.0.1', port: Number(port), protocol: 'http' });
   const { credential } = await svc.takeover({ lineage: 'invoice-agent' });
   const sources = new StatusSources({ keys, pageSize: 5 });
-  return { svc, sandbox, stripe, profile, keys, sources, credential, domainId: domain.id, path };
+  return {
+    svc,
+    sandbox,
+    stripe,
+    profile,
+    keys,
+    sources,
+    credential,
+    domainId: domain.id,
+    path,
+    credentials,
+  };
 }
 
 export async function enterOne(

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,14 +28,30 @@ export type EngineName = 'sqlite' | 'postgres';
 const fromTs = import.meta.url.endsWith('.ts');
 const mainScript = fileURLToPath(new URL(`../../src/cli/main.${fromTs ? 'ts' : 'js'}`, import.meta.url));
 
-const CREDENTIALS = {
-  format: 'baton.credentials/1',
-  credentials: {
-    'stripe-secret-key': { env: 'STRIPE_SECRET_KEY' },
-    'stripe-webhook-secret': { env: 'STRIPE_WEBHOOK_SECRET' },
-    'standard-webhooks-secret': { env: 'STANDARD_WEBHOOKS_SECRET' },
-  },
-};
+/** The secret key may go to the sandbox the profile is deployed to; webhook secrets go nowhere. */
+function credentialsFor(sandboxOrigin: string) {
+  return {
+    format: 'baton.credentials/1',
+    credentials: {
+      'stripe-secret-key': { env: 'STRIPE_SECRET_KEY', origins: [sandboxOrigin] },
+      'stripe-webhook-secret': { env: 'STRIPE_WEBHOOK_SECRET', origins: [] },
+      'standard-webhooks-secret': { env: 'STANDARD_WEBHOOKS_SECRET', origins: [] },
+    },
+  };
+}
+
+/**
+ * A free loopback port for the delivering sandbox: serve's credentials must name the sandbox's
+ * origin before serve starts, and the sandbox must know serve's URL (its webhook target) when it
+ * is made, so its port is chosen first and it listens on it after serve is up.
+ */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 export interface ServeWorld {
   readonly url: string;
@@ -59,9 +76,15 @@ function stripeClient(sandbox: StripeSandbox): Stripe {
   return new Stripe(sandbox.secretKey, { host: '127.0.0.1', port: Number(port), protocol: 'http' });
 }
 
-async function spawnServe(t: TestContext, storeArgs: string[], env: NodeJS.ProcessEnv, dir: string) {
+async function spawnServe(
+  t: TestContext,
+  storeArgs: string[],
+  env: NodeJS.ProcessEnv,
+  dir: string,
+  sandboxOrigin: string,
+) {
   const credentials = join(dir, 'credentials.json');
-  writeFileSync(credentials, JSON.stringify(CREDENTIALS));
+  writeFileSync(credentials, JSON.stringify(credentialsFor(sandboxOrigin)));
   const args = [...storeArgs, '--port', '0', '--log-level', 'silent', '--no-console', '--json'];
   const argv = [
     ...(fromTs ? ['--import', 'tsx'] : []),
@@ -98,12 +121,16 @@ export async function openServeWorld(
     engine === 'sqlite'
       ? ['--db', join(dir, 'baton.db')]
       : ['--postgres', postgresUrl ?? '', '--domain-key', join(dir, 'baton.domain-key.pem')];
-  const served = await spawnServe(t, store, env, dir);
+  const port = await freePort();
+  const served = await spawnServe(t, store, env, dir, `http://127.0.0.1:${port}`);
   const hook = `${served.url}/v1/webhooks/stripe-payment-intents`;
   const stripeSandbox = createStripeSandbox({ secretKey, webhookSecret, webhookUrls: [hook] });
   const quietSandbox = createStripeSandbox({ secretKey, webhookSecret });
-  for (const s of [stripeSandbox, quietSandbox]) {
-    await s.listen(0, '127.0.0.1');
+  for (const [s, at] of [
+    [stripeSandbox, port],
+    [quietSandbox, 0],
+  ] as const) {
+    await s.listen(at, '127.0.0.1');
     t.after(() => s.close());
   }
   const stripeProfile = deployProfile(loadProfile('stripe-payment-intents'), { origin: stripeSandbox.url });

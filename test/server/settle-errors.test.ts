@@ -29,6 +29,7 @@ async function settleWithFault(t: TestContext, invoice: string, fault: () => Err
       return keys.hmacSecret(id);
     },
     secret: (id) => keys.secret(id),
+    origins: (id) => keys.origins(id),
   });
   const logs = new PassThrough();
   const lines: string[] = [];

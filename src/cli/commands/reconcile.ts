@@ -37,8 +37,10 @@ lineage is unknown, 2 on bad arguments. The database and its domain key must exi
 file's FILE.domain-key.pem, or --domain-key); reconcile creates neither.
 --credentials FILE (or BATON_CREDENTIALS): the baton.credentials/1 document whose references hold
 the secrets the status sources need (a Stripe profile's secret key and webhook secret), as for
-\`baton serve\`; a source whose credential is not held is not asked (missing knowledge
-credential_not_held), so without it a format-2 profile's occurrences stay unresolved.
+\`baton serve\` (each credential sent only to the origins its entry lists); a source whose
+credential is not held, or not for that source's origin, is not asked (missing knowledge:
+credential_not_held, credential_origin_refused), so without it a format-2 profile's occurrences
+stay unresolved.
 ${STORE_USAGE}
 Environment: BATON_HMAC_SECRETS as for \`baton serve\` (the HMAC secrets profiles pin by id).
 `;

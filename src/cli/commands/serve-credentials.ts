@@ -2,14 +2,18 @@
  * The secrets `baton serve` holds (docs/providers.md "Credentials"): BATON_HMAC_SECRETS (the
  * sandbox's id=base64url pairs) and `--credentials FILE` (BATON_CREDENTIALS), a
  * `baton.credentials/1` document of references resolved here, once, before the store is opened.
- * One map: the same id in both is refused rather than one silently winning.
+ * One map: the same id in both is refused rather than one silently winning. A document's credential
+ * is sent only to the origins its entry lists (`origins`, required); a BATON_HMAC_SECRETS secret
+ * lists none, so it verifies signatures and is never sent in a request.
  */
 import { readFileSync } from 'node:fs';
 import { BatonError } from '../../core/errors.js';
 import {
+  credentialOrigins,
   resolveCredentials,
   staticKeys,
   validateCredentials,
+  type CredentialOrigins,
   type KeyResolver,
   type ResolvedSecrets,
 } from '../../providers/index.js';
@@ -44,10 +48,11 @@ export async function credentialsFromFile(file: string, io: CliIo): Promise<Reso
 async function credentialsDocument(
   file: string,
   io: CliIo,
-): Promise<{ resolved: ResolvedSecrets; envNames: string[] }> {
+): Promise<{ resolved: ResolvedSecrets; origins: CredentialOrigins; envNames: string[] }> {
   const doc = validateCredentials(await readJsonInput(file, io));
   const envNames = Object.values(doc.credentials).flatMap((ref) => ('env' in ref ? [ref.env] : []));
-  return { resolved: resolveCredentials(doc, { env: process.env, readFile: readText }), envNames };
+  const resolved = resolveCredentials(doc, { env: process.env, readFile: readText });
+  return { resolved, origins: credentialOrigins(doc), envNames };
 }
 
 export async function serveKeys(credentialsFile: string | undefined, io: CliIo): Promise<KeyResolver> {
@@ -70,5 +75,5 @@ export async function serveSecrets(
     }
     merged[id] = value;
   }
-  return { keys: staticKeys(merged), envNames: doc?.envNames ?? [] };
+  return { keys: staticKeys(merged, doc?.origins ?? {}), envNames: doc?.envNames ?? [] };
 }

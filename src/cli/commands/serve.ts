@@ -114,7 +114,10 @@ opened); an issuer pinned earlier that does is listed at start and its reference
 --credentials FILE: a baton.credentials/1 document mapping the secret ids provider profiles name
 (webhook secrets, lookup credentials) to {"env": NAME} or {"file": PATH} references, resolved once
 at start; a missing one exits with credential_unresolved before anything is opened
-(docs/providers.md "Credentials"). Values are never logged, stored or shown.
+(docs/providers.md "Credentials"). Each entry lists the exact origins its value may be sent to
+("origins": ["https://api.stripe.com"]; [] for a secret that only verifies, like a webhook secret):
+an entry without them refuses the file (credentials_invalid), a call to any other origin is not
+made (credential_origin_refused). Values are never logged, stored or shown.
 --reconcile-every DURATION (500ms, 30s, 5m; 100ms..24h): a background reconciler asks the pinned
 status sources of every unresolved occurrence, each by one server at a time (several servers on one
 PostgreSQL share claims), with exponential backoff and jitter per occurrence, never sooner than a

@@ -5,26 +5,13 @@
  * certificate says who answered, and the credential says the question was the account holder's.
  * It does not make the answer transferable (nothing signs it), and it does not prove that the
  * credential belongs to the profile's account — that is the operator's configuration claim. The
- * credential's value goes into one header of one request and nowhere else.
+ * credential's value goes into one header of one request, attached by `exchange` only for an origin
+ * its credentials entry lists (credential-header.ts), and nowhere else.
  */
-import type { AuthenticationPin, CredentialUse } from '../../occurrences/index.js';
+import type { AuthenticationPin } from '../../occurrences/index.js';
 import { pinIdentities } from '../../occurrences/index.js';
 import type { KeyResolver } from '../key-resolver.js';
 import { authenticate, type Authentication, type SignedMessage } from '../wire.js';
-
-/** The header a credential is sent in, or undefined when this process does not hold it. */
-export function credentialHeaders(
-  use: CredentialUse | undefined,
-  keys: KeyResolver,
-): Record<string, string> | undefined {
-  if (use === undefined) return {};
-  const secret = keys.secret(use.id);
-  if (secret === undefined || secret.length === 0) return undefined;
-  const value = Buffer.from(secret).toString('utf8');
-  return use.scheme === 'bearer'
-    ? { authorization: `Bearer ${value}` }
-    : { authorization: `Basic ${Buffer.from(`${value}:`, 'utf8').toString('base64')}` };
-}
 
 export interface Fetched {
   readonly url: URL;

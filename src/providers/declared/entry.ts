@@ -19,7 +19,7 @@ import { exchange } from '../http-client.js';
 import type { KeyResolver } from '../key-resolver.js';
 import { expandUrl } from '../url-template.js';
 import { asObject, parseAnswer, word } from '../wire.js';
-import { authenticateFetched, credentialHeaders } from './channel.js';
+import { authenticateFetched } from './channel.js';
 import { applyRead } from './read.js';
 
 /** `application/x-www-form-urlencoded` with bracketed nesting (`metadata[invoice]=…`, `a[0]=…`). */
@@ -61,20 +61,21 @@ export async function sendDeclared(
   ctx: { readonly keys: KeyResolver; readonly clock: Clock; readonly timeoutMs: number },
 ): Promise<DeclaredSent> {
   const id = ticket.occurrence.id;
-  const auth = credentialHeaders(entry.credential, ctx.keys);
-  // Without its credential nothing is sent: the occurrence stays entered and unresolved.
-  if (auth === undefined) return none(id, ctx.clock.wallMs(), 'credential_not_held', null, false);
   const form = entry.encoding === 'form';
   const headers: Record<string, string> = {
-    ...auth,
     'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json',
   };
   if (ticket.nativeKeyHeader !== null && ticket.nativeKey !== null)
     headers[ticket.nativeKeyHeader.toLowerCase()] = ticket.nativeKey;
   const url = expandUrl(entry.url, { account: ticket.account });
   const body = form ? formEncode(ticket.request) : canonicalize(ticket.request);
-  const res = await exchange({ method: 'POST', url, headers, body, timeoutMs: ctx.timeoutMs });
+  // `exchange` attaches the credential only for an origin its credentials entry lists. Without it
+  // (`credential_not_held`, `credential_origin_refused`) nothing is sent: the occurrence stays
+  // entered and unresolved.
+  const credential = { use: entry.credential, keys: ctx.keys };
+  const res = await exchange({ method: 'POST', url, headers, body, credential, timeoutMs: ctx.timeoutMs });
   const now = ctx.clock.wallMs();
+  if (!res.ok && res.error === 'credential') return none(id, now, res.name, null, false);
   if (!res.ok)
     return none(id, now, res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}`, null, res.sent);
   const json = asObject(parseAnswer(res.body));

@@ -14,7 +14,7 @@ import type { SourceContext } from '../status-sources/context.js';
 import { answered, unavailable, type ReadingBase, type SourceReading } from '../status-sources/reading.js';
 import { expandUrl } from '../url-template.js';
 import { asObject, parseAnswer, type Authentication } from '../wire.js';
-import { authenticateFetched, credentialHeaders } from './channel.js';
+import { authenticateFetched } from './channel.js';
 import { applyRead } from './read.js';
 
 type Got =
@@ -27,17 +27,18 @@ type Got =
   | { readonly ok: false; readonly detail: string; readonly json?: JsonObject };
 
 async function fetchOnce(ctx: SourceContext, source: StatusSource, url: URL): Promise<Got> {
-  const headers = credentialHeaders(source.credential, ctx.keys);
-  // Without its credential the call is not made: an unauthenticated question gets no trusted answer.
-  if (headers === undefined) return { ok: false, detail: 'credential_not_held' };
   // A status read: on the origin's keep-alive pool, as the sandbox's lookups are (issue 16 §5).
+  // `exchange` attaches the credential only for an origin it may go to; without it (not held,
+  // or `credential_origin_refused`) the call is not made: missing knowledge, nothing sent.
   const res = await exchange({
     method: 'GET',
     url,
-    headers: { accept: 'application/json', ...headers },
+    headers: { accept: 'application/json' },
+    credential: { use: source.credential, keys: ctx.keys },
     timeoutMs: ctx.timeoutMs,
     pooled: true,
   });
+  if (!res.ok && res.error === 'credential') return { ok: false, detail: res.name };
   if (!res.ok) return { ok: false, detail: res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}` };
   const json = asObject(parseAnswer(res.body));
   if (json === undefined) return { ok: false, detail: `http ${res.status} unreadable` };

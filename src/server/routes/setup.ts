@@ -3,7 +3,9 @@
  * provider profiles and authority budgets (operator). Each write is one service transaction with
  * the token's id as the evidence actor.
  */
-import type { AuthorityInput, DomainConfigInput } from '../../occurrences/index.js';
+import { BatonError } from '../../core/errors.js';
+import { validateProfile, type AuthorityInput, type DomainConfigInput } from '../../occurrences/index.js';
+import { uncoveredCredentials, type KeyResolver } from '../../providers/index.js';
 import { actorOf } from '../auth.js';
 import { bodyObject, param, timed, tokenOf, type RouteSpec, type ServerDeps } from '../route.js';
 import { idParams, name, object } from '../schemas/common.js';
@@ -47,7 +49,11 @@ export function setupRoutes(deps: ServerDeps): RouteSpec[] {
       schema: { body: profileBody, response: { 200: registeredProfile } },
       handler: async (input) => {
         const actor = actorOf(tokenOf(input));
-        return { body: await timed(deps, 'register_profile', () => svc.registerProfile(input.body, actor)) };
+        const register = async () => {
+          refuseUncoveredCredentials(input.body, deps.keys);
+          return svc.registerProfile(input.body, actor);
+        };
+        return { body: await timed(deps, 'register_profile', register) };
       },
     },
     {
@@ -91,4 +97,29 @@ export function setupRoutes(deps: ServerDeps): RouteSpec[] {
       },
     },
   ];
+}
+
+/**
+ * A profile whose call would send a credential this server holds to an origin that credential's
+ * entry does not list is refused before anything is stored (`400 input_invalid` naming the URL's
+ * path): the operator learns at once instead of at the first reconcile. The check at the moment of
+ * sending (`exchange`, providers/credential-header.ts) is the guard; this is the early answer.
+ */
+function refuseUncoveredCredentials(document: unknown, keys: KeyResolver): void {
+  // An invalid profile is refused by registerProfile with its own path (profile_invalid).
+  let profile;
+  try {
+    profile = validateProfile(document);
+  } catch {
+    return;
+  }
+  const [first] = uncoveredCredentials(profile, keys);
+  if (first === undefined) return;
+  const where = first.origin ?? 'an origin a placeholder decides';
+  throw new BatonError(
+    'input_invalid',
+    `${first.path}: credential ${first.credential} may not be sent to ${where}; ` +
+      'add the origin to its "origins" in the credentials document if it belongs there',
+    { path: first.path, credential: first.credential },
+  );
 }
