@@ -58,7 +58,8 @@ export function domainKeyPath(dbPath: string): string {
   return `${dbPath}.domain-key.pem`;
 }
 
-function fromPrivate(privateKey: KeyObject): DomainKeyPair {
+/** The key pair, kid and stored public key of an Ed25519 private key. */
+function domainKeyPair(privateKey: KeyObject): DomainKeyPair {
   const publicKey = createPublicKey(privateKey);
   return {
     kid: ed25519Kid(publicKey),
@@ -75,7 +76,7 @@ function loadDomainKeyFile(path: string): DomainKeyPair {
       path,
     });
   }
-  return fromPrivate(importEd25519PrivateKey({ pem: readFileSync(path, 'utf8') }));
+  return domainKeyPair(importEd25519PrivateKey({ pem: readFileSync(path, 'utf8') }));
 }
 
 /** A new key at `path`: exclusive create, mode 0600; one created meanwhile by another process wins. */
@@ -95,7 +96,7 @@ function createDomainKeyFile(path: string): DomainKeyPair {
  * the database records before it lets a key be created (domainKeyFor).
  */
 export function loadOrCreateDomainKey(dbPath: string, create = true): DomainKeyPair {
-  if (isEphemeral(dbPath)) return fromPrivate(generateEd25519KeyPair().privateKey);
+  if (isEphemeral(dbPath)) return domainKeyPair(generateEd25519KeyPair().privateKey);
   const path = domainKeyPath(dbPath);
   if (existsSync(path)) return loadDomainKeyFile(path);
   if (!create) {
@@ -146,6 +147,17 @@ async function domainKeyFor(
     );
   }
   const key = loadOrCreateDomainKey(keyBase, false);
+  refuseOtherKey(stored, key, path, hint);
+  return key;
+}
+
+/** `domain_conflict` unless `key` (read from `path`) is the domain key the database records. */
+function refuseOtherKey(
+  stored: { kid: string; publicKey: string },
+  key: Pick<DomainKeyPair, 'kid' | 'publicKeyB64'>,
+  path: string,
+  hint: string | undefined,
+): void {
   if (key.kid !== stored.kid || key.publicKeyB64 !== stored.publicKey) {
     throw new BatonError(
       'domain_conflict',
@@ -153,6 +165,22 @@ async function domainKeyFor(
       { path, kid: stored.kid, foundKid: key.kid },
     );
   }
+}
+
+/**
+ * The check `openOccurrencesOn` makes (domainKeyFor), for a key a command read itself (`baton log
+ * export --key`): a key other than the domain key the store records is `domain_conflict`. A store
+ * with no domain key yet records none to compare with, and takes any key, as a server's open does.
+ */
+export async function requireStoreDomainKey(
+  engine: StoreEngine,
+  privateKey: KeyObject,
+  path: string,
+  hint?: string,
+): Promise<DomainKeyPair> {
+  const key = domainKeyPair(privateKey);
+  const stored = await storedDomainKey(engine);
+  if (stored !== undefined) refuseOtherKey(stored, key, path, hint);
   return key;
 }
 

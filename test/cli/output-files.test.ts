@@ -6,7 +6,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/baton.js';
@@ -75,6 +84,38 @@ test('log export --out into a missing folder, onto a folder; --key a folder: ref
   assert.match(ok.err, /^exported \d+ events in \d+ subjects; checkpoint signed by sha256:/);
   assert.ok(readFileSync(out, 'utf8').length > 0);
   assert.deepEqual(readdirSync(dir).sort(), [...before, 'adir', 'log.jsonl'].sort());
+});
+
+test("log export with another store's key (beside the database or --key): domain_conflict, exit 1, nothing written", async (t) => {
+  const a = await store(t);
+  const b = await store(t);
+  const keyA = `${a.db}.domain-key.pem`;
+  const keyB = `${b.db}.domain-key.pem`;
+  const saved = join(a.dir, 'a.saved.pem');
+  renameSync(keyA, saved);
+  copyFileSync(keyB, keyA);
+  const before = readdirSync(a.dir).sort();
+  const out = join(a.dir, 'log.jsonl');
+  for (const [argv, where] of [
+    [
+      ['--out', out],
+      /the domain key file .*baton\.db\.domain-key\.pem holds key sha256:\w+, but this database's domain key is sha256:\w+: put that key's file at /,
+    ],
+    [['--key', keyB, '--out', out], /holds key sha256:\w+, but .*: give that key's file with --key PEM/],
+    [['--key', keyB], /holds key sha256:\w+, but /],
+  ] as const) {
+    const r = await run(['log', 'export', '--db', a.db, ...argv]);
+    assert.equal(r.code, 1, `${argv.join(' ')}: ${r.err}`);
+    assert.equal(r.out, '', 'no line of the log on stdout');
+    assert.match(r.err, /^error: domain_conflict: /);
+    assert.match(r.err, where);
+    assert.doesNotMatch(r.err, /exported|signed by/);
+    assert.deepEqual(readdirSync(a.dir).sort(), before, 'no FILE, no .partial');
+  }
+  // The domain's own key still signs.
+  const ok = await run(['log', 'export', '--db', a.db, '--key', saved, '--out', out]);
+  assert.equal(ok.code, 0, ok.err);
+  assert.match(ok.err, /checkpoint signed by sha256:/);
 });
 
 test('report --out into a missing folder or onto a folder: refused, nothing left behind', async (t) => {

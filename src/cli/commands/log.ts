@@ -3,9 +3,10 @@
  * Lines closed by a checkpoint signed with the domain key.
  */
 import { existsSync } from 'node:fs';
-import { createPublicKey } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { BatonError } from '../../core/errors.js';
-import { ed25519Kid, ed25519Sign, importEd25519PrivateKey } from '../../core/ed25519.js';
+import { ed25519Sign, importEd25519PrivateKey } from '../../core/ed25519.js';
+import { requireStoreDomainKey } from '../../store/occurrences.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { appliedMigrations } from '../../store/migrations.js';
 import { verifyEvidence, type EvidenceProgress, type RowProgress } from '../../store/evidence-verify.js';
@@ -28,8 +29,10 @@ verify  Re-walk every evidence chain: recompute each hash, check each prev link,
         {"ok":B,"events":N,"subjects":N,"problems":N,"firstBroken":{"seq","subject","reason"}|null}
 export  Write the log as JSON Lines (stdout, or --out FILE) closed by a checkpoint signed with the
         domain's Ed25519 key: --key PEM, else FILE.domain-key.pem beside the SQLite database, or
-        the --domain-key file of a PostgreSQL store (exit 2 if none exists). A log that does not
-        verify gets no checkpoint (exit 1). Its output is already JSON Lines (no --json).
+        the --domain-key file of a PostgreSQL store (exit 2 if none exists). A key that is not
+        the domain key the store records is refused as serve refuses it (domain_conflict, exit
+        1) before anything is written. A log that does not verify gets no checkpoint (exit 1).
+        Its output is already JSON Lines (no --json).
         --out FILE is checked before the export (its folder must exist; exit 2 if it cannot be
         written), written to FILE.partial and renamed over FILE only when complete (an existing
         FILE is replaced).
@@ -103,8 +106,16 @@ function domainKeyOf(choice: StoreChoice): string {
   return choice.kind === 'sqlite' ? `${choice.path}.domain-key.pem` : choice.domainKeyFile;
 }
 
+/** A domain key file read, not yet compared with the store's (exportLog does, before any output). */
+interface KeyFile {
+  readonly path: string;
+  readonly privateKey: KeyObject;
+  /** How the user names the file, for a refusal (`--key PEM`); undefined: the file beside a SQLite database. */
+  readonly hint: string | undefined;
+}
+
 /** The domain key: --key, else the store's domain key file (owned by the occurrences context); never created. */
-function loadSigner(choice: StoreChoice, keyFile: string | undefined): CheckpointSigner {
+function loadKeyFile(choice: StoreChoice, keyFile: string | undefined): KeyFile {
   const path = keyFile ?? domainKeyOf(choice);
   if (!existsSync(path)) {
     throw new BatonError(
@@ -116,17 +127,29 @@ function loadSigner(choice: StoreChoice, keyFile: string | undefined): Checkpoin
     );
   }
   const privateKey = importEd25519PrivateKey({ pem: readNamedFile(path, 'the key file') });
-  const kid = ed25519Kid(createPublicKey(privateKey));
+  const hint =
+    keyFile !== undefined
+      ? '--key PEM'
+      : choice.kind === 'postgres'
+        ? '--domain-key FILE (or --key PEM)'
+        : undefined;
+  return { path, privateKey, hint };
+}
+
+/**
+ * The checkpoint signer, once the key is known to be the store's domain key: a checkpoint is the
+ * proof against rollback only when signed by the key the domain publishes (docs/store.md), so
+ * another key is refused `domain_conflict`, as `baton serve` refuses it (the same check).
+ */
+async function signerFor(engine: StoreEngine, key: KeyFile): Promise<CheckpointSigner> {
+  const { kid, privateKey } = await requireStoreDomainKey(engine, key.privateKey, key.path, key.hint);
   return (bytes) => ({ kid, sig: ed25519Sign(privateKey, bytes).toString('base64url') });
 }
 
-async function exportLog(
-  engine: StoreEngine,
-  io: CliIo,
-  sign: CheckpointSigner,
-  out?: string,
-): Promise<number> {
+async function exportLog(engine: StoreEngine, io: CliIo, key: KeyFile, out?: string): Promise<number> {
   await requireEvidenceLog(engine);
+  // Before any output is written (stdout or FILE.partial).
+  const sign = await signerFor(engine, key);
   const run = (write: (line: string) => void) =>
     exportEvidence(engine, write, sign, { onProgress: progress(io, 'exported') });
   // To a file: through FILE.partial, fsynced, then renamed (a failed export never leaves a
@@ -173,8 +196,8 @@ export async function runLog(argv: string[], io: CliIo): Promise<number> {
     if (values.json === true) throw new BatonError('usage', '`baton log export` already writes JSON Lines');
     // Before any work: an --out that cannot be written is refused now, not after the export.
     if (values.out !== undefined) checkOutputFile(values.out);
-    const sign = loadSigner(choice, values.key);
-    return await withEngine(open, (engine) => exportLog(engine, io, sign, values.out));
+    const key = loadKeyFile(choice, values.key);
+    return await withEngine(open, (engine) => exportLog(engine, io, key, values.out));
   } catch (error) {
     return reportError(error, io);
   }
