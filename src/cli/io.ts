@@ -5,6 +5,13 @@ export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
   readStdin(): Promise<Buffer>;
+  /**
+   * Resolves once everything written to stdout so far has been written (or has failed: then the
+   * process's stdout guard has already ended it, `guardStdout`). A command that reports success
+   * on stderr after writing its result to stdout awaits it first, so a failed write is never
+   * followed by a claim of success. Absent: every write is complete when it returns.
+   */
+  flush?(): Promise<void>;
 }
 
 export const processIo: CliIo = {
@@ -15,7 +22,34 @@ export const processIo: CliIo = {
     for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Uint8Array));
     return Buffer.concat(chunks);
   },
+  // The empty write's callback runs after every earlier write's; the error event of a failed one
+  // (emitted on a later tick) has run by the next turn of the event loop.
+  flush: () => new Promise((resolve) => void process.stdout.write('', () => setImmediate(resolve))),
 };
+
+/**
+ * Exit code when the reader of stdout has gone (EPIPE: `baton log export | head -1`): 141, the
+ * 128 + SIGPIPE a shell reports for a program a closed pipe stops. Nothing more is written.
+ */
+export const EXIT_CLOSED_PIPE = 141;
+
+/**
+ * The `baton` executable's stdout guard (docs/cli.md "Exit codes"): a write that fails ends the
+ * process at once, so nothing more is written and no success is claimed after it. A reader that
+ * went away (EPIPE) ends it quietly with EXIT_CLOSED_PIPE; any other failure says so on stderr as
+ * `error: internal: …`, exit 1. Without it Node throws an unhandled 'error' event with a stack.
+ */
+export function guardStdout(
+  stdout: NodeJS.EventEmitter = process.stdout,
+  exit: (code: number) => void = (code) => process.exit(code),
+  stderr: (text: string) => void = (text) => void process.stderr.write(text),
+): void {
+  stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') return exit(EXIT_CLOSED_PIPE);
+    stderr(`error: internal: cannot write to stdout: ${error.code ?? error.message}\n`);
+    exit(EXIT.negative);
+  });
+}
 
 /**
  * Exit codes every command shares (docs/cli.md "Exit codes"): 0 success, 1 a negative verdict

@@ -2,7 +2,9 @@
 // The `baton` executable: all logic is in baton.ts so tests can drive it in-process.
 import { main } from './baton.js';
 import { redactSecrets } from './command.js';
-import { EXIT, processIo } from './io.js';
+import { EXIT, guardStdout, processIo } from './io.js';
+
+guardStdout();
 
 main(process.argv.slice(2), processIo).then(
   (code) => {

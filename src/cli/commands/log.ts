@@ -156,6 +156,8 @@ async function exportLog(engine: StoreEngine, io: CliIo, key: KeyFile, out?: str
   // plausible file); the summary only once FILE is in place.
   const c =
     out === undefined ? await run((line) => io.stdout(line)) : await writeThroughPartial(out, run, 0o600);
+  // On stdout: the summary only once every line is written (a closed pipe ends the process first).
+  if (out === undefined) await io.flush?.();
   const subjects = Object.keys(c.heads).length;
   io.stderr(`exported ${c.events} events in ${subjects} subjects; checkpoint signed by ${c.signature.kid}\n`);
   return EXIT.ok;
