@@ -142,6 +142,28 @@ test('repeatable flags stay repeatable', async () => {
   assert.match(mcp.err, /--baton URL .* is required/, 'two --upstream flags parse');
 });
 
+test('conformance --case of the other suite says which --suite runs it (exit 2, no case run)', async () => {
+  for (const [argv, message] of [
+    [
+      ['conformance', '--case', 'HAR-CASE-001'],
+      /^error: usage: case HAR-CASE-001 belongs to --suite harness, not --suite aoc\n$/,
+    ],
+    [
+      ['conformance', '--suite', 'harness', '--case', 'AOC-CASE-001'],
+      /^error: usage: case AOC-CASE-001 belongs to --suite aoc, not --suite harness\n$/,
+    ],
+    [
+      ['conformance', '--suite', 'harness', '--case', 'HAR-CASE-999'],
+      /^error: usage: unknown case HAR-CASE-999\n$/,
+    ],
+  ] as const) {
+    const r = await run([...argv]);
+    assert.equal(r.code, 2, `${argv.join(' ')}: ${r.err}`);
+    assert.equal(r.out, '', argv.join(' '));
+    assert.match(r.err, message, argv.join(' '));
+  }
+});
+
 test('stop-matrix check parses its arguments: a flag is not read as FILE, and FILE is required', async () => {
   const flag = await run(['stop-matrix', 'check', '--frob']);
   assert.equal(flag.code, 2);

@@ -72,9 +72,15 @@ function parse(argv: string[]): Parsed {
   const engine = engineOf(values.engine, values.postgres);
   const suite = values.suite ?? 'aoc';
   if (suite !== 'aoc' && suite !== 'harness') throw new BatonError('usage', '--suite must be aoc or harness');
-  const ids = (suite === 'aoc' ? CASES : HARNESS_CASES).map((c) => c.id);
+  const suites = { aoc: CASES, harness: HARNESS_CASES } as const;
   for (const id of values.case ?? []) {
-    if (!ids.includes(id)) throw new BatonError('usage', `unknown case ${id.slice(0, 32)}`);
+    if (suites[suite].some((c) => c.id === id)) continue;
+    // A case of the other suite is named as such, with the flag that runs it.
+    const other = suite === 'aoc' ? 'harness' : 'aoc';
+    if (suites[other].some((c) => c.id === id)) {
+      throw new BatonError('usage', `case ${id} belongs to --suite ${other}, not --suite ${suite}`);
+    }
+    throw new BatonError('usage', `unknown case ${id.slice(0, 32)}`);
   }
   return {
     suite,
