@@ -39,17 +39,23 @@ http() {
 call() {
   http "$1" "$2" -H "authorization: Bearer $3" ${4:+-H 'content-type: application/json' --data-binary "$4"}
 }
-# summary [REASON]: the occurrence on stdin as one result line, the same members first-call.ts prints;
-# exit 0 only when it resolved with the effect.
+# summary ADAPTER_CALLS [REASON] [OPEN_REASON]: the occurrence on stdin as one result line, the same
+# members first-call.ts prints (OPEN_REASON only while it is unresolved, and Baton's missingKnowledge
+# when the answer carries one); exit 0 only when it resolved with the effect.
 summary() {
   node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
-    const o = JSON.parse(s).occurrence;
-    const status = o.phase === "resolved" && !o.conflict && o.effect === "occurred" ? "succeeded" : "unresolved";
+    const answer = JSON.parse(s);
+    const o = answer.occurrence;
+    const settled = o.phase === "resolved" && !o.conflict;
+    const status = o.phase === "released" ? "refused" : settled && o.effect === "occurred" ? "succeeded"
+      : settled && o.effect === "none_confirmed" ? "failed" : "unresolved";
+    const reason = process.argv[3] || (o.unresolved && process.argv[4]) || "";
+    const missing = status === "unresolved" && answer.missingKnowledge ? answer.missingKnowledge : "";
     console.log(JSON.stringify({ invoice: process.argv[1], status, occurrenceId: o.id, nativeKey: o.provider.nativeKey,
       phase: o.phase, outcome: o.outcome, effect: o.effect, adapterCalls: Number(process.argv[2]),
-      ...(process.argv[3] ? { reason: process.argv[3] } : {}) }));
+      ...(reason ? { reason } : {}), ...(missing ? { missingKnowledge: missing } : {}) }));
     process.exitCode = status === "succeeded" ? 0 : 1;
-  });' "$INVOICE" "$1" "${2:-}"
+  });' "$INVOICE" "$1" "${2:-}" "${3:-}"
 }
 
 # 0. Wait (at most 30 s) for the server started in the background a moment ago.
@@ -58,11 +64,34 @@ for _ in $(seq 120); do curl -sf "$BATON_URL/readyz" >/dev/null && break; sleep 
 # 1. The operator token `serve --config` wrote to examples/first-call.tokens.json (mode 0600).
 TOKEN=$(get tokens.0.token <"$HERE/first-call.tokens.json")
 
-# 2. The profile version the config registered, pinned to the running sandbox (the newest one).
-VERSION=$(call GET "$BATON_URL/v1/profiles" "$TOKEN" | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+# 2. The profile version pinned to the sandbox now running: its Ed25519 key (from its public
+#    /.well-known/baton-sandbox) in every pin, its URL in every status source Baton asks. A sandbox restarted
+#    since `serve --config` pinned has new keys: a payment under an old version (or the shipped,
+#    unpinned one) could never be confirmed, so none is sent; the script stops and says what to do.
+SANDBOX_FACTS=$(http GET "$SANDBOX_URL/.well-known/baton-sandbox")
+PROFILES=$(call GET "$BATON_URL/v1/profiles" "$TOKEN")
+VERSION=""
+for V in $(node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
   const ps = JSON.parse(s).profiles.filter((p) => p.id === process.argv[1]);
-  console.log(ps.sort((a, b) => b.registeredAt - a.registeredAt)[0].version);
-});' "$PROFILE_ID")
+  for (const p of ps.sort((a, b) => b.registeredAt - a.registeredAt)) console.log(p.version);
+});' "$PROFILE_ID" <<<"$PROFILES"); do
+  if call GET "$BATON_URL/v1/profiles/$PROFILE_ID/$V" "$TOKEN" | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+    const doc = JSON.parse(s).document;
+    const key = JSON.parse(process.argv[1]).verification?.ed25519;
+    const origin = new URL(process.argv[2]).origin;
+    const pins = [doc.acknowledgement.authentication, ...doc.statusSources.map((x) => x.authentication)];
+    const ok = key !== undefined && pins.every((p) => p.kind === "ed25519" && p.kid === key.kid && p.publicKey === key.jwk.x)
+      && doc.statusSources.every((x) => x.kind === "webhook" || new URL(x.url).origin === origin);
+    process.exitCode = ok ? 0 : 1;
+  });' "$SANDBOX_FACTS" "$SANDBOX_URL"; then
+    VERSION=$V
+    break
+  fi
+done
+if [[ -z $VERSION ]]; then
+  printf '%s\n' "first-call.sh: no $PROFILE_ID version registered at $BATON_URL is pinned to the sandbox running at $SANDBOX_URL; nothing was sent. Restart \`baton serve --config examples/baton.config.json\` (it pins the profile to the running sandbox), or run \`baton profiles pin --from-sandbox $SANDBOX_URL\` and register what it prints." >&2
+  exit 1
+fi
 
 # 3. Takeover: this script becomes the lineage's current executor; the credential is its bearer.
 CREDENTIAL=$(call POST "$BATON_URL/v1/lineages/first-call-curl/takeover" "$TOKEN" | get credential)
@@ -99,4 +128,4 @@ http POST "$SANDBOX_URL/v1/accounts/acct_sandbox/payments" \
 
 # 7. Reconcile: Baton asks the profile's pinned status sources and verifies their signatures; only
 #    that moves the outcome (an executor's own report is unauthenticated evidence).
-call POST "$BATON_URL/v1/occurrences/$OCCURRENCE/reconcile" "$CREDENTIAL" '{}' | summary 1
+call POST "$BATON_URL/v1/occurrences/$OCCURRENCE/reconcile" "$CREDENTIAL" '{}' | summary 1 "" awaiting_status

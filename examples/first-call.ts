@@ -49,16 +49,65 @@ async function operatorToken(): Promise<string> {
   return entry.token;
 }
 
+/** The running sandbox's public Ed25519 key (its `/.well-known/baton-sandbox`, no secret). */
+async function sandboxKey(): Promise<{ kid: string; x: string }> {
+  const r = await fetch(new URL('/.well-known/baton-sandbox', SANDBOX_URL)).catch(() => undefined);
+  if (r === undefined || !r.ok)
+    throw new Error(`no Baton sandbox answers at ${SANDBOX_URL}: start \`baton sandbox\` first`);
+  const body = (await r.json()) as { verification?: { ed25519?: { kid: string; jwk: { x: string } } } };
+  const key = body.verification?.ed25519;
+  if (key === undefined) throw new Error(`the sandbox at ${SANDBOX_URL} serves no Ed25519 key`);
+  return { kid: key.kid, x: key.jwk.x };
+}
+
+interface Pinned {
+  acknowledgement: { authentication: { kind: string; kid?: string; publicKey?: string } };
+  statusSources: {
+    kind: string;
+    url: string;
+    authentication: { kind: string; kid?: string; publicKey?: string };
+  }[];
+}
+
+/**
+ * Whether a profile's every pin is the sandbox's key and the status sources Baton asks are on the
+ * sandbox (a webhook source's URL is Baton's own receiver).
+ */
+function pinnedTo(doc: Pinned, key: { kid: string; x: string }): boolean {
+  const pins = [doc.acknowledgement.authentication, ...doc.statusSources.map((s) => s.authentication)];
+  const origin = new URL(SANDBOX_URL).origin;
+  return (
+    pins.every((p) => p.kind === 'ed25519' && p.kid === key.kid && p.publicKey === key.x) &&
+    doc.statusSources.every((s) => s.kind === 'webhook' || new URL(s.url).origin === origin)
+  );
+}
+
 async function main(): Promise<void> {
   await untilReady();
   const token = await operatorToken();
-  // The profile version the config registered: pinned to your sandbox's URL and key, so its version
-  // ends in a tag of that deployment. The newest registered one is the sandbox now running.
+  // The profile version pinned to the sandbox now running: its key and URL (`serve --config`
+  // pinned one when it started; a sandbox restarted since has new keys, and a version pinned to
+  // the old ones, or the shipped unpinned one, would send a payment Baton can never confirm).
+  // None: refuse before anything is sent.
+  const key = await sandboxKey();
   const admin = new AdminClient({ baseUrl: BATON_URL, token });
   const versions = (await admin.listProfiles()).profiles.filter((p) => p.id === PROFILE_ID);
-  const newest = versions.sort((a, b) => b.registeredAt - a.registeredAt)[0];
-  if (newest === undefined) throw new Error(`no ${PROFILE_ID} profile registered: apply the config first`);
-  const profile = (await admin.getProfile(PROFILE_ID, newest.version)).document;
+  let pinned: { version: string; document: unknown } | undefined;
+  for (const v of versions.sort((a, b) => b.registeredAt - a.registeredAt)) {
+    const registered = await admin.getProfile(PROFILE_ID, v.version);
+    if (pinnedTo(registered.document as unknown as Pinned, key)) {
+      pinned = { version: v.version, document: registered.document };
+      break;
+    }
+  }
+  if (pinned === undefined) {
+    throw new Error(
+      `no ${PROFILE_ID} version registered at ${BATON_URL} is pinned to the sandbox running at ${SANDBOX_URL} (key ${key.kid}); ` +
+        'nothing was sent. Restart `baton serve --config examples/baton.config.json` (it pins the profile to the running sandbox), ' +
+        `or run \`baton profiles pin --from-sandbox ${SANDBOX_URL}\` and register what it prints.`,
+    );
+  }
+  const profile = pinned.document as ConstructorParameters<typeof HttpProviderAdapter>[0];
 
   const client = new HttpBatonClient({ baseUrl: BATON_URL, token });
   const executor = await client.takeover('first-call-worker');
@@ -68,7 +117,7 @@ async function main(): Promise<void> {
   const result = await executor.perform(
     {
       creationKey: invoice,
-      provider: { profileId: PROFILE_ID, profileVersion: newest.version },
+      provider: { profileId: PROFILE_ID, profileVersion: pinned.version },
       request: { amount: 1250, currency: 'eur', payee: 'acme-supplies', invoice },
       authority: { id: 'first-call-payments', amount: 1250 },
     },
@@ -85,6 +134,8 @@ async function main(): Promise<void> {
     effect: o?.effect ?? null,
     adapterCalls: result.adapterCalls,
     ...(result.reason !== undefined && { reason: result.reason }),
+    // What Baton still needs to know before it can decide (AOC missing knowledge), when unresolved.
+    ...(result.missingKnowledge !== undefined && { missingKnowledge: result.missingKnowledge }),
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   process.exitCode = result.status === 'succeeded' ? 0 : 1;

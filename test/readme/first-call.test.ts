@@ -11,6 +11,7 @@ import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { repoRoot } from '../support/paths.js';
+import { createSandboxProvider } from '../../src/providers/sandbox/index.js';
 import { bashGroup, portFree, readmeBlock, scratchClone, type Finished } from './support.js';
 
 const SANDBOX = 'http://127.0.0.1:4010';
@@ -108,5 +109,31 @@ test(
       refused.err,
       /first-call\.sh: GET http:\/\/127\.0\.0\.1:4001\/v1\/profiles answered 401: \{.*"code"/,
     );
+
+    // A sandbox no registered version is pinned to (as after restarting `baton sandbox`: new keys):
+    // both examples refuse before anything is created or sent, and say what to do; the newest
+    // registered version is not taken for the running sandbox.
+    const other = createSandboxProvider();
+    const otherUrl = await other.listen(0, '127.0.0.1');
+    t.after(() => other.close());
+    for (const args of [
+      ['-c', 'npx tsx examples/first-call.ts inv-stale-ts'],
+      ['examples/first-call.sh', 'inv-stale-sh'],
+    ]) {
+      const stale = await bashGroup(
+        t,
+        dir,
+        args,
+        { BATON_SANDBOX_ADMIN_TOKEN: ADMIN, SANDBOX_URL: otherUrl },
+        DEADLINE_MS,
+      );
+      assert.equal(stale.code, 1, `${args.join(' ')}: ${stale.out}\n${stale.err}`);
+      assert.match(
+        stale.err,
+        /no sandbox-payments-ed25519 version registered at .* is pinned to the sandbox running at http:\/\/127\.0\.0\.1:\d+.*nothing was sent\. Restart `baton serve --config examples\/baton\.config\.json`/,
+      );
+      assert.doesNotMatch(stale.out, /"invoice"/, 'no result line: nothing was created');
+    }
+    assert.deepEqual(other.effects(), [], 'the other sandbox received no payment');
   },
 );
