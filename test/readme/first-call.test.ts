@@ -135,5 +135,34 @@ test(
       assert.doesNotMatch(stale.out, /"invoice"/, 'no result line: nothing was created');
     }
     assert.deepEqual(other.effects(), [], 'the other sandbox received no payment');
+
+    // A payment the sandbox reports pending: both examples print it unresolved with the same
+    // members, `reason: awaiting_status` (and Baton's missingKnowledge when it names one).
+    const open: Record<string, unknown>[] = [];
+    for (const args of [
+      ['-c', 'npx tsx examples/first-call.ts inv-open-ts'],
+      ['examples/first-call.sh', 'inv-open-sh'],
+    ]) {
+      const armed = await fetch(`${SANDBOX}/admin/faults`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ target: 'next', fault: 'status_changes_later:pending:20' }),
+      });
+      assert.equal(armed.status, 201, await armed.text());
+      const r = await bash(t, dir, args);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.out}\n${r.err}`);
+      open.push(lastJson(r.out));
+    }
+    const [ts, sh2] = open as [Record<string, unknown>, Record<string, unknown>];
+    assert.deepEqual([ts['status'], ts['reason'], ts['adapterCalls']], ['unresolved', 'awaiting_status', 1]);
+    assert.deepEqual(
+      [sh2['status'], sh2['reason'], sh2['adapterCalls']],
+      ['unresolved', 'awaiting_status', 1],
+    );
+    // first-call.ts records the sandbox's answer, so Baton's missingKnowledge comes from it; the
+    // script's reconcile answer carries one only when a status source names it.
+    assert.equal(typeof ts['missingKnowledge'], 'string', 'first-call.ts prints missingKnowledge');
+    const shared = Object.keys(ts).filter((k) => k !== 'missingKnowledge' || 'missingKnowledge' in sh2);
+    assert.deepEqual(Object.keys(sh2), shared, 'the same members, in the same order');
   },
 );
