@@ -118,6 +118,8 @@ export const ERROR_CODES = {
   /** The request's framing itself: a path that does not percent-decode, a malformed request line. */
   url_invalid: spec(400),
   http_malformed: spec(400),
+  /** The `Host` names no name this server answers (DNS rebinding; src/core/http-host.ts). */
+  host_not_allowed: spec(421),
   uri_too_long: spec(414),
   headers_too_large: spec(431),
   request_timeout: spec(408),

@@ -10,3 +10,4 @@ export * from './ed25519.js';
 export * from './ed25519-policy.js';
 export * from './jose.js';
 export * from './evidence-envelope.js';
+export * from './http-host.js';

@@ -9,7 +9,9 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { isIP } from 'node:net';
+import { allowedHostNames, hostAllowed, isLoopbackAddress } from '../core/http-host.js';
+
+export { isLoopbackAddress };
 
 export interface HttpAllow {
   /** Host names (no port) a request's `Host` may name; IPv6 in brackets, as in a URL. */
@@ -38,26 +40,18 @@ export interface HttpAllowOptions {
   readonly bearer?: string;
 }
 
-/** Whether binding `host` keeps the server to this machine (127.0.0.0/8, ::1, localhost). */
-export function isLoopbackAddress(host: string): boolean {
-  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (h === 'localhost' || h === '::1') return true;
-  return isIP(h) === 4 && h.startsWith('127.');
-}
-
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 
-const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
-const WILDCARD = new Set(['0.0.0.0', '::', '[::]', '']);
 const METHODS = ['GET', 'POST', 'DELETE'];
 
-/** Loopback names, the address the server is bound to (unless a wildcard), and what the caller adds. */
+/**
+ * Loopback names, the address the server is bound to (unless a wildcard), and what the caller
+ * adds: the rule the API server shares (src/core/http-host.ts).
+ */
 export function httpAllow(bound: string, options: HttpAllowOptions = {}): HttpAllow {
-  const own = bound.includes(':') && !bound.startsWith('[') ? `[${bound}]` : bound;
-  const hosts = new Set([...LOOPBACK, ...(options.allowedHosts ?? [])]);
-  if (!WILDCARD.has(bound)) hosts.add(own.toLowerCase());
+  const hosts = allowedHostNames(bound, options.allowedHosts ?? []);
   const origins = new Set(options.allowedOrigins ?? []);
   return options.bearer === undefined
     ? { hosts, origins }
@@ -76,18 +70,9 @@ function checkBearer(req: IncomingMessage, allow: HttpAllow): HttpRefusal | unde
   };
 }
 
-function hostnameOf(authority: string): string | undefined {
-  try {
-    return new URL(`http://${authority}`).hostname;
-  } catch {
-    return undefined;
-  }
-}
-
 function checkHost(req: IncomingMessage, allow: HttpAllow): HttpRefusal | undefined {
   const host = req.headers.host;
-  const name = host === undefined ? undefined : hostnameOf(host);
-  if (name !== undefined && allow.hosts.has(name)) return undefined;
+  if (hostAllowed(host, allow.hosts)) return undefined;
   return { status: 403, message: `Host not allowed: ${host ?? '(none)'}` };
 }
 

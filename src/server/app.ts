@@ -2,8 +2,9 @@
  * `buildServer`: the HTTP API of the occurrences context as a Fastify app (DESIGN.md §2, §8, §10;
  * docs/api.md). Everything a request meets, in order:
  * 1. routing; unknown routes are `404 not_found` problems;
- * 2. the transport rules (src/server/transport.ts): a repeated Authorization, Content-Type or
- *    X-Baton-CSRF header, or a second session cookie, is `400 http_malformed`;
+ * 2. the transport rules (src/server/transport.ts): a repeated Authorization, Content-Type,
+ *    X-Baton-CSRF or Host header, or a second session cookie, is `400 http_malformed`; a Host
+ *    that names no name this server answers is `421 host_not_allowed` (DNS rebinding);
  * 3. authentication and the role check (`onRequest`), before the body is even read;
  * 4. the body: `application/json` in UTF-8 only (and a route's `alsoConsumes` types on that route:
  *    `application/baton-continuity-observation+json` on `POST /v1/continuity/records`), parsed by
@@ -59,6 +60,7 @@ import { missionRoutes } from './routes/missions.js';
 import { ReconcileMetrics } from './reconcile-metrics.js';
 import { registerWebhookRoute, webhookRouteSpec } from './routes/webhooks.js';
 import { charsetRefusal, transportRules } from './transport.js';
+import { allowedHostNames } from '../core/http-host.js';
 import { ReconciliationStore } from '../store/reconciliation.js';
 
 export const DEFAULT_BODY_LIMIT = 1_048_576;
@@ -111,6 +113,13 @@ export interface ServerOptions {
    * behind a TLS-terminating proxy every request arrives as plain http. Default: only over https.
    */
   readonly secureCookies?: boolean;
+  /**
+   * The host names a request's `Host` may carry (src/core/http-host.ts `allowedHostNames`; `baton
+   * serve` passes its `--host` and `--allowed-host`): any other is `421 host_not_allowed` on every
+   * path, so a DNS-rebound web page reaches nothing. Default: the loopback names only
+   * (`localhost`, `127.0.0.1`, `[::1]`), for a server listening on a loopback address.
+   */
+  readonly allowedHostNames?: ReadonlySet<string>;
   /** How often GET /v1/events reads the evidence log (default 500 ms). */
   readonly eventPollMs?: number;
   /** Reconciliation metrics shared with serve's background reconciler (made here when absent). */
@@ -281,7 +290,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     },
   });
   problems(app, metrics);
-  transportRules(app);
+  transportRules(app, options.allowedHostNames ?? allowedHostNames('127.0.0.1'));
   const deps: ServerDeps = {
     engine: options.engine,
     service: options.service,

@@ -1,11 +1,17 @@
 /**
  * What every request and answer of the API meets at the HTTP level, whatever its route
- * (docs/api.md, opening paragraphs "Headers sent once" and "Caching", and "Errors"):
- * - a header that carries a credential or says how to read the body is sent once: two
- *   Authorization, Content-Type or X-Baton-CSRF headers, or two session cookies, are
- *   `400 http_malformed` before any authentication. Node keeps only the first copy of some
- *   headers; a proxy in front may keep the last, so two copies would let the two disagree on who
- *   is calling (the refusal names the header, never its value);
+ * (docs/api.md, opening paragraphs "Host", "Headers sent once" and "Caching", and "Errors"):
+ * - a header that carries a credential, says how to read the body or names the server is sent
+ *   once: two Authorization, Content-Type, X-Baton-CSRF or Host headers, or two session cookies,
+ *   are `400 http_malformed` before any authentication (RFC 9112 §3.2: a server MUST answer 400
+ *   to a request with more than one Host). Node keeps only the first copy of some headers; a proxy
+ *   in front may keep the last, so two copies would let the two disagree on who is calling or
+ *   which server is asked (the refusal names the header, never its value);
+ * - the `Host` names this server (src/core/http-host.ts, the rule the MCP gateway shares): a
+ *   loopback name, the address `baton serve --host` bound (unless a wildcard) or a name given to
+ *   `--allowed-host`; any other, or none, is `421 host_not_allowed` before any authentication or
+ *   route, on every path (/v1, /console/, /metrics, /openapi.json, health): a web page that
+ *   rebound its own name to this machine (DNS rebinding) reads and changes nothing;
  * - a JSON body is UTF-8 (RFC 8259 §8.1): a declared charset other than utf-8 is `415`, never a
  *   body read as something the client did not send;
  * - every /v1 answer is `Cache-Control: no-store` unless its route says otherwise: answers carry
@@ -16,6 +22,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BatonError } from '../core/errors.js';
+import { hostAllowed } from '../core/http-host.js';
 import { cookieValue, CSRF_HEADER, SESSION_COOKIE } from './sessions.js';
 
 declare module 'fastify' {
@@ -33,6 +40,7 @@ const SINGLE: ReadonlyMap<string, string> = new Map([
   ['authorization', 'Authorization'],
   ['content-type', 'Content-Type'],
   [CSRF_HEADER, 'X-Baton-CSRF'],
+  ['host', 'Host'],
 ]);
 
 /** The first header that must come once but came more than once (from Node's `rawHeaders`). */
@@ -66,15 +74,28 @@ function isApi(url: string): boolean {
   return url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?');
 }
 
+/** Throws `host_not_allowed` unless the request's one `Host` names this server (`hosts`). */
+export function refuseForeignHost(request: FastifyRequest, hosts: ReadonlySet<string>): void {
+  if (!hostAllowed(request.headers.host, hosts))
+    throw new BatonError(
+      'host_not_allowed',
+      'the Host header does not name this server (baton serve --allowed-host adds a name)',
+    );
+}
+
 /**
  * The hooks, added to the root before any route so every route meets them (the routes in their
- * own parser scopes too): the repeated-header refusal first of all `onRequest` work, and
- * `no-store` and `nosniff` on the way out, problems included.
+ * own parser scopes too): the repeated-header refusal first of all `onRequest` work, then the
+ * Host check, and `no-store` and `nosniff` on the way out, problems included. `hosts`: the host
+ * names this server answers (`allowedHostNames`).
  */
-export function transportRules(app: FastifyInstance): void {
+export function transportRules(app: FastifyInstance, hosts: ReadonlySet<string>): void {
   app.addHook('onRequest', (request, _reply, done) => {
     try {
-      if (request.routeOptions.config.answersRepeatedHeaders !== true) refuseRepeated(request);
+      const ownForm = request.routeOptions.config.answersRepeatedHeaders === true;
+      if (!ownForm) refuseRepeated(request);
+      // The SET receiver answers a repeated Host itself (400 in its own form), as any other.
+      if (!ownForm || repeatedHeader(request.raw.rawHeaders) !== 'host') refuseForeignHost(request, hosts);
       done();
     } catch (error) {
       done(error as Error);

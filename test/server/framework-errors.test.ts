@@ -34,14 +34,14 @@ test('router and parser refusals are problems with codes: encoding, parameter le
     'headers_too_large',
   );
   assertRawProblem(await raw(api.url, 'NOT HTTP AT ALL\r\n\r\n'), 400, 'http_malformed');
-  const typed = `PUT /v1/domain HTTP/1.1\r\nHost: x\r\n${admin}Content-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`;
+  const typed = `PUT /v1/domain HTTP/1.1\r\nHost: 127.0.0.1\r\n${admin}Content-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`;
   assertRawProblem(await raw(api.url, typed), 415, 'media_type_unsupported');
   const big = '['.repeat(2_000_000);
-  const large = `PUT /v1/domain HTTP/1.1\r\nHost: x\r\n${admin}Content-Type: application/json\r\nContent-Length: ${big.length}\r\nConnection: close\r\n\r\n${big}`;
+  const large = `PUT /v1/domain HTTP/1.1\r\nHost: 127.0.0.1\r\n${admin}Content-Type: application/json\r\nContent-Length: ${big.length}\r\nConnection: close\r\n\r\n${big}`;
   assertRawProblem(await raw(api.url, large), 413, 'json_too_large');
   assertRawProblem(await raw(api.url, get('/v1/no-such-route', auth)), 404, 'not_found');
   assertRawProblem(
-    await raw(api.url, `PATCH /v1/counts HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`),
+    await raw(api.url, `PATCH /v1/counts HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Connection: close\r\n\r\n`),
     404,
     'not_found',
   );

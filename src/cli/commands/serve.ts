@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { systemClock } from '../../core/clock.js';
 import { BatonError } from '../../core/errors.js';
+import { allowedHostNames, hostNameOf } from '../../core/http-host.js';
 import { buildServer } from '../../server/app.js';
 import { openBaton, type OpenedBaton, type StoreChoice } from '../../server/open.js';
 import { SQLITE_WRITER_MODES, type SqliteWriterMode } from '../../store/sqlite-writer.js';
@@ -60,6 +61,7 @@ const SERVE_OPTIONS = {
   ...STORE_OPTIONS,
   port: { type: 'string', env: 'BATON_PORT' },
   host: { type: 'string', env: 'BATON_HOST' },
+  'allowed-host': { type: 'string', multiple: true },
   'log-level': { type: 'string', env: 'BATON_LOG_LEVEL' },
   'shutdown-timeout': { type: 'string', env: 'BATON_SHUTDOWN_TIMEOUT' },
   config: { type: 'string', env: 'BATON_CONFIG' },
@@ -76,7 +78,7 @@ const SERVE_OPTIONS = {
   'sqlite-checkpoints': { type: 'string', env: 'BATON_SQLITE_CHECKPOINTS', unlessGiven: ['postgres'] },
 } as const;
 
-const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H]
+const USAGE = `usage: baton serve [--db FILE | --postgres URL [--domain-key FILE]] [--port N] [--host H] [--allowed-host NAME]...
                    [--log-level fatal|error|warn|info|debug|trace|silent] [--shutdown-timeout S] [--config FILE] [--stop-matrix FILE]
                    [--credentials FILE] [--secret-dir DIR…] [--missions-poll-every DURATION]
                    [--reconcile-every DURATION [--reconcile-concurrency N]] [--json] [--no-console] [--secure-cookies]
@@ -95,6 +97,11 @@ JSON lines. --json prints, once ready, one JSON line instead (also of --config's
 ("console at URL/console/"); --no-console turns it off. --secure-cookies marks the console's
 session cookie Secure on every answer: for a server behind a TLS-terminating proxy, where every
 request arrives as plain http (without it, Secure only over https).
+--allowed-host NAME (repeatable): a host name (or address) requests' Host header may carry besides
+the loopback names (localhost, 127.0.0.1, [::1]) and H itself (a wildcard H such as 0.0.0.0 names
+none); any other Host is refused 421 host_not_allowed on every path, before anything is read, so a
+web page that rebinds its own name to this machine (DNS rebinding) reads and changes nothing.
+Behind a proxy or on a wildcard address, name here every host clients reach the server by.
 --config FILE applies a baton.config.json (docs/config.md) to the store before listening, exactly as
 \`baton apply\` would (idempotent; a conflict stops the start, exit 1); its summary goes to stderr.
 The file is read and checked before the store is opened (a bad one: exit 2, config_invalid). A
@@ -251,6 +258,22 @@ function configTokensJson(minted: readonly CreatedPrincipalToken[]): object[] {
   return minted.map((t) => ({ name: t.name, role: t.role, id: t.id, token: t.token }));
 }
 
+/**
+ * `--allowed-host`: each a host name or address as a `Host` header names it (IPv6 in brackets),
+ * without a port (the port is never compared); anything else is refused (usage, exit 2) rather
+ * than kept as a name no request could ever match.
+ */
+function allowedHosts(given: readonly string[] | undefined): string[] {
+  return (given ?? []).map((name) => {
+    if (hostNameOf(name) !== name.toLowerCase())
+      throw new BatonError(
+        'usage',
+        `--allowed-host takes a host name or address without a port (e.g. baton.example, 192.0.2.10, [2001:db8::1])`,
+      );
+    return name.toLowerCase();
+  });
+}
+
 /** `--sqlite-writer` (BATON_SQLITE_WRITER): for SQLite only; where its write connection lives. */
 function withSqliteWriter(choice: StoreChoice, text: string | undefined): StoreChoice {
   if (text === undefined)
@@ -303,6 +326,7 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   if (!LEVELS.includes(level))
     throw new BatonError('usage', `--log-level (BATON_LOG_LEVEL) must be one of ${LEVELS.join(', ')}`);
   const host = values.host ?? '127.0.0.1';
+  const hostNames = allowedHostNames(host, allowedHosts(values['allowed-host']));
   const wanted = port(values.port);
   const timeoutMs = shutdownTimeout(values['shutdown-timeout']);
   const pollMs = pollEvery(values['missions-poll-every']);
@@ -360,6 +384,7 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       logger: { level, stream: process.stderr },
       console: values['no-console'] !== true,
       secureCookies: values['secure-cookies'] === true,
+      allowedHostNames: hostNames,
     });
     await app.listen({ port: wanted, host }).catch((cause: unknown) => {
       throw listenError(cause, host, wanted);
