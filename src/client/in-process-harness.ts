@@ -2,8 +2,8 @@
  * `executor.harness` in process (issue 11 §5): the same calls as HarnessClient over HTTP, made on
  * a MissionsService in this process under the same executor rules as the HTTP routes
  * (src/missions/executor-scope.ts: its lineage on what it creates, its own lineage's items and
- * sessions only, its evidence actor), and its generation on dispatch and resume, fenced inside
- * their transaction. There is no bearer to authenticate here, so before each call the lineage's
+ * sessions only, its evidence actor), and its generation on every command (dispatch, resume,
+ * retry, complete, enqueue, spawn, session, taint), fenced inside its transaction. There is no bearer to authenticate here, so before each call the lineage's
  * current generation is read and a retired one refused (`generation_retired`), as the server
  * refuses a retired credential before the route runs.
  */
@@ -63,13 +63,13 @@ export class InProcessHarness implements ExecutorHarness {
   async session(binding: EnqueueInput['mission_binding'], sessionId?: string): Promise<SessionRecord> {
     const h = await this.#current();
     const input = { mission_binding: binding, ...(sessionId !== undefined && { session_id: sessionId }) };
-    return h.createSession(input, this.#actor, this.#scope.lineage);
+    return h.createSession(input, this.#actor, this.#scope.lineage, this.#scope.generation);
   }
 
   async taint(sessionId: string, source: string): Promise<SessionRecord> {
     const h = await this.#current();
     await visibleSession(h, sessionId, this.#scope.lineage);
-    return h.taintSession(sessionId, { source }, this.#actor);
+    return h.taintSession(sessionId, { source }, this.#actor, this.#scope.generation);
   }
 
   async getSession(sessionId: string): Promise<{ session: SessionRecord; evidence: JsonObject[] }> {
@@ -80,7 +80,12 @@ export class InProcessHarness implements ExecutorHarness {
 
   async enqueue(input: EnqueueInput): Promise<WorkItemRecord> {
     const h = await this.#current();
-    return h.createItem({ kind: 'queue_item', ...input }, this.#actor, this.#scope.lineage);
+    return h.createItem(
+      { kind: 'queue_item', ...input },
+      this.#actor,
+      this.#scope.lineage,
+      this.#scope.generation,
+    );
   }
 
   async spawn(
@@ -90,7 +95,7 @@ export class InProcessHarness implements ExecutorHarness {
   ): Promise<WorkItemRecord> {
     const h = await this.#current();
     const item = { ...input, kind: 'subagent_handle', parent_item: parentItem, handle };
-    return h.createItem(item, this.#actor, this.#scope.lineage);
+    return h.createItem(item, this.#actor, this.#scope.lineage, this.#scope.generation);
   }
 
   async dispatch(itemId: string): Promise<HarnessDispatch> {
@@ -104,12 +109,12 @@ export class InProcessHarness implements ExecutorHarness {
 
   async retry(itemId: string): Promise<WorkItemRecord> {
     const h = await this.#ownItem(itemId);
-    return h.retry(itemId, this.#actor);
+    return h.retry(itemId, this.#actor, this.#scope.generation);
   }
 
   async complete(itemId: string): Promise<WorkItemRecord> {
     const h = await this.#ownItem(itemId);
-    return h.complete(itemId, this.#actor);
+    return h.complete(itemId, this.#actor, this.#scope.generation);
   }
 
   async get(itemId: string): Promise<{ item: WorkItemRecord; evidence: JsonObject[] }> {

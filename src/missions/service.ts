@@ -294,11 +294,19 @@ export class MissionsService {
    * `executor`: the lineage of the executor creating the session (src/missions/executor-scope.ts):
    * the session is in that lineage; the input may name it or no lineage, and naming another is
    * `forbidden` before anything is read or written. Undefined: an operator, as given.
+   * `generation`: the executor's, refused `generation_retired` inside the transaction once a
+   * takeover retired it (AOC-REQ-006).
    */
-  async createSession(input: unknown, actor: string, executor?: string): Promise<SessionRecord> {
+  async createSession(
+    input: unknown,
+    actor: string,
+    executor?: string,
+    generation?: number,
+  ): Promise<SessionRecord> {
     const s = readSession(input);
     refuseOtherLineage(s.lineage, executor);
-    return this.#o.uow.run(async (repo) => {
+    return this.#o.uow.run(async (repo, occ) => {
+      await this.#refuseRetiredLineage(occ, executor ?? null, generation);
       const now = this.#now();
       await this.#matrix(repo, s.binding.stop_policy);
       const rec: SessionRecord = {
@@ -334,12 +342,19 @@ export class MissionsService {
    * is in that lineage (the input may name it or none; another is `forbidden`, before anything is
    * read), and the session and parent item it names must be that lineage's too — another
    * lineage's, or one of no lineage, is refused exactly as an unknown id is, before anything is
-   * written. Undefined: an operator, any session or parent.
+   * written. Undefined: an operator, any session or parent. `generation`: the executor's, refused
+   * `generation_retired` inside the transaction once a takeover retired it (AOC-REQ-006).
    */
-  async createItem(input: unknown, actor: string, executor?: string): Promise<WorkItemRecord> {
+  async createItem(
+    input: unknown,
+    actor: string,
+    executor?: string,
+    generation?: number,
+  ): Promise<WorkItemRecord> {
     const f = readItem(input);
     refuseOtherLineage(f.lineage, executor);
-    return this.#o.uow.run(async (repo) => {
+    return this.#o.uow.run(async (repo, occ) => {
+      await this.#refuseRetiredLineage(occ, executor ?? null, generation);
       const now = this.#now();
       const session = f.sessionId === null ? undefined : await repo.getSession(f.sessionId);
       if (f.sessionId !== null && !reachable(session, executor))
@@ -388,15 +403,24 @@ export class MissionsService {
   }
 
   /**
-   * AOC-REQ-006, A7#21: a retired generation's dispatch is refused inside the dispatch transaction,
-   * not only when its credential is authenticated (a takeover may commit in between).
+   * AOC-REQ-006, A7#21: a retired generation's command (dispatch, resume, complete, retry, create,
+   * taint) is refused inside the command's transaction, not only when its credential is
+   * authenticated (a takeover may commit in between). `generation` undefined: an operator.
    */
   async #refuseRetired(occ: OccurrenceSide, item: WorkItemRecord, generation?: number): Promise<void> {
-    if (generation === undefined || item.lineage === null) return;
-    const current = await occ.currentGeneration(item.lineage);
+    await this.#refuseRetiredLineage(occ, item.lineage, generation);
+  }
+
+  async #refuseRetiredLineage(
+    occ: OccurrenceSide,
+    lineage: string | null,
+    generation: number | undefined,
+  ): Promise<void> {
+    if (generation === undefined || lineage === null) return;
+    const current = await occ.currentGeneration(lineage);
     if (current !== null && current !== generation)
       throw new BatonError('generation_retired', 'this executor generation was retired by a takeover', {
-        lineage: item.lineage,
+        lineage,
       });
   }
 
@@ -630,10 +654,12 @@ export class MissionsService {
     return { ...d, item: next };
   }
 
-  async complete(itemId: string, actor: string): Promise<WorkItemRecord> {
-    return this.#o.uow.run(async (repo) => {
+  /** `generation`: the executor's, fenced in the transaction (AOC-REQ-006); undefined: an operator. */
+  async complete(itemId: string, actor: string, generation?: number): Promise<WorkItemRecord> {
+    return this.#o.uow.run(async (repo, occ) => {
       const now = this.#now();
       const item = await this.#lockedItem(repo, itemId);
+      await this.#refuseRetired(occ, item, generation);
       const next = decideComplete(item, now);
       if (isRefusal(next)) throw refusalError(next);
       await repo.appendEvents([await this.#move(repo, item, next)], now, actor);
@@ -690,11 +716,15 @@ export class MissionsService {
     });
   }
 
-  /** A3.8: a retry is a new item (`retry_of`, same idempotency key = occurrence creationKey, C-A28). */
-  async retry(itemId: string, actor: string): Promise<WorkItemRecord> {
-    return this.#o.uow.run(async (repo) => {
+  /**
+   * A3.8: a retry is a new item (`retry_of`, same idempotency key = occurrence creationKey, C-A28).
+   * `generation`: the executor's, fenced in the transaction (AOC-REQ-006); undefined: an operator.
+   */
+  async retry(itemId: string, actor: string, generation?: number): Promise<WorkItemRecord> {
+    return this.#o.uow.run(async (repo, occ) => {
       const now = this.#now();
       const original = await this.#lockedItem(repo, itemId);
+      await this.#refuseRetired(occ, original, generation);
       const next = decideRetry(original, this.#o.ids.id('wrk'), now);
       if (isRefusal(next)) throw refusalError(next);
       // HAR-21: no retry of dependent child work under a non-active parent Mission (a refusal
@@ -796,13 +826,20 @@ export class MissionsService {
    * Approver or a trusted source entered the session. The taint is sticky (no source untaints);
    * the session's queued, running and paused egress items (TAINT_GUARDED) are suppressed now with
    * `session_tainted` evidence, and every later dispatch or entry of one is (decideCheck).
+   * `generation`: an executor's, fenced in the transaction (AOC-REQ-006); undefined: an operator.
    */
-  async taintSession(sessionId: string, input: unknown, actor: string): Promise<SessionRecord> {
+  async taintSession(
+    sessionId: string,
+    input: unknown,
+    actor: string,
+    generation?: number,
+  ): Promise<SessionRecord> {
     const { source } = readTaint(input);
-    return this.#o.uow.run(async (repo) => {
+    return this.#o.uow.run(async (repo, occ) => {
       const now = this.#now();
       const before = await repo.lockSession(sessionId);
       if (before === undefined) throw new BatonError('session_not_found', 'no such session');
+      await this.#refuseRetiredLineage(occ, before.lineage, generation);
       const after: SessionRecord = before.tainted
         ? before
         : { ...before, tainted: true, version: before.version + 1 };

@@ -210,7 +210,12 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         // As for items: an executor's sessions belong to its own lineage (so it can read and taint
         // them); a body naming another lineage is 403 forbidden, nothing written.
         const made = await timed(deps, 'harness_session_create', () =>
-          harnessOf(deps).createSession(bodyObject(input), actor(input), executorLineage(input)),
+          harnessOf(deps).createSession(
+            bodyObject(input),
+            actor(input),
+            executorLineage(input),
+            generationOf(input),
+          ),
         );
         return { status: 201, body: made };
       },
@@ -230,7 +235,12 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
         // must be that lineage's: else not found, as an unknown id (checked in the create's
         // transaction, nothing written).
         const made = await timed(deps, 'harness_create', () =>
-          harnessOf(deps).createItem(bodyObject(input), actor(input), executorLineage(input)),
+          harnessOf(deps).createItem(
+            bodyObject(input),
+            actor(input),
+            executorLineage(input),
+            generationOf(input),
+          ),
         );
         return { status: 201, body: made };
       },
@@ -337,8 +347,9 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       },
     },
     itemCommand(deps, 'resume', (h, id, input) => h.dispatch(id, actor(input), generationOf(input))),
-    itemCommand(deps, 'retry', (h, id, input) => h.retry(id, actor(input))),
-    itemCommand(deps, 'complete', (h, id, input) => h.complete(id, actor(input))),
+    // AOC-REQ-006: every executor command is fenced again inside its transaction (docs/api.md).
+    itemCommand(deps, 'retry', (h, id, input) => h.retry(id, actor(input), generationOf(input))),
+    itemCommand(deps, 'complete', (h, id, input) => h.complete(id, actor(input), generationOf(input))),
     {
       method: 'POST',
       url: '/v1/harness/items/:id/stop',
@@ -495,7 +506,7 @@ function sessionAndRebindRoutes(deps: ServerDeps): RouteSpec[] {
         const id = param(input, 'id');
         await visibleSession(deps, input, id);
         const tainted = await timed(deps, 'harness_taint', () =>
-          harnessOf(deps).taintSession(id, bodyObject(input), actor(input)),
+          harnessOf(deps).taintSession(id, bodyObject(input), actor(input), generationOf(input)),
         );
         return { body: tainted };
       },
