@@ -59,7 +59,7 @@ const DOMAIN = ['id', 'kid', 'publicKey', 'limits', 'bypassPaths', 'version'];
 const PROFILE = ['id', 'version', 'digest', 'document', 'registeredAt'];
 const AUTHORITY = ['id', 'unit', 'total', 'reserved', 'consumed', 'version'];
 const TOKEN = ['id', 'name', 'role', 'createdAt', 'revokedAt'];
-const ISSUER = ['issuer', 'pinDigest', 'pushBearerDigest', 'pollBearerRef', 'delivery'];
+const ISSUER = ['issuer', 'pinDigest', 'pushBearer', 'pollBearerRef', 'delivery'];
 const PRODUCER = ['producer', 'keys', 'keysDigest', 'pinnedAt', 'pinnedBy'];
 
 /** An Ed25519 public key as a pin takes it: a public JWK, or `{ pem }` (docs/observations.md). */
@@ -97,8 +97,12 @@ export interface MissionIssuerSummary {
   readonly pinDigest: string;
   readonly delivery: string | null;
   readonly pushBearer: boolean;
-  /** sha-256 of the push bearer: lets `baton apply` see a changed bearer without the server showing it. */
-  readonly pushBearerDigest: string | null;
+  /**
+   * sha-256 of the push bearer, to an admin only (absent for an operator: an unsalted digest of a
+   * weak bearer could be guessed): lets `baton apply` see a changed bearer without the server
+   * showing it.
+   */
+  readonly pushBearerDigest?: string | null;
   readonly pollBearerRef: string | null;
   readonly registeredAt: number;
   readonly lastSetAt: number | null;

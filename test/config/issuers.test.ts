@@ -54,10 +54,22 @@ test('issuers: applied from a pin file with a push bearer reference, unchanged o
     'made absolute',
   );
   assert.ok(!shown.text.includes('a-push-bearer-of-at-least'), 'never the bearer');
+  assert.equal(shown.body['pushBearer'], true);
+  assert.equal('pushBearerDigest' in shown.body, false, "an operator is not shown the bearer's digest");
 
   const again = await baton(args);
   assert.equal(again.code, 0, again.err);
   assert.match(again.out + again.err, /issuer http:\/\/127\.0\.0\.1:9: unchanged/);
+  // An operator cannot tell the same bearer from another (no digest shown): the bearer is planned
+  // as replaced, an admin-only write, refused before anything is written.
+  const unread = await api.snapshot();
+  const asOperator = await baton(['apply', file, '--url', api.url, '--token', api.operator]);
+  assert.equal(asOperator.code, 1, asOperator.out);
+  assert.match(
+    asOperator.err,
+    /forbidden: nothing applied: issuer http:\/\/127\.0\.0\.1:9 need an admin token/,
+  );
+  assert.equal(await api.snapshot(), unread, 'nothing written');
 
   // The bearer rotated in its file: the same pin is updated, the new bearer taken at once.
   const oldBearer = 'a-push-bearer-of-at-least-32-characters';

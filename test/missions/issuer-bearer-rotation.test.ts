@@ -30,10 +30,9 @@ const NEW_BEARER = 'rotated-stream-bearer-fedcba9876543210-xyz';
 const bearerPath = (w: ConsumerWorld): string =>
   `/v1/missions/issuers/${encodeURIComponent(w.pin.issuer)}/bearer`;
 
-async function issuerView(w: ConsumerWorld): Promise<JsonObject> {
-  const r = await w.call('GET', `/v1/missions/issuers/${encodeURIComponent(w.pin.issuer)}`, {
-    token: w.operator,
-  });
+/** The issuer as an admin sees it (with the push bearer's digest; an operator sees none). */
+async function issuerView(w: ConsumerWorld, token = w.admin): Promise<JsonObject> {
+  const r = await w.call('GET', `/v1/missions/issuers/${encodeURIComponent(w.pin.issuer)}`, { token });
   assert.equal(r.status, 200, r.text);
   return r.body;
 }
@@ -195,6 +194,38 @@ for (const e of engines) {
       poll_bearer_ref: `file:${rotated}`,
     });
     assert.equal(log.ok, true);
+  });
+
+  test(`[${e.name}] an operator sees whether a push bearer is set, never its digest; an admin sees the digest`, async (t) => {
+    const w = await consumerWorld(t, e);
+    assert.equal((await w.pinIssuer()).status, 201);
+    const digest = bearerDigest(STREAM_BEARER);
+    const list = (token: string) => w.call('GET', '/v1/missions/issuers', { token });
+    for (const [who, token] of [
+      ['operator', w.operator],
+      ['admin', w.admin],
+    ] as const) {
+      const one = await issuerView(w, token);
+      const all = await list(token);
+      assert.equal(all.status, 200, all.text);
+      const listed = (all.body['issuers'] as JsonObject[])[0] ?? {};
+      for (const shown of [one, listed]) {
+        assert.equal(shown['pushBearer'], true, who);
+        if (who === 'operator') assert.equal('pushBearerDigest' in shown, false, 'no digest for an operator');
+        else assert.equal(shown['pushBearerDigest'], digest, 'the digest for an admin');
+      }
+      if (who === 'operator') assert.ok(!all.text.includes(digest), 'nowhere in the operator list');
+    }
+    // The OpenAPI document says so: the member is optional and described as admin-only.
+    const doc = await w.call('GET', '/openapi.json');
+    const get = (doc.body['paths'] as JsonObject)['/v1/missions/issuers/{issuer}'] as JsonObject;
+    const view = (
+      (((get['get'] as JsonObject)['responses'] as JsonObject)['200'] as JsonObject)['content'] as JsonObject
+    )['application/json'] as JsonObject;
+    const schema = view['schema'] as JsonObject;
+    assert.equal((schema['required'] as string[]).includes('pushBearerDigest'), false);
+    const member = (schema['properties'] as JsonObject)['pushBearerDigest'] as JsonObject;
+    assert.match(member['description'] as string, /admin only/);
   });
 
   test(`[${e.name}] a pin without a stream has no bearer to replace: 400, nothing changed`, async (t) => {

@@ -92,6 +92,9 @@ async function planIssuer(t: SetupTarget, l: LoadedIssuer, conflicts: Conflict[]
     conflicts.push({ kind: 'issuer', id: l.issuer, reason: 'pinned with another pin (pins are immutable)' });
     return 'unchanged';
   }
+  // An operator is not shown the push bearer's digest (docs/api.md): it cannot tell the same bearer
+  // from another, so the bearer is planned as replaced, which needs an admin (refused before any
+  // write, as every admin-only write is); an admin replacing it with the same one is unchanged.
   const same = current.pushBearerDigest === r.bearerDigest && current.pollBearerRef === r.pollBearerRef;
   return same ? 'unchanged' : 'update';
 }

@@ -27,7 +27,8 @@ import { ProducerKeys } from '../../store/observations-producers.js';
 /** What the planner compares of a pinned issuer (docs/config.md "issuers"). */
 export interface PinnedIssuerFacts {
   readonly pinDigest: string;
-  readonly pushBearerDigest: string | null;
+  /** Undefined: not shown (an operator's token; the API shows the digest to an admin only). */
+  readonly pushBearerDigest: string | null | undefined;
   readonly pollBearerRef: string | null;
 }
 
@@ -93,7 +94,16 @@ export function httpTarget(admin: AdminClient): SetupTarget {
     createAuthority: (a) => admin.createAuthority(a),
     listTokens: () => admin.listTokens(),
     createToken: (t) => admin.createToken(t),
-    getIssuer: (issuer) => absentAs('mission_issuer_not_found', () => admin.getMissionIssuer(issuer)),
+    getIssuer: async (issuer) => {
+      const found = await absentAs('mission_issuer_not_found', () => admin.getMissionIssuer(issuer));
+      return found === undefined
+        ? undefined
+        : {
+            pinDigest: found.pinDigest,
+            pushBearerDigest: found.pushBearerDigest,
+            pollBearerRef: found.pollBearerRef,
+          };
+    },
     pinIssuer: (body) => admin.pinMissionIssuer(body),
     replaceIssuerBearer: (issuer, body) => admin.replaceMissionIssuerBearer(issuer, body),
     mayAdminister: async () => (await tokensIfAdmin({ listTokens: () => admin.listTokens() })) !== undefined,

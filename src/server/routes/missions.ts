@@ -38,7 +38,6 @@ const issuerView: Schema = {
     'pinDigest',
     'delivery',
     'pushBearer',
-    'pushBearerDigest',
     'pollBearerRef',
     'registeredAt',
     'lastSetAt',
@@ -52,7 +51,11 @@ const issuerView: Schema = {
     pinDigest: { type: 'string' },
     delivery: nullable(oneOf(['urn:ietf:rfc:8935', 'urn:ietf:rfc:8936'])),
     pushBearer: bool,
-    pushBearerDigest: nullable({ type: 'string' }),
+    pushBearerDigest: {
+      ...nullable({ type: 'string' }),
+      description:
+        'SHA-256 digest of the push bearer, null without one: shown to an admin only, absent for an operator (an unsalted digest of a weak bearer could be guessed offline); `baton apply` compares it to tell a changed bearer. `pushBearer` says to everyone whether one is set.',
+    },
     pollBearerRef: nullable({ type: 'string' }),
     registeredAt: epochMs,
     lastSetAt: nullable(epochMs),
@@ -108,14 +111,20 @@ export function streamLive(i: RegisteredIssuer, now: number): boolean {
   return i.pin.stream !== null && Number.isFinite(last) && now - last <= bound;
 }
 
-export function issuerBody(i: RegisteredIssuer, now: number): Record<string, unknown> {
+/**
+ * The issuer as the API shows it. `pushBearer` says whether a push bearer is set; its digest
+ * (unsalted SHA-256: a weak bearer could be guessed from it offline) only to an admin (`admin`),
+ * who may replace the bearer anyway and whose `baton apply` compares it to tell a changed one
+ * (docs/missions.md "Registering an issuer"). Evidence never carries it.
+ */
+export function issuerBody(i: RegisteredIssuer, now: number, admin: boolean): Record<string, unknown> {
   return {
     issuer: i.issuer,
     pin: i.pin,
     pinDigest: i.pinDigest,
     delivery: i.pin.stream?.delivery ?? null,
     pushBearer: i.bearerDigest !== null,
-    pushBearerDigest: i.bearerDigest,
+    ...(admin && { pushBearerDigest: i.bearerDigest }),
     pollBearerRef: i.pollBearerRef,
     registeredAt: i.registeredAt,
     lastSetAt: i.lastSetAt,
@@ -124,6 +133,9 @@ export function issuerBody(i: RegisteredIssuer, now: number): Record<string, unk
     streamLive: streamLive(i, now),
   };
 }
+
+/** An admin's call (a token or a session of the admin role): the push bearer's digest is shown. */
+const isAdmin = (input: HandlerInput): boolean => input.principal?.role === 'admin';
 
 function actor(input: HandlerInput): string {
   if (input.principal === undefined) throw new BatonError('unauthenticated', 'a credential is required');
@@ -210,7 +222,7 @@ function replaceBearerRoute(deps: ServerDeps): RouteSpec {
           });
       }
       const done = await c.registry.replaceBearer(pinned.issuer, credential, actor(input), now());
-      return { body: issuerBody(done.issuer, now()) };
+      return { body: issuerBody(done.issuer, now(), true) };
     },
   };
 }
@@ -243,31 +255,38 @@ export function missionRoutes(deps: ServerDeps): RouteSpec[] {
             path: unusable.path,
           });
         const done = await consumerOf(deps).registry.register(reg, actor(input), now());
-        return { status: done.action === 'created' ? 201 : 200, body: issuerBody(done.issuer, now()) };
+        return { status: done.action === 'created' ? 201 : 200, body: issuerBody(done.issuer, now(), true) };
       },
     },
     {
       method: 'GET',
       url: '/v1/missions/issuers',
       operationId: 'listMissionIssuers',
-      summary: 'The pinned Mission issuers, their streams and liveness (A3.5); never a bearer',
+      summary:
+        'The pinned Mission issuers, their streams and liveness (A3.5); never a bearer, its digest to an admin only',
       tag: 'missions',
       roles: ['operator'],
       schema: { response: { 200: object({ issuers: array(issuerView) }) } },
-      handler: async () => ({
-        body: { issuers: (await consumerOf(deps).registry.list()).map((i) => issuerBody(i, now())) },
+      handler: async (input) => ({
+        body: {
+          issuers: (await consumerOf(deps).registry.list()).map((i) => issuerBody(i, now(), isAdmin(input))),
+        },
       }),
     },
     {
       method: 'GET',
       url: '/v1/missions/issuers/:issuer',
       operationId: 'getMissionIssuer',
-      summary: 'One pinned Mission issuer',
+      summary: "One pinned Mission issuer (the push bearer's digest to an admin only)",
       tag: 'missions',
       roles: ['operator'],
       schema: { params: object({ issuer: issuerParam }), response: { 200: issuerView } },
       handler: async (input) => ({
-        body: issuerBody(await consumerOf(deps).registry.require(param(input, 'issuer')), now()),
+        body: issuerBody(
+          await consumerOf(deps).registry.require(param(input, 'issuer')),
+          now(),
+          isAdmin(input),
+        ),
       }),
     },
     {
