@@ -20,6 +20,12 @@ export const LATEST_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
  * recovery takes current + 1, which must stay a safe integer (an Agent-Fence-Token parses as one).
  */
 export const MAX_FENCE_EPOCH = Number.MAX_SAFE_INTEGER - 1;
+/**
+ * The longest lease_id (docs/leases.md §1): 1–256 visible ASCII characters. A Fastify host of
+ * leasePlugin must route path parameters at least this long (its `maxParamLength`, which
+ * find-my-way measures after percent-decoding), or the lease's recovery and approval are unreachable.
+ */
+export const LEASE_ID_MAX_LENGTH = 256;
 
 /** Draft §4 rule 3 and §6: the registry of recovery modes — exactly these four. */
 export const RECOVERY_MODES = [

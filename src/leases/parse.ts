@@ -8,6 +8,7 @@ import { isSha256HexTag } from '../core/digest.js';
 import { parseStrictJson, type JsonObject, type JsonValue } from '../core/json.js';
 import { instantMs } from './instant.js';
 import {
+  LEASE_ID_MAX_LENGTH,
   MAX_FENCE_EPOCH,
   PTCL_VERSION,
   type DocumentSignature,
@@ -32,7 +33,7 @@ const LEASE_MEMBERS = [
 const SIGNATURE_MEMBERS = ['alg', 'kid', 'sig'] as const;
 
 /** Visible ASCII but `"` and `\`: ids travel in URLs, headers and logs. */
-const TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]{1,256}$/;
+const TOKEN = new RegExp(`^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,${LEASE_ID_MAX_LENGTH}}$`);
 const MODE = /^[\x21-\x7e]{1,64}$/;
 
 export function malformed(message: string, details: Record<string, unknown> = {}): BatonError {
@@ -92,7 +93,7 @@ function instant(object: JsonObject, member: string): [string, number] {
 /** RFC 3986 absolute-URI: a scheme, a colon, then visible ASCII (no `"` or `\`, which no URI holds). */
 const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[\x21\x23-\x5b\x5d-\x7e]+$/;
 /** docs/leases.md §1: the whole URI, scheme included, is at most this many characters. */
-const MAX_URI_LENGTH = 2048;
+export const MAX_URI_LENGTH = 2048;
 
 function targetUri(object: JsonObject): string {
   const value = object['sor_target_uri'];

@@ -16,7 +16,8 @@ import {
   decodeLeaseHeader,
   encodeReceiptHeader,
 } from './carriage.js';
-import type { Rejection } from './model.js';
+import { LEASE_ID_MAX_LENGTH, type Rejection } from './model.js';
+import { MAX_URI_LENGTH } from './parse.js';
 import type { Answer, LeaseService, StagedRequest } from './service.js';
 
 export interface LeasePluginOptions {
@@ -37,6 +38,12 @@ export interface LeasePluginOptions {
   /** The receipt-signing public key, published so gateways can check receipts. */
   receiptJwk: JsonObject;
 }
+
+const reject = (code: Rejection['code'], rule: Rejection['rule'], message: string): Rejection => ({
+  code,
+  rule,
+  message,
+});
 
 type IdParams = { Params: { id: string } };
 type LeaseParams = { Params: { leaseId: string } };
@@ -139,10 +146,62 @@ function originRefusal(o: Partial<LeasePluginOptions>): BatonError | undefined {
   );
 }
 
+/**
+ * The router's `maxParamLength` as Fastify reports it: `routerOptions.maxParamLength` when the host
+ * passed `routerOptions` (Fastify's validator then fills in 100 for a missing one, whatever the
+ * deprecated top-level option says — so this may read lower than the router uses, never higher:
+ * fail closed), else the top-level `maxParamLength`, else Fastify's default 100.
+ */
+function routerMaxParamLength(app: FastifyInstance): number {
+  const config = app.initialConfig as {
+    maxParamLength?: unknown;
+    routerOptions?: { maxParamLength?: unknown };
+  };
+  const value =
+    config.routerOptions !== undefined ? config.routerOptions.maxParamLength : config.maxParamLength;
+  return typeof value === 'number' ? value : 100;
+}
+
+/**
+ * A host whose router cuts path parameters shorter than the longest lease_id would accept (and sign a
+ * receipt promising recovery for) a lease whose `GET /ptcl/leases/{id}`, recovery and approval then
+ * answer Fastify's 414 — unreachable (draft §4 rule 3: recovery inside the window). find-my-way
+ * measures a parameter after percent-decoding, so 256 covers every lease_id however it is encoded.
+ */
+function paramLengthRefusal(app: FastifyInstance): BatonError | undefined {
+  const length = routerMaxParamLength(app);
+  if (length >= LEASE_ID_MAX_LENGTH) return undefined;
+  return new BatonError(
+    'input_invalid',
+    `leasePlugin needs a Fastify router with maxParamLength of at least ${LEASE_ID_MAX_LENGTH} ` +
+      `(the longest lease_id); this one has ${length}: create it with ` +
+      `Fastify({ routerOptions: { maxParamLength: ${LEASE_ID_MAX_LENGTH} } })`,
+    { member: 'maxParamLength', minimum: LEASE_ID_MAX_LENGTH, actual: length },
+  );
+}
+
+/**
+ * The single path segment between `head` and `tail` in the request's own URL, percent-decoded, or
+ * undefined when the path has another shape (more segments, an undecodable one). For the wildcard
+ * fallback routes, which see only what the parametric routes did not take.
+ */
+function segmentBetween(request: FastifyRequest, head: string, tail: string): string | undefined {
+  const path = request.url.split('?')[0] ?? '';
+  if (!path.startsWith(head) || !path.endsWith(tail) || path.length <= head.length + tail.length)
+    return undefined;
+  const raw = path.slice(head.length, path.length - tail.length);
+  if (raw.includes('/')) return undefined;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}
+
 export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promise<void> {
   // A rejected promise, not a throw: Fastify's loader turns a plugin's synchronous throw into an
   // uncaught exception, whereas a rejection fails `register` / `ready` with this error.
-  const refusal = originRefusal(o);
+  const refusal = originRefusal(o) ?? paramLengthRefusal(app);
   if (refusal !== undefined) return Promise.reject(refusal);
   // Bodies are read raw and parsed strictly here, so a malformed body still gets a signed refusal.
   app.removeAllContentTypeParsers();
@@ -163,6 +222,59 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
     return false;
   };
 
+  // The leased request, recovery and approval, shared by their parametric routes, the wildcard
+  // fallbacks below and the error handler. `defect` says why the body could not be read.
+  const mutate = (
+    reply: FastifyReply,
+    request: FastifyRequest,
+    id: string,
+    body: StagedRequest,
+  ): FastifyReply => {
+    const target = o.targetUri(id);
+    if (target.length > MAX_URI_LENGTH) {
+      // No lease can name it (docs/leases.md §1), and a receipt naming it could outgrow a header.
+      const why = `no lease can name a resource URI longer than ${MAX_URI_LENGTH} characters`;
+      const uri = `${o.origin()}${base}${o.collectionPath}`;
+      return send(
+        reply,
+        o.service.refuseRequest(uri, null, reject('ERR_TARGET_MISMATCH', 'TARGET_BINDING', why)),
+      );
+    }
+    return send(reply, o.service.mutate(target, leaseHeaderBytes(request), body));
+  };
+  const overlong = `no lease has an id longer than ${LEASE_ID_MAX_LENGTH} characters`;
+  const recoverLease = (reply: FastifyReply, leaseId: string, body: Buffer | string): FastifyReply => {
+    // An id no lease can have is refused by name of the route, not echoed into the receipt.
+    if (leaseId.length > LEASE_ID_MAX_LENGTH) {
+      const uri = `${o.origin()}${base}/ptcl/leases`;
+      return send(reply, o.service.refuseRequest(uri, null, reject('not_found', 'LEASE_REPLAY', overlong)));
+    }
+    const uri = leaseUri(leaseId, 'recover');
+    if (typeof body === 'string') {
+      // The recovery order is the body: unread, it is a malformed order.
+      return send(
+        reply,
+        o.service.refuseRequest(uri, leaseId, reject('ERR_LEASE_MALFORMED', 'CRYPTOGRAPHIC_BINDING', body)),
+      );
+    }
+    return send(reply, o.service.recover(leaseId, body, uri));
+  };
+  const approveLease = (reply: FastifyReply, leaseId: string, defect?: string): FastifyReply => {
+    if (leaseId.length > LEASE_ID_MAX_LENGTH) {
+      const uri = `${o.origin()}${base}/ptcl/escrow`;
+      return send(reply, o.service.refuseRequest(uri, null, reject('not_found', 'LEASE_REPLAY', overlong)));
+    }
+    const uri = leaseUri(leaseId, 'approve');
+    if (defect !== undefined)
+      return send(
+        reply,
+        o.service.refuseRequest(uri, leaseId, reject('input_invalid', 'RESOURCE_SEMANTICS', defect)),
+      );
+    return send(reply, o.service.approve(leaseId, uri));
+  };
+  const bodyOf = (request: FastifyRequest): Buffer =>
+    Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+
   app.get<IdParams>(`${o.collectionPath}/:id`, async (request, reply) => {
     const resource = o.service.read(o.targetUri(request.params.id));
     if (resource === undefined) return problem(reply, new BatonError('not_found', 'no such resource'));
@@ -170,19 +282,12 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
   });
 
   app.post<IdParams>(`${o.collectionPath}/:id`, async (request, reply) =>
-    send(
-      reply,
-      o.service.mutate(o.targetUri(request.params.id), leaseHeaderBytes(request), staged(request.body)),
-    ),
+    mutate(reply, request, request.params.id, staged(request.body)),
   );
 
-  app.post<LeaseParams>('/ptcl/leases/:leaseId/recover', async (request, reply) => {
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    return send(
-      reply,
-      o.service.recover(request.params.leaseId, body, leaseUri(request.params.leaseId, 'recover')),
-    );
-  });
+  app.post<LeaseParams>('/ptcl/leases/:leaseId/recover', async (request, reply) =>
+    recoverLease(reply, request.params.leaseId, bodyOf(request)),
+  );
 
   app.get<LeaseParams>('/ptcl/leases/:leaseId', async (request, reply) => {
     const rec = o.service.leaseRecord(request.params.leaseId);
@@ -215,10 +320,36 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
 
   app.post<LeaseParams>('/ptcl/escrow/:leaseId/approve', async (request, reply) => {
     if (!operator(request, reply)) return reply;
-    return send(
-      reply,
-      o.service.approve(request.params.leaseId, leaseUri(request.params.leaseId, 'approve')),
-    );
+    return approveLease(reply, request.params.leaseId);
+  });
+
+  // Wildcard fallbacks. find-my-way tries a wildcard sibling when a parametric segment is longer than
+  // the router's maxParamLength (≥ LEASE_ID_MAX_LENGTH, checked above), where Fastify would otherwise
+  // answer its own 414 without a receipt: a leased request, a recovery or an approval with such an id
+  // gets the signed, audited refusal every other one gets (docs/leases.md §6; draft §5). Any other path
+  // that reaches them (more segments) is Fastify's 404, as before.
+  const recoverRoute = { head: `${base}/ptcl/leases/`, tail: '/recover' };
+  const approveRoute = { head: `${base}/ptcl/escrow/`, tail: '/approve' };
+  const collectionRoute = { head: `${base}${o.collectionPath}/`, tail: '' };
+  // A collection path with parameters of its own cannot be matched segment by segment here.
+  const collectionFallback = !/[:*]/.test(o.collectionPath);
+  if (collectionFallback) {
+    app.post(`${o.collectionPath}/*`, async (request, reply) => {
+      const id = segmentBetween(request, collectionRoute.head, collectionRoute.tail);
+      if (id === undefined) return reply.callNotFound();
+      return mutate(reply, request, id, staged(request.body));
+    });
+  }
+  app.post('/ptcl/leases/*', async (request, reply) => {
+    const id = segmentBetween(request, recoverRoute.head, recoverRoute.tail);
+    if (id === undefined) return reply.callNotFound();
+    return recoverLease(reply, id, bodyOf(request));
+  });
+  app.post('/ptcl/escrow/*', async (request, reply) => {
+    const id = segmentBetween(request, approveRoute.head, approveRoute.tail);
+    if (id === undefined) return reply.callNotFound();
+    if (!operator(request, reply)) return reply;
+    return approveLease(reply, id);
   });
 
   app.get('/ptcl/escrow', async (request, reply) => {
@@ -257,30 +388,32 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
     // Fastify's route URL includes the mount prefix.
     const route = request.routeOptions.url;
     if (defect === undefined || request.method !== 'POST') throw error;
-    const refuse = (code: Rejection['code'], rule: Rejection['rule']): Rejection => ({
-      code,
-      rule,
-      message: defect,
-    });
-    if (route === `${base}${o.collectionPath}/:id` && params.id !== undefined) {
-      const body: StagedRequest = { operation: undefined, inversePayload: undefined, defect };
-      return send(reply, o.service.mutate(o.targetUri(params.id), leaseHeaderBytes(request), body));
-    }
-    if (route === `${base}/ptcl/leases/:leaseId/recover` && params.leaseId !== undefined) {
-      const uri = leaseUri(params.leaseId, 'recover');
-      // The recovery order is the body: unread, it is a malformed order.
-      return send(
-        reply,
-        o.service.refuseRequest(uri, params.leaseId, refuse('ERR_LEASE_MALFORMED', 'CRYPTOGRAPHIC_BINDING')),
-      );
-    }
+    const unread: StagedRequest = { operation: undefined, inversePayload: undefined, defect };
+    if (route === `${base}${o.collectionPath}/:id` && params.id !== undefined)
+      return mutate(reply, request, params.id, unread);
+    if (route === `${base}/ptcl/leases/:leaseId/recover` && params.leaseId !== undefined)
+      return recoverLease(reply, params.leaseId, defect);
     if (route === `${base}/ptcl/escrow/:leaseId/approve` && params.leaseId !== undefined) {
       if (!operator(request, reply)) return reply;
-      const uri = leaseUri(params.leaseId, 'approve');
-      return send(
-        reply,
-        o.service.refuseRequest(uri, params.leaseId, refuse('input_invalid', 'RESOURCE_SEMANTICS')),
-      );
+      return approveLease(reply, params.leaseId, defect);
+    }
+    // The wildcard fallbacks, for an id longer than the router's maxParamLength.
+    const wild = (r: { head: string; tail: string }): string | undefined =>
+      segmentBetween(request, r.head, r.tail);
+    if (collectionFallback && route === `${base}${o.collectionPath}/*`) {
+      const id = wild(collectionRoute);
+      if (id !== undefined) return mutate(reply, request, id, unread);
+    }
+    if (route === `${base}/ptcl/leases/*`) {
+      const id = wild(recoverRoute);
+      if (id !== undefined) return recoverLease(reply, id, defect);
+    }
+    if (route === `${base}/ptcl/escrow/*`) {
+      const id = wild(approveRoute);
+      if (id !== undefined) {
+        if (!operator(request, reply)) return reply;
+        return approveLease(reply, id, defect);
+      }
     }
     throw error;
   });

@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { systemClock, type Clock } from '../core/clock.js';
 import { exportEd25519PublicJwk } from '../core/ed25519.js';
 import type { JsonObject } from '../core/json.js';
-import { LeaseService, keyRing, leasePlugin, type SigningKey } from '../leases/index.js';
+import { LEASE_ID_MAX_LENGTH, LeaseService, keyRing, leasePlugin, type SigningKey } from '../leases/index.js';
 import { ALLOCATIONS_PATH, SEED, inventoryModel } from './inventory.js';
 import { SqliteLeaseLedger } from './sqlite-ledger.js';
 
@@ -59,7 +59,8 @@ export async function startSor(o: SorOptions): Promise<RunningSor> {
   });
   let origin = o.publicOrigin ?? '';
   const targetUri = (id: string): string => `${origin}${ALLOCATIONS_PATH}/${encodeURIComponent(id)}`;
-  const app = Fastify({ logger: false });
+  // Every lease_id must route (docs/leases.md §8): leasePlugin refuses a smaller maxParamLength.
+  const app = Fastify({ logger: false, routerOptions: { maxParamLength: LEASE_ID_MAX_LENGTH } });
   await app.register(leasePlugin, {
     service,
     collectionPath: ALLOCATIONS_PATH,

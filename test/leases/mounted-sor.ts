@@ -12,6 +12,7 @@ import { exportEd25519PublicJwk, generateEd25519KeyPair } from '../../src/core/e
 import type { JsonObject } from '../../src/core/json.js';
 import {
   keyRing,
+  LEASE_ID_MAX_LENGTH,
   leasePlugin,
   LeaseService,
   type KeyResolver,
@@ -56,7 +57,10 @@ export async function mountSor(model: ResourceModel, prefix = '', log?: string[]
   const base = (): string => `${origin}${prefix.replace(/\/+$/, '')}`;
   const targetUri = (id: string): string => `${base()}${COLLECTION}/${encodeURIComponent(id)}`;
   const stream = { write: (line: string): void => void log?.push(line) };
-  const app = Fastify({ logger: log === undefined ? false : { level: 'error', stream } });
+  const app = Fastify({
+    logger: log === undefined ? false : { level: 'error', stream },
+    routerOptions: { maxParamLength: LEASE_ID_MAX_LENGTH },
+  });
   await app.register(leasePlugin, {
     prefix,
     service,
