@@ -26,7 +26,11 @@ export interface AuditEntry {
 }
 
 export interface LeaseLedger {
-  /** One serialized, all-or-nothing transaction; a throw rolls every write back. */
+  /**
+   * One serialized, all-or-nothing transaction; a throw rolls every write back. When another writer
+   * holds the lock past the ledger's own wait, throw `BatonError` `store_busy`: LeaseService answers
+   * it with a typed, retryable 503 and a signed (unaudited) rejection receipt.
+   */
   transact<T>(fn: (tx: LedgerTx) => T): T;
   audit(afterSeq: number, limit: number): AuditEntry[];
   pendingEscrows(): EscrowRecord[];

@@ -60,8 +60,12 @@ function problem(reply: FastifyReply, error: BatonError, extra: JsonObject = {})
   return reply.code(error.status).type('application/problem+json').send(body);
 }
 
+/** How long a client told `store_busy` should wait before retrying (RFC 9110 Retry-After, seconds). */
+const BUSY_RETRY_AFTER_S = '1';
+
 function send(reply: FastifyReply, answer: Answer): FastifyReply {
   reply.header(COMMIT_RECEIPT_HEADER, encodeReceiptHeader(answer.receipt));
+  if (answer.rejection?.code === 'store_busy') reply.header('retry-after', BUSY_RETRY_AFTER_S);
   if (answer.resource !== undefined) reply.header(FENCE_TOKEN_HEADER, String(answer.resource.epoch));
   const receipt = answer.receipt as unknown as JsonObject;
   if (answer.rejection !== undefined) {
@@ -383,6 +387,11 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
   // receipt (docs/leases.md §6; draft §5 auditable rejection receipts), so such a request gets the
   // refusal the module gives any unreadable body. Any other error keeps the default handling.
   app.setErrorHandler(async (error, request, reply) => {
+    // The ledger's lock stayed taken past its wait on a read (a command answers it itself, signed):
+    // typed and retryable, never the driver's SQLITE_BUSY as a 500.
+    if (isBatonError(error, 'store_busy')) {
+      return problem(reply.header('retry-after', BUSY_RETRY_AFTER_S), error);
+    }
     const defect = transportDefect(error);
     const params = request.params as Partial<Record<'id' | 'leaseId', string>>;
     // Fastify's route URL includes the mount prefix.

@@ -95,6 +95,11 @@ export class LeaseService {
   /** A leased mutation of `target` (draft §3, §4): commit, shadow write or escrow hold — or a refusal. */
   mutate(target: string, leaseBytes: Uint8Array | undefined, staged: StagedRequest): Answer {
     const facts: Facts = { target, leaseId: null, leaseHash: null, resource: undefined };
+    return this.#unlessBusy(facts, () => this.#mutate(facts, leaseBytes, staged));
+  }
+
+  #mutate(facts: Facts, leaseBytes: Uint8Array | undefined, staged: StagedRequest): Answer {
+    const { target } = facts;
     if (leaseBytes === undefined) {
       return this.#refuse(
         facts,
@@ -150,6 +155,10 @@ export class LeaseService {
    */
   recover(leaseId: string, orderBytes: Uint8Array, endpointUri: string): Answer {
     const facts: Facts = { target: endpointUri, leaseId, leaseHash: null, resource: undefined };
+    return this.#unlessBusy(facts, () => this.#recover(facts, leaseId, orderBytes));
+  }
+
+  #recover(facts: Facts, leaseId: string, orderBytes: Uint8Array): Answer {
     let order: RecoveryOrder;
     try {
       order = parseRecoveryOrder(orderBytes);
@@ -174,8 +183,10 @@ export class LeaseService {
   /** An operator approves a HUMAN_ESCROW mutation (the caller has authenticated the operator). */
   approve(leaseId: string, endpointUri: string): Answer {
     const facts: Facts = { target: endpointUri, leaseId, leaseHash: null, resource: undefined };
-    return this.#withLease(facts, (_tx, rec, resource, nowMs) =>
-      approve(rec, resource, nowMs, this.#o.model, this.#o.trusted),
+    return this.#unlessBusy(facts, () =>
+      this.#withLease(facts, (_tx, rec, resource, nowMs) =>
+        approve(rec, resource, nowMs, this.#o.model, this.#o.trusted),
+      ),
     );
   }
 
@@ -185,7 +196,8 @@ export class LeaseService {
    * endpoint; nothing but the receipt is written.
    */
   refuseRequest(endpointUri: string, leaseId: string | null, rejection: Rejection): Answer {
-    return this.#refuse({ target: endpointUri, leaseId, leaseHash: null, resource: undefined }, rejection);
+    const facts: Facts = { target: endpointUri, leaseId, leaseHash: null, resource: undefined };
+    return this.#unlessBusy(facts, () => this.#refuse(facts, rejection));
   }
 
   /** Let every escrowed mutation whose window has passed lapse; returns the lapse receipts. */
@@ -220,6 +232,32 @@ export class LeaseService {
       });
     }
     return nowMs as number;
+  }
+
+  /**
+   * Run a command; when the ledger could not take its write lock in time (`store_busy`, thrown by
+   * `transact` before anything was written) answer 503 with a signed rejection receipt — signing needs
+   * no database — that is, alone among receipts, not in the audit log: the log is what could not be
+   * written. The client may retry (the code is retryable; nothing was consumed or changed).
+   */
+  #unlessBusy(facts: Facts, run: () => Answer): Answer {
+    try {
+      return run();
+    } catch (error) {
+      if (!isBatonError(error, 'store_busy')) throw error;
+      const rejection = reject(
+        'store_busy',
+        'RESOURCE_SEMANTICS',
+        'the system of record’s database is busy (another writer holds the lock); nothing was changed, retry',
+      );
+      const draft = rejectionDraft(rejection, {
+        leaseId: facts.leaseId,
+        epoch: null,
+        leaseHash: facts.leaseHash,
+      });
+      const receipt = this.#sign(draft, facts.target, this.#now());
+      return { status: receiptStatus(rejection), receipt, resource: undefined, rejection };
+    }
   }
 
   #withLease(

@@ -24,6 +24,8 @@ export interface SorOptions {
   /** Canonical origin of target URIs; default `http://HOST:PORT` once listening. */
   publicOrigin?: string;
   clock?: Clock;
+  /** How long a transaction waits for another connection's write lock before `store_busy` (default 10 s). */
+  busyTimeoutMs?: number;
   /** How often overdue escrows are let lapse; 0 disables the timer (tests sweep explicitly). */
   sweepIntervalMs?: number;
 }
@@ -49,7 +51,10 @@ function bearerCheck(token: string): (request: FastifyRequest) => boolean {
 
 export async function startSor(o: SorOptions): Promise<RunningSor> {
   const clock = o.clock ?? systemClock;
-  const ledger = new SqliteLeaseLedger(o.dbPath);
+  const ledger = new SqliteLeaseLedger(
+    o.dbPath,
+    o.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: o.busyTimeoutMs },
+  );
   const service = new LeaseService({
     ledger,
     model: inventoryModel,

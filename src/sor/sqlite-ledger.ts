@@ -23,6 +23,7 @@ import type {
   ShadowRecord,
   SnapshotRecord,
 } from '../leases/index.js';
+import { isBusyDriverError, mapDriverError } from '../store/errors.js';
 import { LedgerWriter } from './ledger-writer.js';
 import { SOR_SCHEMA } from './schema.js';
 
@@ -69,16 +70,24 @@ export class SqliteLeaseLedger implements LeaseLedger {
   readonly #db: Database.Database;
   readonly #tx: LedgerTx;
 
-  constructor(path: string) {
-    this.#db = new Database(path, { timeout: 10_000 });
+  /**
+   * `busyTimeoutMs`: how long a transaction waits for another connection's write lock before it
+   * fails with `store_busy` (default 10 s, SQLite's busy handler).
+   */
+  constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
+    this.#db = new Database(path, { timeout: options.busyTimeoutMs ?? 10_000 });
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('synchronous = FULL');
     this.#db.exec(SOR_SCHEMA);
     this.#tx = this.#makeTx();
   }
 
+  /**
+   * Lock contention past the busy timeout is `store_busy` (retryable), by the store's own mapping
+   * (src/store/errors.ts), never the driver's SQLITE_BUSY: LeaseService answers it with a typed 503.
+   */
   transact<T>(fn: (tx: LedgerTx) => T): T {
-    return this.#db.transaction(() => fn(this.#tx)).immediate();
+    return busyMapped(() => this.#db.transaction(() => fn(this.#tx)).immediate());
   }
 
   /** Create a resource unless it exists (seeding); never moves an existing one. */
@@ -91,6 +100,10 @@ export class SqliteLeaseLedger implements LeaseLedger {
   }
 
   audit(afterSeq: number, limit: number): AuditEntry[] {
+    return busyMapped(() => this.#audit(afterSeq, limit));
+  }
+
+  #audit(afterSeq: number, limit: number): AuditEntry[] {
     const rows = this.#db
       .prepare('SELECT seq, receipt FROM audit WHERE seq > ? ORDER BY seq LIMIT ?')
       .all(afterSeq, limit) as Row[];
@@ -111,7 +124,9 @@ export class SqliteLeaseLedger implements LeaseLedger {
   }
 
   pendingEscrows(): EscrowRecord[] {
-    return (this.#db.prepare('SELECT * FROM escrow ORDER BY approve_by').all() as Row[]).map(toEscrow);
+    return busyMapped(() =>
+      (this.#db.prepare('SELECT * FROM escrow ORDER BY approve_by').all() as Row[]).map(toEscrow),
+    );
   }
 
   /** The durability settings of this ledger's connection, as SQLite reports them. */
@@ -170,6 +185,15 @@ export class SqliteLeaseLedger implements LeaseLedger {
         append.run(receipt.receipt_type, receipt.lease_id, code, canonicalize(receipt), prev, hash);
       },
     };
+  }
+}
+
+/** Run `fn`; a lock-contention driver error becomes the store's `store_busy`, anything else passes. */
+function busyMapped<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    throw isBusyDriverError(error) ? mapDriverError(error) : error;
   }
 }
 

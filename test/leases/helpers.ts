@@ -24,7 +24,7 @@ import {
   type SigningKey,
   type UnsignedLease,
 } from '../../src/leases/index.js';
-import { startSor, type RunningSor } from '../../src/sor/server.js';
+import { startSor, type RunningSor, type SorOptions } from '../../src/sor/server.js';
 
 export const T0 = Date.parse('2026-11-29T18:00:00.000Z');
 export const OPERATOR = 'operator-token-for-tests';
@@ -43,7 +43,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function harness(gatewayCount = 1): Promise<Harness> {
+export async function harness(
+  gatewayCount = 1,
+  sorOptions: Partial<Pick<SorOptions, 'busyTimeoutMs'>> = {},
+): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-sor-'));
   const clock = new ManualClock(T0);
   const pairs = Array.from({ length: gatewayCount }, () => generateEd25519KeyPair());
@@ -58,6 +61,7 @@ export async function harness(gatewayCount = 1): Promise<Harness> {
     operatorToken: OPERATOR,
     clock,
     sweepIntervalMs: 0,
+    ...sorOptions,
   });
   return {
     sor,
