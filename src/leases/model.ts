@@ -74,16 +74,18 @@ export interface VerifiedLease extends Lease {
 }
 
 /** The draft rule (or Baton's named addition) a refusal enforces; carried in every rejection receipt. */
-export type LeaseRule =
-  | 'RECOVERY_WINDOW_INEQUALITY'
-  | 'MONOTONIC_CAS_FENCING'
-  | 'FOUR_MODE_RESERVATION_MANDATE'
-  | 'CRYPTOGRAPHIC_BINDING'
-  | 'CLOCK_SKEW'
-  | 'TARGET_BINDING'
-  | 'LEASE_REPLAY'
-  | 'HUMAN_ESCROW_WINDOW'
-  | 'RESOURCE_SEMANTICS';
+export const LEASE_RULES = [
+  'RECOVERY_WINDOW_INEQUALITY',
+  'MONOTONIC_CAS_FENCING',
+  'FOUR_MODE_RESERVATION_MANDATE',
+  'CRYPTOGRAPHIC_BINDING',
+  'CLOCK_SKEW',
+  'TARGET_BINDING',
+  'LEASE_REPLAY',
+  'HUMAN_ESCROW_WINDOW',
+  'RESOURCE_SEMANTICS',
+] as const;
+export type LeaseRule = (typeof LEASE_RULES)[number];
 
 export interface Rejection {
   code: BatonErrorCode;

@@ -4,10 +4,12 @@
  * (signing.ts). Each receipt's epochs and digests describe the store it names in `store`.
  */
 import type { Sha256HexTag } from '../core/digest.js';
-import type { BatonErrorCode } from '../core/errors.js';
-import { formatRfc3339 } from '../core/time.js';
+import { ERROR_CODES, type BatonErrorCode } from '../core/errors.js';
+import { formatRfc3339, isRfc3339DateTime } from '../core/time.js';
 import {
+  LEASE_RULES,
   PTCL_VERSION,
+  RECOVERY_MODES,
   type DocumentSignature,
   type LeaseRule,
   type RecoveryMode,
@@ -111,11 +113,95 @@ export function signReceipt(
   return signDocument(body, key) as Receipt;
 }
 
+const SHA256_TAG = /^sha256:[0-9a-f]{64}$/;
+const EPOCH = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const TEXT = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
+const INSTANT = (v: unknown): boolean => typeof v === 'string' && isRfc3339DateTime(v);
+const DIGEST = (v: unknown): boolean => typeof v === 'string' && SHA256_TAG.test(v);
+const ONE_OF =
+  (values: readonly string[]) =>
+  (v: unknown): boolean =>
+    typeof v === 'string' && values.includes(v);
+const OR_NULL =
+  (check: (v: unknown) => boolean) =>
+  (v: unknown): boolean =>
+    v === null || check(v);
+const MODE = ONE_OF(RECOVERY_MODES);
+
+type Shape = Readonly<Record<string, (v: unknown) => boolean>>;
+
+/** Members every receipt has (docs/leases.md §7), `receipt_type` and `signature` included. */
+const HEAD: Shape = {
+  ptcl_version: (v) => v === PTCL_VERSION,
+  receipt_id: TEXT,
+  issued_at: INSTANT,
+  sor_target_uri: TEXT,
+  receipt_type: TEXT,
+  signature: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+};
+
+/** The further members of each receipt type, exactly (docs/leases.md §7). */
+const SHAPES: Readonly<Record<ReceiptBody['receipt_type'], Shape>> = {
+  commit: {
+    lease_id: TEXT,
+    recovery_mode: MODE,
+    store: ONE_OF(['primary', 'shadow']),
+    prior_epoch: EPOCH,
+    new_epoch: EPOCH,
+    pre_image_state_hash: DIGEST,
+    post_image_state_hash: DIGEST,
+    recovery_window_ends_at: OR_NULL(INSTANT),
+  },
+  escrow_held: {
+    lease_id: TEXT,
+    recovery_mode: (v) => v === 'HUMAN_ESCROW',
+    store: (v) => v === 'escrow',
+    current_epoch: EPOCH,
+    cas_fence_epoch: EPOCH,
+    pre_image_state_hash: DIGEST,
+    approve_by: INSTANT,
+  },
+  recovery: {
+    lease_id: TEXT,
+    recovery_mode: MODE,
+    action: ONE_OF(['compensated', 'restored', 'discarded', 'withdrawn']),
+    store: ONE_OF(['primary', 'shadow', 'escrow']),
+    prior_epoch: EPOCH,
+    new_epoch: EPOCH,
+    pre_image_state_hash: DIGEST,
+    post_image_state_hash: DIGEST,
+  },
+  rejection: {
+    lease_id: OR_NULL(TEXT),
+    code: (v) => typeof v === 'string' && Object.hasOwn(ERROR_CODES, v),
+    rule: ONE_OF(LEASE_RULES),
+    current_epoch: OR_NULL(EPOCH),
+    lease_hash: OR_NULL(DIGEST),
+  },
+};
+
 /**
- * Whether a receipt carries a valid signature by a key the caller trusts. It takes unchecked JSON
- * (what `decodeReceiptHeader` returns): anything that is not a signed document is false, never a throw.
+ * Whether unchecked JSON has exactly the members of one receipt type, each of its form (docs/leases.md
+ * §7): a signed lease, a recovery order or a receipt with a made-up member value is not a receipt.
+ */
+export function isReceiptShape(value: unknown): value is Receipt {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const object = value as Record<string, unknown>;
+  const type = object['receipt_type'];
+  if (typeof type !== 'string' || !Object.hasOwn(SHAPES, type)) return false;
+  const shape: Shape = { ...HEAD, ...SHAPES[type as ReceiptBody['receipt_type']] };
+  const names = Object.keys(object);
+  if (names.length !== Object.keys(shape).length) return false;
+  return names.every((name) => Object.hasOwn(shape, name) && shape[name]!(object[name]));
+}
+
+/**
+ * Whether a value is a receipt — exactly the members of its `receipt_type`, each of its form
+ * (`isReceiptShape`) — carrying a valid signature by a key the caller trusts. It takes unchecked JSON
+ * (what `decodeReceiptHeader` returns): anything else, a validly signed lease or recovery order
+ * included, is false, never a throw.
  */
 export function verifyReceipt(receipt: unknown, keys: KeyResolver): boolean {
-  if (typeof receipt !== 'object' || receipt === null || Array.isArray(receipt)) return false;
-  return checkDocumentSignature(receipt as { signature: DocumentSignature }, keys) === undefined;
+  if (!isReceiptShape(receipt)) return false;
+  return checkDocumentSignature(receipt, keys) === undefined;
 }
