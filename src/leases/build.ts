@@ -5,12 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sha256HexTagJcs, type Sha256HexTag } from '../core/digest.js';
+import { BatonError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import { formatRfc3339 } from '../core/time.js';
 import { PTCL_VERSION, type Lease, type RecoveryMode, type UnsignedLease } from './model.js';
+import { instantMs } from './instant.js';
 import { leaseSigningInput } from './lease-jcs.js';
 import { unsignedLeaseFromJson } from './parse.js';
 import { signatureOver, type SigningKey } from './signing.js';
+import { checkLeaseFace } from './verify.js';
 
 export interface LeaseDraft {
   target: string;
@@ -45,10 +48,22 @@ export function buildLease(draft: LeaseDraft): UnsignedLease {
   };
 }
 
-/** Sign a lease; its shape is checked first so Baton never signs what it would refuse as malformed. */
+/**
+ * Sign a lease. Baton never signs what it would refuse on its face (docs/leases.md §2): the shape is
+ * checked first (ERR_LEASE_MALFORMED), then the verifier's own rules that need no resource and no
+ * clock (`checkLeaseFace`: a recovery mode of the four, t_req_ms <= t_granted_ms, a window that,
+ * accepted at the lease's `issued_at`, ends by 9999-12-31T23:59:59.999Z), thrown with the code the
+ * verifier would give and `details.rule`.
+ */
 export function signLease(lease: UnsignedLease, key: SigningKey): Lease {
   // unsignedLeaseFromJson returns a fresh object holding exactly the lease members.
   const fresh = unsignedLeaseFromJson(lease) as Lease;
+  const face = checkLeaseFace(fresh, instantMs(fresh.issued_at));
+  if (face !== undefined) {
+    throw new BatonError(face.code, `not signed: a verifier would refuse this lease (${face.message})`, {
+      rule: face.rule,
+    });
+  }
   fresh.signature = signatureOver(leaseSigningInput(fresh), key);
   return fresh;
 }

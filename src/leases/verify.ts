@@ -18,6 +18,7 @@ import {
   isRecoveryMode,
   type Lease,
   type Rejection,
+  type UnsignedLease,
   type VerifiedLease,
 } from './model.js';
 import { leaseSigningInput } from './lease-jcs.js';
@@ -141,29 +142,47 @@ function checkInverse(lease: Lease, staged: JsonValue | undefined): LeaseVerdict
   return undefined;
 }
 
-/** Rules that hold for the lease alone: signature, mode, window inequality, target, time. */
-function checkStatic(lease: Lease, c: LeaseChecks): LeaseVerdict | undefined {
-  const bad = checkDocumentSignature(lease, c.keys, () => leaseSigningInput(lease));
-  if (bad !== undefined) return { ok: false, rejection: bad };
+/**
+ * The rules a lease's own members decide (docs/leases.md §3 checks 3–4): the recovery mode is one of
+ * the four, t_req_ms <= t_granted_ms, and a window accepted at `acceptedAtMs` ends at an instant a
+ * receipt can carry. The verifier measures the window from its clock; `signLease` runs the same rules
+ * from the lease's own `issued_at`, so Baton never signs a lease every verifier refuses on its face.
+ */
+export function checkLeaseFace(lease: UnsignedLease, acceptedAtMs: number): Rejection | undefined {
+  const no = (code: Rejection['code'], rule: Rejection['rule'], message: string): Rejection => ({
+    code,
+    rule,
+    message,
+  });
   if (!isRecoveryMode(lease.recovery_mode)) {
-    return refuse(
+    return no(
       'ERR_UNKNOWN_RECOVERY_MODE',
       'FOUR_MODE_RESERVATION_MANDATE',
       'recovery mode is not one of the four',
     );
   }
+  // Draft §4 rule 1: T_req <= T_granted.
   if (!(lease.t_req_ms <= lease.t_granted_ms)) {
-    return refuse('ERR_RECOVERY_WINDOW', 'RECOVERY_WINDOW_INEQUALITY', 't_req_ms exceeds t_granted_ms');
+    return no('ERR_RECOVERY_WINDOW', 'RECOVERY_WINDOW_INEQUALITY', 't_req_ms exceeds t_granted_ms');
   }
   // A window accepted now ends at now + t_granted_ms, an instant receipts carry in RFC 3339 (draft
   // §4 rule 1 grants the window; nothing can be granted that the receipt could not state).
-  if (lease.t_granted_ms > LATEST_INSTANT_MS - c.nowMs) {
-    return refuse(
+  if (lease.t_granted_ms > LATEST_INSTANT_MS - acceptedAtMs) {
+    return no(
       'ERR_RECOVERY_WINDOW',
       'RECOVERY_WINDOW_INEQUALITY',
       't_granted_ms would end the recovery window after 9999-12-31T23:59:59.999Z',
     );
   }
+  return undefined;
+}
+
+/** Rules that hold for the lease alone: signature, mode, window inequality, target, time. */
+function checkStatic(lease: Lease, c: LeaseChecks): LeaseVerdict | undefined {
+  const bad = checkDocumentSignature(lease, c.keys, () => leaseSigningInput(lease));
+  if (bad !== undefined) return { ok: false, rejection: bad };
+  const face = checkLeaseFace(lease, c.nowMs);
+  if (face !== undefined) return { ok: false, rejection: face };
   if (c.target !== undefined && lease.sor_target_uri !== c.target) {
     return refuse('ERR_TARGET_MISMATCH', 'TARGET_BINDING', 'lease names another resource');
   }

@@ -140,17 +140,17 @@ const CASES: Case[] = [
   {
     name: 't_req_ms > t_granted_ms',
     code: 'ERR_RECOVERY_WINDOW',
-    header: (h, b) => sign(h, { ...b, t_req_ms: b.t_granted_ms + 1 }),
+    header: (h, b) => signDocument({ ...b, t_req_ms: b.t_granted_ms + 1 }, h.gateway),
   },
   {
     name: 't_granted_ms = MAX_SAFE_INTEGER (the window end is no instant a receipt can carry)',
     code: 'ERR_RECOVERY_WINDOW',
-    header: (h, b) => sign(h, { ...b, t_granted_ms: Number.MAX_SAFE_INTEGER }),
+    header: (h, b) => signDocument({ ...b, t_granted_ms: Number.MAX_SAFE_INTEGER }, h.gateway),
   },
   {
     name: 't_granted_ms ending the window in a six-digit year',
     code: 'ERR_RECOVERY_WINDOW',
-    header: (h, b) => sign(h, { ...b, t_granted_ms: 3e14 }),
+    header: (h, b) => signDocument({ ...b, t_granted_ms: 3e14 }, h.gateway),
   },
   {
     name: 'cas_fence_epoch = MAX_SAFE_INTEGER (no room for the recovery step)',
@@ -211,7 +211,7 @@ const CASES: Case[] = [
   {
     name: 'unknown recovery mode',
     code: 'ERR_UNKNOWN_RECOVERY_MODE',
-    header: (h, b) => sign(h, { ...b, recovery_mode: 'BEST_EFFORT' }),
+    header: (h, b) => signDocument({ ...b, recovery_mode: 'BEST_EFFORT' }, h.gateway),
   },
   {
     name: 'lease for another resource',
@@ -264,10 +264,11 @@ test('the recovery window may end at 9999-12-31T23:59:59.999Z and not one millis
   const h = await harness();
   t.after(() => h.close());
   const last = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-  const over = sign(h, {
-    ...(await draftLease(h, ID, 'COMPENSATING_ACTION')),
-    t_granted_ms: last - h.clock.wallMs() + 1,
-  });
+  // signLease refuses it (docs/leases.md §2): signed raw, so the system of record's refusal is tested.
+  const over = signDocument(
+    { ...(await draftLease(h, ID, 'COMPENSATING_ACTION')), t_granted_ms: last - h.clock.wallMs() + 1 },
+    h.gateway,
+  );
   const before = await readResource(h, ID);
   await assertRefused(h, await mutate(h, ID, over), 'ERR_RECOVERY_WINDOW');
   assert.deepEqual(await readResource(h, ID), before);

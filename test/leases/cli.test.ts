@@ -135,6 +135,47 @@ test('baton lease keygen, sign and verify: valid, each refusal code with exit 1,
   t.diagnostic(`checked ${rows.length + usage.length + 2} invocations`);
 });
 
+// docs/leases.md §2: Baton never signs what it would refuse on its face. Before, only the shape was
+// checked: mode YOLO with t_req_ms 99999 > t_granted_ms 1 signed (exit 0) and verify refused it.
+test('baton lease sign refuses (exit 2, nothing printed) a lease the verifier refuses on its face', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-lease-sign-face-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const keys = join(dir, 'keys');
+  assert.equal((await run(['keygen', '--out', keys])).code, 0);
+  const issuedAt = '2026-11-29T18:00:00.000Z';
+  const priv = join(keys, 'private.pem');
+  const last = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    [
+      'mode YOLO, t_req_ms > t_granted_ms',
+      { recovery_mode: 'YOLO', t_req_ms: 99999, t_granted_ms: 1 },
+      'ERR_UNKNOWN_RECOVERY_MODE',
+    ],
+    ['t_req_ms > t_granted_ms', { t_req_ms: 99999, t_granted_ms: 1 }, 'ERR_RECOVERY_WINDOW'],
+    ['t_granted_ms 2^53 - 1', { t_granted_ms: Number.MAX_SAFE_INTEGER }, 'ERR_RECOVERY_WINDOW'],
+    [
+      'window one ms past year 9999',
+      { t_granted_ms: last - Date.parse(issuedAt) + 1 },
+      'ERR_RECOVERY_WINDOW',
+    ],
+  ];
+  for (const [name, over, code] of cases) {
+    const r = await run(['sign', '--key', priv, '-'], JSON.stringify({ ...draft(issuedAt), ...over }));
+    assert.deepEqual([r.code, r.out], [2, ''], name);
+    assert.match(r.err, new RegExp(`^error: ${code}: `), name);
+  }
+  // The window may end exactly at the last instant: signed, and verified at issued_at.
+  const edge = await run(
+    ['sign', '--key', priv, '-'],
+    JSON.stringify({ ...draft(issuedAt), t_granted_ms: last - Date.parse(issuedAt) }),
+  );
+  assert.equal(edge.code, 0, edge.err);
+  const file = join(dir, 'edge.json');
+  writeFileSync(file, edge.out);
+  const verified = await run(['verify', '--key', join(keys, 'public.pem'), '--now', issuedAt, file]);
+  assert.deepEqual([verified.code, verified.out], [0, 'valid\n']);
+});
+
 test('baton sor serves allocations, honours a lease signed by baton lease sign, stops on request', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-sor-cli-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { generateEd25519KeyPair, importEd25519PrivateKey } from '../../src/core/ed25519.js';
 import { ED25519_L, littleEndianToBigInt } from '../../src/core/ed25519-policy.js';
+import { isBatonError } from '../../src/core/errors.js';
 import { formatRfc3339, parseRfc3339 } from '../../src/core/time.js';
 import {
   decodeLeaseHeader,
@@ -17,6 +18,7 @@ import {
   keyRing,
   leaseFromMcpMeta,
   parseFenceToken,
+  signDocument,
   signLease,
   signingKeyFrom,
   verifyLease,
@@ -110,6 +112,9 @@ const code = (lease: Lease, over: Partial<LeaseChecks> = {}): string => {
 };
 const resigned = (over: Partial<UnsignedLease>): Lease =>
   signLease({ ...EXAMPLE, ...over }, signingKeyFrom(rfcKey));
+// signLease refuses what the verifier refuses on its face (docs/leases.md §2): signed raw, to test the verifier.
+const forged = (over: Partial<UnsignedLease>): Lease =>
+  signDocument({ ...EXAMPLE, ...over }, signingKeyFrom(rfcKey));
 
 test('rule boundaries: skew, expiry, window inequality, fence epoch, pre-image, inverse payload', () => {
   const issued = NOW;
@@ -121,7 +126,7 @@ test('rule boundaries: skew, expiry, window inequality, fence epoch, pre-image, 
     ['now == expires_at', code(example, { nowMs: expires }), 'valid'],
     ['1 ms after expires_at', code(example, { nowMs: expires + 1 }), 'ERR_LEASE_EXPIRED'],
     ['t_req_ms == t_granted_ms', code(resigned({ t_req_ms: 2000 })), 'valid'],
-    ['t_req_ms > t_granted_ms', code(resigned({ t_req_ms: 2001 })), 'ERR_RECOVERY_WINDOW'],
+    ['t_req_ms > t_granted_ms', code(forged({ t_req_ms: 2001 })), 'ERR_RECOVERY_WINDOW'],
     ['epoch one below the fence', code(example, { epoch: 1048578 }), 'valid'],
     ['epoch equal to the fence', code(example, { epoch: 1048579 }), 'ERR_STALE_FENCE_EPOCH'],
     ['epoch above the fence', code(example, { epoch: 1048580 }), 'ERR_STALE_FENCE_EPOCH'],
@@ -145,12 +150,12 @@ test('rule boundaries: skew, expiry, window inequality, fence epoch, pre-image, 
     ['replayed', code(example, { replayed: true }), 'ERR_LEASE_REPLAYED'],
     [
       'unknown mode beats window',
-      code(resigned({ recovery_mode: 'NONE', t_req_ms: 9999 })),
+      code(forged({ recovery_mode: 'NONE', t_req_ms: 9999 })),
       'ERR_UNKNOWN_RECOVERY_MODE',
     ],
     [
       'signature beats everything',
-      code({ ...resigned({ recovery_mode: 'NONE' }), t_req_ms: 1 }),
+      code({ ...forged({ recovery_mode: 'NONE' }), t_req_ms: 1 }),
       'ERR_LEASE_SIGNATURE',
     ],
     [
@@ -278,4 +283,25 @@ test('carriage: header, fence token and MCP _meta', () => {
   assert.equal(verifyLeaseText(back.leaseBytes!, checks()).ok, true);
   assert.equal(leaseFromMcpMeta({}).leaseBytes, undefined);
   assert.equal(formatRfc3339(NOW), EXAMPLE.issued_at);
+});
+
+// docs/leases.md §2: signLease runs the verifier's rules on the lease alone (checkLeaseFace) and
+// throws the code the verifier would answer; the CLI test covers `baton lease sign`.
+test("signLease refuses a lease every verifier refuses on its face, with the verifier's code", () => {
+  const key = signingKeyFrom(rfcKey);
+  const cases: Array<[Partial<UnsignedLease>, string]> = [
+    [{ recovery_mode: 'YOLO' }, 'ERR_UNKNOWN_RECOVERY_MODE'],
+    [{ t_req_ms: 99999, t_granted_ms: 1 }, 'ERR_RECOVERY_WINDOW'],
+    [{ t_granted_ms: Number.MAX_SAFE_INTEGER }, 'ERR_RECOVERY_WINDOW'],
+  ];
+  const verdictCode = code;
+  for (const [over, expected] of cases) {
+    assert.throws(
+      () => signLease({ ...EXAMPLE, ...over }, key),
+      (e: unknown) => isBatonError(e) && e.code === expected && typeof e.details['rule'] === 'string',
+      JSON.stringify(over),
+    );
+    // Signed raw, the verifier refuses it with that same code.
+    assert.equal(verdictCode(forged(over)), expected);
+  }
 });

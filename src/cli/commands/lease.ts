@@ -45,6 +45,9 @@ keygen  writes DIR/private.pem (PKCS#8, mode 0600) and DIR/public.pem (SPKI) and
         (exit 2): existing keys are never overwritten. Each file is written whole (FILE.partial,
         then linked into place), so a failed run leaves no truncated key.
 sign    prints the lease signed with Ed25519 over the JCS of the lease without its signature member.
+        A lease any verifier would refuse on its face is not signed (exit 2): malformed, an unknown
+        recovery mode, t_req_ms > t_granted_ms, or a window that, accepted at issued_at, would end
+        after 9999-12-31T23:59:59.999Z.
 verify  checks every rule it has the facts for: shape, signature, recovery mode, t_req_ms <= t_granted_ms,
         target (--target), clock skew and expiry (against --now, default the system clock), fence epoch
         (--epoch: the resource's current epoch), pre-image (--state-digest) and inverse payload
@@ -165,7 +168,18 @@ async function sign(argv: string[], io: CliIo): Promise<number> {
   const file = one(positionals);
   const bytes = await readInput(file, io);
   const draft = unsignedLeaseFromJson(leaseJson(bytes, inputName(file)));
-  io.stdout(`${JSON.stringify(signLease(draft, key), null, 2)}\n`);
+  let signed;
+  try {
+    signed = signLease(draft, key);
+  } catch (error) {
+    // A lease the verifier refuses on its face (docs/leases.md §2) is the caller's input: exit 2,
+    // as a malformed one, whatever HTTP status its code has at a system of record.
+    if (!isBatonError(error, 'ERR_UNKNOWN_RECOVERY_MODE') && !isBatonError(error, 'ERR_RECOVERY_WINDOW'))
+      throw error;
+    io.stderr(`error: ${error.code}: ${error.message}\n`);
+    return EXIT.usage;
+  }
+  io.stdout(`${JSON.stringify(signed, null, 2)}\n`);
   return EXIT.ok;
 }
 
