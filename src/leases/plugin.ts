@@ -372,10 +372,20 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
 
   app.get<{ Querystring: { after?: string; limit?: string } }>('/ptcl/audit', async (request, reply) => {
     if (!operator(request, reply)) return reply;
-    const after = Number(request.query.after ?? 0);
-    const limit = Math.min(Number(request.query.limit ?? 100), 1000);
+    // Decimal digits only: Number() would also take `1e400`, `0x10`, ` 5` or an empty string.
+    const decimal = (text: unknown, fallback: number): number =>
+      text === undefined
+        ? fallback
+        : typeof text === 'string' && /^[0-9]{1,16}$/.test(text)
+          ? Number(text)
+          : NaN;
+    const after = decimal(request.query.after, 0);
+    const limit = Math.min(decimal(request.query.limit, 100), 1000);
     if (!Number.isSafeInteger(after) || !Number.isSafeInteger(limit) || after < 0 || limit < 1) {
-      return problem(reply, new BatonError('input_invalid', 'after and limit must be non-negative integers'));
+      return problem(
+        reply,
+        new BatonError('input_invalid', 'after and limit must be decimal integers (after >= 0, limit >= 1)'),
+      );
     }
     return reply.send({ entries: o.service.audit(after, limit) });
   });

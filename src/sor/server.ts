@@ -5,6 +5,7 @@
 import { createHash, timingSafeEqual, type KeyObject } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { systemClock, type Clock } from '../core/clock.js';
+import { BatonError } from '../core/errors.js';
 import { exportEd25519PublicJwk } from '../core/ed25519.js';
 import type { JsonObject } from '../core/json.js';
 import { LEASE_ID_MAX_LENGTH, LeaseService, keyRing, leasePlugin, type SigningKey } from '../leases/index.js';
@@ -40,16 +41,34 @@ export interface RunningSor {
   close(): Promise<void>;
 }
 
+/**
+ * Why `text` is not an origin — `scheme://host[:port]`, optionally one trailing slash, nothing else
+ * (no user info, path, query or fragment) — or undefined when it is one. Receipts name
+ * `<origin><path>`: a path, query or fragment here would end up inside every signed target URI.
+ */
+export function publicOriginDefect(text: string): string | undefined {
+  const bare = text.endsWith('/') ? text.slice(0, -1) : text;
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@\s]+$/.test(bare) || !URL.canParse(bare))
+    return 'must be an origin, scheme://host[:port], with no path, query, fragment or user info';
+  if (new URL(bare).origin === 'null') return 'must be an origin with a host (http or https)';
+  return undefined;
+}
+
 function bearerCheck(token: string): (request: FastifyRequest) => boolean {
   const want = createHash('sha256').update(token).digest();
   return (request) => {
     const header = request.headers.authorization;
-    if (typeof header !== 'string' || !header.startsWith('Bearer ')) return false;
+    // RFC 9110 §11.1 (was RFC 7235 §2.1): the auth-scheme is case-insensitive.
+    if (typeof header !== 'string' || !/^bearer /i.test(header)) return false;
     return timingSafeEqual(createHash('sha256').update(header.slice(7)).digest(), want);
   };
 }
 
 export async function startSor(o: SorOptions): Promise<RunningSor> {
+  const originDefect = o.publicOrigin === undefined ? undefined : publicOriginDefect(o.publicOrigin);
+  if (originDefect !== undefined) {
+    throw new BatonError('input_invalid', `publicOrigin ${originDefect}`, { member: 'publicOrigin' });
+  }
   const clock = o.clock ?? systemClock;
   const ledger = new SqliteLeaseLedger(
     o.dbPath,

@@ -11,7 +11,7 @@ import {
 } from '../../core/ed25519.js';
 import { randomIdSource } from '../../core/ids.js';
 import { signingKeyFrom, type SigningKey } from '../../leases/index.js';
-import { startSor } from '../../sor/server.js';
+import { publicOriginDefect, startSor } from '../../sor/server.js';
 import { parseOptions, printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { startError } from '../listen.js';
@@ -27,7 +27,8 @@ Runs the reference PTCL system of record (inventory allocations) until interrupt
   --trust PUBLIC.pem     a gateway key whose leases are honoured (repeatable; none: every lease is refused)
   --operator-token-file  bearer token for escrow approval and the audit log (default: $BATON_SOR_OPERATOR_TOKEN,
                          else a fresh token printed once)
-  --public-url URL       canonical origin of sor_target_uri values (default http://HOST:PORT)
+  --public-url URL       canonical origin of sor_target_uri values, scheme://host[:port] only
+                         (default http://HOST:PORT)
   --json                 print one JSON line when ready instead of the text lines:
                          {"url","receiptKid","freshKey":B,"operatorToken":T|null}
 `;
@@ -91,8 +92,8 @@ export async function runSor(argv: string[], io: CliIo, stop?: Promise<void>): P
     const token = fromFile ?? process.env['BATON_SOR_OPERATOR_TOKEN'] ?? randomIdSource.secret();
     if (token.length < 16) throw new BatonError('usage', 'the operator token must be at least 16 characters');
     const publicOrigin = v['public-url'];
-    if (publicOrigin !== undefined && !URL.canParse(publicOrigin))
-      throw new BatonError('usage', '--public-url must be a URL');
+    const originDefect = publicOrigin === undefined ? undefined : publicOriginDefect(publicOrigin);
+    if (originDefect !== undefined) throw new BatonError('usage', `--public-url ${originDefect}`);
     const sor = await startSor({
       dbPath: v.db,
       signer,
