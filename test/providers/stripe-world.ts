@@ -49,14 +49,15 @@ export interface StripeWorld {
 
 /**
  * The credentials document a deployment would keep beside its config: references only, the secret
- * key sendable to the sandbox's origin (where the deployed profile points), the webhook secret to
- * no origin (it only verifies deliveries).
+ * key sendable to the sandbox's origin and to the origin the deployed profile points at, the webhook
+ * secret to no origin (it only verifies deliveries).
  */
-export function stripeCredentials(sandboxUrl: string) {
+export function stripeCredentials(sandboxUrl: string, deployedUrl: string = sandboxUrl) {
+  const origins = [...new Set([new URL(sandboxUrl).origin, new URL(deployedUrl).origin])];
   return {
     format: 'baton.credentials/1',
     credentials: {
-      'stripe-secret-key': { env: 'STRIPE_SECRET_KEY', origins: [new URL(sandboxUrl).origin] },
+      'stripe-secret-key': { env: 'STRIPE_SECRET_KEY', origins },
       'stripe-webhook-secret': { env: 'STRIPE_WEBHOOK_SECRET', origins: [] },
     },
   };
@@ -79,10 +80,13 @@ export async function openStripeWorld(
   });
   const svc = opened.service;
   const domain = await svc.configureDomain(domainConfig() as never);
-  const profile = await svc.registerProfile(edit(deployProfile(loadProfile(name), { origin: url })));
+  const deployed = edit(deployProfile(loadProfile(name), { origin: url }));
+  const profile = await svc.registerProfile(deployed);
   await svc.createAuthority({ id: 'payouts', unit: 'USD-cents', total: 1_000_000 });
   const env = { STRIPE_SECRET_KEY: sandbox.secretKey, STRIPE_WEBHOOK_SECRET: sandbox.webhookSecret };
-  const credentials = stripeCredentials(url);
+  // An edit that points the profile at a stand-in for the provider (a test's middlebox) deploys
+  // the key to that origin too, as a deployment's credentials document would.
+  const credentials = stripeCredentials(url, deployed.entry?.url ?? url);
   const doc = validateCredentials(credentials);
   const secrets = resolveCredentials(doc, { env, readFile: () => undefined });
   const keys = staticKeys(secrets, credentialOrigins(doc));
