@@ -411,6 +411,13 @@ const ROUTES: readonly RouteCase[] = [
     path: fixed('/v1/missions/issuers/https%3A%2F%2Fas.example.com'),
   },
   {
+    method: 'DELETE',
+    template: '/v1/missions/issuers/{issuer}',
+    roles: ['admin'],
+    scope: 'none',
+    path: fixed('/v1/missions/issuers/https%3A%2F%2Fas.example.com'),
+  },
+  {
     method: 'PUT',
     template: '/v1/missions/issuers/{issuer}/bearer',
     roles: ['admin'],
