@@ -9,6 +9,7 @@ import type { MissingKnowledgeReason, OccurrenceRecord } from '../model.js';
 import { findStatusSource, mapStatus, readProviderReference, referenceMatches } from '../profile.js';
 import { pinIdentities } from '../profile-parts.js';
 import type { AuthenticationPin, ProviderProfile, StatusMapping, StatusSource } from '../profile-types.js';
+import { OUTCOME_RANK, readingsContradict } from './readings.js';
 
 export const ACKNOWLEDGEMENT_SOURCE = 'acknowledgement';
 /** How far an observation may predate the recorded entry and still be about this attempt. */
@@ -175,24 +176,6 @@ const CONFLICTING: Assessment = {
   conflicting: true,
 };
 
-/** Pairs of readings that cannot both be true of one attempt (machine/observe.ts judges the same). */
-function readingsContradict(a: StatusMapping, b: StatusMapping): boolean {
-  const claim = (m: StatusMapping) =>
-    m.interpretation === 'success' ? 'occurred' : m.establishesNoEffect ? 'none_confirmed' : 'unresolved';
-  const [x, y] = [a.interpretation, b.interpretation];
-  if (x !== y && x !== 'accepted' && y !== 'accepted') return true; // two different terminals
-  if ((x === 'accepted' && y === 'not_accepted') || (y === 'accepted' && x === 'not_accepted')) return true;
-  const [cx, cy] = [claim(a), claim(b)];
-  return cx !== 'unresolved' && cy !== 'unresolved' && cx !== cy;
-}
-
-const RANK: Readonly<Record<StatusMapping['interpretation'], number>> = {
-  accepted: 1,
-  success: 2,
-  not_accepted: 2,
-  final_failure: 2,
-};
-
 /**
  * AOC-CASE-009, for an answer holding several items about the occurrence (a listing page): each is
  * judged for the binding on its own, so the verdict never depends on their order. If the items
@@ -222,7 +205,7 @@ function oneItem(
   for (const a of read) for (const b of read) if (readingsContradict(a.m, b.m)) return 'conflicting';
   const [best] = read.sort(
     (a, b) =>
-      RANK[b.m.interpretation] - RANK[a.m.interpretation] ||
+      OUTCOME_RANK[b.m.interpretation] - OUTCOME_RANK[a.m.interpretation] ||
       String(a.i.nativeStatus).localeCompare(String(b.i.nativeStatus)),
   );
   return best?.i ?? bound[0] ?? cmd;

@@ -8,10 +8,11 @@
  */
 import { digestJcs } from '../../core/digest.js';
 import type { JsonObject } from '../../core/json.js';
-import type { Effect, Interpretation, OccurrenceRecord, Outcome, PlannedEvent } from '../model.js';
+import type { Effect, OccurrenceRecord, Outcome, PlannedEvent } from '../model.js';
 import type { ProviderProfile, StatusMapping } from '../profile-types.js';
 import { assessObservation, type Assessment, type ObservationCommand } from './assess.js';
 import { event, occurrenceSubject, stateFacts } from './common.js';
+import { effectClaim, effectsDisagree, interpretationsContradict, OUTCOME_RANK } from './readings.js';
 
 export interface ObserveDecision {
   readonly occurrence: OccurrenceRecord;
@@ -20,22 +21,6 @@ export interface ObserveDecision {
   readonly changed: boolean;
   readonly events: readonly PlannedEvent[];
 }
-
-/** Pairs of interpretations that cannot both be true of one attempt. */
-function contradicts(current: Outcome, next: Interpretation): boolean {
-  if (current === 'unknown' || current === next) return false;
-  if (current === 'accepted') return next === 'not_accepted';
-  if (next === 'accepted') return current === 'not_accepted';
-  return true; // two different terminal interpretations
-}
-
-const RANK: Readonly<Record<Outcome, number>> = {
-  unknown: 0,
-  accepted: 1,
-  success: 2,
-  not_accepted: 2,
-  final_failure: 2,
-};
 
 interface Next {
   readonly outcome: Outcome;
@@ -46,15 +31,12 @@ interface Next {
 function nextState(o: OccurrenceRecord, m: StatusMapping): Next {
   if (o.conflict) return o; // sticky: only a separate review may close a conflict
   const target = m.interpretation;
-  const effectClaim: Effect =
-    target === 'success' ? 'occurred' : m.establishesNoEffect ? 'none_confirmed' : 'unresolved';
-  const effectsDisagree =
-    o.effect !== 'unresolved' && effectClaim !== 'unresolved' && effectClaim !== o.effect;
-  if (contradicts(o.outcome, target) || effectsDisagree) {
+  const claim = effectClaim(m);
+  if (interpretationsContradict(o.outcome, target) || effectsDisagree(o.effect, claim)) {
     return { outcome: 'unknown', effect: 'unresolved', conflict: true };
   }
-  const outcome = RANK[target] > RANK[o.outcome] ? target : o.outcome;
-  const effect = effectClaim === 'unresolved' ? o.effect : effectClaim;
+  const outcome = OUTCOME_RANK[target] > OUTCOME_RANK[o.outcome] ? target : o.outcome;
+  const effect = claim === 'unresolved' ? o.effect : claim;
   return { outcome, effect, conflict: false };
 }
 
