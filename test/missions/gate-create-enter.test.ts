@@ -7,35 +7,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isBatonError } from '../../src/core/errors.js';
 import { enginesUnderTest } from '../store/engines.js';
-import { createInput } from '../occurrences/helpers.js';
-import { binding, T0, verifiedSignal, verifiedStatus } from './fixtures.js';
-import { world, type World } from './world.js';
+import { T0, verifiedSignal, verifiedStatus } from './fixtures.js';
+import { dispatchedItem, world } from './world.js';
 
 const engines = await enginesUnderTest();
-
-type Generation = Awaited<ReturnType<World['occurrences']['takeover']>>;
-
-async function dispatched(w: World, key: string, taken?: Generation) {
-  const g = taken ?? (await w.occurrences.takeover({ lineage: 'invoice-agent' }));
-  const item = await w.harness.createItem(
-    {
-      kind: 'queue_item',
-      action_class: 'consequential_write',
-      lineage: 'invoice-agent',
-      mission_binding: binding,
-      idempotency_key: key,
-    },
-    'executor',
-  );
-  await w.harness.dispatch(item.id, 'executor', g.generation);
-  return { g, item, input: { ...createInput(g.credential, key), workItemId: item.id } };
-}
 
 for (const e of engines) {
   test(`[${e.name}] create-and-enter on an active Mission: mission_checked continue, then provider_entered`, async (t) => {
     const w = await world(t, e);
     await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
-    const { input } = await dispatched(w, 'pay-ok');
+    const { input } = await dispatchedItem(w, 'pay-ok');
     const r = await w.occurrences.createAndEnter(input);
     assert.equal(r.ticket?.occurrence.phase, 'entered');
     const types = (await w.occurrences.getOccurrence(r.occurrence.id)).evidence.map((x) => x.type);
@@ -45,8 +26,8 @@ for (const e of engines) {
   test(`[${e.name}] C-A25 create-and-enter after a revocation refuses as create then enter do`, async (t) => {
     const w = await world(t, e);
     await w.harness.applyVerifiedSignal(verifiedSignal('active', 1, T0));
-    const one = await dispatched(w, 'pay-one');
-    const two = await dispatched(w, 'pay-two', one.g);
+    const one = await dispatchedItem(w, 'pay-one');
+    const two = await dispatchedItem(w, 'pay-two', one.g);
     // Reserved while the Mission was active (the single create), entered after the revocation.
     const held = await w.occurrences.create(one.input);
     const fresh = two.input;
@@ -79,7 +60,7 @@ for (const e of engines) {
     await w.harness.applyVerifiedStatus(
       verifiedStatus('active', T0, { missionExpiry: '2026-11-02T08:00:02Z' }),
     );
-    const { input } = await dispatched(w, 'pay-late');
+    const { input } = await dispatchedItem(w, 'pay-late');
     const held = await w.occurrences.create(input);
     w.clock.advance(3000);
     const refusal = (p: Promise<unknown>) =>

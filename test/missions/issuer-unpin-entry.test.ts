@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readIssuerRegistration } from '../../src/missions/index.js';
 import { IssuerRegistry } from '../../src/store/missions-issuers.js';
-import { createInput, SimulatedProvider } from '../occurrences/helpers.js';
+import { SimulatedProvider } from '../occurrences/helpers.js';
 import { enginesUnderTest } from '../store/engines.js';
-import { binding, code, LOOPBACK_PUSH_PIN, ORIGIN, T0, verifiedStatus } from './fixtures.js';
-import { world, type World } from './world.js';
+import { code, LOOPBACK_PUSH_PIN, ORIGIN, T0, verifiedStatus } from './fixtures.js';
+import { dispatchedItem, world, type World } from './world.js';
 
 const engines = await enginesUnderTest();
 
@@ -31,19 +31,8 @@ async function pinned(w: World): Promise<IssuerRegistry> {
 }
 
 async function dispatched(w: World, key: string) {
-  const g = await w.occurrences.takeover({ lineage: 'invoice-agent' });
-  const item = await w.harness.createItem(
-    {
-      kind: 'queue_item',
-      action_class: 'consequential_write',
-      lineage: 'invoice-agent',
-      mission_binding: binding,
-      idempotency_key: key,
-    },
-    'executor',
-  );
-  await w.harness.dispatch(item.id, 'executor', g.generation);
-  const created = await w.occurrences.create({ ...createInput(g.credential, key), workItemId: item.id });
+  const { g, input } = await dispatchedItem(w, key);
+  const created = await w.occurrences.create(input);
   return { g, occurrence: created.occurrence };
 }
 

@@ -11,8 +11,8 @@ import type { MissionsService, StalenessBounds, StatusFetcher } from '../../src/
 import { OccurrencesService } from '../../src/occurrences/index.js';
 import { harnessGate, migrate, occurrencesUnitOfWork, openHarnessOn } from '../../src/store/index.js';
 import type { EngineUnderTest, StoreUnderTest } from '../store/engines.js';
-import { domainConfig, paymentsProfile } from '../occurrences/helpers.js';
-import { T0 } from './fixtures.js';
+import { createInput, domainConfig, paymentsProfile } from '../occurrences/helpers.js';
+import { binding, T0 } from './fixtures.js';
 
 export interface World {
   readonly store: StoreUnderTest;
@@ -63,4 +63,27 @@ export async function world(
     publicKey: pair.publicKey,
     another: () => pairOn(store.another(), `b${++n}`),
   };
+}
+
+type Generation = Awaited<ReturnType<World['occurrences']['takeover']>>;
+
+/**
+ * A queue item of lineage `invoice-agent` under the fixtures' Mission binding, enqueued and
+ * dispatched by a generation (`taken`, or a new takeover), and the create input naming it: the
+ * way governed work reaches provider entry (A3.6).
+ */
+export async function dispatchedItem(w: World, key: string, taken?: Generation) {
+  const g = taken ?? (await w.occurrences.takeover({ lineage: 'invoice-agent' }));
+  const item = await w.harness.createItem(
+    {
+      kind: 'queue_item',
+      action_class: 'consequential_write',
+      lineage: 'invoice-agent',
+      mission_binding: binding,
+      idempotency_key: key,
+    },
+    'executor',
+  );
+  await w.harness.dispatch(item.id, 'executor', g.generation);
+  return { g, item, input: { ...createInput(g.credential, key), workItemId: item.id } };
 }
