@@ -25,6 +25,8 @@ import { wireMissionConsumer, type MissionConsumer } from '../../src/server/miss
 import { Metrics } from '../../src/server/metrics.js';
 import { createToken } from '../../src/server/tokens.js';
 import type { StoreEngine } from '../../src/store/engine.js';
+import { verifySubject } from '../../src/store/evidence-verify.js';
+import { issuerSubject } from '../../src/store/missions-issuers.js';
 import { openOccurrencesOn } from '../../src/store/occurrences.js';
 import { domainConfig, paymentsProfile } from '../occurrences/helpers.js';
 import { request, type Answer, type CallOptions } from '../server/helpers.js';
@@ -207,4 +209,19 @@ export async function eventually(probe: () => Promise<boolean>, what: string): P
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** The pinned issuer subject's evidence: its events' types and JCS bodies, and whether its chain verifies. */
+export async function issuerEvents(
+  w: ConsumerWorld,
+): Promise<{ types: string[]; bodies: string[]; ok: boolean }> {
+  const subject = issuerSubject(w.pin.issuer);
+  const rows = await w.engine.read((ex) =>
+    ex.all<{ type: string; body: string }>(
+      'SELECT type, body FROM evidence_events WHERE subject = ? ORDER BY seq',
+      [subject],
+    ),
+  );
+  const chain = await w.engine.read((ex) => verifySubject(ex, subject));
+  return { types: rows.map((r) => r.type), bodies: rows.map((r) => r.body), ok: chain.ok };
 }

@@ -14,14 +14,18 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
 import { bearerDigest, SET_MEDIA_TYPE } from '../../src/missions/index.js';
-import { issuerSubject } from '../../src/store/missions-issuers.js';
-import { verifySubject } from '../../src/store/evidence-verify.js';
 import { verifyEvidence } from '../../src/store/index.js';
 import { baton } from '../config/support.js';
 import { assertProblem } from '../server/helpers.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { AUDIENCE } from './issuer-support.js';
-import { consumerWorld, STREAM_BEARER, suspensionSetHeld, type ConsumerWorld } from './consumer-world.js';
+import {
+  consumerWorld,
+  issuerEvents,
+  STREAM_BEARER,
+  suspensionSetHeld,
+  type ConsumerWorld,
+} from './consumer-world.js';
 
 const engines = await enginesUnderTest();
 
@@ -35,19 +39,6 @@ async function issuerView(w: ConsumerWorld, token = w.admin): Promise<JsonObject
   const r = await w.call('GET', `/v1/missions/issuers/${encodeURIComponent(w.pin.issuer)}`, { token });
   assert.equal(r.status, 200, r.text);
   return r.body;
-}
-
-/** The issuer subject's events, by type, and whether its chain verifies. */
-async function issuerEvents(w: ConsumerWorld): Promise<{ types: string[]; bodies: string[]; ok: boolean }> {
-  const subject = issuerSubject(w.pin.issuer);
-  const rows = await w.engine.read((ex) =>
-    ex.all<{ type: string; body: string }>(
-      'SELECT type, body FROM evidence_events WHERE subject = ? ORDER BY seq',
-      [subject],
-    ),
-  );
-  const chain = await w.engine.read((ex) => verifySubject(ex, subject));
-  return { types: rows.map((r) => r.type), bodies: rows.map((r) => r.body), ok: chain.ok };
 }
 
 for (const e of engines) {
