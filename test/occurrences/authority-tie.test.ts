@@ -9,19 +9,13 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock } from '../../src/core/clock.js';
-import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
 import type { JsonObject } from '../../src/core/json.js';
-import { OccurrencesService } from '../../src/occurrences/index.js';
 import { loadProfile } from '../../src/providers/index.js';
 import type { StoreEngine } from '../../src/store/engine.js';
-import { migrate, occurrencesUnitOfWork } from '../../src/store/index.js';
 import { enginesUnderTest, type EngineUnderTest } from '../store/engines.js';
-import { createInput, domainConfig, paymentsProfile, T0 } from './helpers.js';
+import { createInput, paymentsProfile, serviceOn } from './helpers.js';
 
 const engines = await enginesUnderTest();
-const pair = generateEd25519KeyPair();
-const domainKey = { kid: pair.kid, publicKey: publicKeyRaw(pair.publicKey).toString('base64url') };
 const TABLES = [
   'aoc_occurrences',
   'aoc_linked_ids',
@@ -42,18 +36,8 @@ async function state(engine: StoreEngine): Promise<string> {
 }
 
 async function prepared(t: TestContext, e: EngineUnderTest) {
-  const store = await e.open(t);
-  await migrate(store.engine);
-  const svc = new OccurrencesService({
-    uow: occurrencesUnitOfWork(store.engine),
-    domainKey,
-    clock: new ManualClock(T0),
-  });
-  await svc.configureDomain(domainConfig() as never);
-  await svc.registerProfile(paymentsProfile());
-  await svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 10_000_000 });
+  const { store, svc, g } = await serviceOn(t, e, 10_000_000);
   await svc.createAuthority({ id: 'dollars', unit: 'USD-cents', total: 10_000 });
-  const g = await svc.takeover({ lineage: 'invoice-agent' });
   return { store, svc, credential: g.credential };
 }
 

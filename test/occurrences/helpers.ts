@@ -11,8 +11,15 @@ import type { TestContext } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
 import { sha256HexTag } from '../../src/core/digest.js';
 import type { JsonObject } from '../../src/core/json.js';
-import type { EntryTicket, ObservationInput, OccurrencesService } from '../../src/occurrences/index.js';
-import { openOccurrencesOnSqlite, type OccurrencesOnSqlite } from '../../src/store/index.js';
+import { OccurrencesService, type EntryTicket, type ObservationInput } from '../../src/occurrences/index.js';
+import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
+import {
+  migrate,
+  occurrencesUnitOfWork,
+  openOccurrencesOnSqlite,
+  type OccurrencesOnSqlite,
+} from '../../src/store/index.js';
+import type { EngineUnderTest } from '../store/engines.js';
 
 export const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
 export const ACCOUNT = 'acct_sandbox_001';
@@ -145,6 +152,27 @@ export async function setupDomain(
   const profile = await h.svc.registerProfile(paymentsProfile());
   await h.svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: opts.total ?? 100_000 });
   return profile;
+}
+
+/**
+ * The occurrences service on a migrated store of engine `e` (a both-engines test), set up as
+ * `setupDomain` does — the domain, the payments profile, a `payouts` budget of `total` EUR-cents —
+ * and a generation of lineage `invoice-agent`.
+ */
+export async function serviceOn(t: TestContext, e: EngineUnderTest, total: number) {
+  const store = await e.open(t);
+  await migrate(store.engine);
+  const pair = generateEd25519KeyPair();
+  const svc = new OccurrencesService({
+    uow: occurrencesUnitOfWork(store.engine),
+    domainKey: { kid: pair.kid, publicKey: publicKeyRaw(pair.publicKey).toString('base64url') },
+    clock: new ManualClock(T0),
+  });
+  await svc.configureDomain(domainConfig() as never);
+  await svc.registerProfile(paymentsProfile());
+  await svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total });
+  const g = await svc.takeover({ lineage: 'invoice-agent' });
+  return { store, svc, g };
 }
 
 export function createInput(credential: string, key: string, amount = 1_000, extra: JsonObject = {}) {

@@ -10,31 +10,17 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock } from '../../src/core/clock.js';
-import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
-import { OccurrencesService } from '../../src/occurrences/index.js';
-import { migrate, occurrencesUnitOfWork, verifyEvidence } from '../../src/store/index.js';
+import type { OccurrencesService } from '../../src/occurrences/index.js';
+import { verifyEvidence } from '../../src/store/index.js';
 import { enginesUnderTest } from '../store/engines.js';
-import { createInput, domainConfig, observation, paymentsProfile, T0 } from './helpers.js';
+import { createInput, observation, serviceOn, T0 } from './helpers.js';
 
 const engines = await enginesUnderTest();
-const pair = generateEd25519KeyPair();
-const domainKey = { kid: pair.kid, publicKey: publicKeyRaw(pair.publicKey).toString('base64url') };
 
 async function prepared(t: TestContext, name: string) {
   const e = engines.find((x) => x.name === name);
   assert.ok(e !== undefined);
-  const store = await e.open(t);
-  await migrate(store.engine);
-  const svc = new OccurrencesService({
-    uow: occurrencesUnitOfWork(store.engine),
-    domainKey,
-    clock: new ManualClock(T0),
-  });
-  await svc.configureDomain(domainConfig() as never);
-  await svc.registerProfile(paymentsProfile());
-  await svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 100_000 });
-  const g = await svc.takeover({ lineage: 'invoice-agent' });
+  const { store, svc, g } = await serviceOn(t, e, 100_000);
   const entered = async (key: string) => {
     const created = await svc.create(createInput(g.credential, key));
     return svc.enter({ credential: g.credential, occurrenceId: created.occurrence.id });
