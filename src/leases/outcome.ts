@@ -13,6 +13,13 @@ import type {
 } from './model.js';
 import type { ReceiptDraft } from './receipts.js';
 
+/** A refusal with no model fault behind it: its code, the draft rule it enforces and why. */
+export const reject = (code: Rejection['code'], rule: Rejection['rule'], message: string): Rejection => ({
+  code,
+  rule,
+  message,
+});
+
 /** What a resource means: how an operation (or an inverse payload) changes its state. */
 export interface ResourceModel {
   /**

@@ -16,7 +16,8 @@ import {
   decodeLeaseHeader,
   encodeReceiptHeader,
 } from './carriage.js';
-import { LEASE_ID_MAX_LENGTH, type Rejection } from './model.js';
+import { LEASE_ID_MAX_LENGTH } from './model.js';
+import { reject } from './outcome.js';
 import { MAX_URI_LENGTH } from './parse.js';
 import type { Answer, LeaseService, StagedRequest } from './service.js';
 
@@ -38,12 +39,6 @@ export interface LeasePluginOptions {
   /** The receipt-signing public key, published so gateways can check receipts. */
   receiptJwk: JsonObject;
 }
-
-const reject = (code: Rejection['code'], rule: Rejection['rule'], message: string): Rejection => ({
-  code,
-  rule,
-  message,
-});
 
 type IdParams = { Params: { id: string } };
 type LeaseParams = { Params: { leaseId: string } };

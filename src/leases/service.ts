@@ -16,7 +16,7 @@ import type { JsonValue } from '../core/json.js';
 import type { AuditEntry, LeaseLedger, LedgerTx } from './ledger.js';
 import { admit, approve, lapse } from './machine.js';
 import type { EscrowRecord, Lease, LeaseRecord, Rejection, ResourceRecord, ShadowRecord } from './model.js';
-import type { Outcome, ResourceModel } from './outcome.js';
+import { reject, type Outcome, type ResourceModel } from './outcome.js';
 import { parseLease } from './parse.js';
 import { rejectionDraft, signReceipt, type Receipt, type ReceiptDraft } from './receipts.js';
 import { recover } from './recover.js';
@@ -56,12 +56,6 @@ interface Facts {
   leaseHash: Sha256HexTag | null;
   resource: ResourceRecord | undefined;
 }
-
-const reject = (code: Rejection['code'], rule: Rejection['rule'], message: string): Rejection => ({
-  code,
-  rule,
-  message,
-});
 
 export class LeaseService {
   readonly #o: LeaseServiceOptions;
