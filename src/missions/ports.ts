@@ -127,7 +127,10 @@ export interface OccurrenceSide {
   releaseReserved(occurrenceId: string, reason: string, at: number): Promise<'released' | 'entered' | 'none'>;
   /** Whether an entered, unresolved occurrence is in flight (HAR-25 in-flight handoff). */
   inFlight(occurrenceId: string): Promise<boolean>;
-  /** The lineage's current executor generation (null: no such lineage), read in the same transaction. */
+  /**
+   * The lineage's current executor generation (null: no such lineage), read in the same
+   * transaction and locked until it ends, so no takeover commits between the fence and the write.
+   */
   currentGeneration(lineage: string): Promise<number | null>;
 }
 

@@ -605,14 +605,15 @@ export class MissionsService {
     const now = this.#now();
     const peek = await repo.getItem(itemId);
     if (peek === undefined) throw new BatonError('work_item_not_found', 'no such work item');
-    // Lock order everywhere: mission view, then items (then occurrences).
+    // Lock order everywhere: the lineage (the fence, as entry takes it), mission view, then items
+    // (then occurrences). An item's lineage never changes, so the peeked one is the item's.
+    await this.#refuseRetired(occ, peek, generation);
     const view =
       peek.binding === null
         ? undefined
         : await repo.lockView(peek.binding.mission_origin, peek.binding.mission_id);
     const item = await repo.lockItem(itemId);
     if (item === undefined) throw new BatonError('work_item_not_found', 'no such work item');
-    await this.#refuseRetired(occ, item, generation);
     const a =
       item.binding === null
         ? undefined
@@ -658,8 +659,7 @@ export class MissionsService {
   async complete(itemId: string, actor: string, generation?: number): Promise<WorkItemRecord> {
     return this.#o.uow.run(async (repo, occ) => {
       const now = this.#now();
-      const item = await this.#lockedItem(repo, itemId);
-      await this.#refuseRetired(occ, item, generation);
+      const item = await this.#lockedItem(repo, itemId, occ, generation);
       const next = decideComplete(item, now);
       if (isRefusal(next)) throw refusalError(next);
       await repo.appendEvents([await this.#move(repo, item, next)], now, actor);
@@ -667,9 +667,16 @@ export class MissionsService {
     });
   }
 
-  async #lockedItem(repo: MissionsRepository, itemId: string): Promise<WorkItemRecord> {
+  /** With `generation`: fenced first, the lineage locked before the view and item (lock order). */
+  async #lockedItem(
+    repo: MissionsRepository,
+    itemId: string,
+    occ?: OccurrenceSide,
+    generation?: number,
+  ): Promise<WorkItemRecord> {
     const peek = await repo.getItem(itemId);
     if (peek === undefined) throw new BatonError('work_item_not_found', 'no such work item');
+    if (occ !== undefined) await this.#refuseRetired(occ, peek, generation);
     if (peek.binding !== null) await repo.lockView(peek.binding.mission_origin, peek.binding.mission_id);
     const item = await repo.lockItem(itemId);
     if (item === undefined) throw new BatonError('work_item_not_found', 'no such work item');
@@ -723,8 +730,7 @@ export class MissionsService {
   async retry(itemId: string, actor: string, generation?: number): Promise<WorkItemRecord> {
     return this.#o.uow.run(async (repo, occ) => {
       const now = this.#now();
-      const original = await this.#lockedItem(repo, itemId);
-      await this.#refuseRetired(occ, original, generation);
+      const original = await this.#lockedItem(repo, itemId, occ, generation);
       const next = decideRetry(original, this.#o.ids.id('wrk'), now);
       if (isRefusal(next)) throw refusalError(next);
       // HAR-21: no retry of dependent child work under a non-active parent Mission (a refusal
@@ -837,9 +843,12 @@ export class MissionsService {
     const { source } = readTaint(input);
     return this.#o.uow.run(async (repo, occ) => {
       const now = this.#now();
+      // The lineage first (lock order); a session's lineage never changes.
+      const peek = await repo.getSession(sessionId);
+      if (peek === undefined) throw new BatonError('session_not_found', 'no such session');
+      await this.#refuseRetiredLineage(occ, peek.lineage, generation);
       const before = await repo.lockSession(sessionId);
       if (before === undefined) throw new BatonError('session_not_found', 'no such session');
-      await this.#refuseRetiredLineage(occ, before.lineage, generation);
       const after: SessionRecord = before.tainted
         ? before
         : { ...before, tainted: true, version: before.version + 1 };

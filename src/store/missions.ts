@@ -45,7 +45,9 @@ export function occurrenceSide(tx: Transaction): OccurrenceSide {
       return o !== undefined && o.phase !== 'reserved' && o.phase !== 'released' && isUnresolved(o);
     },
     async currentGeneration(lineage) {
-      return (await new OccurrencesRepositorySql(tx).getLineage(lineage))?.generation ?? null;
+      // Locked (FOR UPDATE on PostgreSQL): a takeover committing after this read would otherwise
+      // let the retired generation's command commit too (AOC-REQ-006); SQLite has one writer.
+      return (await new OccurrencesRepositorySql(tx).lockLineage(lineage))?.generation ?? null;
     },
   };
 }

@@ -118,3 +118,59 @@ for (const e of engines) {
     );
   });
 }
+
+/**
+ * The same fence when the takeover has not committed yet (PostgreSQL, read committed): its
+ * transaction holds the lineage row and has raised the generation when the retired executor's
+ * `complete` runs. The fence must wait for that lock and see the committed successor — a plain
+ * read would see the old generation and let the retired command commit beside the takeover.
+ * Whether `complete` waits is read from PostgreSQL itself (a backend waiting on a lock), not timed.
+ */
+for (const e of engines.filter((x) => x.kind === 'postgres')) {
+  test(`[${e.name}] AOC-REQ-006 the harness fence waits for a takeover in flight on the lineage and refuses the retired generation`, async (t) => {
+    const w = await world(t, e);
+    await w.harness.applyVerifiedStatus(verifiedStatus('active', T0));
+    const gen = (await w.occurrences.takeover({ lineage: LINEAGE })).generation;
+    const running = await w.harness.createItem(
+      item({ queue_item_id: 'wrk-running', idempotency_key: 'pay-1' }),
+      'executor',
+      LINEAGE,
+      gen,
+    );
+    await w.harness.dispatch(running.id, 'executor', gen);
+
+    const takeover = w.store.another();
+    const watcher = w.store.another();
+    let completion: Promise<string> | undefined;
+    await takeover.transaction(async (tx) => {
+      const me = await tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await tx.get(`SELECT generation FROM aoc_lineages WHERE id = ?${tx.forUpdate}`, [LINEAGE]);
+      await tx.run(
+        'UPDATE aoc_lineages SET generation = generation + 1, version = version + 1 WHERE id = ?',
+        [LINEAGE],
+      );
+      const settled = w.harness.complete(running.id, 'executor', gen).then(
+        (r) => `completed ${r.state}`,
+        (err: unknown) => `refused ${(err as { code?: string }).code}`,
+      );
+      completion = settled;
+      // Until complete is seen waiting on this transaction's lock, or has settled without waiting.
+      for (;;) {
+        const waiting = await watcher.read((ex) =>
+          ex.get<{ n: number }>(
+            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))',
+            [me?.pid ?? -1],
+          ),
+        );
+        if ((waiting?.n ?? 0) > 0) break;
+        const early = await Promise.race([
+          settled,
+          new Promise<undefined>((r) => setTimeout(() => r(undefined), 20)),
+        ]);
+        if (early !== undefined) assert.fail(`complete did not wait for the takeover's lock: ${early}`);
+      }
+    });
+    assert.equal(await completion, 'refused generation_retired');
+    assert.equal((await w.harness.getItem(running.id)).state, 'running', 'nothing written');
+  });
+}
