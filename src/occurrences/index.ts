@@ -29,6 +29,7 @@ export type { ListInput, OccurrencePage } from './service/listing.js';
 export type { AcknowledgedObserved, ObserveResult } from './service/observe.js';
 export type {
   EventObservation,
+  OccurrenceLocator,
   ProviderEventInput,
   ProviderEventResult,
   RefusedDeliveryInput,

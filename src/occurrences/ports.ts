@@ -232,6 +232,16 @@ export interface OccurrencesRepository extends OccurrencesReader {
     environment: string,
     nativeKey: string,
   ): Promise<OccurrenceRecord | undefined>;
+  /**
+   * The ONE occurrence whose bound provider reference this is under this profile, account and
+   * environment, locked; undefined when none or several are (migration 034's index).
+   */
+  lockByReference(
+    profileId: string,
+    account: string,
+    environment: string,
+    reference: string,
+  ): Promise<OccurrenceRecord | undefined>;
   /** Remember a provider's webhook event id for this profile; false when it was already remembered. */
   rememberProviderEvent(
     profileId: string,

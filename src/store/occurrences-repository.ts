@@ -550,6 +550,27 @@ export class OccurrencesRepositorySql extends OccurrencesReaderSql implements Oc
     return found;
   }
 
+  /**
+   * Webhook intake by bound reference (migration 034): the ids first, so that two occurrences with
+   * one reference (never written, see ReconciliationStore.boundVersionByReference) lock nothing.
+   */
+  async lockByReference(
+    profileId: string,
+    account: string,
+    environment: string,
+    reference: string,
+  ): Promise<OccurrenceRecord | undefined> {
+    const ids = await this.#tx.all<{ id: string }>(
+      'SELECT id FROM aoc_occurrences WHERE profile_id = ? AND account = ? AND environment = ? AND provider_reference = ? LIMIT 2',
+      [profileId, account, environment, reference],
+    );
+    const [only] = ids;
+    if (only === undefined || ids.length !== 1) return undefined;
+    const found = await this.occurrenceRow('id = ? AND provider_reference = ?', [only.id, reference], true);
+    if (found !== undefined) this.#held.occurrences.set(found.id, found);
+    return found;
+  }
+
   /** Migration 010's primary key is the rule: a second insert of one (profile, event id) changes nothing. */
   async rememberProviderEvent(
     profileId: string,

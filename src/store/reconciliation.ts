@@ -74,6 +74,28 @@ export class ReconciliationStore {
     return row?.v;
   }
 
+  /**
+   * The profile version the ONE occurrence whose bound provider reference is this one is bound to
+   * (migration 034's index), for a delivery that names no native key of Baton's. Two such
+   * occurrences (never written: the observe path refuses a reference bound elsewhere) locate
+   * nothing — the delivery is not guessed onto either (fail closed). Read outside the delivery's
+   * transaction for the same reason as boundVersion: a bound reference is written once.
+   */
+  async boundVersionByReference(
+    profileId: string,
+    account: string,
+    environment: string,
+    reference: string,
+  ): Promise<string | undefined> {
+    const rows = await this.engine.read((ex) =>
+      ex.all<{ v: string }>(
+        'SELECT profile_version AS v FROM aoc_occurrences WHERE profile_id = ? AND account = ? AND environment = ? AND provider_reference = ? LIMIT 2',
+        [profileId, account, environment, reference],
+      ),
+    );
+    return rows.length === 1 ? rows[0]?.v : undefined;
+  }
+
   /** Unresolved occurrences whose claim (if any) is free and due, oldest entry first. */
   async dueOccurrences(now: number, limit: number): Promise<string[]> {
     const rows = await this.engine.read((ex) =>

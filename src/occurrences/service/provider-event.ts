@@ -1,6 +1,6 @@
 /**
  * One provider webhook event in ONE transaction (issue 13 §2: one commit per delivery): the
- * occurrence its native key names is found and locked, the provider's event id is remembered (a
+ * occurrence its native key (or its bound provider reference) names is found and locked, the provider's event id is remembered (a
  * duplicate records nothing), and the observation the trusted status-source layer makes of it is
  * judged and recorded. A refusal anywhere rolls the whole delivery back, its event id included,
  * so the provider's retry is never taken for a duplicate.
@@ -15,14 +15,41 @@ import type { OccurrencesRepository } from '../ports.js';
 import type { ServiceContext } from './context.js';
 import { observeIn, type ObserveResult } from './observe.js';
 
-export interface ProviderEventInput {
+/** Where an occurrence is under a profile: its account and environment. */
+interface Place {
+  readonly account: string;
+  readonly environment: string;
+}
+
+/**
+ * How a delivery names its occurrence: by its native key, or — when the event names no key of
+ * Baton's (Stripe's events after a cancel or a capture name that request's key, or none) — by
+ * the provider reference bound to it (migration 034). The native key is asked first.
+ */
+export interface OccurrenceLocator {
+  readonly nativeKey?: Place & { readonly key: string };
+  readonly reference?: Place & { readonly reference: string };
+}
+
+export interface ProviderEventInput extends OccurrenceLocator {
   /** The profile whose receiver authenticated the delivery (the event ids' namespace). */
   readonly profileId: string;
   /** The provider's event id; absent for a refused delivery (evidence only, never remembered). */
   readonly eventId?: string;
   readonly receivedAt: number;
-  /** The occurrence the event names: its native key under this profile, account and environment. */
-  readonly nativeKey?: { readonly account: string; readonly environment: string; readonly key: string };
+}
+
+/** The occurrence the locator names, locked in `repo`'s transaction (undefined: none, or not one). */
+async function lockNamed(
+  repo: OccurrencesRepository,
+  profileId: string,
+  at: OccurrenceLocator,
+): Promise<OccurrenceRecord | undefined> {
+  const k = at.nativeKey;
+  if (k !== undefined) return repo.lockByNativeKey(profileId, k.account, k.environment, k.key);
+  const r = at.reference;
+  if (r !== undefined) return repo.lockByReference(profileId, r.account, r.environment, r.reference);
+  return undefined;
 }
 
 export type ProviderEventResult =
@@ -53,8 +80,7 @@ export function recordProviderEvent(
   actor: string,
 ): Promise<ProviderEventResult> {
   return ctx.uow.run(async (repo): Promise<ProviderEventResult> => {
-    const k = event.nativeKey;
-    const o = k && (await repo.lockByNativeKey(event.profileId, k.account, k.environment, k.key));
+    const o = await lockNamed(repo, event.profileId, event);
     if (event.eventId !== undefined) {
       const fresh = await repo.rememberProviderEvent(
         event.profileId,
@@ -77,10 +103,9 @@ export function recordProviderEvent(
 export const REFUSED_EVIDENCE_CAP = 32;
 
 /** A delivery the receiver refused (unauthenticated or stale), about the occurrence it names. */
-export interface RefusedDeliveryInput {
+export interface RefusedDeliveryInput extends OccurrenceLocator {
   readonly profileId: string;
   readonly receivedAt: number;
-  readonly nativeKey: { readonly account: string; readonly environment: string; readonly key: string };
   /** What makes two refused deliveries the same: the refusal reason and the body's digest. */
   readonly fingerprint: string;
   readonly reason: string;
@@ -108,8 +133,7 @@ export function recordRefusedDelivery(
   actor: string,
 ): Promise<RefusedDeliveryResult> {
   return ctx.uow.run(async (repo): Promise<RefusedDeliveryResult> => {
-    const k = input.nativeKey;
-    const o = await repo.lockByNativeKey(input.profileId, k.account, k.environment, k.key);
+    const o = await lockNamed(repo, input.profileId, input);
     if (o === undefined) return { kind: 'unknown_occurrence' };
     const memory = await repo.rememberRefusedDelivery(
       o.id,

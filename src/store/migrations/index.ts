@@ -31,6 +31,7 @@ import { migration as m030 } from './030_sets_seen_expiry.js';
 import { migration as m031 } from './031_evidence_append_only.js';
 import { migration as m032 } from './032_observation_single_successor.js';
 import { migration as m033 } from './033_mission_issuer_unpins.js';
+import { migration as m034 } from './034_occurrence_reference_index.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -61,4 +62,5 @@ export const migrations: readonly Migration[] = [
   m031,
   m032,
   m033,
+  m034,
 ];
