@@ -76,11 +76,24 @@ export interface CredentialUse {
  * refund can never be read as a payment. `account.whenAbsent: pinned` says an answer that names
  * no account is about the account whose credential or secret authenticated it.
  */
+/** What a read rule's native-key pointer names (AnswerRead.nativeKeyOf). */
+export const NATIVE_KEY_MEANINGS = ['causing_request'] as const;
+export type NativeKeyMeaning = (typeof NATIVE_KEY_MEANINGS)[number];
+
 export interface AnswerRead {
   readonly expect?: readonly { readonly pointer: string; readonly equals: string | boolean }[];
   readonly status: string;
   readonly reference: string;
   readonly nativeKey?: string;
+  /**
+   * What the `nativeKey` pointer names (docs/providers.md "Read rules"). Absent: a property of the
+   * object itself, judged strictly — a carried key that is not the binding's refuses the answer.
+   * `causing_request`: the key of the request that CAUSED the event (Stripe's
+   * `/request/idempotency_key`), so only a key equal to the binding's anchors; any other key (or
+   * none) is another request's and says nothing about this occurrence, which the item then
+   * anchors to only by the bound provider reference (AOC-REQ-007, AOC-CASE-009).
+   */
+  readonly nativeKeyOf?: NativeKeyMeaning;
   readonly amount?: string;
   readonly unit?: string;
   readonly account: { readonly pointer?: string; readonly whenAbsent: 'pinned' | 'missing' };

@@ -7,7 +7,7 @@
  */
 import { parseJsonPointer } from '../core/json-pointer.js';
 import { readAuthentication } from './profile-parts.js';
-import type { AuthorityTie, StatusSourceKind } from './profile-types.js';
+import { NATIVE_KEY_MEANINGS, type AuthorityTie, type StatusSourceKind } from './profile-types.js';
 import type { Fields, Reader } from './validate.js';
 
 const KEY_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
@@ -37,6 +37,7 @@ const READ_MEMBERS = [
   'status',
   'reference',
   'nativeKey',
+  'nativeKeyOf',
   'amount',
   'unit',
   'account',
@@ -65,6 +66,11 @@ export function readAnswerRule(c: V2Context, value: unknown, path: string, webho
   if (f['unit'] !== undefined && (tie === undefined || !('amount' in tie) || typeof tie.unit === 'string'))
     r.fail(`${path}.unit`, 'needs an authority tie whose unit is read from a member');
   if (!webhook && f['eventId'] !== undefined) r.fail(`${path}.eventId`, 'is only for webhook sources');
+  if (f['nativeKeyOf'] !== undefined) {
+    // Unknown meanings are refused: a key's meaning is never guessed (fail closed).
+    r.oneOf(f['nativeKeyOf'], `${path}.nativeKeyOf`, NATIVE_KEY_MEANINGS);
+    if (f['nativeKey'] === undefined) r.fail(`${path}.nativeKeyOf`, 'needs a nativeKey pointer');
+  }
   const account = r.object(f['account'], `${path}.account`, ['whenAbsent'], ['pointer']);
   if (account['pointer'] !== undefined) pointer(c, account['pointer'], `${path}.account.pointer`);
   r.oneOf(account['whenAbsent'], `${path}.account.whenAbsent`, ['pinned', 'missing'] as const);
@@ -165,5 +171,9 @@ export function readEntryV2(c: V2Context, entry: unknown, ack: Fields): void {
   }
   readAuthentication(r, ack['authentication'], '$.acknowledgement.authentication', c.readUrl, 'active');
   checkChannel(c, ack['authentication'], '$.acknowledgement.authentication', url, credential);
-  if (ack['read'] !== undefined) readAnswerRule(c, ack['read'], '$.acknowledgement.read', false);
+  if (ack['read'] === undefined) return;
+  readAnswerRule(c, ack['read'], '$.acknowledgement.read', false);
+  // The answer to the entry call is caused by the entry request itself: no other meaning applies.
+  if ((ack['read'] as Fields)['nativeKeyOf'] !== undefined)
+    r.fail('$.acknowledgement.read.nativeKeyOf', 'is only for status sources');
 }

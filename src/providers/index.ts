@@ -89,6 +89,7 @@ export {
 } from './webhook-intake.js';
 export {
   deliveryNamedKey,
+  deliveryNamedReference,
   interpretDelivery,
   type DeliveryMeaning,
   type DeliveryObserver,

@@ -10,7 +10,7 @@
  */
 import { resolveJsonPointer } from '../core/json-pointer.js';
 import { parseStrictJson, type JsonValue } from '../core/json.js';
-import type { ObservationInput, ProviderProfile, StatusSource } from '../occurrences/index.js';
+import type { AnswerRead, ObservationInput, ProviderProfile, StatusSource } from '../occurrences/index.js';
 import { deliveryObservation, readDelivery, type DeliveryReading } from './declared/webhook.js';
 import type { KeyResolver } from './key-resolver.js';
 import {
@@ -81,6 +81,37 @@ export function deliveryNamedKey(source: StatusSource, body: Buffer): NamedKey |
   }
 }
 
+/** The provider reference (and account, when named) an event gives for finding its occurrence. */
+export interface NamedReference {
+  readonly reference: string;
+  readonly account: string | undefined;
+}
+
+/**
+ * The provider reference a delivery names as this version's webhook source reads it, for locating
+ * the occurrence BOUND to that reference when the event names no native key of Baton's (Stripe's
+ * events after a cancel or a capture). As deliveryNamedKey: parsed only to locate, never trusted;
+ * the delivery is then authenticated with the bound version's pin and judged against its binding.
+ * Declared sources only: the sandbox's own events always name the entry's key.
+ */
+export function deliveryNamedReference(source: StatusSource, body: Buffer): NamedReference | undefined {
+  const rule = source.read;
+  if (!DECLARED_PINS.has(source.authentication.kind) || rule === undefined) return undefined;
+  try {
+    const event = parseStrictJson(body, { maxBytes: 1_048_576 });
+    const reference = text(resolveJsonPointer(event, rule.reference));
+    return reference === undefined ? undefined : { reference, account: namedAccount(rule, event) };
+  } catch {
+    return undefined;
+  }
+}
+
+function namedAccount(rule: AnswerRead, event: JsonValue | undefined): string | undefined {
+  return rule.account.pointer === undefined
+    ? undefined
+    : text(resolveJsonPointer(event, rule.account.pointer));
+}
+
 function sandboxNamed(reading: EventReading): NamedKey | undefined {
   if (reading.kind !== 'event') return undefined;
   const { nativeKey: key, account } = reading.event.payment.carried;
@@ -134,9 +165,7 @@ function namedBy(source: StatusSource, event: JsonValue | undefined): NamedKey |
   const rule = source.read;
   const key = rule?.nativeKey === undefined ? undefined : text(resolveJsonPointer(event, rule.nativeKey));
   if (rule === undefined || key === undefined) return undefined;
-  const account =
-    rule.account.pointer === undefined ? undefined : resolveJsonPointer(event, rule.account.pointer);
-  return { key, account: text(account) };
+  return { key, account: namedAccount(rule, event) };
 }
 
 function declared(

@@ -41,7 +41,7 @@ test('the Stripe profile pins to the Stripe-compatible sandbox: its origin, the 
   const r = await baton(['profiles', 'pin', '--from-sandbox', stripe.url, '--template', STRIPE_FILE]);
   assert.equal(r.code, 0, r.err);
   const doc = JSON.parse(r.out) as Pinned;
-  assert.match(doc.version, /^2026-12-07\.[0-9a-f]{8}$/);
+  assert.match(doc.version, /^2026-12-07b\.[0-9a-f]{8}$/);
   assert.equal(doc.entry.url, `${stripe.url}/v1/payment_intents`);
   assert.equal(doc.acknowledgement.authentication.origin, stripe.url);
   const sources = Object.fromEntries(doc.statusSources.map((s) => [s.id, s]));

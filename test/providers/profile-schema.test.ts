@@ -43,6 +43,9 @@ test('schema and validator both refuse what the schema can say', () => {
     (p) => void ((p['entry'] as Json)['method'] = 'PUT'),
     (p) => void (((p['statusSources'] as Json[])[1] as Json)['method'] = 'POST'),
     (p) => void ((((p['statusSources'] as Json[])[1] as Json)['read'] as Json)['status'] = 'status'),
+    (p) => void ((((p['statusSources'] as Json[])[0] as Json)['read'] as Json)['nativeKeyOf'] = 'object'),
+    (p) =>
+      void ((((p['statusSources'] as Json[])[1] as Json)['read'] as Json)['nativeKeyOf'] = 'causing_request'),
     (p) =>
       void ((((p['statusSources'] as Json[])[2] as Json)['authentication'] as Json)['toleranceSeconds'] = 0),
     (p) =>

@@ -79,6 +79,25 @@ test('every format 2 rule is checked, with the path of what is wrong', () => {
       '$.statusSources[1].read.eventId',
     ],
     [
+      'a native-key meaning not defined (never guessed)',
+      (p) => void (at(p, 0, 'read')['nativeKeyOf'] = 'object'),
+      '$.statusSources[0].read.nativeKeyOf',
+    ],
+    [
+      'a native-key meaning without a native-key pointer',
+      (p) => void (at(p, 1, 'read')['nativeKeyOf'] = 'causing_request'),
+      '$.statusSources[1].read.nativeKeyOf',
+    ],
+    [
+      'a native-key meaning on the acknowledgement (its own request caused it)',
+      (p) => {
+        const read = (p['acknowledgement'] as JsonObject)['read'] as JsonObject;
+        read['nativeKey'] = '/id';
+        read['nativeKeyOf'] = 'causing_request';
+      },
+      '$.acknowledgement.read.nativeKeyOf',
+    ],
+    [
       'account rule',
       (p) => void (at(p, 1, 'read')['account'] = { whenAbsent: 'guess' }),
       '$.statusSources[1].read.account.whenAbsent',

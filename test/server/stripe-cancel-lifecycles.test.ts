@@ -111,7 +111,8 @@ for (const engine of engines) {
       const canceled = await w.stripe.paymentIntents.cancel(pi.id);
       assert.equal(canceled.status, 'canceled');
       await w.stripeSandbox.webhooksIdle();
-      // The cancel event names the cancel request, not the entry key: the lookup by id learns it.
+      // The cancel event names the cancel request, not the entry key: it is located by the bound
+      // pi_… and settles (nativeKeyOf: causing_request); the lookup by id agrees.
       await reconcile(w, id);
       assert.deepEqual(await state(w, id), SETTLED_NO_EFFECT, name);
       assert.equal(w.stripeSandbox.effectCount(key), 0, `${name}: nothing was captured`);

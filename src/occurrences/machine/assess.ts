@@ -129,6 +129,21 @@ function authorityMatches(o: OccurrenceRecord, profile: ProviderProfile, c: Carr
 }
 
 /**
+ * The native key the answer carries FOR THIS BINDING. A source whose rule reads the key of the
+ * request that caused the event (`nativeKeyOf: causing_request`, e.g. Stripe's
+ * `/request/idempotency_key`) carries the occurrence's own key only for events its entry request
+ * caused; any other key (a cancel's, a capture's) is another request's and says nothing about this
+ * occurrence, so it is no key at all here and the item must anchor by the bound reference. The
+ * carried value itself stays in the evidence untouched (AOC-CASE-009).
+ */
+function keyFor(profile: ProviderProfile, cmd: ObservationCommand, bound: string | null): string | null {
+  const carried = cmd.carried.nativeKey;
+  if (carried === null || carried === bound) return carried;
+  const causing = findStatusSource(profile, cmd.source)?.read?.nativeKeyOf === 'causing_request';
+  return causing ? null : carried;
+}
+
+/**
  * Exact binding: the account must be carried and equal; any other carried field must equal the
  * binding; and the answer must be anchored to this attempt by the native key or the known reference.
  */
@@ -137,15 +152,16 @@ function bindingOf(o: OccurrenceRecord, profile: ProviderProfile, cmd: Observati
   const c = cmd.carried;
   const answered = answerReference(profile, cmd);
   const reference = answered.value;
+  const key = keyFor(profile, cmd, b.nativeKey);
   if (!answered.ok || c.account !== b.account) return { ok: false as const };
   if (c.environment !== null && c.environment !== b.environment) return { ok: false as const };
   if (c.requestDigest !== null && c.requestDigest !== b.requestDigest) return { ok: false as const };
-  if (c.nativeKey !== null && c.nativeKey !== b.nativeKey) return { ok: false as const };
+  if (key !== null && key !== b.nativeKey) return { ok: false as const };
   if (!authorityMatches(o, profile, c)) return { ok: false as const };
   if (reference !== null && b.providerReference !== null && reference !== b.providerReference) {
     return { ok: false as const };
   }
-  const byKey = c.nativeKey !== null && b.nativeKey !== null;
+  const byKey = key !== null && b.nativeKey !== null;
   const byReference = reference !== null && b.providerReference !== null;
   // A provider without native keys: the signed answer to the entry call anchors by request digest.
   const byAck = cmd.source === ACKNOWLEDGEMENT_SOURCE && b.nativeKey === null && c.requestDigest !== null;

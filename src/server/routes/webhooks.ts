@@ -6,7 +6,9 @@
  *    key by its own rule, and only a version that finds an occurrence BOUND to itself counts — the
  *    body is parsed for this only, never trusted (AOC-REQ-003: a status source is authenticated
  *    against the binding's profile, so a newer version with another pin changes nothing for
- *    occurrences bound to older ones);
+ *    occurrences bound to older ones); when none does, the same by the provider reference each
+ *    version reads, at the one occurrence that reference is bound to (an event its entry request
+ *    did not cause names another request's key, or none);
  * 3. the signature is checked over the raw bytes with the scheme and key of THAT version's webhook
  *    source pin (`stripe-signature`, `standard-webhooks` v1/v1a, or the sandbox's own) and its
  *    timestamp tolerance (providers/webhook-delivery.ts); a delivery about no known occurrence is
@@ -27,9 +29,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import { sha256HexTag } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
-import type { OccurrencesService, ProviderProfile, StatusSource } from '../../occurrences/index.js';
+import type {
+  OccurrenceLocator,
+  OccurrencesService,
+  ProviderProfile,
+  StatusSource,
+} from '../../occurrences/index.js';
 import {
   deliveryNamedKey,
+  deliveryNamedReference,
   interpretDelivery,
   webhookSource,
   type Delivery,
@@ -84,17 +92,14 @@ interface Pinned {
   readonly source: StatusSource;
 }
 
-/** The occurrence's native key as its profile version reads it (the unique native-key index). */
-interface NativeKey {
-  readonly key: string;
-  readonly account: string;
-  readonly environment: string;
-}
-
-/** A delivery located at a known occurrence: the version it is bound to, and its native key. */
+/**
+ * A delivery located at a known occurrence: the version it is bound to, and how the delivery's
+ * transaction finds the occurrence again — by native key (the unique native-key index) or by the
+ * provider reference bound to it (migration 034).
+ */
 interface Located {
   readonly p: Pinned;
-  readonly key: NativeKey;
+  readonly at: OccurrenceLocator;
 }
 
 type Answer = { status: number; body: Record<string, boolean> };
@@ -137,26 +142,50 @@ class Intake {
     for (const p of pins) {
       const named = deliveryNamedKey(p.source, body);
       if (named === undefined) continue;
-      const key = {
-        key: named.key,
-        account: named.account ?? p.document.account,
-        environment: p.document.environment,
-      };
+      const key = { key: named.key, ...this.place(p, named.account) };
       const bound = await this.store.boundVersion(p.profileId, key.account, key.environment, key.key);
-      if (bound === p.document.version) return { p, key };
+      if (bound === p.document.version) return { p, at: { nativeKey: key } };
+    }
+    return this.locateByReference(pins, body);
+  }
+
+  /**
+   * No version found an occurrence by native key: an event the entry request did not cause names
+   * another request's key, or none (Stripe: `payment_intent.canceled` after a cancel call). It is
+   * located by the provider reference each version reads, at the ONE occurrence that reference is
+   * bound to, bound to that version; two such occurrences locate nothing (fail closed). Whether
+   * the event is about that attempt is still the binding judgement's (occurrences/machine/assess.ts).
+   */
+  async locateByReference(pins: readonly Pinned[], body: Buffer): Promise<Located | undefined> {
+    for (const p of pins) {
+      const named = deliveryNamedReference(p.source, body);
+      if (named === undefined) continue;
+      const ref = { reference: named.reference, ...this.place(p, named.account) };
+      const bound = await this.store.boundVersionByReference(
+        p.profileId,
+        ref.account,
+        ref.environment,
+        ref.reference,
+      );
+      if (bound === p.document.version) return { p, at: { reference: ref } };
     }
     return undefined;
+  }
+
+  /** The account the event names (or the version's own) and the version's environment. */
+  place(p: Pinned, account: string | undefined) {
+    return { account: account ?? p.document.account, environment: p.document.environment };
   }
 
   /** The one transaction of a delivery: the occurrence found, the event id remembered, the observation. */
   record(at: Located, now: number, eventId: string, status: boolean, observe?: DeliveryObserver) {
     const event = { profileId: at.p.profileId, receivedAt: now, eventId };
-    // Never called: without an observer no native key is passed, so no occurrence is found.
+    // Never called: without an observer no locator is passed, so no occurrence is found.
     const fallback: DeliveryObserver = () => {
       throw new BatonError('internal', 'a delivery without an observation named an occurrence');
     };
     return this.d.service.recordProviderEvent(
-      { ...event, ...(status && observe !== undefined && { nativeKey: at.key }) },
+      { ...event, ...(status && observe !== undefined && at.at) },
       observe ?? fallback,
       `webhook:${at.p.profileId}`,
     );
@@ -173,7 +202,7 @@ class Intake {
       const input = {
         profileId: at.p.profileId,
         receivedAt: now,
-        nativeKey: at.key,
+        ...at.at,
         fingerprint: `${m.reason}:${sha256HexTag(body)}`,
         reason: m.reason,
       };
