@@ -66,6 +66,7 @@ async function state(w: ServeWorld, id: string) {
 }
 
 const SETTLED = { outcome: 'final_failure', effect: 'none_confirmed', conflict: false };
+const SUCCEEDED = { outcome: 'success', effect: 'occurred', conflict: false };
 const AUTHORISED = { outcome: 'accepted', effect: 'unresolved', conflict: false };
 const otherKey = (): string => `cancel-${randomBytes(8).toString('hex')}`;
 
@@ -134,6 +135,22 @@ for (const engine of engines) {
       const again = await send(w, event);
       assert.equal(again.body['duplicate'], true, 'a re-delivery is a duplicate');
     }
+  });
+
+  test(`[${engine}] serve: a payment_intent.succeeded caused by a capture call with its own idempotency key is located by the bound reference and settles success`, async (t) => {
+    const w = await world(t, engine);
+    const a = await authorised(w, w.stripeProfile, 'inv-capture');
+    assert.equal((await send(w, eventsOf(w, a.pi).get('payment_intent.created') ?? {})).status, 200);
+    assert.deepEqual(await state(w, a.id), AUTHORISED);
+    const captureKey = otherKey();
+    await w.quiet.paymentIntents.capture(a.pi, {}, { idempotencyKey: captureKey });
+    const succeeded = eventsOf(w, a.pi).get('payment_intent.succeeded');
+    assert.ok(succeeded, 'the sandbox emitted payment_intent.succeeded');
+    assert.equal((succeeded['request'] as JsonObject)['idempotency_key'], captureKey, 'names the capture');
+    const r = await send(w, succeeded);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body['effective'], true, r.text);
+    assert.deepEqual(await state(w, a.id), SUCCEEDED);
   });
 
   test(`[${engine}] serve: fail closed — before the reference is bound a foreign-key cancel settles nothing; a strict profile still calls it binding_mismatch`, async (t) => {
