@@ -13,6 +13,9 @@ export {
   type PrincipalTokenRole,
 } from './admin.js';
 export { HttpBatonClient, type HttpBatonClientOptions } from './http.js';
+export type { Fetch } from './http-transport.js';
+// Type-only, as baton-aoc/client has it: executor.reconcile's answer.
+export type { OccurrenceReconciled } from '../providers/index.js';
 // executor.harness's calls, and the same calls for a worker that holds only a credential.
 export * from './harness.js';
 export { InProcessBatonClient, type InProcessBatonClientOptions } from './in-process.js';
@@ -21,6 +24,7 @@ export * from './types.js';
 export {
   OccurrencesQuery,
   type ChainCheck,
+  type LineageHistory,
   type OccurrenceListFilter,
   type OccurrencesQueryOptions,
   type OccurrenceTimeline,

@@ -14,8 +14,12 @@ export {
   type AdminClientOptions,
   type CreatedPrincipalToken,
   type ListOptions,
+  type MissionCheckAnswer,
+  type MissionIssuerSummary,
+  type PinnedProducerSummary,
   type PrincipalToken,
   type PrincipalTokenRole,
+  type ProducerKeyInput,
 } from './admin.js';
 export {
   OccurrencesQuery,
