@@ -2,7 +2,8 @@
  * AdminClient: the setup calls of the HTTP API (docs/api.md "Domain setup", "Tokens"): the domain,
  * provider profiles, authority budgets and principal tokens. `baton apply` and the `baton domain`,
  * `profiles` and `authorities` commands use it; a program can too. The token is an admin token for
- * the domain and tokens, an operator (or admin) token for the rest. Nothing here retries.
+ * the domain and tokens, an operator (or admin) token for the rest. Nothing here retries. Every call
+ * takes a last, optional `{ timeoutMs, signal }` (CallOptions), as HttpBatonClient's do.
  */
 import type { JsonObject } from '../core/json.js';
 import type { ActionClass } from '../missions/index.js';
@@ -14,7 +15,9 @@ import type {
   ProfileSummary,
   RegisteredProfile,
 } from '../occurrences/index.js';
+import type { CallOptions } from './types.js';
 import {
+  checkBearer,
   endpoint,
   exchange,
   expectMembers,
@@ -49,7 +52,8 @@ export interface CreatedPrincipalToken extends PrincipalToken {
   readonly token: string;
 }
 
-export interface ListOptions {
+/** A list's page size, beside the call's own deadline and signal. */
+export interface ListOptions extends CallOptions {
   /** 1..1000 (default 1000); `truncated` says when more exist. */
   readonly limit?: number;
 }
@@ -115,84 +119,103 @@ function limited(path: string, options: ListOptions | undefined): string {
   return options?.limit === undefined ? path : `${path}?limit=${options.limit}`;
 }
 
+/** Only the call's own options reach the exchange (a ListOptions also carries `limit`). */
+function callOptions(o: CallOptions | undefined): CallOptions | undefined {
+  if (o === undefined) return undefined;
+  return {
+    ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }),
+    ...(o.signal !== undefined && { signal: o.signal }),
+  };
+}
+
 export class AdminClient {
   readonly #endpoint: Endpoint;
   readonly #token: string;
 
-  /** Refuses (`input_invalid`) a base URL that is not absolute http(s), as HttpBatonClient does. */
+  /**
+   * Refuses (`input_invalid`) a base URL that is not absolute http(s), and a token that is not
+   * visible ASCII, as HttpBatonClient does.
+   */
   constructor(options: AdminClientOptions) {
     this.#endpoint = endpoint(options.baseUrl, { fetch: options.fetch, timeoutMs: options.timeoutMs });
-    this.#token = options.token;
+    this.#token = checkBearer(options.token, 'token');
   }
 
-  async #call<T>(x: Omit<Exchange, 'bearer'>, members: readonly string[]): Promise<T> {
+  async #call<T>(x: Omit<Exchange, 'bearer'>, members: readonly string[], options?: CallOptions): Promise<T> {
     const full = { ...x, bearer: this.#token };
-    return expectMembers<T>(full, await exchange(this.#endpoint, full), members);
+    return expectMembers<T>(full, await exchange(this.#endpoint, full, callOptions(options)), members);
   }
 
-  #get<T>(path: string, members: readonly string[]): Promise<T> {
-    return this.#call<T>({ method: 'GET', path, safeToRetry: true }, members);
+  #get<T>(path: string, members: readonly string[], options?: CallOptions): Promise<T> {
+    return this.#call<T>({ method: 'GET', path, safeToRetry: true }, members, options);
   }
 
   /** Throws `domain_not_found` before the domain is configured. */
-  getDomain(): Promise<DomainRecord> {
-    return this.#get('/v1/domain', DOMAIN);
+  getDomain(options?: CallOptions): Promise<DomainRecord> {
+    return this.#get('/v1/domain', DOMAIN, options);
   }
 
   /** Admin. Safe to retry: the same configuration again changes nothing. */
-  configureDomain(config: DomainConfigInput): Promise<DomainRecord> {
+  configureDomain(config: DomainConfigInput, options?: CallOptions): Promise<DomainRecord> {
     const body = config as unknown as JsonObject;
-    return this.#call({ method: 'PUT', path: '/v1/domain', body, safeToRetry: true }, DOMAIN);
+    return this.#call({ method: 'PUT', path: '/v1/domain', body, safeToRetry: true }, DOMAIN, options);
   }
 
   async listProfiles(options?: ListOptions): Promise<{ profiles: ProfileSummary[]; truncated: boolean }> {
-    return this.#get(limited('/v1/profiles', options), ['profiles', 'truncated']);
+    return this.#get(limited('/v1/profiles', options), ['profiles', 'truncated'], options);
   }
 
   /** Throws `profile_not_found` when that version is not registered. */
-  getProfile(id: string, version: string): Promise<RegisteredProfile> {
-    return this.#get(`/v1/profiles/${seg(id)}/${seg(version)}`, PROFILE);
+  getProfile(id: string, version: string, options?: CallOptions): Promise<RegisteredProfile> {
+    return this.#get(`/v1/profiles/${seg(id)}/${seg(version)}`, PROFILE, options);
   }
 
   /** Safe to retry: the same document again returns the registered one (another is `profile_conflict`). */
-  registerProfile(document: JsonObject): Promise<RegisteredProfile> {
-    return this.#call({ method: 'POST', path: '/v1/profiles', body: document, safeToRetry: true }, PROFILE);
+  registerProfile(document: JsonObject, options?: CallOptions): Promise<RegisteredProfile> {
+    const x = { method: 'POST', path: '/v1/profiles', body: document, safeToRetry: true } as const;
+    return this.#call(x, PROFILE, options);
   }
 
   async listAuthorities(
     options?: ListOptions,
   ): Promise<{ authorities: AuthorityRecord[]; truncated: boolean }> {
-    return this.#get(limited('/v1/authorities', options), ['authorities', 'truncated']);
+    return this.#get(limited('/v1/authorities', options), ['authorities', 'truncated'], options);
   }
 
   /** Throws `authority_not_found` when there is no such budget. */
-  getAuthority(id: string): Promise<AuthorityRecord> {
-    return this.#get(`/v1/authorities/${seg(id)}`, AUTHORITY);
+  getAuthority(id: string, options?: CallOptions): Promise<AuthorityRecord> {
+    return this.#get(`/v1/authorities/${seg(id)}`, AUTHORITY, options);
   }
 
   /** Safe to retry: identical terms return the budget (other terms are `authority_conflict`). */
-  createAuthority(authority: AuthorityInput): Promise<AuthorityRecord> {
+  createAuthority(authority: AuthorityInput, options?: CallOptions): Promise<AuthorityRecord> {
     const body = authority as unknown as JsonObject;
-    return this.#call({ method: 'POST', path: '/v1/authorities', body, safeToRetry: true }, AUTHORITY);
+    const x = { method: 'POST', path: '/v1/authorities', body, safeToRetry: true } as const;
+    return this.#call(x, AUTHORITY, options);
   }
 
   /** Operator. Throws `mission_issuer_not_found` when the issuer is not pinned (docs/missions.md). */
-  getMissionIssuer(issuer: string): Promise<MissionIssuerSummary> {
-    return this.#get(`/v1/missions/issuers/${seg(issuer)}`, ISSUER);
+  getMissionIssuer(issuer: string, options?: CallOptions): Promise<MissionIssuerSummary> {
+    return this.#get(`/v1/missions/issuers/${seg(issuer)}`, ISSUER, options);
   }
 
   /** Admin. Safe to retry: the same pin and bearer again are unchanged (another is `mission_issuer_conflict`). */
-  pinMissionIssuer(body: JsonObject): Promise<MissionIssuerSummary> {
-    return this.#call({ method: 'POST', path: '/v1/missions/issuers', body, safeToRetry: true }, ISSUER);
+  pinMissionIssuer(body: JsonObject, options?: CallOptions): Promise<MissionIssuerSummary> {
+    const x = { method: 'POST', path: '/v1/missions/issuers', body, safeToRetry: true } as const;
+    return this.#call(x, ISSUER, options);
   }
 
   /**
    * Admin. Replace the pinned issuer's SSF stream bearer, `{pushBearer}` or `{pollBearerRef}` (the
    * pin stays immutable). Safe to retry: the same bearer again is unchanged.
    */
-  replaceMissionIssuerBearer(issuer: string, body: JsonObject): Promise<MissionIssuerSummary> {
+  replaceMissionIssuerBearer(
+    issuer: string,
+    body: JsonObject,
+    options?: CallOptions,
+  ): Promise<MissionIssuerSummary> {
     const path = `/v1/missions/issuers/${seg(issuer)}/bearer`;
-    return this.#call({ method: 'PUT', path, body, safeToRetry: true }, ISSUER);
+    return this.#call({ method: 'PUT', path, body, safeToRetry: true }, ISSUER, options);
   }
 
   /**
@@ -201,9 +224,12 @@ export class AdminClient {
    * their work stops at the next dispatch or entry; pin it again with `pinMissionIssuer`. Safe to
    * retry: a repeat is `absent`.
    */
-  unpinMissionIssuer(issuer: string): Promise<{ issuer: string; status: 'removed' | 'absent' }> {
+  unpinMissionIssuer(
+    issuer: string,
+    options?: CallOptions,
+  ): Promise<{ issuer: string; status: 'removed' | 'absent' }> {
     const path = `/v1/missions/issuers/${seg(issuer)}`;
-    return this.#call({ method: 'DELETE', path, safeToRetry: true }, ['issuer', 'status']);
+    return this.#call({ method: 'DELETE', path, safeToRetry: true }, ['issuer', 'status'], options);
   }
 
   /**
@@ -214,26 +240,27 @@ export class AdminClient {
     origin: string,
     missionId: string,
     actionClass?: ActionClass,
+    options?: CallOptions,
   ): Promise<{ view: JsonObject | null; assessment: { verdict: string; state: string; reason: string } }> {
     const query = actionClass === undefined ? '' : `?action_class=${encodeURIComponent(actionClass)}`;
-    return this.#get(`/v1/missions/${seg(origin)}/${seg(missionId)}${query}`, ['view', 'assessment']);
+    const path = `/v1/missions/${seg(origin)}/${seg(missionId)}${query}`;
+    return this.#get(path, ['view', 'assessment'], options);
   }
 
   /**
    * Operator. Fetch Mission Status now and apply it (docs/missions.md): a verified answer, or
    * `mission_status_invalid` (refused: the view became unknown) / `mission_status_unavailable`.
    */
-  checkMission(origin: string, missionId: string): Promise<MissionCheckAnswer> {
-    return this.#call(
-      { method: 'POST', path: `/v1/missions/${seg(origin)}/${seg(missionId)}/check`, safeToRetry: true },
-      ['state', 'active', 'applied', 'stopped'],
-    );
+  checkMission(origin: string, missionId: string, options?: CallOptions): Promise<MissionCheckAnswer> {
+    const path = `/v1/missions/${seg(origin)}/${seg(missionId)}/check`;
+    const members = ['state', 'active', 'applied', 'stopped'];
+    return this.#call({ method: 'POST', path, safeToRetry: true }, members, options);
   }
 
   /** Operator. Every pinned continuity producer and its keys (docs/observations.md "Pinned producer keys"). */
-  async listContinuityProducers(): Promise<PinnedProducerSummary[]> {
+  async listContinuityProducers(options?: CallOptions): Promise<PinnedProducerSummary[]> {
     const path = '/v1/continuity/producers';
-    return (await this.#get<{ producers: PinnedProducerSummary[] }>(path, ['producers'])).producers;
+    return (await this.#get<{ producers: PinnedProducerSummary[] }>(path, ['producers'], options)).producers;
   }
 
   /**
@@ -243,31 +270,37 @@ export class AdminClient {
   async pinContinuityProducer(
     producer: string,
     keys: readonly ProducerKeyInput[],
+    options?: CallOptions,
   ): Promise<{ status: 'created' | 'updated' | 'unchanged'; pinned: PinnedProducerSummary }> {
     const body = { producer, keys: keys.map((k) => ({ ...k })) } as unknown as JsonObject;
     const x = { method: 'PUT', path: '/v1/continuity/producers', body, safeToRetry: true } as const;
-    const answer = await this.#call<{ status: 'created' | 'updated' | 'unchanged'; pinned: JsonObject }>(x, [
-      'status',
-      'pinned',
-    ]);
+    type Answer = { status: 'created' | 'updated' | 'unchanged'; pinned: JsonObject };
+    const answer = await this.#call<Answer>(x, ['status', 'pinned'], options);
     const pinned = expectMembers<PinnedProducerSummary>({ ...x, bearer: '' }, answer.pinned, PRODUCER);
     return { status: answer.status, pinned };
   }
 
   /** Admin. Remove the producer's pin; safe to retry (`absent` when there was none). */
-  unpinContinuityProducer(producer: string): Promise<{ producer: string; status: 'removed' | 'absent' }> {
+  unpinContinuityProducer(
+    producer: string,
+    options?: CallOptions,
+  ): Promise<{ producer: string; status: 'removed' | 'absent' }> {
     const path = `/v1/continuity/producers?producer=${seg(producer)}`;
-    return this.#call({ method: 'DELETE', path, safeToRetry: true }, ['producer', 'status']);
+    return this.#call({ method: 'DELETE', path, safeToRetry: true }, ['producer', 'status'], options);
   }
 
   /** Admin. Every principal token's public record. */
-  async listTokens(): Promise<PrincipalToken[]> {
-    return (await this.#get<{ tokens: PrincipalToken[] }>('/v1/tokens', ['tokens'])).tokens;
+  async listTokens(options?: CallOptions): Promise<PrincipalToken[]> {
+    return (await this.#get<{ tokens: PrincipalToken[] }>('/v1/tokens', ['tokens'], options)).tokens;
   }
 
   /** Admin. NOT safe to retry: a repeat mints a second token. */
-  createToken(input: { role: PrincipalTokenRole; name: string }): Promise<CreatedPrincipalToken> {
+  createToken(
+    input: { role: PrincipalTokenRole; name: string },
+    options?: CallOptions,
+  ): Promise<CreatedPrincipalToken> {
     const body = { role: input.role, name: input.name };
-    return this.#call({ method: 'POST', path: '/v1/tokens', body, safeToRetry: false }, [...TOKEN, 'token']);
+    const x = { method: 'POST', path: '/v1/tokens', body, safeToRetry: false } as const;
+    return this.#call(x, [...TOKEN, 'token'], options);
   }
 }

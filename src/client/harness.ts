@@ -10,6 +10,7 @@ import type { CallOptions } from './types.js';
 import type { MissionBinding, SessionRecord, WorkItemRecord } from '../missions/index.js';
 import { isObject, readEveryPage, type ChainPage } from './chain-pages.js';
 import {
+  checkBearer,
   endpoint,
   exchange,
   expectMembers,
@@ -97,6 +98,9 @@ export class HarnessClient implements ExecutorHarness {
 
   /** `over`: an endpoint already made (the HttpBatonClient's, for `executor.harness`). */
   constructor(o: HarnessClientOptions, over?: Endpoint) {
+    // Made by a worker, the credential is checked here (`input_invalid`); made by the executor, its
+    // binding's is checked at each call, so a takeover that applied is never reported refused.
+    if (over === undefined) checkBearer(o.credential, 'credential');
     this.#o = o;
     this.#endpoint = over ?? endpoint(o.baseUrl, { fetch: o.fetch, timeoutMs: o.timeoutMs });
   }

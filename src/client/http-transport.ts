@@ -1,15 +1,17 @@
 /**
  * One HTTP exchange with the Baton API (docs/api.md): bearer auth, strict JSON both ways, and every
- * failure as a BatonError. A problem+json answer keeps the server's `code`; a lost answer is
- * `unavailable`, one cut off by the call's deadline `client_timeout`, by the caller's signal
- * `client_aborted`. NOTHING here retries: whether a call may be repeated depends on the call
- * (docs/client.md "Retry safety"), so the caller decides, and `details.safeToRetry` says it.
+ * failure as a BatonError. A problem+json answer keeps the server's `code` unless the HTTP status
+ * contradicts it (a 5xx is doubt whatever its body names); a lost answer is `unavailable`, one cut
+ * off by the call's deadline `client_timeout`, by the caller's signal `client_aborted`; a request
+ * that cannot be built is `input_invalid` with `sent: false`. NOTHING here retries: whether a call
+ * may be repeated depends on the call (docs/client.md "Retry safety"), so the caller decides, and
+ * `details.safeToRetry` says it (the pool's one re-send on a stale socket heeds it, http-pool.ts).
  * The transport is this file (the endpoint, its deadline, the exchange) and its wire, http-pool.ts:
  * keep-alive node:http pools per origin unless the caller passes its own `fetch` (issue 16 §5).
  */
-import { BatonError, isBatonErrorCode, type BatonErrorCode } from '../core/errors.js';
+import { BatonError, ERROR_CODES, isBatonErrorCode, type BatonErrorCode } from '../core/errors.js';
 import { parseStrictJson, type JsonObject, type JsonValue } from '../core/json.js';
-import { pooledRequest, type WireAnswer } from './http-pool.js';
+import { AnswerTooLarge, NotSent, pooledRequest, type WireAnswer } from './http-pool.js';
 import type { CallOptions } from './types.js';
 
 export type Fetch = typeof fetch;
@@ -59,6 +61,19 @@ export function endpoint(baseUrl: string, options: { fetch?: Fetch; timeoutMs?: 
   return { fetch: options.fetch, base, timeoutMs };
 }
 
+/**
+ * A bearer (principal token or executor credential) as an HTTP header can carry it: visible ASCII,
+ * no space. Anything else — a token read from a file with its trailing newline — would make node:http
+ * throw before sending, which must not pass for a lost answer; refused here, without echoing it.
+ */
+export function checkBearer(value: string, member: string): string {
+  if (typeof value !== 'string' || !/^[\x21-\x7e]+$/.test(value)) {
+    const message = `${member} must be visible ASCII characters only (no spaces or newlines)`;
+    throw new BatonError('input_invalid', message, { member, sent: false });
+  }
+  return value;
+}
+
 /** `/v1/counts` under the base's path prefix: `https://host/baton/` + `v1/counts`. */
 function routeUrl(e: Endpoint, path: string): URL {
   return new URL(path.replace(/^\/+/, ''), e.base);
@@ -106,14 +121,30 @@ function isObject(v: JsonValue | undefined): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** RFC 9457 problem → BatonError with the server's code, detail and details. */
+/**
+ * RFC 9457 problem → BatonError with the server's code, detail and details. Fail closed: a 5xx
+ * answer is doubt (the command may have committed behind whatever answered it), so a body there
+ * naming a refusal's code (a gateway's 502 relaying `{"code":"not_found"}`) does not make it one:
+ * the code becomes `unavailable`, the named one is kept as `details.answeredCode`. The wire status
+ * always wins in `details.status`, which perform reads too (AOC-REQ-010).
+ */
 function problemError(x: Exchange, status: number, body: JsonValue | undefined): BatonError {
   const p = isObject(body) ? body : {};
   const named = typeof p['code'] === 'string' && isBatonErrorCode(p['code']) ? p['code'] : undefined;
-  const code = named ?? BY_STATUS[status] ?? (status >= 500 ? 'unavailable' : 'baton_response_invalid');
+  const contradicted = named !== undefined && status >= 500 && ERROR_CODES[named].status < 500;
+  const trusted = contradicted ? undefined : named;
+  const code = trusted ?? BY_STATUS[status] ?? (status >= 500 ? 'unavailable' : 'baton_response_invalid');
   const message = typeof p['detail'] === 'string' ? p['detail'] : `HTTP ${status}`;
-  const details = isObject(p['details']) ? p['details'] : {};
-  return new BatonError(code, message, { ...details, status, safeToRetry: x.safeToRetry });
+  // `sent` is the client's own word (nothing left this process); an answer cannot claim it.
+  const { sent: _sent, ...details } = isObject(p['details']) ? p['details'] : {};
+  const answered = contradicted ? { answeredCode: named } : {};
+  return new BatonError(code, message, { ...details, ...answered, status, safeToRetry: x.safeToRetry });
+}
+
+/** `application/json` or any `+json` type (problem+json among them), parameters aside. */
+function isJson(contentType: string): boolean {
+  const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
 /** Why the call was cut off, once it was: the deadline, or the caller's signal. */
@@ -185,11 +216,46 @@ type Init = {
  * (AOC-REQ-010). fetch is told `redirect: 'manual'`; a fetch that follows one anyway (a wrapper
  * that drops the option) is caught by `redirected`, so the adapter still never runs.
  */
-async function send(e: Endpoint, url: URL, init: Init): Promise<WireAnswer> {
-  if (e.fetch === undefined) return pooledRequest(url, { ...init, maxBytes: MAX_ANSWER_BYTES });
+async function send(e: Endpoint, url: URL, init: Init, safeToRetry: boolean): Promise<WireAnswer> {
+  if (e.fetch === undefined) {
+    return pooledRequest(url, { ...init, maxBytes: MAX_ANSWER_BYTES, resendOnStale: safeToRetry });
+  }
   const response = await e.fetch(url, { ...init, redirect: 'manual' });
   const bytes = new Uint8Array(await response.arrayBuffer());
-  return { status: response.status, bytes, ...(response.redirected && { redirected: true }) };
+  if (bytes.length > MAX_ANSWER_BYTES) throw new AnswerTooLarge(MAX_ANSWER_BYTES, response.status);
+  const contentType = response.headers.get('content-type') ?? '';
+  return { status: response.status, contentType, bytes, ...(response.redirected && { redirected: true }) };
+}
+
+/**
+ * The request's headers and body, built before anything is sent: a bearer or a body that cannot
+ * travel (a BigInt or a cycle in `operation.request`) is the caller's `input_invalid` with
+ * `sent: false` — never a lost answer, which would leave perform in doubt about a call never made.
+ */
+function build(x: Exchange): { headers: Record<string, string>; body: string | undefined } {
+  const bearer = checkBearer(x.bearer, 'bearer');
+  const headers: Record<string, string> = { authorization: `Bearer ${bearer}`, accept: 'application/json' };
+  if (x.body === undefined) return { headers, body: undefined };
+  headers['content-type'] = 'application/json';
+  try {
+    return { headers, body: JSON.stringify(x.body) };
+  } catch (error) {
+    const why = error instanceof Error ? error.message : 'it cannot be serialized';
+    const message = `${x.method} ${x.path}: the request body has no JSON form (${why})`;
+    throw new BatonError('input_invalid', message, { sent: false, safeToRetry: true }, { cause: error });
+  }
+}
+
+/** What a throw from the wire means: not sent, an answer too large to read, or a lost answer. */
+function failed(e: Endpoint, x: Exchange, cut: Cut, timeoutMs: number, error: unknown): BatonError {
+  if (error instanceof NotSent) {
+    const message = `${x.method} ${x.path}: the request could not be built; nothing was sent`;
+    return new BatonError('input_invalid', message, { sent: false, safeToRetry: true }, { cause: error });
+  }
+  if (error instanceof AnswerTooLarge) {
+    return invalid(x, error.status, `an answer over ${error.maxBytes / (1024 * 1024)} MiB, not read`);
+  }
+  return lost(e, x, cut, timeoutMs, error);
 }
 
 export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = {}): Promise<JsonObject> {
@@ -201,32 +267,30 @@ export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = 
       sent: false,
     });
   }
-  const headers: Record<string, string> = { authorization: `Bearer ${x.bearer}`, accept: 'application/json' };
-  if (x.body !== undefined) headers['content-type'] = 'application/json';
+  const { headers, body } = build(x);
   const call = callSignal(timeoutMs, options.signal);
   let answer: WireAnswer;
   try {
-    const init = {
-      method: x.method,
-      headers,
-      body: x.body === undefined ? undefined : JSON.stringify(x.body),
-      signal: call.signal,
-    };
+    const init = { method: x.method, headers, body, signal: call.signal };
     // The deadline covers the whole answer, body included: a server that stalls mid-body is cut off too.
-    answer = await send(e, routeUrl(e, x.path), init);
+    answer = await send(e, routeUrl(e, x.path), init, x.safeToRetry);
   } catch (error) {
-    throw lost(e, x, call.cut(), timeoutMs, error);
+    throw failed(e, x, call.cut(), timeoutMs, error);
   } finally {
     call.done();
   }
   // A redirect (or a followed one) is not Baton's answer: doubt, as a lost answer is; the command
   // may have applied at Baton, or been re-sent elsewhere. An opaque redirect has status 0.
   if (answer.redirected === true) throw invalid(x, answer.status, 'an answer from a followed redirect');
-  const body = parse(answer.bytes);
-  if (answer.status >= 400) throw problemError(x, answer.status, body);
+  // Only a JSON answer is read as one: a text/html page whose bytes happen to parse is not Baton's.
+  const json = isJson(answer.contentType);
+  if (answer.status >= 400) throw problemError(x, answer.status, json ? parse(answer.bytes) : undefined);
   if (answer.status < 200 || answer.status > 299) throw invalid(x, answer.status, `HTTP ${answer.status}`);
-  if (!isObject(body)) throw invalid(x, answer.status, 'a body that is not a JSON object');
-  return body;
+  const type = JSON.stringify(answer.contentType.slice(0, 80));
+  if (!json) throw invalid(x, answer.status, `Content-Type ${type}, not JSON`);
+  const parsed = parse(answer.bytes);
+  if (!isObject(parsed)) throw invalid(x, answer.status, 'a body that is not a JSON object');
+  return parsed;
 }
 
 /** The members a route promises; an answer without them is not trusted to mean anything. */

@@ -19,6 +19,7 @@ import type {
 import type { AcknowledgedSettled, OccurrenceReconciled } from '../providers/index.js';
 import { evidenceOnly, type ProviderAdapter, type ProviderCall } from './adapter.js';
 import {
+  checkBearer,
   endpoint,
   exchange,
   expectMembers,
@@ -192,10 +193,13 @@ export class HttpBatonClient implements BatonClient {
   readonly #endpoint: Endpoint;
   readonly #token: string;
 
-  /** Refuses (`input_invalid`) a base URL that is not absolute http(s), or carries user info, a query or a fragment. */
+  /**
+   * Refuses (`input_invalid`) a base URL that is not absolute http(s), or carries user info, a query
+   * or a fragment, and a token that is not visible ASCII (a trailing newline from a file, say).
+   */
   constructor(options: HttpBatonClientOptions) {
     this.#endpoint = endpoint(options.baseUrl, { fetch: options.fetch, timeoutMs: options.timeoutMs });
-    this.#token = options.token;
+    this.#token = checkBearer(options.token, 'token');
   }
 
   #caller(bearer: string): Call {
@@ -226,7 +230,9 @@ export class HttpBatonClient implements BatonClient {
     return new HttpExecutor((b) => this.#caller(b), this.#endpoint, t, open, t);
   }
 
+  /** Refuses (`input_invalid`) a credential that is not visible ASCII, as the constructor does a token. */
   resume(binding: ExecutorBinding): Executor {
+    checkBearer(binding.credential, 'credential');
     return new HttpExecutor((b) => this.#caller(b), this.#endpoint, binding, {
       reserved: [],
       unresolved: [],

@@ -9,6 +9,7 @@ import type { LineageView, OccurrenceDetail, OccurrencePage, Outcome, Phase } fr
 import { readEveryPage, type ChainPage } from './chain-pages.js';
 import type { CallOptions } from './types.js';
 import {
+  checkBearer,
   endpoint,
   exchange,
   expectMembers,
@@ -102,7 +103,7 @@ export class OccurrencesQuery {
 
   constructor(options: OccurrencesQueryOptions) {
     this.#endpoint = endpoint(options.baseUrl, { fetch: options.fetch, timeoutMs: options.timeoutMs });
-    this.#token = options.token;
+    this.#token = checkBearer(options.token, 'token');
   }
 
   async #get<T>(path: string, members: readonly string[]): Promise<T> {

@@ -18,12 +18,18 @@ type Step<T> =
   { ok: true; value: T } | { ok: false; refusal: boolean; code: string; details?: Record<string, unknown> };
 
 /**
- * A refusal is Baton's answer that the command did not apply (one transaction, rolled back). A
- * server error, a lost answer or anything unexpected is doubt: the command may have applied.
+ * A refusal is Baton's answer that the command did not apply (one transaction, rolled back), or a
+ * call the client never sent (`sent: false`: an abort before sending, a request that could not be
+ * built). A server error, a lost answer or anything unexpected is doubt: the command may have
+ * applied. Fail closed on both statuses: the code's, and the one on the wire (`details.status`,
+ * set by the HTTP transport) — a 5xx is doubt whatever code its body names (AOC-REQ-010).
  */
 function isRefusal(error: BatonError): boolean {
-  // An abort is the caller's, not Baton's answer: doubt, unless the call was never sent.
-  if (error.code === 'client_aborted') return error.details['sent'] === false;
+  const wire = error.details['status'];
+  if (typeof wire === 'number' && wire >= 500) return false;
+  if (error.details['sent'] === false) return true;
+  // An abort is the caller's, not Baton's answer: doubt once it may have been sent.
+  if (error.code === 'client_aborted') return false;
   return error.status < 500;
 }
 

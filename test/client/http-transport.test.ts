@@ -4,35 +4,19 @@
  * neither call the adapter nor retry.
  */
 import assert from 'node:assert/strict';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import {
   HttpBatonClient,
   type ExecutorAcknowledgement,
   type ProviderAdapter,
 } from '../../src/client/index.js';
 import { evidenceOnly } from '../../src/client/adapter.js';
-import { systemClock } from '../../src/core/clock.js';
 import { isBatonError } from '../../src/core/errors.js';
-import { buildServer, createToken } from '../../src/server/index.js';
 import { expectCode } from './contract.js';
-import { CountingAdapter, openStore, payments, startSandbox } from './support.js';
-
-async function serve(t: TestContext) {
-  const provider = await startSandbox(t);
-  const store = await openStore(t, provider);
-  const app = buildServer({ engine: store.engine, service: store.service, keys: provider.keys });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  t.after(() => app.close());
-  const { port } = app.server.address() as AddressInfo;
-  const { token } = await createToken(
-    store.engine,
-    { role: 'operator' },
-    { clock: systemClock, actor: 'test' },
-  );
-  return { provider, op: payments(provider), baseUrl: `http://127.0.0.1:${port}`, token };
-}
+import { CountingAdapter } from './support.js';
+import { recording, serveBaton } from './wire.js';
 
 /** A fetch that forwards the request, lets Baton apply it, then loses the answer for matching paths. */
 function losingAnswers(pattern: RegExp): typeof fetch {
@@ -48,7 +32,7 @@ function losingAnswers(pattern: RegExp): typeof fetch {
 }
 
 test('a lost answer to create-and-enter: entered, adapter never called, perform reports unresolved', async (t) => {
-  const { provider, op, baseUrl, token } = await serve(t);
+  const { provider, op, baseUrl, token } = await serveBaton(t);
   const client = new HttpBatonClient({ baseUrl, token, fetch: losingAnswers(/\/create-and-enter$/) });
   const ex = await client.takeover('invoice-agent');
   const adapter = new CountingAdapter(provider);
@@ -71,7 +55,7 @@ test('a lost answer to create-and-enter: entered, adapter never called, perform 
 });
 
 test('a lost answer to create is safe: repeating create finds the same occurrence', async (t) => {
-  const { op, baseUrl, token } = await serve(t);
+  const { op, baseUrl, token } = await serveBaton(t);
   const lossy = new HttpBatonClient({ baseUrl, token, fetch: losingAnswers(/\/v1\/occurrences$/) });
   const lost = (await lossy.takeover('invoice-agent')).create(op('k-create'));
   await assert.rejects(
@@ -87,7 +71,7 @@ test('a lost answer to create is safe: repeating create finds the same occurrenc
 });
 
 test('a lost answer to acknowledge-and-settle: it applied; the repeat finds it settled and never resends', async (t) => {
-  const { provider, op, baseUrl, token } = await serve(t);
+  const { provider, op, baseUrl, token } = await serveBaton(t);
   const lossy = new HttpBatonClient({ baseUrl, token, fetch: losingAnswers(/\/acknowledge-and-settle$/) });
   const ex = await lossy.takeover('invoice-agent');
   const adapter = new CountingAdapter(provider);
@@ -117,7 +101,7 @@ function counting(calls: string[]): typeof fetch {
 }
 
 test('perform makes two calls to Baton per lifecycle: create-and-enter, acknowledge-and-settle', async (t) => {
-  const { provider, op, baseUrl, token } = await serve(t);
+  const { provider, op, baseUrl, token } = await serveBaton(t);
   const calls: string[] = [];
   const client = new HttpBatonClient({ baseUrl, token, fetch: counting(calls) });
   const ex = await client.takeover('invoice-agent');
@@ -137,7 +121,7 @@ test('perform makes two calls to Baton per lifecycle: create-and-enter, acknowle
 });
 
 test('errors keep their code; a non-problem page and an unreachable server map by status', async (t) => {
-  const { baseUrl, token } = await serve(t);
+  const { baseUrl, token } = await serveBaton(t);
   await expectCode(new HttpBatonClient({ baseUrl, token: 'btk.nope' }).counts(), 'unauthenticated');
   await assert.rejects(new HttpBatonClient({ baseUrl, token }).getOccurrence('occ_nope'), (e: unknown) => {
     assert.ok(isBatonError(e, 'occurrence_not_found'));
@@ -183,18 +167,6 @@ test('an answer that is not what the route promises is baton_response_invalid', 
   t.diagnostic('checked 2 malformed answers');
 });
 
-/** A loopback server that records what reaches it and answers every request with `answer`. */
-async function recording(t: TestContext, answer: (res: ServerResponse) => void) {
-  const received: string[] = [];
-  const server = createServer((req, res) => {
-    received.push(`${req.method ?? ''} ${req.url ?? ''}`);
-    req.resume().on('end', () => answer(res));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
 test('a redirect from the Baton base URL is never followed: no ticket, no adapter call, nothing re-posted', async (t) => {
   // What a forged create-and-enter answer looks like: enough for perform to reach the adapter if it
   // were trusted. The second origin answers it; the redirect's own body carries it too.
@@ -232,7 +204,7 @@ test('a redirect from the Baton base URL is never followed: no ticket, no adapte
 });
 
 test('an abort during the provider call does not lose its answer: acknowledge-and-settle is still sent', async (t) => {
-  const { provider, op, baseUrl, token } = await serve(t);
+  const { provider, op, baseUrl, token } = await serveBaton(t);
   const calls: string[] = [];
   const client = new HttpBatonClient({ baseUrl, token, fetch: counting(calls) });
   const ex = await client.takeover('invoice-agent');
@@ -267,7 +239,7 @@ function dropping(pattern: RegExp): typeof fetch {
 }
 
 test('an acknowledgement Baton may not hold comes back in the result, for the caller to record', async (t) => {
-  const { provider, op, baseUrl, token } = await serve(t);
+  const { provider, op, baseUrl, token } = await serveBaton(t);
   const client = new HttpBatonClient({ baseUrl, token, fetch: dropping(/\/acknowledge-and-settle$/) });
   const ex = await client.takeover('invoice-agent');
   const reported: ExecutorAcknowledgement[] = [];
