@@ -113,9 +113,28 @@ async function cases(t: TestContext, choice: (dir: string) => StoreChoice): Prom
   await request(s.url, 'DELETE', `/v1/tokens/${s.operator.id}`, { token: s.admin });
   assertProblem(await request(s.url, 'GET', '/v1/session', as()), 401, 'unauthenticated');
   const again = await request(s.url, 'POST', '/v1/session', { body: { token: s.admin } });
-  const c2 = /^(baton_session=[^;]+)/.exec(again.headers.get('set-cookie') ?? '')?.[1] ?? '';
+  const c1 = /^(baton_session=[^;]+)/.exec(again.headers.get('set-cookie') ?? '')?.[1] ?? '';
+  // A sign-in that arrives with a live session's cookie replaces it (another tab signed in): the
+  // replaced session ends, so no tab can act as it any longer; a refused sign-in ends nothing.
+  const refused = await request(s.url, 'POST', '/v1/session', {
+    body: { token: 'bat_nope' },
+    headers: { cookie: c1 },
+  });
+  assertProblem(refused, 401, 'unauthenticated');
+  assert.equal((await request(s.url, 'GET', '/v1/session', { headers: { cookie: c1 } })).status, 200);
+  const replaced = await request(s.url, 'POST', '/v1/session', {
+    body: { token: s.admin },
+    headers: { cookie: c1 },
+  });
+  assert.equal(replaced.status, 201, replaced.text);
+  assertProblem(
+    await request(s.url, 'GET', '/v1/session', { headers: { cookie: c1 } }),
+    401,
+    'unauthenticated',
+  );
+  const c2 = /^(baton_session=[^;]+)/.exec(replaced.headers.get('set-cookie') ?? '')?.[1] ?? '';
   const bye = await request(s.url, 'DELETE', '/v1/session', {
-    headers: { cookie: c2, 'x-baton-csrf': again.body['csrfToken'] as string },
+    headers: { cookie: c2, 'x-baton-csrf': replaced.body['csrfToken'] as string },
   });
   assert.equal(bye.status, 200, bye.text);
   assertProblem(

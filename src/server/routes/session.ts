@@ -6,10 +6,10 @@
  */
 import { BatonError } from '../../core/errors.js';
 import { endSession } from '../../store/sessions.js';
-import { actorOf, type TokenPrincipal } from '../auth.js';
-import { bodyObject, timed, tokenOf, type RouteSpec, type ServerDeps } from '../route.js';
+import { actorOf, authenticateCookie, type TokenPrincipal } from '../auth.js';
+import { bodyObject, timed, tokenOf, type HandlerInput, type RouteSpec, type ServerDeps } from '../route.js';
 import { epochMs, object, oneOf } from '../schemas/common.js';
-import { DEFAULT_SESSION_TTL_MS, sessionCookie, signIn } from '../sessions.js';
+import { cookieValue, DEFAULT_SESSION_TTL_MS, SESSION_COOKIE, sessionCookie, signIn } from '../sessions.js';
 
 const signInBody = object({
   token: { type: 'string', minLength: 1, maxLength: 512, description: 'an operator or admin token' },
@@ -37,6 +37,32 @@ function viewOf(p: TokenPrincipal): Record<string, unknown> {
   };
 }
 
+/**
+ * The live session the request's cookie names, if any. Sign-in replaces the browser's cookie, so
+ * the session it named would otherwise stay valid, unreachable, until it expired while another
+ * tab still showed it (docs/console.md "Sign-in"). An unreadable or ended cookie names none.
+ */
+async function replacedSession(
+  deps: ServerDeps,
+  headers: HandlerInput['headers'],
+): Promise<TokenPrincipal | undefined> {
+  const raw = headers?.['cookie'];
+  try {
+    const cookie = cookieValue(typeof raw === 'string' ? raw : undefined, SESSION_COOKIE);
+    if (cookie === undefined) return undefined;
+    // A safe method: the CSRF token is for calls made with the session, not for replacing it.
+    return await authenticateCookie(deps.engine, cookie, {
+      method: 'GET',
+      csrf: undefined,
+      now: deps.clock.wallMs(),
+    });
+  } catch (e) {
+    if (e instanceof BatonError && (e.code === 'unauthenticated' || e.code === 'http_malformed'))
+      return undefined;
+    throw e;
+  }
+}
+
 export function sessionRoutes(deps: ServerDeps, ttlMs = DEFAULT_SESSION_TTL_MS): RouteSpec[] {
   return [
     {
@@ -53,6 +79,14 @@ export function sessionRoutes(deps: ServerDeps, ttlMs = DEFAULT_SESSION_TTL_MS):
           signIn(deps.engine, token, { clock: deps.clock, ttlMs }),
         );
         const s = started.session;
+        // Only once the new session exists: a refused sign-in leaves the old cookie in place.
+        const old = await replacedSession(deps, input.headers);
+        if (old?.session !== undefined) {
+          const oldId = old.session.id;
+          await timed(deps, 'sign_out', () =>
+            endSession(deps.engine, oldId, deps.clock.wallMs(), actorOf(old)),
+          );
+        }
         return {
           status: 201,
           headers: {
