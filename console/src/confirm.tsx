@@ -2,7 +2,8 @@
  * A confirmation step (docs/console.md "Keyboard"): the button that asks, then a small non-modal
  * dialog with Confirm and Cancel. Focus follows the step, so a keyboard or screen-reader user is
  * never left on <body>: opening moves focus to Confirm; Cancel or Escape closes the dialog and
- * gives focus back to the button that opened it.
+ * gives focus back to the button that opened it. While the confirmed action is in flight the
+ * opener is disabled and says so (`busyLabel`), so the action cannot be confirmed twice.
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -16,9 +17,20 @@ export function ConfirmStep(p: {
   question: ComponentChildren;
   confirm: string;
   confirmClass?: string;
-  onConfirm: () => void;
+  /** The action; while its promise is pending the step is busy. */
+  onConfirm: () => void | Promise<unknown>;
+  /** The opener's text while the action is in flight ("Reconciling…"). */
+  busyLabel?: string;
 }) {
   const [open, setOpen] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const mounted = useRef(true);
+  useEffect(
+    () => () => {
+      mounted.current = false;
+    },
+    [],
+  );
   const opener = useRef<HTMLButtonElement>(null);
   const confirmButton = useRef<HTMLButtonElement>(null);
   // Set when the dialog closes, so the opener (mounted again) takes focus back; not on first render.
@@ -36,8 +48,17 @@ export function ConfirmStep(p: {
   };
   if (!open) {
     return (
-      <button ref={opener} type="button" class={p.openerClass} onClick={() => setOpen(true)}>
-        {p.label}
+      <button
+        ref={opener}
+        type="button"
+        class={p.openerClass}
+        // aria-disabled, not disabled: the opener keeps keyboard focus (it takes it back as the
+        // dialog closes) while it refuses to ask again.
+        aria-disabled={busy}
+        aria-busy={busy}
+        onClick={() => !busy && setOpen(true)}
+      >
+        {busy ? (p.busyLabel ?? `${p.label}…`) : p.label}
       </button>
     );
   }
@@ -59,7 +80,13 @@ export function ConfirmStep(p: {
         class={p.confirmClass}
         onClick={() => {
           close();
-          p.onConfirm();
+          const pending = p.onConfirm();
+          if (pending === undefined) return;
+          setBusy(true);
+          const done = (): void => {
+            if (mounted.current) setBusy(false);
+          };
+          pending.then(done, done);
         }}
       >
         {p.confirm}

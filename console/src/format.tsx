@@ -1,4 +1,20 @@
-/** Times in the viewer's zone, the RFC 3339 value on hover (docs/console.md). */
+import { useEffect, useRef, useState } from 'preact/hooks';
+
+/** Times in the viewer's zone, named (a screenshot or a pasted line says which), RFC 3339 on hover. */
+export const TIME_FORMAT: Intl.DateTimeFormatOptions = {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  timeZoneName: 'short',
+};
+
+export function localTime(ms: number): string {
+  return new Date(ms).toLocaleString(undefined, TIME_FORMAT);
+}
+
 export function rfc3339(ms: number): string {
   return new Date(ms).toISOString();
 }
@@ -8,7 +24,7 @@ export function Time({ ms }: { ms: number | null | undefined }) {
   const iso = rfc3339(ms);
   return (
     <time dateTime={iso} title={iso}>
-      {new Date(ms).toLocaleString()}
+      {localTime(ms)}
     </time>
   );
 }
@@ -19,6 +35,28 @@ export function age(ms: number, now = Date.now()): string {
   if (s < 5400) return `${Math.round(s / 60)} min`;
   if (s < 172800) return `${Math.round(s / 3600)} h`;
   return `${Math.round(s / 86400)} days`;
+}
+
+/** How often a page showing ages ("N min ago") re-renders them on a quiet system. */
+export const AGE_TICK_MS = 30_000;
+
+/**
+ * The server's clock now: the browser's clock, corrected by the offset seen when the server last
+ * answered with its `now`, re-rendered every AGE_TICK_MS. Ages follow time on a quiet system where
+ * no event brings a new answer, instead of freezing at the last reload (docs/console.md).
+ */
+export function useServerNow(serverNow: number | undefined): number {
+  // The offset is taken when a new answer is first rendered, so the first age shown is right too.
+  const seen = useRef<{ server: number | undefined; offset: number }>({ server: undefined, offset: 0 });
+  if (serverNow !== seen.current.server) {
+    seen.current = { server: serverNow, offset: serverNow === undefined ? 0 : serverNow - Date.now() };
+  }
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => setTick((n) => n + 1), AGE_TICK_MS);
+    return () => clearInterval(timer);
+  }, []);
+  return Date.now() + seen.current.offset;
 }
 
 /** Missing-knowledge reasons in plain words (docs/occurrences.md). */
@@ -39,7 +77,27 @@ export function ErrorNote({ error }: { error: unknown }) {
   if (error === undefined || error === null) return null;
   return (
     <p class="error" role="alert">
-      {error instanceof Error ? error.message : 'the request failed'}
+      {errorText(error)}
+    </p>
+  );
+}
+
+export const UNREACHABLE = 'the server could not be reached (network error or server down)';
+
+/**
+ * An error in words. fetch() rejects with a bare TypeError ("Failed to fetch") when no answer
+ * came at all: say that, not the browser's wording.
+ */
+export function errorText(error: unknown): string {
+  if (error instanceof TypeError) return UNREACHABLE;
+  return error instanceof Error ? error.message : 'the request failed';
+}
+
+/** Said where rows will be, while the page reads the answer to its current query. */
+export function Loading() {
+  return (
+    <p class="muted" role="status" aria-busy="true">
+      Loading…
     </p>
   );
 }
@@ -53,21 +111,24 @@ export function Pager(p: {
   cursors: readonly string[];
   next: string | null | undefined;
   setCursors: (c: string[]) => void;
+  /** The page is being read: its cursors may belong to the query shown before. */
+  busy?: boolean;
 }) {
   const next = p.next ?? null;
+  const busy = p.busy === true;
   return (
     <nav class="pager" aria-label={p.label}>
       <button
         type="button"
-        disabled={p.cursors.length === 0}
+        disabled={busy || p.cursors.length === 0}
         onClick={() => p.setCursors(p.cursors.slice(0, -1))}
       >
         Previous page
       </button>
       <button
         type="button"
-        disabled={next === null}
-        onClick={() => next !== null && p.setCursors([...p.cursors, next])}
+        disabled={busy || next === null}
+        onClick={() => !busy && next !== null && p.setCursors([...p.cursors, next])}
       >
         Next page
       </button>

@@ -1,10 +1,19 @@
 /** The operator console (issue 14, docs/console.md): sign-in, then the pages by hash route. */
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, ok, onSessionEnded, setCsrf } from './api.js';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import {
+  api,
+  ApiError,
+  ok,
+  onCsrfRefused,
+  onOtherTab,
+  onSessionEnded,
+  setCsrf,
+  tellOtherTabs,
+} from './api.js';
 import { useLiveStatus, type LiveStatus } from './events.js';
-import { ErrorNote } from './format.js';
-import { href, useRoute } from './router.js';
+import { ErrorNote, errorText } from './format.js';
+import { href, useRoute, type Route } from './router.js';
 import { Overview } from './pages/overview.js';
 import { OccurrenceList } from './pages/occurrences.js';
 import { OccurrencePage } from './pages/occurrence.js';
@@ -29,6 +38,7 @@ const SESSION_ENDED =
   'Your session has ended (it expired, was signed out elsewhere, or its token was revoked). Sign in again to continue.';
 
 function SignIn({ onSignedIn, ended }: { onSignedIn: (s: SessionView) => void; ended: boolean }) {
+  useTitle('Sign in');
   const [token, setToken] = useState('');
   const [error, setError] = useState<unknown>();
   const submit = async (e: Event): Promise<void> => {
@@ -75,8 +85,45 @@ const PAGES: readonly (readonly [string, string, boolean])[] = [
   ['tokens', 'Tokens', true],
 ];
 
-function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: () => void }) {
+/** The page's name: the document title, so history, tabs and screen readers name where one is. */
+function titleOf(route: Route): string {
+  if (route.page === 'occurrences' && route.arg !== undefined) return `Occurrence ${route.arg}`;
+  if (route.page === 'lineages' && route.arg !== undefined) return `Lineage ${route.arg}`;
+  if (route.page === 'harness' && route.arg !== undefined) return `Harness ${route.arg}`;
+  return PAGES.find(([page]) => page === route.page)?.[1] ?? 'Page not found';
+}
+
+function useTitle(title: string): void {
+  useEffect(() => {
+    document.title = `${title} · Baton console`;
+  }, [title]);
+}
+
+/**
+ * A route change is announced (WCAG 2.4.3): focus moves to the new page's heading (or, while it
+ * loads, to the main region), as a page load would. Not on the first render: focus starts at the top.
+ */
+function useFocusOnRouteChange(route: Route): void {
+  const where = `${route.page}/${route.arg ?? ''}`;
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    const h1 = document.querySelector<HTMLElement>('#main h1');
+    if (h1 !== null) {
+      h1.tabIndex = -1;
+      h1.focus();
+    } else document.getElementById('main')?.focus();
+  }, [where]);
+}
+
+function Shell(p: { session: SessionView; onSignedOut: () => void; notice: string | undefined }) {
+  const { session, onSignedOut } = p;
   const route = useRoute();
+  useTitle(titleOf(route));
+  useFocusOnRouteChange(route);
   const [error, setError] = useState<unknown>();
   // Signed out only once the session has ended: the server ended it, or it had already ended
   // (401: expired, signed out elsewhere, its token revoked). On any other refusal or a failure
@@ -92,6 +139,7 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
       }
     }
     setCsrf(undefined);
+    tellOtherTabs('signed-out');
     onSignedOut();
   };
   const admin = session.role === 'admin';
@@ -124,10 +172,14 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
         </span>
       </header>
       <main id="main" tabIndex={-1}>
+        {p.notice !== undefined && (
+          <p class="notice" role="status">
+            {p.notice}
+          </p>
+        )}
         {error !== undefined && (
           <p class="error" role="alert">
-            Sign-out failed, you are still signed in:{' '}
-            {error instanceof Error ? error.message : 'the request failed'}
+            Sign-out failed, you are still signed in: {errorText(error)}
           </p>
         )}
         <Page page={route.page} arg={route.arg} query={route.query} session={session} />
@@ -200,11 +252,47 @@ function Unreachable({ error, retry }: { error: unknown; retry: () => void }) {
   );
 }
 
+/** Said when the console re-read its session and found another identity behind the cookie. */
+function switchedNotice(s: SessionView, refused: boolean): string {
+  const what = `You are now signed in as ${s.name} (${s.role}): this browser was signed in again in another tab, which replaced the session shown here.`;
+  return refused ? `${what} Your last action was refused (csrf_invalid) and not carried out.` : what;
+}
+
 function App() {
   const [session, setSession] = useState<SessionView | null | undefined>(undefined);
   const [loadError, setLoadError] = useState<unknown>();
   const [attempt, setAttempt] = useState(0);
   const [ended, setEnded] = useState(false);
+  const [notice, setNotice] = useState<string>();
+  const shown = useRef(session);
+  shown.current = session;
+  /**
+   * Re-read who the cookie signs in (another tab signed in or out, or a call was refused
+   * `csrf_invalid`): the identity and CSRF token follow it; a 401 ends the session (api.ts).
+   */
+  const resync = useCallback(async (refused: boolean): Promise<void> => {
+    try {
+      const r = await api.GET('/v1/session');
+      if (r.response.status === 401) return;
+      const s = ok(r);
+      const before = shown.current;
+      setCsrf(s.csrfToken);
+      if (before !== undefined && before !== null && before.tokenId !== s.tokenId)
+        setNotice(switchedNotice(s, refused));
+      if (before === null) setEnded(false);
+      setSession(s);
+    } catch (e) {
+      console.warn('session re-read failed', e);
+    }
+  }, []);
+  useEffect(() => {
+    onOtherTab(() => void resync(false));
+    onCsrfRefused(() => void resync(true));
+    return () => {
+      onOtherTab(undefined);
+      onCsrfRefused(undefined);
+    };
+  }, [resync]);
   useEffect(() => {
     setLoadError(undefined);
     api
@@ -219,6 +307,7 @@ function App() {
     if (session === undefined || session === null) return undefined;
     onSessionEnded(() => {
       setCsrf(undefined);
+      setNotice(undefined);
       setEnded(true);
       setSession(null);
     });
@@ -234,11 +323,22 @@ function App() {
         onSignedIn={(s) => {
           setCsrf(s.csrfToken);
           setEnded(false);
+          setNotice(undefined);
           setSession(s);
+          tellOtherTabs('signed-in');
         }}
       />
     );
-  return <Shell session={session} onSignedOut={() => setSession(null)} />;
+  return (
+    <Shell
+      session={session}
+      notice={notice}
+      onSignedOut={() => {
+        setNotice(undefined);
+        setSession(null);
+      }}
+    />
+  );
 }
 
 const root = document.getElementById('app');

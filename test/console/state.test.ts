@@ -228,6 +228,100 @@ browserTest(
   },
 );
 
+browserTest(
+  'a filter change shows "Loading…", never the old rows, and no pager until its answer',
+  async () => {
+    const { context, page, problems } = await signedIn();
+    await page.goto(`${w().api.url}/console/#/occurrences`);
+    const rows = page.locator('tbody tr');
+    await eventually(() => rows.count(), 25, 'the first page');
+    // The next list read is held until the test lets it go.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/v1/occurrences?*', async (route) => {
+      await held;
+      await route.continue().catch(() => undefined); // the page may have moved on meanwhile
+    });
+    await page.goto(`${w().api.url}/console/#/occurrences?phase=entered`);
+    await page.getByRole('status').filter({ hasText: 'Loading…' }).waitFor();
+    assert.equal(await rows.count(), 0, 'no rows of the unfiltered query under the new filter');
+    const region = page.getByRole('region', { name: /^Table/ });
+    assert.equal(await region.getAttribute('aria-busy'), 'true');
+    const pager = page.getByRole('navigation', { name: 'Pages of occurrences' });
+    assert.equal(await pager.getByRole('button', { name: 'Next page' }).isDisabled(), true);
+    release();
+    await eventually(
+      async () => {
+        const keys = await keysShown(page);
+        return keys.length > 0 && keys.every((k) => UNRESOLVED.includes(k));
+      },
+      true,
+      'the entered ones only',
+    );
+    assert.equal(await page.getByRole('status').filter({ hasText: 'Loading…' }).count(), 0);
+    // A filter nothing matches says so.
+    await page.goto(`${w().api.url}/console/#/occurrences?creationKey=no-such-key`);
+    await page.getByText('No occurrences match these filters.').waitFor();
+    assert.equal(await rows.count(), 0);
+    assert.deepEqual(problems, []);
+    await context.close();
+  },
+);
+
+browserTest('times name their zone, and a Created-from link holds the UTC instant', async () => {
+  const { context, page } = await signedIn();
+  await page.goto(`${w().api.url}/console/#/occurrences`);
+  await eventually(() => page.locator('tbody tr').count(), 25, 'the first page');
+  // The context is Europe/Berlin (browser.ts): December is CET.
+  assert.match(await page.locator('tbody time').first().innerText(), /CET|GMT\+1/);
+  await page.getByLabel('Created from').fill('2026-12-01T10:30');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await page.waitForURL(/from=/);
+  const query = new URLSearchParams(new URL(page.url()).hash.split('?')[1] ?? '');
+  assert.equal(query.get('from'), '2026-12-01T09:30:00Z', 'the instant, not a zone-less local time');
+  assert.equal(
+    await page.getByLabel('Created from').inputValue(),
+    '2026-12-01T10:30',
+    'shown in the viewer zone',
+  );
+  // The same link in another zone names the same instant.
+  assert.ok(launched !== undefined);
+  const other = await launched.browser.newContext({ timezoneId: 'America/New_York', locale: 'en-US' });
+  const there = await other.newPage();
+  await there.goto(`${w().api.url}/console/`);
+  await there.getByLabel('Operator or admin token').fill(w().api.operator);
+  await there.getByRole('button', { name: 'Sign in' }).click();
+  const asked = there.waitForRequest(
+    (r) => r.url().includes('/v1/occurrences?') && r.url().includes('from='),
+  );
+  await there.goto(`${w().api.url}/console/${new URL(page.url()).hash}`);
+  assert.equal(new URL((await asked).url()).searchParams.get('from'), '2026-12-01T09:30:00.000Z');
+  assert.equal(await there.getByLabel('Created from').inputValue(), '2026-12-01T04:30');
+  await other.close();
+  await context.close();
+});
+
+browserTest('the oldest unresolved age follows the clock on a quiet system', async () => {
+  assert.ok(launched !== undefined);
+  const { context, page } = await newPage(launched.browser);
+  await page.clock.install();
+  await page.goto(`${w().api.url}/console/`);
+  await page.getByLabel('Operator or admin token').fill(w().api.operator);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const line = page.locator('p.big');
+  const minutes = async (): Promise<number> => {
+    const m = /, (\d+) (s|min) ago\./.exec(await line.innerText());
+    assert.ok(m !== null, await line.innerText());
+    return m[2] === 's' ? Number(m[1]) / 60 : Number(m[1]);
+  };
+  await eventually(async () => /ago\./.test(await line.innerText()), true, 'the oldest unresolved age');
+  const before = await minutes();
+  // No evidence, no reload: only the clock moves.
+  await page.clock.fastForward('10:00');
+  await eventually(async () => (await minutes()) >= before + 9, true, `ten minutes older than ${before} min`);
+  await context.close();
+});
+
 browserTest("a work item's page starts at its own first page of evidence", async () => {
   const api = w().api;
   const input = { kind: 'queue_item', action_class: 'consequential_write', mission_binding: binding };

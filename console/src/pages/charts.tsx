@@ -24,7 +24,8 @@ export function EntriesChart({ tick }: { tick: number }) {
           },
         }),
       ),
-    [tick],
+    [],
+    tick,
   );
   const buckets = hist.value?.buckets ?? [];
   const max = Math.max(1, ...buckets.map((b) => b.count));
@@ -61,7 +62,8 @@ export function RecentTakeovers({ tick }: { tick: number }) {
           params: { query: { type: 'generation_advanced', limit: '5' } },
         }),
       ),
-    [tick],
+    [],
+    tick,
   );
   const events = recent.value?.events ?? [];
   return (

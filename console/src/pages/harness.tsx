@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
-import { age, ErrorNote, Pager, Time } from '../format.js';
+import { age, ErrorNote, Loading, Pager, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 
@@ -29,6 +29,7 @@ function ItemDetail({ id }: { id: string }) {
     return ok(await api.GET('/v1/harness/items/{id}', { params: { path: { id }, query } }));
   }, [id, cursor]);
   const v = item.value;
+  if (item.loading) return <Loading />;
   if (v === undefined) return <ErrorNote error={item.error} />;
   return (
     <>
@@ -117,7 +118,14 @@ export function HarnessPage({ arg, query }: { arg: string | undefined; query: UR
         </select>
       </span>
       <ErrorNote error={list.error} />
-      <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
+      {list.loading && <Loading />}
+      <div
+        class="scroll"
+        tabIndex={0}
+        role="region"
+        aria-label="Table (scrolls sideways on narrow screens)"
+        aria-busy={list.loading}
+      >
         <table>
           <caption class="sr-only">Harness work items</caption>
           <thead>
@@ -164,12 +172,13 @@ export function HarnessPage({ arg, query }: { arg: string | undefined; query: UR
           </tbody>
         </table>
       </div>
-      {(list.value?.items.length ?? 0) === 0 && <p class="muted">No work items.</p>}
+      {list.value?.items.length === 0 && <p class="muted">No work items.</p>}
       <Pager
         label="Pages of work items"
         cursors={cursors}
         next={list.value?.nextCursor}
         setCursors={setCursors}
+        busy={list.loading}
       />
       {mission !== undefined && <MissionView origin={mission.origin} id={mission.id} />}
       {arg !== undefined && mission === undefined && <ItemDetail key={arg} id={arg} />}

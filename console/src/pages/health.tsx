@@ -5,7 +5,7 @@
  * (GET /v1/refusals/histogram) — labelled "since this server started", because that is all it is.
  */
 import { api, ok } from '../api.js';
-import { age, ErrorNote, Time } from '../format.js';
+import { age, ErrorNote, Time, useServerNow } from '../format.js';
 import type { operations } from '../generated/api.js';
 import { useLoad, type Loaded } from '../load.js';
 
@@ -37,6 +37,7 @@ type ReconcilerHealth = operations['reconcilerHealth']['responses'][200]['conten
 /** Loaded by the overview, which also shows the store-wide oldest unresolved occurrence from it. */
 export function ReconcilerPanel({ health: h }: { health: Loaded<ReconcilerHealth> }) {
   const v = h.value;
+  const now = useServerNow(v?.now);
   return (
     <section class="panel" aria-labelledby="rec-h">
       <h2 id="rec-h">Reconciler</h2>
@@ -62,8 +63,7 @@ export function ReconcilerPanel({ health: h }: { health: Loaded<ReconcilerHealth
               'none'
             ) : (
               <>
-                entered <Time ms={v.oldestUnresolvedEnteredAt} />, {age(v.oldestUnresolvedEnteredAt, v.now)}{' '}
-                ago
+                entered <Time ms={v.oldestUnresolvedEnteredAt} />, {age(v.oldestUnresolvedEnteredAt, now)} ago
               </>
             )}
             .
@@ -85,8 +85,9 @@ export function ReconcilerPanel({ health: h }: { health: Loaded<ReconcilerHealth
 }
 
 export function WebhookPanel({ tick }: { tick: number }) {
-  const h = useLoad(async () => ok(await api.GET('/v1/health/webhooks')), [tick]);
+  const h = useLoad(async () => ok(await api.GET('/v1/health/webhooks')), [], tick);
   const v = h.value;
+  const now = useServerNow(v?.now);
   return (
     <section class="panel" aria-labelledby="wh-h">
       <h2 id="wh-h">Webhook receiver</h2>
@@ -100,7 +101,7 @@ export function WebhookPanel({ tick }: { tick: number }) {
               'None yet.'
             ) : (
               <>
-                The last <Time ms={v.lastDelivery.at} /> ({age(v.lastDelivery.at, v.now)} ago):{' '}
+                The last <Time ms={v.lastDelivery.at} /> ({age(v.lastDelivery.at, now)} ago):{' '}
                 <code>{v.lastDelivery.result}</code>.
               </>
             )}{' '}
@@ -119,7 +120,7 @@ export function WebhookPanel({ tick }: { tick: number }) {
 
 /** Bars drawn as SVG attributes (no inline style: the CSP forbids it), one per 5-minute bucket. */
 export function RefusalsChart({ tick }: { tick: number }) {
-  const h = useLoad(async () => ok(await api.GET('/v1/refusals/histogram')), [tick]);
+  const h = useLoad(async () => ok(await api.GET('/v1/refusals/histogram')), [], tick);
   const v = h.value;
   const width = 288;
   const buckets = v?.buckets ?? [];

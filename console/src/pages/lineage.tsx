@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
-import { ErrorNote, Pager, Time } from '../format.js';
+import { ErrorNote, Loading, Pager, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 
@@ -20,6 +20,7 @@ function LineageView({ lineage }: { lineage: string }) {
     return ok(await api.GET('/v1/lineages/{lineage}', { params: { path: { lineage }, query } }));
   }, [lineage, cursor]);
   const v = view.value;
+  if (view.loading) return <Loading />;
   if (v === undefined) return <ErrorNote error={view.error} />;
   return (
     <>
@@ -101,11 +102,13 @@ function LineageList() {
     <>
       <h2>Every lineage</h2>
       <ErrorNote error={page.error} />
+      {page.loading && <Loading />}
       <div
         class="scroll"
         tabIndex={0}
         role="region"
         aria-label="Lineages (scrolls sideways on narrow screens)"
+        aria-busy={page.loading}
       >
         <table>
           <caption class="sr-only">Lineages in name order</caption>
@@ -137,7 +140,13 @@ function LineageList() {
           </tbody>
         </table>
       </div>
-      <Pager label="Pages of lineages" cursors={cursors} next={next} setCursors={setCursors} />
+      <Pager
+        label="Pages of lineages"
+        cursors={cursors}
+        next={next}
+        setCursors={setCursors}
+        busy={page.loading}
+      />
     </>
   );
 }

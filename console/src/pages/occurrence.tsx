@@ -177,7 +177,8 @@ export function OccurrencePage({ id }: { id: string }) {
             id="reconcile"
             question={`Ask the pinned status sources about ${o.id} now?`}
             confirm="Confirm reconcile"
-            onConfirm={() => void reconcile()}
+            busyLabel="Reconciling…"
+            onConfirm={reconcile}
           />
         ) : (
           <p class="muted">

@@ -3,10 +3,10 @@
  * creation key, cursor pages over the list API's index, live updates via GET /v1/events.
  */
 import { useState } from 'preact/hooks';
-import { api, inputTime, ok } from '../api.js';
+import { api, inputTime, linkTime, localInput, ok } from '../api.js';
 import type { paths } from '../generated/api.js';
 import { useEvidenceEvents, useLiveStatus, type LiveStatus } from '../events.js';
-import { ErrorNote, Pager, Time } from '../format.js';
+import { ErrorNote, Loading, Pager, Time } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 
@@ -93,7 +93,7 @@ export function OccurrenceList({ query }: { query: URLSearchParams }) {
     const p = new URLSearchParams();
     for (const k of FILTERS) {
       const v = form.get(k);
-      if (typeof v === 'string' && v !== '') p.set(k, v);
+      if (typeof v === 'string' && v !== '') p.set(k, k === 'from' || k === 'to' ? linkTime(v) : v);
     }
     setCursors([]);
     location.hash = href('occurrences', undefined, p);
@@ -127,19 +127,25 @@ export function OccurrenceList({ query }: { query: URLSearchParams }) {
         ))}
         <span class="field">
           <label for="f-from">Created from</label>
-          <input id="f-from" name="from" type="datetime-local" value={query.get('from') ?? ''} />
+          <input id="f-from" name="from" type="datetime-local" value={localInput(query.get('from'))} />
         </span>
         <span class="field">
           <label for="f-to">Created before</label>
-          <input id="f-to" name="to" type="datetime-local" value={query.get('to') ?? ''} />
+          <input id="f-to" name="to" type="datetime-local" value={localInput(query.get('to'))} />
         </span>
         <button type="submit">Apply filters</button>
       </form>
-      <p class="muted" aria-live="polite">
-        {liveLine(status, live)}
-      </p>
+      {/* No aria-live: a busy system would announce every event (docs/console.md "Accessibility"). */}
+      <p class="muted">{liveLine(status, live)}</p>
       <ErrorNote error={page.error} />
-      <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
+      {page.loading && <Loading />}
+      <div
+        class="scroll"
+        tabIndex={0}
+        role="region"
+        aria-label="Table (scrolls sideways on narrow screens)"
+        aria-busy={page.loading}
+      >
         <table>
           <caption class="sr-only">Occurrences, newest first</caption>
           <thead>
@@ -174,11 +180,13 @@ export function OccurrenceList({ query }: { query: URLSearchParams }) {
           </tbody>
         </table>
       </div>
+      {page.value?.occurrences.length === 0 && <p class="muted">No occurrences match these filters.</p>}
       <Pager
         label="Pages of occurrences"
         cursors={cursors}
         next={page.value?.nextCursor}
         setCursors={setCursors}
+        busy={page.loading}
       />
     </section>
   );

@@ -1,7 +1,7 @@
 /** Overview: counts by phase and outcome, unresolved work first (docs/console.md). */
 import { api, ok } from '../api.js';
 import { useEvidenceEvents } from '../events.js';
-import { age, ErrorNote, Time } from '../format.js';
+import { age, ErrorNote, Time, useServerNow } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 import { StateBadge } from './occurrences.js';
@@ -32,7 +32,11 @@ function Bars({ title, values }: { title: string; values: Readonly<Record<string
 }
 
 export function Overview() {
-  const counts = useLoad(async () => ok(await api.GET('/v1/counts')), []);
+  // Each event only counts; every panel re-reads on its own throttled reload (load.ts).
+  const [tick, setTick] = useState(0);
+  const reload = (): void => setTick((n) => n + 1);
+  useEvidenceEvents(reload, undefined, reload);
+  const counts = useLoad(async () => ok(await api.GET('/v1/counts')), [], tick);
   const open = useLoad(
     async () =>
       ok(
@@ -43,16 +47,11 @@ export function Overview() {
         }),
       ),
     [],
+    tick,
   );
-  const [tick, setTick] = useState(0);
   // The store-wide oldest unresolved occurrence (one indexed MIN), shared with the reconciler panel.
-  const health = useLoad(async () => ok(await api.GET('/v1/health/reconciler')), [tick]);
-  const reload = (): void => {
-    counts.reload();
-    open.reload();
-    setTick((n) => n + 1);
-  };
-  useEvidenceEvents(reload, undefined, reload);
+  const health = useLoad(async () => ok(await api.GET('/v1/health/reconciler')), [], tick);
+  const now = useServerNow(health.value?.now);
   const c = counts.value;
   const unresolved = (open.value?.occurrences ?? []).filter((o) => o.unresolved);
   const oldest = health.value?.oldestUnresolvedEnteredAt ?? null;
@@ -67,7 +66,7 @@ export function Overview() {
         {oldest !== null && health.value !== undefined && (
           <>
             {' '}
-            The oldest unresolved was entered <Time ms={oldest} />, {age(oldest, health.value.now)} ago.
+            The oldest unresolved was entered <Time ms={oldest} />, {age(oldest, now)} ago.
           </>
         )}
       </p>

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
 import { ConfirmStep } from '../confirm.js';
-import { ErrorNote, Time } from '../format.js';
+import { ErrorNote, Loading, Time } from '../format.js';
 import { useLoad } from '../load.js';
 
 export function TokensPage() {
@@ -20,6 +20,7 @@ export function TokensPage() {
     <section aria-labelledby="t-h">
       <h1 id="t-h">Tokens</h1>
       <ErrorNote error={list.error ?? error} />
+      {list.loading && <Loading />}
       <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
         <table>
           <caption class="sr-only">Principal tokens</caption>
@@ -54,7 +55,8 @@ export function TokensPage() {
                       question={`Revoke ${t.name}? Its console sessions end with it.`}
                       confirm="Confirm revoke"
                       confirmClass="danger"
-                      onConfirm={() => void revoke(t.id)}
+                      busyLabel="Revoking…"
+                      onConfirm={() => revoke(t.id)}
                     />
                   )}
                 </td>
