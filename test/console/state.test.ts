@@ -457,6 +457,33 @@ browserTest('a route changed while the signed-in pages first render is followed'
   await context.close();
 });
 
+browserTest('"Reconcile now" in flight reads "Reconciling…" and cannot be confirmed again', async () => {
+  const a = w().unresolved[0];
+  assert.ok(a !== undefined);
+  const { context, page, problems } = await signedIn();
+  let posts = 0;
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route('**/v1/occurrences/*/reconcile', async (route) => {
+    posts++;
+    await held;
+    await route.continue();
+  });
+  await page.goto(`${w().api.url}/console/#/occurrences/${a.id}`);
+  await page.getByRole('button', { name: 'Reconcile now' }).click();
+  await page.getByRole('button', { name: 'Confirm reconcile' }).click();
+  const busy = page.getByRole('button', { name: 'Reconciling…' });
+  await busy.waitFor();
+  assert.equal(await busy.isDisabled(), true);
+  await busy.click({ force: true });
+  assert.equal(await page.getByRole('dialog').count(), 0, 'no second confirmation while in flight');
+  release();
+  await page.getByRole('heading', { name: 'Reconcile answer' }).waitFor();
+  assert.equal(posts, 1);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 /** The browser tests, or (when they cannot run) one visible skipped line in their place. */
 function browserTest(name: string, fn: () => Promise<void>): void {
   if (reason === undefined) test(name, fn);
