@@ -116,18 +116,21 @@ export function Pager(p: {
 }) {
   const next = p.next ?? null;
   const busy = p.busy === true;
+  // While busy: aria-disabled, not disabled, so the button just pressed keeps keyboard focus.
   return (
     <nav class="pager" aria-label={p.label}>
       <button
         type="button"
-        disabled={busy || p.cursors.length === 0}
-        onClick={() => p.setCursors(p.cursors.slice(0, -1))}
+        disabled={!busy && p.cursors.length === 0}
+        aria-disabled={busy || undefined}
+        onClick={() => !busy && p.cursors.length > 0 && p.setCursors(p.cursors.slice(0, -1))}
       >
         Previous page
       </button>
       <button
         type="button"
-        disabled={busy || next === null}
+        disabled={!busy && next === null}
+        aria-disabled={busy || undefined}
         onClick={() => !busy && next !== null && p.setCursors([...p.cursors, next])}
       >
         Next page

@@ -250,6 +250,7 @@ browserTest(
     const pager = page.getByRole('navigation', { name: 'Pages of occurrences' });
     assert.equal(await pager.getByRole('button', { name: 'Next page' }).isDisabled(), true);
     release();
+    await page.unroute('**/v1/occurrences?*');
     await eventually(
       async () => {
         const keys = await keysShown(page);
@@ -259,6 +260,24 @@ browserTest(
       'the entered ones only',
     );
     assert.equal(await page.getByRole('status').filter({ hasText: 'Loading…' }).count(), 0);
+    // Next page pressed from the keyboard: the pager is disabled while that page loads, and the
+    // button keeps focus (aria-disabled), so focus is not dropped on <body>.
+    await page.goto(`${w().api.url}/console/#/occurrences`);
+    await eventually(() => rows.count(), 25, 'the first page again');
+    let releaseNext: () => void = () => undefined;
+    const heldNext = new Promise<void>((r) => (releaseNext = r));
+    await page.route('**/v1/occurrences?*', async (route) => {
+      await heldNext;
+      await route.continue().catch(() => undefined);
+    });
+    await pager.getByRole('button', { name: 'Next page' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Loading…' }).waitFor();
+    assert.equal(await pager.getByRole('button', { name: 'Next page' }).isDisabled(), true);
+    assert.equal(await page.evaluate<string>("document.activeElement?.textContent ?? ''"), 'Next page');
+    releaseNext();
+    await page.unroute('**/v1/occurrences?*');
+    await eventually(() => rows.count(), TOTAL - 25, 'the second page');
     // A filter nothing matches says so.
     await page.goto(`${w().api.url}/console/#/occurrences?creationKey=no-such-key`);
     await page.getByText('No occurrences match these filters.').waitFor();

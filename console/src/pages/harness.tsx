@@ -29,30 +29,36 @@ function ItemDetail({ id }: { id: string }) {
     return ok(await api.GET('/v1/harness/items/{id}', { params: { path: { id }, query } }));
   }, [id, cursor]);
   const v = item.value;
-  if (item.loading) return <Loading />;
-  if (v === undefined) return <ErrorNote error={item.error} />;
+  // The pager stays where it is while the next page loads, so the button pressed keeps focus.
   return (
     <>
-      <h2>
-        Item {v.item.id}: {v.item.state}
-      </h2>
-      <ol class="timeline">
-        {v.evidence.map((e) => (
-          <li>
-            <strong>{String(e.type)}</strong> <Time ms={typeof e.at === 'number' ? e.at : undefined} /> ·{' '}
-            {String(e.actor)}
-            <details>
-              <summary>Body (seq {String(e.seq)})</summary>
-              <pre>{JSON.stringify(e.body, null, 2)}</pre>
-            </details>
-          </li>
-        ))}
-      </ol>
+      {item.loading && <Loading />}
+      <ErrorNote error={item.error} />
+      {v !== undefined && (
+        <>
+          <h2>
+            Item {v.item.id}: {v.item.state}
+          </h2>
+          <ol class="timeline">
+            {v.evidence.map((e) => (
+              <li>
+                <strong>{String(e.type)}</strong> <Time ms={typeof e.at === 'number' ? e.at : undefined} /> ·{' '}
+                {String(e.actor)}
+                <details>
+                  <summary>Body (seq {String(e.seq)})</summary>
+                  <pre>{JSON.stringify(e.body, null, 2)}</pre>
+                </details>
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
       <Pager
         label="Pages of the item's evidence"
         cursors={cursors}
-        next={v.evidenceNextCursor}
+        next={v?.evidenceNextCursor}
         setCursors={setCursors}
+        busy={item.loading}
       />
     </>
   );

@@ -20,65 +20,83 @@ function LineageView({ lineage }: { lineage: string }) {
     return ok(await api.GET('/v1/lineages/{lineage}', { params: { path: { lineage }, query } }));
   }, [lineage, cursor]);
   const v = view.value;
-  if (view.loading) return <Loading />;
-  if (v === undefined) return <ErrorNote error={view.error} />;
+  // The pager stays where it is while the next page loads, so the button pressed keeps focus.
   return (
     <>
-      <h2>
-        {v.id}: generation {v.generation}
-      </h2>
-      <p>
-        {/* The lineage's, on every page of its history (not the page's generations alone). */}
-        Retired generations: {v.retiredGenerations.length === 0 ? 'none' : v.retiredGenerations.join(', ')}
-      </p>
-      <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
-        <table>
-          <caption>Generations</caption>
-          <thead>
-            <tr>
-              <th scope="col">Generation</th>
-              <th scope="col">Issued</th>
-              <th scope="col">Retired</th>
-            </tr>
-          </thead>
-          <tbody>
-            {v.credentials.map((c) => (
-              <tr>
-                <td>{c.generation}</td>
-                <td>
-                  <Time ms={c.issuedAt} />
-                </td>
-                <td>
-                  {c.retiredAt === null ? <span class="badge good">current</span> : <Time ms={c.retiredAt} />}
-                </td>
-              </tr>
+      {view.loading && <Loading />}
+      <ErrorNote error={view.error} />
+      {v !== undefined && (
+        <>
+          <h2>
+            {v.id}: generation {v.generation}
+          </h2>
+          <p>
+            {/* The lineage's, on every page of its history (not the page's generations alone). */}
+            Retired generations:{' '}
+            {v.retiredGenerations.length === 0 ? 'none' : v.retiredGenerations.join(', ')}
+          </p>
+          <div
+            class="scroll"
+            tabIndex={0}
+            role="region"
+            aria-label="Table (scrolls sideways on narrow screens)"
+          >
+            <table>
+              <caption>Generations</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Generation</th>
+                  <th scope="col">Issued</th>
+                  <th scope="col">Retired</th>
+                </tr>
+              </thead>
+              <tbody>
+                {v.credentials.map((c) => (
+                  <tr>
+                    <td>{c.generation}</td>
+                    <td>
+                      <Time ms={c.issuedAt} />
+                    </td>
+                    <td>
+                      {c.retiredAt === null ? (
+                        <span class="badge good">current</span>
+                      ) : (
+                        <Time ms={c.retiredAt} />
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <h2>Takeovers and handovers</h2>
+          <ol class="timeline">
+            {v.evidence.map((e) => (
+              <li>
+                <strong>{e.type}</strong> <Time ms={e.at} /> · {e.actor}
+                <details>
+                  <summary>What was handed over (seq {e.seq})</summary>
+                  <pre>{JSON.stringify(e.body, null, 2)}</pre>
+                </details>
+              </li>
             ))}
-          </tbody>
-        </table>
-      </div>
-      <h2>Takeovers and handovers</h2>
-      <ol class="timeline">
-        {v.evidence.map((e) => (
-          <li>
-            <strong>{e.type}</strong> <Time ms={e.at} /> · {e.actor}
-            <details>
-              <summary>What was handed over (seq {e.seq})</summary>
-              <pre>{JSON.stringify(e.body, null, 2)}</pre>
-            </details>
-          </li>
-        ))}
-      </ol>
+          </ol>
+        </>
+      )}
       <Pager
         label="Pages of the lineage's history"
         cursors={cursors}
-        next={v.evidenceNextCursor}
+        next={v?.evidenceNextCursor}
         setCursors={setCursors}
+        busy={view.loading}
       />
-      <p>
-        <a href={href('occurrences', undefined, new URLSearchParams({ lineage: v.id }))}>
-          Occurrences of {v.id}
-        </a>
-      </p>
+      {v !== undefined && (
+        <p>
+          <a href={href('occurrences', undefined, new URLSearchParams({ lineage: v.id }))}>
+            Occurrences of {v.id}
+          </a>
+        </p>
+      )}
     </>
   );
 }
