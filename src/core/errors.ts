@@ -172,6 +172,8 @@ export const ERROR_CODES = {
   mcp_policy_invalid: spec(400),
   /** An upstream MCP server does not offer what the policy names, or answered unusably. */
   mcp_upstream_invalid: spec(502),
+  /** An upstream MCP server cannot be reached now (reconnecting failed); nothing was sent to it. */
+  upstream_unavailable: spec(503),
 } as const satisfies Record<string, CodeSpec>;
 
 export type BatonErrorCode = keyof typeof ERROR_CODES;

@@ -16,6 +16,7 @@ import { deriveCall, placeNativeKey, type DerivedCall } from './derive.js';
 import { checkLease } from './lease.js';
 import { missionReference } from './mission-gate.js';
 import { toolError } from './results.js';
+import { PING_TIMEOUT_MS } from './upstream.js';
 import { answerFromState, attempt, callUpstream, recordAnswer, settle, type Ctx } from './settle.js';
 
 export type { Ctx } from './settle.js';
@@ -52,7 +53,7 @@ export async function callConsequential(
     return toolError(error.code, error.message);
   }
   // Two identical calls in flight in this session wait for one outcome (the agent's retry after a timeout).
-  const key = JSON.stringify([ctx.executor.generation, d.operation]);
+  const key = inflightKey(ctx.executor.generation, d.operation);
   const running = ctx.inflight.get(key);
   if (running !== undefined) return markRepeat(await running);
   const p = gated(ctx, d, forward);
@@ -61,6 +62,23 @@ export async function callConsequential(
     return await p;
   } finally {
     ctx.inflight.delete(key);
+  }
+}
+
+/**
+ * Which in-flight call a call is the same as: the generation and the JCS digest of the operation
+ * (RFC 8785), so member order does not matter — a retry whose arguments come in another order is
+ * the same call (AOC-REQ-002) and waits for the first, instead of finding its occurrence entered
+ * and answering `outcome_unknown` while the first is still running.
+ */
+export function inflightKey(generation: number, operation: Operation): string {
+  // A JSON round trip drops the members left undefined, which JCS refuses to canonicalize.
+  const plain: unknown = JSON.parse(JSON.stringify(operation));
+  try {
+    return `${generation}:${digestJcs(plain)}`;
+  } catch {
+    // Not canonicalizable (Baton refuses such a request anyway): only the very same text matches.
+    return `${generation}:${JSON.stringify(plain)}`;
   }
 }
 
@@ -148,12 +166,32 @@ const MISSION_STOPS: ReadonlySet<string> = new Set([
   'work_item_not_dispatchable',
 ]);
 
+/**
+ * The upstream is connected — proved by a ping, reconnecting first if its connection was lost —
+ * BEFORE anything is created or entered: found dead after entry, the call would be an entered
+ * occurrence never sent, its authority consumed and its outcome left for an operator (AOC-REQ-010
+ * forbids sending it later). Unreachable: a repeat of an entered call is still answered from
+ * Baton's record; anything else is refused `upstream_unavailable`, nothing created or sent.
+ */
+async function upstreamDown(ctx: Ctx, d: DerivedCall): Promise<CallToolResult | undefined> {
+  const timeoutMs = Math.min(ctx.upstreamTimeoutMs, PING_TIMEOUT_MS);
+  const up = await attempt(() => ctx.upstream.ready({ verify: true, timeoutMs }));
+  if (up.ok) return undefined;
+  const known = await knownRepeat(ctx, d);
+  if (known !== undefined) return known;
+  const why = up.message ?? `upstream ${ctx.upstream.name} is unavailable`;
+  const msg = `${why}; nothing was created or sent upstream; the same call may be repeated`;
+  return toolError('upstream_unavailable', msg, { details: { upstream: ctx.upstream.name } });
+}
+
 async function run(
   ctx: Ctx,
   d: DerivedCall,
   forward: JsonObject,
   governed: Governed | null,
 ): Promise<CallToolResult> {
+  const down = await upstreamDown(ctx, d);
+  if (down !== undefined) return down;
   if (governed === null) return runFor(ctx, d, d.operation, forward, false);
   const item = await workItem(ctx, d, governed);
   if (!item.ok) return item.result;
@@ -422,6 +460,7 @@ async function send(
       _meta: placed.meta,
     });
   } catch {
+    ctx.upstream.suspect();
     // Lost or ambiguous: the upstream may have applied it. Settle from the status sources, never resend.
     const settled = await settle(ctx, d, ticket.occurrence);
     return answerFromState(ctx, settled, { repeat: false, lost: true });

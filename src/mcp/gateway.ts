@@ -5,6 +5,7 @@
  * session starts with a takeover (AOC-REQ-006), so a restarted gateway, or a second one, retires its
  * predecessor, and the predecessor's in-doubt calls are reported (AOC-REQ-005), never repeated.
  */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -27,6 +28,8 @@ import { BatonError } from '../core/errors.js';
 import { callConsequential, type Ctx } from './consequential.js';
 import { MISSIONS_NOT_ENFORCED, OutcomeCache, type GatewayOptions } from './gateway-types.js';
 import { handoverReport } from './handover.js';
+import { toolError } from './results.js';
+import { Running } from './stopping.js';
 import { annotateTool } from './annotate.js';
 import { compileArguments, type ArgumentsCheck } from './arguments.js';
 import type { McpPolicy } from './policy.js';
@@ -52,6 +55,13 @@ export interface Gateway {
   readonly upstreams: readonly Upstream[];
   /** A new MCP session: a takeover of the lineage, then a Server to connect to a transport. */
   session(): Promise<GatewaySession>;
+  /**
+   * Stop taking work: new consequential calls are refused (`gateway_stopping`, nothing created or
+   * sent) and new sessions too; the running ones are waited for, at most the upstream timeout plus
+   * STOP_GRACE_MS to record their answers. Resolves with how many were still running (logged as
+   * left in doubt). `close` stops first.
+   */
+  stop(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -114,6 +124,15 @@ function checkPolicy(policy: McpPolicy, routes: Routes): void {
         { tool: read.name },
       );
     }
+    // Called after a lost answer, so it must be a tool the upstream itself declares read-only: any
+    // other could apply an effect — the consequential call sent again (AOC-REQ-010).
+    if (read !== null && routes.tools.get(read.name)?.tool.annotations?.readOnlyHint !== true) {
+      throw new BatonError(
+        'mcp_upstream_invalid',
+        `read tool ${read.name} is not declared read-only by its upstream (annotations.readOnlyHint: true)`,
+        { tool: read.name },
+      );
+    }
   }
 }
 
@@ -132,17 +151,26 @@ export async function startGateway(
   if (options.upstreams.length === 0)
     throw new BatonError('usage', 'the gateway needs at least one upstream');
   const upstreams: Upstream[] = [];
+  const running = new Running();
+  let stopped: Promise<number> | undefined;
+  const stop = (): Promise<number> => {
+    stopped ??= drain(running, options);
+    return stopped;
+  };
   const close = async (): Promise<void> => {
+    await stop();
     await Promise.allSettled(upstreams.map((u) => u.close()));
   };
   try {
     for (const spec of options.upstreams) upstreams.push(await connectUpstream(spec));
     const routes = await routeTools(upstreams);
     checkPolicy(options.policy, routes);
-    const shared = { cache: new OutcomeCache(), routes, checks: compileChecks(options.policy, routes) };
+    const checks = compileChecks(options.policy, routes);
+    const shared: Shared = { cache: new OutcomeCache(), routes, checks, running };
     return {
       upstreams,
       session: () => openSession(options, upstreams, shared),
+      stop,
       close,
     };
   } catch (error) {
@@ -151,11 +179,33 @@ export async function startGateway(
   }
 }
 
+/** How long past the upstream timeout a stop waits for the running calls' answers to be recorded. */
+export const STOP_GRACE_MS = 5_000;
+
+async function drain(running: Running, options: GatewayOptions): Promise<number> {
+  const timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  const left = await running.drain(timeoutMs + STOP_GRACE_MS);
+  if (left > 0)
+    options.log?.(
+      `mcp: stopped with ${left} consequential call(s) still running; their occurrences stay in doubt for the next gateway or an operator to reconcile`,
+    );
+  return left;
+}
+
+interface Shared {
+  readonly cache: OutcomeCache;
+  readonly routes: Routes;
+  readonly checks: Map<string, ArgumentsCheck>;
+  readonly running: Running;
+}
+
 async function openSession(
   options: GatewayOptions,
   upstreams: readonly Upstream[],
-  shared: { cache: OutcomeCache; routes: Routes; checks: Map<string, ArgumentsCheck> },
+  shared: Shared,
 ): Promise<GatewaySession> {
+  // A takeover now would retire the generation whose calls the stop is waiting for (AOC-REQ-006).
+  if (shared.running.stopping) throw new BatonError('unavailable', 'the gateway is stopping');
   const executor = await options.baton.takeover(options.policy.lineage);
   const report = handoverReport(executor);
   options.log?.(report.line);
@@ -189,24 +239,50 @@ async function openSession(
     };
   };
   const enforced = options.missions !== undefined && options.missions !== MISSIONS_NOT_ENFORCED;
-  registerTools(server, options.policy, upstreams, shared.routes, ctxFor, enforced);
+  registerTools(server, options.policy, upstreams, shared, ctxFor, enforced);
   registerResources(server, upstreams);
   registerPrompts(server, upstreams);
   return { server, executor };
+}
+
+const STOPPING = toolError(
+  'gateway_stopping',
+  'the gateway is stopping; nothing was created or sent upstream; the same call may be repeated on the next gateway',
+);
+
+/**
+ * A pass-through request on the upstream's current connection, re-established first when it was
+ * lost; a failure marks it for a check before the next request. Not retried here: whether a
+ * non-consequential request is repeated is the agent's call.
+ */
+async function passThrough<T>(u: Upstream, call: (c: Client) => Promise<T>): Promise<T> {
+  try {
+    await u.ready();
+  } catch (error) {
+    const why = error instanceof BatonError ? error.message : `upstream ${u.name} is unavailable`;
+    throw new McpError(ErrorCode.InternalError, `upstream_unavailable: ${why}`);
+  }
+  try {
+    return await call(u.client);
+  } catch (error) {
+    u.suspect();
+    throw error;
+  }
 }
 
 function registerTools(
   server: Server,
   policy: McpPolicy,
   upstreams: readonly Upstream[],
-  routes: Routes,
+  shared: Shared,
   ctxFor: (name: string) => Ctx | undefined,
   missionsEnforced = false,
 ): void {
+  const { routes, running } = shared;
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const tools: Tool[] = [];
     for (const u of upstreams) {
-      for (const tool of await listTools(u)) {
+      for (const tool of await passThrough(u, () => listTools(u))) {
         const p = policy.tools.get(tool.name);
         tools.push(p === undefined ? tool : annotateTool(tool, p, policy.lineage, missionsEnforced));
       }
@@ -216,14 +292,17 @@ function registerTools(
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const ctx = ctxFor(request.params.name);
     // A consequential call ignores the agent's cancellation: Baton's record must be completed.
-    if (ctx !== undefined) return callConsequential(ctx, request.params);
+    if (ctx !== undefined) {
+      if (running.stopping) return STOPPING;
+      return running.track(callConsequential(ctx, request.params));
+    }
     const route = routes.tools.get(request.params.name);
     if (route === undefined)
       throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
-    return route.upstream.client.request(
-      { method: 'tools/call', params: request.params },
-      CallToolResultSchema,
-      { signal: extra.signal },
+    return passThrough(route.upstream, (c) =>
+      c.request({ method: 'tools/call', params: request.params }, CallToolResultSchema, {
+        signal: extra.signal,
+      }),
     );
   });
 }
@@ -235,7 +314,7 @@ function registerResources(server: Server, upstreams: readonly Upstream[]): void
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
     const resources = [];
     for (const u of owners) {
-      for (const r of await listResources(u)) {
+      for (const r of await passThrough(u, () => listResources(u))) {
         byUri.set(r.uri, u);
         resources.push(r);
       }
@@ -244,14 +323,14 @@ function registerResources(server: Server, upstreams: readonly Upstream[]): void
   });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
     const resourceTemplates = [];
-    for (const u of owners) resourceTemplates.push(...(await listResourceTemplates(u)));
+    for (const u of owners) resourceTemplates.push(...(await passThrough(u, () => listResourceTemplates(u))));
     return { resourceTemplates };
   });
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     // One upstream with resources owns every URI; with several, only a listed URI is routed.
     const u = byUri.get(request.params.uri) ?? (owners.length === 1 ? owners[0] : undefined);
     if (u === undefined) throw new McpError(ErrorCode.InvalidParams, 'Resource not listed by any upstream');
-    return u.client.readResource(request.params, { signal: extra.signal });
+    return passThrough(u, (c) => c.readResource(request.params, { signal: extra.signal }));
   });
 }
 
@@ -262,7 +341,7 @@ function registerPrompts(server: Server, upstreams: readonly Upstream[]): void {
   server.setRequestHandler(ListPromptsRequestSchema, async () => {
     const prompts = [];
     for (const u of owners) {
-      for (const p of await listPrompts(u)) {
+      for (const p of await passThrough(u, () => listPrompts(u))) {
         byName.set(p.name, u);
         prompts.push(p);
       }
@@ -272,6 +351,6 @@ function registerPrompts(server: Server, upstreams: readonly Upstream[]): void {
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     const u = byName.get(request.params.name) ?? (owners.length === 1 ? owners[0] : undefined);
     if (u === undefined) throw new McpError(ErrorCode.InvalidParams, 'Prompt not listed by any upstream');
-    return u.client.getPrompt(request.params, { signal: extra.signal });
+    return passThrough(u, (c) => c.getPrompt(request.params, { signal: extra.signal }));
   });
 }

@@ -255,6 +255,16 @@ export function readPolicy(value: unknown): McpPolicy {
     const path = `$.tools.${name}`;
     tools.set(r.string(name, path, TOOL), toolPolicy(name, spec, path));
   }
+  for (const p of tools.values()) {
+    const read = p.settle.readTool;
+    // The read tool is called after a lost answer: were it a policy tool (this one included), that
+    // call would send a consequential call again outside Baton — the payment re-sent (AOC-REQ-010).
+    if (read !== null && tools.has(read.name))
+      r.fail(
+        `$.tools.${p.tool}.settle.readTool.name`,
+        `${read.name} is a consequential tool of this policy; a read tool must only read (it is called after a lost answer)`,
+      );
+  }
   return { format: POLICY_FORMAT, lineage: r.string(f['lineage'], '$.lineage', NAME), tools };
 }
 

@@ -209,6 +209,7 @@ async function consultReadTool(
   try {
     answer = await callUpstream(ctx, { name, arguments: args });
   } catch {
+    ctx.upstream.suspect();
     return { meta: { name, consulted: true, answered: false } };
   }
   // Labelled as what it is: an MCP read tool's unsigned answer, not a pinned status source's.

@@ -6,12 +6,15 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  Prompt,
-  Resource,
-  ResourceTemplate,
-  ServerCapabilities,
-  Tool,
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  McpError,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type ServerCapabilities,
+  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { BatonError } from '../core/errors.js';
 import { perRequestSignalFetch } from './http-fetch.js';
@@ -48,41 +51,159 @@ export function upstreamEnvironment(
 
 export interface Upstream {
   readonly name: string;
+  /** The SDK client of the current connection (replaced when the gateway reconnects). */
   readonly client: Client;
+  /** The capabilities the upstream declared at start (routing is fixed then). */
   readonly capabilities: ServerCapabilities;
+  /**
+   * Connected now, or an error (`BatonError` `upstream_unavailable`): a lost connection (the
+   * transport closed, an error was reported, a request failed) is re-established first. With
+   * `verify`, an MCP ping proves the connection before the caller commits to anything — the
+   * consequential path, before create-and-enter: a dead upstream must be found while nothing is
+   * entered, never after (AOC-REQ-010: an entered call is never sent again).
+   */
+  ready(options?: { readonly verify?: boolean; readonly timeoutMs?: number }): Promise<void>;
+  /** A request to it failed: the connection is checked (and re-established) before the next one. */
+  suspect(): void;
   close(): Promise<void>;
 }
 
 export const GATEWAY_INFO = { name: 'baton-mcp-gateway', version: '0.1.0' } as const;
 
-export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
+/** How long a liveness ping may take before the upstream counts as unavailable. */
+export const PING_TIMEOUT_MS = 5_000;
+
+function transportFor(spec: UpstreamSpec): Transport {
+  return 'url' in spec
+    ? new StreamableHTTPClientTransport(new URL(spec.url), { fetch: perRequestSignalFetch() })
+    : new StdioClientTransport({
+        command: spec.command,
+        args: [...spec.args],
+        // Explicit: the SDK's default passes only HOME, PATH, SHELL, TERM… (no API key, no base URL).
+        env: spec.env ?? upstreamEnvironment(process.env),
+        stderr: 'inherit',
+      });
+}
+
+type State = 'connected' | 'suspect' | 'closed';
+
+/** One connection: an initialized SDK client whose losses are noted in `state`. */
+async function open(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void): Promise<Client> {
   const client = new Client(GATEWAY_INFO, { capabilities: {} });
-  const transport =
-    'url' in spec
-      ? new StreamableHTTPClientTransport(new URL(spec.url), { fetch: perRequestSignalFetch() })
-      : new StdioClientTransport({
-          command: spec.command,
-          args: [...spec.args],
-          // Explicit: the SDK's default passes only HOME, PATH, SHELL, TERM… (no API key, no base URL).
-          env: spec.env ?? upstreamEnvironment(process.env),
-          stderr: 'inherit',
-        });
+  client.onclose = () => noteLoss(client, 'closed');
+  client.onerror = () => noteLoss(client, 'suspect');
   try {
-    await client.connect(transport);
+    await client.connect(transportFor(spec));
   } catch (cause) {
     await client.close().catch(() => undefined);
     throw new BatonError(
-      'mcp_upstream_invalid',
+      'upstream_unavailable',
       `cannot connect to upstream ${spec.name}`,
       { upstream: spec.name },
       { cause },
     );
   }
+  return client;
+}
+
+/**
+ * `open`, tried up to three times: after an HTTP upstream restarted, a kept-alive socket to the
+ * old process can fail the first request ("other side closed"). An `initialize` sends nothing
+ * consequential, so trying it again is safe.
+ */
+async function openRetried(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void): Promise<Client> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await open(spec, noteLoss);
+    } catch (error) {
+      if (tries === 3) throw error;
+    }
+  }
+}
+
+/** A ping that timed out: the upstream may be busy, not gone, so its connection is kept. */
+function timedOut(error: unknown): boolean {
+  return error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number);
+}
+
+export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
+  let state: State = 'connected';
+  let closing = false;
+  let reconnecting: Promise<void> | undefined;
+  const noteLoss = (c: Client, s: State): void => {
+    // Only the current connection's losses count; a replaced one's close is expected.
+    if (c !== client || state === 'closed') return;
+    state = s;
+  };
+  let client: Client;
+  try {
+    client = await open(spec, noteLoss);
+  } catch (error) {
+    // At start, an upstream that cannot be reached is a start error (exit 2), as before.
+    throw new BatonError(
+      'mcp_upstream_invalid',
+      `cannot connect to upstream ${spec.name}`,
+      { upstream: spec.name },
+      { cause: error },
+    );
+  }
+  const capabilities = client.getServerCapabilities() ?? {};
+  const unavailable = (why: string, cause?: unknown): BatonError =>
+    new BatonError(
+      'upstream_unavailable',
+      `upstream ${spec.name} is unavailable (${why})`,
+      { upstream: spec.name },
+      cause === undefined ? undefined : { cause },
+    );
+  const reconnect = (): Promise<void> => {
+    reconnecting ??= (async () => {
+      const old = client;
+      state = 'closed';
+      await old.close().catch(() => undefined);
+      if (closing) throw unavailable('the gateway is stopping');
+      client = await openRetried(spec, noteLoss);
+      state = 'connected';
+    })().finally(() => {
+      reconnecting = undefined;
+    });
+    return reconnecting;
+  };
+  const ping = async (timeoutMs: number): Promise<'ok' | 'busy' | 'lost'> => {
+    try {
+      await client.ping({ timeout: timeoutMs });
+      return 'ok';
+    } catch (error) {
+      return timedOut(error) ? 'busy' : 'lost';
+    }
+  };
   return {
     name: spec.name,
-    client,
-    capabilities: client.getServerCapabilities() ?? {},
-    close: () => client.close(),
+    get client() {
+      return client;
+    },
+    capabilities,
+    async ready(options = {}) {
+      if (closing) throw unavailable('the gateway is stopping');
+      if (reconnecting !== undefined) await reconnecting;
+      if (state === 'closed') return reconnect();
+      if (state === 'connected' && options.verify !== true) return;
+      // Suspect, or verifying before a consequential call: an HTTP upstream that restarted answers
+      // 404 (its session is gone) and one that stopped refuses the connection — both "lost".
+      const seen = await ping(options.timeoutMs ?? PING_TIMEOUT_MS);
+      if (seen === 'ok') {
+        state = 'connected';
+        return;
+      }
+      if (seen === 'busy') throw unavailable('its ping timed out');
+      return reconnect();
+    },
+    suspect() {
+      if (state === 'connected') state = 'suspect';
+    },
+    close: () => {
+      closing = true;
+      return client.close();
+    },
   };
 }
 

@@ -12,6 +12,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isBatonError } from '../../src/core/errors.js';
 import { parsePolicy, serveHttp, startGateway } from '../../src/mcp/index.js';
 import { inProcessGateway, makeWorld, payArgs, policyFor, connectSession, type World } from './world.js';
+import { TOOLS } from './upstream-payments.js';
 
 type Meta = {
   id: string;
@@ -120,6 +121,27 @@ test('the agent retries a call after its client timed out: one effect, one upstr
   assert.equal(w.provider.sandbox.effectCount(await nativeKey(w, o.id)), 1);
 });
 
+test('a retry whose arguments come in another member order while the first is in flight waits for it (the same call, AOC-REQ-002): one upstream call, one effect', async (t) => {
+  const w = await makeWorld(t);
+  const { client } = await inProcessGateway(t, w);
+  w.control.delayMs = 800;
+  const first = { amount: 1250, currency: 'eur', payee: 'acme-supplies', invoice: 'inv-order' };
+  const reordered = { invoice: 'inv-order', payee: 'acme-supplies', currency: 'eur', amount: 1250 };
+  const [a, b] = await Promise.all([
+    client.callTool({ name: 'pay', arguments: first }) as Promise<CallToolResult>,
+    new Promise((r) => setTimeout(r, 150)).then(
+      () => client.callTool({ name: 'pay', arguments: reordered }) as Promise<CallToolResult>,
+    ),
+  ]);
+  assert.notEqual(a.isError, true, JSON.stringify(a._meta));
+  assert.notEqual(b.isError, true, JSON.stringify(b._meta));
+  assert.equal(occurrenceOf(a).repeat, false);
+  assert.equal(occurrenceOf(b).repeat, true);
+  assert.equal(occurrenceOf(b).id, occurrenceOf(a).id);
+  assert.equal(w.control.calls['pay'], 1);
+  assert.equal(w.provider.sandbox.effects().length, 1);
+});
+
 test('malformed _meta and arguments that do not fit the policy: a tool error, no upstream call, nothing created', async (t) => {
   const w = await makeWorld(t);
   const { client } = await inProcessGateway(t, w);
@@ -183,6 +205,30 @@ test('a policy tool missing upstream is an error at start', async (t) => {
     }),
     (e: unknown) => isBatonError(e, 'mcp_upstream_invalid'),
   );
+});
+
+test('a read tool its upstream does not declare read-only (annotations.readOnlyHint) is an error at start: it is called after a lost answer', async (t) => {
+  const w = await makeWorld(t);
+  const status = TOOLS.find((tool) => tool.name === 'payment_status');
+  assert.ok(status !== undefined);
+  for (const annotations of [undefined, { readOnlyHint: false }, { destructiveHint: false }]) {
+    w.control.statusTool = {
+      ...status,
+      ...(annotations === undefined ? { annotations: undefined } : { annotations }),
+    };
+    await assert.rejects(
+      startGateway({
+        baton: w.baton(),
+        policy: parsePolicy(JSON.stringify(w.policy)),
+        upstreams: [{ name: 'p', url: w.upstreamUrl }],
+      }),
+      (e: unknown) =>
+        isBatonError(e, 'mcp_upstream_invalid') &&
+        /read tool payment_status is not declared read-only/.test(e.message),
+      JSON.stringify(annotations),
+    );
+  }
+  assert.equal((await w.store.service.counts()).total, 0);
 });
 
 test('Streamable HTTP downstream: a consequential call and a pass-through call', async (t) => {

@@ -108,3 +108,22 @@ test('the schema lists exactly the harness action classes for mission.actionClas
   const listed = schema.$defs.tool.properties.mission.properties.actionClass.enum;
   assert.deepEqual(listed, [...ACTION_CLASSES]);
 });
+
+test('settle.readTool naming a consequential tool of the policy (the tool itself or another) is refused at load: it would send the call again', () => {
+  const readTool = (name: string) => ({ name, arguments: { idempotency_key: { from: 'nativeKey' } } });
+  const itself = variant((t) => (t['settle'] = { readTool: readTool('pay') }));
+  assert.throws(
+    () => parsePolicy(itself),
+    (e: unknown) =>
+      isBatonError(e, 'mcp_policy_invalid') &&
+      e.details['path'] === '$.tools.pay.settle.readTool.name' &&
+      /pay is a consequential tool of this policy/.test(e.message),
+  );
+  const doc = JSON.parse(example) as { tools: Record<string, Record<string, unknown>> };
+  const pay = doc.tools['pay'] ?? {};
+  doc.tools['refund'] = { ...pay };
+  pay['settle'] = { readTool: readTool('refund') };
+  assert.ok(refused(JSON.stringify(doc)), 'another policy tool');
+  pay['settle'] = { readTool: readTool('payment_status') };
+  assert.equal(parsePolicy(JSON.stringify(doc)).tools.get('pay')?.settle.readTool?.name, 'payment_status');
+});

@@ -45,6 +45,8 @@ export interface UpstreamControl {
   applying?: Promise<void>;
   /** The `pay` tool `tools/list` offers instead of PAY_TOOL (another input schema). */
   payTool?: Tool;
+  /** The `payment_status` tool `tools/list` offers instead of the read-only one. */
+  statusTool?: Tool;
 }
 
 export const PAY_TOOL: Tool = {
@@ -137,7 +139,13 @@ export function paymentsServer(sandboxUrl: string, control: UpstreamControl): Se
     { capabilities: { tools: {}, resources: {}, prompts: {} } },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: TOOLS.map((tool) => (tool.name === 'pay' ? (control.payTool ?? tool) : tool)),
+    tools: TOOLS.map((tool) =>
+      tool.name === 'pay'
+        ? (control.payTool ?? tool)
+        : tool.name === 'payment_status'
+          ? (control.statusTool ?? tool)
+          : tool,
+    ),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name } = request.params;
@@ -169,10 +177,15 @@ export function newControl(): UpstreamControl {
   return { hangAfterApply: 0, hangBeforeApply: 0, delayMs: 0, calls: {} };
 }
 
-/** The upstream over Streamable HTTP on 127.0.0.1:0 (one server per session, as the SDK expects). */
+/**
+ * The upstream over Streamable HTTP on 127.0.0.1:`port` (default any free port; one server per
+ * session, as the SDK expects). An unknown session id is answered 404 as the MCP spec has it: a
+ * restarted upstream (same port, new process) tells the gateway its session is gone.
+ */
 export async function serveUpstreamHttp(
   sandboxUrl: string,
   control: UpstreamControl,
+  port = 0,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -185,6 +198,13 @@ export async function serveUpstreamHttp(
     const id = req.headers['mcp-session-id'];
     const known = typeof id === 'string' ? sessions.get(id) : undefined;
     if (known !== undefined) return known.handleRequest(req, res, body);
+    if (typeof id === 'string') {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }),
+      );
+      return;
+    }
     if (!isInitializeRequest(body)) {
       res.writeHead(400).end();
       return;
@@ -197,10 +217,10 @@ export async function serveUpstreamHttp(
     await transport.handleRequest(req, res, body);
   };
   const server = createServer((req, res) => void handle(req, res).catch(() => res.writeHead(500).end()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${bound}/mcp`,
     close: async () => {
       await Promise.allSettled([...sessions.values()].map((t) => t.close()));
       server.closeAllConnections();

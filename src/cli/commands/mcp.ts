@@ -244,11 +244,16 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
       await untilStopped(stop);
     }
   } catch (error) {
+    await gateway?.stop();
     await http?.close();
     await gateway?.close();
     await where?.close();
     return reportError(error, io);
   }
+  // Running consequential calls are finished and recorded before the agents' sessions, the
+  // upstreams and Baton's client are closed (docs/mcp.md "Stopping").
+  log('mcp: stopping: waiting for running consequential calls');
+  await gateway.stop();
   await http?.close();
   await gateway.close();
   await where.close();
