@@ -43,16 +43,29 @@ export interface HttpGateway {
 }
 
 const MAX_BODY = 4 * 1024 * 1024;
+/** How much of an oversized body is read (and dropped) so its 413 reaches the client. */
+const MAX_DRAIN = 64 * 1024 * 1024;
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new Error('body too large');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * The request body, or `too_large` past MAX_BODY. An oversized body is drained (read and dropped,
+ * up to MAX_DRAIN; the connection is then cut) rather than cut at once: a client still sending
+ * would see a reset instead of the 413 that names the limit.
+ */
+function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY) chunks.push(chunk);
+      else if (size > MAX_DRAIN) req.destroy();
+    });
+    req.on('end', () => resolve(size > MAX_BODY ? 'too_large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+    req.on('close', () => {
+      if (!req.complete) resolve('too_large');
+    });
+  });
 }
 
 function jsonRpcError(
@@ -75,8 +88,16 @@ async function openHttpSession(
   gateway: SessionSource,
   sessions: Map<string, StreamableHTTPServerTransport>,
   exchange: { req: IncomingMessage; res: ServerResponse; body: JsonValue | undefined },
+  log?: (line: string) => void,
 ): Promise<void> {
   const session = await gateway.session();
+  // The takeover retired every earlier session's generation (AOC-REQ-006): they are closed and
+  // forgotten — left open, each would linger and keep serving pass-through tools.
+  for (const [sid, old] of [...sessions]) {
+    sessions.delete(sid);
+    log?.(`mcp: session ${sid} closed: a new session took the lineage over`);
+    void old.close().catch(() => undefined);
+  }
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     onsessioninitialized: (sid) => void sessions.set(sid, transport),
@@ -113,8 +134,13 @@ export async function serveHttp(
     const id = req.headers['mcp-session-id'];
     let body: JsonValue | undefined;
     if (req.method === 'POST') {
+      const bytes = await readBody(req);
+      if (bytes === 'too_large') {
+        const limit = `request body over ${MAX_BODY} bytes (4 MiB), the gateway's limit`;
+        return jsonRpcError(res, 413, -32600, limit, { connection: 'close' });
+      }
       try {
-        body = parseStrictJson(await readBody(req));
+        body = parseStrictJson(bytes);
       } catch (error) {
         return jsonRpcError(
           res,
@@ -126,10 +152,13 @@ export async function serveHttp(
     }
     const existing = typeof id === 'string' ? sessions.get(id) : undefined;
     if (existing !== undefined) return existing.handleRequest(req, res, body);
-    if (id !== undefined || req.method !== 'POST' || !isInitializeRequest(body)) {
+    // An unknown (or retired) session is 404, as the Streamable HTTP transport specifies: the
+    // client starts a new session with a fresh initialize.
+    if (id !== undefined) return jsonRpcError(res, 404, -32001, 'session not found: initialize again');
+    if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return jsonRpcError(res, 400, -32000, 'no valid session: initialize first');
     }
-    await openHttpSession(gateway, sessions, { req, res, body });
+    await openHttpSession(gateway, sessions, { req, res, body }, log);
   };
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
