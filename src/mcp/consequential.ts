@@ -10,7 +10,7 @@ import type { Executor, Operation } from '../client/index.js';
 import { digestJcs } from '../core/digest.js';
 import { isBatonError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import { DEFAULT_MATRIX, type ActionClass } from '../missions/index.js';
+import { DEFAULT_MATRIX, type ActionClass, type MissionBinding } from '../missions/index.js';
 import { NAME, type EntryTicket, type OccurrenceView } from '../occurrences/index.js';
 import { deriveCall, placeNativeKey, type DerivedCall } from './derive.js';
 import { checkLease } from './lease.js';
@@ -84,7 +84,7 @@ export function inflightKey(generation: number, operation: Operation): string {
 
 /** The Mission a governed call's work item is bound to, and the class it is judged as (A3.6). */
 interface Governed {
-  readonly binding: { mission_id: string; mission_origin: string; stop_policy: string };
+  readonly binding: MissionBinding;
   readonly actionClass: ActionClass;
 }
 
@@ -114,10 +114,18 @@ async function gated(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<Cal
   const ref = missionReference(d.meta[rule.meta]);
   if (typeof ref !== 'object') {
     // A gate that enforced a Mission this call does not name in Baton's form: fail closed.
-    const msg = `_meta["${rule.meta}"] must be {"mission_id", "mission_origin"}; nothing was sent upstream`;
+    const msg = `_meta["${rule.meta}"] must be {"mission_id", "mission_origin"} (optionally "authority_hash", "enforcement_scope"); nothing was sent upstream`;
     return toolError('mission_binding_invalid', msg);
   }
-  const binding = { mission_id: ref.id, mission_origin: ref.origin, stop_policy: DEFAULT_MATRIX.ref };
+  // The agent's authority hash and scope go on the binding as asserted: Baton's dispatch and entry
+  // checks refuse a hash that is not the Mission's (A3.2 step 7), nothing sent.
+  const binding: MissionBinding = {
+    mission_id: ref.id,
+    mission_origin: ref.origin,
+    ...(ref.authorityHash === undefined ? {} : { authority_hash: ref.authorityHash }),
+    stop_policy: DEFAULT_MATRIX.ref,
+    ...(ref.enforcementScope === undefined ? {} : { enforcement_scope: ref.enforcementScope }),
+  };
   return run(ctx, d, forward, { binding, actionClass: rule.actionClass });
 }
 

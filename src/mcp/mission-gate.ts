@@ -27,20 +27,43 @@ function refuse(
   return { ok: false, code, message };
 }
 
-/** `{mission_id, mission_origin}` from `_meta`, or why not. */
-export function missionReference(
-  value: JsonValue | undefined,
-): { readonly id: string; readonly origin: string } | 'missing' | 'invalid' {
+const DIGEST = /^sha-256:[A-Za-z0-9_-]{43}$/;
+const SCOPE = /^baton:[A-Za-z0-9._-]{1,128}#[a-z_]{1,64}$/;
+const MEMBERS = ['mission_id', 'mission_origin', 'authority_hash', 'enforcement_scope'];
+
+/** The Mission reference an agent put in `_meta` (HAR-02's caller members, less `stop_policy`). */
+export interface MissionReference {
+  readonly id: string;
+  readonly origin: string;
+  /** The Mission authority the call claims (`mission-authority-set` digest): Baton checks it at dispatch and entry. */
+  readonly authorityHash?: string;
+  readonly enforcementScope?: string;
+}
+
+/**
+ * `{mission_id, mission_origin[, authority_hash][, enforcement_scope]}` from `_meta`, or why not —
+ * the members a MissionBinding takes from its caller (src/missions/inputs.ts `readBinding`, same
+ * forms). The reference is the agent's assertion (docs/mcp.md "Missions").
+ */
+export function missionReference(value: JsonValue | undefined): MissionReference | 'missing' | 'invalid' {
   if (value === undefined) return 'missing';
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'invalid';
   const v = value;
-  const keys = Object.keys(v);
-  if (keys.some((k) => k !== 'mission_id' && k !== 'mission_origin')) return 'invalid';
+  if (Object.keys(v).some((k) => !MEMBERS.includes(k))) return 'invalid';
   const id = v['mission_id'];
   const origin = v['mission_origin'];
+  const hash = v['authority_hash'];
+  const scope = v['enforcement_scope'];
   if (typeof id !== 'string' || !ID.test(id)) return 'invalid';
   if (typeof origin !== 'string' || !URL.canParse(origin) || origin.length > 512) return 'invalid';
-  return { id, origin };
+  if (hash !== undefined && (typeof hash !== 'string' || !DIGEST.test(hash))) return 'invalid';
+  if (scope !== undefined && (typeof scope !== 'string' || !SCOPE.test(scope))) return 'invalid';
+  return {
+    id,
+    origin,
+    ...(hash === undefined ? {} : { authorityHash: hash }),
+    ...(scope === undefined ? {} : { enforcementScope: scope }),
+  };
 }
 
 async function refreshed(admin: AdminClient, origin: string, id: string): Promise<MissionVerdict> {
@@ -69,7 +92,7 @@ export function batonMissionGate(admin: AdminClient): MissionGate {
       if (ref === 'invalid')
         return refuse(
           'mission_binding_invalid',
-          `_meta["${rule.meta}"] must be {"mission_id", "mission_origin"}`,
+          `_meta["${rule.meta}"] must be {"mission_id", "mission_origin"} (optionally "authority_hash", "enforcement_scope")`,
         );
       let verdict: string;
       let state: string;

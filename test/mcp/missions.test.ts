@@ -134,6 +134,44 @@ test('HAR-16 issue 15 §5: a revoked Mission is refused before upstream with mis
   assert.equal(w.provider.sandbox.effects().length, 1, 'zero provider effects after the revocation');
 });
 
+test("A3.2 HAR-02: an authority_hash in the Mission reference goes on the binding — Baton refuses a wrong one before entry (nothing sent); the Mission's own is paid", async (t) => {
+  const { w, pin, mission, operator } = await missionWorld(t);
+  const policy = parsePolicy(
+    JSON.stringify(
+      policyFor(w.provider.profile, { mission: { required: true, actionClass: 'consequential_write' } }),
+    ),
+  );
+  const { client } = await inProcessGateway(t, w, { policy, missions: batonMissionGate(operator) });
+  // A Status read (not the push SET) tells Baton the Mission's authority hash.
+  await operator.checkMission(pin.issuer, mission);
+  const seen = await operator.getMissionView(pin.issuer, mission);
+  const hash = seen.view as { authority_hash?: unknown; authorityHash?: unknown } | null;
+  const own = hash?.authority_hash ?? hash?.authorityHash;
+  assert.equal(
+    typeof own,
+    'string',
+    `the view knows the Mission's authority hash: ${JSON.stringify(seen.view)}`,
+  );
+  const call = (invoice: string, authority_hash: unknown) =>
+    client.callTool({
+      name: 'pay',
+      arguments: payArgs(invoice),
+      _meta: { 'baton/mission': { mission_id: mission, mission_origin: pin.issuer, authority_hash } },
+    }) as Promise<CallToolResult>;
+  const wrong = `sha-256:${'A'.repeat(43)}`;
+  const refused = await call('inv-hash-wrong', wrong);
+  // Refused at dispatch (A3.1), before anything is created or entered: the item is paused.
+  assert.equal(errorCode(refused), 'mission_not_active', JSON.stringify(refused._meta));
+  const details = (refused._meta?.['baton/error'] as { details?: { reason?: string } }).details;
+  assert.equal(details?.reason, 'authority_hash_mismatch');
+  assert.equal(w.control.calls['pay'] ?? 0, 0, 'nothing sent under a wrong authority hash');
+  assert.equal(w.provider.sandbox.effects().length, 0);
+  assert.equal(errorCode(await call('inv-hash-bad', 'not-a-digest')), 'mission_binding_invalid');
+  const ok = await call('inv-hash-own', own);
+  assert.notEqual(ok.isError, true, JSON.stringify(ok._meta));
+  assert.equal(w.provider.sandbox.effects().length, 1);
+});
+
 test("HAR-25 docs/harness.md: the policy's actionClass sets the freshness bound — a Status view 5 s old is stale for external_commitment", async (t) => {
   // Time moves only when told: below, the Status answer is 5.5 s old however slow the machine, and
   // still inside its expires_at and Baton's 60 s, so consequential_write relies on it.
