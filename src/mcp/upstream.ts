@@ -161,7 +161,13 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
       state = 'closed';
       await old.close().catch(() => undefined);
       if (closing) throw unavailable('the gateway is stopping');
-      client = await openRetried(spec, noteLoss);
+      const next = await openRetried(spec, noteLoss);
+      if (closing) {
+        // Closed while reconnecting: the new connection (a started stdio child) is not left behind.
+        await next.close().catch(() => undefined);
+        throw unavailable('the gateway is stopping');
+      }
+      client = next;
       state = 'connected';
     })().finally(() => {
       reconnecting = undefined;
