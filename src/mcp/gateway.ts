@@ -40,6 +40,7 @@ import {
   listResources,
   listResourceTemplates,
   listTools,
+  sessionGone,
   type Upstream,
   type UpstreamSpec,
 } from './upstream.js';
@@ -252,22 +253,29 @@ const STOPPING = toolError(
 
 /**
  * A pass-through request on the upstream's current connection, re-established first when it was
- * lost; a failure marks it for a check before the next request. Not retried here: whether a
- * non-consequential request is repeated is the agent's call.
+ * lost; a failure marks it for a check before the next request. Retried once only when the
+ * upstream provably did not process it — an HTTP upstream's 404 for the gateway's session (it
+ * restarted): the session is re-initialized and the request sent on the new one. Any other failure
+ * is the agent's to repeat or not.
  */
 async function passThrough<T>(u: Upstream, call: (c: Client) => Promise<T>): Promise<T> {
-  try {
-    await u.ready();
-  } catch (error) {
-    const why = error instanceof BatonError ? error.message : `upstream ${u.name} is unavailable`;
-    throw new McpError(ErrorCode.InternalError, `upstream_unavailable: ${why}`);
-  }
+  const ready = async (verify: boolean): Promise<void> => {
+    try {
+      await u.ready({ verify });
+    } catch (error) {
+      const why = error instanceof BatonError ? error.message : `upstream ${u.name} is unavailable`;
+      throw new McpError(ErrorCode.InternalError, `upstream_unavailable: ${why}`);
+    }
+  };
+  await ready(false);
   try {
     return await call(u.client);
   } catch (error) {
     u.suspect();
-    throw error;
+    if (!sessionGone(error)) throw error;
   }
+  await ready(true);
+  return call(u.client);
 }
 
 function registerTools(

@@ -5,7 +5,10 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
@@ -119,6 +122,14 @@ async function openRetried(spec: UpstreamSpec, noteLoss: (c: Client, s: State) =
       if (tries === 3) throw error;
     }
   }
+}
+
+/**
+ * An HTTP upstream answered 404 for the gateway's session: the MCP Streamable HTTP transport's
+ * "session not found" (the upstream restarted or expired it), sent before the request is processed.
+ */
+export function sessionGone(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
 }
 
 /** A ping that timed out: the upstream may be busy, not gone, so its connection is kept. */

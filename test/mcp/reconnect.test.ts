@@ -123,3 +123,30 @@ test('a stdio upstream that crashed: the next call starts it again before entry 
   const after = gateway.upstreams[0]?.client.transport as StdioClientTransport;
   assert.notEqual(after.pid, pid, 'a new upstream process');
 });
+
+test('pass-through after an HTTP upstream restarted: its 404 for the stale session (nothing processed) re-initializes the session and the request goes through', async (t) => {
+  const w = await makeWorld(t);
+  const control = newControl();
+  const a = await serveUpstreamHttp(w.provider.sandbox.url, control);
+  const port = Number(new URL(a.url).port);
+  const gateway = await startGateway({
+    baton: w.baton(),
+    policy: parsePolicy(JSON.stringify(w.policy)),
+    upstreams: [{ name: 'payments', url: a.url }],
+  });
+  t.after(() => gateway.close());
+  const client = await connectSession(t, gateway);
+  const echo = { name: 'echo', arguments: { text: 'x' } };
+  assert.deepEqual(((await client.callTool(echo)) as CallToolResult).content, [{ type: 'text', text: 'x' }]);
+  await a.close();
+  // A restart takes a moment: the gateway's HTTP client has seen the old sockets close.
+  await new Promise((r) => setTimeout(r, 200));
+  const b = await serveUpstreamHttp(w.provider.sandbox.url, control, port);
+  t.after(() => b.close());
+  assert.deepEqual(((await client.callTool(echo)) as CallToolResult).content, [{ type: 'text', text: 'x' }]);
+  const read = await client.readResource({ uri: 'docs://terms' });
+  assert.deepEqual(read.contents, [
+    { uri: 'docs://terms', mimeType: 'text/plain', text: 'terms of docs://terms' },
+  ]);
+  assert.equal(control.calls['echo'], 2);
+});
