@@ -8,7 +8,11 @@
  *   any other failure with `isUniqueViolation`;
  * - a file that is not a SQLite database (SQLITE_NOTADB) or a damaged one (SQLITE_CORRUPT…) →
  *   `store_corrupt`, naming the file when the caller knows it (a `--db` given a JSON file).
- * Anything else is a bug or an I/O failure and is rethrown unchanged.
+ * - the store cannot take writes or reach its disk (SQLITE_FULL, SQLITE_READONLY…, SQLITE_IOERR…;
+ *   PostgreSQL 53100 disk full, 25006 a read-only transaction — a standby after a failover —, 57014
+ *   a statement cancelled by statement_timeout) → `unavailable` (retryable: an operator can fix it),
+ *   in words that say what to look at, never a bare `internal` with a stack.
+ * Anything else is a bug and is rethrown unchanged.
  */
 import { BatonError, isBatonError } from '../core/errors.js';
 import type { SqlValue } from './engine.js';
@@ -67,6 +71,41 @@ export function unreadableDatabase(error: unknown): 'not_a_database' | 'damaged'
   return undefined;
 }
 
+/** What an operator can act on, by driver code (exact, then by SQLite's primary-code prefix). */
+const OPERATIONAL: Readonly<Record<string, string>> = {
+  SQLITE_FULL: 'the disk holding the SQLite database is full: free space on it',
+  SQLITE_READONLY_DIRECTORY:
+    'SQLite cannot create the -wal or -shm file beside the database: its folder is not writable by this user (copy the file to a writable folder to inspect it)',
+  SQLITE_READONLY:
+    'the SQLite database cannot be written (a read-only file, folder or file system): check its permissions and mount',
+  SQLITE_IOERR:
+    'the disk holding the SQLite database failed a read or write: check the disk and its file system',
+  '53100': 'the PostgreSQL server’s disk is full: free space on it',
+  '25006':
+    'the PostgreSQL server accepts no writes (a standby or read-only database, as after a failover): point --postgres at the primary',
+  '57014':
+    'PostgreSQL cancelled the statement (statement_timeout, or an administrator): retry, or raise the timeout',
+};
+
+/** The words for an operational failure, or undefined. */
+function operational(code: string): string | undefined {
+  const exact = OPERATIONAL[code];
+  if (exact !== undefined) return exact;
+  const primary = /^SQLITE_[A-Z]+/.exec(code)?.[0];
+  return primary === undefined ? undefined : OPERATIONAL[primary];
+}
+
+/**
+ * The store cannot take the work for a reason an operator can fix (a full disk, a read-only
+ * file or standby, a failing disk, a cancelled statement): `unavailable`, naming the code.
+ */
+export function operationalError(error: unknown): BatonError | undefined {
+  const code = driverCode(error);
+  const words = code === undefined ? undefined : operational(code);
+  if (code === undefined || words === undefined) return undefined;
+  return new BatonError('unavailable', `${words} (${code})`, { driverCode: code }, { cause: error });
+}
+
 /**
  * Map a raw driver error to a BatonError where Baton has a meaning for it; otherwise return it as
  * is. `path`, where the caller knows it, is the SQLite file, named in the message.
@@ -83,6 +122,8 @@ export function mapDriverError(error: unknown, path?: string): unknown {
           : `${path} is a damaged SQLite database${why}`;
     return new BatonError('store_corrupt', message, path === undefined ? {} : { path }, { cause: error });
   }
+  const unusable = operationalError(error);
+  if (unusable !== undefined) return unusable;
   if (isBusyDriverError(error)) {
     return new BatonError(
       'store_busy',

@@ -142,12 +142,46 @@ function checkKnown(applied: readonly AppliedRow[], list: readonly Migration[], 
   }
 }
 
-/** The migrations recorded in the database, checked against `list`; none if the table is missing. */
+/** The columns Baton's own `schema_migrations` has; another application's table lacks them. */
+const BATON_COLUMNS: readonly string[] = ['id', 'name', 'digest'];
+
+/** The columns of `schema_migrations` on the connection's search path; none when it is missing. */
+async function migrationColumns(engine: StoreEngine): Promise<string[]> {
+  const sql =
+    engine.kind === 'postgres'
+      ? "SELECT attname AS name FROM pg_attribute WHERE attrelid = to_regclass('schema_migrations') AND attnum > 0 AND NOT attisdropped"
+      : "SELECT name FROM pragma_table_info('schema_migrations')";
+  const rows = await engine.read((tx) => tx.all<{ name: string }>(sql));
+  return rows.map((r) => r.name);
+}
+
+/**
+ * Whether the database holds Baton's migration table (`baton`), none (`missing`), or a table of
+ * that name another application owns (a Rails-style one with a `version` column): refused
+ * `store_schema_mismatch`, since migrating beside it would mix two applications' schemas. Reads
+ * only: an inspection command never writes to the store it looks at.
+ */
+export async function migrationsTable(engine: StoreEngine): Promise<'baton' | 'missing'> {
+  const columns = await migrationColumns(engine);
+  if (columns.length === 0) return 'missing';
+  if (BATON_COLUMNS.every((c) => columns.includes(c))) return 'baton';
+  throw new BatonError(
+    'store_schema_mismatch',
+    `the database's schema_migrations table is not Baton's (its columns: ${columns.join(', ')}): the database belongs to another application; give Baton a database (or schema) of its own`,
+    { columns },
+  );
+}
+
+/**
+ * The migrations recorded in the database, checked against `list` (one this build does not know
+ * or whose digest differs is refused); none if the table is missing. Reads only (`baton log`
+ * inspects stores it must not change: a read-only file, or a database a running server writes).
+ */
 export async function appliedMigrations(
   engine: StoreEngine,
   list: readonly Migration[] = registry,
 ): Promise<number[]> {
-  await exclusive(engine, (tx) => tx.run(CREATE_TABLE));
+  if ((await migrationsTable(engine)) === 'missing') return [];
   const applied = await engine.read(readApplied);
   checkKnown(applied, list, engine.kind);
   return applied.map((r) => Number(r.id));
@@ -170,6 +204,7 @@ export async function migrate(
   const list = options.list ?? registry;
   const now = options.now ?? Date.now;
   checkRegistry(list);
+  await migrationsTable(engine); // another application's table of that name is refused, untouched
   await exclusive(engine, (tx) => tx.run(CREATE_TABLE));
   const applied: Migration[] = [];
   for (const m of list) {

@@ -75,6 +75,6 @@ test('SQLITE_NOTADB and SQLITE_CORRUPT map to store_corrupt, naming the file whe
   const vtab = mapDriverError(new Database.SqliteError('malformed', 'SQLITE_CORRUPT_VTAB'), 'y.db');
   assert.ok(isBatonError(vtab, 'store_corrupt'));
   assert.equal(vtab.message, 'y.db is a damaged SQLite database (malformed)');
-  const other = new Database.SqliteError('disk I/O error', 'SQLITE_IOERR');
+  const other = new Database.SqliteError('datatype mismatch', 'SQLITE_MISMATCH');
   assert.equal(mapDriverError(other), other, 'anything else is returned as it is');
 });

@@ -8,14 +8,14 @@ import { BatonError } from '../../core/errors.js';
 import { ed25519Sign, importEd25519PrivateKey } from '../../core/ed25519.js';
 import { requireStoreDomainKey } from '../../store/occurrences.js';
 import type { StoreEngine } from '../../store/engine.js';
-import { appliedMigrations } from '../../store/migrations.js';
+import { appliedMigrations, migrationsTable } from '../../store/migrations.js';
 import { verifyEvidence, type EvidenceProgress, type RowProgress } from '../../store/evidence-verify.js';
 import { exportEvidence, type CheckpointSigner } from '../../store/evidence-export.js';
 import { printJson, reportError, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { checkOutputFile, readNamedFile, writeThroughPartial } from '../output-files.js';
-import type { StoreChoice } from '../../server/open.js';
-import { DEFAULT_DB, parse, withEngine } from './store-args.js';
+import { postgresAddress, type StoreChoice } from '../../server/open.js';
+import { DEFAULT_DB, openForReading, parse, withEngine } from './store-args.js';
 import { openStoreEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 
 const USAGE = `usage: baton log verify [--db FILE | --postgres URL] [--json]
@@ -37,6 +37,8 @@ export  Write the log as JSON Lines (stdout, or --out FILE) closed by a checkpoi
         written), written to FILE.partial and renamed over FILE only when complete (an existing
         FILE is replaced).
 The SQLite database defaults to ${DEFAULT_DB} and is never created; a PostgreSQL one must exist.
+Both only read the store, never write to it (a read-only SQLite file is enough; a database
+without Baton's tables is refused as no Baton store, unchanged).
 ${STORE_USAGE}
 `;
 
@@ -69,14 +71,21 @@ const rowProgress = (io: CliIo) =>
     (p) => `compared ${p.occurrences} occurrence rows with their chains`,
   );
 
-async function requireEvidenceLog(engine: StoreEngine): Promise<void> {
+/**
+ * The store holds Baton's evidence log: read only, nothing created (a database without Baton's
+ * migration table is not a Baton store and stays as it was).
+ */
+async function requireEvidenceLog(engine: StoreEngine, where: string): Promise<void> {
+  if ((await migrationsTable(engine)) === 'missing') {
+    throw new BatonError('usage', `no Baton store in ${where} (it has no schema_migrations table)`);
+  }
   if (!(await appliedMigrations(engine)).includes(1)) {
     throw new BatonError('usage', 'the database has no evidence log: run `baton migrate` first');
   }
 }
 
-async function verify(engine: StoreEngine, io: CliIo, json: boolean): Promise<number> {
-  await requireEvidenceLog(engine);
+async function verify(engine: StoreEngine, io: CliIo, json: boolean, where: string): Promise<number> {
+  await requireEvidenceLog(engine, where);
   const r = await verifyEvidence(engine, progress(io, 'verified'), rowProgress(io));
   if (json) {
     const b = r.firstBroken;
@@ -146,8 +155,14 @@ async function signerFor(engine: StoreEngine, key: KeyFile): Promise<CheckpointS
   return (bytes) => ({ kid, sig: ed25519Sign(privateKey, bytes).toString('base64url') });
 }
 
-async function exportLog(engine: StoreEngine, io: CliIo, key: KeyFile, out?: string): Promise<number> {
-  await requireEvidenceLog(engine);
+async function exportLog(
+  engine: StoreEngine,
+  io: CliIo,
+  key: KeyFile,
+  where: string,
+  out?: string,
+): Promise<number> {
+  await requireEvidenceLog(engine, where);
   // Before any output is written (stdout or FILE.partial).
   const sign = await signerFor(engine, key);
   const run = (write: (line: string) => void) =>
@@ -188,18 +203,21 @@ export async function runLog(argv: string[], io: CliIo): Promise<number> {
       throw new BatonError('usage', 'expected `baton log verify` or `baton log export` (see --help)');
     }
     const choice = storeChoice(values);
-    const open = (): Promise<StoreEngine> => openStoreEngine(choice, { create: false });
+    // Read-only: an inspection writes nothing to the store it looks at (PostgreSQL: reads only).
+    const open = (): StoreEngine | Promise<StoreEngine> =>
+      choice.kind === 'sqlite' ? openForReading(choice.path) : openStoreEngine(choice, { create: false });
+    const where = choice.kind === 'sqlite' ? choice.path : `the database at ${postgresAddress(choice.url)}`;
     if (action === 'verify') {
       if (values.out !== undefined || values.key !== undefined) {
         throw new BatonError('usage', '--out and --key belong to `baton log export`');
       }
-      return await withEngine(open, (engine) => verify(engine, io, values.json === true));
+      return await withEngine(open, (engine) => verify(engine, io, values.json === true, where));
     }
     if (values.json === true) throw new BatonError('usage', '`baton log export` already writes JSON Lines');
     // Before any work: an --out that cannot be written is refused now, not after the export.
     if (values.out !== undefined) checkOutputFile(values.out);
     const key = loadKeyFile(choice, values.key);
-    return await withEngine(open, (engine) => exportLog(engine, io, key, values.out));
+    return await withEngine(open, (engine) => exportLog(engine, io, key, where, values.out));
   } catch (error) {
     return reportError(error, io);
   }

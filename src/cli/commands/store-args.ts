@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import type { parseArgs, ParseArgsConfig } from 'node:util';
 import { BatonError } from '../../core/errors.js';
 import { openSqliteEngine } from '../../store/sqlite.js';
+import { openSqliteReader } from '../../store/sqlite-reader.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { parseOptions } from '../command.js';
 
@@ -20,10 +21,19 @@ export function parse<T extends ParseArgsConfig>(
   return parseOptions(config, process.env, command);
 }
 
-/** Open an existing database (inspection commands never create one). */
+/** Open an existing database to write to it (never created: `tokens` migrates it first). */
 export function openExisting(db: string): StoreEngine {
   if (!existsSync(db)) throw new BatonError('usage', `no database at ${db}`, { db });
   return openSqliteEngine(db, { fileMustExist: true });
+}
+
+/**
+ * Open an existing database read-only (`baton log`): nothing is created or changed, a read-only
+ * file is enough, and a running server's writer is never waited for.
+ */
+export function openForReading(db: string): StoreEngine {
+  if (!existsSync(db)) throw new BatonError('usage', `no database at ${db}`, { db });
+  return openSqliteReader(db);
 }
 
 /** Run a command body with an engine, closing it whatever happens. */
