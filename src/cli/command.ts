@@ -176,6 +176,7 @@ export async function readInput(file: string | undefined, io: CliIo): Promise<Bu
 export function redactSecrets(text: string): string {
   return text
     .replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@]*):[^\s/]*@/gi, '$1:***@')
+    .replace(/([?&](?:ssl)?password=)[^\s&'"]*/gi, '$1***')
     .replace(/\b(btk\.tok_[A-Za-z0-9]+)\.[A-Za-z0-9_-]+/g, '$1.***');
 }
 

@@ -50,12 +50,19 @@ export interface OpenedBaton {
   close(): Promise<void>;
 }
 
-/** The URL without its password (for the listening line and logs). */
+/**
+ * What may be printed of a PostgreSQL URL (the listening line, --json `store`, logs): scheme,
+ * user, host, port and database only. The password is never shown, whether in `user:pass@` or in
+ * the query (`?password=`, `sslpassword=`), and no query parameter at all is, since libpq's
+ * (`sslkey`, `options`, …) may name secrets too; `?…` says some were given.
+ */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
+    const user = u.username === '' ? '' : `${u.username}@`;
+    const port = u.port === '' ? '' : `:${u.port}`;
+    const query = u.search === '' ? '' : '?…';
+    return `${u.protocol}//${user}${u.hostname}${port}${u.pathname}${query}`;
   } catch {
     return 'postgres (unparsable URL)';
   }
