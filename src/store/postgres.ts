@@ -60,6 +60,15 @@ export interface PostgresEngineOptions {
    * the first transactions after every pause slow (docs/store.md, "PostgreSQL").
    */
   idleTimeoutMs?: number;
+  /**
+   * How long a statement of a transaction or read may go unanswered, in ms, before the engine
+   * gives up on its connection (default 30000; 0: no limit). A server or network that vanished
+   * without closing the socket would otherwise hang the request, and hold its pooled connection,
+   * forever. On that timeout the connection is destroyed, never returned to the pool, and the
+   * caller gets `unavailable`; after a COMMIT was sent, saying its outcome is unknown. Migrations
+   * have no limit (one may wait minutes for another server's, or run long over a large table).
+   */
+  queryTimeoutMs?: number;
   /** How long a statement waits for a lock before `store_busy` (`lock_timeout`, default 5000). */
   busyTimeoutMs?: number;
   /** Runs of a transaction that keeps meeting serialization failures or deadlocks (default 10). */
@@ -112,9 +121,27 @@ function sqlState(error: unknown): string | undefined {
 
 const isRetryable = (error: unknown): boolean => RETRY_CODES.has(sqlState(error) ?? '');
 
+/** Default `queryTimeoutMs`. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
+/** How long the TCP keepalive waits on an idle socket before its first probe (ms). */
+const KEEPALIVE_DELAY_MS = 10_000;
+
+/** `pg`'s own error when a statement went unanswered past its `query_timeout`. */
+const isQueryTimeout = (error: unknown): boolean =>
+  error instanceof Error && error.message === 'Query read timeout';
+
 /** A raw `pg` error as a Baton error where Baton has a meaning for it (DESIGN.md §2). */
 function mapPgError(error: unknown): unknown {
   if (isBatonError(error)) return error;
+  if (isQueryTimeout(error)) {
+    return new BatonError(
+      'unavailable',
+      'PostgreSQL did not answer within the query timeout (queryTimeoutMs): the connection was closed; is the server or the network to it down?',
+      {},
+      { cause: error },
+    );
+  }
   const code = sqlState(error);
   if (code === undefined || UNAVAILABLE_CODES.has(code)) {
     // Not a server answer to the statement: the connection broke (or never came up).
@@ -175,10 +202,13 @@ class Session {
   leaveOpen = false;
   #sent = false;
   readonly client: pg.PoolClient;
+  /** `query_timeout` of each statement (0: none); on it, `pg` destroys the pipelined connection. */
+  readonly #timeoutMs: number;
   readonly #onError = (error: Error): void => void (this.broken ??= error);
 
-  constructor(client: pg.PoolClient) {
+  constructor(client: pg.PoolClient, timeoutMs: number) {
     this.client = client;
+    this.#timeoutMs = timeoutMs;
     // Without a listener, a connection error while the client is checked out would crash the process.
     client.on('error', this.#onError);
   }
@@ -188,10 +218,13 @@ class Session {
     values?: SqlValue[],
   ): Promise<pg.QueryResult> {
     this.#sent = true;
+    const config: pg.QueryConfig & { query_timeout?: number } =
+      typeof statement === 'string'
+        ? { text: statement, values }
+        : { text: statement.text, name: statement.name, values };
+    if (this.#timeoutMs > 0) config.query_timeout = this.#timeoutMs;
     try {
-      return await (typeof statement === 'string'
-        ? this.client.query(statement, values)
-        : this.client.query({ text: statement.text, name: statement.name, values }));
+      return await this.client.query(config);
     } catch (error) {
       if (sqlState(error) === undefined) this.broken ??= error;
       throw error;
@@ -471,6 +504,8 @@ interface Mode {
   readonly defers?: boolean;
   /** A read-only snapshot: its COMMIT may leave with the connection's next BEGIN (postgres-reads.ts). */
   readonly lazyCommit?: boolean;
+  /** Each statement's `query_timeout` in ms (0: none). */
+  readonly timeoutMs: number;
 }
 
 class PostgresEngine implements StoreEngine {
@@ -478,6 +513,9 @@ class PostgresEngine implements StoreEngine {
   readonly #pool: pg.Pool;
   readonly #texts = new StatementTexts(512);
   readonly #maxAttempts: number;
+  /** The pool's size, and how long a caller waits for one of its connections. */
+  readonly #max: number;
+  readonly #connectWaitMs: number;
   readonly #write: Mode;
   readonly #read: Mode;
   readonly #migration: Mode;
@@ -490,15 +528,24 @@ class PostgresEngine implements StoreEngine {
 
   constructor(url: string, options: PostgresEngineOptions) {
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 10);
+    this.#max = options.maxConnections ?? 10;
+    this.#connectWaitMs = options.connectionTimeoutMs ?? 5000;
+    const timeoutMs = Math.max(0, Math.trunc(options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS));
     this.#nesting = new NestingGuard(options.nestingCheck ?? nestingCheckFromEnv());
     const lock = `SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(options.busyTimeoutMs ?? 5000))}`;
     const durable = 'SET LOCAL synchronous_commit = on';
     const level = options.isolation === 'serializable' ? 'SERIALIZABLE' : 'READ COMMITTED';
-    this.#write = { begin: `BEGIN ISOLATION LEVEL ${level}; ${durable}; ${lock}`, retry: true, defers: true };
+    this.#write = {
+      begin: `BEGIN ISOLATION LEVEL ${level}; ${durable}; ${lock}`,
+      retry: true,
+      defers: true,
+      timeoutMs,
+    };
     this.#read = {
       begin: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${lock}`,
       retry: false,
       lazyCommit: true,
+      timeoutMs,
     };
     // READ COMMITTED: each statement after the lock sees what an earlier migration committed (a
     // SERIALIZABLE snapshot would be taken by the lock statement itself, before the wait).
@@ -506,11 +553,16 @@ class PostgresEngine implements StoreEngine {
     this.#migration = {
       begin: `BEGIN ISOLATION LEVEL READ COMMITTED; ${durable}; SET LOCAL lock_timeout = ${wait}; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY}); ${lock}`,
       retry: true,
+      timeoutMs: 0,
     };
     this.#pool = new pg.Pool({
       connectionString: url,
-      max: options.maxConnections ?? 10,
-      connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
+      max: this.#max,
+      connectionTimeoutMillis: this.#connectWaitMs,
+      // Probes an idle socket, so a peer that vanished without a word is noticed (the OS then
+      // fails the socket) instead of holding a pooled connection forever.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
       idleTimeoutMillis: Math.max(0, options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS),
       application_name: 'baton',
       types: engineTypes(),
@@ -541,9 +593,19 @@ class PostgresEngine implements StoreEngine {
   }
 
   async #connect(): Promise<pg.PoolClient> {
+    // Every pooled connection busy: this caller waits for one to come back, not for the server.
+    const full = this.#pool.totalCount >= this.#max && this.#pool.idleCount === 0;
     try {
       return await this.#pool.connect();
     } catch (cause) {
+      if (full) {
+        throw new BatonError(
+          'unavailable',
+          `no pooled PostgreSQL connection came free within ${this.#connectWaitMs} ms: all ${this.#max} are in use (a larger --pool, or fewer concurrent requests)`,
+          { poolSize: this.#max },
+          { cause },
+        );
+      }
       // Never the URL in the message: it may hold a password.
       throw new BatonError('unavailable', 'cannot connect to PostgreSQL', {}, { cause });
     }
@@ -551,7 +613,7 @@ class PostgresEngine implements StoreEngine {
 
   /** Run `fn` once in one transaction on one pooled connection. */
   async #attempt<T>(mode: Mode, fn: (tx: PgExecutor) => Promise<T>, stepwise: boolean): Promise<T> {
-    const session = new Session(await this.#connect());
+    const session = new Session(await this.#connect(), mode.timeoutMs);
     // The previous read on this connection left its snapshot open: its COMMIT leads this BEGIN.
     const ending = this.#reads.take(session.client);
     try {
@@ -640,10 +702,14 @@ class PostgresEngine implements StoreEngine {
       const error: unknown = answer.reason;
       if (mode.retry && isRetryable(error)) throw new RetryableAbort(error);
       if (sqlState(error) !== undefined) throw mapPgError(error);
+      // Never reported as committed, nor as rolled back: the server may have done either.
+      const why = isQueryTimeout(error)
+        ? 'PostgreSQL did not answer the COMMIT within the query timeout (queryTimeoutMs; the connection was closed)'
+        : 'the PostgreSQL connection failed during COMMIT';
       throw new BatonError(
         'unavailable',
-        'the PostgreSQL connection failed during COMMIT: whether the transaction committed is unknown',
-        {},
+        `${why}: whether the transaction committed is unknown`,
+        { outcome: 'unknown' },
         { cause: error },
       );
     }
