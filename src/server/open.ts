@@ -114,9 +114,15 @@ function connectFailure(cause: unknown): string {
  */
 export async function openReachablePostgres(
   url: string,
-  options: { readonly maxConnections?: number | undefined } = {},
+  options: {
+    readonly maxConnections?: number | undefined;
+    readonly onIdleError?: ((error: Error) => void) | undefined;
+  } = {},
 ): Promise<StoreEngine> {
-  const engine = openPostgresEngine(url, { maxConnections: options.maxConnections });
+  const engine = openPostgresEngine(url, {
+    maxConnections: options.maxConnections,
+    ...(options.onIdleError !== undefined && { onIdleError: perBurst(options.onIdleError) }),
+  });
   try {
     await engine.read((ex) => ex.get('SELECT 1 AS one'));
     return engine;
@@ -132,6 +138,25 @@ export async function openReachablePostgres(
   }
 }
 
+/** How long without a dropped idle connection ends a burst (the next one is told again). */
+const IDLE_BURST_QUIET_MS = 10_000;
+
+/**
+ * `tell` the first error of each burst only: a server restart or a network cut drops every idle
+ * pooled connection at once, which is one event for an operator, not one log line per connection.
+ */
+export function perBurst(
+  tell: (error: Error) => void,
+  quietMs = IDLE_BURST_QUIET_MS,
+): (error: Error) => void {
+  let last = -Infinity;
+  return (error) => {
+    const now = performance.now();
+    if (now - last >= quietMs) tell(error);
+    last = now;
+  };
+}
+
 async function openPostgres(
   choice: Extract<StoreChoice, { kind: 'postgres' }>,
   options: OpenOptions,
@@ -140,7 +165,8 @@ async function openPostgres(
   if (!keyFile.endsWith(KEY_SUFFIX)) {
     throw new BatonError('usage', `the domain key file name must end with ${KEY_SUFFIX}`);
   }
-  const engine = await openReachablePostgres(url, { maxConnections: choice.maxConnections });
+  const { onIdleError, ...rest } = options;
+  const engine = await openReachablePostgres(url, { maxConnections: choice.maxConnections, onIdleError });
   try {
     const folder = dirname(keyFile);
     if (!existsSync(folder)) {
@@ -152,7 +178,7 @@ async function openPostgres(
       engine,
       keyFile.slice(0, -KEY_SUFFIX.length),
       {
-        ...options,
+        ...rest,
         domainKeyHint: options.domainKeyHint ?? '--domain-key FILE (BATON_DOMAIN_KEY)',
       },
     );
@@ -189,6 +215,11 @@ export interface OpenOptions {
    * its path beside the database).
    */
   readonly domainKeyHint?: string;
+  /**
+   * PostgreSQL: told when the server or network dropped idle pooled connections, once per burst
+   * (`serve` logs it; the pool has already discarded them).
+   */
+  readonly onIdleError?: (error: Error) => void;
 }
 
 export async function openBaton(choice: StoreChoice, options: OpenOptions = {}): Promise<OpenedBaton> {
@@ -206,7 +237,7 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
   let fail: (error: BatonError) => void = () => undefined;
   const failed = new Promise<BatonError>((resolve) => (fail = resolve));
   const writer = choice.writer ?? 'inline';
-  const { domainKeyHint: _hint, ...sqliteOptions } = options;
+  const { domainKeyHint: _hint, onIdleError: _idle, ...sqliteOptions } = options;
   const opened = await openOccurrencesOnSqlite(choice.path, {
     ...sqliteOptions,
     sqlite: {

@@ -349,10 +349,16 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
     values.config === undefined ? undefined : await prepareConfig(values.config, (l) => io.stderr(l));
   // A --config issuer this server would never read refuses the file, as the API refuses it.
   if (prepared !== undefined) refuseIssuerRefs(prepared.issuers, { dirs });
-  const opened = await openBaton(choice, stopMatrix === undefined ? {} : { stopMatrix });
+  let app: ReturnType<typeof buildServer> | undefined;
+  const opened = await openBaton(choice, {
+    ...(stopMatrix !== undefined && { stopMatrix }),
+    // One line per burst (a restart drops every idle connection at once); the pool already
+    // discarded them, the next request opens new ones.
+    onIdleError: (err) =>
+      app?.log.warn({ err }, 'PostgreSQL closed idle pooled connections (server restart or network cut?)'),
+  });
   const json = values.json === true;
   const minted: CreatedPrincipalToken[] = [];
-  let app: ReturnType<typeof buildServer> | undefined;
   let poll: PollLoop | undefined;
   let reconciler: BackgroundReconciler | undefined;
   try {
