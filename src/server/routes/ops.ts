@@ -10,6 +10,8 @@ import { METRICS_CONTENT_TYPE } from '../metrics.js';
 import type { RouteSpec, ServerDeps } from '../route.js';
 import { anyObject, count, object, type Schema } from '../schemas/common.js';
 
+const KNOWN: ReadonlySet<number> = new Set(migrations.map((m) => m.id));
+
 const status: Schema = { type: 'string', enum: ['ok', 'ready'] };
 
 async function schemaVersion(deps: ServerDeps): Promise<number> {
@@ -21,6 +23,16 @@ async function schemaVersion(deps: ServerDeps): Promise<number> {
     applied = rows.map((r) => Number(r.id));
   } catch (cause) {
     throw new BatonError('unavailable', 'the store cannot be read', {}, { cause });
+  }
+  // A newer Baton migrated the shared database (a rolling upgrade): this server's build cannot
+  // read that schema safely, so it reports not ready and a load balancer drains it.
+  const newer = applied.filter((id) => !KNOWN.has(id));
+  if (newer.length > 0) {
+    throw new BatonError(
+      'unavailable',
+      'the store was migrated by a newer Baton: stop this server and run the new version',
+      { newer },
+    );
   }
   const missing = migrations.filter((m) => !applied.includes(m.id)).map((m) => m.id);
   if (missing.length > 0) throw new BatonError('unavailable', 'the store is not fully migrated', { missing });

@@ -1,0 +1,37 @@
+/**
+ * A server whose database a newer Baton migrated (a rolling upgrade on a shared store) answers
+ * `/readyz` 503 so a load balancer drains it (docs/operations.md, "Upgrading"): the readiness
+ * probe reads `schema_migrations` and finds a migration this build does not know.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { runServe } from '../../src/cli/commands/serve.js';
+import { captureIo, tempDir } from '../store/support.js';
+import { waitUntil } from '../support/wait.js';
+
+test('serve: /readyz answers 503 once the store holds a migration this build does not know', async (t) => {
+  const db = join(tempDir(t), 'baton.db');
+  const io = captureIo();
+  const stop = new AbortController();
+  const done = runServe(['--db', db, '--port', '0', '--log-level', 'silent'], io, stop.signal);
+  t.after(() => stop.abort());
+  const out = () => io.out.join('');
+  await waitUntil('serve to listen', () => out().includes('baton listening'), { running: done });
+  const base = /baton listening on (\S+)/.exec(out())?.[1] ?? '';
+  assert.equal((await fetch(`${base}/readyz`)).status, 200);
+  // What a newer Baton's `migrate` leaves behind, written by another process.
+  const other = new Database(db);
+  other
+    .prepare("INSERT INTO schema_migrations (id, name, digest, applied_at) VALUES (9999, 'future', 'x', 0)")
+    .run();
+  other.close();
+  const r = await fetch(`${base}/readyz`);
+  assert.equal(r.status, 503);
+  const body = (await r.json()) as { code?: string; details?: { newer?: number[] } };
+  assert.equal(body.code, 'unavailable');
+  assert.deepEqual(body.details?.newer, [9999]);
+  stop.abort();
+  assert.equal(await done, 0);
+});
