@@ -1,8 +1,11 @@
 /**
- * A SQLite store opened to be looked at, never changed (`baton log verify|export`): one read-only
- * connection and no writer, so none of the writer's pragmas runs (journal_mode = WAL would convert
- * a file that is not Baton's, and needs write access a read-only copy does not give). Each read is
- * a deferred transaction, one snapshot; in WAL mode it never waits for a running server's writer.
+ * A SQLite store opened to be looked at, never changed (`baton log verify|export`): one
+ * connection with `query_only` on and no writer, so none of the writer's pragmas runs
+ * (journal_mode = WAL would convert a file that is not Baton's) and no write lock is ever taken
+ * (a running server's writer is never waited for). Each read is a deferred transaction, one
+ * snapshot. The file is opened read-write where it may be (SQLite falls back to read-only for a
+ * read-only file), only so that closing it tidies the -wal and -shm files away as a writer's close
+ * does; a read-only connection would leave them behind.
  */
 import { BatonError } from '../core/errors.js';
 import type { SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
@@ -49,7 +52,15 @@ class SqliteReader implements StoreEngine {
 
   constructor(path: string, busyTimeoutMs: number) {
     this.#path = path;
-    this.#db = openConnection(path, true, { busyTimeoutMs });
+    this.#db = openConnection(path, false, { fileMustExist: true });
+    try {
+      // Every statement that would write is refused by SQLite itself (SQLITE_READONLY).
+      this.#db.pragma('query_only = ON');
+      this.#db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
+    } catch (error) {
+      this.#db.close();
+      throw mapDriverError(error, path);
+    }
     this.#cache = new StatementCache(this.#db, 64);
   }
 

@@ -32,7 +32,10 @@ test('log verify on a SQLite file that is not Baton’s: typed refusal, the file
   const before = readFileSync(path);
   const r = await run(['log', 'verify', '--db', path]);
   assert.equal(r.code, 2, r.err);
-  assert.equal(r.err, `error: usage: no Baton store in ${path} (it has no schema_migrations table)\n`);
+  assert.equal(
+    r.err,
+    `error: usage: no Baton store in ${path} (it has no schema_migrations table; \`baton migrate\` creates one)\n`,
+  );
   assert.deepEqual(readFileSync(path), before, 'byte-identical');
   assert.deepEqual(readdirSync(dir), ['other.db'], 'no -wal or -shm left');
   const after = new Database(path, { readonly: true });
@@ -101,7 +104,7 @@ if (pgDb !== undefined) {
     assert.equal(r.code, 2, r.err);
     assert.match(
       r.err,
-      /^error: usage: no Baton store in the database at [^ ]+:\d+ \(it has no schema_migrations table\)\n$/,
+      /^error: usage: no Baton store in the database at [^ ]+:\d+ \(it has no schema_migrations table; `baton migrate` creates one\)\n$/,
     );
     const tables = await withClient(url, (c) =>
       c.query<{ n: string }>('SELECT count(*) AS n FROM pg_tables WHERE schemaname = current_schema()'),

@@ -77,7 +77,10 @@ const rowProgress = (io: CliIo) =>
  */
 async function requireEvidenceLog(engine: StoreEngine, where: string): Promise<void> {
   if ((await migrationsTable(engine)) === 'missing') {
-    throw new BatonError('usage', `no Baton store in ${where} (it has no schema_migrations table)`);
+    throw new BatonError(
+      'usage',
+      `no Baton store in ${where} (it has no schema_migrations table; \`baton migrate\` creates one)`,
+    );
   }
   if (!(await appliedMigrations(engine)).includes(1)) {
     throw new BatonError('usage', 'the database has no evidence log: run `baton migrate` first');
