@@ -7,39 +7,24 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { HttpBatonClient } from '../../src/client/index.js';
-import { systemClock } from '../../src/core/clock.js';
 import { isBatonError } from '../../src/core/errors.js';
-import { buildServer, createToken } from '../../src/server/index.js';
 import { expectCode, runContract } from './contract.js';
 import { startGateway, startSilent, type GatewayOptions } from './gateway.js';
-import { CountingAdapter, openStore, payments, startSandbox, type Provider, type Store } from './support.js';
-
-async function serveBaton(t: TestContext, store: Store, provider: Provider) {
-  const app = buildServer({ engine: store.engine, service: store.service, keys: provider.keys });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  t.after(() => app.close());
-  const { port } = app.server.address() as AddressInfo;
-  const { token } = await createToken(
-    store.engine,
-    { role: 'operator' },
-    { clock: systemClock, actor: 'test' },
-  );
-  return { url: `http://127.0.0.1:${port}`, token };
-}
+import { batonOn } from './wire.js';
+import { CountingAdapter, openStore, payments, startSandbox } from './support.js';
 
 async function behindGateway(t: TestContext, options?: GatewayOptions) {
   const provider = await startSandbox(t);
   const store = await openStore(t, provider);
-  const baton = await serveBaton(t, store, provider);
+  const baton = await batonOn(t, store, provider);
   const gateway = await startGateway(t, baton.url, options);
   return { provider, store, baton, gateway, op: payments(provider) };
 }
 
 // The same assertions as test/client/http.test.ts, every call through a gateway at /baton/.
 runContract('http behind a gateway at /baton/', async (t, store, provider) => {
-  const baton = await serveBaton(t, store, provider);
+  const baton = await batonOn(t, store, provider);
   const gateway = await startGateway(t, baton.url);
   return new HttpBatonClient({ baseUrl: gateway.url, token: baton.token });
 });

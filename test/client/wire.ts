@@ -8,12 +8,10 @@ import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import { systemClock } from '../../src/core/clock.js';
 import { buildServer, createToken } from '../../src/server/index.js';
-import { openStore, payments, startSandbox } from './support.js';
+import { openStore, payments, startSandbox, type Provider, type Store } from './support.js';
 
-/** A real Baton on 127.0.0.1:0 with an operator token. */
-export async function serveBaton(t: TestContext) {
-  const provider = await startSandbox(t);
-  const store = await openStore(t, provider);
+/** A real Baton server over `store` on 127.0.0.1:0 until the test ends, with an operator token. */
+export async function batonOn(t: TestContext, store: Store, provider: Provider) {
   const app = buildServer({ engine: store.engine, service: store.service, keys: provider.keys });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
@@ -23,7 +21,15 @@ export async function serveBaton(t: TestContext) {
     { role: 'operator' },
     { clock: systemClock, actor: 'test' },
   );
-  return { provider, store, op: payments(provider), baseUrl: `http://127.0.0.1:${port}`, token };
+  return { url: `http://127.0.0.1:${port}`, token };
+}
+
+/** A real Baton on 127.0.0.1:0 with an operator token, over a new store and sandbox. */
+export async function serveBaton(t: TestContext) {
+  const provider = await startSandbox(t);
+  const store = await openStore(t, provider);
+  const { url, token } = await batonOn(t, store, provider);
+  return { provider, store, op: payments(provider), baseUrl: url, token };
 }
 
 /** Listens on 127.0.0.1:0 until the test ends; the server's base URL. */
