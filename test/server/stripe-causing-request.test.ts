@@ -180,6 +180,33 @@ for (const engine of engines) {
     assert.deepEqual(await state(w, s.id), AUTHORISED);
   });
 
+  test(`[${engine}] serve: an unsigned delivery that names a bound reference but no native key of Baton's is refused 401 and writes no evidence (the cap cannot be filled by whoever knows a pi_…)`, async (t) => {
+    const w = await world(t, engine);
+    const a = await authorised(w, w.stripeProfile, 'inv-unsigned-ref');
+    assert.equal((await send(w, eventsOf(w, a.pi).get('payment_intent.created') ?? {})).status, 200);
+    await w.quiet.paymentIntents.cancel(a.pi, {}, { idempotencyKey: otherKey() });
+    const canceled = eventsOf(w, a.pi).get('payment_intent.canceled') ?? {};
+    const before = (await detail(w, a.id)).evidence.length;
+    const [body, headers] = signed(w, canceled);
+    const forged = {
+      ...headers,
+      'stripe-signature': headers['stripe-signature']!.replace(/v1=[0-9a-f]+/, `v1=${'0'.repeat(64)}`),
+    };
+    const r = await deliver(w, w.stripeProfile.id, body, forged);
+    assert.equal(r.status, 401, r.text);
+    assert.equal((await detail(w, a.id)).evidence.length, before, 'nothing appended');
+    assert.deepEqual(await state(w, a.id), AUTHORISED);
+    // Located by the entry's own key, a refused delivery is still kept (AOC-CASE-009).
+    const created = eventsOf(w, a.pi).get('payment_intent.created') ?? {};
+    const [cBody, cHeaders] = signed(w, { ...created, id: 'evt_forged_created' });
+    const cForged = {
+      ...cHeaders,
+      'stripe-signature': cHeaders['stripe-signature']!.replace(/v1=[0-9a-f]+/, `v1=${'0'.repeat(64)}`),
+    };
+    assert.equal((await deliver(w, w.stripeProfile.id, cBody, cForged)).status, 401);
+    assert.equal((await detail(w, a.id)).evidence.length, before + 1, 'kept once, as evidence only');
+  });
+
   test(`[${engine}] serve: reconcile over the events listing settles a PaymentIntent canceled with another key; a strict listing does not`, async (t) => {
     const w = await world(t, engine);
     const base = w.stripeProfile;
