@@ -272,3 +272,30 @@ test('an apply that fails after minting a token keeps that token: in the file, o
   assert.match(shown.err, /stopped after minting three: shown once/);
   assert.ok(!shown.err.includes('btk.'), 'no secret in the error');
 });
+
+test('reordering the bypass paths (a set: each kind once) is unchanged and writes no domain version', async (t) => {
+  const api = await startApi(t);
+  const dir = tempDir(t);
+  const domain = exampleConfig('http://127.0.0.1:9')['domain'] as { limits: object; bypassPaths: object[] };
+  const args = (f: string): string[] => ['apply', f, '--url', api.url, '--token', api.admin];
+  const base = { format: 'baton.config/1', domain };
+  assert.equal((await baton(args(writeConfig(dir, base)))).code, 0);
+  const before = await api.snapshot();
+  const reversed = { ...base, domain: { ...domain, bypassPaths: [...domain.bypassPaths].reverse() } };
+  const r = await baton(args(writeConfig(dir, reversed, 'reversed.json')));
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /^domain first-call: unchanged$/m);
+  assert.equal(await api.snapshot(), before, 'no new domain version, no evidence event');
+
+  // Reordered with a real change: updated once, then the same file is unchanged.
+  const raised = {
+    ...reversed,
+    domain: { ...reversed.domain, limits: { ...domain.limits, maxPendingPerLineage: 12 } },
+  };
+  const file = writeConfig(dir, raised, 'raised.json');
+  assert.match((await baton(args(file))).out, /^domain first-call: updated$/m);
+  const updated = await api.snapshot();
+  const again = await baton(args(file));
+  assert.match(again.out, /^domain first-call: unchanged$/m);
+  assert.equal(await api.snapshot(), updated);
+});

@@ -6,7 +6,7 @@
  * changed pin refused as `config_conflict` before the first write.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.js';
@@ -188,4 +188,54 @@ test('issuers: serve --config with the same pin and a rotated push bearer file u
     400,
     'invalid_request',
   ]);
+});
+
+test("issuers: an operator's apply of an unchanged issuer with no push bearer is unchanged (the API tells it pushBearer: false)", async (t) => {
+  const dir = tempDir(t);
+  const api = await startApi(t, { secretDirs: [dir] });
+  writeClientKey(dir);
+  const noStream = { ...PIN, stream: null }; // no stream: no bearer
+  const file = join(dir, 'baton.config.json');
+  writeFileSync(file, JSON.stringify({ format: 'baton.config/1', issuers: [{ pin: noStream }] }));
+  const admin = await baton(['apply', file, '--url', api.url, '--token', api.admin]);
+  assert.equal(admin.code, 0, admin.err);
+  assert.match(admin.out, /^issuer http:\/\/127\.0\.0\.1:9: created$/m);
+  const before = await api.snapshot();
+  const r = await baton(['apply', file, '--url', api.url, '--token', api.operator]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /^issuer http:\/\/127\.0\.0\.1:9: unchanged$/m);
+  assert.match(r.out, /^unchanged: nothing to apply$/m);
+  assert.equal(await api.snapshot(), before);
+});
+
+test('issuers: the same config in a moved checkout names the pin member that differs and both values', async (t) => {
+  const root = tempDir(t);
+  const api = await startApi(t, { secretDirs: [root] });
+  const config = JSON.stringify({
+    format: 'baton.config/1',
+    issuers: [{ pin: PIN, pushBearerRef: 'file:bearer.txt' }],
+  });
+  const checkouts = ['relA', 'relB'].map((name) => {
+    const dir = join(root, name);
+    mkdirSync(dir);
+    writeClientKey(dir);
+    writeFileSync(join(dir, 'bearer.txt'), 'a-push-bearer-of-at-least-32-characters\n');
+    writeFileSync(join(dir, 'baton.config.json'), config);
+    return dir;
+  });
+  const [a, b] = checkouts.map((dir) => join(dir, 'baton.config.json'));
+  const first = await baton(['apply', a ?? '', '--url', api.url, '--token', api.admin]);
+  assert.equal(first.code, 0, first.err);
+  const before = await api.snapshot();
+  const moved = await baton(['apply', b ?? '', '--url', api.url, '--token', api.admin]);
+  assert.equal(moved.code, 1, moved.out);
+  const held = `file:${join(root, 'relA', 'client.jwk.json')}`;
+  const file = `file:${join(root, 'relB', 'client.jwk.json')}`;
+  assert.ok(
+    moved.err.includes(
+      `config_conflict: nothing applied: issuer http://127.0.0.1:9: pinned with another pin (pins are immutable): client.key_ref: ${held} vs ${file}`,
+    ),
+    moved.err,
+  );
+  assert.equal(await api.snapshot(), before);
 });

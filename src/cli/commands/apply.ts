@@ -3,7 +3,13 @@
  * API, idempotently: a second apply of the same file changes nothing and says "unchanged"; a
  * conflicting change is refused before the first write.
  */
-import { applyConfig, describeOutcome, printOnceLine, type ApplyOptions } from '../config/apply.js';
+import {
+  appliedBefore,
+  applyConfig,
+  describeOutcome,
+  printOnceLine,
+  type ApplyOptions,
+} from '../config/apply.js';
 import { httpTarget } from '../config/target.js';
 import { reportError, wantsHelp, type Command } from '../command.js';
 import { BatonError } from '../../core/errors.js';
@@ -21,7 +27,8 @@ authority's unit, a profile version's document, another domain id) is refused wi
 config_conflict and nothing is applied. A producer's keys are its whole set: other keys replace
 the pinned ones ("updated"), none remove the pin ("removed"). Tokens are never re-minted:
 new ones go to the tokens file (mode 0600; --tokens-file overrides the config's tokens.file) or,
-with none named, are printed once. Exit 0 applied or unchanged, 1 refused, 2 bad file or usage.
+with none named, are printed once. A refusal part-way names what was applied before it. Exit 0
+applied or unchanged, 1 refused (or stopped after a write), 2 bad file or usage (nothing written).
 ${REMOTE_USAGE}
 `;
 
@@ -52,7 +59,10 @@ export async function runApply(argv: string[], io: CliIo): Promise<number> {
     io.stdout(describeOutcome(outcome));
     return EXIT.ok;
   } catch (error) {
-    return reportError(error, io);
+    const code = reportError(error, io);
+    // Exit 2 says nothing was written: a refusal part-way, after a write, is exit 1 (the message
+    // names what was applied before it).
+    return appliedBefore(error) ? EXIT.negative : code;
   }
 }
 

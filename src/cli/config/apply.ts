@@ -118,36 +118,59 @@ export async function applyPrepared(
       throw new BatonError('usage', `the tokens file: ${why}`, {}, { cause });
     }
   };
+  const applied: PlannedItem[] = [];
   try {
-    await execute(p, keep);
+    await execute(p, keep, applied);
   } catch (error) {
-    throw interrupted(error, minted, named === undefined ? 0 : saved, named);
+    throw interrupted(error, applied, minted, named === undefined ? 0 : saved, named);
   }
   const changed = p.items.some((i) => i.action !== 'unchanged');
   return { items: p.items, changed, ...(named !== undefined && { tokensFile: named }) };
 }
 
-/** A failed apply that minted tokens first says where they went (never the secrets themselves). */
+/**
+ * A failed apply says what it wrote before the failure (`details.applied`: the refusal is no longer
+ * "nothing changed", and `baton apply` exits 1, not 2), and where the tokens it minted went (never
+ * the secrets themselves). Re-running the fixed file converges: every write is idempotent.
+ */
 function interrupted(
   error: unknown,
+  applied: readonly PlannedItem[],
   minted: readonly CreatedPrincipalToken[],
   saved: number,
   named: string | undefined,
 ): unknown {
-  if (minted.length === 0 || !(error instanceof BatonError)) return error;
-  const where =
-    saved === minted.length
-      ? `written to ${named}`
-      : saved === 0
-        ? 'shown once'
-        : `${saved} written to ${named}, the rest shown once`;
-  const names = minted.map((t) => t.name).join(', ');
+  if (applied.length === 0 || !(error instanceof BatonError)) return error;
+  // Minted tokens are named once, with where they went (below).
+  const done = applied.filter((i) => i.kind !== 'token').map((i) => `${i.kind} ${i.id} ${DONE[i.action]}`);
+  let message = error.message;
+  if (done.length > 0) message += ` (applied before the failure: ${done.join(', ')})`;
+  if (minted.length > 0) {
+    const where =
+      saved === minted.length
+        ? `written to ${named}`
+        : saved === 0
+          ? 'shown once'
+          : `${saved} written to ${named}, the rest shown once`;
+    message += ` (stopped after minting ${minted.map((t) => t.name).join(', ')}: ${where})`;
+  }
   return new BatonError(
     error.code,
-    `${error.message} (stopped after minting ${names}: ${where})`,
-    { ...error.details, minted: minted.map((t) => t.name) },
+    message,
+    {
+      ...error.details,
+      applied: applied.map((i) => ({ kind: i.kind, id: i.id, action: i.action })),
+      ...(minted.length > 0 && { minted: minted.map((t) => t.name) }),
+    },
     { cause: error },
   );
+}
+
+/** Whether a failed apply had written something first (`interrupted` said so). */
+export function appliedBefore(error: unknown): boolean {
+  if (!(error instanceof BatonError)) return false;
+  const applied = (error.details as Record<string, unknown>)['applied'];
+  return Array.isArray(applied) && applied.length > 0;
 }
 
 const DONE: Readonly<Record<PlannedItem['action'], string>> = {

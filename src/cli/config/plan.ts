@@ -38,9 +38,15 @@ export interface Conflict {
   readonly reason: string;
 }
 
+/** One write of the plan, and the item it carries out (reported once it is done). */
+export interface Step {
+  readonly item: PlannedItem;
+  readonly write: () => Promise<CreatedPrincipalToken | undefined>;
+}
+
 export interface Plan {
   readonly items: readonly PlannedItem[];
-  readonly run: readonly (() => Promise<CreatedPrincipalToken | undefined>)[];
+  readonly run: readonly Step[];
 }
 
 async function planDomain(t: SetupTarget, d: DomainConfigInput, conflicts: Conflict[]): Promise<Action> {
@@ -51,9 +57,14 @@ async function planDomain(t: SetupTarget, d: DomainConfigInput, conflicts: Confl
     return 'unchanged';
   }
   const same =
-    canonicalize({ l: current.limits, b: current.bypassPaths }) ===
-    canonicalize({ l: d.limits, b: d.bypassPaths });
+    canonicalize({ l: current.limits, b: byKind(current.bypassPaths) }) ===
+    canonicalize({ l: d.limits, b: byKind(d.bypassPaths) });
   return same ? 'unchanged' : 'update';
+}
+
+/** `bypassPaths` is a set (each kind once): its order is no change. */
+function byKind<T extends { readonly kind: string }>(paths: readonly T[]): T[] {
+  return [...paths].sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
 }
 
 async function planProfile(t: SetupTarget, p: LoadedProfile, conflicts: Conflict[]): Promise<Action> {
@@ -89,14 +100,40 @@ async function planIssuer(t: SetupTarget, l: LoadedIssuer, conflicts: Conflict[]
   if (current === undefined) return 'create';
   const r = l.registration;
   if (current.pinDigest !== r.pinDigest) {
-    conflicts.push({ kind: 'issuer', id: l.issuer, reason: 'pinned with another pin (pins are immutable)' });
+    const differs = firstDifference(asJson(current.pin), asJson(r.pin), '');
+    const reason = `pinned with another pin (pins are immutable)${differs === undefined ? '' : `: ${differs}`}`;
+    conflicts.push({ kind: 'issuer', id: l.issuer, reason });
     return 'unchanged';
   }
-  // An operator is not shown the push bearer's digest (docs/api.md): it cannot tell the same bearer
+  // An operator is not shown the push bearer's digest (docs/api.md), only whether one is set: with
+  // none set and none in the file the bearer is the same; with one set it cannot tell the same bearer
   // from another, so the bearer is planned as replaced, which needs an admin (refused before any
   // write, as every admin-only write is); an admin replacing it with the same one is unchanged.
-  const same = current.pushBearerDigest === r.bearerDigest && current.pollBearerRef === r.pollBearerRef;
+  const pushDigest =
+    current.pushBearerDigest === undefined && !current.pushBearer ? null : current.pushBearerDigest;
+  const same = pushDigest === r.bearerDigest && current.pollBearerRef === r.pollBearerRef;
   return same ? 'unchanged' : 'update';
+}
+
+/** As it travels (a member left undefined is absent), so the two pins compare alike. */
+const asJson = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? null)) as unknown;
+
+/**
+ * Where two pins first differ, `member: held vs file's` (e.g. a relative `file:` key_ref made
+ * absolute against another checkout's folder), so a conflict says what to look at.
+ */
+function firstDifference(held: unknown, file: unknown, at: string): string | undefined {
+  if (canonicalize(held ?? null) === canonicalize(file ?? null)) return undefined;
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (isObject(held) && isObject(file)) {
+    for (const key of [...new Set([...Object.keys(held), ...Object.keys(file)])].sort()) {
+      const found = firstDifference(held[key], file[key], at === '' ? key : `${at}.${key}`);
+      if (found !== undefined) return found;
+    }
+  }
+  const show = (v: unknown): string => (typeof v === 'string' ? v : canonicalize(v ?? null));
+  return `${at === '' ? 'pin' : at}: ${show(held)} vs ${show(file)}`;
 }
 
 /** The body of `PUT /v1/missions/issuers/{issuer}/bearer`: the one bearer member of the registration. */
@@ -141,13 +178,16 @@ export async function plan(
 ): Promise<Plan> {
   const conflicts: Conflict[] = [];
   const items: PlannedItem[] = [];
-  const run: (() => Promise<CreatedPrincipalToken | undefined>)[] = [];
+  const run: Step[] = [];
   const step = (item: PlannedItem, write: () => Promise<unknown>): void => {
     items.push(item);
     if (item.action !== 'unchanged')
-      run.push(async () => {
-        await write();
-        return undefined;
+      run.push({
+        item,
+        write: async () => {
+          await write();
+          return undefined;
+        },
       });
   };
   const d = config.domain;
@@ -190,9 +230,9 @@ export async function plan(
       unread.push({ kind: 'token', id: e.name });
       continue;
     }
-    const action = planToken(tokens, e, conflicts);
-    items.push({ kind: 'token', id: e.name, action });
-    if (action === 'create') run.push(() => t.createToken(e));
+    const item: PlannedItem = { kind: 'token', id: e.name, action: planToken(tokens, e, conflicts) };
+    items.push(item);
+    if (item.action === 'create') run.push({ item, write: () => t.createToken(e) });
   }
   if (conflicts.length > 0) {
     const list = conflicts.map((c) => `${c.kind} ${c.id}: ${c.reason}`).join('; ');
@@ -226,11 +266,17 @@ async function refuseAdminWritesWithout(
 
 /**
  * Run the plan's writes in order. Each minted token goes to `keep` before the next write: a later
- * write that fails must not take a secret already minted with it (it is never shown again).
+ * write that fails must not take a secret already minted with it (it is never shown again). Each
+ * write done goes to `applied` as it completes, so a failure part-way can say what it left behind.
  */
-export async function execute(p: Plan, keep: (token: CreatedPrincipalToken) => Promise<void>): Promise<void> {
-  for (const write of p.run) {
+export async function execute(
+  p: Plan,
+  keep: (token: CreatedPrincipalToken) => Promise<void>,
+  applied: PlannedItem[],
+): Promise<void> {
+  for (const { item, write } of p.run) {
     const token = await write();
+    applied.push(item);
     if (token !== undefined) await keep(token);
   }
 }

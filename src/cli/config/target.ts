@@ -27,6 +27,10 @@ import { ProducerKeys } from '../../store/observations-producers.js';
 /** What the planner compares of a pinned issuer (docs/config.md "issuers"). */
 export interface PinnedIssuerFacts {
   readonly pinDigest: string;
+  /** The pin as the server holds it: a conflict names the member that differs. */
+  readonly pin: unknown;
+  /** Whether a push bearer is set (shown to every reader, unlike its digest). */
+  readonly pushBearer: boolean;
   /** Undefined: not shown (an operator's token; the API shows the digest to an admin only). */
   readonly pushBearerDigest: string | null | undefined;
   readonly pollBearerRef: string | null;
@@ -100,6 +104,8 @@ export function httpTarget(admin: AdminClient): SetupTarget {
         ? undefined
         : {
             pinDigest: found.pinDigest,
+            pin: found.pin,
+            pushBearer: found.pushBearer,
             pushBearerDigest: found.pushBearerDigest,
             pollBearerRef: found.pollBearerRef,
           };
@@ -133,6 +139,8 @@ export function storeTarget(engine: StoreEngine, service: OccurrencesService): S
         ? undefined
         : {
             pinDigest: found.pinDigest,
+            pin: found.pin,
+            pushBearer: found.bearerDigest !== null,
             pushBearerDigest: found.bearerDigest,
             pollBearerRef: found.pollBearerRef,
           };
