@@ -180,16 +180,22 @@ const MISSION_STOPS: ReadonlySet<string> = new Set([
  * occurrence never sent, its authority consumed and its outcome left for an operator (AOC-REQ-010
  * forbids sending it later). Unreachable: a repeat of an entered call is still answered from
  * Baton's record; anything else is refused `upstream_unavailable`, nothing created or sent.
+ * Reachable: the verified connection is held until the call is answered, so another call's failed
+ * ping never closes it under this one (AOC-REQ-005: the gateway never itself loses an answer).
  */
-async function upstreamDown(ctx: Ctx, d: DerivedCall): Promise<CallToolResult | undefined> {
+async function upstreamUp(
+  ctx: Ctx,
+  d: DerivedCall,
+): Promise<{ ok: true; release: () => void } | { ok: false; result: CallToolResult }> {
   const timeoutMs = Math.min(ctx.upstreamTimeoutMs, PING_TIMEOUT_MS);
-  const up = await attempt(() => ctx.upstream.ready({ verify: true, timeoutMs }));
-  if (up.ok) return undefined;
+  const up = await attempt(() => ctx.upstream.ready({ verify: true, timeoutMs, hold: true }));
+  if (up.ok) return { ok: true, release: up.value };
   const known = await knownRepeat(ctx, d);
-  if (known !== undefined) return known;
+  if (known !== undefined) return { ok: false, result: known };
   const why = up.message ?? `upstream ${ctx.upstream.name} is unavailable`;
   const msg = `${why}; nothing was created or sent upstream; the same call may be repeated`;
-  return toolError('upstream_unavailable', msg, { details: { upstream: ctx.upstream.name } });
+  const result = toolError('upstream_unavailable', msg, { details: { upstream: ctx.upstream.name } });
+  return { ok: false, result };
 }
 
 async function run(
@@ -198,8 +204,21 @@ async function run(
   forward: JsonObject,
   governed: Governed | null,
 ): Promise<CallToolResult> {
-  const down = await upstreamDown(ctx, d);
-  if (down !== undefined) return down;
+  const up = await upstreamUp(ctx, d);
+  if (!up.ok) return up.result;
+  try {
+    return await runHeld(ctx, d, forward, governed);
+  } finally {
+    up.release();
+  }
+}
+
+async function runHeld(
+  ctx: Ctx,
+  d: DerivedCall,
+  forward: JsonObject,
+  governed: Governed | null,
+): Promise<CallToolResult> {
   if (governed === null) return runFor(ctx, d, d.operation, forward, false);
   const item = await workItem(ctx, d, governed);
   if (!item.ok) return item.result;

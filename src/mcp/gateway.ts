@@ -253,29 +253,49 @@ const STOPPING = toolError(
 
 /**
  * A pass-through request on the upstream's current connection, re-established first when it was
- * lost; a failure marks it for a check before the next request. Retried once only when the
- * upstream provably did not process it — an HTTP upstream's 404 for the gateway's session (it
- * restarted): the session is re-initialized and the request sent on the new one. Any other failure
- * is the agent's to repeat or not.
+ * lost; a transport failure marks it for a check before the next request — an answer (a JSON-RPC
+ * error from the upstream) or the agent's cancellation says nothing about the connection. Retried
+ * once only when the upstream provably did not process it — an HTTP upstream's 404 for the
+ * gateway's session (it restarted): the session is re-initialized and the request sent on the new
+ * one. Any other failure is the agent's to repeat or not.
  */
-async function passThrough<T>(u: Upstream, call: (c: Client) => Promise<T>): Promise<T> {
-  const ready = async (verify: boolean): Promise<void> => {
+async function passThrough<T>(
+  u: Upstream,
+  call: (c: Client) => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const held = async (verify: boolean): Promise<T> => {
+    let release: () => void;
     try {
-      await u.ready({ verify });
+      release = await u.ready({ verify, hold: true });
     } catch (error) {
       const why = error instanceof BatonError ? error.message : `upstream ${u.name} is unavailable`;
       throw new McpError(ErrorCode.InternalError, `upstream_unavailable: ${why}`);
     }
+    try {
+      return await call(u.client);
+    } finally {
+      release();
+    }
   };
-  await ready(false);
   try {
-    return await call(u.client);
+    return await held(false);
   } catch (error) {
-    u.suspect();
+    if (transportFailure(error, signal)) u.suspect();
     if (!sessionGone(error)) throw error;
   }
-  await ready(true);
-  return call(u.client);
+  return held(true);
+}
+
+/**
+ * Not an answer from the upstream nor the agent's cancellation: the SDK's own timeout or closed
+ * connection, an HTTP status, a network error.
+ */
+function transportFailure(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted === true) return false;
+  if (!(error instanceof McpError)) return true;
+  const local: number[] = [ErrorCode.RequestTimeout, ErrorCode.ConnectionClosed];
+  return local.includes(error.code);
 }
 
 function registerTools(
@@ -307,10 +327,13 @@ function registerTools(
     const route = routes.tools.get(request.params.name);
     if (route === undefined)
       throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
-    return passThrough(route.upstream, (c) =>
-      c.request({ method: 'tools/call', params: request.params }, CallToolResultSchema, {
-        signal: extra.signal,
-      }),
+    return passThrough(
+      route.upstream,
+      (c) =>
+        c.request({ method: 'tools/call', params: request.params }, CallToolResultSchema, {
+          signal: extra.signal,
+        }),
+      extra.signal,
     );
   });
 }
@@ -338,7 +361,7 @@ function registerResources(server: Server, upstreams: readonly Upstream[]): void
     // One upstream with resources owns every URI; with several, only a listed URI is routed.
     const u = byUri.get(request.params.uri) ?? (owners.length === 1 ? owners[0] : undefined);
     if (u === undefined) throw new McpError(ErrorCode.InvalidParams, 'Resource not listed by any upstream');
-    return passThrough(u, (c) => c.readResource(request.params, { signal: extra.signal }));
+    return passThrough(u, (c) => c.readResource(request.params, { signal: extra.signal }), extra.signal);
   });
 }
 
@@ -359,6 +382,6 @@ function registerPrompts(server: Server, upstreams: readonly Upstream[]): void {
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     const u = byName.get(request.params.name) ?? (owners.length === 1 ? owners[0] : undefined);
     if (u === undefined) throw new McpError(ErrorCode.InvalidParams, 'Prompt not listed by any upstream');
-    return passThrough(u, (c) => c.getPrompt(request.params, { signal: extra.signal }));
+    return passThrough(u, (c) => c.getPrompt(request.params, { signal: extra.signal }), extra.signal);
   });
 }

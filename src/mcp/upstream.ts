@@ -63,9 +63,17 @@ export interface Upstream {
    * transport closed, an error was reported, a request failed) is re-established first. With
    * `verify`, an MCP ping proves the connection before the caller commits to anything — the
    * consequential path, before create-and-enter: a dead upstream must be found while nothing is
-   * entered, never after (AOC-REQ-010: an entered call is never sent again).
+   * entered, never after (AOC-REQ-010: an entered call is never sent again). A connection other
+   * requests are still using is never closed for a failed ping: only the new caller is refused
+   * (AOC-REQ-005: the gateway never itself loses an entered call's answer). With `hold`, the
+   * connection counts as in use until the returned release is called, so the caller's own request
+   * — sent after entry — goes out on the connection it verified.
    */
-  ready(options?: { readonly verify?: boolean; readonly timeoutMs?: number }): Promise<void>;
+  ready(options?: {
+    readonly verify?: boolean;
+    readonly timeoutMs?: number;
+    readonly hold?: boolean;
+  }): Promise<() => void>;
   /** A request to it failed: the connection is checked (and re-established) before the next one. */
   suspect(): void;
   close(): Promise<void>;
@@ -90,8 +98,33 @@ function transportFor(spec: UpstreamSpec): Transport {
 
 type State = 'connected' | 'suspect' | 'closed';
 
+/** One connection, and how many requests (or held calls about to be sent) are using it. */
+interface Conn {
+  readonly client: Client;
+  users: number;
+}
+
+/**
+ * Every request on the client but a ping counts as a user of the connection while it runs: a
+ * connection with users is never closed by the gateway (`connectUpstream`'s `ready`).
+ */
+function counted(client: Client): Conn {
+  const conn: Conn = { client, users: 0 };
+  const request = client.request.bind(client);
+  client.request = (async (...args: Parameters<typeof request>): Promise<unknown> => {
+    if (args[0].method === 'ping') return request(...args);
+    conn.users += 1;
+    try {
+      return await request(...args);
+    } finally {
+      conn.users -= 1;
+    }
+  }) as typeof client.request;
+  return conn;
+}
+
 /** One connection: an initialized SDK client whose losses are noted in `state`. */
-async function open(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void): Promise<Client> {
+async function open(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void): Promise<Conn> {
   const client = new Client(GATEWAY_INFO, { capabilities: {} });
   client.onclose = () => noteLoss(client, 'closed');
   client.onerror = () => noteLoss(client, 'suspect');
@@ -106,7 +139,7 @@ async function open(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void)
       { cause },
     );
   }
-  return client;
+  return counted(client);
 }
 
 /**
@@ -114,7 +147,7 @@ async function open(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void)
  * old process can fail the first request ("other side closed"). An `initialize` sends nothing
  * consequential, so trying it again is safe.
  */
-async function openRetried(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void): Promise<Client> {
+async function openRetried(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void): Promise<Conn> {
   for (let tries = 1; ; tries++) {
     try {
       return await open(spec, noteLoss);
@@ -132,9 +165,40 @@ export function sessionGone(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.code === 404;
 }
 
-/** A ping that timed out: the upstream may be busy, not gone, so its connection is kept. */
-function timedOut(error: unknown): boolean {
-  return error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number);
+type Seen = { readonly seen: 'ok' } | { readonly seen: 'busy' | 'lost'; readonly why: string };
+
+/**
+ * What a failed ping says about the connection. Lost — re-established when nothing else uses it —
+ * only when the transport is closed or cannot reach the upstream (the SDK's "Not connected" or
+ * "Connection closed", a refused connection) or an HTTP upstream answered 404 for the gateway's
+ * session (it restarted). Any answer — a 5xx or 429 from the upstream or a proxy, a JSON-RPC error
+ * — and a timeout mean an upstream that is there but busy or unavailable: its connection is kept.
+ */
+function pingFailure(error: unknown): Seen {
+  if (error instanceof McpError) {
+    if (error.code === (ErrorCode.RequestTimeout as number))
+      return { seen: 'busy', why: 'its ping timed out' };
+    if (error.code === (ErrorCode.ConnectionClosed as number))
+      return { seen: 'lost', why: 'its connection closed' };
+    return { seen: 'busy', why: `its ping was answered with error ${error.code}` };
+  }
+  if (error instanceof StreamableHTTPError) {
+    if (error.code === 404) return { seen: 'lost', why: 'its session is gone (HTTP 404)' };
+    return { seen: 'busy', why: `its ping was answered HTTP ${error.code}` };
+  }
+  return { seen: 'lost', why: 'its connection failed' };
+}
+
+const NOTHING_HELD = (): void => undefined;
+
+/** The connection counts as in use until the returned function is called (once). */
+function holdOn(conn: Conn): () => void {
+  conn.users += 1;
+  let held = true;
+  return () => {
+    if (held) conn.users -= 1;
+    held = false;
+  };
 }
 
 export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
@@ -143,12 +207,12 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
   let reconnecting: Promise<void> | undefined;
   const noteLoss = (c: Client, s: State): void => {
     // Only the current connection's losses count; a replaced one's close is expected.
-    if (c !== client || state === 'closed') return;
+    if (c !== conn.client || state === 'closed') return;
     state = s;
   };
-  let client: Client;
+  let conn: Conn;
   try {
-    client = await open(spec, noteLoss);
+    conn = await open(spec, noteLoss);
   } catch (error) {
     // At start, an upstream that cannot be reached is a start error (exit 2), as before.
     throw new BatonError(
@@ -158,7 +222,7 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
       { cause: error },
     );
   }
-  const capabilities = client.getServerCapabilities() ?? {};
+  const capabilities = conn.client.getServerCapabilities() ?? {};
   const unavailable = (why: string, cause?: unknown): BatonError =>
     new BatonError(
       'upstream_unavailable',
@@ -166,60 +230,70 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
       { upstream: spec.name },
       cause === undefined ? undefined : { cause },
     );
-  const reconnect = (): Promise<void> => {
+  /** Replaces `from` — unless another caller already did. */
+  const reconnect = (from: Conn): Promise<void> => {
+    if (conn !== from) return Promise.resolve();
     reconnecting ??= (async () => {
-      const old = client;
       state = 'closed';
-      await old.close().catch(() => undefined);
+      await from.client.close().catch(() => undefined);
       if (closing) throw unavailable('the gateway is stopping');
       const next = await openRetried(spec, noteLoss);
       if (closing) {
         // Closed while reconnecting: the new connection (a started stdio child) is not left behind.
-        await next.close().catch(() => undefined);
+        await next.client.close().catch(() => undefined);
         throw unavailable('the gateway is stopping');
       }
-      client = next;
+      conn = next;
       state = 'connected';
     })().finally(() => {
       reconnecting = undefined;
     });
     return reconnecting;
   };
-  const ping = async (timeoutMs: number): Promise<'ok' | 'busy' | 'lost'> => {
+  const ping = async (c: Conn, timeoutMs: number): Promise<Seen> => {
     try {
-      await client.ping({ timeout: timeoutMs });
-      return 'ok';
+      await c.client.ping({ timeout: timeoutMs });
+      return { seen: 'ok' };
     } catch (error) {
-      return timedOut(error) ? 'busy' : 'lost';
+      return pingFailure(error);
     }
+  };
+  const ready: Upstream['ready'] = async (options = {}) => {
+    if (closing) throw unavailable('the gateway is stopping');
+    if (reconnecting !== undefined) await reconnecting;
+    const held = (): (() => void) => (options.hold === true ? holdOn(conn) : NOTHING_HELD);
+    const c = conn;
+    // Closed by the transport: its requests were already failed by the SDK, nothing more is cut.
+    if (state === 'closed') return reconnect(c).then(held);
+    if (state === 'connected' && options.verify !== true) return held();
+    // Suspect, or verifying before a consequential call.
+    const seen = await ping(c, options.timeoutMs ?? PING_TIMEOUT_MS);
+    if (conn !== c) return ready(options); // replaced meanwhile by another caller's reconnect
+    if (seen.seen === 'ok') {
+      state = 'connected';
+      return held();
+    }
+    if (seen.seen === 'busy') throw unavailable(seen.why);
+    // Lost — but closing a connection that others still use would fail their requests, entered
+    // consequential calls included, with answers the upstream may have applied (AOC-REQ-005/010).
+    // Only this caller is refused; the connection is replaced once it is idle.
+    if ((state as State) !== 'closed' && c.users > 0)
+      throw unavailable(`${seen.why}; its connection is kept for ${c.users} call(s) in flight`);
+    return reconnect(c).then(held);
   };
   return {
     name: spec.name,
     get client() {
-      return client;
+      return conn.client;
     },
     capabilities,
-    async ready(options = {}) {
-      if (closing) throw unavailable('the gateway is stopping');
-      if (reconnecting !== undefined) await reconnecting;
-      if (state === 'closed') return reconnect();
-      if (state === 'connected' && options.verify !== true) return;
-      // Suspect, or verifying before a consequential call: an HTTP upstream that restarted answers
-      // 404 (its session is gone) and one that stopped refuses the connection — both "lost".
-      const seen = await ping(options.timeoutMs ?? PING_TIMEOUT_MS);
-      if (seen === 'ok') {
-        state = 'connected';
-        return;
-      }
-      if (seen === 'busy') throw unavailable('its ping timed out');
-      return reconnect();
-    },
+    ready,
     suspect() {
       if (state === 'connected') state = 'suspect';
     },
     close: () => {
       closing = true;
-      return client.close();
+      return conn.client.close();
     },
   };
 }
