@@ -22,7 +22,38 @@ import { httpAllow, isLoopbackAddress, refuseHttp, type HttpAllowOptions } from 
  * by the same transport code, and its floor holds the same per-request work (strict JSON parsing).
  */
 export interface SessionSource {
-  session(): Promise<{ readonly server: Server }>;
+  /**
+   * A takeover of the lineage (its executor's generation) and a Server for one session. A source
+   * without executors (a bench's ceiling gateway) has its sessions ordered by arrival instead.
+   */
+  session(): Promise<{ readonly server: Server; readonly executor?: { readonly generation: number } }>;
+}
+
+/** An HTTP session and the generation its takeover produced. */
+interface HttpSession {
+  readonly transport: StreamableHTTPServerTransport;
+  readonly generation: number;
+}
+
+/**
+ * Closes and forgets every session below the newest generation registered (or `floor`), except
+ * `keep`: the takeover retired them (AOC-REQ-006) — left open, each would keep serving
+ * pass-through tools. Never a session of the newest generation, whatever order concurrent
+ * `initialize` requests finish in.
+ */
+function retireOlder(
+  sessions: Map<string, HttpSession>,
+  floor: number,
+  log?: (line: string) => void,
+  keep?: StreamableHTTPServerTransport,
+): void {
+  const newest = Math.max(floor, ...[...sessions.values()].map((s) => s.generation));
+  for (const [sid, old] of [...sessions]) {
+    if (old.generation >= newest || old.transport === keep) continue;
+    sessions.delete(sid);
+    log?.(`mcp: session ${sid} closed: a new session took the lineage over`);
+    void old.transport.close().catch(() => undefined);
+  }
 }
 
 /** Serve one session on stdin/stdout until the agent closes stdin. */
@@ -82,25 +113,26 @@ function jsonRpcError(
 /**
  * A new session for an `initialize` that passed `refuseHttp`: the takeover (AOC-REQ-006), then the
  * SDK's transport. Should the SDK still refuse the request (no session id issued), the session's
- * server and transport are closed, never left behind.
+ * server and transport are closed, never left behind. Two `initialize` requests close together
+ * may finish in either order: only sessions of a LOWER generation are closed, so an older
+ * takeover finishing last closes itself, never the live session.
  */
 async function openHttpSession(
   gateway: SessionSource,
-  sessions: Map<string, StreamableHTTPServerTransport>,
-  exchange: { req: IncomingMessage; res: ServerResponse; body: JsonValue | undefined },
+  sessions: Map<string, HttpSession>,
+  exchange: { req: IncomingMessage; res: ServerResponse; body: JsonValue | undefined; arrival: number },
   log?: (line: string) => void,
 ): Promise<void> {
   const session = await gateway.session();
-  // The takeover retired every earlier session's generation (AOC-REQ-006): they are closed and
-  // forgotten — left open, each would linger and keep serving pass-through tools.
-  for (const [sid, old] of [...sessions]) {
-    sessions.delete(sid);
-    log?.(`mcp: session ${sid} closed: a new session took the lineage over`);
-    void old.close().catch(() => undefined);
-  }
+  const generation = session.executor?.generation ?? exchange.arrival;
+  retireOlder(sessions, generation, log);
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
-    onsessioninitialized: (sid) => void sessions.set(sid, transport),
+    onsessioninitialized: (sid) => {
+      sessions.set(sid, { transport, generation });
+      // Its own initialize is still being answered: this session, if retired, is closed after.
+      retireOlder(sessions, generation, log, transport);
+    },
   });
   transport.onclose = () => {
     if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
@@ -108,6 +140,7 @@ async function openHttpSession(
   await session.server.connect(transport);
   await transport.handleRequest(exchange.req, exchange.res, exchange.body);
   if (transport.sessionId === undefined) await session.server.close();
+  else retireOlder(sessions, generation, log);
 }
 
 export async function serveHttp(
@@ -122,7 +155,8 @@ export async function serveHttp(
       'usage',
       `${host} is not a loopback address: serving it needs a clients' bearer (anyone who reaches it could open a session)`,
     );
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const sessions = new Map<string, HttpSession>();
+  let arrivals = 0;
   const allow = httpAllow(host, options);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp')
@@ -151,14 +185,15 @@ export async function serveHttp(
       }
     }
     const existing = typeof id === 'string' ? sessions.get(id) : undefined;
-    if (existing !== undefined) return existing.handleRequest(req, res, body);
+    if (existing !== undefined) return existing.transport.handleRequest(req, res, body);
     // An unknown (or retired) session is 404, as the Streamable HTTP transport specifies: the
     // client starts a new session with a fresh initialize.
     if (id !== undefined) return jsonRpcError(res, 404, -32001, 'session not found: initialize again');
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return jsonRpcError(res, 400, -32000, 'no valid session: initialize first');
     }
-    await openHttpSession(gateway, sessions, { req, res, body }, log);
+    arrivals += 1;
+    await openHttpSession(gateway, sessions, { req, res, body, arrival: arrivals }, log);
   };
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -175,7 +210,7 @@ export async function serveHttp(
   return {
     url: `http://${host}:${bound}/mcp`,
     close: async () => {
-      await Promise.allSettled([...sessions.values()].map((t) => t.close()));
+      await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
     },

@@ -11,7 +11,7 @@ import { test, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { serveHttp } from '../../src/mcp/index.js';
+import { serveHttp, type SessionSource } from '../../src/mcp/index.js';
 import { inProcessGateway, makeWorld } from './world.js';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -69,6 +69,46 @@ test("AOC-REQ-006: a session retired by a newer session's takeover is closed and
     lines.join('\n'),
   );
   assert.deepEqual(await echoed(second), [{ type: 'text', text: 'x' }]);
+});
+
+test('AOC-REQ-006: two initialize requests close together, the older takeover finishing last — it closes itself, never the live (newer) session', async (t) => {
+  const w = await makeWorld(t);
+  const { gateway } = await inProcessGateway(t, w);
+  let firstTaken = (): void => undefined;
+  const taken = new Promise<void>((r) => (firstTaken = r));
+  let letFirstGo = (): void => undefined;
+  const go = new Promise<void>((r) => (letFirstGo = r));
+  const generations: number[] = [];
+  let calls = 0;
+  // The real gateway's takeovers, the first one's session held back until the second is serving.
+  const source: SessionSource = {
+    session: async () => {
+      calls += 1;
+      const first = calls === 1;
+      const s = await gateway.session();
+      generations.push(s.executor.generation);
+      if (first) {
+        firstTaken();
+        await go;
+      }
+      return s;
+    },
+  };
+  const lines: string[] = [];
+  const http = await serveHttp(source, 0, '127.0.0.1', (l) => lines.push(l));
+  t.after(() => http.close());
+  const older = agent(t, http.url);
+  await taken;
+  const newer = await agent(t, http.url);
+  letFirstGo();
+  const olderClient = await older.then(
+    (c) => c,
+    () => undefined,
+  );
+  assert.ok((generations[0] ?? 0) < (generations[1] ?? 0), JSON.stringify(generations));
+  assert.deepEqual(await echoed(newer), [{ type: 'text', text: 'x' }], lines.join('\n'));
+  if (olderClient !== undefined) await assert.rejects(olderClient.callTool(ECHO), /404|session not found/i);
+  assert.deepEqual(await echoed(newer), [{ type: 'text', text: 'x' }]);
 });
 
 test('a body over 4 MiB is 413 naming the limit (drained, not reset); the gateway serves on', async (t) => {
