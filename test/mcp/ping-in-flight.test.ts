@@ -116,3 +116,32 @@ test("AOC-REQ-005: call B's ping answered 503 once while call A is in flight —
 test("AOC-REQ-010: call B's ping gets no answer (socket reset) while call A is in flight — the connection A uses is not closed; B alone is refused, nothing created", async (t) => {
   await raceOnce(t, 'reset');
 });
+
+test('pass-through: a JSON-RPC error answer from the upstream leaves the connection as it is — no ping, no reconnect before the next request', async (t) => {
+  const w = await makeWorld(t);
+  const control = newControl();
+  const up = await serveUpstreamHttp(w.provider.sandbox.url, control);
+  t.after(() => up.close());
+  let pings = 0;
+  const url = await pingProxy(t, new URL(up.url), () => {
+    pings += 1;
+    return undefined;
+  });
+  const gateway = await startGateway({
+    baton: w.baton(),
+    policy: parsePolicy(JSON.stringify(w.policy)),
+    upstreams: [{ name: 'payments', url }],
+    upstreamTimeoutMs: 5_000,
+  });
+  t.after(() => gateway.close());
+  const client = await connectSession(t, gateway);
+  control.readError = true;
+  await assert.rejects(client.readResource({ uri: 'docs://terms' }), /no such resource/);
+  control.readError = false;
+  const read = await client.readResource({ uri: 'docs://terms' });
+  assert.deepEqual(
+    read.contents.map((c) => c.uri),
+    ['docs://terms'],
+  );
+  assert.equal(pings, 0, 'an answer, even an error, says the connection works');
+});

@@ -15,11 +15,13 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
+  ErrorCode,
   GetPromptRequestSchema,
   isInitializeRequest,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
   ReadResourceRequestSchema,
   type CallToolResult,
   type Tool,
@@ -47,6 +49,8 @@ export interface UpstreamControl {
   payTool?: Tool;
   /** The `payment_status` tool `tools/list` offers instead of the read-only one. */
   statusTool?: Tool;
+  /** `resources/read` is answered with a JSON-RPC error (InvalidParams) instead of contents. */
+  readError?: boolean;
 }
 
 export const PAY_TOOL: Tool = {
@@ -161,9 +165,12 @@ export function paymentsServer(sandboxUrl: string, control: UpstreamControl): Se
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: [{ uri: 'docs://terms', name: 'terms', mimeType: 'text/plain' }],
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => ({
-    contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: `terms of ${request.params.uri}` }],
-  }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    if (control.readError === true) throw new McpError(ErrorCode.InvalidParams, 'no such resource');
+    return {
+      contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: `terms of ${request.params.uri}` }],
+    };
+  });
   server.setRequestHandler(ListPromptsRequestSchema, () => ({
     prompts: [{ name: 'greeting', description: 'Say hello' }],
   }));
