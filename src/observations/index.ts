@@ -16,5 +16,6 @@ export * from './metrics.js';
 export * from './fic-criteria.js';
 export * from './study.js';
 export * from './coverage.js';
+export { checkCorrection } from './correction.js';
 export * from './render.js';
 export * from './producer-pin.js';

@@ -20,6 +20,7 @@ export type Rule =
   | 'reference_required'
   | 'decided_without_evidence'
   | 'analysis_revision_required'
+  | 'correction_unbound'
   | 'independence_undisclosed'
   | 'secret_member'
   | 'credential_in_locator'

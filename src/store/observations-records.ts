@@ -2,7 +2,8 @@
  * The continuity record store (B6, OBS-08): insert-only. The same (producer, record_id) with the
  * same bytes is a no-op; with other bytes a 409 `observation_record_conflict`; a correction is a new
  * record whose `supersedes` names a stored predecessor, which never changes, and that has no
- * correction yet (a second one is the same 409, rule `single_successor`). Every stored record
+ * correction yet (a second one is the same 409, rule `single_successor`), and that restates it
+ * (`checkCorrection`: same scope, type, time and order, new evidence; else 400 `correction_unbound`). Every stored record
  * appends `observation_recorded` to its own evidence chain (`observation:<producer>/<record_id>`),
  * a correction also `observation_corrected` to its predecessor's.
  */
@@ -11,6 +12,7 @@ import { canonicalize } from '../core/jcs.js';
 import { digestBytes } from '../core/digest.js';
 import { parseRfc3339 } from '../core/time.js';
 import {
+  checkCorrection,
   LOCAL_PRODUCER,
   producerNamespace,
   readRecordValue,
@@ -117,7 +119,8 @@ export async function insertRecord(
   const digest = digestBytes(body);
   const supersedes = record.supersedes ?? null;
   if (supersedes !== null) {
-    if ((await getStoredRecord(tx, producer, supersedes)) === undefined) {
+    const predecessor = await getStoredRecord(tx, producer, supersedes);
+    if (predecessor === undefined) {
       throw new BatonError(
         'observation_record_invalid',
         '$.supersedes names no stored record of this producer',
@@ -130,6 +133,8 @@ export async function insertRecord(
     // Stored already: the same bytes again is a no-op, other bytes a conflict (below), even for a
     // correction of a fork stored before migration 032.
     if ((await getStoredRecord(tx, producer, record.record_id)) === undefined) {
+      // Draft ¶39, ¶107: it restates its predecessor with new evidence, never rewrites it.
+      checkCorrection(predecessor.record, record);
       const successor = await successorOf(tx, producer, supersedes);
       if (successor !== undefined) refuseSecondSuccessor(producer, record.record_id, supersedes, successor);
     }

@@ -22,7 +22,7 @@ import {
 import { buildServer, createToken } from '../../src/server/index.js';
 import { openBaton } from '../../src/server/open.js';
 import { domainConfig, paymentsProfile, request, T0, type Answer } from '../server/helpers.js';
-import { decidedRecord, example } from './support.js';
+import { correctionEvidence, decidedRecord, example } from './support.js';
 import { DROP_EVIDENCE_GUARD } from '../store/support.js';
 
 async function start(t: TestContext) {
@@ -66,6 +66,7 @@ test('B6 B7-8: POST and GET records over HTTP, 409 on other bytes, corrections a
     event_type: 'correction',
     supersedes: rec.record_id,
     analysis_revision: 'r2',
+    evidence: [...rec.evidence, correctionEvidence('fix-1')],
   };
   assert.equal((await call('POST', '/v1/continuity/records', fix)).status, 201);
   const got = await call(

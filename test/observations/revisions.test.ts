@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import { digestBytes } from '../../src/core/digest.js';
 import { canonicalize } from '../../src/core/jcs.js';
 import {
   AUTHORITY_UNDECIDED,
@@ -165,15 +166,32 @@ for (const e of engines) {
       ],
     });
     await p.continuity.submit(original, 'operator');
-    await p.continuity.submit(
-      decidedRecord({
-        producer: LOCAL_PRODUCER,
-        record_id: `${original.record_id}:fix`,
-        observed_at: new Date(T0 + 3_600_000).toISOString(),
-        supersedes: original.record_id,
-        analysis_revision: 'r2',
-      }),
-      'operator',
+    // A re-dated correction is refused now (`correction_unbound`, draft ¶39); a store written
+    // before that may hold one, so it is stored here as such a Baton stored it.
+    const fix = decidedRecord({
+      producer: LOCAL_PRODUCER,
+      record_id: `${original.record_id}:fix`,
+      observed_at: new Date(T0 + 3_600_000).toISOString(),
+      supersedes: original.record_id,
+      analysis_revision: 'r2',
+    });
+    const body = canonicalize(fix);
+    await p.store.tamper(
+      `INSERT INTO cop_records (producer, record_id, digest, body, event_type, scope_id, observed_at, supersedes, analysis_revision, envelope, created_at, successor_of)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+      [
+        LOCAL_PRODUCER,
+        fix.record_id,
+        digestBytes(body),
+        body,
+        fix.event_type,
+        fix.scope_id,
+        T0 + 3_600_000,
+        original.record_id,
+        'r2',
+        T0,
+        original.record_id,
+      ],
     );
     const scope = { to: T0 + 10_000 };
     const c = await p.continuity.cif(scope);

@@ -15,7 +15,7 @@ import { ContinuityStore, migrate } from '../../src/store/index.js';
 import { T0 } from '../occurrences/helpers.js';
 import { observationSubject } from '../../src/store/observations-records.js';
 import { enginesUnderTest } from '../store/engines.js';
-import { example, prepare } from './support.js';
+import { correctionEvidence, example, prepare } from './support.js';
 
 const engines = await enginesUnderTest();
 
@@ -33,7 +33,7 @@ function rec(id: string, status: 'MATCH' | 'MISMATCH', supersedes?: string): Obs
   return {
     ...example(),
     record_id: id,
-    evidence: EVIDENCE,
+    evidence: supersedes === undefined ? EVIDENCE : [...EVIDENCE, correctionEvidence(id)],
     invariants: [{ dimension: 'state', status, reference: 'urn:baton:ref:1', reason: null }],
     ...(supersedes !== undefined && { event_type: 'correction', supersedes, analysis_revision: 'r1' }),
   } as unknown as ObservationRecord;

@@ -20,7 +20,7 @@ import {
 import { ProducerKeys } from '../../src/store/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { createInput, T0 } from '../occurrences/helpers.js';
-import { decidedRecord, enterSome, prepare } from './support.js';
+import { correctionEvidence, decidedRecord, enterSome, prepare } from './support.js';
 
 const engines = await enginesUnderTest();
 
@@ -136,6 +136,7 @@ for (const e of engines) {
       event_type: 'correction',
       supersedes: original.record_id,
       analysis_revision: 'r2',
+      evidence: [...original.evidence, correctionEvidence('fix-1')],
     } as ObservationRecord;
     await p.continuity.submit(correction, 'operator');
     const chain = await p.continuity.get(LOCAL_PRODUCER, original.record_id);

@@ -23,14 +23,38 @@ export function example(): Record<string, unknown> {
   return JSON.parse(EXAMPLE_BYTES.toString('utf8')) as Record<string, unknown>;
 }
 
-/** A locally valid record that decides something (MATCH needs a reference and evidence). */
-export function decidedRecord(overrides: Record<string, unknown> = {}): ObservationRecord {
+/** An evidence item no fixture holds: what a correction appends (draft ¶39, `checkCorrection`). */
+export function correctionEvidence(tag: string): Record<string, unknown> {
   return {
-    ...example(),
+    locator: `urn:example:evidence:correction:${tag}`,
+    method: 'direct_capture',
+    verification: 'OBSERVED_WITH_STATED_EVIDENCE',
+    byte_digest: null,
+  };
+}
+
+/**
+ * A locally valid record that decides something (MATCH needs a reference and evidence). A
+ * correction (`supersedes` given, `evidence` not) appends `correctionEvidence` to the example's.
+ */
+export function decidedRecord(overrides: Record<string, unknown> = {}): ObservationRecord {
+  const base = example();
+  const appended =
+    overrides['supersedes'] !== undefined && overrides['evidence'] === undefined
+      ? {
+          evidence: [
+            ...(base['evidence'] as unknown[]),
+            correctionEvidence(String(overrides['record_id'] ?? 'fix')),
+          ],
+        }
+      : {};
+  return {
+    ...base,
     invariants: [
       { dimension: 'authority', status: 'MATCH', reference: 'urn:baton:evidence:x#1', reason: null },
       { dimension: 'memory', status: 'UNKNOWN', reference: null, reason: 'not observed' },
     ],
+    ...appended,
     ...overrides,
   } as unknown as ObservationRecord;
 }
