@@ -44,7 +44,7 @@ export function decidedRecord(overrides: Record<string, unknown> = {}): Observat
       ? {
           evidence: [
             ...(base['evidence'] as unknown[]),
-            correctionEvidence(String(overrides['record_id'] ?? 'fix')),
+            correctionEvidence(typeof overrides['record_id'] === 'string' ? overrides['record_id'] : 'fix'),
           ],
         }
       : {};
