@@ -5,7 +5,10 @@
 import type { BypassPath } from '../occurrences/index.js';
 import type { CifResult, FicResult } from './metrics.js';
 import { WITNESS_LIMITATION } from './handoff.js';
-import { VERIFICATION_CLASSES, type ObservationRecord, type VerificationClass } from './model.js';
+import type { VerificationClass } from './model.js';
+import { recordClass, weakest } from './record-class.js';
+
+export { recordClass };
 import type { StudySummary } from './study.js';
 
 /**
@@ -23,22 +26,6 @@ export interface ReportLabels {
     'baton_evidence_log' | 'includes_submitted_records' | 'conflicts_with_evidence_log';
   readonly independent_reproduction: 'NOT_RUN';
   readonly runner: 'same-team';
-}
-
-/** Weakest first (OBS-06); a class is never upgraded by the company it keeps. */
-const rank = (c: VerificationClass): number => VERIFICATION_CLASSES.indexOf(c);
-/** No class at all is nothing observed: NOT_RUN (OBS-06), never observed evidence. */
-const weakest = (classes: readonly VerificationClass[]): VerificationClass =>
-  classes.length === 0 ? 'NOT_RUN' : classes.reduce((a, b) => (rank(b) < rank(a) ? b : a));
-
-/**
- * A record's class: its own `classification` when stated, capped by its weakest evidence item; a
- * record without evidence observed nothing (NOT_RUN).
- */
-export function recordClass(r: ObservationRecord): VerificationClass {
-  if (r.evidence.length === 0) return 'NOT_RUN';
-  const evidence = weakest(r.evidence.map((e) => e.verification));
-  return r.classification === undefined ? evidence : weakest([r.classification, evidence]);
 }
 
 /** Where Baton sees events (B6): everything else is a blind spot. */

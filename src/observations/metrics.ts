@@ -5,6 +5,7 @@
 import { BatonError, sha256 } from '../core/index.js';
 import type { ObservationRecord, Status, VerificationClass } from './model.js';
 import { producerNamespace } from './namespace.js';
+import { recordClass } from './record-class.js';
 import { addFractions, rational, type Rational } from './rational.js';
 import { MICRO, type Weights } from './weights.js';
 
@@ -115,12 +116,12 @@ const STATED_EVIDENCE: readonly VerificationClass[] = ['MANUAL_UNATTESTED', 'OBS
 
 /**
  * ¶26 (OBS-13): missing evidence yields UNKNOWN, never MATCH. A record decides an invariant only
- * when it is not itself classified NOT_RUN or SIMULATED and at least one of its evidence items
- * states an observation; a MATCH resting on NOT_RUN or SIMULATED evidence alone decides nothing.
+ * when its class (`recordClass`: its classification capped by its weakest evidence item, the one
+ * definition the report labels with) states an observation. So a record holding any NOT_RUN or
+ * SIMULATED item is that class in CIF as in the report, and its MATCH decides nothing.
  */
 export function decidesOnStatedEvidence(r: ObservationRecord): boolean {
-  if (r.classification === 'NOT_RUN' || r.classification === 'SIMULATED') return false;
-  return r.evidence.some((e) => STATED_EVIDENCE.includes(e.verification));
+  return STATED_EVIDENCE.includes(recordClass(r));
 }
 
 /** A record's identity across producers (OBS-08 ¶19): its producer namespace and its id. */

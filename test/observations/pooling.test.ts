@@ -13,6 +13,7 @@ import {
   currentRecords,
   handoffRecordId,
   parseWeights,
+  recordClass,
   renderMarkdown,
   type ObservationRecord,
 } from '../../src/observations/index.js';
@@ -102,6 +103,28 @@ test('¶26 OBS-13: a MATCH whose only evidence is NOT_RUN or SIMULATED, or in a 
     assert.deepEqual([r.complete, r.per_dimension['authority']?.unknown], [false, 1]);
   }
   assert.equal(cif([withEvidence('MANUAL_UNATTESTED')], W, REQ, 'v1').complete, true);
+});
+
+test('OBS-06 ¶17, ¶26: a record holding any SIMULATED item is SIMULATED in CIF as in the report: its MATCH decides nothing', () => {
+  const item = (verification: string, locator: string) => ({
+    locator,
+    method: 'direct_capture',
+    verification,
+    byte_digest: null,
+  });
+  for (const weak of ['SIMULATED', 'NOT_RUN']) {
+    const rec = decidedRecord({
+      invariants: [authority('MATCH')],
+      evidence: [item('OBSERVED_WITH_STATED_EVIDENCE', 'urn:baton:seen'), item(weak, 'urn:baton:sim')],
+    });
+    assert.equal(recordClass(rec), weak, 'the report labels it by its weakest item');
+    const r = cif([rec], W, REQ, 'v1');
+    assert.deepEqual(
+      [r.complete, r.per_dimension['authority']?.match, r.per_dimension['authority']?.unknown],
+      [false, 0, 1],
+      weak,
+    );
+  }
 });
 
 /** A profile weighing authority alone, so CIF answers for the records' authority dimension only. */
