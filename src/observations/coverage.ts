@@ -54,7 +54,14 @@ export interface ContinuityReport {
     readonly total: number;
     /** Baton's own handoff records (its producer, signed): the takeovers it observed. */
     readonly handoff: number;
+    /** Baton's own revocation-barrier records (its producer, signed), counted as `handoff` is. */
+    readonly revocation_barrier: number;
     readonly signed: number;
+    /**
+     * Signed records of other producers whose producer's current pin no longer holds the signing
+     * key (replaced or unpinned since): kept, counted UNKNOWN `producer_key_unpinned` in CIF.
+     */
+    readonly producer_unpinned: number;
     readonly corrections: number;
     readonly by_event_type: Readonly<Record<string, number>>;
     readonly by_verification: Readonly<Record<string, number>>;
@@ -87,6 +94,8 @@ export interface ReportInput {
     readonly correction: boolean;
     readonly producer: string;
     readonly verification: VerificationClass;
+    /** Signed by a key its producer's current pin no longer holds (CIF: `producer_key_unpinned`). */
+    readonly producer_unpinned?: boolean;
   }[];
   readonly fic: FicResult;
   readonly cif: CifResult;
@@ -129,7 +138,12 @@ export function buildReport(input: ReportInput): ContinuityReport {
       handoff: input.records.filter(
         (r) => r.event_type === 'handoff' && r.producer === input.producer && r.signed,
       ).length,
+      // Counted as `handoff` is: Baton's own barrier records (its producer, signed).
+      revocation_barrier: input.records.filter(
+        (r) => r.event_type === 'revocation_barrier' && r.producer === input.producer && r.signed,
+      ).length,
       signed: input.records.filter((r) => r.signed).length,
+      producer_unpinned: input.records.filter((r) => r.producer_unpinned === true).length,
       corrections: input.records.filter((r) => r.correction).length,
       by_event_type: byType,
       by_verification: byClass,

@@ -104,6 +104,12 @@ export interface CifResult {
    * each of their dimensions counts UNKNOWN, `conflicting_evidence` (B3.2, OBS-13 ¶26).
    */
   readonly conflicting: readonly string[];
+  /**
+   * Ids of counted signed records whose producer's current pin no longer holds the key (`kid`) that
+   * signed them (the key was replaced or unpinned): each of their dimensions counts UNKNOWN,
+   * `producer_key_unpinned` (OBS-12 ¶25: the issuer is authenticated only while its key is pinned).
+   */
+  readonly producer_key_unpinned: readonly string[];
   readonly weights_version: string;
   /** The measurement profile the answer was computed under, when a store pinned one (OBS-14). */
   readonly profile?: { readonly id: string; readonly version: string; readonly digest: string };
@@ -229,9 +235,12 @@ export function cif(
   weights: Weights,
   required: readonly string[],
   weightsVersion: string,
-  options: { readonly conflicting?: ReadonlySet<string> } = {},
+  options: { readonly conflicting?: ReadonlySet<string>; readonly unpinned?: ReadonlySet<string> } = {},
 ): CifResult {
-  const conflicting = options.conflicting ?? NONE;
+  const unpinned = options.unpinned ?? NONE;
+  // Both reasons make every dimension of the record UNKNOWN (`statusOf`); each is listed apart.
+  const conflicting = new Set([...(options.conflicting ?? NONE), ...unpinned]);
+  const contradicted = options.conflicting ?? NONE;
   const perDimension: Record<string, DimensionTally> = {};
   const unresolved: string[] = [];
   const terms: [bigint, bigint][] = [];
@@ -266,10 +275,40 @@ export function cif(
     value: complete ? rational(num, den) : null,
     unresolved,
     per_dimension: perDimension,
-    conflicting: current.filter((r) => conflicting.has(recordKey(r))).map((r) => r.record_id),
+    conflicting: current.filter((r) => contradicted.has(recordKey(r))).map((r) => r.record_id),
+    producer_key_unpinned: current.filter((r) => unpinned.has(recordKey(r))).map((r) => r.record_id),
     weights_version: weightsVersion,
     authorizes: false,
   };
+}
+
+/** The `kid` of a signed record's envelope (its JWS protected header); undefined when unreadable. */
+export function envelopeKid(r: ObservationRecord): string | undefined {
+  const value = r.evidence_envelope?.value;
+  if (value === undefined) return undefined;
+  try {
+    const header: unknown = JSON.parse(Buffer.from(value.split('.')[0] ?? '', 'base64url').toString('utf8'));
+    const kid = typeof header === 'object' && header !== null ? (header as { kid?: unknown }).kid : undefined;
+    return typeof kid === 'string' ? kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a signed record of another producer than `own` is no longer backed by its producer's pin:
+ * `pinnedKids` (the producer's current pin; undefined = none) does not hold the key that signed it,
+ * or its `kid` is unreadable. Fail closed: such a record stays stored but decides nothing (CIF
+ * UNKNOWN `producer_key_unpinned`). Unsigned local records and Baton's own are not judged here.
+ */
+export function producerKeyUnpinned(
+  r: ObservationRecord,
+  own: string,
+  pinnedKids: ReadonlySet<string> | undefined,
+): boolean {
+  if (r.evidence_envelope === undefined || producerNamespace(r) === own) return false;
+  const kid = envelopeKid(r);
+  return kid === undefined || pinnedKids === undefined || !pinnedKids.has(kid);
 }
 
 /** B3.7: E_mock = P·(1 − G·R), P, G, R ∈ {0, 1}; always SIMULATED (OBS-24). */

@@ -33,9 +33,9 @@ function lines(r: ContinuityReport): string[] {
     '',
     '## Records',
     '',
-    `| total | handoff | revocation barrier | signed | corrections |`,
-    `|---|---|---|---|---|`,
-    `| ${r.records.total} | ${r.records.handoff} | ${r.records.by_event_type['revocation_barrier'] ?? 0} | ${r.records.signed} | ${r.records.corrections} |`,
+    `| total | handoff | revocation barrier | signed | corrections | producer key unpinned |`,
+    `|---|---|---|---|---|---|`,
+    `| ${r.records.total} | ${r.records.handoff} | ${r.records.revocation_barrier} | ${r.records.signed} | ${r.records.corrections} | ${r.records.producer_unpinned} |`,
     ...r.records.conflicting.map(
       (id) =>
         `- \`${id}\`: conflicting_evidence — the evidence log now gives other bytes (kept, counted UNKNOWN)`,

@@ -22,6 +22,7 @@ import {
   failedCriteria,
   ficObs,
   inBatonNamespace,
+  producerKeyUnpinned,
   producerNamespace,
   producerOf,
   projectBarrier,
@@ -467,6 +468,30 @@ export class ContinuityStore {
     ]);
   }
 
+  /**
+   * The `recordKey`s of the signed records of other producers whose producer's CURRENT pin does not
+   * hold the key that signed them (`producerKeyUnpinned`): the key was replaced or unpinned since.
+   * They stay stored, and count UNKNOWN `producer_key_unpinned` (OBS-12 ¶25, fail closed: a record
+   * is authenticated by a key this verifier still accepts, not by having been accepted once).
+   */
+  async #unpinned(records: readonly ObservationRecord[]): Promise<ReadonlySet<string>> {
+    return this.#engine.read(async (ex) => {
+      const own = producerOf((await this.#domain(ex)).id);
+      const pins = new Map<string, ReadonlySet<string> | undefined>();
+      const out = new Set<string>();
+      for (const r of records) {
+        if (r.evidence_envelope === undefined) continue;
+        const producer = producerNamespace(r);
+        if (!pins.has(producer)) {
+          const pin = producer === own ? undefined : await pinnedKeys(ex, producer);
+          pins.set(producer, pin === undefined ? undefined : new Set(pin.keys.map((k) => k.kid)));
+        }
+        if (producerKeyUnpinned(r, own, pins.get(producer))) out.add(recordKey(r));
+      }
+      return out;
+    });
+  }
+
   /** The ids of Baton's own records found contradicted by the evidence log (as `#conflicting`). */
   async conflicts(extra: readonly string[] = []): Promise<string[]> {
     const { producer, recorded } = await this.#engine.read(async (ex) => ({
@@ -537,6 +562,7 @@ export class ContinuityStore {
     const records = await this.#currentInScope(q);
     const result = cif(records, pinned.weights, pinned.profile.required, pinned.profile.weights_version, {
       conflicting: await this.#conflicting(q.conflicts),
+      unpinned: await this.#unpinned(records),
     });
     // The answer names the profile it was computed under (OBS-14: calibration/version recorded).
     return {
@@ -559,6 +585,7 @@ export class ContinuityStore {
     const handoffs = all.filter((r) => r.event_type === 'handoff' && producerNamespace(r) === baton);
     const pinned = await this.#profile();
     const conflicting = await this.#conflicting(q.conflicts);
+    const unpinned = await this.#unpinned(all);
     const points: SeriesPoint[] = [];
     // parseRfc3339, as the scope and the report's CIF read `observed_at` (a leap second, :60, is a
     // valid instant there; Date.parse made it NaN, so the point counted nothing). Once per record.
@@ -576,7 +603,7 @@ export class ContinuityStore {
         pinned.weights,
         pinned.profile.required,
         pinned.profile.weights_version,
-        { conflicting },
+        { conflicting, unpinned },
       );
       points.push({
         at: h.observed_at,
@@ -598,6 +625,7 @@ export class ContinuityStore {
     };
     const domain = await this.#engine.read((ex) => this.#domain(ex));
     const records = await this.list();
+    const unpinned = await this.#unpinned(records.map((r) => r.record));
     const report = buildReport({
       now: formatRfc3339(this.#clock.wallMs()),
       producer: producerOf(domain.id),
@@ -607,6 +635,7 @@ export class ContinuityStore {
         correction: r.record.supersedes !== undefined && r.record.supersedes !== null,
         producer: r.producer,
         verification: recordClass(r.record),
+        producer_unpinned: unpinned.has(recordKey(r.record)),
       })),
       fic: await this.fic(q),
       // B3.6: CIF and the series over the same window and lineage as FIC_obs. B3.2, OBS-13: a

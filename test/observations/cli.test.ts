@@ -205,10 +205,11 @@ test(
       'self-contained: no script, no external asset',
     );
     const md = await run(reportCommand, ['--db', db, '--format', 'md']);
-    // total, handoff, revocation barrier, signed, corrections: the demo revokes nothing.
+    // total, handoff, revocation barrier, signed, corrections, producer key unpinned: the demo
+    // revokes nothing.
     assert.match(
       md.out,
-      /\| total \| handoff \| revocation barrier \| signed \| corrections \|\n\|---\|---\|---\|---\|---\|\n\| 4 \| 4 \| 0 \| 4 \| 0 \|/,
+      /\| total \| handoff \| revocation barrier \| signed \| corrections \| producer key unpinned \|\n\|---\|---\|---\|---\|---\|---\|\n\| 4 \| 4 \| 0 \| 4 \| 0 \| 0 \|/,
     );
     assert.match(md.out, /bypass path direct: present/);
     const metrics = await run(observeCommand, ['metrics', '--db', db, '--sample', '2', '--seed', 'x']);

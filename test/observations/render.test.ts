@@ -5,7 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { svgChart, type SeriesPoint } from '../../src/observations/index.js';
+import {
+  buildReport,
+  cif,
+  ficObs,
+  parseWeights,
+  renderMarkdown,
+  svgChart,
+  type SeriesPoint,
+} from '../../src/observations/index.js';
 
 const points: SeriesPoint[] = [
   { at: '2026-11-02T08:00:00Z', label: 'g1', fic: '1.000000', cif: '0.250000' },
@@ -41,4 +49,39 @@ test('report chart: no points says so instead of drawing an empty line', () => {
     svgChart('FIC_obs', [], (p) => p.fic),
     /no handoff yet/,
   );
+});
+
+test('B3.8: revocation_barrier counts Baton’s own signed barrier records, as handoff does, in the JSON and the table', () => {
+  const baton = 'urn:baton:d';
+  const rec = (event_type: string, producer: string, signed: boolean) => ({
+    event_type,
+    producer,
+    signed,
+    correction: false,
+    verification: 'OBSERVED_WITH_STATED_EVIDENCE' as const,
+  });
+  const report = buildReport({
+    now: '2026-11-02T08:00:00Z',
+    producer: baton,
+    records: [
+      rec('revocation_barrier', baton, true),
+      rec('revocation_barrier', baton, true),
+      rec('revocation_barrier', 'urn:baton:local', false),
+      rec('revocation_barrier', 'urn:example:acme', true),
+      rec('handoff', baton, true),
+    ],
+    fic: ficObs({ universe: 0, audited: [], sample: null, everyBypassAbsent: false }),
+    cif: cif([], parseWeights({ authority: '1' }), [], 'v1'),
+    series: [],
+    bypassPaths: [],
+  });
+  assert.deepEqual(
+    [
+      report.records.handoff,
+      report.records.revocation_barrier,
+      report.records.by_event_type['revocation_barrier'],
+    ],
+    [1, 2, 4],
+  );
+  assert.match(renderMarkdown(report), /\n\| 5 \| 1 \| 2 \| 4 \| 0 \| 0 \|/);
 });
