@@ -189,6 +189,12 @@ function* strings(value: unknown, path: string): Generator<{ value: string; path
 }
 
 export function checkSemantics(r: ObservationRecord): void {
+  // U+0000 is valid JSON but no store can keep it in text (PostgreSQL refuses it; docs/api.md
+  // "Text"): refused here, so `baton observe validate` and the API answer alike, never an untyped
+  // store error after the reader said yes.
+  for (const { value, path } of strings(r, '$')) {
+    if (value.includes('\u0000')) refuse('type', path, 'must not contain U+0000');
+  }
   r.invariants.forEach((inv, i) => {
     const at = `$.invariants[${i}]`;
     if ((inv.status === 'UNKNOWN' || inv.status === 'NOT_APPLICABLE') && inv.reason === null) {

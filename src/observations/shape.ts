@@ -121,7 +121,12 @@ function checkKind(kind: Kind, value: unknown, parent: string, key: Key): void {
     if (typeof value !== 'boolean') refuse('type', join(parent, key), 'must be true or false');
     return;
   }
-  if (kind === 'epoch') return isCount(value) ? undefined : checkString(value, parent, key, false);
+  if (kind === 'epoch') {
+    if (isCount(value)) return;
+    if (typeof value !== 'string')
+      refuse('type', join(parent, key), 'must be a non-negative integer, a non-empty string or null');
+    return checkString(value, parent, key, false);
+  }
   if (kind === 'count?') {
     if (isCount(value)) return;
     refuse('type', join(parent, key), 'must be a non-negative integer or null');

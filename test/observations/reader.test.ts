@@ -401,3 +401,29 @@ test('OBS-04/08: claimed independence needs disclosed co-location; a correction 
   refused(text({ ...example(), independence_claimed: true }), invalid, 'independence_undisclosed');
   refused(text({ ...example(), supersedes: 'urn:x' }), invalid, 'analysis_revision_required');
 });
+
+test('U+0000 in any string is refused by the reader (rule type, at its path), as the store cannot keep it', () => {
+  refused(text({ ...example(), scope_id: 'urn:x:a\u0000b' }), invalid, 'type', '$.scope_id');
+  refused(text({ ...example(), limitations: ['fine', 'bad\u0000'] }), invalid, 'type', '$.limitations[1]');
+  refused(
+    text({ ...example(), extensions: { 'urn:example:ext': { note: '\u0000' } } }),
+    invalid,
+    'type',
+    '$.extensions.urn:example:ext.note',
+  );
+});
+
+test('authority_epoch of another kind says what the shape accepts', () => {
+  for (const value of [1.5, -1, true, {}]) {
+    assert.throws(
+      () => readRecord(text({ ...example(), authority_epoch: value })),
+      (err: unknown) =>
+        isBatonError(err, invalid) &&
+        err.details['rule'] === 'type' &&
+        err.details['path'] === '$.authority_epoch' &&
+        /must be a non-negative integer, a non-empty string or null/.test(err.message),
+      JSON.stringify(value),
+    );
+  }
+  for (const value of [0, 7, 'epoch-7', null]) readRecord(text({ ...example(), authority_epoch: value }));
+});
