@@ -143,6 +143,7 @@ export const cifResult: Schema = object({
   unresolved: strings,
   per_dimension: { type: 'object', additionalProperties: tally },
   conflicting: strings,
+  producer_key_unpinned: strings,
   weights_version: str,
   profile: object({ id: str, version: str, digest: str }),
   authorizes: { type: 'boolean', enum: [false] },
