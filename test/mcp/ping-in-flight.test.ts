@@ -12,9 +12,8 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { parsePolicy, startGateway } from '../../src/mcp/index.js';
 import { newControl, serveUpstreamHttp } from './upstream-payments.js';
-import { connectSession, makeWorld, payArgs } from './world.js';
+import { inProcessGateway, makeWorld, payArgs } from './world.js';
 
 const code = (r: CallToolResult): unknown =>
   (r._meta?.['baton/error'] as { code?: string } | undefined)?.code;
@@ -72,14 +71,7 @@ async function raceOnce(t: TestContext, fault: PingFault): Promise<void> {
     failNext = false;
     return fault;
   });
-  const gateway = await startGateway({
-    baton: w.baton(),
-    policy: parsePolicy(JSON.stringify(w.policy)),
-    upstreams: [{ name: 'payments', url }],
-    upstreamTimeoutMs: 5_000,
-  });
-  t.after(() => gateway.close());
-  const client = await connectSession(t, gateway);
+  const { client } = await inProcessGateway(t, w, { upstreams: [{ name: 'payments', url }] });
 
   control.delayMs = 1_500;
   const a = client.callTool({ name: 'pay', arguments: payArgs('inv-A') }) as Promise<CallToolResult>;
@@ -127,14 +119,7 @@ test('pass-through: a JSON-RPC error answer from the upstream leaves the connect
     pings += 1;
     return undefined;
   });
-  const gateway = await startGateway({
-    baton: w.baton(),
-    policy: parsePolicy(JSON.stringify(w.policy)),
-    upstreams: [{ name: 'payments', url }],
-    upstreamTimeoutMs: 5_000,
-  });
-  t.after(() => gateway.close());
-  const client = await connectSession(t, gateway);
+  const { client } = await inProcessGateway(t, w, { upstreams: [{ name: 'payments', url }] });
   control.readError = true;
   await assert.rejects(client.readResource({ uri: 'docs://terms' }), /no such resource/);
   control.readError = false;

@@ -14,7 +14,7 @@ import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdi
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { parsePolicy, startGateway } from '../../src/mcp/index.js';
 import { newControl, serveUpstreamHttp } from './upstream-payments.js';
-import { connectSession, makeWorld, payArgs, UPSTREAM_SCRIPT } from './world.js';
+import { connectSession, inProcessGateway, makeWorld, payArgs, UPSTREAM_SCRIPT } from './world.js';
 
 const code = (r: CallToolResult): unknown =>
   (r._meta?.['baton/error'] as { code?: string } | undefined)?.code;
@@ -26,14 +26,10 @@ test('an HTTP upstream that stopped: refused upstream_unavailable, nothing creat
   const control = newControl();
   let up = await serveUpstreamHttp(w.provider.sandbox.url, control);
   const port = Number(new URL(up.url).port);
-  const gateway = await startGateway({
-    baton: w.baton(),
-    policy: parsePolicy(JSON.stringify(w.policy)),
+  const { client } = await inProcessGateway(t, w, {
     upstreams: [{ name: 'payments', url: up.url }],
     upstreamTimeoutMs: 3_000,
   });
-  t.after(() => gateway.close());
-  const client = await connectSession(t, gateway);
   const first = (await client.callTool({ name: 'pay', arguments: payArgs('inv-1') })) as CallToolResult;
   assert.equal(first.isError, false);
   assert.equal((await w.store.service.counts()).total, 1);
@@ -61,14 +57,10 @@ test('an HTTP upstream restarted between calls: the stale session is re-initiali
   const control = newControl();
   const a = await serveUpstreamHttp(w.provider.sandbox.url, control);
   const port = Number(new URL(a.url).port);
-  const gateway = await startGateway({
-    baton: w.baton(),
-    policy: parsePolicy(JSON.stringify(w.policy)),
+  const { client } = await inProcessGateway(t, w, {
     upstreams: [{ name: 'payments', url: a.url }],
     upstreamTimeoutMs: 3_000,
   });
-  t.after(() => gateway.close());
-  const client = await connectSession(t, gateway);
   assert.equal(
     ((await client.callTool({ name: 'pay', arguments: payArgs('r-1') })) as CallToolResult).isError,
     false,
@@ -129,13 +121,10 @@ test('pass-through after an HTTP upstream restarted: its 404 for the stale sessi
   const control = newControl();
   const a = await serveUpstreamHttp(w.provider.sandbox.url, control);
   const port = Number(new URL(a.url).port);
-  const gateway = await startGateway({
-    baton: w.baton(),
-    policy: parsePolicy(JSON.stringify(w.policy)),
+  const { client } = await inProcessGateway(t, w, {
     upstreams: [{ name: 'payments', url: a.url }],
+    upstreamTimeoutMs: 5_000,
   });
-  t.after(() => gateway.close());
-  const client = await connectSession(t, gateway);
   const echo = { name: 'echo', arguments: { text: 'x' } };
   assert.deepEqual(((await client.callTool(echo)) as CallToolResult).content, [{ type: 'text', text: 'x' }]);
   await a.close();

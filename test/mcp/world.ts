@@ -17,7 +17,13 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { HttpBatonClient } from '../../src/client/index.js';
 import { systemClock, type Clock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
-import { parsePolicy, startGateway, type Gateway, type GatewayOptions } from '../../src/mcp/index.js';
+import {
+  parsePolicy,
+  startGateway,
+  type Gateway,
+  type GatewayOptions,
+  type UpstreamSpec,
+} from '../../src/mcp/index.js';
 import { buildServer, createToken } from '../../src/server/index.js';
 import { AUTHORITY, openStore, startSandbox, type Provider, type Store } from '../client/support.js';
 import { newControl, serveUpstreamHttp, type UpstreamControl } from './upstream-payments.js';
@@ -105,7 +111,7 @@ export async function makeWorld(
 export async function inProcessGateway(
   t: TestContext,
   w: World,
-  extra: Partial<GatewayOptions> = {},
+  extra: Partial<GatewayOptions & { upstreams: readonly UpstreamSpec[] }> = {},
 ): Promise<{ gateway: Gateway; client: Client }> {
   const gateway = await startGateway({
     baton: w.baton(),
