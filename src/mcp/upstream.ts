@@ -268,7 +268,9 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
     if (state === 'connected' && options.verify !== true) return held();
     // Suspect, or verifying before a consequential call.
     const seen = await ping(c, options.timeoutMs ?? PING_TIMEOUT_MS);
-    if (conn !== c) return ready(options); // replaced meanwhile by another caller's reconnect
+    // Replaced, or being replaced, by another caller's reconnect while this ping ran: never hold
+    // (and send an entered call on) a connection that is closing; ask again on its successor.
+    if (conn !== c || reconnecting !== undefined) return ready(options);
     if (seen.seen === 'ok') {
       state = 'connected';
       return held();
