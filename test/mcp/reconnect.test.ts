@@ -9,7 +9,7 @@
  * loopback port, and a stdio child SIGKILLed), real Baton HTTP, SQLite, the sandbox as the oracle.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { parsePolicy, startGateway } from '../../src/mcp/index.js';
@@ -21,15 +21,23 @@ const code = (r: CallToolResult): unknown =>
 const effect = (r: CallToolResult): unknown =>
   (r._meta?.['baton/occurrence'] as { effect?: string } | undefined)?.effect;
 
-test('an HTTP upstream that stopped: refused upstream_unavailable, nothing created; restarted (new session): reconnected, sent once', async (t) => {
+/** A world, an HTTP upstream on its own port, and a gateway (its upstream timeout) with a session. */
+async function behindHttpUpstream(t: TestContext, upstreamTimeoutMs = 3_000) {
   const w = await makeWorld(t);
   const control = newControl();
-  let up = await serveUpstreamHttp(w.provider.sandbox.url, control);
-  const port = Number(new URL(up.url).port);
+  const upstream = await serveUpstreamHttp(w.provider.sandbox.url, control);
+  const port = Number(new URL(upstream.url).port);
   const { client } = await inProcessGateway(t, w, {
-    upstreams: [{ name: 'payments', url: up.url }],
-    upstreamTimeoutMs: 3_000,
+    upstreams: [{ name: 'payments', url: upstream.url }],
+    upstreamTimeoutMs,
   });
+  return { w, control, upstream, port, client };
+}
+
+test('an HTTP upstream that stopped: refused upstream_unavailable, nothing created; restarted (new session): reconnected, sent once', async (t) => {
+  const h = await behindHttpUpstream(t);
+  const { w, control, port, client } = h;
+  let up = h.upstream;
   const first = (await client.callTool({ name: 'pay', arguments: payArgs('inv-1') })) as CallToolResult;
   assert.equal(first.isError, false);
   assert.equal((await w.store.service.counts()).total, 1);
@@ -53,14 +61,7 @@ test('an HTTP upstream that stopped: refused upstream_unavailable, nothing creat
 });
 
 test('an HTTP upstream restarted between calls: the stale session is re-initialized before entry, never an entered call left in doubt', async (t) => {
-  const w = await makeWorld(t);
-  const control = newControl();
-  const a = await serveUpstreamHttp(w.provider.sandbox.url, control);
-  const port = Number(new URL(a.url).port);
-  const { client } = await inProcessGateway(t, w, {
-    upstreams: [{ name: 'payments', url: a.url }],
-    upstreamTimeoutMs: 3_000,
-  });
+  const { w, control, upstream: a, port, client } = await behindHttpUpstream(t);
   assert.equal(
     ((await client.callTool({ name: 'pay', arguments: payArgs('r-1') })) as CallToolResult).isError,
     false,
@@ -117,14 +118,7 @@ test('a stdio upstream that crashed: the next call starts it again before entry 
 });
 
 test('pass-through after an HTTP upstream restarted: its 404 for the stale session (nothing processed) re-initializes the session and the request goes through', async (t) => {
-  const w = await makeWorld(t);
-  const control = newControl();
-  const a = await serveUpstreamHttp(w.provider.sandbox.url, control);
-  const port = Number(new URL(a.url).port);
-  const { client } = await inProcessGateway(t, w, {
-    upstreams: [{ name: 'payments', url: a.url }],
-    upstreamTimeoutMs: 5_000,
-  });
+  const { w, control, upstream: a, port, client } = await behindHttpUpstream(t, 5_000);
   const echo = { name: 'echo', arguments: { text: 'x' } };
   assert.deepEqual(((await client.callTool(echo)) as CallToolResult).content, [{ type: 'text', text: 'x' }]);
   await a.close();
