@@ -8,46 +8,17 @@
  * does; a read-only connection would leave them behind.
  */
 import { BatonError } from '../core/errors.js';
-import type { SqlExecutor, SqlValue, StoreEngine, Transaction } from './engine.js';
+import type { SqlExecutor, StoreEngine, Transaction } from './engine.js';
 import { mapDriverError } from './errors.js';
-import { localRunner, openConnection, StatementCache, type StatementRunner } from './sqlite-connection.js';
-
-/** Statements of one read, each mapped (DESIGN.md §2); a write is refused by SQLite itself. */
-class ReadExecutor implements SqlExecutor {
-  constructor(
-    readonly runner: StatementRunner,
-    readonly path: string,
-  ) {}
-
-  #call<T>(fn: () => T): Promise<T> {
-    return new Promise<T>((resolve) => {
-      try {
-        resolve(fn());
-      } catch (error) {
-        throw mapDriverError(error, this.path);
-      }
-    });
-  }
-
-  all<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
-    return this.#call(() => this.runner.all(sql, params) as R[]);
-  }
-
-  get<R extends object>(sql: string, params: readonly SqlValue[] = []): Promise<R | undefined> {
-    return this.#call(() => this.runner.get(sql, params) as R | undefined);
-  }
-
-  run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
-    return this.#call(() => ({ changes: this.runner.run(sql, params)[0] }));
-  }
-}
+import { SerialQueue, SqliteExecutor } from './sqlite.js';
+import { localRunner, openConnection, StatementCache } from './sqlite-connection.js';
 
 class SqliteReader implements StoreEngine {
   readonly kind = 'sqlite' as const;
   readonly #path: string;
   readonly #cache: StatementCache;
   readonly #db: ReturnType<typeof openConnection>;
-  #tail: Promise<unknown> = Promise.resolve();
+  readonly #queue = new SerialQueue();
   #closed = false;
 
   constructor(path: string, busyTimeoutMs: number) {
@@ -70,16 +41,16 @@ class SqliteReader implements StoreEngine {
 
   read<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new BatonError('unavailable', 'the store is closed'));
-    const result = this.#tail.then(() => this.#snapshot(fn));
-    this.#tail = result.catch(() => undefined);
-    return result;
+    return this.#queue.run(() => this.#snapshot(fn));
   }
 
   async #snapshot<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     this.#cache.exec('BEGIN DEFERRED');
+    const ex = new SqliteExecutor(localRunner(this.#cache), this.#path);
     try {
-      return await fn(new ReadExecutor(localRunner(this.#cache), this.#path));
+      return await fn(ex);
     } finally {
+      ex.end();
       if (this.#db.inTransaction) this.#cache.exec('ROLLBACK');
     }
   }
@@ -87,7 +58,7 @@ class SqliteReader implements StoreEngine {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#tail;
+    await this.#queue.drain();
     this.#db.close();
   }
 }

@@ -84,7 +84,8 @@ const MAX_COMMITS_PER_TURN = 4;
 const MAX_GATHER_TURNS = 4;
 
 /** A promise chain: each task starts after the previous one settled, so two never interleave. */
-class SerialQueue {
+/** One task at a time, in order (a connection's reads; the read-only engine's). */
+export class SerialQueue {
   #tail: Promise<unknown> = Promise.resolve();
 
   run<T>(task: () => Promise<T>): Promise<T> {
@@ -98,10 +99,10 @@ class SerialQueue {
   }
 }
 
-/** A driver error as a rejected promise, mapped (DESIGN.md §2). */
-function rejection<T>(error: unknown): Promise<T> {
+/** A driver error as a rejected promise, mapped (DESIGN.md §2), naming the file when known. */
+function rejection<T>(error: unknown, path?: string): Promise<T> {
   return new Promise<T>(() => {
-    throw mapDriverError(error);
+    throw mapDriverError(error, path);
   });
 }
 
@@ -110,14 +111,17 @@ function rejection<T>(error: unknown): Promise<T> {
  * synchronous: each statement runs at once and its settled result is wrapped in a promise (the
  * port is asynchronous for PostgreSQL), with no extra closure or executor per statement.
  */
-class SqliteExecutor implements Transaction {
+export class SqliteExecutor implements Transaction {
   readonly forUpdate = '';
   readonly answersRowid = true;
   #open = true;
   readonly #runner: StatementRunner;
+  readonly #path: string | undefined;
 
-  constructor(runner: StatementRunner) {
+  /** `path`: the file named in mapped errors (the read-only engine's). */
+  constructor(runner: StatementRunner, path?: string) {
     this.#runner = runner;
+    this.#path = path;
   }
 
   end(): void {
@@ -135,7 +139,7 @@ class SqliteExecutor implements Transaction {
     try {
       return Promise.resolve(this.#check(params).all(sql, params) as R[]);
     } catch (error) {
-      return rejection(error);
+      return rejection(error, this.#path);
     }
   }
 
@@ -143,7 +147,7 @@ class SqliteExecutor implements Transaction {
     try {
       return Promise.resolve(this.#check(params).get(sql, params) as R | undefined);
     } catch (error) {
-      return rejection(error);
+      return rejection(error, this.#path);
     }
   }
 
@@ -152,7 +156,7 @@ class SqliteExecutor implements Transaction {
       const [changes, lastRowid] = this.#check(params).run(sql, params);
       return Promise.resolve({ changes, lastRowid });
     } catch (error) {
-      return rejection(error);
+      return rejection(error, this.#path);
     }
   }
 }
