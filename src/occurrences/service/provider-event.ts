@@ -102,8 +102,13 @@ export function recordProviderEvent(
  */
 export const REFUSED_EVIDENCE_CAP = 32;
 
-/** A delivery the receiver refused (unauthenticated or stale), about the occurrence it names. */
-export interface RefusedDeliveryInput extends OccurrenceLocator {
+/**
+ * A delivery the receiver refused (unauthenticated or stale), about the occurrence its native key
+ * names. Only the key: a provider reference is far less secret than Baton's key, and whoever held
+ * one could fill REFUSED_EVIDENCE_CAP so that later refusals went unrecorded (AOC-CASE-009).
+ */
+export interface RefusedDeliveryInput {
+  readonly nativeKey: NonNullable<OccurrenceLocator['nativeKey']>;
   readonly profileId: string;
   readonly receivedAt: number;
   /** What makes two refused deliveries the same: the refusal reason and the body's digest. */
@@ -133,7 +138,8 @@ export function recordRefusedDelivery(
   actor: string,
 ): Promise<RefusedDeliveryResult> {
   return ctx.uow.run(async (repo): Promise<RefusedDeliveryResult> => {
-    const o = await lockNamed(repo, input.profileId, input);
+    const k = input.nativeKey;
+    const o = await repo.lockByNativeKey(input.profileId, k.account, k.environment, k.key);
     if (o === undefined) return { kind: 'unknown_occurrence' };
     const memory = await repo.rememberRefusedDelivery(
       o.id,

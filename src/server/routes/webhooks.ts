@@ -195,17 +195,17 @@ class Intake {
    * AOC-CASE-009: an unauthenticated delivery about a known occurrence is kept, and changes
    * nothing; bounded (REFUSED_EVIDENCE_CAP): the same body refused for the same reason is kept
    * once, and past the cap only one `refused_evidence_capped` event is appended. Kept only when
-   * located by Baton's native key: a provider reference is far less secret (Stripe's browser-side
-   * client secret holds the PaymentIntent id), and anyone holding one could fill the cap with
-   * unsigned bodies so that later refusals about that occurrence went unrecorded.
+   * located by Baton's native key (RefusedDeliveryInput says why: Stripe's browser-side client
+   * secret holds the PaymentIntent id, a reference).
    */
   async refuse(m: Refused, at: Located | undefined, body: Buffer, now: number): Promise<never> {
     this.d.metrics.countDelivery(m.stale ? 'stale' : 'unauthenticated');
-    if (at?.at.nativeKey !== undefined && m.observe !== undefined) {
+    const nativeKey = at?.at.nativeKey;
+    if (at !== undefined && nativeKey !== undefined && m.observe !== undefined) {
       const input = {
         profileId: at.p.profileId,
         receivedAt: now,
-        ...at.at,
+        nativeKey,
         fingerprint: `${m.reason}:${sha256HexTag(body)}`,
         reason: m.reason,
       };
