@@ -2,6 +2,7 @@
  * Metrics that cannot flatter (OBS-14..17, B3.5–B3.7). They are reports only: nothing in
  * occurrences, missions or leases imports this module (OBS-15, lint rule in eslint.boundaries.js).
  */
+import { decodeProtectedHeader } from 'jose';
 import { BatonError, sha256 } from '../core/index.js';
 import type { ObservationRecord, Status, VerificationClass } from './model.js';
 import { producerNamespace } from './namespace.js';
@@ -287,11 +288,10 @@ export function envelopeKid(r: ObservationRecord): string | undefined {
   const value = r.evidence_envelope?.value;
   if (value === undefined) return undefined;
   try {
-    const header: unknown = JSON.parse(Buffer.from(value.split('.')[0] ?? '', 'base64url').toString('utf8'));
-    const kid = typeof header === 'object' && header !== null ? (header as { kid?: unknown }).kid : undefined;
+    const { kid } = decodeProtectedHeader(value);
     return typeof kid === 'string' ? kid : undefined;
   } catch {
-    return undefined;
+    return undefined; // not a readable JWS header: no key to check, so it decides nothing
   }
 }
 
