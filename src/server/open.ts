@@ -10,8 +10,10 @@ import { BatonError } from '../core/errors.js';
 import type { MissionsService, PinnedMatrix } from '../missions/index.js';
 import type { OccurrencesService } from '../occurrences/index.js';
 import type { StoreEngine } from '../store/engine.js';
-import { openOccurrencesOn, openOccurrencesOnSqlite, type DomainKeyPair } from '../store/occurrences.js';
+import { openOccurrencesOn, type DomainKeyPair } from '../store/occurrences.js';
 import { openPostgresEngine } from '../store/postgres.js';
+import { watchSchema } from '../store/schema-watch.js';
+import { openSqliteEngine } from '../store/sqlite.js';
 import type { SqliteWriterMode } from '../store/sqlite-writer.js';
 
 export const KEY_SUFFIX = '.domain-key.pem';
@@ -43,8 +45,9 @@ export interface OpenedBaton {
   /** What to print: never a password. */
   readonly description: string;
   /**
-   * Settles when the store became unusable under the server (the SQLite writer thread stopped):
-   * every transaction is refused from then on, and `serve` stops with a non-zero exit.
+   * Settles when the store became unusable under the server (the SQLite writer thread stopped, or
+   * the watch found a newer Baton's migration: OpenOptions.watchSchemaEveryMs): every transaction
+   * is refused from then on, and `serve` stops with a non-zero exit.
    */
   readonly failed?: Promise<BatonError>;
   close(): Promise<void>;
@@ -165,8 +168,9 @@ async function openPostgres(
   if (!keyFile.endsWith(KEY_SUFFIX)) {
     throw new BatonError('usage', `the domain key file name must end with ${KEY_SUFFIX}`);
   }
-  const { onIdleError, ...rest } = options;
-  const engine = await openReachablePostgres(url, { maxConnections: choice.maxConnections, onIdleError });
+  const { onIdleError, watchSchemaEveryMs, ...rest } = options;
+  const reachable = await openReachablePostgres(url, { maxConnections: choice.maxConnections, onIdleError });
+  const { engine, superseded } = watched(reachable, watchSchemaEveryMs);
   try {
     const folder = dirname(keyFile);
     if (!existsSync(folder)) {
@@ -183,6 +187,7 @@ async function openPostgres(
       },
     );
     return {
+      ...(superseded !== undefined && { failed: superseded }),
       engine,
       service,
       harness,
@@ -220,6 +225,20 @@ export interface OpenOptions {
    * (`serve` logs it; the pool has already discarded them).
    */
   readonly onIdleError?: (error: Error) => void;
+  /**
+   * A long-running command's store is re-read this often for a migration a newer Baton applied
+   * (schema-watch.ts): from then on the engine refuses every call and `failed` settles. Default:
+   * no watch (a short command meets a newer schema at its next open).
+   */
+  readonly watchSchemaEveryMs?: number;
+}
+
+/** The engine the services use: watched for a newer schema where asked (`superseded` then settles). */
+function watched(
+  engine: StoreEngine,
+  everyMs: number | undefined,
+): { engine: StoreEngine; superseded?: Promise<BatonError> } {
+  return everyMs === undefined ? { engine } : watchSchema(engine, everyMs);
 }
 
 export async function openBaton(choice: StoreChoice, options: OpenOptions = {}): Promise<OpenedBaton> {
@@ -235,26 +254,29 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
     throw new BatonError('usage', `no database at ${choice.path}`, { path: choice.path });
   }
   let fail: (error: BatonError) => void = () => undefined;
-  const failed = new Promise<BatonError>((resolve) => (fail = resolve));
-  const writer = choice.writer ?? 'inline';
-  const { domainKeyHint: _hint, onIdleError: _idle, ...sqliteOptions } = options;
-  const opened = await openOccurrencesOnSqlite(choice.path, {
-    ...sqliteOptions,
-    sqlite: {
-      writer,
-      // Also refused by SQLite itself, should the file vanish between the check and the open.
-      ...(mustExist && { fileMustExist: true }),
-      onWriterStop: (error) => fail(error),
-      ...(choice.checkpoints !== undefined && { checkpoints: choice.checkpoints }),
-    },
+  const writerStopped = new Promise<BatonError>((resolve) => (fail = resolve));
+  const { domainKeyHint: _hint, onIdleError: _idle, watchSchemaEveryMs, ...rest } = options;
+  const raw = openSqliteEngine(choice.path, {
+    writer: choice.writer ?? 'inline',
+    // Also refused by SQLite itself, should the file vanish between the check and the open.
+    ...(mustExist && { fileMustExist: true }),
+    onWriterStop: (error) => fail(error),
+    ...(choice.checkpoints !== undefined && { checkpoints: choice.checkpoints }),
   });
-  return {
-    failed,
-    engine: opened.engine,
-    service: opened.service,
-    harness: opened.harness,
-    domainKey: opened.domainKey,
-    description: `sqlite ${choice.path}`,
-    close: opened.close,
-  };
+  const { engine, superseded } = watched(raw, watchSchemaEveryMs);
+  try {
+    const { service, harness, domainKey } = await openOccurrencesOn(engine, choice.path, rest);
+    return {
+      failed: superseded === undefined ? writerStopped : Promise.race([writerStopped, superseded]),
+      engine,
+      service,
+      harness,
+      domainKey,
+      description: `sqlite ${choice.path}`,
+      close: () => engine.close(),
+    };
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
 }

@@ -1,7 +1,8 @@
 /**
  * A server whose database a newer Baton migrated (a rolling upgrade on a shared store) answers
- * `/readyz` 503 so a load balancer drains it (docs/operations.md, "Upgrading"): the readiness
- * probe reads `schema_migrations` and finds a migration this build does not know.
+ * `/readyz` 503 so a load balancer drains it, and stops within one watch interval
+ * (docs/operations.md, "Upgrading"): both read `schema_migrations` and find a migration this build
+ * does not know.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +12,7 @@ import { runServe } from '../../src/cli/commands/serve.js';
 import { captureIo, tempDir } from '../store/support.js';
 import { waitUntil } from '../support/wait.js';
 
-test('serve: /readyz answers 503 once the store holds a migration this build does not know', async (t) => {
+test('serve: /readyz answers 503 and the server stops (exit 1) once the store holds a migration this build does not know', async (t) => {
   const db = join(tempDir(t), 'baton.db');
   const io = captureIo();
   const stop = new AbortController();
@@ -32,6 +33,10 @@ test('serve: /readyz answers 503 once the store holds a migration this build doe
   const body = (await r.json()) as { code?: string; details?: { newer?: number[] } };
   assert.equal(body.code, 'unavailable');
   assert.deepEqual(body.details?.newer, [9999]);
-  stop.abort();
-  assert.equal(await done, 0);
+  // Within one watch interval the server stops on its own, refusing the store from then on
+  // (src/store/schema-watch.ts): exit 1, said on stderr. Nothing here aborts it.
+  assert.equal(await done, 1);
+  const err = io.err.join('');
+  assert.match(err, /unavailable: the store was migrated by a newer Baton \(migration 9999\)/);
+  assert.match(err, /stopped: the store can no longer be used by this server/);
 });

@@ -21,6 +21,7 @@ import {
 } from '../../mcp/index.js';
 import { StatusSources } from '../../providers/index.js';
 import { openBaton } from '../../server/index.js';
+import { SCHEMA_WATCH_EVERY_MS } from '../../store/schema-watch.js';
 import type { CliIo } from '../io.js';
 import { serveSecrets } from './serve-credentials.js';
 import { NEW_STORE, storeChoice } from './store-choice.js';
@@ -123,7 +124,12 @@ export async function openGatewayBaton(v: BatonFlags, policy: McpPolicy, io: Cli
   if (choice.kind === 'sqlite' && !existsSync(choice.path))
     throw new BatonError('usage', `no database at ${choice.path}${NEW_STORE}`, { path: choice.path });
   const { keys, envNames } = await serveSecrets(v.credentials, io);
-  const opened = await openBaton(choice, { domainKeyHint: '--domain-key FILE', mustExist: true });
+  const opened = await openBaton(choice, {
+    domainKeyHint: '--domain-key FILE',
+    mustExist: true,
+    // Long-running: a newer Baton migrating the shared store turns every call into a refusal.
+    watchSchemaEveryMs: SCHEMA_WATCH_EVERY_MS,
+  });
   return {
     baton: new InProcessBatonClient({
       service: opened.service,

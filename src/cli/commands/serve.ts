@@ -13,6 +13,7 @@ import { BatonError } from '../../core/errors.js';
 import { allowedHostNames, hostNameOf } from '../../core/http-host.js';
 import { buildServer } from '../../server/app.js';
 import { openBaton, type OpenedBaton, type StoreChoice } from '../../server/open.js';
+import { SCHEMA_WATCH_EVERY_MS } from '../../store/schema-watch.js';
 import { SQLITE_WRITER_MODES, type SqliteWriterMode } from '../../store/sqlite-writer.js';
 import { createToken } from '../../server/tokens.js';
 import { hasActiveAdmin } from '../../store/principals.js';
@@ -312,10 +313,13 @@ function refuseConcurrencyAlone(every: number | undefined, concurrency: string |
     );
 }
 
-/** Resolves when the store failed under the server (its SQLite writer thread stopped), said on stderr. */
+/**
+ * Resolves when the store became unusable under the server (its SQLite writer thread stopped, or a
+ * newer Baton migrated it), said on stderr.
+ */
 async function storeFailure(opened: OpenedBaton, io: CliIo): Promise<'store failed'> {
   const error = await (opened.failed ?? new Promise<never>(() => undefined));
-  io.stderr(`baton: ${error.code}: ${error.message}; refusing every write and stopping\n`);
+  io.stderr(`baton: ${error.code}: ${error.message}; refusing every request to the store and stopping\n`);
   return 'store failed';
 }
 
@@ -352,6 +356,8 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   let app: ReturnType<typeof buildServer> | undefined;
   const opened = await openBaton(choice, {
     ...(stopMatrix !== undefined && { stopMatrix }),
+    // A rolling upgrade: a newer Baton migrating the shared store stops this one (exit 1).
+    watchSchemaEveryMs: SCHEMA_WATCH_EVERY_MS,
     // One line per burst (a restart drops every idle connection at once); the pool already
     // discarded them, the next request opens new ones.
     onIdleError: (err) =>
@@ -488,7 +494,7 @@ async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals
     return EXIT.negative;
   }
   if (first === 'store failed') {
-    io.stderr('baton: stopped: the store failed under the server\n');
+    io.stderr('baton: stopped: the store can no longer be used by this server\n');
     return EXIT.negative;
   }
   io.stderr('baton: stopped\n');

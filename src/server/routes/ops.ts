@@ -5,38 +5,29 @@
  */
 import { BatonError } from '../../core/errors.js';
 import { migrations } from '../../store/migrations/index.js';
+import { appliedMigrations, supersededError, type AppliedMigrations } from '../../store/schema-watch.js';
 import { readOpenGauges, type OpenGauges } from '../../store/occurrences-gauges.js';
 import { METRICS_CONTENT_TYPE } from '../metrics.js';
 import type { RouteSpec, ServerDeps } from '../route.js';
 import { anyObject, count, object, type Schema } from '../schemas/common.js';
 
-const KNOWN: ReadonlySet<number> = new Set(migrations.map((m) => m.id));
-
 const status: Schema = { type: 'string', enum: ['ok', 'ready'] };
 
 async function schemaVersion(deps: ServerDeps): Promise<number> {
-  let applied: number[];
+  let found: AppliedMigrations;
   try {
-    const rows = await deps.engine.read((ex) =>
-      ex.all<{ id: number | string }>('SELECT id FROM schema_migrations'),
-    );
-    applied = rows.map((r) => Number(r.id));
+    found = await deps.engine.read(appliedMigrations);
   } catch (cause) {
+    // The engine's own refusal (a newer Baton migrated the store: schema-watch.ts) says why.
+    if (cause instanceof BatonError && cause.code === 'unavailable') throw cause;
     throw new BatonError('unavailable', 'the store cannot be read', {}, { cause });
   }
   // A newer Baton migrated the shared database (a rolling upgrade): this server's build cannot
   // read that schema safely, so it reports not ready and a load balancer drains it.
-  const newer = applied.filter((id) => !KNOWN.has(id));
-  if (newer.length > 0) {
-    throw new BatonError(
-      'unavailable',
-      'the store was migrated by a newer Baton: stop this server and run the new version',
-      { newer },
-    );
-  }
-  const missing = migrations.filter((m) => !applied.includes(m.id)).map((m) => m.id);
+  if (found.newer.length > 0) throw supersededError(found.newer);
+  const missing = migrations.filter((m) => !found.applied.includes(m.id)).map((m) => m.id);
   if (missing.length > 0) throw new BatonError('unavailable', 'the store is not fully migrated', { missing });
-  return Math.max(0, ...applied);
+  return Math.max(0, ...found.applied);
 }
 
 /** Cheap reads only (no table count per scrape; store/occurrences-gauges.ts). */
