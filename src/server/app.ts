@@ -22,7 +22,12 @@
  *    nosniff` (transport.ts).
  */
 import type { KeyObject } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import { systemClock, type Clock } from '../core/clock.js';
 import { BatonError } from '../core/errors.js';
 import { parseStrictJson } from '../core/json.js';
@@ -241,12 +246,30 @@ function registerOwnBodyRoutes(app: FastifyInstance, deps: ServerDeps, specs: re
   });
 }
 
+/**
+ * A defect (`internal`) is an error with its stack; a dependency that did not answer (a Status
+ * source, an upstream, the store: 502/503/504) is a warning with its words and its cause's, since
+ * the operator acts on the dependency, not on Baton's code; a refusal of the caller's request is
+ * information.
+ */
+function logProblem(log: FastifyBaseLogger, e: BatonError, error: unknown): void {
+  if (e.status < 500) {
+    log.info({ code: e.code }, 'request refused');
+    return;
+  }
+  if (e.code === 'internal') {
+    log.error({ err: error, code: e.code }, 'request failed');
+    return;
+  }
+  const cause = e.cause instanceof Error ? e.cause.message : undefined;
+  log.warn({ code: e.code, reason: e.message, ...(cause !== undefined && { cause }) }, 'request not served');
+}
+
 function problems(app: FastifyInstance, metrics: Metrics): void {
   app.setErrorHandler((error, request, reply) => {
     const e = toBatonError(error);
     metrics.countRefusal(e.code);
-    if (e.status >= 500) request.log.error({ err: error, code: e.code }, 'request failed');
-    else request.log.info({ code: e.code }, 'request refused');
+    logProblem(request.log, e, error);
     if (e.status === 401) reply.header('www-authenticate', 'Bearer');
     return reply
       .code(e.status)

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
+import type { JsonObject } from '../../src/core/json.js';
 import { toBatonError, toProblem } from '../../src/server/problem.js';
 import {
   assertProblem,
@@ -152,4 +153,47 @@ test('structured logs are JSON lines and never contain a bearer token or a token
   }
   assert.match(all, /"code":"unauthenticated"/, 'refusals are logged with their code');
   t.diagnostic(`checked ${lines.length} log lines`);
+});
+
+/** The server's JSON log lines, as they are written. */
+function logLines(): { stream: PassThrough; lines: () => JsonObject[] } {
+  const stream = new PassThrough();
+  const raw: string[] = [];
+  stream.on('data', (chunk: Buffer) => raw.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+  return { stream, lines: () => raw.map((l) => JSON.parse(l) as JsonObject) };
+}
+
+test('log levels: a refusal is info, a store that does not answer a warning without a stack, a defect an error with its stack', async (t) => {
+  const logs = logLines();
+  let defect = false;
+  const api = await startApi(t, {
+    logs: logs.stream,
+    // A bug in Baton's own code, as a read meets it: not a BatonError.
+    wrapEngine: (engine) => ({
+      ...engine,
+      kind: engine.kind,
+      transaction: (fn) => engine.transaction(fn),
+      read: (fn) => (defect ? Promise.reject(new TypeError('x is not a function')) : engine.read(fn)),
+      close: () => engine.close(),
+    }),
+  });
+  await api.call('GET', '/v1/domain', { token: 'btk.tok_' + 'a'.repeat(32) + '.' + 'b'.repeat(43) });
+  defect = true;
+  assertProblem(await api.call('GET', '/v1/counts', { token: api.admin }), 500, 'internal');
+  defect = false;
+  await api.engine.close();
+  assertProblem(await api.call('GET', '/v1/counts', { token: api.admin }), 503, 'unavailable');
+  await new Promise((resolve) => setImmediate(resolve));
+  const byCode = (code: string): JsonObject[] => logs.lines().filter((l) => l['code'] === code);
+  const [refused] = byCode('unauthenticated');
+  assert.equal(refused?.['level'], 30);
+  assert.equal(refused?.['msg'], 'request refused');
+  const [failed] = byCode('internal');
+  assert.equal(failed?.['level'], 50);
+  assert.match(JSON.stringify(failed?.['err']), /TypeError: x is not a function/, 'a defect keeps its stack');
+  const [unavailable] = byCode('unavailable');
+  assert.equal(unavailable?.['level'], 40);
+  assert.equal(unavailable?.['msg'], 'request not served');
+  assert.equal(typeof unavailable?.['reason'], 'string');
+  assert.equal(unavailable?.['err'], undefined, 'no stack for a dependency that did not answer');
 });
