@@ -5,7 +5,7 @@
  * with a line on stderr first (serve --config and apply).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -108,10 +108,15 @@ test('serve --config without --json still prints the token line once on stdout',
   assert.equal(await s.stop(), 0);
 });
 
-test('serve --json --config that fails after minting: the one stdout line carries the tokens', async (t) => {
+test('serve --config on a port in use exits 1 having applied nothing: no token minted, the tokens file untouched', async (t) => {
   const dir = tempDir(t);
   const taken = await listening(t);
   const { port } = taken.address() as { port: number };
+  // The tokens file a running server's operator uses (it listens on the taken port).
+  const tokens = join(dir, 'tokens.json');
+  const held = `${JSON.stringify({ format: 'baton.tokens/1', tokens: [{ name: 'op1', role: 'operator', id: 'tok_1', token: 'btk.held' }] })}\n`;
+  writeFileSync(tokens, held);
+  const config = writeConfig(dir, { ...MINTS, tokens: { ...MINTS.tokens, file: 'tokens.json' } });
   const s = await serveJson(t, [
     '--db',
     join(dir, 'baton.db'),
@@ -119,7 +124,7 @@ test('serve --json --config that fails after minting: the one stdout line carrie
     String(port),
     '--json',
     '--config',
-    writeConfig(dir, MINTS),
+    config,
   ]);
   const code = s.code ?? (await s.stop());
   assert.equal(code, 1);
@@ -127,15 +132,37 @@ test('serve --json --config that fails after minting: the one stdout line carrie
     s.err(),
     /error: unavailable: cannot listen on 127\.0\.0\.1:\d+: the address is in use \(EADDRINUSE\)/,
   );
-  const lines = s.out().split('\n');
-  assert.equal(lines.length, 2, `one line: ${s.out()}`);
-  const failed = JSON.parse(lines[0] ?? '') as { configTokens: ConfigToken[] };
-  assert.deepEqual(Object.keys(failed), ['configTokens']);
-  assert.deepEqual(
-    failed.configTokens.map((c) => [c.name, c.role]),
-    [['op1', 'operator']],
-  );
-  assert.match(failed.configTokens[0]?.token ?? '', /^btk\./);
+  assert.doesNotMatch(s.err(), /token op1: created/, 'the config is applied only once it listens');
+  assert.equal(s.out(), '', 'no token was minted, so none is shown');
+  assert.equal(readFileSync(tokens, 'utf8'), held, 'the running server’s token is still in the file');
+});
+
+test('serve --config whose tokens file is unusable exits 2 before the store or its key exist', async (t) => {
+  const dir = tempDir(t);
+  const db = join(dir, 'baton.db');
+  writeFileSync(join(dir, 'garbled.json'), '{"format":');
+  writeFileSync(join(dir, 'left.json'), '');
+  writeFileSync(join(dir, 'left.json.partial'), '');
+  const cases: [string, RegExp][] = [
+    ['garbled.json', /^error: usage: .*garbled\.json is not a baton\.tokens\/1 file: line 1, column 11/m],
+    ['left.json', /^error: usage: .*left\.json\.partial exists already/m],
+    ['no-such-folder/tokens.json', /^error: usage: no folder for the tokens file/m],
+  ];
+  const before = readdirSync(dir).sort();
+  for (const [file, message] of cases) {
+    const config = writeConfig(dir, { ...MINTS, tokens: { ...MINTS.tokens, file } }, 'with-file.json');
+    const r = await baton(['serve', '--db', db, '--port', '0', '--config', config]);
+    assert.equal(r.code, 2, `${file}: ${r.err}`);
+    assert.match(r.err, message, file);
+    assert.equal(existsSync(db), false, `${file}: no database created`);
+    assert.deepEqual(
+      readdirSync(dir)
+        .filter((f) => f !== 'with-file.json')
+        .sort(),
+      before,
+      `${file}: no file created`,
+    );
+  }
 });
 
 test('serve --config with an empty or invalid file exits 2 before the store or its key exist', async (t) => {
@@ -210,7 +237,12 @@ test('serve --config and apply say on stderr that they wait for a sandbox still 
   assert.equal(await stderrMatch(served, /waiting for the sandbox at .*\n/), `${line}\n`);
   assert.equal(existsSync(db), false, 'the config (its sandbox) is settled before the store is opened');
   assert.deepEqual(served.lines, []);
-  served.kill();
+  // Ctrl-C ends the wait: the start stops there (130), not at the wait's end (provider_unreachable, 1).
+  served.kill('SIGINT');
+  assert.deepEqual(await served.exited, { code: 130, signal: null });
+  assert.match(served.stderr(), /^baton: SIGINT while starting: stopped before it was ready$/m);
+  assert.doesNotMatch(served.stderr(), /provider_unreachable/);
+  assert.equal(existsSync(db), false, 'nothing was opened');
 
   const applied = spawnBaton(t, ['apply', file, '--url', 'http://127.0.0.1:9', '--token', 'btk.x']);
   assert.equal(await stderrMatch(applied, /waiting for the sandbox at .*\n/), `${line}\n`);

@@ -1,6 +1,6 @@
 /**
- * `baton serve --config FILE`: the config is applied in process before the server listens, so
- * "listening" means "configured"; a restart with the same file changes nothing ("unchanged"); a
+ * `baton serve --config FILE`: the config is applied in process before the server serves anything,
+ * so the ready line means "configured"; a restart with the same file changes nothing ("unchanged"); a
  * conflicting file stops the start (exit 1) before anything listens, and applies nothing.
  */
 import assert from 'node:assert/strict';
@@ -35,7 +35,7 @@ async function serve(argv: string[]): Promise<Running | { code: number; out: str
   return { url: url ?? '', out: s.out, err: s.err, stop: s.stop };
 }
 
-test('serve --config applies the config before it listens, and a restart with it says unchanged', async (t) => {
+test('serve --config applies the config before it is ready, and a restart with it says unchanged', async (t) => {
   const sandbox = await startSandbox(t);
   const dir = tempDir(t);
   const file = writeConfig(dir, exampleConfig(sandbox.url));
@@ -57,7 +57,7 @@ test('serve --config applies the config before it listens, and a restart with it
   assert.equal(await second.stop(), 0);
 });
 
-test('serve --config with a conflicting file exits 1 before it listens and applies nothing', async (t) => {
+test('serve --config with a conflicting file exits 1 before it is ready and applies nothing', async (t) => {
   const sandbox = await startSandbox(t);
   const dir = tempDir(t);
   const config = exampleConfig(sandbox.url);

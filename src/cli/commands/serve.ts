@@ -12,6 +12,7 @@ import { systemClock } from '../../core/clock.js';
 import { BatonError } from '../../core/errors.js';
 import { allowedHostNames, hostNameOf } from '../../core/http-host.js';
 import { buildServer } from '../../server/app.js';
+import { answerStartingUntil } from '../../server/starting.js';
 import { openBaton, type OpenedBaton, type StoreChoice } from '../../server/open.js';
 import { SCHEMA_WATCH_EVERY_MS } from '../../store/schema-watch.js';
 import { SQLITE_WRITER_MODES, type SqliteWriterMode } from '../../store/sqlite-writer.js';
@@ -41,6 +42,7 @@ import { parseConcurrency, parseDuration, startServeReconciler } from '../reconc
 import { parseMatrix, type PinnedMatrix } from '../../missions/index.js';
 import {
   applyPrepared,
+  checkTokensFile,
   describeOutcome,
   prepareConfig,
   printOnceLine,
@@ -103,9 +105,10 @@ the loopback names (localhost, 127.0.0.1, [::1]) and H itself (a wildcard H such
 none); any other Host is refused 421 host_not_allowed on every path, before anything is read, so a
 web page that rebinds its own name to this machine (DNS rebinding) reads and changes nothing.
 Behind a proxy or on a wildcard address, name here every host clients reach the server by.
---config FILE applies a baton.config.json (docs/config.md) to the store before listening, exactly as
-\`baton apply\` would (idempotent; a conflict stops the start, exit 1); its summary goes to stderr.
-The file is read and checked before the store is opened (a bad one: exit 2, config_invalid). A
+--config FILE applies a baton.config.json (docs/config.md) to the store once the port is bound and
+before anything is served (requests meanwhile: 503), exactly as \`baton apply\` would (idempotent; a
+conflict stops the start, exit 1); its summary goes to stderr. The file, and the tokens file it
+names, are read and checked before the store is opened (a bad one: exit 2, config_invalid). A
 token it mints with no tokens.file is printed once on stdout ("token NAME (ROLE, shown once): …");
 with --json it is in configTokens, or, if the start then fails, in the one line {"configTokens":[…]}.
 --stop-matrix: the harness's stop-behaviour matrix (docs/harness.md); one that misses the draft's
@@ -237,8 +240,9 @@ async function readStopMatrix(file: string | undefined, io: CliIo): Promise<Pinn
 }
 
 /**
- * `--config`: applied in process, before the server listens, so "listening" means "configured".
- * The file was read and checked (and its profiles pinned) before the store was opened. A token it
+ * `--config`: applied in process once the port is bound, before anything is served, so the ready
+ * line means "configured" and a server that cannot listen has applied nothing. The file and its
+ * tokens file were read and checked (and its profiles pinned) before the store was opened. A token it
  * mints with no tokens file is shown once: its line on stdout at once, or with --json kept in
  * `minted` for the one JSON line (the ready line, or the failure line if the start then fails).
  */
@@ -323,8 +327,12 @@ async function storeFailure(opened: OpenedBaton, io: CliIo): Promise<'store fail
   return 'store failed';
 }
 
-/** Open, listen, then (only once listening) mint the first admin token and print the address. */
-async function start(argv: string[], io: CliIo): Promise<Started> {
+/**
+ * Open, listen, then (only once listening) apply --config and mint the first admin token, and
+ * print the address. `stopping` aborts at the first stop signal: the waits of a start (a sandbox
+ * still starting) end there, and nothing more is done.
+ */
+async function start(argv: string[], io: CliIo, stopping: AbortSignal): Promise<Started> {
   const { values } = parse({ args: argv, strict: true, allowPositionals: false, options: SERVE_OPTIONS });
   const level = values['log-level'] ?? 'info';
   if (!LEVELS.includes(level))
@@ -350,9 +358,16 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   // The config file too is read and checked (its profiles pinned) before the store is touched: a
   // bad one exits 2 (config_invalid) having created nothing.
   const prepared =
-    values.config === undefined ? undefined : await prepareConfig(values.config, (l) => io.stderr(l));
-  // A --config issuer this server would never read refuses the file, as the API refuses it.
-  if (prepared !== undefined) refuseIssuerRefs(prepared.issuers, { dirs });
+    values.config === undefined
+      ? undefined
+      : await prepareConfig(values.config, (l) => io.stderr(l), stopping);
+  // A --config issuer this server would never read refuses the file, as the API refuses it; a
+  // tokens file that could not take the tokens refuses it too, before the store is created.
+  if (prepared !== undefined) {
+    refuseIssuerRefs(prepared.issuers, { dirs });
+    await checkTokensFile(prepared);
+  }
+  stopping.throwIfAborted();
   let app: ReturnType<typeof buildServer> | undefined;
   const opened = await openBaton(choice, {
     ...(stopMatrix !== undefined && { stopMatrix }),
@@ -368,7 +383,6 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
   let poll: PollLoop | undefined;
   let reconciler: BackgroundReconciler | undefined;
   try {
-    if (prepared !== undefined) await applyAtStart(prepared, opened, io, json ? minted : undefined);
     const metrics = new Metrics();
     const missions = wireMissionConsumer({
       engine: opened.engine,
@@ -378,7 +392,6 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       secretScope: { dirs },
       onError: (error, what) => app?.log.warn({ err: error, what }, 'mission consumer step failed'),
     });
-    await describeIssuers(missions, io);
     const reconcileStore = new ReconciliationStore(opened.engine);
     const reconcileMetrics = new ReconcileMetrics(
       () => reconcileStore.oldestUnresolvedEnteredAt(),
@@ -398,9 +411,17 @@ async function start(argv: string[], io: CliIo): Promise<Started> {
       secureCookies: values['secure-cookies'] === true,
       allowedHostNames: hostNames,
     });
+    // --config: every request waits for it (503 starting) until it is applied, after the listen,
+    // so a server that cannot listen has minted no token and rewritten no tokens file.
+    const configured =
+      prepared === undefined ? undefined : answerStartingUntil(app, 'its --config is being applied');
     await app.listen({ port: wanted, host }).catch((cause: unknown) => {
       throw listenError(cause, host, wanted);
     });
+    stopping.throwIfAborted();
+    if (prepared !== undefined) await applyAtStart(prepared, opened, io, json ? minted : undefined);
+    configured?.();
+    await describeIssuers(missions, io);
     if (pollMs !== undefined)
       poll = startPollLoop(missions, pollMs, (error) =>
         app?.log.warn({ err: error }, 'SET poll round failed'),
@@ -467,10 +488,19 @@ export async function runServe(argv: string[], io: CliIo, stop?: AbortSignal): P
 
 async function serveUntilStopped(argv: string[], io: CliIo, signals: StopSignals): Promise<number> {
   let started: Started;
+  let cause: StopCause | undefined;
+  const stopping = new AbortController();
+  void signals.first.then((c) => {
+    cause = c;
+    stopping.abort();
+  });
   try {
-    started = await start(argv, io);
+    started = await start(argv, io, stopping.signal);
   } catch (error) {
-    return reportError(error, io);
+    if (cause === undefined) return reportError(error, io);
+    // Stopped while starting: whatever the start was waiting for is beside the point now.
+    io.stderr(`baton: ${cause} while starting: stopped before it was ready\n`);
+    return SIGNAL_EXIT[cause];
   }
   const { app, opened, timeoutMs, poll, reconciler } = started;
   const first = await Promise.race([signals.first, storeFailure(opened, io)]);

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
-import { fileReason } from '../output-files.js';
+import { checkOutputFile, fileReason } from '../output-files.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
 import { parseConfig } from './read.js';
 import { execute, plan, type PlannedItem } from './plan.js';
@@ -67,13 +67,37 @@ export async function readConfigFile(file: string): Promise<Buffer> {
  * profiles, read its issuers and its producers' key files. Every `config_invalid` (and an
  * unreachable sandbox) surfaces here.
  */
-export async function prepareConfig(file: string, progress?: Progress): Promise<PreparedConfig> {
+export async function prepareConfig(
+  file: string,
+  progress?: Progress,
+  stopping?: AbortSignal,
+): Promise<PreparedConfig> {
   const config = parseConfig(await readConfigFile(file), file);
   const baseDir = dirname(resolve(file));
-  const profiles = await loadProfiles(config.profiles, baseDir, progress);
+  const profiles = await loadProfiles(config.profiles, baseDir, progress, stopping);
   const issuers = await loadIssuers(config.issuers, baseDir);
   const producers = await loadProducers(config.producers, baseDir);
   return { config, baseDir, profiles, issuers, producers };
+}
+
+/** The tokens file the config names (relative to the config's folder), or `override`. */
+function tokensFileOf(prepared: PreparedConfig, override?: string): string | undefined {
+  const named = prepared.config.tokens.file;
+  if (override !== undefined) return override;
+  if (named === undefined || named === '') return undefined;
+  return isAbsolute(named) ? named : resolve(prepared.baseDir, named);
+}
+
+/**
+ * Refuse, before anything is written (`serve --config` opens the store after this), a tokens file
+ * an apply could not use: not a baton.tokens/1 file, a leftover `.partial`, no folder, a folder
+ * that cannot be written.
+ */
+export async function checkTokensFile(prepared: PreparedConfig): Promise<void> {
+  const file = tokensFileOf(prepared);
+  if (file === undefined) return;
+  await readTokensFile(file);
+  checkOutputFile(file);
 }
 
 export async function applyConfig(
@@ -91,11 +115,8 @@ export async function applyPrepared(
   showToken: ShowToken,
   options: ApplyOptions = {},
 ): Promise<ApplyOutcome> {
-  const { config, baseDir, profiles, issuers, producers } = prepared;
-  const named =
-    options.tokensFile ??
-    (config.tokens.file &&
-      (isAbsolute(config.tokens.file) ? config.tokens.file : resolve(baseDir, config.tokens.file)));
+  const { config, profiles, issuers, producers } = prepared;
+  const named = tokensFileOf(prepared, options.tokensFile);
   const p = await plan(target, config, profiles, issuers, producers);
   const previous =
     named !== undefined && p.items.some((i) => i.kind === 'token' && i.action === 'create')

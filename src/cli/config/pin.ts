@@ -84,11 +84,13 @@ export const SANDBOX_WAIT_MS = 15_000;
  * Ask the sandbox at `url` for its verification material. Connection failures are retried until
  * `waitMs` has passed (a sandbox started in the background a moment ago), saying so once on
  * `progress` before the first retry; any answer that is not the expected one fails at once.
+ * `stopping` (a stop signal during `serve`'s start) ends the wait at once, with its abort error.
  */
 export async function fetchSandboxFacts(
   url: string,
   waitMs = SANDBOX_WAIT_MS,
   progress?: Progress,
+  stopping?: AbortSignal,
 ): Promise<SandboxFacts> {
   if (!URL.canParse(url)) throw new BatonError('usage', 'the sandbox URL is not an absolute URL');
   const origin = new URL(url).origin;
@@ -97,13 +99,16 @@ export async function fetchSandboxFacts(
   for (;;) {
     let response: Response;
     try {
-      response = await fetch(new URL(WELL_KNOWN, origin), { signal: AbortSignal.timeout(5_000) });
+      const timeout = AbortSignal.timeout(5_000);
+      const signal = stopping === undefined ? timeout : AbortSignal.any([stopping, timeout]);
+      response = await fetch(new URL(WELL_KNOWN, origin), { signal });
     } catch (cause) {
+      stopping?.throwIfAborted();
       if (Date.now() >= deadline)
         throw new BatonError('provider_unreachable', `no sandbox answers at ${origin}`, {}, { cause });
       if (!said) progress?.(`waiting for the sandbox at ${origin} (up to ${waitMs / 1000} s)\n`);
       said = true;
-      await sleep(200);
+      await sleep(200, undefined, { signal: stopping });
       continue;
     }
     // Another server on that port (or a typo) says nothing about pins: say what was expected.

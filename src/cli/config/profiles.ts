@@ -43,6 +43,7 @@ export async function loadProfile(
   baseDir: string,
   index: number,
   progress?: Progress,
+  stopping?: AbortSignal,
 ): Promise<LoadedProfile> {
   const path = `$.profiles[${index}]`;
   const document = await readDocument(entry, baseDir, path);
@@ -54,7 +55,10 @@ export async function loadProfile(
     throw new BatonError('config_invalid', `${path}: ${error.message}`, { path }, { cause: error });
   }
   if (entry.pinToSandbox !== undefined)
-    profile = pinToSandbox(profile, await fetchSandboxFacts(entry.pinToSandbox, SANDBOX_WAIT_MS, progress));
+    profile = pinToSandbox(
+      profile,
+      await fetchSandboxFacts(entry.pinToSandbox, SANDBOX_WAIT_MS, progress, stopping),
+    );
   return {
     id: profile.id,
     version: profile.version,
@@ -67,10 +71,11 @@ export async function loadProfiles(
   entries: readonly ProfileEntry[],
   baseDir: string,
   progress?: Progress,
+  stopping?: AbortSignal,
 ): Promise<LoadedProfile[]> {
   const loaded: LoadedProfile[] = [];
   for (const [i, entry] of entries.entries()) {
-    const p = await loadProfile(entry, baseDir, i, progress);
+    const p = await loadProfile(entry, baseDir, i, progress, stopping);
     if (loaded.some((q) => q.id === p.id && q.version === p.version))
       throw new BatonError('config_invalid', `$.profiles[${i}]: repeats profile ${p.id}@${p.version}`, {
         path: `$.profiles[${i}]`,
