@@ -35,6 +35,7 @@ export { decideObserve, type ObserveDecision } from './machine/observe.js';
 export {
   ACKNOWLEDGEMENT_SOURCE,
   assessObservation,
+  MAX_ALSO_MATCHED,
   OBSERVATION_RESULTS,
   type Assessment,
   type CarriedBinding,

@@ -193,17 +193,21 @@ const CONFLICTING: Assessment = {
 };
 
 /**
- * AOC-CASE-009, for an answer holding several items about the occurrence (a listing page): each is
+ * AOC-CASE-009, for an answer holding several items about the occurrence (a listing walk): each is
  * judged for the binding on its own, so the verdict never depends on their order. If the items
  * bound to the attempt name different references, or two of their mapped readings contradict, the
- * answer is conflicting. Otherwise they agree, and the item with the furthest reading stands for
- * the answer (ties by native status): the state applying them one by one would reach.
+ * answer is conflicting. If one of them has a native status the profile does not map (or could not
+ * be spelled, `_unreadable`), the answer says something about the attempt that cannot be judged:
+ * `unmapped_status`, whatever the others say (AOC-CASE-009: no favourable reading is selected;
+ * unknown or unmapped native states leave the occurrence unresolved). Otherwise they agree, and
+ * the item with the furthest reading stands for the answer (ties by native status): the state
+ * applying them one by one would reach.
  */
 function oneItem(
   o: OccurrenceRecord,
   profile: ProviderProfile,
   cmd: ObservationCommand,
-): ObservationCommand | 'conflicting' {
+): ObservationCommand | 'conflicting' | 'unmapped' {
   const items: ObservationCommand[] = [
     cmd,
     ...cmd.alsoMatched.map((m) => ({ ...cmd, ...m, response: null, alsoMatched: [] })),
@@ -219,6 +223,7 @@ function oneItem(
     return m === undefined ? [] : [{ i, m }];
   });
   for (const a of read) for (const b of read) if (readingsContradict(a.m, b.m)) return 'conflicting';
+  if (read.length < bound.length) return 'unmapped';
   const [best] = read.sort(
     (a, b) =>
       OUTCOME_RANK[b.m.interpretation] - OUTCOME_RANK[a.m.interpretation] ||
@@ -240,10 +245,16 @@ export function assessObservation(
   if (command.result === 'unavailable') return miss('unavailable');
   if (!command.authentication.verified || !pinMatches(view.pin, command.authentication.pin))
     return miss('unauthenticated');
+  // A listing walk cut short (its page bound, a page it could not authenticate) after an item about
+  // the occurrence: a later page could hold an item that contradicts it, so no reading is taken
+  // from it (AOC-CASE-009, fail closed; docs/providers.md "Status sources").
+  if (command.result === 'found' && view.source?.kind === 'listing' && !command.complete)
+    return miss('incomplete_listing');
   const entered = o.enteredAt;
   if (command.alsoMatched.length === 0) return assessItem(o, entered, profile, view, command, now);
   const cmd = oneItem(o, profile, command);
   if (cmd === 'conflicting') return CONFLICTING;
+  if (cmd === 'unmapped') return miss('unmapped_status');
   return { ...assessItem(o, entered, profile, view, cmd, now), nativeStatus: cmd.nativeStatus };
 }
 

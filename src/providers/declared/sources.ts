@@ -8,6 +8,7 @@
 import { resolveJsonPointer } from '../../core/json-pointer.js';
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import type { AnswerRead, OccurrenceView, ProviderProfile, StatusSource } from '../../occurrences/index.js';
+import { MAX_ALSO_MATCHED } from '../../occurrences/index.js';
 import { exchange, type ExchangeResult } from '../http-client.js';
 import { bindingValues } from '../status-sources/lookup.js';
 import type { SourceContext } from '../status-sources/context.js';
@@ -15,7 +16,7 @@ import { answered, unavailable, type ReadingBase, type SourceReading } from '../
 import { expandUrl } from '../url-template.js';
 import { asObject, parseAnswer, type Authentication } from '../wire.js';
 import { authenticateFetched } from './channel.js';
-import { applyRead } from './read.js';
+import { applyRead, type ReadFacts } from './read.js';
 
 type Got =
   | {
@@ -118,9 +119,36 @@ function matchesBinding(
 }
 
 /**
+ * An item the rule cannot read that is still about this attempt: its raw native key is the
+ * occurrence's own, or its raw reference the bound one. (Under `nativeKeyOf: causing_request` an
+ * item carrying another request's key anchors only by the reference, as a readable one does.)
+ */
+function unreadableAboutUs(read: AnswerRead, item: JsonValue, o: OccurrenceView): boolean {
+  const key = o.provider.nativeKey;
+  const ref = o.provider.providerReference;
+  const rawKey = read.nativeKey === undefined ? undefined : resolveJsonPointer(item, read.nativeKey);
+  return (
+    (key !== null && rawKey === key) || (ref !== null && resolveJsonPointer(item, read.reference) === ref)
+  );
+}
+
+interface Hit {
+  readonly item: JsonValue;
+  readonly facts: ReadFacts;
+  readonly page: number;
+  readonly auth: Authentication;
+}
+
+/**
  * Walk the listing from its first page. Items the rule cannot read are passed over (they may be
- * other objects); only an item bound by key or reference is an answer. Absence is stated as the
- * layer's own "no item for this key", complete only when every page was read and authentic.
+ * other objects) unless they carry the occurrence's key or bound reference: such an item is about
+ * this attempt and cannot be judged, so the reading is unavailable (fail closed, never dropped).
+ * AOC-CASE-009: the walk does not stop at the first page holding an item about the occurrence; it
+ * reads on to the end (within `maxPages`) and hands the service EVERY such item, so page boundaries
+ * never pick the reading. A walk cut short after a match (page bound, a page not authentic) is
+ * `complete: false`: the service leaves the occurrence unresolved (`incomplete_listing`). Absence
+ * is stated as the layer's own "no item for this key", complete only when every page was read and
+ * authentic.
  */
 export async function declaredListing(
   ctx: SourceContext,
@@ -133,6 +161,7 @@ export async function declaredListing(
   if (rule === undefined) return unavailable(base, ctx.clock.wallMs(), 'no listing rule');
   let cursor: string | undefined;
   let first: { json: JsonObject; auth: Authentication } | undefined;
+  const hits: Hit[] = [];
   for (let n = 1; n <= ctx.maxPages; n += 1) {
     const url = expandUrl(source.url, bindingValues(o));
     url.searchParams.set(rule.limitParam, String(ctx.pageSize));
@@ -151,59 +180,56 @@ export async function declaredListing(
         `page ${n}: ${items.length} items, more than the ${ctx.pageSize} asked for`,
       );
     first ??= { json: got.json, auth: got.auth };
-    // AOC-CASE-009: EVERY item of the page about the occurrence, not the first one — the service
-    // judges them together, so their order never picks the reading.
-    const hits = items.flatMap((item) => {
+    for (const item of items) {
       const read = applyRead(source.read, item, profile.account);
-      return read.ok && matchesBinding(o, read.facts.carried) ? [{ item, facts: read.facts }] : [];
-    });
-    const [hit, ...others] = hits;
-    if (hit !== undefined) {
-      const { nativeStatus, carried, observedAt } = hit.facts;
-      return answered(base, now, {
-        result: 'found',
-        nativeStatus,
-        carried,
-        observedAt,
-        response: asObject(hit.item) ?? got.json,
-        complete: true,
-        auth: got.auth,
-        detail: hits.length === 1 ? `page ${n}` : `page ${n}: ${hits.length} items match`,
-        alsoMatched: others.map((x) => ({ nativeStatus: x.facts.nativeStatus, carried: x.facts.carried })),
-      });
+      if (read.ok) {
+        if (matchesBinding(o, read.facts.carried))
+          hits.push({ item, facts: read.facts, page: n, auth: got.auth });
+      } else if (unreadableAboutUs(source.read, item, o)) {
+        const why = `page ${n}: an item about the occurrence is unreadable (${read.why})`;
+        return unavailable(base, now, why, got.json);
+      }
     }
+    // Every matching item travels with the observation, which bounds how many it may carry.
+    if (hits.length > MAX_ALSO_MATCHED + 1)
+      return unavailable(base, now, `page ${n}: more than ${MAX_ALSO_MATCHED + 1} items match`);
     const more = resolveJsonPointer(got.json, rule.hasMore) === true;
     const last: JsonValue | undefined =
       items.length === 0 ? undefined : resolveJsonPointer(items[items.length - 1], rule.cursor);
     if (!more || typeof last !== 'string' || !got.auth.verified) {
       const complete = !more && got.auth.verified;
-      return absent(
-        profile,
-        source,
-        o,
-        base,
-        now,
-        first,
-        got.auth,
-        complete,
-        complete ? `read ${n} pages to the end` : `page ${n}: incomplete`,
-      );
+      const detail = complete ? `read ${n} pages to the end` : `page ${n}: incomplete`;
+      if (hits.length > 0) return found(base, now, hits, complete, detail);
+      return absent(profile, source, o, base, now, first, got.auth, complete, detail);
     }
     cursor = last;
   }
   const now = ctx.clock.wallMs();
   if (first === undefined) return unavailable(base, now, 'no page was read');
-  return absent(
-    profile,
-    source,
-    o,
-    base,
-    now,
-    first,
-    first.auth,
-    false,
-    `stopped after ${ctx.maxPages} pages`,
-  );
+  const detail = `stopped after ${ctx.maxPages} pages`;
+  if (hits.length > 0) return found(base, now, hits, false, detail);
+  return absent(profile, source, o, base, now, first, first.auth, false, detail);
+}
+
+/** Every item about the occurrence the walk met, the first standing for the reading. */
+function found(base: ReadingBase, now: number, hits: readonly Hit[], complete: boolean, walk: string) {
+  const [hit, ...others] = hits as [Hit, ...Hit[]];
+  const { nativeStatus, carried, observedAt } = hit.facts;
+  // The reading is authentic only if every page it took an item from was.
+  const auth = hits.find((h) => !h.auth.verified)?.auth ?? hit.auth;
+  const pages = [...new Set(hits.map((h) => h.page))].join(', ');
+  const matched = hits.length === 1 ? `page ${pages}` : `${hits.length} items match on page ${pages}`;
+  return answered(base, now, {
+    result: 'found',
+    nativeStatus,
+    carried,
+    observedAt,
+    response: asObject(hit.item) ?? {},
+    complete,
+    auth,
+    detail: `${matched}; ${walk}`,
+    alsoMatched: others.map((x) => ({ nativeStatus: x.facts.nativeStatus, carried: x.facts.carried })),
+  });
 }
 
 function absent(

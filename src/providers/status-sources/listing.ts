@@ -6,6 +6,7 @@
  */
 import type { JsonObject } from '../../core/json.js';
 import type { OccurrenceView, StatusSource } from '../../occurrences/index.js';
+import { MAX_ALSO_MATCHED } from '../../occurrences/index.js';
 import { exchange } from '../http-client.js';
 import { expandUrl } from '../url-template.js';
 import {
@@ -15,6 +16,7 @@ import {
   parseAnswer,
   readPayment,
   type Authentication,
+  type PaymentFacts,
 } from '../wire.js';
 import type { SourceContext } from './context.js';
 import { bindingValues } from './lookup.js';
@@ -67,6 +69,20 @@ function matches(o: OccurrenceView, item: JsonObject): boolean {
   return (key !== null && item['idempotency_key'] === key) || (ref !== null && item['reference'] === ref);
 }
 
+interface Hit {
+  readonly facts: PaymentFacts;
+  readonly page: Page;
+  readonly n: number;
+}
+
+/**
+ * AOC-CASE-009: the walk does not stop at the first page holding a payment about the occurrence; it
+ * reads on to the end (within `maxPages`) and hands the service EVERY such payment, so page
+ * boundaries never pick the reading. A walk cut short after a match (page bound, a page that is not
+ * authentic or is about another account) is `complete: false`: the service leaves the occurrence
+ * unresolved (`incomplete_listing`). An item carrying the occurrence's key or reference that is not
+ * a readable payment is about this attempt and cannot be judged: unavailable, never passed over.
+ */
 export async function listing(
   ctx: SourceContext,
   o: OccurrenceView,
@@ -75,6 +91,7 @@ export async function listing(
   const base: ReadingBase = { occurrenceId: o.id, source: source.id, kind: source.kind };
   let cursor: string | undefined;
   let first: Page | undefined;
+  const hits: Hit[] = [];
   for (let n = 1; n <= ctx.maxPages; n += 1) {
     const page = await fetchPage(ctx, o, source, cursor);
     const now = ctx.clock.wallMs();
@@ -91,44 +108,51 @@ export async function listing(
     const auth = page.auth;
     if (envelopeMismatch(o, page)) {
       const detail = `page ${n}: the listing is about another account or environment`;
+      if (hits.length > 0) return found(base, now, hits, false, detail);
       return absent(base, now, { o, first: page, auth, complete: false, detail });
     }
-    // AOC-CASE-009: EVERY payment of the page about the occurrence, not the first one — the
-    // service judges them together, so their order never picks the reading.
-    const hits = page.items.flatMap((item) => {
-      const facts = matches(o, item) ? readPayment(item) : undefined;
-      return facts === undefined ? [] : [facts];
-    });
-    const [facts, ...others] = hits;
-    if (facts !== undefined) {
-      const at = observedAt(page.json);
-      return answered(base, now, {
-        result: 'found',
-        ...facts,
-        observedAt: at,
-        response: page.json,
-        complete: true,
-        auth,
-        detail: hits.length === 1 ? `page ${n}` : `page ${n}: ${hits.length} items match`,
-        alsoMatched: others.map((x) => ({ nativeStatus: x.nativeStatus, carried: x.carried })),
-      });
+    for (const item of page.items) {
+      if (!matches(o, item)) continue;
+      const facts = readPayment(item);
+      if (facts === undefined)
+        return unavailable(base, now, `page ${n}: an item about the occurrence is not a payment`, page.json);
+      hits.push({ facts, page, n });
     }
+    // Every matching item travels with the observation, which bounds how many it may carry.
+    if (hits.length > MAX_ALSO_MATCHED + 1)
+      return unavailable(base, now, `page ${n}: more than ${MAX_ALSO_MATCHED + 1} items match`);
     const last = page.items.at(-1)?.['reference'];
     if (!page.hasMore || typeof last !== 'string' || !auth.verified) {
       const complete = !page.hasMore && auth.verified;
       const detail = complete ? `read ${n} pages to the end` : `page ${n}: incomplete`;
+      if (hits.length > 0) return found(base, now, hits, complete, detail);
       return absent(base, now, { o, first, auth, complete, detail });
     }
     cursor = last;
   }
   const now = ctx.clock.wallMs();
   if (first === undefined) return unavailable(base, now, 'no page was read');
-  return absent(base, now, {
-    o,
-    first,
-    auth: first.auth,
-    complete: false,
-    detail: `stopped after ${ctx.maxPages} pages`,
+  const detail = `stopped after ${ctx.maxPages} pages`;
+  if (hits.length > 0) return found(base, now, hits, false, detail);
+  return absent(base, now, { o, first, auth: first.auth, complete: false, detail });
+}
+
+/** Every payment about the occurrence the walk met, the first standing for the reading. */
+function found(base: ReadingBase, now: number, hits: readonly Hit[], complete: boolean, walk: string) {
+  const [hit, ...others] = hits as [Hit, ...Hit[]];
+  // The reading is authentic only if every page it took a payment from was.
+  const auth = hits.find((h) => !h.page.auth.verified)?.page.auth ?? hit.page.auth;
+  const pages = [...new Set(hits.map((h) => h.n))].join(', ');
+  const matched = hits.length === 1 ? `page ${pages}` : `${hits.length} items match on page ${pages}`;
+  return answered(base, now, {
+    result: 'found',
+    ...hit.facts,
+    observedAt: observedAt(hit.page.json),
+    response: hit.page.json,
+    complete,
+    auth,
+    detail: `${matched}; ${walk}`,
+    alsoMatched: others.map((x) => ({ nativeStatus: x.facts.nativeStatus, carried: x.facts.carried })),
   });
 }
 
