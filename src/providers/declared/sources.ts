@@ -18,14 +18,23 @@ import { asObject, parseAnswer, type Authentication } from '../wire.js';
 import { authenticateFetched } from './channel.js';
 import { applyRead, type ReadFacts } from './read.js';
 
-type Got =
+type Got = (
   | {
       readonly ok: true;
       readonly res: Extract<ExchangeResult, { ok: true }>;
       readonly json: JsonObject;
       readonly auth: Authentication;
     }
-  | { readonly ok: false; readonly detail: string; readonly json?: JsonObject };
+  | { readonly ok: false; readonly detail: string; readonly json?: JsonObject }
+) & {
+  /** The provider's `Retry-After` on this answer, as sent (a 429's, a 503's). */
+  readonly retryAfter?: string;
+};
+
+/** The reading, with the `Retry-After` of the last answer it read (the background reconciler honours it). */
+function withRetryAfter(reading: SourceReading, retryAfter: string | undefined): SourceReading {
+  return retryAfter === undefined ? reading : { ...reading, retryAfter };
+}
 
 async function fetchOnce(ctx: SourceContext, source: StatusSource, url: URL): Promise<Got> {
   // A status read: on the origin's keep-alive pool, as the sandbox's lookups are (issue 16 §5).
@@ -41,12 +50,14 @@ async function fetchOnce(ctx: SourceContext, source: StatusSource, url: URL): Pr
   });
   if (!res.ok && res.error === 'credential') return { ok: false, detail: res.name };
   if (!res.ok) return { ok: false, detail: res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}` };
+  const header = res.headers['retry-after'];
+  const retryAfter = typeof header === 'string' ? { retryAfter: header } : {};
   const json = asObject(parseAnswer(res.body));
-  if (json === undefined) return { ok: false, detail: `http ${res.status} unreadable` };
+  if (json === undefined) return { ok: false, detail: `http ${res.status} unreadable`, ...retryAfter };
   const message = { method: 'GET', path: res.path, body: res.body, headers: res.headers };
   const fetched = { url, credential: source.credential?.id, message };
   const auth = authenticateFetched(source.authentication, fetched, ctx.keys, ctx.clock.wallMs());
-  return { ok: true, res, json, auth };
+  return { ok: true, res, json, auth, ...retryAfter };
 }
 
 function notFound(source: StatusSource, status: number, json: JsonObject): boolean {
@@ -75,8 +86,18 @@ export async function declaredLookup(
   o: OccurrenceView,
   source: StatusSource & { read: AnswerRead },
 ): Promise<SourceReading> {
-  const base: ReadingBase = { occurrenceId: o.id, source: source.id, kind: source.kind };
   const got = await fetchOnce(ctx, source, expandUrl(source.url, bindingValues(o)));
+  return withRetryAfter(judgeLookup(ctx, profile, o, source, got), got.retryAfter);
+}
+
+function judgeLookup(
+  ctx: SourceContext,
+  profile: ProviderProfile,
+  o: OccurrenceView,
+  source: StatusSource & { read: AnswerRead },
+  got: Got,
+): SourceReading {
+  const base: ReadingBase = { occurrenceId: o.id, source: source.id, kind: source.kind };
   const now = ctx.clock.wallMs();
   if (!got.ok) return unavailable(base, now, got.detail);
   const { res, json, auth } = got;
@@ -156,6 +177,17 @@ export async function declaredListing(
   o: OccurrenceView,
   source: StatusSource & { read: AnswerRead },
 ): Promise<SourceReading> {
+  const seen: { retryAfter?: string } = {};
+  return withRetryAfter(await walk(ctx, profile, o, source, seen), seen.retryAfter);
+}
+
+async function walk(
+  ctx: SourceContext,
+  profile: ProviderProfile,
+  o: OccurrenceView,
+  source: StatusSource & { read: AnswerRead },
+  seen: { retryAfter?: string },
+): Promise<SourceReading> {
   const base: ReadingBase = { occurrenceId: o.id, source: source.id, kind: source.kind };
   const rule = source.listing;
   if (rule === undefined) return unavailable(base, ctx.clock.wallMs(), 'no listing rule');
@@ -167,6 +199,7 @@ export async function declaredListing(
     url.searchParams.set(rule.limitParam, String(ctx.pageSize));
     if (cursor !== undefined) url.searchParams.set(rule.cursorParam, cursor);
     const got = await fetchOnce(ctx, source, url);
+    seen.retryAfter = got.retryAfter;
     const now = ctx.clock.wallMs();
     if (!got.ok) return unavailable(base, now, `page ${n}: ${got.detail}`);
     const items = resolveJsonPointer(got.json, rule.items);
