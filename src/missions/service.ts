@@ -569,7 +569,7 @@ export class MissionsService {
     const fetch = this.#fetchStatus;
     if (fetch === undefined) return undefined;
     const view = await this.#o.uow.read((r) => r.getView(b.mission_origin, b.mission_id));
-    if (!needsRefresh(view, actionClass, this.#now(), this.#bounds)) return undefined;
+    if (!needsRefresh(view, actionClass, this.#now(), this.#bounds, b.authority_hash)) return undefined;
     let status: VerifiedMissionStatus;
     try {
       status = await fetch(b.mission_origin, b.mission_id);

@@ -253,6 +253,12 @@ function verdictOf(
   if (view.missionExpiry !== null && view.missionExpiry <= now) {
     return { verdict: 'non_active', row: 'expired', reason: 'mission_not_active', expired: true };
   }
+  // A3.2 step 7 / HAR-02, fail closed: a binding hash the view cannot confirm (a view learned only
+  // from SETs, which carry no authority_hash) is never a match. The check fetches Status first
+  // (needsRefresh); until an answer names the hash, the Mission is unknown for that binding.
+  if (bindingAuthorityHash !== undefined && view.authorityHash === null) {
+    return { verdict: 'unknown', row: 'unknown', reason: 'mission_state_unknown', expired: false };
+  }
   if (until === null || now > until) {
     return { verdict: 'stale', row: 'stale', reason: 'mission_state_stale', expired: false };
   }
@@ -280,18 +286,23 @@ export function missionStopOf(
  * A3.1 step 3: whether a check at `now` must fetch Status first — nothing known, or a view that
  * could still change whose freshness bound for the class has passed: a stale `active` one, and a
  * `suspended` (or unrecognised non-active) one too, so a resume at the issuer is learned without an
- * operator (seed: a pause waits for "an authorized lifecycle transition, such as resume"). A final
- * state — terminal (A3.3, sticky) or a passed `mission_expiry` — is never refreshed.
+ * operator (seed: a pause waits for "an authorized lifecycle transition, such as resume"), and an
+ * `active` one that cannot confirm the binding's `authority_hash` (A3.2 step 7). A final state —
+ * terminal (A3.3, sticky) or a passed `mission_expiry` — is never refreshed.
  */
 export function needsRefresh(
   view: AssessedView | undefined,
   c: ActionClass,
   now: number,
   b: StalenessBounds,
+  bindingAuthorityHash?: string,
 ): boolean {
   if (view === undefined || view.state === null) return true;
   if (isTerminal(view.state)) return false;
   if (view.missionExpiry !== null && view.missionExpiry <= now) return false;
+  // A3.2 step 7: a binding names an authority_hash the view does not know (SETs carry none), so
+  // only a Status answer can confirm it; without one the check stops as unknown (assess).
+  if (bindingAuthorityHash !== undefined && view.authorityHash === null && isActive(view.state)) return true;
   // A non-active SET's `freshUntil` is its arrival (it is never relied on as active): such a view
   // is asked about again after the class bound from its arrival, not at every dispatch.
   const until =

@@ -7,7 +7,13 @@ import type { TestContext } from 'node:test';
 import { ManualClock } from '../../src/core/clock.js';
 import { generateEd25519KeyPair, publicKeyRaw } from '../../src/core/ed25519.js';
 import { sequentialIdSource } from '../../src/core/ids.js';
-import type { MissionsService, StalenessBounds, StatusFetcher } from '../../src/missions/index.js';
+import {
+  verifyHarnessEvidence,
+  type HarnessEvidence,
+  type MissionsService,
+  type StalenessBounds,
+  type StatusFetcher,
+} from '../../src/missions/index.js';
 import { OccurrencesService } from '../../src/occurrences/index.js';
 import { harnessGate, migrate, occurrencesUnitOfWork, openHarnessOn } from '../../src/store/index.js';
 import type { EngineUnderTest, StoreUnderTest } from '../store/engines.js';
@@ -86,4 +92,10 @@ export async function dispatchedItem(w: World, key: string, taken?: Generation) 
   );
   await w.harness.dispatch(item.id, 'executor', g.generation);
   return { g, item, input: { ...createInput(g.credential, key), workItemId: item.id } };
+}
+
+/** The verified Harness Evidence appended to one subject (`work:<id>`, `mission:<origin>#<id>`), oldest first. */
+export async function evidenceOf(w: World, subject: string): Promise<HarnessEvidence[]> {
+  const events = (await w.harness.events(subject)).filter((e) => e.type === 'harness_evidence');
+  return Promise.all(events.map((e) => verifyHarnessEvidence(e.body, w.publicKey)));
 }
