@@ -60,7 +60,21 @@ export type HarnessEvidence = {
   readonly decision: Behaviour;
   readonly reason: HarnessReason;
   readonly occurred_at: string;
+  /**
+   * Baton's extension member (docs/harness.md "Harness Evidence"): on a record about dependent
+   * child work decided because of a parent Mission (reason `parent_mission_not_active`, or
+   * `independent_mission_active`), that parent Mission and its observed state. `mission` and
+   * `state` stay the record's own Mission (the child's binding) as observed (seed §11, §9.1).
+   */
+  readonly parent_mission?: ParentMissionCause;
 };
+
+/** The parent Mission a dependent child's record names as its cause. */
+export interface ParentMissionCause {
+  readonly id: string;
+  readonly origin: string;
+  readonly state: string;
+}
 
 export type SignedHarnessEvidence = HarnessEvidence & { readonly evidence_envelope: EvidenceEnvelope };
 
@@ -78,6 +92,8 @@ export interface EvidenceDraft {
   readonly expiresAt?: number | null;
   readonly decision: Behaviour;
   readonly reason: HarnessReason;
+  /** The parent Mission that caused a dependent child's decision (also its chain's record). */
+  readonly cause?: ParentMissionCause;
 }
 
 const present = (v: string | null | undefined): v is string => v !== null && v !== undefined;
@@ -108,6 +124,9 @@ export function harnessEvidence(d: EvidenceDraft, eventId: string, at: number): 
     decision: d.decision,
     reason: d.reason,
     occurred_at: formatRfc3339(at),
+    ...(d.cause !== undefined && {
+      parent_mission: { id: d.cause.id, origin: d.cause.origin, state: reportedState(d.cause.state) },
+    }),
   };
 }
 

@@ -182,8 +182,13 @@ export interface CheckInput {
    * (`dependencies`); undefined when it depends on none. Anything but `active` stops the item as
    * its own Mission's state would (fail closed: an unknown or stale parent pauses it).
    */
-  readonly parent?: Assessment;
+  readonly parent?: ParentAssessment;
 }
+
+/** A parent Mission's assessment and which Mission it is (absent: the chain is ambiguous). */
+export type ParentAssessment = Assessment & {
+  readonly mission?: { readonly id: string; readonly origin: string };
+};
 
 const UNKNOWN: Observed = { state: 'unknown', stateSource: 'harness', checkedAt: null, freshUntil: null };
 
@@ -240,7 +245,11 @@ export function decideCheck(c: CheckInput): Decision {
     // unknown or stale — at dispatch, resume, retry dispatch and provider entry alike.
     const behaviour = behaviourFor(c.matrix, p.row ?? 'unknown', item.actionClass, c.inFlight);
     const next = moved(item, STOP_STATE[behaviour], now);
-    const evidence = draft(item, next, p, stopEventType(item, p), behaviour, 'parent_mission_not_active');
+    // The record describes the item's own Mission as observed (active here) and names the parent
+    // as the cause (seed §11: one Mission per record); an ambiguous chain names none.
+    const own = draft(item, next, a, stopEventType(item, p), behaviour, 'parent_mission_not_active');
+    const cause = p.mission === undefined ? undefined : { ...p.mission, state: p.state };
+    const evidence = cause === undefined ? own : { ...own, cause };
     const code: StopCode = p.verdict === 'non_active' ? 'mission_not_active' : 'mission_status_unavailable';
     return { kind: 'stop', item: next, behaviour, evidence, code };
   }

@@ -31,6 +31,7 @@ import {
   missionOf,
   propagationTargets,
   type Decision,
+  type ParentAssessment,
   type Refusal,
 } from './machine.js';
 import { behaviourFor, DEFAULT_MATRIX, pin, validateMatrix, type PinnedMatrix } from './matrix.js';
@@ -270,6 +271,9 @@ export class MissionsService {
         type: 'harness_evidence',
         body,
       });
+      // The parent Mission's chain shows the stop of its dependent child too (seed §9.1).
+      if (d.cause !== undefined)
+        events.push({ subject: missionSubject(d.cause.origin, d.cause.id), type: 'harness_evidence', body });
     }
     await repo.appendEvents(groupBySubject(events), now, actor);
   }
@@ -458,11 +462,11 @@ export class MissionsService {
     repo: MissionsReader,
     item: WorkItemRecord,
     now: number,
-  ): Promise<Assessment | undefined> {
+  ): Promise<ParentAssessment | undefined> {
     if (!isDependent(item)) return undefined;
     const { chain, complete } = await this.#chainOf(repo, item);
     if (!complete) return assess(undefined, undefined, item.actionClass, now, this.#bounds);
-    let worst: Assessment | undefined;
+    let worst: ParentAssessment | undefined;
     for (const m of dependencies(chain)) {
       const a = assess(
         await repo.getView(m.origin, m.id),
@@ -471,8 +475,9 @@ export class MissionsService {
         now,
         this.#bounds,
       );
-      if (a.verdict === 'non_active') return a;
-      if (a.verdict !== 'active') worst ??= a;
+      const named = { ...a, mission: { id: m.id, origin: m.origin } };
+      if (a.verdict === 'non_active') return named;
+      if (a.verdict !== 'active') worst ??= named;
     }
     return worst;
   }
@@ -1113,12 +1118,19 @@ export class MissionsService {
     const moves: PlannedEvent[] = [];
     let count = 0;
     for (const t of targets) {
+      // A dependent child bound to another Mission: its record describes that Mission as observed,
+      // and names the stopped one as the cause (seed §11: one Mission per record; §9.1).
+      const b = t.item.binding;
+      const foreign = b !== null && !(b.mission_id === stopped.id && b.mission_origin === stopped.origin);
+      const own = foreign ? observed(await repo.getView(b.mission_origin, b.mission_id)) : o;
+      const cause = foreign ? { id: stopped.id, origin: stopped.origin, state: mission.state } : undefined;
       if (t.action === 'continue') {
         drafts.push({
-          ...baseDraft(t.item, o),
+          ...baseDraft(t.item, own),
           eventType: 'subagent_continued',
           decision: 'continue',
           reason: 'independent_mission_active',
+          ...(cause !== undefined && { cause }),
         });
         continue;
       }
@@ -1134,14 +1146,14 @@ export class MissionsService {
         t.item,
         behaviourFor(matrix.matrix, mission.row, t.item.actionClass, inFlight),
         reason,
-        o,
+        own,
         now,
       );
       if (s === undefined) continue;
       moves.push(await this.#move(repo, t.item, s.item));
       if (s.behaviour === 'terminate' && t.item.occurrenceId !== null)
         await occ.releaseReserved(t.item.occurrenceId, t.reason, now);
-      drafts.push(s.evidence);
+      drafts.push(cause === undefined ? s.evidence : { ...s.evidence, cause });
       count++;
     }
     // HAR-17: the Mission's cached connections are unusable for new governed work.
