@@ -493,13 +493,25 @@ export class MissionsService {
    */
   async #refuseParentNonActive(repo: MissionsReader, item: WorkItemRecord, now: number): Promise<void> {
     const own = item.binding;
-    if (isDependent(item) && own !== null) {
+    if (own !== null) {
       const v = await repo.getView(own.mission_origin, own.mission_id);
       const a = assess(v, undefined, item.actionClass, now, this.#bounds);
-      if (a.verdict === 'non_active')
+      if (isDependent(item) && a.verdict === 'non_active')
         throw new BatonError('mission_not_active', `the Mission of this child work is ${a.state} (HAR-21)`, {
           reason: 'parent_mission_not_active',
         });
+      // Seed §7, A7#14: any work (top-level too) under a Mission known final — terminal, sticky
+      // (A3.3), or past its mission_expiry — is never newly queued, by a create or a retry. A
+      // suspended Mission may resume, so its top-level work is queued and paused at dispatch.
+      const stop = v === undefined ? undefined : missionStopOf(v, now);
+      if (stop !== undefined && (isTerminal(v?.state ?? null) || stop.row === 'expired'))
+        throw new BatonError(
+          'mission_not_active',
+          `the Mission is ${stop.state}: no work is queued under it`,
+          {
+            reason: stop.state === 'superseded' ? 'successor_binding_required' : 'mission_not_active',
+          },
+        );
     }
     const p = await this.#parentAssessment(repo, item, now);
     if (p?.verdict === 'non_active')

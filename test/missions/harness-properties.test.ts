@@ -76,16 +76,20 @@ for (const e of engines) {
             // Work is created on the first server (the test worlds' id sources are per server).
             const { harness, occurrences } = servers[0]!;
             const key = `pay-${++n}`;
-            const item = await harness.createItem(
-              {
-                kind: 'queue_item',
-                action_class: 'consequential_write',
-                lineage: 'invoice-agent',
-                mission_binding: binding,
-                idempotency_key: key,
-              },
-              'executor',
+            // Seed §7: under a Mission known final (revoked, sticky) nothing is newly queued.
+            const item = await attempt(
+              harness.createItem(
+                {
+                  kind: 'queue_item',
+                  action_class: 'consequential_write',
+                  lineage: 'invoice-agent',
+                  mission_binding: binding,
+                  idempotency_key: key,
+                },
+                'executor',
+              ),
             );
+            if (item === undefined) continue;
             if ((await attempt(harness.dispatch(item.id, 'executor', g.generation))) === undefined) continue;
             const created = await attempt(
               occurrences.create({ ...createInput(g.credential, key), workItemId: item.id }),

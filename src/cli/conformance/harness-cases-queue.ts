@@ -185,7 +185,7 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
   {
     id: 'HAR-CASE-014',
     title:
-      'A7#14 a retry after revocation is suppressed; a retry of an entered occurrence only reconciles (effects stay 1)',
+      'A7#14 a retry after revocation is refused (never queued); a retry of an entered occurrence only reconciles (effects stay 1)',
     requirements: ['HAR-12', 'C-A28', 'AOC-REQ-010'],
     inputs: { retry: ['of an entered occurrence', 'after revocation'] },
     async run(kit) {
@@ -213,13 +213,14 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
       kit.check('effects stay 1', kit.effects(await kit.view(o.id)) === 1);
       await kit.env.harness.complete(retry.id, 'executor');
       await kit.operate(m, 'revoke');
-      const late = await kit.env.harness.retry(retry.id, 'executor');
+      // Seed §7: work under a revoked Mission is never newly queued: the retry itself is refused.
+      const before = (await kit.env.harness.listItems()).length;
       await kit.refused(
         'a retry after revocation',
-        kit.env.harness.dispatch(late.id, 'executor', e.generation),
+        kit.env.harness.retry(retry.id, 'executor'),
         'mission_not_active',
       );
-      kit.check('it is suppressed', (await kit.item(late.id)).state === 'suppressed');
+      kit.check('nothing is queued', (await kit.env.harness.listItems()).length === before);
     },
   },
   {
