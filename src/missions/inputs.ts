@@ -19,7 +19,9 @@ import {
 type Fields = Readonly<Record<string, unknown>>;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/#-]{0,127}$/;
 const MISSION_ID = /^[A-Za-z0-9_-]{1,256}$/;
-const ORIGIN = /^https?:\/\/[^\s]{1,500}$/;
+// No white space and no control character (U+0000–U+001F, U+007F–U+009F): refused here with the
+// member's JSON path, never left for the store to trip over (a NUL is no URL character).
+const ORIGIN = /^https?:\/\/[^\s\p{Cc}]{1,500}$/u;
 
 function fail(code: BatonErrorCode, path: string, why: string): never {
   throw new BatonError(code, `${path}: ${why}`, { path });
