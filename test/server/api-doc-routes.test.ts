@@ -47,3 +47,21 @@ test('docs/api.md lists every operation of /openapi.json, by its exact path, and
     );
   }
 });
+
+test('the harness item commands say what they check: complete runs no Mission check, in /openapi.json and docs/api.md alike', async (t) => {
+  const api = await startApi(t, { continuity: true });
+  const doc = await api.call('GET', '/openapi.json');
+  assert.equal(doc.status, 200, doc.text);
+  const summary = (verb: string): string => {
+    const paths = doc.body['paths'] as Record<string, Record<string, { summary?: string }>>;
+    return paths[`/v1/harness/items/{id}/${verb}`]?.['post']?.summary ?? '';
+  };
+  assert.match(summary('resume'), /A3\.1 check first/);
+  assert.match(summary('complete'), /no Mission check/);
+  assert.doesNotMatch(summary('complete'), /check first/);
+  const text = readFileSync(join(repoRoot, 'docs', 'api.md'), 'utf8');
+  const row = text.split('\n').find((l) => l.startsWith('| POST | `/v1/harness/items/{id}/complete`'));
+  assert.ok(row !== undefined);
+  assert.match(row, /no Mission check/);
+  assert.doesNotMatch(row, /the same check/);
+});

@@ -171,6 +171,20 @@ function actor(input: HandlerInput): string {
   return principalActor(p);
 }
 
+/**
+ * What each item command checks (docs/harness.md). `complete` records the end of work already done
+ * — each consequential action in it was checked at provider entry (A3.6) — so it runs no Mission
+ * check: refusing it would only leave the item `running` (the seed checks before resume, retry
+ * dispatch, wake-up and cached access use, not at completion); a stop already moved the item.
+ */
+const ITEM_COMMAND_SUMMARY = {
+  resume: 'Resume a work item (A3.1 check first; a stop is committed, then refused)',
+  retry:
+    'Retry a work item: a new queued item with the same idempotency_key, refused under a Mission known final or a non-active parent; its dispatch runs the A3.1 check',
+  complete:
+    'Complete a running work item (no Mission check: it records work already done, each consequential action checked at provider entry)',
+} as const;
+
 function itemCommand(
   deps: ServerDeps,
   verb: 'resume' | 'retry' | 'complete',
@@ -180,7 +194,7 @@ function itemCommand(
     method: 'POST',
     url: `/v1/harness/items/:id/${verb}`,
     operationId: `${verb}WorkItem`,
-    summary: `${verb[0]?.toUpperCase() ?? ''}${verb.slice(1)} a work item (A3.1 check first; a stop is committed, then refused)`,
+    summary: ITEM_COMMAND_SUMMARY[verb],
     tag: 'harness',
     roles: ['executor'],
     schema: { params: idParams, body: emptyBody, response: { 200: anyObject, 201: workItem } },
