@@ -141,10 +141,24 @@ function unresolved(id: string, ref: CredentialReference, why: string): BatonErr
   return new BatonError('credential_unresolved', `credential ${id}: the ${named} ${why}`, { id, ...where });
 }
 
-function decode(id: string, ref: CredentialReference, text: string): Uint8Array {
+function decode(id: string, ref: CredentialEntry, text: string): Uint8Array {
   if (ref.encoding !== 'base64url') return Buffer.from(text, 'utf8');
   if (!/^[A-Za-z0-9_-]+$/.test(text)) throw unresolved(id, ref, 'is not base64url');
-  return Buffer.from(text, 'base64url');
+  const bytes = Buffer.from(text, 'base64url');
+  // A key that is only verified with (`origins: []`: an HMAC key) is any bytes. One that may be
+  // SENT goes into a header as text (credential-header.ts), so its decoded value is held to the
+  // same rule as a utf8 one: UTF-8 text without a control character, refused here at start rather
+  // than by node:http at every send, after the occurrence was entered.
+  if (ref.origins.length > 0) {
+    let decoded: string;
+    try {
+      decoded = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      throw unresolved(id, ref, 'decodes to bytes that are not UTF-8 text (it may be sent in a header)');
+    }
+    if (CONTROL.test(decoded)) throw unresolved(id, ref, 'decodes to a value with a control character');
+  }
+  return bytes;
 }
 
 /** Control characters (Cc: C0, DEL, C1): never part of a real secret, and fatal in an HTTP header. */

@@ -180,3 +180,40 @@ test('a value with a control character is refused at start, naming the reference
     );
   }
 });
+
+test('a base64url value that may be sent is checked after decoding; a verify-only key stays any bytes', () => {
+  const origins = ['https://api.stripe.com'];
+  const doc = (sent: boolean) =>
+    validateCredentials({
+      format: 'baton.credentials/1',
+      credentials: { api: { env: 'K', encoding: 'base64url', origins: sent ? origins : [] } },
+    });
+  const readFile = (): undefined => undefined;
+  const b64 = (bytes: string | Buffer) => Buffer.from(bytes).toString('base64url');
+  // The encoded text is clean; what it decodes to would go into the Authorization header and make
+  // node:http refuse every send, after the occurrence was entered. Refused at start instead.
+  const bad: [string, RegExp][] = [
+    [b64(`${SECRET}\r\nX-Injected: 1`), /control character/],
+    [b64(`${SECRET}\n`), /control character/],
+    [b64(`${SECRET}\u0085`), /control character/],
+    [b64(Buffer.from([0x73, 0x6b, 0xff, 0xfe])), /not UTF-8/],
+  ];
+  for (const [K, why] of bad) {
+    assert.throws(
+      () => resolveCredentials(doc(true), { env: { K }, readFile }),
+      (e: unknown) => {
+        assert.ok(isBatonError(e) && e.code === 'credential_unresolved', String(e));
+        assert.match(e.message, why);
+        assert.deepEqual(e.details, { id: 'api', env: 'K' });
+        assert.ok(!e.message.includes(SECRET));
+        return true;
+      },
+    );
+  }
+  const sendable = resolveCredentials(doc(true), { env: { K: b64(SECRET) }, readFile });
+  assert.equal(Buffer.from(sendable['api'] ?? []).toString(), SECRET);
+  // An HMAC key is only verified with: control bytes and non-UTF-8 are just key material.
+  const binary = Buffer.from([0x00, 0x0a, 0x0d, 0xff, 0x07, 0x85]);
+  const key = resolveCredentials(doc(false), { env: { K: b64(binary) }, readFile });
+  assert.deepEqual(Buffer.from(key['api'] ?? []), binary);
+});
