@@ -92,7 +92,10 @@ export const ERROR_CODES = {
   credential_origin_refused: spec(400),
   /** A webhook delivery's signature is absent, malformed or wrong for the profile's pin (details.reason). */
   webhook_unauthenticated: spec(401),
-  /** An authentic webhook delivery signed outside the replay window. */
+  /**
+   * An authentic webhook delivery signed outside the replay window, or whose event is dated ahead of
+   * the server by more than it accepts (details.reason `future_dated`): its event id is not spent.
+   */
   webhook_stale: spec(401),
   /** An authenticated delivery that is not an event Baton can read (no event id, not JSON). */
   webhook_event_invalid: spec(400),

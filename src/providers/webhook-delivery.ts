@@ -12,6 +12,7 @@ import { resolveJsonPointer } from '../core/json-pointer.js';
 import { parseStrictJson, type JsonValue } from '../core/json.js';
 import type { AnswerRead, ObservationInput, ProviderProfile, StatusSource } from '../occurrences/index.js';
 import { deliveryObservation, readDelivery, type DeliveryReading } from './declared/webhook.js';
+import { FUTURE_SKEW_MS } from './status-sources/reading.js';
 import type { KeyResolver } from './key-resolver.js';
 import {
   readEvent,
@@ -32,7 +33,11 @@ export interface NamedKey {
 export type DeliveryObserver = (bound: ProviderProfile, occurrenceId: string) => ObservationInput;
 
 export type DeliveryMeaning =
-  /** Not authenticated or not fresh: evidence only, about the occurrence it names (AOC-CASE-009). */
+  /**
+   * Not authenticated or not fresh: evidence only, about the occurrence it names (AOC-CASE-009).
+   * `stale` also for an authentic event dated ahead of the service's allowance (`future_dated`):
+   * not usable now, so refused without remembering its id; the provider's retry is still new.
+   */
   | {
       readonly kind: 'refused';
       readonly reason: string;
@@ -148,12 +153,23 @@ function sandbox(
       : { kind: 'event', eventId: reading.id, status: false };
   }
   const named = sandboxNamed(reading);
+  const observe: DeliveryObserver = (bound, id) =>
+    webhookObservation(bound, id, reading.event, verdict, nowMs);
+  if ((reading.event.payment.observedAt ?? nowMs) > nowMs + FUTURE_SKEW_MS) {
+    return {
+      kind: 'refused',
+      reason: 'future_dated',
+      stale: true,
+      ...(named !== undefined && { named }),
+      observe,
+    };
+  }
   return {
     kind: 'event',
     eventId: reading.event.id,
     status: true,
     ...(named !== undefined && { named }),
-    observe: (bound, id) => webhookObservation(bound, id, reading.event, verdict, nowMs),
+    observe,
   };
 }
 
@@ -199,7 +215,7 @@ function declared(
     return {
       kind: 'refused',
       reason,
-      stale: reason === 'stale',
+      stale: reason === 'stale' || reason === 'future_dated',
       ...(named !== undefined && { named }),
       observe,
     };

@@ -216,10 +216,52 @@ for (const engine of engines) {
   });
 }
 
-function standardEvent(key: string, amount: number): string {
+for (const engine of engines) {
+  test(`[${engine}] serve: an authentic event dated a little ahead settles (the service's 60 s allowance); one dated beyond it is refused webhook_stale and its event id is not spent`, async (t) => {
+    const w = await world(t, engine);
+    const signer = new Webhook(w.standardSecret);
+    const v1 = (msg: string, body: string) => {
+      const at = new Date();
+      return {
+        'webhook-id': msg,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signer.sign(msg, at, body),
+      };
+    };
+    // A provider's clock 2 s ahead of ours: within the allowance every status answer gets.
+    const ahead = await enter(w, SW_V1, 'sw-ahead', 700);
+    const soon = standardEvent(ahead.nativeKey ?? '', 700, new Date(Date.now() + 2_000));
+    const settled = await deliver(w, SW_V1.id, soon, v1('msg_ahead', soon));
+    assert.equal(settled.status, 200, settled.text);
+    assert.equal(settled.body['effective'], true, settled.text);
+    assert.equal((await detail(w, ahead.occurrence.id)).occurrence['outcome'], 'success');
+
+    // Ten minutes ahead: authentic, but not usable now. Not recorded under its id, so not spent.
+    const late = await enter(w, SW_V1, 'sw-far', 800);
+    // Its own provider object: pay_sw_1 is the first occurrence's.
+    const other = (body: string) => body.replace('"pay_sw_1"', '"pay_sw_far"');
+    const far = other(standardEvent(late.nativeKey ?? '', 800, new Date(Date.now() + 600_000)));
+    const refused = await deliver(w, SW_V1.id, far, v1('msg_far', far));
+    assertProblem(refused, 401, 'webhook_stale');
+    assert.deepEqual(refused.body['details'], { reason: 'future_dated' });
+    const d = await detail(w, late.occurrence.id);
+    assert.equal(d.occurrence['unresolved'], true);
+    assert.equal(d.occurrence['outcome'], 'unknown');
+    // The provider's retry under the same webhook-id (here dated now, as by then it would be) is
+    // new, not a duplicate, and settles.
+    const now = other(standardEvent(late.nativeKey ?? '', 800));
+    const retried = await deliver(w, SW_V1.id, now, v1('msg_far', now));
+    assert.equal(retried.status, 200, retried.text);
+    assert.equal(retried.body['duplicate'], false, retried.text);
+    assert.equal(retried.body['effective'], true, retried.text);
+    assert.equal((await detail(w, late.occurrence.id)).occurrence['outcome'], 'success');
+  });
+}
+
+function standardEvent(key: string, amount: number, at = new Date()): string {
   return JSON.stringify({
     type: 'payment.succeeded',
-    timestamp: new Date().toISOString(),
+    timestamp: at.toISOString(),
     data: {
       id: 'pay_sw_1',
       status: 'succeeded',

@@ -154,6 +154,24 @@ for (const engine of engines) {
     assert.equal((await observations(w, id)).length, 3);
   });
 
+  test(`[${engine}] an event dated beyond the 60 s allowance is refused webhook_stale without spending its id; its retry settles`, async (t) => {
+    const w = await world(t, engine);
+    const ticket = await pay(w, 'inv-hook-future', ['drop_response_after_apply', 'drop_webhook']);
+    const id = ticket.occurrence.id;
+    const view = await paymentView(w, ticket.nativeKey!);
+    const now = w.clock.wallMs();
+    const ahead = signEvent(w, 'evt_ahead', { ...view, observed_at: formatRfc3339(now + 600_000) }, now);
+    const refused = await deliver(w, ahead);
+    assertProblem(refused, 401, 'webhook_stale');
+    assert.deepEqual(refused.body['details'], { reason: 'future_dated' });
+    assert.equal((await w.svc.getOccurrence(id)).occurrence.unresolved, true);
+    // The provider's retry of the same event id, no longer ahead: new, read, settles.
+    const retry = signEvent(w, 'evt_ahead', { ...view, observed_at: formatRfc3339(now) }, now);
+    const settled = await deliver(w, retry);
+    assert.deepEqual(settled.body, { received: true, duplicate: false, recorded: true, effective: true });
+    assert.equal((await w.svc.getOccurrence(id)).occurrence.outcome, 'success');
+  });
+
   test(`[${engine}] tampered, unsigned, expired and replayed deliveries settle nothing`, async (t) => {
     const w = await world(t, engine);
     const ticket = await pay(w, 'inv-hook-3', ['drop_response_after_apply', 'drop_webhook']);

@@ -10,6 +10,7 @@ import { parseStrictJson, type JsonValue } from '../../core/json.js';
 import type { ObservationInput, ProviderProfile, StatusSource } from '../../occurrences/index.js';
 import { pinIdentities } from '../../occurrences/index.js';
 import type { KeyResolver } from '../key-resolver.js';
+import { FUTURE_SKEW_MS } from '../status-sources/reading.js';
 import {
   standardWebhookKey,
   verifyStandardWebhook,
@@ -44,8 +45,12 @@ export type DeliveryFailure = WebhookVerification extends infer V
 export interface DeliveryReading {
   /** Whether the delivery is authentic, fresh and new; only then may it settle anything. */
   readonly verified: boolean;
-  /** Why not: unsigned, malformed, bad_signature, stale, replayed, no_key_material, unreadable. */
-  readonly refusal: DeliveryFailure | 'replayed' | 'no_key_material' | 'unreadable' | undefined;
+  /**
+   * Why not: unsigned, malformed, bad_signature, stale, replayed, no_key_material, unreadable, or
+   * future_dated (authentic, but the event's own time is later than the service accepts).
+   */
+  readonly refusal:
+    DeliveryFailure | 'replayed' | 'no_key_material' | 'unreadable' | 'future_dated' | undefined;
   readonly pin: string | undefined;
   readonly eventId: string | undefined;
   readonly event: JsonValue | undefined;
@@ -125,10 +130,21 @@ export function readDelivery(input: DeliveryInput): DeliveryReading {
   if (facts === undefined) return { ...base, verified: false, refusal: 'unreadable' };
   // Replay is judged only on authentic deliveries: a forger cannot burn a real event's id.
   if (eventId === undefined) return { ...base, verified: false, refusal: 'unreadable' };
+  // Authentic but not usable now (its date is ahead of ours by more than the service allows):
+  // refused BEFORE its id is remembered, so the provider's later retry is still new.
+  if (futureDated(facts, input.nowMs)) return { ...base, verified: false, refusal: 'future_dated' };
   if (input.replay?.check(`${input.profile.id}:${eventId}`, input.nowMs) === 'replayed') {
     return { ...base, verified: false, refusal: 'replayed' };
   }
   return { ...base, verified: true, refusal: undefined, pin };
+}
+
+/**
+ * An event dated later than the service accepts an observation (FUTURE_SKEW_MS after its clock,
+ * occurrences/service/observe.ts): the same allowance as every other status answer.
+ */
+export function futureDated(facts: ReadFacts, nowMs: number): boolean {
+  return (facts.observedAt ?? nowMs) > nowMs + FUTURE_SKEW_MS;
 }
 
 /** The observation a delivery becomes for one occurrence (found via its native key). */
@@ -138,8 +154,8 @@ export function deliveryObservation(
   d: DeliveryReading,
   nowMs: number,
 ): ObservationInput {
-  // An event dated after our own clock says nothing usable about now (the service refuses it).
-  if (d.facts === undefined || (d.facts.observedAt ?? nowMs) > nowMs) {
+  // An event dated beyond the service's allowance says nothing usable about now (it is refused).
+  if (d.facts === undefined || futureDated(d.facts, nowMs)) {
     return {
       occurrenceId,
       source: source.id,

@@ -215,9 +215,11 @@ class Intake {
     }
     throw new BatonError(
       m.stale ? 'webhook_stale' : 'webhook_unauthenticated',
-      m.stale
-        ? 'the delivery was signed outside the replay window'
-        : 'the delivery is not signed by the webhook pin of the profile version it is judged under',
+      m.reason === 'future_dated'
+        ? 'the event is dated ahead of this server by more than it accepts; not recorded, deliver it again later'
+        : m.stale
+          ? 'the delivery was signed outside the replay window'
+          : 'the delivery is not signed by the webhook pin of the profile version it is judged under',
       { reason: m.reason },
     );
   }
