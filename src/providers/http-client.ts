@@ -35,7 +35,10 @@ export interface ExchangeInput {
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
   readonly timeoutMs: number;
-  /** A status query (a read): on the origin's keep-alive pool. Never set for a provider entry. */
+  /**
+   * A status query (a read): on the origin's keep-alive pool. Never set for a provider entry. It
+   * asks for JSON (`accept: application/json`) unless `headers` names its own `accept`.
+   */
   readonly pooled?: boolean;
   /**
    * The credential the request carries. It is attached HERE, against this very `url`, and only
@@ -68,9 +71,35 @@ export type ExchangeResult =
       readonly name: string;
       /** Whether the whole request had been written before the failure. */
       readonly sent: boolean;
+    }
+  | {
+      /**
+       * The request accepts only JSON (`accept: application/json`) and the answer's Content-Type
+       * is not a JSON media type: not read at all. `name` is that type (`text/html`), `none` when
+       * absent, `unreadable` when it is not a plain `type/subtype`.
+       */
+      readonly ok: false;
+      readonly error: 'media_type';
+      readonly name: string;
+      readonly sent: true;
     };
 
 const MAX_RESPONSE_BYTES = 1_048_576;
+
+/** A JSON media type: `application/json` or any `application/…+json` (RFC 6839), parameters aside. */
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  const type = (contentType?.split(';', 1)[0] ?? '').trim().toLowerCase();
+  return type === 'application/json' || /^application\/[a-z0-9!#$&^_.-]{1,100}\+json$/.test(type);
+}
+
+const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]{1,64}\/[a-z0-9!#$&^_.+-]{1,64}$/;
+
+/** The answer's media type for a reason (never anything else from the header). */
+function mediaTypeName(contentType: string | undefined): string {
+  if (contentType === undefined) return 'none';
+  const type = (contentType.split(';', 1)[0] ?? '').trim().toLowerCase();
+  return MEDIA_TYPE.test(type) ? type : 'unreadable';
+}
 
 function errorName(error: unknown): string {
   const code = (error as { code?: unknown }).code;
@@ -92,7 +121,11 @@ export function exchange(input: ExchangeInput): Promise<ExchangeResult> {
   return new Promise((resolve) => {
     let sent = false;
     let failure: 'timeout' | 'too_large' | undefined;
-    const headers: Record<string, string> = { ...input.headers, ...attached };
+    const asked: Record<string, string> = input.pooled === true ? { accept: 'application/json' } : {};
+    const headers: Record<string, string> = { ...asked, ...input.headers, ...attached };
+    // Asked for JSON only, an answer of another media type is not read (a by-id answer served as
+    // text/html is not a status answer, whatever its body holds): fail closed.
+    const json = headers['accept']?.trim().toLowerCase() === 'application/json';
     if (input.body !== undefined) headers['content-length'] = String(Buffer.byteLength(input.body));
     const agent = input.pooled === true ? pool(input.url) : false;
     let req: ClientRequest;
@@ -106,6 +139,13 @@ export function exchange(input: ExchangeInput): Promise<ExchangeResult> {
       return;
     }
     function onResponse(res: IncomingMessage): void {
+      const contentType = res.headers['content-type'];
+      if (json && !isJsonMediaType(contentType)) {
+        clearTimeout(timer);
+        resolve({ ok: false, error: 'media_type', name: mediaTypeName(contentType), sent: true });
+        req.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -116,6 +156,9 @@ export function exchange(input: ExchangeInput): Promise<ExchangeResult> {
         } else chunks.push(chunk);
       });
       res.on('end', () => {
+        // The chunk that crossed the cap may be the last one: the body then still 'end's, cut
+        // short. An answer over the cap is refused whole, never read in part (docs/providers.md).
+        if (failure !== undefined) return fail(new Error(failure));
         clearTimeout(timer);
         const body = Buffer.concat(chunks).toString('utf8');
         resolve({ ok: true, status: res.statusCode ?? 0, headers: res.headers, body, path });
