@@ -66,6 +66,13 @@ export class HttpProviderAdapter {
   readonly #profileDigest: string;
   readonly #options: HttpAdapterOptions;
   readonly #clock: Clock;
+  /**
+   * The occurrences this adapter has sent (or begun to send). AOC-REQ-010: an entry is sent at most
+   * once, and neither an in-doubt first send (a reset, a timeout) nor the provider's native
+   * idempotency key is permission to enter the provider again. The service never issues a second
+   * ticket for an occurrence (`already_entered`); this refuses the same ticket handed over twice.
+   */
+  readonly #sent = new Set<string>();
 
   constructor(profile: ProviderProfile, options: HttpAdapterOptions) {
     // A copy: what the digest covers cannot change under the adapter afterwards.
@@ -76,10 +83,22 @@ export class HttpProviderAdapter {
     refuseUncoveredEntry(this.#profile, options.keys);
   }
 
-  /** Send the entered request once. Throws (sending nothing) only when the ticket is not this profile's. */
+  /**
+   * Send the entered request once. Throws, sending nothing, when the ticket is not this profile's,
+   * and `already_entered` (details `{occurrenceId, sent: false}`) when this adapter was already
+   * handed the ticket: what the first send left open is the status sources' to find out.
+   */
   async send(ticket: EntryTicket): Promise<SendResult> {
     this.#check(ticket);
     const entry = this.#profile.entry;
+    const entryUrl = this.#options.entryUrl;
+    if (entry === undefined && entryUrl === undefined) {
+      throw new BatonError(
+        'provider_binding_conflict',
+        'the profile has no entry rule and no entryUrl was given',
+      );
+    }
+    this.#claim(ticket.occurrence.id);
     if (entry !== undefined) {
       const ctx = {
         keys: this.#options.keys,
@@ -91,24 +110,30 @@ export class HttpProviderAdapter {
         ...(await sendDeclared(this.#profile, entry, ticket, ctx)),
       };
     }
-    if (this.#options.entryUrl === undefined) {
-      throw new BatonError(
-        'provider_binding_conflict',
-        'the profile has no entry rule and no entryUrl was given',
-      );
-    }
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (ticket.nativeKeyHeader !== null && ticket.nativeKey !== null) {
       headers[ticket.nativeKeyHeader.toLowerCase()] = ticket.nativeKey;
     }
     const result = await exchange({
       method: 'POST',
-      url: expandUrl(this.#options.entryUrl, { account: ticket.account }),
+      url: expandUrl(entryUrl ?? '', { account: ticket.account }),
       headers,
       body: canonicalize(ticket.request),
       timeoutMs: this.#options.timeoutMs ?? 10_000,
     });
     return this.#interpret(ticket.occurrence.id, result);
+  }
+
+  /** Claimed before the first byte leaves, so two concurrent sends of one ticket cannot both go. */
+  #claim(occurrenceId: string): void {
+    if (this.#sent.has(occurrenceId)) {
+      throw new BatonError(
+        'already_entered',
+        'this ticket was already sent once; the provider is never entered again (AOC-REQ-010)',
+        { occurrenceId, sent: false },
+      );
+    }
+    this.#sent.add(occurrenceId);
   }
 
   /** AOC-REQ-003: send nothing unless the ticket is bound to this very profile and request. */

@@ -161,3 +161,42 @@ test('nothing is sent for a ticket bound to another profile, and an unreachable 
   assert.equal(ack.missingKnowledge, 'unavailable');
   assert.equal(ack.occurrence.unresolved, true, 'no answer never proves non-entry');
 });
+
+test('a ticket is sent at most once per adapter: after an in-doubt send, again, a copy or at once, it is refused already_entered and nothing leaves (AOC-REQ-010)', async (t) => {
+  const w = await openWorld(t);
+  let requests = 0;
+  const server = createServer((req) => {
+    requests += 1;
+    req.socket.destroy(); // ECONNRESET: the provider may have applied it
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const adapter = new HttpProviderAdapter(w.profile.document, {
+    entryUrl: sandboxEntryUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    keys: w.keys,
+    clock: w.clock,
+  });
+  const o = await createOcc(w, 'inv-resend');
+  const ticket = await w.svc.enter({ credential: w.credential, occurrenceId: o.id });
+  const first = await adapter.send(ticket);
+  assert.equal(first.acknowledged, false);
+  assert.equal(requests, 1);
+  const refusal = { code: 'already_entered', details: { occurrenceId: o.id, sent: false } };
+  // A native idempotency key is not permission to enter the provider again.
+  await assert.rejects(adapter.send(ticket), refusal);
+  await assert.rejects(adapter.send(structuredClone(ticket)), refusal);
+  assert.equal(requests, 1, 'the provider was entered once');
+
+  // Two sends of one fresh ticket at once: one goes, the other is refused before any byte leaves.
+  const o2 = await createOcc(w, 'inv-resend-2');
+  const ticket2 = await w.svc.enter({ credential: w.credential, occurrenceId: o2.id });
+  const both = await Promise.allSettled([adapter.send(ticket2), adapter.send(ticket2)]);
+  assert.deepEqual(
+    both.map((r) => r.status),
+    ['fulfilled', 'rejected'],
+  );
+  assert.equal(requests, 2);
+  // The recorded acknowledgement of the one send still lands; the occurrence stays unresolved.
+  const ack = await recordSend(w.svc, first);
+  assert.equal(ack.occurrence.unresolved, true);
+});
