@@ -46,6 +46,8 @@ export interface HttpAdapterOptions {
   readonly clock?: Clock;
   /** How long to wait for the answer before giving up (default 10 s); it is never re-sent. */
   readonly timeoutMs?: number;
+  /** How many sent occurrence ids the adapter remembers to refuse a ticket again (SENT_REMEMBERED). */
+  readonly rememberSent?: number;
 }
 
 export interface SendResult {
@@ -59,6 +61,9 @@ export interface SendResult {
   readonly sent: boolean;
   readonly acknowledgement: AcknowledgementInput;
 }
+
+/** How many sent occurrence ids an adapter remembers (oldest forgotten first). */
+export const SENT_REMEMBERED = 100_000;
 
 export class HttpProviderAdapter {
   readonly #profile: ProviderProfile;
@@ -134,6 +139,13 @@ export class HttpProviderAdapter {
       );
     }
     this.#sent.add(occurrenceId);
+    // Bounded: a worker's adapter may live for millions of entries. An older ticket than these is
+    // still never sent twice by Baton (the service issues one ticket per occurrence); this guard
+    // is for a caller that hands the same ticket over again soon after.
+    if (this.#sent.size > (this.#options.rememberSent ?? SENT_REMEMBERED)) {
+      const oldest = this.#sent.values().next();
+      if (oldest.done !== true) this.#sent.delete(oldest.value);
+    }
   }
 
   /** AOC-REQ-003: send nothing unless the ticket is bound to this very profile and request. */

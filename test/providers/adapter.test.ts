@@ -200,3 +200,34 @@ test('a ticket is sent at most once per adapter: after an in-doubt send, again, 
   const ack = await recordSend(w.svc, first);
   assert.equal(ack.occurrence.unresolved, true);
 });
+
+test('the ids an adapter remembers are bounded (rememberSent): the oldest is forgotten first', async (t) => {
+  const w = await openWorld(t);
+  let requests = 0;
+  const server = createServer((req) => {
+    requests += 1;
+    req.socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const adapter = new HttpProviderAdapter(w.profile.document, {
+    entryUrl: sandboxEntryUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    keys: w.keys,
+    clock: w.clock,
+    rememberSent: 1,
+  });
+  const enter = async (invoice: string) => {
+    const o = await createOcc(w, invoice);
+    return w.svc.enter({ credential: w.credential, occurrenceId: o.id });
+  };
+  const a = await enter('inv-bound-a');
+  const b = await enter('inv-bound-b');
+  await adapter.send(a);
+  await adapter.send(b);
+  await assert.rejects(adapter.send(b), { code: 'already_entered' }, 'the latest is remembered');
+  assert.equal(requests, 2);
+  // Past the bound the adapter no longer knows `a`; the service's one ticket per occurrence
+  // remains the durable guard (docs/providers.md).
+  await adapter.send(a);
+  assert.equal(requests, 3);
+});
