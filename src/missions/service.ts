@@ -27,6 +27,7 @@ import {
   decideRetry,
   decideStop,
   dependencies,
+  draft,
   isRefusal,
   missionOf,
   propagationTargets,
@@ -400,9 +401,7 @@ export class MissionsService {
       // or stale is not refused here, as the item's own Mission is not: the item is created
       // queued, and its dispatch checks the whole chain and fails closed.
       await this.#refuseParentNonActive(repo, item, now);
-      if (!(await repo.insertItem(item))) throw new BatonError('work_item_conflict', 'the item id is taken');
-      await repo.appendEvents([workCreated(item)], now, actor);
-      return item;
+      return this.#insertNew(repo, item, now, actor, 'the item id is taken');
     });
   }
 
@@ -487,37 +486,65 @@ export class MissionsService {
    * Mission. `dependencies` leaves out the item's own Mission (dispatch checks it separately), but
    * for child work the own Mission is the parent's too — a task node copies its parent item's
    * binding, a same-Mission handle's `parent_mission` is its binding — so a known non-active own
-   * Mission refuses the spawn or retry as well (seed §7: queued work under a final Mission MUST be
-   * suppressed, never newly queued). Only the Mission's state counts here, as for a parent view's;
-   * unknown or stale is left to the dispatch check.
+   * Mission refuses the spawn or retry as well. Only the Mission's state counts here, as for a
+   * parent view's; unknown or stale is left to the dispatch check. Other work under a Mission known
+   * final is not refused but created suppressed (`#insertNew`).
    */
   async #refuseParentNonActive(repo: MissionsReader, item: WorkItemRecord, now: number): Promise<void> {
     const own = item.binding;
-    if (own !== null) {
+    if (isDependent(item) && own !== null) {
       const v = await repo.getView(own.mission_origin, own.mission_id);
       const a = assess(v, undefined, item.actionClass, now, this.#bounds);
-      if (isDependent(item) && a.verdict === 'non_active')
+      if (a.verdict === 'non_active')
         throw new BatonError('mission_not_active', `the Mission of this child work is ${a.state} (HAR-21)`, {
           reason: 'parent_mission_not_active',
         });
-      // Seed §7, A7#14: any work (top-level too) under a Mission known final — terminal, sticky
-      // (A3.3), or past its mission_expiry — is never newly queued, by a create or a retry. A
-      // suspended Mission may resume, so its top-level work is queued and paused at dispatch.
-      const stop = v === undefined ? undefined : missionStopOf(v, now);
-      if (stop !== undefined && (isTerminal(v?.state ?? null) || stop.row === 'expired'))
-        throw new BatonError(
-          'mission_not_active',
-          `the Mission is ${stop.state}: no work is queued under it`,
-          {
-            reason: stop.state === 'superseded' ? 'successor_binding_required' : 'mission_not_active',
-          },
-        );
     }
     const p = await this.#parentAssessment(repo, item, now);
     if (p?.verdict === 'non_active')
       throw new BatonError('mission_not_active', `a parent Mission is ${p.state} (HAR-21)`, {
         reason: 'parent_mission_not_active',
       });
+  }
+
+  /**
+   * Insert a new item (a create or a retry) and its `work_created` event. Seed §7 (HAR-13), A7#14,
+   * A7#24: work whose own Mission the view knows is final — terminal, sticky (A3.3), or past its
+   * `mission_expiry` — is never queued: it is created `suppressed`, with signed Harness Evidence
+   * `queue_suppressed` / `suppress` / `mission_not_active` (`successor_binding_required` when
+   * superseded: only a rebind to the successor lifts it) and the view's state and source (HAR-26),
+   * in the same transaction. A suspended Mission may resume: its work is queued, and paused at
+   * dispatch. A taken id is `work_item_conflict`, nothing written.
+   */
+  async #insertNew(
+    repo: MissionsRepository,
+    item: WorkItemRecord,
+    now: number,
+    actor: string,
+    taken: string,
+  ): Promise<WorkItemRecord> {
+    const v =
+      item.binding === null
+        ? undefined
+        : await repo.getView(item.binding.mission_origin, item.binding.mission_id);
+    const stop = v === undefined ? undefined : missionStopOf(v, now);
+    const final = stop !== undefined && (isTerminal(v?.state ?? null) || stop.row === 'expired');
+    const made: WorkItemRecord = final ? { ...item, state: 'suppressed' } : item;
+    if (!(await repo.insertItem(made))) throw new BatonError('work_item_conflict', taken);
+    if (!final) {
+      await repo.appendEvents([workCreated(made)], now, actor);
+      return made;
+    }
+    const reason = stop?.state === 'superseded' ? 'successor_binding_required' : 'mission_not_active';
+    // The view as assessed for the item's class (state `expired` past mission_expiry). Never
+    // stored queued: the record names no prior harness state, only the resulting one.
+    const a = assess(v, undefined, item.actionClass, now, this.#bounds);
+    const evidence = {
+      ...draft(item, made, a, 'queue_suppressed', 'suppress', reason),
+      prior: null,
+    };
+    await this.#emit(repo, [evidence], now, actor, [workCreated(made)]);
+    return made;
   }
 
   // --- A3.1 dispatch / resume --------------------------------------------------------------------
@@ -753,9 +780,7 @@ export class MissionsService {
       // HAR-21: no retry of dependent child work under a non-active parent Mission (a refusal
       // writes nothing; the copy's dispatch checks the whole chain again).
       await this.#refuseParentNonActive(repo, next, now);
-      if (!(await repo.insertItem(next))) throw new BatonError('work_item_conflict', 'the retry id is taken');
-      await repo.appendEvents([workCreated(next)], now, actor);
-      return next;
+      return this.#insertNew(repo, next, now, actor, 'the retry id is taken');
     });
   }
 

@@ -6,7 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isBatonError } from '../../src/core/errors.js';
-import { ACTION_CLASSES, DEFAULT_MATRIX, pin, type StopMatrix } from '../../src/missions/index.js';
+import {
+  ACTION_CLASSES,
+  DEFAULT_MATRIX,
+  pin,
+  verifyHarnessEvidence,
+  type StopMatrix,
+} from '../../src/missions/index.js';
 import { OccurrencesService } from '../../src/occurrences/index.js';
 import { occurrencesUnitOfWork } from '../../src/store/index.js';
 import { enginesUnderTest } from '../store/engines.js';
@@ -185,10 +191,20 @@ for (const e of engines) {
     );
     await w.harness.complete(retry.id, 'executor');
     await w.harness.applyVerifiedSignal(verifiedSignal('revoked', 2, T0 + 5));
-    // Seed §7: nothing is newly queued under a revoked Mission; the refusal writes nothing.
-    const count = (await w.harness.listItems()).length;
-    assert.equal(await code(w.harness.retry(retry.id, 'executor')), 'mission_not_active');
-    assert.equal((await w.harness.listItems()).length, count);
+    // A7#14, seed §7: a retry after revocation is suppressed, never queued, with signed evidence.
+    const late = await w.harness.retry(retry.id, 'executor');
+    assert.deepEqual([late.state, late.idempotencyKey], ['suppressed', 'pay-1']);
+    assert.equal((await w.harness.getItem(late.id)).state, 'suppressed');
+    const evidence = (await w.harness.events(`work:${late.id}`)).filter(
+      (ev) => ev.type === 'harness_evidence',
+    );
+    assert.equal(evidence.length, 1);
+    const ev = await verifyHarnessEvidence(evidence[0]?.body, w.publicKey);
+    assert.deepEqual(
+      [ev.event_type, ev.decision, ev.reason, ev.state, ev.resulting_harness_state],
+      ['queue_suppressed', 'suppress', 'mission_not_active', 'revoked', 'suppressed'],
+    );
+    assert.equal(await code(w.harness.dispatch(late.id, 'executor')), 'work_item_not_dispatchable');
   });
 
   test(`[${e.name}] HAR-06 A7#21 after takeover the predecessor's enter and dispatch are generation_retired; nothing is entered`, async (t) => {

@@ -3,7 +3,8 @@
  * - no provider entry after a committed non-active view: over random sequences of SETs and Status
  *   answers (active, suspended, revoked, unrecognised), enqueue/dispatch/create and enter, an
  *   `enter` succeeds only while the committed view is active, and the provider is called exactly
- *   once per successful entry (the counting simulator is the oracle);
+ *   once per successful entry (the counting simulator is the oracle); work created while the
+ *   view is terminal is `suppressed` with one Harness Evidence record, else `queued` with none;
  * - concurrent dispatch/resume/stop on one item has one winner per version: every committed
  *   transition moves the version by one, and nothing runs after a committed stop.
  */
@@ -11,7 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { isBatonError } from '../../src/core/errors.js';
-import type { MissionsService } from '../../src/missions/index.js';
+import { isTerminal, type MissionsService } from '../../src/missions/index.js';
 import type { OccurrencesService } from '../../src/occurrences/index.js';
 import { enginesUnderTest } from '../store/engines.js';
 import { createInput, SimulatedProvider } from '../occurrences/helpers.js';
@@ -50,7 +51,7 @@ async function attempt<T>(p: Promise<T>): Promise<T | undefined> {
 
 for (const e of engines) {
   test(`[${e.name}] property HAR-24 A3.6: no provider entry after a committed non-active view (two servers)`, async (t) => {
-    const seen = { entered: 0, refusedNonActive: 0 };
+    const seen = { entered: 0, refusedNonActive: 0, suppressedAtCreate: 0 };
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 14 }), async (steps) => {
         const w = await world(t, e);
@@ -76,20 +77,26 @@ for (const e of engines) {
             // Work is created on the first server (the test worlds' id sources are per server).
             const { harness, occurrences } = servers[0]!;
             const key = `pay-${++n}`;
-            // Seed §7: under a Mission known final (revoked, sticky) nothing is newly queued.
-            const item = await attempt(
-              harness.createItem(
-                {
-                  kind: 'queue_item',
-                  action_class: 'consequential_write',
-                  lineage: 'invoice-agent',
-                  mission_binding: binding,
-                  idempotency_key: key,
-                },
-                'executor',
-              ),
+            const before = await w.harness.getView(ORIGIN, MISSION);
+            const item = await harness.createItem(
+              {
+                kind: 'queue_item',
+                action_class: 'consequential_write',
+                lineage: 'invoice-agent',
+                mission_binding: binding,
+                idempotency_key: key,
+              },
+              'executor',
             );
-            if (item === undefined) continue;
+            // Seed §7 (HAR-13), A7#14: under a Mission known final (revoked, sticky) work is
+            // created suppressed, never queued, with its evidence (HAR-26); else it is queued.
+            const final = isTerminal(before?.state);
+            assert.equal(item.state, final ? 'suppressed' : 'queued', `created under ${before?.state}`);
+            const evidence = (await harness.events(`work:${item.id}`)).filter(
+              (ev) => ev.type === 'harness_evidence',
+            );
+            assert.equal(evidence.length, final ? 1 : 0, 'evidence exactly when suppressed');
+            if (final) seen.suppressedAtCreate += 1;
             if ((await attempt(harness.dispatch(item.id, 'executor', g.generation))) === undefined) continue;
             const created = await attempt(
               occurrences.create({ ...createInput(g.credential, key), workItemId: item.id }),
@@ -116,7 +123,10 @@ for (const e of engines) {
       { numRuns: e.kind === 'sqlite' ? 12 : 6, seed: 11_2026 },
     );
     // The generated runs exercised both sides of the property, not only refusals.
-    assert.ok(seen.entered > 0 && seen.refusedNonActive > 0, JSON.stringify(seen));
+    assert.ok(
+      seen.entered > 0 && seen.refusedNonActive > 0 && seen.suppressedAtCreate > 0,
+      JSON.stringify(seen),
+    );
     t.diagnostic(JSON.stringify(seen));
   });
 

@@ -185,8 +185,8 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
   {
     id: 'HAR-CASE-014',
     title:
-      'A7#14 a retry after revocation is refused (never queued); a retry of an entered occurrence only reconciles (effects stay 1)',
-    requirements: ['HAR-12', 'C-A28', 'AOC-REQ-010'],
+      'A7#14 a retry after revocation is suppressed (never queued), evidenced; a retry of an entered occurrence only reconciles (effects stay 1)',
+    requirements: ['HAR-12', 'HAR-13', 'HAR-26', 'C-A28', 'AOC-REQ-010'],
     inputs: { retry: ['of an entered occurrence', 'after revocation'] },
     async run(kit) {
       const m = await kit.mission();
@@ -213,14 +213,22 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
       kit.check('effects stay 1', kit.effects(await kit.view(o.id)) === 1);
       await kit.env.harness.complete(retry.id, 'executor');
       await kit.operate(m, 'revoke');
-      // Seed §7: work under a revoked Mission is never newly queued: the retry itself is refused.
-      const before = (await kit.env.harness.listItems()).length;
-      await kit.refused(
-        'a retry after revocation',
-        kit.env.harness.retry(retry.id, 'executor'),
-        'mission_not_active',
+      // Seed §7 (HAR-13), A7#14: the retry after revocation is created suppressed, never queued,
+      // with signed evidence (HAR-26), and is not dispatched.
+      const late = await kit.env.harness.retry(retry.id, 'executor');
+      kit.check('it is suppressed', (await kit.item(late.id)).state === 'suppressed');
+      const [ev] = await kit.evidence(late.id);
+      kit.check(
+        'signed evidence queue_suppressed / suppress / mission_not_active / revoked',
+        ev !== undefined &&
+          [ev.event_type, ev.decision, ev.reason, ev.state].join() ===
+            'queue_suppressed,suppress,mission_not_active,revoked',
       );
-      kit.check('nothing is queued', (await kit.env.harness.listItems()).length === before);
+      await kit.refused(
+        'dispatching it',
+        kit.env.harness.dispatch(late.id, 'executor', e.generation),
+        'work_item_not_dispatchable',
+      );
     },
   },
   {

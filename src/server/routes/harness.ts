@@ -180,7 +180,7 @@ function actor(input: HandlerInput): string {
 const ITEM_COMMAND_SUMMARY = {
   resume: 'Resume a work item (A3.1 check first; a stop is committed, then refused)',
   retry:
-    'Retry a work item: a new queued item with the same idempotency_key, refused under a Mission known final or a non-active parent; its dispatch runs the A3.1 check',
+    'Retry a work item: a new item with the same idempotency_key, queued, or suppressed (evidenced) under a Mission known final; refused under a non-active parent; its dispatch runs the A3.1 check',
   complete:
     'Complete a running work item (no Mission check: it records work already done, each consequential action checked at provider entry)',
 } as const;
@@ -239,7 +239,7 @@ export function harnessRoutes(deps: ServerDeps): RouteSpec[] {
       url: '/v1/harness/items',
       operationId: 'createWorkItem',
       summary:
-        'Enqueue governed work: a bound task node, queue item, job or sub-agent handle (HAR-04/11/14/20)',
+        'Enqueue governed work: a bound task node, queue item, job or sub-agent handle (HAR-04/11/14/20); created suppressed (evidenced) under a Mission known final (HAR-13)',
       tag: 'harness',
       roles: ['executor', 'operator'],
       schema: { body: itemBody, response: { 201: workItem } },
