@@ -1,9 +1,14 @@
 /**
  * The reference system of record's own SQLite schema (it is a separate system, not Baton's store).
  * The database enforces what must never break even if the code did: lease ids are unique (replay),
- * an epoch only grows, and the audit log is append-only.
+ * an epoch only grows, and the audit log is append-only. `sor_meta` pins the origin every target URI
+ * (and so every `resources` key) was minted under: a restart on another origin is refused, never
+ * seeded afresh (docs/leases.md, "Origin pin").
  */
 export const SOR_SCHEMA = `
+CREATE TABLE IF NOT EXISTS sor_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS sor_meta_no_update BEFORE UPDATE ON sor_meta
+  BEGIN SELECT RAISE(ABORT, 'sor_meta is write-once'); END;
 CREATE TABLE IF NOT EXISTS resources (
   target TEXT PRIMARY KEY, epoch INTEGER NOT NULL CHECK (epoch >= 0), state TEXT NOT NULL,
   digest TEXT NOT NULL, updated_at INTEGER NOT NULL);

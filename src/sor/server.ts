@@ -104,6 +104,27 @@ export async function startSor(o: SorOptions): Promise<RunningSor> {
   const port = typeof address === 'object' && address !== null ? address.port : (o.port ?? 0);
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   origin = (o.publicOrigin ?? url).replace(/\/+$/, '');
+  // Origin pin: every resources row, lease and receipt names `<origin><path>`; state kept under one
+  // origin must never be seeded afresh under another (epochs would move backwards, draft §4 rule 2;
+  // consumed lease_ids and receipts would stop applying). A lease signed for the old URI names a
+  // different target, so it could never reach the old row either. So: refuse, typed, and say how.
+  try {
+    const pinned = ledger.pinOrigin(origin, (target) => {
+      const at = target.indexOf(`${ALLOCATIONS_PATH}/`);
+      return at > 0 ? target.slice(0, at) : undefined;
+    });
+    if (pinned !== origin) {
+      throw new BatonError(
+        'conflict',
+        `this system of record database belongs to origin ${pinned}, not ${origin}: start it with --public-url ${pinned} (publicOrigin), or use another --db`,
+        { member: 'publicOrigin', pinned, origin },
+      );
+    }
+  } catch (error) {
+    await app.close();
+    ledger.close();
+    throw error;
+  }
   for (const { allocation, epoch } of SEED)
     ledger.seed(targetUri(allocation.allocation_id), allocation, epoch, clock.wallMs());
   // A failed sweep (say, the database busy beyond its timeout) is reported and retried next tick;

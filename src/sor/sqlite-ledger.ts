@@ -10,6 +10,7 @@
  */
 import Database from 'better-sqlite3';
 import { sha256HexTagJcs, type Sha256HexTag } from '../core/digest.js';
+import { BatonError } from '../core/errors.js';
 import { canonicalize } from '../core/jcs.js';
 import type { JsonValue } from '../core/json.js';
 import type {
@@ -97,6 +98,42 @@ export class SqliteLeaseLedger implements LeaseLedger {
         'INSERT INTO resources (target, epoch, state, digest, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (target) DO NOTHING',
       )
       .run(target, epoch, canonicalize(state), sha256HexTagJcs(state), nowMs);
+  }
+
+  /**
+   * The origin this database's target URIs were minted under, pinned by the first start: `origin`
+   * for a new database. A database from before the pin (no `sor_meta` row) is pinned to the one
+   * origin its resource and lease targets name (`originOf` extracts it; undefined = not ours), and
+   * refused (`conflict`) when they name several — an earlier restart on another origin split its
+   * state, which only a person can merge. The caller compares the answer with its own origin.
+   */
+  pinOrigin(origin: string, originOf: (target: string) => string | undefined): string {
+    return busyMapped(() =>
+      this.#db
+        .transaction((): string => {
+          const pinned = this.#db.prepare("SELECT value FROM sor_meta WHERE key = 'origin'").get() as
+            Row | undefined;
+          if (pinned !== undefined) return String(pinned['value']);
+          const seen = new Set<string>();
+          for (const r of this.#db
+            .prepare('SELECT target FROM resources UNION SELECT target FROM leases')
+            .iterate() as Iterable<Row>) {
+            const o = originOf(String(r['target']));
+            if (o !== undefined) seen.add(o);
+          }
+          if (seen.size > 1) {
+            throw new BatonError(
+              'conflict',
+              'this system of record database holds resources under several origins (an earlier restart on another origin split its state); it cannot be pinned to one',
+              { member: 'publicOrigin', origins: [...seen].sort() },
+            );
+          }
+          const chosen = [...seen][0] ?? origin;
+          this.#db.prepare("INSERT INTO sor_meta (key, value) VALUES ('origin', ?)").run(chosen);
+          return chosen;
+        })
+        .immediate(),
+    );
   }
 
   audit(afterSeq: number, limit: number): AuditEntry[] {

@@ -28,7 +28,8 @@ Runs the reference PTCL system of record (inventory allocations) until interrupt
   --operator-token-file  bearer token for escrow approval and the audit log (default: $BATON_SOR_OPERATOR_TOKEN,
                          else a fresh token printed once)
   --public-url URL       canonical origin of sor_target_uri values, scheme://host[:port] only
-                         (default http://HOST:PORT)
+                         (default http://HOST:PORT); pinned in --db at first start: a later start
+                         on another origin is refused
   --json                 print one JSON line when ready instead of the text lines:
                          {"url","receiptKid","freshKey":B,"operatorToken":T|null}
 `;
