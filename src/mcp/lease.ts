@@ -1,7 +1,7 @@
 /**
  * A PTCL compensation lease carried in the call's `_meta.compensationLease` (src/leases/carriage.ts):
  * verified here against the gateway's trusted lease keys before anything is created, and forwarded
- * to the upstream with its staged inverse payload. The system of record still checks the fence
+ * to the upstream with its staged inverse payload (required: a lease without one is refused). The system of record still checks the fence
  * epoch and the pre-image itself (draft §4): the gateway cannot see them.
  */
 import { BatonError } from '../core/errors.js';
@@ -33,14 +33,11 @@ export function checkLease(meta: JsonObject, keys: KeyResolver | undefined, nowM
     );
   }
   const staged = carried.inversePayload;
-  const verdict = verifyLease(carried.lease, {
-    nowMs,
-    keys,
-    ...(staged === undefined ? {} : { inverse: { staged } }),
-  });
+  // Draft §4 rule 3: the inverse payload is pre-staged and bound by its JCS hash. None staged is
+  // ERR_INVERSE_PAYLOAD_MISMATCH, as the system of record answers it (`{ staged: undefined }`).
+  const verdict = verifyLease(carried.lease, { nowMs, keys, inverse: { staged } });
   if (!verdict.ok)
     throw new BatonError(verdict.rejection.code, verdict.rejection.message, { rule: verdict.rejection.rule });
-  const forward: JsonObject = { [MCP_LEASE_META]: meta[MCP_LEASE_META] ?? null };
-  if (staged !== undefined) forward[MCP_INVERSE_META] = staged;
-  return forward;
+  // verifyLease refused a lease with none staged, so `staged` is here.
+  return { [MCP_LEASE_META]: meta[MCP_LEASE_META] ?? null, [MCP_INVERSE_META]: staged ?? null };
 }

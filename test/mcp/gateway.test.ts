@@ -10,6 +10,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isBatonError } from '../../src/core/errors.js';
+import { generateEd25519KeyPair } from '../../src/core/ed25519.js';
+import { sha256HexTag } from '../../src/core/digest.js';
+import { buildLease, keyRing, signLease } from '../../src/leases/index.js';
 import { parsePolicy, serveHttp, startGateway } from '../../src/mcp/index.js';
 import { inProcessGateway, makeWorld, payArgs, policyFor, connectSession, type World } from './world.js';
 import { TOOLS } from './upstream-payments.js';
@@ -167,6 +170,37 @@ test('malformed _meta and arguments that do not fit the policy: a tool error, no
   );
   assert.equal(await call(payArgs('inv-c'), { compensationLease: 'not a lease' }), 'ERR_LEASE_MALFORMED');
   assert.equal(await call(payArgs('inv-d'), { compensationInversePayload: { x: 1 } }), 'ERR_LEASE_MALFORMED');
+  assert.equal(w.control.calls['pay'] ?? 0, 0, 'no upstream call');
+  assert.equal((await w.store.service.counts()).total, 0, 'no occurrence');
+});
+
+// Draft §4 rule 3 (docs/leases.md §4, docs/mcp.md): the inverse payload is pre-staged before the
+// forward call; a verified lease with none staged beside it is refused as the system of record would.
+test('a signed lease with no staged inverse payload is refused ERR_INVERSE_PAYLOAD_MISMATCH; no upstream call', async (t) => {
+  const w = await makeWorld(t);
+  const signer = generateEd25519KeyPair();
+  const { client } = await inProcessGateway(t, w, { leaseKeys: keyRing([signer.publicKey]) });
+  const lease = signLease(
+    buildLease({
+      target: 'sor://payments/inv-noinverse',
+      mode: 'COMPENSATING_ACTION',
+      tReqMs: 1_000,
+      tGrantedMs: 2_000,
+      currentEpoch: 3,
+      preImage: { paid: false },
+      inversePayload: { refund: 'inv-noinverse' },
+      traceAnchorRef: sha256HexTag('trace'),
+      issuedAtMs: Date.now(),
+      ttlMs: 60_000,
+    }),
+    { privateKey: signer.privateKey, kid: signer.kid },
+  );
+  const r = (await client.callTool({
+    name: 'pay',
+    arguments: payArgs('inv-noinverse'),
+    _meta: { compensationLease: lease },
+  })) as CallToolResult;
+  assert.equal(errorCode(r), 'ERR_INVERSE_PAYLOAD_MISMATCH');
   assert.equal(w.control.calls['pay'] ?? 0, 0, 'no upstream call');
   assert.equal((await w.store.service.counts()).total, 0, 'no occurrence');
 });
