@@ -32,8 +32,13 @@ const LEASE_MEMBERS = [
 ] as const;
 const SIGNATURE_MEMBERS = ['alg', 'kid', 'sig'] as const;
 
-/** Visible ASCII but `"` and `\`: ids travel in URLs, headers and logs. */
-const TOKEN = new RegExp(`^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,${LEASE_ID_MAX_LENGTH}}$`);
+/**
+ * A lease_id: visible ASCII but `"` and `\` (ids travel in URLs, headers and logs), and not all
+ * dots: `.` and `..` are path segments URL normalisation resolves away (RFC 3986 §5.2.4), so
+ * `/ptcl/leases/{id}/recover` could never reach such a lease once committed (draft §4 rule 3); any
+ * all-dot id is refused alike, by one simple rule.
+ */
+const LEASE_ID = new RegExp(`^(?!\\.+$)[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,${LEASE_ID_MAX_LENGTH}}$`);
 const MODE = /^[\x21-\x7e]{1,64}$/;
 
 export function malformed(message: string, details: Record<string, unknown> = {}): BatonError {
@@ -110,7 +115,7 @@ function readUnsigned(object: JsonObject): UnsignedLease {
   if (expiresMs <= issuedMs) throw malformed('expires_at must be later than issued_at');
   return {
     ptcl_version: PTCL_VERSION,
-    lease_id: text(object, 'lease_id', TOKEN),
+    lease_id: text(object, 'lease_id', LEASE_ID),
     sor_target_uri: targetUri(object),
     recovery_mode: text(object, 'recovery_mode', MODE),
     t_req_ms: integer(object, 't_req_ms', 0),
