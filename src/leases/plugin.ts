@@ -58,8 +58,19 @@ function problem(reply: FastifyReply, error: BatonError, extra: JsonObject = {})
 /** How long a client told `store_busy` should wait before retrying (RFC 9110 Retry-After, seconds). */
 const BUSY_RETRY_AFTER_S = '1';
 
+/**
+ * RFC 9110 §15.5.2: a 401 MUST carry a WWW-Authenticate challenge. The operator routes take a bearer
+ * token (`Bearer`); a leased request, recovery or approval whose lease (or recovery order) signature
+ * does not verify is challenged with the scheme naming what authenticates it: the signed PTCL lease
+ * (docs/leases.md §3). Not an HTTP authentication scheme a client can negotiate — a name, so the 401
+ * says what credential failed.
+ */
+const OPERATOR_CHALLENGE = 'Bearer';
+const LEASE_CHALLENGE = 'PTCL-Lease';
+
 function send(reply: FastifyReply, answer: Answer): FastifyReply {
   reply.header(COMMIT_RECEIPT_HEADER, encodeReceiptHeader(answer.receipt));
+  if (answer.status === 401) reply.header('www-authenticate', LEASE_CHALLENGE);
   if (answer.rejection?.code === 'store_busy') reply.header('retry-after', BUSY_RETRY_AFTER_S);
   if (answer.resource !== undefined) reply.header(FENCE_TOKEN_HEADER, String(answer.resource.epoch));
   const receipt = answer.receipt as unknown as JsonObject;
@@ -217,7 +228,10 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
 
   const operator = (request: FastifyRequest, reply: FastifyReply): boolean => {
     if (o.isOperator(request)) return true;
-    void problem(reply, new BatonError('unauthenticated', 'operator credentials required'));
+    void problem(
+      reply.header('www-authenticate', OPERATOR_CHALLENGE),
+      new BatonError('unauthenticated', 'operator credentials required'),
+    );
     return false;
   };
 
