@@ -18,6 +18,12 @@ export interface LedgerTx {
   write(change: Write): void;
   /** Append-only: receipts are never updated or deleted. */
   appendAudit(receipt: Receipt): void;
+  /**
+   * Optional: record the refusal of a request that carried no verified signature in a bounded store
+   * (say, the last N and a count), so unauthenticated traffic cannot grow the audit log without
+   * bound. Without it such refusals are appended to the audit log like any other.
+   */
+  noteUnauthenticated?(receipt: Receipt): void;
 }
 
 export interface AuditEntry {

@@ -275,13 +275,16 @@ export function leasePlugin(app: FastifyInstance, o: LeasePluginOptions): Promis
   const approveLease = (reply: FastifyReply, leaseId: string, defect?: string): FastifyReply => {
     if (leaseId.length > LEASE_ID_MAX_LENGTH) {
       const uri = `${o.origin()}${base}/ptcl/escrow`;
-      return send(reply, o.service.refuseRequest(uri, null, reject('not_found', 'LEASE_REPLAY', overlong)));
+      const rejection = reject('not_found', 'LEASE_REPLAY', overlong);
+      return send(reply, o.service.refuseRequest(uri, null, rejection, { authenticated: true }));
     }
     const uri = leaseUri(leaseId, 'approve');
     if (defect !== undefined)
       return send(
         reply,
-        o.service.refuseRequest(uri, leaseId, reject('input_invalid', 'RESOURCE_SEMANTICS', defect)),
+        o.service.refuseRequest(uri, leaseId, reject('input_invalid', 'RESOURCE_SEMANTICS', defect), {
+          authenticated: true,
+        }),
       );
     return send(reply, o.service.approve(leaseId, uri));
   };

@@ -55,6 +55,11 @@ interface Facts {
   leaseId: string | null;
   leaseHash: Sha256HexTag | null;
   resource: ResourceRecord | undefined;
+  /**
+   * Set on a recovery: its refusals before the order's signature verified (no such lease, a bad
+   * signature) are unauthenticated, recorded in the bounded table (#refuseIn).
+   */
+  unauthenticatedRecovery?: boolean;
 }
 
 export class LeaseService {
@@ -113,7 +118,14 @@ export class LeaseService {
     return this.#o.ledger.transact((tx) => {
       const nowMs = this.#now();
       const verdict = verifyLease(lease, { nowMs, keys: this.#o.trusted, target });
-      if (!verdict.ok) return this.#refuseIn(tx, facts, verdict.rejection, nowMs);
+      if (!verdict.ok)
+        return this.#refuseIn(
+          tx,
+          facts,
+          verdict.rejection,
+          nowMs,
+          verdict.rejection.code === 'ERR_LEASE_SIGNATURE',
+        );
       if (staged.defect !== undefined) {
         return this.#refuseIn(tx, facts, reject('input_invalid', 'RESOURCE_SEMANTICS', staged.defect), nowMs);
       }
@@ -153,6 +165,7 @@ export class LeaseService {
   }
 
   #recover(facts: Facts, leaseId: string, orderBytes: Uint8Array): Answer {
+    facts.unauthenticatedRecovery = true;
     let order: RecoveryOrder;
     try {
       order = parseRecoveryOrder(orderBytes);
@@ -187,11 +200,17 @@ export class LeaseService {
   /**
    * A signed, audited refusal of a request that reached no command: one whose body the HTTP layer
    * refused before reading it (plugin.ts). `endpointUri` is the system of record's own URI of the
-   * endpoint; nothing but the receipt is written.
+   * endpoint; nothing but the receipt is written. `authenticated`: the request passed operator
+   * authentication, so its refusal goes to the full audit log, not the bounded table (#refuseIn).
    */
-  refuseRequest(endpointUri: string, leaseId: string | null, rejection: Rejection): Answer {
+  refuseRequest(
+    endpointUri: string,
+    leaseId: string | null,
+    rejection: Rejection,
+    { authenticated = false }: { authenticated?: boolean } = {},
+  ): Answer {
     const facts: Facts = { target: endpointUri, leaseId, leaseHash: null, resource: undefined };
-    return this.#unlessBusy(facts, () => this.#refuse(facts, rejection));
+    return this.#unlessBusy(facts, () => this.#refuse(facts, rejection, !authenticated));
   }
 
   /** Let every escrowed mutation whose window has passed lapse; returns the lapse receipts. */
@@ -261,8 +280,10 @@ export class LeaseService {
     return this.#o.ledger.transact((tx) => {
       const nowMs = this.#now();
       const rec = tx.lease(facts.leaseId ?? '');
-      if (rec === undefined)
-        return this.#refuseIn(tx, facts, reject('not_found', 'LEASE_REPLAY', 'no such lease'), nowMs);
+      if (rec === undefined) {
+        const rejection = reject('not_found', 'LEASE_REPLAY', 'no such lease');
+        return this.#refuseIn(tx, facts, rejection, nowMs, facts.unauthenticatedRecovery === true);
+      }
       facts.target = rec.target;
       const resource = (facts.resource = tx.resource(rec.target));
       if (resource === undefined)
@@ -273,21 +294,42 @@ export class LeaseService {
 
   #finish(tx: LedgerTx, outcome: Outcome, facts: Facts, nowMs: number): Answer {
     for (const change of outcome.writes) tx.write(change);
-    if (outcome.kind === 'refused') return this.#refuseIn(tx, facts, outcome.rejection, nowMs);
+    if (outcome.kind === 'refused') {
+      const unauthenticated =
+        facts.unauthenticatedRecovery === true && outcome.rejection.code === 'ERR_LEASE_SIGNATURE';
+      return this.#refuseIn(tx, facts, outcome.rejection, nowMs, unauthenticated);
+    }
     const receipt = this.#sign(outcome.receipt, facts.target, nowMs);
     tx.appendAudit(receipt);
     return { status: outcome.status, receipt, resource: outcome.resource };
   }
 
-  #refuse(facts: Facts, rejection: Rejection): Answer {
-    return this.#o.ledger.transact((tx) => this.#refuseIn(tx, facts, rejection, this.#now()));
+  /** A refusal before any signature verified (no lease, unparseable lease or order, body unread). */
+  #refuse(facts: Facts, rejection: Rejection, unauthenticated = true): Answer {
+    return this.#o.ledger.transact((tx) =>
+      this.#refuseIn(tx, facts, rejection, this.#now(), unauthenticated),
+    );
   }
 
-  #refuseIn(tx: LedgerTx, facts: Facts, rejection: Rejection, nowMs: number): Answer {
+  /**
+   * Draft §5: a refusal is an auditable, signed receipt. Those of requests that carry no verified
+   * signature (no lease, an unparseable one, a bad signature, an unknown lease id for recovery, a body
+   * refused unread) can be sent by anyone without limit, so the ledger keeps them in a bounded table
+   * (`LedgerTx.noteUnauthenticated`, the last N) rather than the append-only log; every refusal of a
+   * lease or order whose signature verified stays in the full audit log (docs/leases.md §6).
+   */
+  #refuseIn(
+    tx: LedgerTx,
+    facts: Facts,
+    rejection: Rejection,
+    nowMs: number,
+    unauthenticated = false,
+  ): Answer {
     const epoch = facts.resource?.epoch ?? null;
     const draft = rejectionDraft(rejection, { leaseId: facts.leaseId, epoch, leaseHash: facts.leaseHash });
     const receipt = this.#sign(draft, facts.target, nowMs);
-    tx.appendAudit(receipt);
+    if (unauthenticated && tx.noteUnauthenticated !== undefined) tx.noteUnauthenticated(receipt);
+    else tx.appendAudit(receipt);
     const status = receiptStatus(rejection);
     return { status, receipt, resource: facts.resource, rejection };
   }

@@ -3,8 +3,13 @@
  * The database enforces what must never break even if the code did: lease ids are unique (replay),
  * an epoch only grows, and the audit log is append-only. `sor_meta` pins the origin every target URI
  * (and so every `resources` key) was minted under: a restart on another origin is refused, never
- * seeded afresh (docs/leases.md, "Origin pin").
+ * seeded afresh (docs/leases.md, "Origin pin"). Refusals of requests with no verified signature go
+ * to `unauthenticated_refusals`, a ring of the last UNAUTHENTICATED_KEPT (slot = seq mod that), not
+ * the audit log: anyone can send them (docs/leases.md §6).
  */
+/** How many refusals of unauthenticated requests the system of record keeps (the newest). */
+export const UNAUTHENTICATED_KEPT = 1000;
+
 export const SOR_SCHEMA = `
 CREATE TABLE IF NOT EXISTS sor_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TRIGGER IF NOT EXISTS sor_meta_no_update BEFORE UPDATE ON sor_meta
@@ -26,6 +31,8 @@ CREATE TABLE IF NOT EXISTS shadow (
 CREATE TABLE IF NOT EXISTS escrow (
   lease_id TEXT PRIMARY KEY, target TEXT NOT NULL, held_at INTEGER NOT NULL, approve_by INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS escrow_due ON escrow (approve_by);
+CREATE TABLE IF NOT EXISTS unauthenticated_refusals (
+  slot INTEGER PRIMARY KEY, seq INTEGER NOT NULL, code TEXT, receipt TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS audit (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, receipt_type TEXT NOT NULL, lease_id TEXT, code TEXT,
   receipt TEXT NOT NULL, prev_hash TEXT, hash TEXT NOT NULL);

@@ -26,7 +26,7 @@ import type {
 } from '../leases/index.js';
 import { isBusyDriverError, mapDriverError } from '../store/errors.js';
 import { LedgerWriter } from './ledger-writer.js';
-import { SOR_SCHEMA } from './schema.js';
+import { SOR_SCHEMA, UNAUTHENTICATED_KEPT } from './schema.js';
 
 type Row = Record<string, string | number | null>;
 
@@ -147,6 +147,23 @@ export class SqliteLeaseLedger implements LeaseLedger {
     return rows.map((r) => ({ seq: num(r['seq']), receipt: json(r['receipt']) as unknown as Receipt }));
   }
 
+  /**
+   * The kept refusals of unauthenticated requests, oldest first, and how many there were in all
+   * (`total`: the newest one's sequence number; the ring keeps the last UNAUTHENTICATED_KEPT).
+   */
+  unauthenticatedRefusals(): { total: number; entries: AuditEntry[] } {
+    return busyMapped(() => {
+      const rows = this.#db
+        .prepare('SELECT seq, receipt FROM unauthenticated_refusals ORDER BY seq')
+        .all() as Row[];
+      const entries = rows.map((r) => ({
+        seq: num(r['seq']),
+        receipt: json(r['receipt']) as unknown as Receipt,
+      }));
+      return { total: entries.at(-1)?.seq ?? 0, entries };
+    });
+  }
+
   /** Re-walk the audit hash chain; the first broken sequence number, or undefined when intact. */
   verifyAuditChain(): number | undefined {
     let prev: string | null = null;
@@ -192,6 +209,12 @@ export class SqliteLeaseLedger implements LeaseLedger {
     const append = db.prepare(
       'INSERT INTO audit (receipt_type, lease_id, code, receipt, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)',
     );
+    const lastUnauthenticated = db.prepare(
+      'SELECT COALESCE(MAX(seq), 0) AS seq FROM unauthenticated_refusals',
+    );
+    const ring = db.prepare(
+      'INSERT OR REPLACE INTO unauthenticated_refusals (slot, seq, code, receipt) VALUES (?, ?, ?, ?)',
+    );
     const writer = new LedgerWriter(db);
     return {
       resource: (t) => mapRow(resource(t), toResource),
@@ -220,6 +243,11 @@ export class SqliteLeaseLedger implements LeaseLedger {
         const hash = sha256HexTagJcs({ prev, receipt });
         const code = receipt.receipt_type === 'rejection' ? receipt.code : null;
         append.run(receipt.receipt_type, receipt.lease_id, code, canonicalize(receipt), prev, hash);
+      },
+      noteUnauthenticated: (receipt) => {
+        const seq = num((lastUnauthenticated.get() as Row)['seq']) + 1;
+        const code = receipt.receipt_type === 'rejection' ? receipt.code : null;
+        ring.run(seq % UNAUTHENTICATED_KEPT, seq, code, canonicalize(receipt));
       },
     };
   }
