@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import { sha256HexTag, type Sha256HexTag } from '../core/digest.js';
 import { BatonError, ERROR_CODES, isBatonError } from '../core/errors.js';
+import { canonicalize } from '../core/jcs.js';
 import type { JsonValue } from '../core/json.js';
 import type { AuditEntry, LeaseLedger, LedgerTx } from './ledger.js';
 import { admit, approve, lapse } from './machine.js';
@@ -118,6 +119,17 @@ export class LeaseService {
     return this.#o.ledger.transact((tx) => {
       const nowMs = this.#now();
       const verdict = verifyLease(lease, { nowMs, keys: this.#o.trusted, target });
+      if (!verdict.ok && verdict.rejection.code !== 'ERR_LEASE_SIGNATURE') {
+        // Draft §5 (replay): a retry of the very lease already accepted — its answer lost — is told
+        // `replayed` whatever else has changed since (expiry included), with the resource's current
+        // epoch and where its record is, not `expired` with no epoch (docs/leases.md §3).
+        const prior = tx.lease(lease.lease_id);
+        if (prior !== undefined && canonicalize(prior.lease) === canonicalize(lease)) {
+          facts.resource = tx.resource(prior.target);
+          const why = `lease_id was already used: this lease was accepted (${prior.status}); see GET /ptcl/leases/{lease_id} and its receipt in the audit log`;
+          return this.#refuseIn(tx, facts, reject('ERR_LEASE_REPLAYED', 'LEASE_REPLAY', why), nowMs);
+        }
+      }
       if (!verdict.ok)
         return this.#refuseIn(
           tx,
