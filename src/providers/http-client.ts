@@ -82,6 +82,9 @@ export type ExchangeResult =
       readonly error: 'media_type';
       readonly name: string;
       readonly sent: true;
+      /** The answer's HTTP status and its Retry-After, the one header a refused answer passes on. */
+      readonly status: number;
+      readonly retryAfter?: string;
     };
 
 const MAX_RESPONSE_BYTES = 1_048_576;
@@ -142,7 +145,15 @@ export function exchange(input: ExchangeInput): Promise<ExchangeResult> {
       const contentType = res.headers['content-type'];
       if (json && !isJsonMediaType(contentType)) {
         clearTimeout(timer);
-        resolve({ ok: false, error: 'media_type', name: mediaTypeName(contentType), sent: true });
+        const retryAfter = res.headers['retry-after'];
+        resolve({
+          ok: false,
+          error: 'media_type',
+          name: mediaTypeName(contentType),
+          sent: true,
+          status: res.statusCode ?? 0,
+          ...(typeof retryAfter === 'string' && { retryAfter }),
+        });
         req.destroy();
         return;
       }

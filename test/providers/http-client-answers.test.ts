@@ -78,7 +78,7 @@ test('a status query accepts only a JSON media type; an entry answer is not judg
   for (const [name, shown] of Object.entries(refused)) {
     const url = new URL(`${origin}/${name}`);
     const r = await exchange({ method: 'GET', url, timeoutMs: 5_000, pooled: true });
-    assert.deepEqual(r, { ok: false, error: 'media_type', name: shown, sent: true }, name);
+    assert.deepEqual(r, { ok: false, error: 'media_type', name: shown, sent: true, status: 200 }, name);
     // A caller naming its own JSON-only accept is held to it the same way.
     const own = await exchange({
       method: 'GET',
@@ -86,7 +86,7 @@ test('a status query accepts only a JSON media type; an entry answer is not judg
       headers: { accept: 'application/json' },
       timeoutMs: 5_000,
     });
-    assert.deepEqual(own, { ok: false, error: 'media_type', name: shown, sent: true }, name);
+    assert.deepEqual(own, { ok: false, error: 'media_type', name: shown, sent: true, status: 200 }, name);
     // An entry (no accept) is read as before: the adapter judges its answer on its own terms.
     const entry = await exchange({ method: 'POST', url, body: '{}', timeoutMs: 5_000 });
     assert.ok(entry.ok && entry.status === 200, name);

@@ -49,6 +49,13 @@ async function fetchOnce(ctx: SourceContext, source: StatusSource, url: URL): Pr
     pooled: true,
   });
   if (!res.ok && res.error === 'credential') return { ok: false, detail: res.name };
+  // A refused media type (an HTML error page) still passes on the provider's Retry-After.
+  if (!res.ok && res.error === 'media_type')
+    return {
+      ok: false,
+      detail: `http ${res.status} media_type ${res.name}`,
+      ...(res.retryAfter !== undefined && { retryAfter: res.retryAfter }),
+    };
   if (!res.ok) return { ok: false, detail: res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}` };
   const header = res.headers['retry-after'];
   const retryAfter = typeof header === 'string' ? { retryAfter: header } : {};
