@@ -5,6 +5,7 @@
  * write FILE: it is a folder (EISDIR)`), never a stack. A failed write leaves no `.partial` behind,
  * and success is printed only after the rename.
  */
+import { randomBytes } from 'node:crypto';
 import {
   accessSync,
   closeSync,
@@ -12,6 +13,7 @@ import {
   fsyncSync,
   linkSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -20,7 +22,7 @@ import {
   writeSync,
   type Stats,
 } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { BatonError } from '../core/errors.js';
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -82,26 +84,45 @@ export function checkOutputFile(file: string): void {
 }
 
 /**
- * Refuse, before any work, an output FOLDER that cannot be made or written into: it must be a
- * folder if it exists, else its nearest existing ancestor must be a writable folder (the missing
- * part is created when the output is written).
+ * Make FOLDER and its missing ancestors one level at a time (never `mkdirSync(recursive)`: on a
+ * path the OS answers oddly — `/proc/nope` as root — Node 20's recursive mkdir loops on ENOENT
+ * forever). A level that cannot be made is `usage: cannot write FOLDER: …` with the OS's reason.
+ */
+export function makeFolder(folder: string): void {
+  const missing: string[] = [];
+  let at = resolve(folder);
+  for (; statOf(at) === undefined && dirname(at) !== at; at = dirname(at)) missing.unshift(at);
+  if (missing.length > 0 && statOf(at)?.isDirectory() === false)
+    throw refuse(folder, `${at} is not a folder`);
+  for (const level of missing) {
+    try {
+      mkdirSync(level);
+    } catch (cause) {
+      // Made meanwhile by another run: fine if it is a folder (checked below).
+      if ((cause as { code?: unknown } | null)?.code !== 'EEXIST') throw cannotWrite(folder, cause);
+    }
+  }
+  const made = statOf(folder);
+  if (made === undefined) throw refuse(folder, 'it could not be made');
+  if (!made.isDirectory()) throw refuse(folder, 'it is a file, not a folder');
+}
+
+/**
+ * Refuse, before any work, an output FOLDER that cannot be made or written into: it is made now
+ * if missing (see makeFolder), then a trial entry is created in it and removed — a real write, not
+ * access(2), which says yes to root for any folder, `/proc` included.
  */
 export function checkOutputFolder(folder: string): void {
   const self = statOf(folder);
-  if (self !== undefined) {
-    if (!self.isDirectory()) throw refuse(folder, 'it is a file, not a folder');
-    writableFolder(folder, folder);
-    return;
+  if (self !== undefined && !self.isDirectory()) throw refuse(folder, 'it is a file, not a folder');
+  makeFolder(folder);
+  const trial = join(folder, `.baton-write-check-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    closeSync(openSync(trial, 'wx', 0o600));
+  } catch (cause) {
+    throw refuse(folder, `cannot write into it: ${fileReason(cause)}`);
   }
-  for (let up = dirname(resolve(folder)); ; up = dirname(up)) {
-    const s = statOf(up);
-    if (s !== undefined) {
-      if (!s.isDirectory()) throw refuse(folder, `${up} is not a folder`);
-      writableFolder(up, folder);
-      return;
-    }
-    if (dirname(up) === up) return;
-  }
+  rmSync(trial, { force: true });
 }
 
 /**

@@ -169,6 +169,25 @@ test('conformance --out naming a regular file: refused before any case runs, the
   refused(under, /^error: usage: cannot write .*sub: .*report\.txt is not a folder\n$/, 'under a file');
 });
 
+test('conformance --out /proc/nope (a folder the OS will not make, even for root): refused before any case runs, the process ends', async () => {
+  // access(2) says yes to root for /proc, and Node 20's recursive mkdir loops on its ENOENT: the
+  // check makes the folder for real, one level at a time, so this is refused up front.
+  const baton = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  const child = spawnWatched('baton conformance --out /proc/nope', process.execPath, [
+    baton,
+    'conformance',
+    '--out',
+    '/proc/nope/report',
+  ]);
+  const exit = await child.waitForExit();
+  assert.equal(exit.code, 2, child.stderr());
+  assert.match(
+    child.stderr(),
+    /^error: usage: cannot write \/proc\/nope\/report: .*\((ENOENT|EACCES|EPERM)\)$/m,
+  );
+  assert.deepEqual(child.lines, [], 'no header, no case line: nothing ran');
+});
+
 test('lease keygen --out an existing file, or a folder holding a key: refused, nothing overwritten', async (t) => {
   const dir = tempDir(t);
   const file = join(dir, 'keyfile');

@@ -4,7 +4,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
 import { BatonError, isBatonError } from '../../core/errors.js';
@@ -33,7 +33,7 @@ import {
 import { parseOptions, printJson, readInput, reportError, wantsHelp, type Command } from '../command.js';
 import { inputName, jsonStop, locateWrappedJsonError, parseJsonFile } from '../json-file.js';
 import { EXIT, type CliIo } from '../io.js';
-import { cannotWrite, checkOutputFolder, writeNewOutputFile } from '../output-files.js';
+import { checkOutputFolder, makeFolder, writeNewOutputFile } from '../output-files.js';
 
 const USAGE = `usage: baton lease keygen --out DIR [--json]
        baton lease sign --key PRIVATE.pem [FILE|-]
@@ -140,11 +140,7 @@ async function keygen(argv: string[], io: CliIo): Promise<number> {
   if (typeof values.out !== 'string') throw new BatonError('usage', '--out DIR is required');
   const [priv, pub] = checkKeyFolder(values.out);
   const pair = generateEd25519KeyPair();
-  try {
-    await mkdir(values.out, { recursive: true });
-  } catch (cause) {
-    throw cannotWrite(values.out, cause);
-  }
+  makeFolder(values.out); // made by the check already; again in case it went since
   // Each key is written whole under a temporary name, then linked into place: a crash or a full
   // disk never leaves a truncated private.pem (which a rerun would refuse as existing), and should
   // a key appear since the check, it is still never overwritten. The private key is born 0600.

@@ -5,14 +5,13 @@
  * missing-knowledge flags; case results and requirement ids; unsupported cases, missing status
  * knowledge, bypass paths and untested provider semantics. Labelled as what it is.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatonError } from '../../core/errors.js';
 import type { BypassPath, DomainLimits } from '../../occurrences/index.js';
 import { runLabels, type RunLabels } from '../../observations/index.js';
 import type { OccurrenceFacts } from './facts.js';
 import type { Check } from './kit.js';
-import { cannotWrite, writeOutputFile } from '../output-files.js';
+import { makeFolder, writeOutputFile } from '../output-files.js';
 
 export const LABEL = 'same-team runner, synthetic provider';
 /** The harness suite's label (issue 11 §6): the Mission issuer is the reference issuer. */
@@ -272,11 +271,7 @@ export function writeReport(
   if (findLeak([json, markdown], secrets)) {
     throw new BatonError('internal', 'the conformance report would contain a secret; nothing was written');
   }
-  try {
-    mkdirSync(out, { recursive: true });
-  } catch (cause) {
-    throw cannotWrite(out, cause);
-  }
+  makeFolder(out);
   const files = { json: join(out, 'report.json'), markdown: join(out, 'report.md') };
   // Each through FILE.partial: a failure is `usage: cannot write FILE: …`, never a stack.
   writeOutputFile(files.json, json);
