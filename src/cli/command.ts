@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { BatonError, isBatonError } from '../core/errors.js';
-import { exitFor, type CliIo } from './io.js';
+import { EXIT, exitFor, type CliIo } from './io.js';
 
 /** One `baton` sub-command. `run` returns the exit code; it never calls process.exit itself. */
 export interface Command {
@@ -250,4 +250,40 @@ export function stopSignals(stop: AbortSignal | undefined): StopSignals {
       stop?.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/**
+ * Run `work` so that a first SIGINT or SIGTERM stops it instead of killing the process: `work` is
+ * given an AbortSignal that the signal aborts, stops at its next step and cleans up what it made
+ * (temp folders, a scratch database, worker processes) in its own `finally`; then this prints that
+ * it stopped and returns 130 or 143 (SIGNAL_EXIT), as `baton serve` does, whatever `work` ended
+ * with. The listeners go at the first signal, so a second one meets the default disposition and
+ * ends the process at once, cutting the cleanup short. `what` names the cleanup for the message.
+ */
+export async function runStoppable(
+  io: CliIo,
+  what: string,
+  work: (stop: AbortSignal) => Promise<number>,
+): Promise<number> {
+  const controller = new AbortController();
+  const signals = stopSignals(undefined);
+  let cause: StopCause | undefined;
+  void signals.first.then((c) => {
+    cause = c;
+    signals.dispose();
+    io.stderr(`baton: ${c}: stopping and ${what} (a second signal ends it at once)\n`);
+    controller.abort(new BatonError('unavailable', `stopped by ${c}`));
+  });
+  let code: number;
+  try {
+    code = await work(controller.signal);
+  } catch (error) {
+    if (cause === undefined) throw error;
+    code = EXIT.negative;
+  } finally {
+    signals.dispose();
+  }
+  if (cause === undefined) return code;
+  io.stderr(`baton: stopped by ${cause}\n`);
+  return SIGNAL_EXIT[cause];
 }

@@ -122,18 +122,23 @@ if (pg !== undefined) {
   test('[postgres] 12 of 12 cases pass on a scratch database, the report names the engine, and the database is gone afterwards', async (t) => {
     const out = tempDir(t);
     const lines: string[] = [];
+    const scratch: string[] = [];
     const run = await runConformance({
       out,
       engine: 'postgres',
       postgresUrl: pg.url,
       onProgress: (l) => lines.push(l),
+      onScratch: (name) => scratch.push(name),
     });
     assert.equal(run.passed, true, lines.join('\n'));
     assert.equal(lines.length, 12);
     assert.equal(run.report.engine, 'postgres');
     assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /Only the PostgreSQL engine was exercised/);
+    assert.equal(scratch.length, 1, 'the run named its scratch database');
+    assert.match(scratch[0] ?? '', /^baton_conformance_[0-9a-f]+$/);
+    // Its own database, by name: another file's run may have one of its own at this moment.
     const left = await withClient(pg.url, (c) =>
-      c.query("SELECT datname FROM pg_database WHERE datname LIKE 'baton_conformance_%'"),
+      c.query('SELECT datname FROM pg_database WHERE datname = $1', [scratch[0]]),
     );
     assert.deepEqual(left.rows, [], 'the scratch database was dropped');
   });

@@ -5,7 +5,7 @@
  * one line per case and write report.json and report.md (docs/conformance.md).
  */
 import { BatonError } from '../../core/errors.js';
-import { parseOptions, printJson, reportError, wantsHelp, type Command } from '../command.js';
+import { parseOptions, printJson, reportError, runStoppable, wantsHelp, type Command } from '../command.js';
 import { HARNESS_CASES, runHarnessConformance } from '../conformance/harness-runner.js';
 import type { ConformanceEngine, ConformanceSuite } from '../conformance/report.js';
 import { CASES, runConformance } from '../conformance/runner.js';
@@ -19,12 +19,14 @@ const USAGE = `usage: baton conformance [--suite aoc|harness] [--engine sqlite |
 Run the AOC conformance cases (AOC-CASE-001 … 012) against the real occurrences service and the
 sandbox payments provider over HTTP on 127.0.0.1. The service keeps its state on a temporary SQLite
 file (default), or with --engine postgres on a scratch database the run creates on the server at
-URL and drops at the end (the user needs CREATEDB; the password can stay in PGPASSWORD). Writes
-DIR/report.json and DIR/report.md (default DIR: ./conformance-report, created if missing; a DIR
-that is a file is refused before any case runs, exit 2; each written whole, then renamed over an
-earlier run's), labelled
+URL and drops at the end (the user needs CREATEDB; the password can stay in PGPASSWORD; its name
+is printed). Writes DIR/report.json and DIR/report.md (default DIR: ./conformance-report, created
+before any case runs; a DIR that is a file or cannot be made or written into is refused then,
+exit 2; each written whole, then renamed over an earlier run's), labelled
 "same-team runner, synthetic provider", naming the engine. Exit 0 when every case passes, 1
-otherwise, 2 on bad arguments. --json prints one JSON document instead of the progress lines
+otherwise, 2 on bad arguments. A first SIGINT or SIGTERM stops the run after the current case,
+drops the scratch database, removes the temporary files and exits 130 or 143 (no report written);
+a second one ends it at once, which may leave them behind. --json prints one JSON document instead of the progress lines
 (they go to stderr): {"report": the report.json document, "files": {"json","markdown"}}.
 
 --suite harness runs the Mission-aware harness acceptance tests (HAR-CASE-001 … 025, build spec
@@ -97,6 +99,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     io.stdout(USAGE);
     return EXIT.ok;
   }
+  // A first SIGINT/SIGTERM stops the run after the current case, drops the scratch database and
+  // removes the temp folder, then exits 130/143; a second one ends it at once.
+  return runStoppable(io, 'removing the scratch store', (stop) => runSuite(argv, io, stop));
+}
+
+async function runSuite(argv: string[], io: CliIo, stop: AbortSignal): Promise<number> {
   try {
     const { suite, out, only, engine, postgresUrl, json } = parse(argv);
     // Before any case runs: an --out that is a file, or cannot be made, is refused now.
@@ -115,6 +123,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       ...(postgresUrl !== undefined && { postgresUrl }),
       ...(only && { only }),
       onProgress: (line) => say(`${line}\n`),
+      onScratch: (name) => say(`scratch database ${name} (dropped at the end of the run)\n`),
+      stop,
     });
     if (json) {
       printJson(io, { report: result.report, files: result.files });
@@ -127,6 +137,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     io.stdout(`report: ${result.files.json}\n        ${result.files.markdown}\n`);
     return result.passed ? EXIT.ok : EXIT.negative;
   } catch (error) {
+    if (stop.aborted) throw error; // runStoppable reports the stop
     return reportError(error, io);
   }
 }

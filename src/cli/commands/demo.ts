@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { BatonError } from '../../core/errors.js';
-import { parseOptions, reportError, wantsHelp, type Command } from '../command.js';
+import { parseOptions, reportError, runStoppable, wantsHelp, type Command } from '../command.js';
 import { runMissionsDemo } from '../demo/missions.js';
 import { runDemo } from '../demo/story.js';
 import { EXIT, type CliIo } from '../io.js';
@@ -21,6 +21,9 @@ answering unsigned: that payment stays unresolved, with the reason shown. Ends w
 effect count per invoice. Uses a temporary SQLite file unless --db FILE is given (a new file in an
 existing folder; its domain key is written beside it as FILE.domain-key.pem).
 Exit 0 when exactly one effect per invoice was applied and the unsigned case stayed unresolved.
+A first SIGINT or SIGTERM (either form) kills the running worker, closes the servers, removes the
+temporary files (the database and its domain key) and exits 130 or 143; a second one ends it at
+once, which may leave them behind.
 
 --missions: an agent's payments under a Mission from the reference issuer (labelled for development).
 Baton pins the issuer and receives its lifecycle SETs by RFC 8935 push. One payment is made, one is
@@ -58,15 +61,20 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     io.stdout(USAGE);
     return EXIT.ok;
   }
-  try {
-    const { db, missions } = parse(argv);
-    const print = (line: string): void => io.stdout(`${line}\n`);
-    if (missions) return (await runMissionsDemo({ print })) ? EXIT.ok : EXIT.negative;
-    const ok = await runDemo({ ...(db !== undefined && { db }), print: (line) => io.stdout(`${line}\n`) });
-    return ok ? EXIT.ok : EXIT.negative;
-  } catch (error) {
-    return reportError(error, io);
-  }
+  // A first SIGINT/SIGTERM kills the running worker, closes the servers and removes the temporary
+  // files (database, domain key), then exits 130/143; a second one ends it at once.
+  return runStoppable(io, 'removing the temporary files', async (stop) => {
+    try {
+      const { db, missions } = parse(argv);
+      const print = (line: string): void => io.stdout(`${line}\n`);
+      if (missions) return (await runMissionsDemo({ print, stop })) ? EXIT.ok : EXIT.negative;
+      const ok = await runDemo({ ...(db !== undefined && { db }), print, stop });
+      return ok ? EXIT.ok : EXIT.negative;
+    } catch (error) {
+      if (stop.aborted) throw error; // runStoppable reports the stop
+      return reportError(error, io);
+    }
+  });
 }
 
 export const demoCommand: Command = {

@@ -96,18 +96,33 @@ class Closers {
 /** Where the run keeps its state: a SQLite file in the temp dir, or a scratch database on a server. */
 export type ConformanceStore =
   | { readonly kind: 'sqlite' }
-  | { readonly kind: 'postgres'; readonly url: string; readonly scratch?: string };
+  | {
+      readonly kind: 'postgres';
+      readonly url: string;
+      readonly scratch?: string;
+      /** Told the scratch database's name once it exists (the run prints it). */
+      readonly onScratch?: (name: string) => void;
+    };
 
 /** The store a run's options name (`--engine`, `--postgres`); `scratch` names the harness suite's database. */
 export function conformanceStore(
-  options: { readonly engine?: 'sqlite' | 'postgres'; readonly postgresUrl?: string },
+  options: {
+    readonly engine?: 'sqlite' | 'postgres';
+    readonly postgresUrl?: string;
+    readonly onScratch?: (name: string) => void;
+  },
   scratch?: string,
 ): ConformanceStore {
   if ((options.engine ?? 'sqlite') === 'sqlite') return { kind: 'sqlite' };
   if (options.postgresUrl === undefined) {
     throw new BatonError('usage', 'the PostgreSQL engine needs a server URL (--postgres URL)');
   }
-  return { kind: 'postgres', url: options.postgresUrl, ...(scratch !== undefined && { scratch }) };
+  return {
+    kind: 'postgres',
+    url: options.postgresUrl,
+    ...(scratch !== undefined && { scratch }),
+    ...(options.onScratch !== undefined && { onScratch: options.onScratch }),
+  };
 }
 
 export interface EnvOptions {
@@ -130,6 +145,7 @@ async function openService(
   }
   const scratch = await createScratchDatabase(store.url, store.scratch ?? 'conformance');
   closers.push(() => scratch.drop());
+  store.onScratch?.(scratch.name);
   const engine = openPostgresEngine(scratch.url);
   closers.push(() => engine.close());
   const { service, harness } = await openOccurrencesOn(engine, join(dir, 'conformance'), options);

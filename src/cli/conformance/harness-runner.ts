@@ -131,6 +131,7 @@ export async function runHarnessConformance(options: ConformanceOptions): Promis
     env = await openHarnessEnv(dir, conformanceStore(options, 'harness_conformance'));
     await env.svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 10_000_000 });
     for (const c of HARNESS_CASES.filter((x) => options.only === undefined || options.only.includes(x.id))) {
+      options.stop?.throwIfAborted(); // a SIGINT/SIGTERM: no further case; `finally` cleans up
       const report = await runCase(env, c);
       cases.push(report);
       const passed = report.checks.filter((x) => x.ok).length;
@@ -145,6 +146,7 @@ export async function runHarnessConformance(options: ConformanceOptions): Promis
       options.engine ?? 'sqlite',
       (await env.svc.getDomain()).bypassPaths,
     );
+    options.stop?.throwIfAborted();
     const files = r.writeReport(report, options.out, env.secrets);
     // NOT_RUN cases are not failures of the run, and never passes: `passed` means no case failed.
     const passed = report.summary.fail === 0 && report.summary.total > 0;

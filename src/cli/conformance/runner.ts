@@ -40,6 +40,13 @@ export interface ConformanceOptions {
   /** Only these case ids (default: all twelve). */
   readonly only?: readonly string[];
   readonly onProgress?: (line: string) => void;
+  /** With --engine postgres: told the scratch database's name once it exists. */
+  readonly onScratch?: (name: string) => void;
+  /**
+   * Aborted by a first SIGINT/SIGTERM: the run starts no further case, drops its scratch database,
+   * removes its temp folder and throws the abort's reason (runStoppable, src/cli/command.ts).
+   */
+  readonly stop?: AbortSignal;
 }
 
 export interface ConformanceRun {
@@ -148,6 +155,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   try {
     env = await openEnv(dir, conformanceStore(options));
     for (const c of CASES.filter((x) => options.only === undefined || options.only.includes(x.id))) {
+      options.stop?.throwIfAborted(); // a SIGINT/SIGTERM: no further case; `finally` cleans up
       const report = await runCase(env, c);
       cases.push(report);
       const passed = report.checks.filter((x) => x.ok).length;
@@ -161,6 +169,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       options.engine ?? 'sqlite',
       (await env.svc.getDomain()).bypassPaths,
     );
+    options.stop?.throwIfAborted();
     const files = r.writeReport(report, options.out, env.secrets);
     const expected = options.only === undefined ? CASES.length : options.only.length;
     const passed = report.summary.pass === report.summary.total && report.summary.total === expected;

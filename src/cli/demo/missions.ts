@@ -167,15 +167,17 @@ async function stageUp(
   };
 }
 
-async function until(probe: () => Promise<boolean>, what: string): Promise<void> {
+async function until(probe: () => Promise<boolean>, what: string, stop?: AbortSignal): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!(await probe())) {
+    stop?.throwIfAborted();
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
-async function story(s: Stage, print: (l: string) => void): Promise<boolean> {
+async function story(s: Stage, print: (l: string) => void, stop?: AbortSignal): Promise<boolean> {
+  stop?.throwIfAborted();
   const { harness, service } = s.opened;
   const created = await admin(s.issuer, '/admin/missions', {
     intent: {
@@ -188,12 +190,17 @@ async function story(s: Stage, print: (l: string) => void): Promise<boolean> {
     clients: [CLIENT_ID],
   });
   const mission = String(created['mission_id']);
-  await until(async () => (await harness.getView(s.origin, mission))?.state === 'active', 'the approval SET');
+  await until(
+    async () => (await harness.getView(s.origin, mission))?.state === 'active',
+    'the approval SET',
+    stop,
+  );
   print(`mission ${mission} approved: SET v1 pushed, Baton's view is active`);
   const { credential, generation } = await service.takeover({ lineage: LINEAGE });
   const binding = { mission_id: mission, mission_origin: s.origin, stop_policy: 'baton-default@1' };
   const items: string[] = [];
   for (const invoice of ['invoice-1', 'invoice-2', 'invoice-3', 'invoice-4']) {
+    stop?.throwIfAborted();
     const item = await harness.createItem(
       {
         kind: 'queue_item',
@@ -224,6 +231,7 @@ async function story(s: Stage, print: (l: string) => void): Promise<boolean> {
       authority: { id: AUTHORITY, amount: AMOUNT },
       workItemId: items[i]!,
     });
+  stop?.throwIfAborted();
   await harness.dispatch(items[0]!, 'demo-agent', generation);
   const first = await createFor(0);
   const sent = await recordSend(
@@ -234,11 +242,13 @@ async function story(s: Stage, print: (l: string) => void): Promise<boolean> {
   await harness.dispatch(items[1]!, 'demo-agent', generation);
   const second = await createFor(1);
   print(`invoice-2: dispatched, occurrence ${second.occurrence.id} reserved — not yet sent`);
+  stop?.throwIfAborted();
   const effectsBefore = s.sandbox.effects().length;
   await admin(s.issuer, `/admin/missions/${mission}/revoke`, { reason: 'user_cancelled' });
   await until(
     async () => (await harness.getView(s.origin, mission))?.state === 'revoked',
     'the revocation SET',
+    stop,
   );
   print('issuer revoked the mission: SET v2 pushed; Baton answered 202 after its COMMIT');
   for (const id of items.slice(2)) print(`${id}: ${(await harness.getItem(id)).state}`);
@@ -283,12 +293,19 @@ async function story(s: Stage, print: (l: string) => void): Promise<boolean> {
   return ok;
 }
 
-export async function runMissionsDemo(o: { readonly print: (line: string) => void }): Promise<boolean> {
+/**
+ * `stop`, aborted by a first SIGINT/SIGTERM, ends the story at its next step; the servers are
+ * closed and the temporary folder (store, Baton's client key) removed before its reason is thrown.
+ */
+export async function runMissionsDemo(o: {
+  readonly print: (line: string) => void;
+  readonly stop?: AbortSignal;
+}): Promise<boolean> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-demo-missions-'));
   let stage: Stage | undefined;
   try {
     stage = await setUp(dir, o.print);
-    return await story(stage, o.print);
+    return await story(stage, o.print, o.stop);
   } finally {
     await stage?.close();
     rmSync(dir, { recursive: true, force: true });

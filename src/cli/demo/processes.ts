@@ -24,8 +24,15 @@ export interface WorkerRun {
   readonly killedAtMarker: boolean;
 }
 
-/** Run a worker with `env`; relay its lines through `print`; SIGKILL it when it prints the marker. */
-export function runWorker(env: Record<string, string>, print: (line: string) => void): Promise<WorkerRun> {
+/**
+ * Run a worker with `env`; relay its lines through `print`; SIGKILL it when it prints the marker,
+ * or when `stop` aborts (the demo was interrupted: no worker outlives it on its database).
+ */
+export function runWorker(
+  env: Record<string, string>,
+  print: (line: string) => void,
+  stop?: AbortSignal,
+): Promise<WorkerRun> {
   const child: ChildProcess = spawn(process.execPath, workerArgs(), {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,10 +51,14 @@ export function runWorker(env: Record<string, string>, print: (line: string) => 
   relay(child.stderr);
   // A worker that neither finishes nor reaches its marker is a failed story, not a hung demo.
   const guard = setTimeout(() => child.kill('SIGKILL'), WORKER_TIMEOUT_MS);
+  const onStop = (): void => void child.kill('SIGKILL');
+  if (stop?.aborted === true) onStop();
+  else stop?.addEventListener('abort', onStop, { once: true });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, signal) => {
       clearTimeout(guard);
+      stop?.removeEventListener('abort', onStop);
       resolve({ code, signal, killedAtMarker });
     });
   });

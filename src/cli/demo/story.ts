@@ -26,6 +26,11 @@ export interface DemoOptions {
   /** Keep the database here instead of a temp file. */
   readonly db?: string;
   readonly print: (line: string) => void;
+  /**
+   * Aborted by a first SIGINT/SIGTERM: a running worker is killed, no further step starts, and the
+   * temporary folder (database, WAL, domain key) is removed before the abort's reason is thrown.
+   */
+  readonly stop?: AbortSignal;
 }
 
 interface World {
@@ -36,13 +41,14 @@ interface World {
   readonly db: string;
   /** False for the temporary database, deleted when the demo ends. */
   readonly kept: boolean;
+  readonly stop: AbortSignal | undefined;
 }
 
 /**
  * The store first (a database that cannot be opened leaves nothing listening), then the sandbox;
  * whatever was opened is closed again when a later step fails.
  */
-async function setUp(db: string, kept: boolean): Promise<World> {
+async function setUp(db: string, kept: boolean, stop: AbortSignal | undefined): Promise<World> {
   const hmacSecret = randomBytes(32);
   const opened = await openOccurrencesOnSqlite(db);
   const sandbox = createSandboxProvider({ hmacSecret });
@@ -54,7 +60,7 @@ async function setUp(db: string, kept: boolean): Promise<World> {
       deployProfile(loadProfile('sandbox-payments'), sandboxDeployment(sandbox)),
     );
     await svc.createAuthority({ id: AUTHORITY, unit: 'EUR-cents', total: 1_000_000 });
-    return { opened, sandbox, hmacSecret, profile: `${p.id}@${p.version}`, db, kept };
+    return { opened, sandbox, hmacSecret, profile: `${p.id}@${p.version}`, db, kept, stop };
   } catch (error) {
     await sandbox.close().catch(() => undefined);
     await opened.close().catch(() => undefined);
@@ -66,6 +72,7 @@ async function generation(
   w: World,
   print: (l: string) => void,
 ): Promise<{ credential: string; generation: number }> {
+  w.stop?.throwIfAborted();
   const t = await w.opened.service.takeover({ lineage: LINEAGE });
   const retired =
     t.retiredGeneration === null
@@ -86,7 +93,8 @@ async function worker(
   print(
     `start worker process (generation ${g.generation}) for ${invoices.join(', ')}${dieAfter ? `; it will be killed right after sending ${dieAfter}` : ''}`,
   );
-  return runWorker(
+  w.stop?.throwIfAborted();
+  const run = await runWorker(
     {
       [ENV.db]: w.db,
       [ENV.sandbox]: w.sandbox.url,
@@ -98,7 +106,10 @@ async function worker(
       [ENV.generation]: String(g.generation),
     },
     (line) => print(`  worker g${g.generation} │ ${line}`),
+    w.stop,
   );
+  w.stop?.throwIfAborted(); // the worker was killed by the stop: the story ends here
+  return run;
 }
 
 async function act(
@@ -150,7 +161,7 @@ export async function runDemo(options: DemoOptions): Promise<boolean> {
   const dir = options.db === undefined ? mkdtempSync(join(tmpdir(), 'baton-demo-')) : undefined;
   let w: World;
   try {
-    w = await setUp(options.db ?? join(dir ?? '', 'demo.db'), options.db !== undefined);
+    w = await setUp(options.db ?? join(dir ?? '', 'demo.db'), options.db !== undefined, options.stop);
   } catch (error) {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
     throw error;
@@ -173,6 +184,7 @@ export async function runDemo(options: DemoOptions): Promise<boolean> {
       () => unsign(w, print),
       print,
     );
+    w.stop?.throwIfAborted();
     const counts = await effectsByInvoice(w.opened, w.sandbox);
     const stuck = counts.find((c) => c.invoice === 'invoice-5');
     const reason = stuck ? await lastReason(w.opened.service, stuck.occurrenceId) : null;
