@@ -37,7 +37,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   if (name === 'help' && rest.length > 0) {
     const [topic, ...extra] = rest;
     const command = commands.find((c) => c.name === topic);
-    if (command === undefined || extra.length > 0) return unknown(rest.join(' '), io);
+    if (command === undefined) return unknown(topic ?? '', io);
+    if (extra.length > 0) {
+      io.stderr(
+        `error: usage: help takes one command name: baton help ${topic} (or baton ${topic} --help)\n`,
+      );
+      return EXIT.usage;
+    }
     return command.run(['--help'], io);
   }
   // A missing command or verb is a usage error like any other: on stderr, so stdout never holds a

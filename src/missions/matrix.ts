@@ -116,9 +116,32 @@ export function parseMatrix(bytes: string | Uint8Array): PinnedMatrix {
     value = parseStrictJson(bytes);
   } catch (error) {
     const code = error instanceof BatonError ? error.code : 'json_malformed';
-    throw new BatonError('stop_matrix_invalid', 'the stop matrix is not strict JSON', { cause: code });
+    // Where and why, as --config's refusal says it: line and column from 1 (the column in characters).
+    const offset = error instanceof BatonError ? error.details['byteOffset'] : undefined;
+    const raw = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+    const at = typeof offset === 'number' ? ` at ${lineColumn(raw, offset)}` : '';
+    const why = error instanceof BatonError ? `: ${error.message}` : '';
+    throw new BatonError('stop_matrix_invalid', `the stop matrix is not strict JSON${at}${why}`, {
+      cause: code,
+      ...(typeof offset === 'number' && { byteOffset: offset }),
+    });
   }
   return pin(validateMatrix(value));
+}
+
+/** `line L, column C (byte B)` of a byte offset, lines and columns from 1. */
+function lineColumn(bytes: Uint8Array, byteOffset: number): string {
+  const end = Math.min(byteOffset, bytes.length);
+  let line = 1;
+  let start = 0;
+  for (let i = 0; i < end; i++) {
+    if (bytes[i] === 0x0a) {
+      line++;
+      start = i + 1;
+    }
+  }
+  const column = [...Buffer.from(bytes.subarray(start, end)).toString('utf8')].length + 1;
+  return `line ${line}, column ${column} (byte ${byteOffset})`;
 }
 
 export function pin(matrix: StopMatrix): PinnedMatrix {

@@ -14,7 +14,7 @@ import { httpTarget } from '../config/target.js';
 import { reportError, wantsHelp, type Command } from '../command.js';
 import { BatonError } from '../../core/errors.js';
 import { EXIT, type CliIo } from '../io.js';
-import { adminClient, REMOTE_OPTIONS, REMOTE_USAGE } from './remote.js';
+import { adminClient, notBatonThere, REMOTE_OPTIONS, REMOTE_USAGE } from './remote.js';
 import { parse } from './store-args.js';
 
 const USAGE = `usage: baton apply FILE [--url URL] [--token TOKEN] [--tokens-file FILE]
@@ -37,6 +37,7 @@ export async function runApply(argv: string[], io: CliIo): Promise<number> {
     io.stdout(USAGE);
     return EXIT.ok;
   }
+  let remote: { url?: string | undefined } = {};
   try {
     const { values, positionals } = parse(
       {
@@ -49,6 +50,7 @@ export async function runApply(argv: string[], io: CliIo): Promise<number> {
     );
     const [file, ...rest] = positionals;
     if (file === undefined || rest.length > 0) throw new BatonError('usage', 'expected one config FILE');
+    remote = values;
     const tokensFile = values['tokens-file'];
     const target = httpTarget(adminClient(values));
     const options: ApplyOptions = {
@@ -58,11 +60,12 @@ export async function runApply(argv: string[], io: CliIo): Promise<number> {
     const outcome = await applyConfig(file, target, (t) => io.stdout(printOnceLine(t)), options);
     io.stdout(describeOutcome(outcome));
     return EXIT.ok;
-  } catch (error) {
+  } catch (caught) {
+    const error = notBatonThere(caught, remote);
     const code = reportError(error, io);
     // Exit 2 says nothing was written: a refusal part-way, after a write, is exit 1 (the message
     // names what was applied before it).
-    return appliedBefore(error) ? EXIT.negative : code;
+    return appliedBefore(caught) ? EXIT.negative : code;
   }
 }
 
