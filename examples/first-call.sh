@@ -4,8 +4,12 @@
 # Expects `baton sandbox` on 127.0.0.1:4010 and `baton serve --config examples/baton.config.json`
 # on 127.0.0.1:4001 (the README's first two commands). Needs bash, curl and node (for JSON).
 # Usage: bash examples/first-call.sh [INVOICE]
+# Environment: BATON_URL (default http://127.0.0.1:4001) and SANDBOX_URL (default
+# http://127.0.0.1:4010) name other servers; it prints on stderr which ones it uses.
 set -euo pipefail
 
+BATON_URL_FROM_ENV="${BATON_URL:+1}"
+SANDBOX_URL_FROM_ENV="${SANDBOX_URL:+1}"
 BATON_URL="${BATON_URL:-http://127.0.0.1:4001}"
 SANDBOX_URL="${SANDBOX_URL:-http://127.0.0.1:4010}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -58,11 +62,24 @@ summary() {
   });' "$INVOICE" "$1" "${2:-}" "${3:-}"
 }
 
-# 0. Wait (at most 30 s) for the server started in the background a moment ago.
-for _ in $(seq 120); do curl -sf "$BATON_URL/readyz" >/dev/null && break; sleep 0.25; done
+# Which servers this talks to: BATON_URL and SANDBOX_URL, when exported, win over the README's ports.
+printf 'first-call.sh: Baton at %s%s, sandbox at %s%s\n' \
+  "$BATON_URL" "${BATON_URL_FROM_ENV:+ (from BATON_URL)}" "$SANDBOX_URL" "${SANDBOX_URL_FROM_ENV:+ (from SANDBOX_URL)}" >&2
 
-# 1. The operator token `serve --config` wrote to examples/first-call.tokens.json (mode 0600).
-TOKEN=$(get tokens.0.token <"$HERE/first-call.tokens.json")
+# 0. Wait (at most 30 s) for the server started in the background a moment ago.
+READY=""
+for _ in $(seq 120); do curl -sf "$BATON_URL/readyz" >/dev/null && READY=1 && break; sleep 0.25; done
+if [[ -z $READY ]]; then
+  printf '%s\n' "first-call.sh: Baton did not answer at $BATON_URL within 30 s" >&2
+  exit 1
+fi
+
+# 1. The operator token `serve --config` wrote to examples/first-call.tokens.json (mode 0600),
+#    looked up by its name (the config's tokens section may list others before it).
+TOKEN=$(node -e 'const f = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  const t = (f.tokens ?? []).find((x) => x.name === "first-call-operator");
+  if (t === undefined) { console.error("first-call.sh: no first-call-operator token in " + process.argv[1]); process.exit(1); }
+  console.log(t.token);' "$HERE/first-call.tokens.json")
 
 # 2. The profile version pinned to the sandbox now running: its Ed25519 key (from its public
 #    /.well-known/baton-sandbox) in every pin, its URL in every status source Baton asks. A sandbox restarted

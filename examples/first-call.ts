@@ -12,6 +12,10 @@
  * (authority consumed at entry), sends the exact request once with its native idempotency key, and
  * asks Baton's pinned status sources, which resolve it from the sandbox's signed answer. Run it
  * again with the same INVOICE and nothing is sent again: the creation key returns the original.
+ *
+ * Environment: BATON_URL (default http://127.0.0.1:4001) and SANDBOX_URL (default
+ * http://127.0.0.1:4010) name other servers; it prints on stderr which ones it uses, so a
+ * BATON_URL exported for a real server is never used unnoticed.
  */
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -83,6 +87,10 @@ function pinnedTo(doc: Pinned, key: { kid: string; x: string }): boolean {
 }
 
 async function main(): Promise<void> {
+  const from = (name: string): string => (process.env[name] === undefined ? '' : ` (from ${name})`);
+  console.error(
+    `first-call.ts: Baton at ${BATON_URL}${from('BATON_URL')}, sandbox at ${SANDBOX_URL}${from('SANDBOX_URL')}`,
+  );
   await untilReady();
   const token = await operatorToken();
   // The profile version pinned to the sandbox now running: its key and URL (`serve --config`

@@ -60,6 +60,11 @@ test(
     const run = await bash(t, dir, ['-c', block]);
     assert.equal(run.code, 0, `${run.out}\n${run.err}`);
     const sdk = lastJson(run.out);
+    // Which Baton it used, said on stderr (a BATON_URL exported for a real server shows here).
+    assert.match(
+      run.err,
+      /^first-call\.ts: Baton at http:\/\/127\.0\.0\.1:4001, sandbox at http:\/\/127\.0\.0\.1:4010$/m,
+    );
     assert.equal(sdk['status'], 'succeeded');
     assert.deepEqual(
       [sdk['phase'], sdk['outcome'], sdk['effect'], sdk['adapterCalls']],
