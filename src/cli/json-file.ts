@@ -4,9 +4,8 @@
  * 41): malformed JSON: expected a member name`), keeping the parser's code (`json_malformed`,
  * `json_duplicate_member`, …) and its details. The user fixes a file, not an offset in a message.
  */
-import { Buffer } from 'node:buffer';
 import { BatonError, isBatonError } from '../core/errors.js';
-import { parseStrictJson, type JsonValue } from '../core/json.js';
+import { parseStrictJson, positionIn, type JsonValue } from '../core/json.js';
 import { readInput } from './command.js';
 import type { CliIo } from './io.js';
 
@@ -91,19 +90,4 @@ export function locateJsonError(error: unknown, bytes: Uint8Array, file: string)
     { ...error.details, file },
     { cause: error },
   );
-}
-
-/** `line L, column C (byte B)`: lines and columns from 1, the column counted in characters. */
-export function positionIn(bytes: Uint8Array, byteOffset: number): string {
-  const end = Math.min(byteOffset, bytes.length);
-  let line = 1;
-  let start = 0;
-  for (let i = 0; i < end; i++) {
-    if (bytes[i] === 0x0a) {
-      line++;
-      start = i + 1;
-    }
-  }
-  const column = [...Buffer.from(bytes.subarray(start, end)).toString('utf8')].length + 1;
-  return `line ${line}, column ${column} (byte ${byteOffset})`;
 }

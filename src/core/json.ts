@@ -357,3 +357,21 @@ function numberProblem(token: string, value: number, plainInteger: boolean): str
   if (plainInteger || magnitude < EXPONENT_FORM_FROM) return 'is an integer outside ±(2^53-1)';
   return undefined;
 }
+
+/**
+ * `line L, column C (byte B)` of a byte offset a parse error names (`details.byteOffset`): lines
+ * and columns from 1, the column counted in characters, for messages about a file a person edits.
+ */
+export function positionIn(bytes: Uint8Array, byteOffset: number): string {
+  const end = Math.min(byteOffset, bytes.length);
+  let line = 1;
+  let start = 0;
+  for (let i = 0; i < end; i++) {
+    if (bytes[i] === 0x0a) {
+      line++;
+      start = i + 1;
+    }
+  }
+  const column = [...Buffer.from(bytes.subarray(start, end)).toString('utf8')].length + 1;
+  return `line ${line}, column ${column} (byte ${byteOffset})`;
+}

@@ -6,7 +6,7 @@
  */
 import { digestJcs, type Sha256Digest } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
-import { parseStrictJson, type JsonObject } from '../core/json.js';
+import { parseStrictJson, positionIn, type JsonObject } from '../core/json.js';
 import {
   ACTION_CLASSES,
   HIGH_CONSEQUENCE,
@@ -119,7 +119,7 @@ export function parseMatrix(bytes: string | Uint8Array): PinnedMatrix {
     // Where and why, as --config's refusal says it: line and column from 1 (the column in characters).
     const offset = error instanceof BatonError ? error.details['byteOffset'] : undefined;
     const raw = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
-    const at = typeof offset === 'number' ? ` at ${lineColumn(raw, offset)}` : '';
+    const at = typeof offset === 'number' ? ` at ${positionIn(raw, offset)}` : '';
     const why = error instanceof BatonError ? `: ${error.message}` : '';
     throw new BatonError('stop_matrix_invalid', `the stop matrix is not strict JSON${at}${why}`, {
       cause: code,
@@ -127,21 +127,6 @@ export function parseMatrix(bytes: string | Uint8Array): PinnedMatrix {
     });
   }
   return pin(validateMatrix(value));
-}
-
-/** `line L, column C (byte B)` of a byte offset, lines and columns from 1. */
-function lineColumn(bytes: Uint8Array, byteOffset: number): string {
-  const end = Math.min(byteOffset, bytes.length);
-  let line = 1;
-  let start = 0;
-  for (let i = 0; i < end; i++) {
-    if (bytes[i] === 0x0a) {
-      line++;
-      start = i + 1;
-    }
-  }
-  const column = [...Buffer.from(bytes.subarray(start, end)).toString('utf8')].length + 1;
-  return `line ${line}, column ${column} (byte ${byteOffset})`;
 }
 
 export function pin(matrix: StopMatrix): PinnedMatrix {

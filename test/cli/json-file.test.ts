@@ -8,7 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { positionIn } from '../../src/cli/json-file.js';
+import { positionIn } from '../../src/core/json.js';
 import { startApi } from '../server/helpers.js';
 import { baton, tempDir } from '../config/support.js';
 

@@ -7,9 +7,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
-import { parseStrictJson } from '../../core/json.js';
+import { parseStrictJson, positionIn } from '../../core/json.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
-import { positionIn } from '../json-file.js';
 import { checkNoPartial, writeThroughPartial } from '../output-files.js';
 
 export const TOKENS_FORMAT = 'baton.tokens/1';
