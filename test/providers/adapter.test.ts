@@ -3,12 +3,37 @@
  * no retry, and every doubtful answer recorded as missing knowledge with the occurrence unresolved
  * (AOC-REQ-009, -010, -012; AOC-CASE-001, -003, -010). The sandbox's effect counter is the oracle.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpProviderAdapter, loadProfile, recordSend, sandboxEntryUrl } from '../../src/providers/index.js';
 import { createOcc, entries, openWorld, pay, settled } from './world.js';
+
+/**
+ * A provider that drops every connection (ECONNRESET: it may have applied the request) and counts
+ * the requests that reached it, with an adapter whose entries go there.
+ */
+async function droppingProvider(
+  t: TestContext,
+  w: Awaited<ReturnType<typeof openWorld>>,
+  options: { rememberSent?: number } = {},
+): Promise<{ adapter: HttpProviderAdapter; requests: () => number }> {
+  let requests = 0;
+  const server = createServer((req) => {
+    requests += 1;
+    req.socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const adapter = new HttpProviderAdapter(w.profile.document, {
+    entryUrl: sandboxEntryUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    keys: w.keys,
+    clock: w.clock,
+    ...options,
+  });
+  return { adapter, requests: () => requests };
+}
 
 test('a signed 201 resolves the occurrence: one send, one effect, reference bound, authority consumed once', async (t) => {
   const w = await openWorld(t);
@@ -39,24 +64,12 @@ test('the request sent is exactly the bound one: the provider’s request digest
 
 test('no retry: a server that drops the connection sees exactly one request; the occurrence stays unresolved', async (t) => {
   const w = await openWorld(t);
-  let requests = 0;
-  const server = createServer((req) => {
-    requests += 1;
-    req.socket.destroy();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const port = (server.address() as AddressInfo).port;
-  const adapter = new HttpProviderAdapter(w.profile.document, {
-    entryUrl: sandboxEntryUrl(`http://127.0.0.1:${port}`),
-    keys: w.keys,
-    clock: w.clock,
-  });
+  const { adapter, requests } = await droppingProvider(t, w);
   const o = await createOcc(w, 'inv-dropper');
   const ticket = await w.svc.enter({ credential: w.credential, occurrenceId: o.id });
   const sent = await adapter.send(ticket);
   const ack = await recordSend(w.svc, sent);
-  assert.equal(requests, 1, 'exactly one request reached the server');
+  assert.equal(requests(), 1, 'exactly one request reached the server');
   assert.equal(sent.acknowledged, false);
   assert.match(sent.detail, /^transport /);
   assert.equal(ack.missingKnowledge, 'unavailable');
@@ -164,28 +177,17 @@ test('nothing is sent for a ticket bound to another profile, and an unreachable 
 
 test('a ticket is sent at most once per adapter: after an in-doubt send, again, a copy or at once, it is refused already_entered and nothing leaves (AOC-REQ-010)', async (t) => {
   const w = await openWorld(t);
-  let requests = 0;
-  const server = createServer((req) => {
-    requests += 1;
-    req.socket.destroy(); // ECONNRESET: the provider may have applied it
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const adapter = new HttpProviderAdapter(w.profile.document, {
-    entryUrl: sandboxEntryUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-    keys: w.keys,
-    clock: w.clock,
-  });
+  const { adapter, requests } = await droppingProvider(t, w);
   const o = await createOcc(w, 'inv-resend');
   const ticket = await w.svc.enter({ credential: w.credential, occurrenceId: o.id });
   const first = await adapter.send(ticket);
   assert.equal(first.acknowledged, false);
-  assert.equal(requests, 1);
+  assert.equal(requests(), 1);
   const refusal = { code: 'already_entered', details: { occurrenceId: o.id, sent: false } };
   // A native idempotency key is not permission to enter the provider again.
   await assert.rejects(adapter.send(ticket), refusal);
   await assert.rejects(adapter.send(structuredClone(ticket)), refusal);
-  assert.equal(requests, 1, 'the provider was entered once');
+  assert.equal(requests(), 1, 'the provider was entered once');
 
   // Two sends of one fresh ticket at once: one goes, the other is refused before any byte leaves.
   const o2 = await createOcc(w, 'inv-resend-2');
@@ -195,7 +197,7 @@ test('a ticket is sent at most once per adapter: after an in-doubt send, again, 
     both.map((r) => r.status),
     ['fulfilled', 'rejected'],
   );
-  assert.equal(requests, 2);
+  assert.equal(requests(), 2);
   // The recorded acknowledgement of the one send still lands; the occurrence stays unresolved.
   const ack = await recordSend(w.svc, first);
   assert.equal(ack.occurrence.unresolved, true);
@@ -203,19 +205,7 @@ test('a ticket is sent at most once per adapter: after an in-doubt send, again, 
 
 test('the ids an adapter remembers are bounded (rememberSent): the oldest is forgotten first', async (t) => {
   const w = await openWorld(t);
-  let requests = 0;
-  const server = createServer((req) => {
-    requests += 1;
-    req.socket.destroy();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const adapter = new HttpProviderAdapter(w.profile.document, {
-    entryUrl: sandboxEntryUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-    keys: w.keys,
-    clock: w.clock,
-    rememberSent: 1,
-  });
+  const { adapter, requests } = await droppingProvider(t, w, { rememberSent: 1 });
   const enter = async (invoice: string) => {
     const o = await createOcc(w, invoice);
     return w.svc.enter({ credential: w.credential, occurrenceId: o.id });
@@ -225,9 +215,9 @@ test('the ids an adapter remembers are bounded (rememberSent): the oldest is for
   await adapter.send(a);
   await adapter.send(b);
   await assert.rejects(adapter.send(b), { code: 'already_entered' }, 'the latest is remembered');
-  assert.equal(requests, 2);
+  assert.equal(requests(), 2);
   // Past the bound the adapter no longer knows `a`; the service's one ticket per occurrence
   // remains the durable guard (docs/providers.md).
   await adapter.send(a);
-  assert.equal(requests, 3);
+  assert.equal(requests(), 3);
 });
