@@ -66,15 +66,18 @@ for (const [name, make] of clients) {
     const retried = await h.retry(item.id);
     assert.deepEqual([retried.retryOf, retried.idempotencyKey, retried.state], [item.id, 'pay-7', 'queued']);
     // A pushed revocation stops the queued retry at once (A3.7), committed with its evidence; its
-    // resume is then refused, and new work under the Mission is stopped at its dispatch.
+    // resume is then refused, and new work under the Mission is created suppressed, with its
+    // evidence, never queued (HAR-13, A7#14), so it is never dispatched.
     await api.harness.applyVerifiedSignal(verifiedSignal('revoked', 2, api.clock.wallMs()));
     const after = await h.get(retried.id);
     assert.equal(after.item.state, 'suppressed');
     assert.ok(after.evidence.some((e) => e['type'] === 'harness_evidence'));
     await assert.rejects(h.resume(retried.id), refusedWith('work_item_not_dispatchable'));
     const late = await h.enqueue({ action_class: 'consequential_write', mission_binding: binding });
-    await assert.rejects(h.dispatch(late.id), refusedWith('mission_not_active'));
-    assert.notEqual((await h.get(late.id)).item.state, 'running', 'the stop was committed, not dispatched');
+    assert.equal(late.state, 'suppressed');
+    assert.ok((await h.get(late.id)).evidence.some((e) => e['type'] === 'harness_evidence'));
+    await assert.rejects(h.dispatch(late.id), refusedWith('work_item_not_dispatchable'));
+    assert.equal((await h.get(late.id)).item.state, 'suppressed', 'never dispatched');
     const read = await h.getSession(session.id);
     assert.equal(read.session.id, session.id);
   });

@@ -140,6 +140,7 @@ async function governedDecisions(w: GovernedWorld, noisy: boolean): Promise<stri
     },
     'executor',
   );
+  out.push(`create c ${item.state}`);
   await outcome(
     'dispatch c',
     async () => (await w.harness.dispatch(item.id, 'executor', g.generation)).item.state,
@@ -167,7 +168,8 @@ test('B7-17 OBS-15 behaviour: dispatch and gated entry decide the same beside MI
   const [x, y] = [await governedDecisions(clean, false), await governedDecisions(noisy, true)];
   assert.deepEqual(y, x);
   assert.equal(x[0], 'enter a entered');
-  assert.match(x.at(-1) ?? '', /^dispatch c (mission_not_active|suppressed|paused)/);
+  // Work created under the revoked Mission is suppressed at once, evidenced, never queued (HAR-13).
+  assert.deepEqual(x.slice(-2), ['create c suppressed', 'dispatch c work_item_not_dispatchable']);
   const barriers = await noisy.continuity.list({ eventType: 'revocation_barrier' });
   assert.ok(barriers.length >= 1, 'the noisy store really holds barrier records');
   assert.equal((await noisy.continuity.cif({ profile: 'urn:example:hostile' })).complete, false);
