@@ -7,16 +7,18 @@
  *   to a request with more than one Host). Node keeps only the first copy of some headers; a proxy
  *   in front may keep the last, so two copies would let the two disagree on who is calling or
  *   which server is asked (the refusal names the header, never its value);
- * - the `Host` names this server (src/core/http-host.ts, the rule the MCP gateway shares): a
+ * - the `Host` (or an absolute-form target's authority, which RFC 9112 §3.2.2 says wins) names
+ *   this server (src/core/http-host.ts, the rule the MCP gateway shares): a
  *   loopback name, the address `baton serve --host` bound (unless a wildcard) or a name given to
  *   `--allowed-host`; any other, or none, is `421 host_not_allowed` before any authentication or
  *   route, on every path (/v1, /console/, /metrics, /openapi.json, health): a web page that
  *   rebound its own name to this machine (DNS rebinding) reads and changes nothing;
  * - a JSON body is UTF-8 (RFC 8259 §8.1): a declared charset other than utf-8 is `415`, never a
  *   body read as something the client did not send;
- * - every /v1 answer is `Cache-Control: no-store` unless its route says otherwise: answers carry
- *   one-time secrets (tokens, takeover credentials, CSRF tokens) and authenticated data;
- * - every /v1 answer is `X-Content-Type-Options: nosniff`, as the console's page and assets are
+ * - every answer is `Cache-Control: no-store` unless its route says otherwise (the console's
+ *   files): /v1 answers carry one-time secrets (tokens, takeover credentials, CSRF tokens) and
+ *   authenticated data, and the router reaches /v1 by other spellings of the path too;
+ * - every answer is `X-Content-Type-Options: nosniff`, as the console's page and assets are
  *   (src/console/static.ts): a JSON answer echoes client-chosen text (names, keys, reasons), and a
  *   browser that sniffed it as HTML or script would run that text in the server's origin.
  */
@@ -69,17 +71,27 @@ export function refuseRepeated(request: FastifyRequest): void {
   cookieValue(request.headers.cookie, SESSION_COOKIE);
 }
 
-/** A request for the API (`/v1` and below), not the console's files or the operational endpoints. */
-function isApi(url: string): boolean {
-  return url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?');
+/**
+ * The authority a request names: an absolute-form target's own (`GET http://name/v1/…`), which
+ * RFC 9112 §3.2.2 says a server MUST use instead of `Host`; else the `Host` header. A target
+ * that is absolute-form but not a parseable http(s) URL names nothing (refused).
+ */
+function namedAuthority(request: FastifyRequest): string | undefined {
+  const target = request.raw.url ?? '';
+  if (target.startsWith('/')) return request.headers.host;
+  if (!/^https?:\/\//i.test(target) || !URL.canParse(target)) return undefined;
+  return new URL(target).host;
 }
 
-/** Throws `host_not_allowed` unless the request's one `Host` names this server (`hosts`). */
+/**
+ * Throws `host_not_allowed` unless the authority the request names (its one `Host`, or its
+ * absolute-form target's) is this server's (`hosts`).
+ */
 export function refuseForeignHost(request: FastifyRequest, hosts: ReadonlySet<string>): void {
-  if (!hostAllowed(request.headers.host, hosts))
+  if (!hostAllowed(namedAuthority(request), hosts))
     throw new BatonError(
       'host_not_allowed',
-      'the Host header does not name this server (baton serve --allowed-host adds a name)',
+      'the Host header (or the request target) does not name this server (baton serve --allowed-host adds a name)',
     );
 }
 
@@ -101,11 +113,13 @@ export function transportRules(app: FastifyInstance, hosts: ReadonlySet<string>)
       done(error as Error);
     }
   });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (isApi(request.url)) {
-      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-      reply.header('x-content-type-options', 'nosniff');
-    }
+  // Every answer, not only those whose raw path reads `/v1…`: the router also matches a
+  // percent-encoded path (`/%761/tokens`) or an absolute-form target, and such an answer may carry
+  // a new token or a session cookie. Only a route that says its own caching (the console's files)
+  // keeps it.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
     done(null, payload);
   });
 }

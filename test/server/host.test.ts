@@ -154,3 +154,22 @@ test('baton serve --allowed-host adds exactly the names given; a name with a por
     assert.match(refused.stderr(), /--allowed-host takes a host name/);
   }
 });
+
+test('an absolute-form request target names the server by its own authority (RFC 9112 §3.2.2), not by Host', async (t) => {
+  const api = await startApi(t);
+  const port = portOf(api.url);
+  const before = await api.snapshot();
+  const auth = [`Authorization: Bearer ${api.admin}`];
+  // A foreign authority in the target is refused whatever Host says; nothing is read or changed.
+  for (const target of [
+    'http://rebind.attacker.example/v1/tokens',
+    `http://evil.example:${port}/readyz`,
+    'https://evil.example/v1/counts',
+  ]) {
+    assertRawProblem(await withHosts(api.url, 'GET', target, ['127.0.0.1'], auth), 421, 'host_not_allowed');
+  }
+  assert.equal(await api.snapshot(), before);
+  // This server's own authority in the target is answered, even beside a foreign Host.
+  const own = await withHosts(api.url, 'GET', `http://localhost:${port}/v1/counts`, ['evil.example'], auth);
+  assert.equal(own.status, 200, own.text);
+});

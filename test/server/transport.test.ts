@@ -198,7 +198,7 @@ test('a route without a request body refuses one (400 input_invalid) and changes
   assert.equal(again.status, 200, again.text);
 });
 
-test('every /v1 answer is Cache-Control: no-store and X-Content-Type-Options: nosniff, secrets and problems alike', async (t) => {
+test('every answer is Cache-Control: no-store and X-Content-Type-Options: nosniff, secrets and problems alike, however the path is spelled', async (t) => {
   const api = await startApi(t);
   await setupOverHttp(api);
   const noStore = (a: { headers: Headers; status: number }, what: string): void => {
@@ -218,6 +218,20 @@ test('every /v1 answer is Cache-Control: no-store and X-Content-Type-Options: no
   noStore(await api.call('GET', '/v1/counts', { token: api.operator }), 'GET /v1/domain');
   noStore(await api.call('GET', '/v1/counts'), 'a 401 problem');
   noStore(await api.call('GET', '/v1/no-such-route', { token: api.operator }), 'a 404 problem');
+  // The router reaches /v1 by other spellings too: a percent-encoded path, an absolute-form target.
+  const encoded = await api.call('POST', '/%761/tokens', { token: api.admin, body: { role: 'operator' } });
+  assert.equal(encoded.status, 201, encoded.text);
+  noStore(encoded, 'POST /%761/tokens');
+  const port = new URL(api.url).port;
+  const absolute = await raw(
+    api.url,
+    `POST http://127.0.0.1:${port}/v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${api.admin}\r\nContent-Type: application/json\r\nContent-Length: 19\r\nConnection: close\r\n\r\n{"role":"operator"}`,
+  );
+  assert.equal(absolute.status, 201, absolute.text);
+  assert.match(absolute.head, /^cache-control: no-store$/im, 'absolute-form target');
+  assert.match(absolute.head, /^x-content-type-options: nosniff$/im, 'absolute-form target');
+  // Operational answers too; the console's files keep their own caching.
+  noStore(await api.call('GET', '/readyz'), 'GET /readyz');
 });
 
 test('problems carry no framework-internal codes', async (t) => {
