@@ -245,11 +245,9 @@ export function assessObservation(
   if (command.result === 'unavailable') return miss('unavailable');
   if (!command.authentication.verified || !pinMatches(view.pin, command.authentication.pin))
     return miss('unauthenticated');
-  // A listing walk cut short (its page bound, a page it could not authenticate) after an item about
-  // the occurrence: a later page could hold an item that contradicts it, so no reading is taken
-  // from it (AOC-CASE-009, fail closed; docs/providers.md "Status sources").
-  if (command.result === 'found' && view.source?.kind === 'listing' && !command.complete)
-    return miss('incomplete_listing');
+  // A listing match is judged with every item the walk met about the occurrence (AOC-CASE-009); a
+  // walk cut by its page bound is judged on the pages read (docs/providers.md "Status sources": a
+  // contradiction beyond them is not seen), one cut by a page it could not trust is unavailable.
   const entered = o.enteredAt;
   if (command.alsoMatched.length === 0) return assessItem(o, entered, profile, view, command, now);
   const cmd = oneItem(o, profile, command);

@@ -173,8 +173,9 @@ interface Hit {
  * this attempt and cannot be judged, so the reading is unavailable (fail closed, never dropped).
  * AOC-CASE-009: the walk does not stop at the first page holding an item about the occurrence; it
  * reads on to the end (within `maxPages`) and hands the service EVERY such item, so page boundaries
- * never pick the reading. A walk cut short after a match (page bound, a page not authentic) is
- * `complete: false`: the service leaves the occurrence unresolved (`incomplete_listing`). Absence
+ * never pick the reading. A walk its page bound cuts after a match is judged on the pages read
+ * (`complete: false`, said in the detail: a busy account's listing would otherwise never settle);
+ * one cut after a match by a page it cannot trust (not authentic, no cursor) is unavailable. Absence
  * is stated as the layer's own "no item for this key", complete only when every page was read and
  * authentic.
  */
@@ -239,7 +240,12 @@ async function walk(
     if (!more || typeof last !== 'string' || !got.auth.verified) {
       const complete = !more && got.auth.verified;
       const detail = complete ? `read ${n} pages to the end` : `page ${n}: incomplete`;
-      if (hits.length > 0) return found(base, now, hits, complete, detail);
+      // A match on a page that is not authentic is found, and judged unauthenticated by the service.
+      const untrusted = hits.some((h) => !h.auth.verified);
+      if (hits.length > 0 && !complete && !untrusted)
+        return unavailable(base, now, `${detail}, after a match`);
+      if (hits.length > 0 && !complete) return found(base, now, hits, false, detail);
+      if (hits.length > 0) return found(base, now, hits, true, detail);
       return absent(profile, source, o, base, now, first, got.auth, complete, detail);
     }
     cursor = last;
@@ -247,7 +253,7 @@ async function walk(
   const now = ctx.clock.wallMs();
   if (first === undefined) return unavailable(base, now, 'no page was read');
   const detail = `stopped after ${ctx.maxPages} pages`;
-  if (hits.length > 0) return found(base, now, hits, false, detail);
+  if (hits.length > 0) return found(base, now, hits, false, `${detail}; judged on the pages read`);
   return absent(profile, source, o, base, now, first, first.auth, false, detail);
 }
 

@@ -78,10 +78,12 @@ interface Hit {
 /**
  * AOC-CASE-009: the walk does not stop at the first page holding a payment about the occurrence; it
  * reads on to the end (within `maxPages`) and hands the service EVERY such payment, so page
- * boundaries never pick the reading. A walk cut short after a match (page bound, a page that is not
- * authentic or is about another account) is `complete: false`: the service leaves the occurrence
- * unresolved (`incomplete_listing`). An item carrying the occurrence's key or reference that is not
- * a readable payment is about this attempt and cannot be judged: unavailable, never passed over.
+ * boundaries never pick the reading. A walk its page bound cuts after a match is judged on the
+ * pages read (`complete: false`, the detail says so: a listing longer than the bound would
+ * otherwise never settle); one cut after a match by a page it cannot trust (not authentic, about
+ * another account, no cursor) is unavailable. An item carrying the occurrence's key or reference
+ * that is not a readable payment is about this attempt and cannot be judged: unavailable, never
+ * passed over.
  */
 export async function listing(
   ctx: SourceContext,
@@ -108,7 +110,7 @@ export async function listing(
     const auth = page.auth;
     if (envelopeMismatch(o, page)) {
       const detail = `page ${n}: the listing is about another account or environment`;
-      if (hits.length > 0) return found(base, now, hits, false, detail);
+      if (hits.length > 0) return unavailable(base, now, `${detail}, after a match`);
       return absent(base, now, { o, first: page, auth, complete: false, detail });
     }
     for (const item of page.items) {
@@ -125,7 +127,12 @@ export async function listing(
     if (!page.hasMore || typeof last !== 'string' || !auth.verified) {
       const complete = !page.hasMore && auth.verified;
       const detail = complete ? `read ${n} pages to the end` : `page ${n}: incomplete`;
-      if (hits.length > 0) return found(base, now, hits, complete, detail);
+      // A match on a page that is not authentic is found, and judged unauthenticated by the service.
+      const untrusted = hits.some((h) => !h.page.auth.verified);
+      if (hits.length > 0 && !complete && !untrusted)
+        return unavailable(base, now, `${detail}, after a match`);
+      if (hits.length > 0 && !complete) return found(base, now, hits, false, detail);
+      if (hits.length > 0) return found(base, now, hits, true, detail);
       return absent(base, now, { o, first, auth, complete, detail });
     }
     cursor = last;
@@ -133,7 +140,7 @@ export async function listing(
   const now = ctx.clock.wallMs();
   if (first === undefined) return unavailable(base, now, 'no page was read');
   const detail = `stopped after ${ctx.maxPages} pages`;
-  if (hits.length > 0) return found(base, now, hits, false, detail);
+  if (hits.length > 0) return found(base, now, hits, false, `${detail}; judged on the pages read`);
   return absent(base, now, { o, first, auth: first.auth, complete: false, detail });
 }
 
