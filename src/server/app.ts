@@ -247,17 +247,18 @@ function registerOwnBodyRoutes(app: FastifyInstance, deps: ServerDeps, specs: re
 }
 
 /**
- * A defect (`internal`) is an error with its stack; a dependency that did not answer (a Status
- * source, an upstream, the store: 502/503/504) is a warning with its words and its cause's, since
- * the operator acts on the dependency, not on Baton's code; a refusal of the caller's request is
- * information.
+ * A 500 — a defect (`internal`), or damage or misconfiguration an operator must see (`store_corrupt`,
+ * `store_schema_mismatch`, `credential_unresolved`, …) — is an error with its stack; a dependency
+ * that did not answer or answered wrongly (a Status source, an upstream, the store: 502/503/504) is
+ * a warning with its words and its cause's, since the operator acts on the dependency; a refusal
+ * of the caller's request is information.
  */
 function logProblem(log: FastifyBaseLogger, e: BatonError, error: unknown): void {
   if (e.status < 500) {
     log.info({ code: e.code }, 'request refused');
     return;
   }
-  if (e.code === 'internal') {
+  if (e.status === 500) {
     log.error({ err: error, code: e.code }, 'request failed');
     return;
   }

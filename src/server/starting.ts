@@ -10,7 +10,7 @@ import { BatonError } from '../core/errors.js';
 export function answerStartingUntil(app: FastifyInstance, why: string): () => void {
   let starting = true;
   app.addHook('onRequest', (request, _reply, done) => {
-    if (starting && request.url !== '/healthz')
+    if (starting && request.url.split('?', 1)[0] !== '/healthz')
       done(new BatonError('unavailable', `the server is starting: ${why}`));
     else done();
   });

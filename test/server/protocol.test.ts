@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
+import { BatonError } from '../../src/core/errors.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { toBatonError, toProblem } from '../../src/server/problem.js';
 import {
@@ -165,7 +166,7 @@ function logLines(): { stream: PassThrough; lines: () => JsonObject[] } {
 
 test('log levels: a refusal is info, a store that does not answer a warning without a stack, a defect an error with its stack', async (t) => {
   const logs = logLines();
-  let defect = false;
+  let defect: Error | undefined;
   const api = await startApi(t, {
     logs: logs.stream,
     // A bug in Baton's own code, as a read meets it: not a BatonError.
@@ -173,14 +174,17 @@ test('log levels: a refusal is info, a store that does not answer a warning with
       ...engine,
       kind: engine.kind,
       transaction: (fn) => engine.transaction(fn),
-      read: (fn) => (defect ? Promise.reject(new TypeError('x is not a function')) : engine.read(fn)),
+      read: (fn) => (defect !== undefined ? Promise.reject(defect) : engine.read(fn)),
       close: () => engine.close(),
     }),
   });
   await api.call('GET', '/v1/domain', { token: 'btk.tok_' + 'a'.repeat(32) + '.' + 'b'.repeat(43) });
-  defect = true;
+  defect = new TypeError('x is not a function');
   assertProblem(await api.call('GET', '/v1/counts', { token: api.admin }), 500, 'internal');
-  defect = false;
+  // Damage an operator must see is a 500 too, and logged as an error, not a warning.
+  defect = new BatonError('store_corrupt', 'a stored profile no longer matches its pinned digest');
+  assertProblem(await api.call('GET', '/v1/counts', { token: api.admin }), 500, 'store_corrupt');
+  defect = undefined;
   await api.engine.close();
   assertProblem(await api.call('GET', '/v1/counts', { token: api.admin }), 503, 'unavailable');
   await new Promise((resolve) => setImmediate(resolve));
@@ -191,6 +195,9 @@ test('log levels: a refusal is info, a store that does not answer a warning with
   const [failed] = byCode('internal');
   assert.equal(failed?.['level'], 50);
   assert.match(JSON.stringify(failed?.['err']), /TypeError: x is not a function/, 'a defect keeps its stack');
+  const [corrupt] = byCode('store_corrupt');
+  assert.equal(corrupt?.['level'], 50);
+  assert.equal(corrupt?.['msg'], 'request failed');
   const [unavailable] = byCode('unavailable');
   assert.equal(unavailable?.['level'], 40);
   assert.equal(unavailable?.['msg'], 'request not served');

@@ -35,6 +35,7 @@ test('a starting server answers 503 unavailable (all but /healthz) until it is r
   );
   assert.equal((await get('/readyz')).status, 503);
   assert.equal((await get('/healthz')).status, 200, 'liveness answers while starting');
+  assert.equal((await get('/healthz?probe=1')).status, 200, 'with a query string too');
 
   ready();
   assert.equal((await get('/v1/domain')).status, 401, 'the route (its bearer check) answers now');
