@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { enterOne, openStripeWorld } from './stripe-world.js';
+import { openWorld, pay } from './world.js';
 
 for (const [label, status, type, body] of [
   ['429 rate limited', 429, 'application/json', '{"error":{"type":"rate_limit_error"}}'],
@@ -53,3 +54,28 @@ for (const [label, status, type, body] of [
     assert.equal(looked.retryAfter, '120');
   });
 }
+
+test('format 1 lookup: an HTML 503 page is unavailable with its status and type, and passes its Retry-After on', async (t) => {
+  const box = createServer((_req, res) => {
+    res.writeHead(503, { 'content-type': 'text/html', 'retry-after': '90' }).end('<html>busy</html>');
+  });
+  await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => box.close(() => resolve())));
+  t.after(() => box.closeAllConnections());
+  const boxOrigin = `http://127.0.0.1:${(box.address() as AddressInfo).port}`;
+  // The profile's by-key lookup points at the box; entry and everything else at the sandbox.
+  const w = await openWorld(t, {
+    edit: (p) => ({
+      ...p,
+      statusSources: p.statusSources.map((s) =>
+        s.id === 'by-key' ? { ...s, url: s.url.replace(new URL(s.url).origin, boxOrigin) } : s,
+      ),
+    }),
+  });
+  const { ticket } = await pay(w, 'inv-retry-html', ['drop_response_after_apply']);
+  const { occurrence } = await w.svc.getOccurrence(ticket.occurrence.id);
+  const reading = await w.sources.query(w.profile.document, occurrence, 'by-key');
+  assert.equal(reading.observation.result, 'unavailable');
+  assert.equal(reading.detail, 'http 503 media_type text/html');
+  assert.equal(reading.retryAfter, '90');
+});

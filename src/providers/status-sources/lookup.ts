@@ -34,7 +34,12 @@ export async function lookup(
   const url = expandUrl(source.url, bindingValues(o));
   const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs, pooled: true });
   const reading = read(ctx, o, source, res);
-  const retryAfter = res.ok ? res.headers['retry-after'] : undefined;
+  // A refused media type (an HTML 503 page) still passes on the provider's Retry-After.
+  const retryAfter = res.ok
+    ? res.headers['retry-after']
+    : res.error === 'media_type'
+      ? res.retryAfter
+      : undefined;
   return typeof retryAfter === 'string' ? { ...reading, retryAfter } : reading;
 }
 
@@ -46,6 +51,8 @@ function read(
 ): SourceReading {
   const base = { occurrenceId: o.id, source: source.id, kind: source.kind };
   const now = ctx.clock.wallMs();
+  if (!res.ok && res.error === 'media_type')
+    return unavailable(base, now, `http ${res.status} media_type ${res.name}`);
   if (!res.ok)
     return unavailable(base, now, res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}`);
   const json = asObject(parseAnswer(res.body));
