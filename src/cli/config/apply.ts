@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
-import { checkOutputFile, fileReason } from '../output-files.js';
+import { fileReason } from '../output-files.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
 import { parseConfig } from './read.js';
 import { execute, plan, type PlannedItem } from './plan.js';
@@ -90,14 +90,13 @@ function tokensFileOf(prepared: PreparedConfig, override?: string): string | und
 
 /**
  * Refuse, before anything is written (`serve --config` opens the store after this), a tokens file
- * an apply could not use: not a baton.tokens/1 file, a leftover `.partial`, no folder, a folder
- * that cannot be written.
+ * an apply could not use: not a baton.tokens/1 file, a leftover `.partial`, no folder. Whether the
+ * folder can be written is not asked: a restart with nothing to mint never writes it (a tokens file
+ * mounted read-only after the first run), and a token the file cannot take is shown instead.
  */
 export async function checkTokensFile(prepared: PreparedConfig): Promise<void> {
   const file = tokensFileOf(prepared);
-  if (file === undefined) return;
-  await readTokensFile(file);
-  checkOutputFile(file);
+  if (file !== undefined) await readTokensFile(file);
 }
 
 export async function applyConfig(
