@@ -6,6 +6,7 @@ export {
   findStatusSource,
   mapStatus,
   nativeKeyHeader,
+  assertProfileMatches,
   profileDigest,
   readProviderReference,
   referenceMatches,

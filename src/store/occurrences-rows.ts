@@ -19,6 +19,7 @@ import type {
   ProviderProfile,
   RegisteredProfile,
 } from '../occurrences/index.js';
+import { assertProfileMatches } from '../occurrences/index.js';
 import type { SqlValue } from './engine.js';
 
 type Int = number | string;
@@ -87,14 +88,16 @@ export interface ProfileRow {
   registered_at: Int;
 }
 
+/**
+ * A stored profile is re-checked against the digest it was pinned under whenever it is read (the
+ * reader caches what passed): a document edited in the database behind Baton's back is
+ * `store_corrupt`, never served or used as if it were the pinned one.
+ */
 export function profileFromRow(r: ProfileRow): RegisteredProfile {
-  return {
-    id: r.id,
-    version: r.version,
-    digest: r.digest as Sha256Digest,
-    document: json<ProviderProfile>(r.document),
-    registeredAt: num(r.registered_at),
-  };
+  const digest = r.digest as Sha256Digest;
+  const document = json<ProviderProfile>(r.document);
+  assertProfileMatches(digest, document);
+  return { id: r.id, version: r.version, digest, document, registeredAt: num(r.registered_at) };
 }
 
 export interface LineageRow {

@@ -204,3 +204,17 @@ test('log levels: a refusal is info, a store that does not answer a warning with
   assert.equal(typeof unavailable?.['reason'], 'string');
   assert.equal(unavailable?.['err'], undefined, 'no stack for a dependency that did not answer');
 });
+
+test('a provider profile edited in the database behind Baton is store_corrupt, never served or used', async (t) => {
+  const api = await startApi(t);
+  await setupOverHttp(api);
+  // Someone with write access to the database points the pinned profile at their own account.
+  await api.engine.transaction((tx) =>
+    tx.run("UPDATE aoc_profiles SET document = replace(document, 'acct_', 'acct_attacker_')"),
+  );
+  const read = await api.call('GET', '/v1/profiles/sandbox-payments/2026-01-01', { token: api.operator });
+  assertProblem(read, 500, 'store_corrupt');
+  const cred = await takeover(api, 'tampered');
+  const made = await api.call('POST', '/v1/occurrences', { token: cred, body: createBody('tampered-1') });
+  assertProblem(made, 500, 'store_corrupt');
+});
