@@ -21,7 +21,7 @@ import type {
 import { profileDigest } from '../occurrences/index.js';
 import { credentialCoverage } from './credential-header.js';
 import { sendDeclared } from './declared/entry.js';
-import { exchange, type ExchangeResult } from './http-client.js';
+import { exchange, failureDetail, type ExchangeResult } from './http-client.js';
 import { FUTURE_SKEW_MS } from './status-sources/reading.js';
 import type { KeyResolver } from './key-resolver.js';
 import { expandUrl } from './url-template.js';
@@ -161,8 +161,7 @@ export class HttpProviderAdapter {
   #interpret(occurrenceId: string, result: ExchangeResult): SendResult {
     const now = this.#clock.wallMs();
     if (!result.ok) {
-      const detail = result.error === 'timeout' ? 'timeout' : `${result.error} ${result.name}`;
-      return none(occurrenceId, now, detail, null, result.sent);
+      return none(occurrenceId, now, failureDetail(result), null, result.sent);
     }
     const json = asObject(parseAnswer(result.body));
     if (result.status >= 500 || json === undefined) {

@@ -87,6 +87,28 @@ export type ExchangeResult =
       readonly retryAfter?: string;
     };
 
+/** A failed exchange, for the helpers below. */
+export type ExchangeFailure = Extract<ExchangeResult, { ok: false }>;
+
+/**
+ * What a failed exchange says in a reading's or an entry's detail: `timeout`, `http 503 media_type
+ * text/html` (an answer not read for its media type keeps its status), or `transport ECONNRESET`.
+ */
+export function failureDetail(res: ExchangeFailure): string {
+  if (res.error === 'timeout') return 'timeout';
+  if (res.error === 'media_type') return `http ${res.status} media_type ${res.name}`;
+  return `${res.error} ${res.name}`;
+}
+
+/**
+ * The provider's `Retry-After` on an answer: an answer read, or one refused for its media type
+ * (an HTML 503 page), which passes this one header on.
+ */
+export function retryAfterOf(res: ExchangeResult): string | undefined {
+  const value = res.ok ? res.headers['retry-after'] : res.error === 'media_type' ? res.retryAfter : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
 const MAX_RESPONSE_BYTES = 1_048_576;
 
 /** A JSON media type: `application/json` or any `application/…+json` (RFC 6839), parameters aside. */

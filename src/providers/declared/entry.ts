@@ -15,7 +15,7 @@ import type {
   EntryTicket,
   ProviderProfile,
 } from '../../occurrences/index.js';
-import { exchange } from '../http-client.js';
+import { exchange, failureDetail } from '../http-client.js';
 import type { KeyResolver } from '../key-resolver.js';
 import { expandUrl } from '../url-template.js';
 import { asObject, parseAnswer, word } from '../wire.js';
@@ -76,8 +76,7 @@ export async function sendDeclared(
   const res = await exchange({ method: 'POST', url, headers, body, credential, timeoutMs: ctx.timeoutMs });
   const now = ctx.clock.wallMs();
   if (!res.ok && res.error === 'credential') return none(id, now, res.name, null, false);
-  if (!res.ok)
-    return none(id, now, res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}`, null, res.sent);
+  if (!res.ok) return none(id, now, failureDetail(res), null, res.sent);
   const json = asObject(parseAnswer(res.body));
   if (res.status >= 500 || json === undefined) return none(id, now, `http ${res.status}`, res.status, true);
   const message = { method: 'POST', path: res.path, body: res.body, headers: res.headers };

@@ -9,7 +9,7 @@ import { resolveJsonPointer } from '../../core/json-pointer.js';
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import type { AnswerRead, OccurrenceView, ProviderProfile, StatusSource } from '../../occurrences/index.js';
 import { MAX_ALSO_MATCHED } from '../../occurrences/index.js';
-import { exchange, type ExchangeResult } from '../http-client.js';
+import { exchange, failureDetail, retryAfterOf, type ExchangeResult } from '../http-client.js';
 import { bindingValues } from '../status-sources/lookup.js';
 import type { SourceContext } from '../status-sources/context.js';
 import { answered, unavailable, type ReadingBase, type SourceReading } from '../status-sources/reading.js';
@@ -48,17 +48,10 @@ async function fetchOnce(ctx: SourceContext, source: StatusSource, url: URL): Pr
     timeoutMs: ctx.timeoutMs,
     pooled: true,
   });
+  const after = retryAfterOf(res);
+  const retryAfter = after === undefined ? {} : { retryAfter: after };
   if (!res.ok && res.error === 'credential') return { ok: false, detail: res.name };
-  // A refused media type (an HTML error page) still passes on the provider's Retry-After.
-  if (!res.ok && res.error === 'media_type')
-    return {
-      ok: false,
-      detail: `http ${res.status} media_type ${res.name}`,
-      ...(res.retryAfter !== undefined && { retryAfter: res.retryAfter }),
-    };
-  if (!res.ok) return { ok: false, detail: res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}` };
-  const header = res.headers['retry-after'];
-  const retryAfter = typeof header === 'string' ? { retryAfter: header } : {};
+  if (!res.ok) return { ok: false, detail: failureDetail(res), ...retryAfter };
   const json = asObject(parseAnswer(res.body));
   if (json === undefined) return { ok: false, detail: `http ${res.status} unreadable`, ...retryAfter };
   const message = { method: 'GET', path: res.path, body: res.body, headers: res.headers };

@@ -7,7 +7,7 @@
 import type { JsonObject } from '../../core/json.js';
 import type { OccurrenceView, StatusSource } from '../../occurrences/index.js';
 import { MAX_ALSO_MATCHED } from '../../occurrences/index.js';
-import { exchange } from '../http-client.js';
+import { exchange, failureDetail } from '../http-client.js';
 import { expandUrl } from '../url-template.js';
 import {
   asObject,
@@ -39,7 +39,7 @@ async function fetchPage(
   url.searchParams.set('limit', String(ctx.pageSize));
   if (cursor !== undefined) url.searchParams.set('starting_after', cursor);
   const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs, pooled: true });
-  if (!res.ok) return res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}`;
+  if (!res.ok) return failureDetail(res);
   const json = asObject(parseAnswer(res.body));
   const data = json?.['data'];
   if (res.status !== 200 || json === undefined || !Array.isArray(data)) return `http ${res.status}`;

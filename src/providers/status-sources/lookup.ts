@@ -4,7 +4,7 @@
  * knowledge (`not_found` or `not_found_beyond_retention`), never proof of non-entry (AOC-CASE-008).
  */
 import type { OccurrenceView, StatusSource } from '../../occurrences/index.js';
-import { exchange } from '../http-client.js';
+import { exchange, failureDetail, retryAfterOf } from '../http-client.js';
 import { expandUrl } from '../url-template.js';
 import {
   asObject,
@@ -34,13 +34,8 @@ export async function lookup(
   const url = expandUrl(source.url, bindingValues(o));
   const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs, pooled: true });
   const reading = read(ctx, o, source, res);
-  // A refused media type (an HTML 503 page) still passes on the provider's Retry-After.
-  const retryAfter = res.ok
-    ? res.headers['retry-after']
-    : res.error === 'media_type'
-      ? res.retryAfter
-      : undefined;
-  return typeof retryAfter === 'string' ? { ...reading, retryAfter } : reading;
+  const retryAfter = retryAfterOf(res);
+  return retryAfter === undefined ? reading : { ...reading, retryAfter };
 }
 
 function read(
@@ -51,10 +46,7 @@ function read(
 ): SourceReading {
   const base = { occurrenceId: o.id, source: source.id, kind: source.kind };
   const now = ctx.clock.wallMs();
-  if (!res.ok && res.error === 'media_type')
-    return unavailable(base, now, `http ${res.status} media_type ${res.name}`);
-  if (!res.ok)
-    return unavailable(base, now, res.error === 'timeout' ? 'timeout' : `${res.error} ${res.name}`);
+  if (!res.ok) return unavailable(base, now, failureDetail(res));
   const json = asObject(parseAnswer(res.body));
   if (json === undefined) return unavailable(base, now, `http ${res.status} unreadable`);
   const detail = `http ${res.status}`;
