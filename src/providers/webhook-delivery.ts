@@ -12,7 +12,7 @@ import { resolveJsonPointer } from '../core/json-pointer.js';
 import { parseStrictJson, type JsonValue } from '../core/json.js';
 import type { AnswerRead, ObservationInput, ProviderProfile, StatusSource } from '../occurrences/index.js';
 import { deliveryObservation, readDelivery, type DeliveryReading } from './declared/webhook.js';
-import { FUTURE_SKEW_MS } from './status-sources/reading.js';
+import { futureDated } from './status-sources/reading.js';
 import type { KeyResolver } from './key-resolver.js';
 import {
   readEvent,
@@ -155,7 +155,7 @@ function sandbox(
   const named = sandboxNamed(reading);
   const observe: DeliveryObserver = (bound, id) =>
     webhookObservation(bound, id, reading.event, verdict, nowMs);
-  if ((reading.event.payment.observedAt ?? nowMs) > nowMs + FUTURE_SKEW_MS) {
+  if (futureDated(reading.event.payment.observedAt, nowMs)) {
     return {
       kind: 'refused',
       reason: 'future_dated',

@@ -10,7 +10,7 @@ import { parseStrictJson, type JsonValue } from '../../core/json.js';
 import type { ObservationInput, ProviderProfile, StatusSource } from '../../occurrences/index.js';
 import { pinIdentities } from '../../occurrences/index.js';
 import type { KeyResolver } from '../key-resolver.js';
-import { FUTURE_SKEW_MS } from '../status-sources/reading.js';
+import { futureDated } from '../status-sources/reading.js';
 import {
   standardWebhookKey,
   verifyStandardWebhook,
@@ -132,19 +132,12 @@ export function readDelivery(input: DeliveryInput): DeliveryReading {
   if (eventId === undefined) return { ...base, verified: false, refusal: 'unreadable' };
   // Authentic but not usable now (its date is ahead of ours by more than the service allows):
   // refused BEFORE its id is remembered, so the provider's later retry is still new.
-  if (futureDated(facts, input.nowMs)) return { ...base, verified: false, refusal: 'future_dated' };
+  if (futureDated(facts.observedAt, input.nowMs))
+    return { ...base, verified: false, refusal: 'future_dated' };
   if (input.replay?.check(`${input.profile.id}:${eventId}`, input.nowMs) === 'replayed') {
     return { ...base, verified: false, refusal: 'replayed' };
   }
   return { ...base, verified: true, refusal: undefined, pin };
-}
-
-/**
- * An event dated later than the service accepts an observation (FUTURE_SKEW_MS after its clock,
- * occurrences/service/observe.ts): the same allowance as every other status answer.
- */
-export function futureDated(facts: ReadFacts, nowMs: number): boolean {
-  return (facts.observedAt ?? nowMs) > nowMs + FUTURE_SKEW_MS;
 }
 
 /** The observation a delivery becomes for one occurrence (found via its native key). */
@@ -155,7 +148,7 @@ export function deliveryObservation(
   nowMs: number,
 ): ObservationInput {
   // An event dated beyond the service's allowance says nothing usable about now (it is refused).
-  if (d.facts === undefined || futureDated(d.facts, nowMs)) {
+  if (d.facts === undefined || futureDated(d.facts.observedAt, nowMs)) {
     return {
       occurrenceId,
       source: source.id,

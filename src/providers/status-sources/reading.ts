@@ -12,6 +12,14 @@ import { compact } from '../wire.js';
 /** The service refuses observations dated more than this after its own clock. */
 export const FUTURE_SKEW_MS = 60_000;
 
+/**
+ * An answer or event dated later than the service accepts an observation (FUTURE_SKEW_MS after its
+ * clock, occurrences/service/observe.ts): not usable now. No date counts as now.
+ */
+export function futureDated(observedAt: number | undefined, nowMs: number): boolean {
+  return (observedAt ?? nowMs) > nowMs + FUTURE_SKEW_MS;
+}
+
 export interface SourceReading {
   readonly occurrenceId: string;
   readonly source: string;
