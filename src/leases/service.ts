@@ -130,14 +130,7 @@ export class LeaseService {
           return this.#refuseIn(tx, facts, reject('ERR_LEASE_REPLAYED', 'LEASE_REPLAY', why), nowMs);
         }
       }
-      if (!verdict.ok)
-        return this.#refuseIn(
-          tx,
-          facts,
-          verdict.rejection,
-          nowMs,
-          verdict.rejection.code === 'ERR_LEASE_SIGNATURE',
-        );
+      if (!verdict.ok) return this.#refuseIn(tx, facts, verdict.rejection, nowMs);
       if (staged.defect !== undefined) {
         return this.#refuseIn(tx, facts, reject('input_invalid', 'RESOURCE_SEMANTICS', staged.defect), nowMs);
       }
@@ -306,11 +299,7 @@ export class LeaseService {
 
   #finish(tx: LedgerTx, outcome: Outcome, facts: Facts, nowMs: number): Answer {
     for (const change of outcome.writes) tx.write(change);
-    if (outcome.kind === 'refused') {
-      const unauthenticated =
-        facts.unauthenticatedRecovery === true && outcome.rejection.code === 'ERR_LEASE_SIGNATURE';
-      return this.#refuseIn(tx, facts, outcome.rejection, nowMs, unauthenticated);
-    }
+    if (outcome.kind === 'refused') return this.#refuseIn(tx, facts, outcome.rejection, nowMs);
     const receipt = this.#sign(outcome.receipt, facts.target, nowMs);
     tx.appendAudit(receipt);
     return { status: outcome.status, receipt, resource: outcome.resource };
@@ -340,7 +329,9 @@ export class LeaseService {
     const epoch = facts.resource?.epoch ?? null;
     const draft = rejectionDraft(rejection, { leaseId: facts.leaseId, epoch, leaseHash: facts.leaseHash });
     const receipt = this.#sign(draft, facts.target, nowMs);
-    if (unauthenticated && tx.noteUnauthenticated !== undefined) tx.noteUnauthenticated(receipt);
+    // A signature that does not verify authenticates nothing, wherever it is met (lease or order).
+    const anonymous = unauthenticated || rejection.code === 'ERR_LEASE_SIGNATURE';
+    if (anonymous && tx.noteUnauthenticated !== undefined) tx.noteUnauthenticated(receipt);
     else tx.appendAudit(receipt);
     const status = receiptStatus(rejection);
     return { status, receipt, resource: facts.resource, rejection };
