@@ -170,35 +170,23 @@ async function openPostgres(
   }
   const { onIdleError, watchSchemaEveryMs, ...rest } = options;
   const reachable = await openReachablePostgres(url, { maxConnections: choice.maxConnections, onIdleError });
-  const { engine, superseded } = watched(reachable, watchSchemaEveryMs);
-  try {
-    const folder = dirname(keyFile);
-    if (!existsSync(folder)) {
-      throw new BatonError('usage', `no folder ${folder} for the domain key file ${keyFile}`, {
-        path: keyFile,
-      });
-    }
-    const { service, harness, domainKey } = await openOccurrencesOn(
-      engine,
-      keyFile.slice(0, -KEY_SUFFIX.length),
-      {
+  return servicesOn(
+    reachable,
+    watchSchemaEveryMs,
+    { description: `postgres ${redactUrl(url)}` },
+    (engine) => {
+      const folder = dirname(keyFile);
+      if (!existsSync(folder)) {
+        throw new BatonError('usage', `no folder ${folder} for the domain key file ${keyFile}`, {
+          path: keyFile,
+        });
+      }
+      return openOccurrencesOn(engine, keyFile.slice(0, -KEY_SUFFIX.length), {
         ...rest,
         domainKeyHint: options.domainKeyHint ?? '--domain-key FILE (BATON_DOMAIN_KEY)',
-      },
-    );
-    return {
-      ...(superseded !== undefined && { failed: superseded }),
-      engine,
-      service,
-      harness,
-      domainKey,
-      description: `postgres ${redactUrl(url)}`,
-      close: () => engine.close(),
-    };
-  } catch (error) {
-    await engine.close();
-    throw error;
-  }
+      });
+    },
+  );
 }
 
 /**
@@ -233,12 +221,34 @@ export interface OpenOptions {
   readonly watchSchemaEveryMs?: number;
 }
 
-/** The engine the services use: watched for a newer schema where asked (`superseded` then settles). */
-function watched(
-  engine: StoreEngine,
-  everyMs: number | undefined,
-): { engine: StoreEngine; superseded?: Promise<BatonError> } {
-  return everyMs === undefined ? { engine } : watchSchema(engine, everyMs);
+/**
+ * The services over `raw`, which is watched for a newer schema where asked (`failed` then settles
+ * with the refusal, as with `base.failed`); `raw` is closed again when they cannot open.
+ */
+async function servicesOn(
+  raw: StoreEngine,
+  watchEveryMs: number | undefined,
+  base: { readonly description: string; readonly failed?: Promise<BatonError> },
+  open: (engine: StoreEngine) => ReturnType<typeof openOccurrencesOn>,
+): Promise<OpenedBaton> {
+  const { engine, superseded } =
+    watchEveryMs === undefined ? { engine: raw } : watchSchema(raw, watchEveryMs);
+  const failures = [base.failed, superseded].filter((p): p is Promise<BatonError> => p !== undefined);
+  try {
+    const { service, harness, domainKey } = await open(engine);
+    return {
+      ...(failures.length > 0 && { failed: Promise.race(failures) }),
+      engine,
+      service,
+      harness,
+      domainKey,
+      description: base.description,
+      close: () => engine.close(),
+    };
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
 }
 
 export async function openBaton(choice: StoreChoice, options: OpenOptions = {}): Promise<OpenedBaton> {
@@ -263,20 +273,10 @@ export async function openBaton(choice: StoreChoice, options: OpenOptions = {}):
     onWriterStop: (error) => fail(error),
     ...(choice.checkpoints !== undefined && { checkpoints: choice.checkpoints }),
   });
-  const { engine, superseded } = watched(raw, watchSchemaEveryMs);
-  try {
-    const { service, harness, domainKey } = await openOccurrencesOn(engine, choice.path, rest);
-    return {
-      failed: superseded === undefined ? writerStopped : Promise.race([writerStopped, superseded]),
-      engine,
-      service,
-      harness,
-      domainKey,
-      description: `sqlite ${choice.path}`,
-      close: () => engine.close(),
-    };
-  } catch (error) {
-    await engine.close();
-    throw error;
-  }
+  return servicesOn(
+    raw,
+    watchSchemaEveryMs,
+    { description: `sqlite ${choice.path}`, failed: writerStopped },
+    (engine) => openOccurrencesOn(engine, choice.path, rest),
+  );
 }
