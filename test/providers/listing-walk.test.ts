@@ -50,26 +50,31 @@ interface Boxed {
   /** The sandbox's own listing, unedited (to take an item the test copies). */
   readonly raw: () => Promise<Item[]>;
   readonly setEdit: (edit: Edit) => void;
+  /** Pages whose request URL this returns true for go out unsigned, or under another account. */
+  readonly setUntrusted: (how: Untrusted) => void;
 }
+
+/** What a middlebox does to make a page untrustworthy: leave it unsigned, or name another account. */
+type Untrusted = (url: string) => 'unsigned' | 'another-account' | undefined;
 
 /** Format 1: a signing middlebox in front of the sandbox's listing. */
 async function sandboxWorld(t: TestContext, sources: Partial<StatusSourcesOptions> = {}): Promise<Boxed> {
   const hmacSecret = Buffer.alloc(32, 9); // the world's sandbox secret (world.ts)
   let listingUrl = '';
   let edit: Edit = (_u, items) => items;
+  let untrusted: Untrusted = () => undefined;
   let now = (): number => Date.now();
   let origin = '';
   const boxOrigin = await listen(t, async (path) => {
-    const page = (await (await fetch(`${origin}${path}`)).json()) as { data: Item[] };
+    const page = (await (await fetch(`${origin}${path}`)).json()) as { data: Item[]; account?: string };
     page.data = edit(path, page.data);
+    const how = untrusted(path);
+    if (how === 'another-account') page.account = `${page.account ?? ''}-other`;
     const body = JSON.stringify(page);
     const k = { kind: 'hmac', secretId: hmacSecretId(hmacSecret), secret: hmacSecret } as const;
     const signature = signSandboxMessage(k, sandboxSignedString({ method: 'GET', path, body }), now());
-    return {
-      status: 200,
-      body,
-      headers: { 'content-type': 'application/json', [sandboxHeaderName('hmac')]: signature },
-    };
+    const signed = how === 'unsigned' ? {} : { [sandboxHeaderName('hmac')]: signature };
+    return { status: 200, body, headers: { 'content-type': 'application/json', ...signed } };
   });
   const w = await openWorld(t, {
     sources,
@@ -89,7 +94,7 @@ async function sandboxWorld(t: TestContext, sources: Partial<StatusSourcesOption
     const url = `${listingUrl.replace('{account}', String(w.profile.document.account))}?limit=100`;
     return ((await (await fetch(url)).json()) as { data: Item[] }).data;
   };
-  return { w, raw, setEdit: (e) => void (edit = e) };
+  return { w, raw, setEdit: (e) => void (edit = e), setUntrusted: (u) => void (untrusted = u) };
 }
 
 const mineIn = (items: Item[], key: string): Item => {
@@ -160,6 +165,27 @@ test('format 1 listing: a walk cut by its page bound after a match is judged on 
   const last = await lastObservation(w, ticket.occurrence.id);
   assert.deepEqual([last.observation.nativeStatus, last.observation.complete], ['succeeded', false]);
 });
+
+for (const how of ['unsigned', 'another-account'] as const) {
+  test(`format 1 listing: a page ${how === 'unsigned' ? 'without a valid signature' : 'about another account'} AFTER a match leaves the walk unavailable, not settled on the pages before it`, async (t) => {
+    const { w, setUntrusted } = await sandboxWorld(t, { pageSize: 1 });
+    const { ticket } = await pay(w, 'inv-untrusted-mine', ['drop_response_after_apply']);
+    await pay(w, 'inv-untrusted-later'); // page 2: the walk must read it to be complete
+    // Page 1 (ours) is authentic; the page after it is not trustworthy. A contradiction could hide
+    // there, and unlike a page bound the walk was not cut by Baton's own limit (AOC-CASE-008/009).
+    setUntrusted((url) => (url.includes('starting_after') ? how : undefined));
+    const { occurrence } = await w.svc.getOccurrence(ticket.occurrence.id);
+    const reading = await w.sources.query(w.profile.document, occurrence, 'listing');
+    assert.equal(reading.observation.result, 'unavailable', reading.detail);
+    assert.match(reading.detail, /^page 2: .*after a match$/);
+    const r = await ask(w, ticket.occurrence.id, 'listing');
+    assert.deepEqual(
+      [r.occurrence.outcome, r.occurrence.effect, r.occurrence.unresolved],
+      ['unknown', 'unresolved', true],
+      'the match on page 1 does not settle the occurrence',
+    );
+  });
+}
 
 for (const [label, sibling, reason] of [
   [
