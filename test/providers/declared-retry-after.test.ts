@@ -1,8 +1,9 @@
 /**
- * A format 2 (declared) status source passes the provider's `Retry-After` on with its reading, as a
- * format 1 lookup does, so the background reconciler asks no sooner than the provider said
- * (docs/providers.md "Background reconciler"). A middlebox at the Stripe profile's origin answers
- * the status reads `429` (JSON, as Stripe does) or `503` (an HTML page) with a `Retry-After`.
+ * A status source of either format passes the provider's `Retry-After` on with its reading, so the
+ * background reconciler asks no sooner than the provider said (docs/providers.md "Background
+ * reconciler"). Middleboxes answer the status reads `429` (JSON, as Stripe does) or `503` (an HTML
+ * page) with a `Retry-After`: format 2's lookup and events listing, format 1's lookup and a
+ * listing's later page.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -79,3 +80,49 @@ test('format 1 lookup: an HTML 503 page is unavailable with its status and type,
   assert.equal(reading.detail, 'http 503 media_type text/html');
   assert.equal(reading.retryAfter, '90');
 });
+
+for (const [label, status, type, body] of [
+  ['429 JSON answer', 429, 'application/json', '{"error":"rate_limited"}'],
+  ['503 HTML page', 503, 'text/html', '<html>busy</html>'],
+] as const) {
+  test(`format 1 listing: a ${label} on a page is unavailable and passes its Retry-After on`, async (t) => {
+    let origin = '';
+    // Page 1 is the sandbox's own; page 2 (asked with a cursor) is refused with a Retry-After.
+    const box = createServer((req, res) => {
+      void (async () => {
+        const path = req.url ?? '';
+        if (path.includes('starting_after')) {
+          res.writeHead(status, { 'content-type': type, 'retry-after': '45' }).end(body);
+          return;
+        }
+        const r = await fetch(`${origin}${path}`);
+        const headers = Object.fromEntries(r.headers.entries());
+        delete headers['content-length'];
+        delete headers['transfer-encoding'];
+        res.writeHead(r.status, headers).end(await r.text());
+      })();
+    });
+    await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise<void>((resolve) => box.close(() => resolve())));
+    t.after(() => box.closeAllConnections());
+    const boxOrigin = `http://127.0.0.1:${(box.address() as AddressInfo).port}`;
+    const w = await openWorld(t, {
+      sources: { pageSize: 1 },
+      edit: (p) => ({
+        ...p,
+        statusSources: p.statusSources.map((s) => {
+          if (s.id !== 'listing') return s;
+          origin = new URL(s.url).origin;
+          return { ...s, url: s.url.replace(origin, boxOrigin) };
+        }),
+      }),
+    });
+    await pay(w, `inv-retry-page1-${status}`); // fills page 1, so the walk asks for page 2
+    const { ticket } = await pay(w, `inv-retry-list-${status}`, ['drop_response_after_apply']);
+    const { occurrence } = await w.svc.getOccurrence(ticket.occurrence.id);
+    const reading = await w.sources.query(w.profile.document, occurrence, 'listing');
+    assert.equal(reading.observation.result, 'unavailable', reading.detail);
+    assert.match(reading.detail, /^page 2: /);
+    assert.equal(reading.retryAfter, '45');
+  });
+}

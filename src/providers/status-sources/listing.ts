@@ -7,7 +7,7 @@
 import type { JsonObject } from '../../core/json.js';
 import type { OccurrenceView, StatusSource } from '../../occurrences/index.js';
 import { MAX_ALSO_MATCHED } from '../../occurrences/index.js';
-import { exchange, failureDetail } from '../http-client.js';
+import { exchange, failureDetail, retryAfterOf, type ExchangeResult } from '../http-client.js';
 import { expandUrl } from '../url-template.js';
 import {
   asObject,
@@ -29,20 +29,29 @@ interface Page {
   readonly hasMore: boolean;
 }
 
+/** A page that could not be read, with the provider's `Retry-After` if it sent one. */
+interface Unread {
+  readonly detail: string;
+  readonly retryAfter: string | undefined;
+}
+
+const unread = (detail: string, res: ExchangeResult): Unread => ({ detail, retryAfter: retryAfterOf(res) });
+
 async function fetchPage(
   ctx: SourceContext,
   o: OccurrenceView,
   source: StatusSource,
   cursor: string | undefined,
-): Promise<Page | string> {
+): Promise<Page | Unread> {
   const url = expandUrl(source.url, bindingValues(o));
   url.searchParams.set('limit', String(ctx.pageSize));
   if (cursor !== undefined) url.searchParams.set('starting_after', cursor);
   const res = await exchange({ method: 'GET', url, timeoutMs: ctx.timeoutMs, pooled: true });
-  if (!res.ok) return failureDetail(res);
+  if (!res.ok) return unread(failureDetail(res), res);
   const json = asObject(parseAnswer(res.body));
   const data = json?.['data'];
-  if (res.status !== 200 || json === undefined || !Array.isArray(data)) return `http ${res.status}`;
+  if (res.status !== 200 || json === undefined || !Array.isArray(data))
+    return unread(`http ${res.status}`, res);
   const message = { method: 'GET', path: res.path, body: res.body, headers: res.headers };
   const auth = authenticate(message, source.authentication, ctx.keys, ctx.clock.wallMs());
   const items = data.map(asObject).filter((x): x is JsonObject => x !== undefined);
@@ -97,7 +106,11 @@ export async function listing(
   for (let n = 1; n <= ctx.maxPages; n += 1) {
     const page = await fetchPage(ctx, o, source, cursor);
     const now = ctx.clock.wallMs();
-    if (typeof page === 'string') return unavailable(base, now, `page ${n}: ${page}`);
+    // The background reconciler asks no sooner than the provider said (docs/providers.md).
+    if (!('json' in page)) {
+      const reading = unavailable(base, now, `page ${n}: ${page.detail}`);
+      return page.retryAfter === undefined ? reading : { ...reading, retryAfter: page.retryAfter };
+    }
     // A page holds what was asked for: more is not a page of this listing (docs/sandbox.md).
     if (page.items.length > ctx.pageSize)
       return unavailable(
