@@ -4,18 +4,14 @@
  * mid-answer is a lost answer (`unavailable`), never retried.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { test, type TestContext } from 'node:test';
+import { createServer } from 'node:http';
+import type { Socket } from 'node:net';
+import { test } from 'node:test';
 import { HttpBatonClient } from '../../src/client/index.js';
 import { isBatonError } from '../../src/core/errors.js';
+import { listenLoopback } from '../support/loopback.js';
 
-async function listen(t: TestContext, server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  t.after(() => server.closeAllConnections());
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const listen = listenLoopback;
 
 const counts = JSON.stringify({ total: 0, byPhase: {}, byOutcome: {}, unresolved: 0, conflicts: 0 });
 

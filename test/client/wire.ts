@@ -3,12 +3,13 @@
  * file, the real sandbox provider behind it), and plain node:http servers that play something
  * else — a misbehaving gateway in front of Baton, or a server that is not Baton at all.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import { systemClock } from '../../src/core/clock.js';
 import { buildServer, createToken } from '../../src/server/index.js';
 import { openStore, payments, startSandbox, type Provider, type Store } from './support.js';
+import { listenLoopback } from '../support/loopback.js';
 
 /** A real Baton server over `store` on 127.0.0.1:0 until the test ends, with an operator token. */
 export async function batonOn(t: TestContext, store: Store, provider: Provider) {
@@ -33,15 +34,7 @@ export async function serveBaton(t: TestContext) {
 }
 
 /** Listens on 127.0.0.1:0 until the test ends; the server's base URL. */
-export async function listen(t: TestContext, server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
-    return closed;
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+export const listen = listenLoopback;
 
 /** A server that records what reaches it ("METHOD /path") and answers each request with `answer`. */
 export async function recording(

@@ -8,9 +8,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { enterOne, openStripeWorld } from './stripe-world.js';
 import { openWorld, pay } from './world.js';
+import { listenLoopback } from '../support/loopback.js';
 
 for (const [label, status, type, body] of [
   ['429 rate limited', 429, 'application/json', '{"error":{"type":"rate_limit_error"}}'],
@@ -32,10 +32,7 @@ for (const [label, status, type, body] of [
         res.writeHead(r.status, { 'content-type': 'application/json' }).end(await r.text());
       })();
     });
-    await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve));
-    t.after(() => new Promise<void>((resolve) => box.close(() => resolve())));
-    t.after(() => box.closeAllConnections());
-    const boxOrigin = `http://127.0.0.1:${(box.address() as AddressInfo).port}`;
+    const boxOrigin = await listenLoopback(t, box);
     const w = await openStripeWorld(t, 'stripe-payment-intents', (p) => {
       sandboxOrigin = new URL(p.entry?.url ?? '').origin;
       return JSON.parse(JSON.stringify(p).replaceAll(sandboxOrigin, boxOrigin)) as typeof p;
@@ -60,10 +57,7 @@ test('format 1 lookup: an HTML 503 page is unavailable with its status and type,
   const box = createServer((_req, res) => {
     res.writeHead(503, { 'content-type': 'text/html', 'retry-after': '90' }).end('<html>busy</html>');
   });
-  await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => box.close(() => resolve())));
-  t.after(() => box.closeAllConnections());
-  const boxOrigin = `http://127.0.0.1:${(box.address() as AddressInfo).port}`;
+  const boxOrigin = await listenLoopback(t, box);
   // The profile's by-key lookup points at the box; entry and everything else at the sandbox.
   const w = await openWorld(t, {
     edit: (p) => ({
@@ -102,10 +96,7 @@ for (const [label, status, type, body] of [
         res.writeHead(r.status, headers).end(await r.text());
       })();
     });
-    await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve));
-    t.after(() => new Promise<void>((resolve) => box.close(() => resolve())));
-    t.after(() => box.closeAllConnections());
-    const boxOrigin = `http://127.0.0.1:${(box.address() as AddressInfo).port}`;
+    const boxOrigin = await listenLoopback(t, box);
     const w = await openWorld(t, {
       sources: { pageSize: 1 },
       edit: (p) => ({

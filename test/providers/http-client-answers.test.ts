@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { exchange, isJsonMediaType } from '../../src/providers/http-client.js';
+import { listenLoopback } from '../support/loopback.js';
 
 const CAP = 1_048_576;
 
@@ -15,10 +15,7 @@ type Answer = (path: string, res: ServerResponse, accept: string | undefined) =>
 
 async function serve(t: TestContext, answer: Answer): Promise<string> {
   const server = createServer((req, res) => answer(req.url ?? '/', res, req.headers.accept));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  t.after(() => server.closeAllConnections());
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return listenLoopback(t, server);
 }
 
 test('an answer over the 1 MiB cap is too_large even when its last chunk is the one that crosses it', async (t) => {

@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { test } from 'node:test';
 import { exchange } from '../../src/providers/http-client.js';
+import { listenLoopback } from '../support/loopback.js';
 
 test('status queries share one pooled socket per origin; entries never reuse one', async (t) => {
   const sockets: Socket[] = [];
@@ -14,10 +15,7 @@ test('status queries share one pooled socket per origin; entries never reuse one
     if (!sockets.includes(req.socket)) sockets.push(req.socket);
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  t.after(() => server.closeAllConnections());
-  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/status`);
+  const url = new URL(`${await listenLoopback(t, server)}/status`);
   for (let i = 0; i < 4; i++) {
     const r = await exchange({ method: 'GET', url, timeoutMs: 2_000, pooled: true });
     assert.ok(r.ok && r.status === 200);

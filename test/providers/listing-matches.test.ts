@@ -9,7 +9,6 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   hmacSecretId,
   sandboxHeaderName,
@@ -18,6 +17,7 @@ import {
 } from '../../src/providers/index.js';
 import { enterOne, openStripeWorld } from './stripe-world.js';
 import { ask, openWorld, pay, type World } from './world.js';
+import { listenLoopback } from '../support/loopback.js';
 
 type Item = Record<string, unknown>;
 /** What the middlebox does to the page holding the occurrence's payment. */
@@ -51,10 +51,7 @@ async function middleboxWorld(t: TestContext, edit: Edit): Promise<Boxed> {
         .end(body);
     })();
   });
-  await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => box.close(() => resolve())));
-  t.after(() => box.closeAllConnections());
-  const boxOrigin = `http://127.0.0.1:${(box.address() as AddressInfo).port}`;
+  const boxOrigin = await listenLoopback(t, box);
   const w = await openWorld(t, {
     edit: (p) => ({
       ...p,
@@ -168,10 +165,7 @@ for (const order of ['theirs first', 'mine first'] as const) {
         res.writeHead(r.status, { 'content-type': 'application/json' }).end(body);
       })();
     });
-    await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve));
-    t.after(() => new Promise<void>((resolve) => box.close(() => resolve())));
-    t.after(() => box.closeAllConnections());
-    const boxOrigin = `http://127.0.0.1:${(box.address() as AddressInfo).port}`;
+    const boxOrigin = await listenLoopback(t, box);
     const w = await openStripeWorld(t, 'stripe-payment-intents', (p) => {
       sandboxOrigin = new URL(p.entry?.url ?? '').origin;
       return JSON.parse(JSON.stringify(p).replaceAll(sandboxOrigin, boxOrigin)) as typeof p;

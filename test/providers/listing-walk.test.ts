@@ -10,7 +10,6 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { StatusSourcesOptions } from '../../src/providers/index.js';
 import {
   hmacSecretId,
@@ -21,6 +20,7 @@ import {
 } from '../../src/providers/index.js';
 import { enterOne, openStripeWorld, type StripeWorld } from './stripe-world.js';
 import { ask, openWorld, pay, type World } from './world.js';
+import { listenLoopback } from '../support/loopback.js';
 
 type Item = Record<string, unknown>;
 /** What a middlebox does to one page: its request URL and its items. */
@@ -39,10 +39,7 @@ async function listen(t: TestContext, handle: (url: string, auth: string | undef
       res.writeHead(answer.status, answer.headers).end(answer.body);
     })();
   });
-  await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => box.close(() => resolve())));
-  t.after(() => box.closeAllConnections());
-  return `http://127.0.0.1:${(box.address() as AddressInfo).port}`;
+  return listenLoopback(t, box);
 }
 
 interface Boxed {

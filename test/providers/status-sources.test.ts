@@ -7,7 +7,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ManualClock } from '../../src/core/clock.js';
 import {
   hmacSecretId,
@@ -16,6 +15,7 @@ import {
   signSandboxMessage,
 } from '../../src/providers/index.js';
 import { ask, createOcc, openWorld, pay, settled, type World } from './world.js';
+import { listenLoopback } from '../support/loopback.js';
 
 const HOUR = 3_600_000;
 
@@ -234,10 +234,7 @@ test('a replayed signed answer without its own time is dated by its signature, n
         .end(body);
     })();
   });
-  await new Promise<void>((resolve) => replay.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => replay.close(() => resolve())));
-  t.after(() => replay.closeAllConnections());
-  const replayOrigin = `http://127.0.0.1:${(replay.address() as AddressInfo).port}`;
+  const replayOrigin = await listenLoopback(t, replay);
   const w = await openWorld(t, {
     edit: (p) => ({
       ...p,
