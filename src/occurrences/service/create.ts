@@ -139,10 +139,13 @@ export function createBuild(f: CreateFields): Build {
   return (_c, _r, id) => Promise.resolve(command(f, id));
 }
 
-/** AOC-REQ-012: a remedy is its own occurrence, linked to the original, which never changes. */
+/**
+ * AOC-REQ-012: a remedy is its own occurrence, linked to the original, which never changes. Given
+ * a work item it is governed as a create is (A3.6): checked at create and gated at entry.
+ */
 export async function remedy(ctx: ServiceContext, input: unknown): Promise<CreateResult> {
   const f = readCreate(input, true);
-  return runCreate(ctx, f.credential, (_c, _r, id) => Promise.resolve(command(f, id)));
+  return runCreate(ctx, f.credential, (_c, _r, id) => Promise.resolve(command(f, id)), f.workItemId);
 }
 
 /** AOC-REQ-008: after a release, the domain mints a NEW occurrence linked to the tombstone. */

@@ -49,7 +49,11 @@ const createMembers = {
 /** `workItemId`: the harness work item of a governed occurrence (docs/harness.md, A3.6). */
 export const createBody: Schema = object({ ...createMembers, workItemId: name }, ['linkedIds', 'workItemId']);
 
-export const remedyBody: Schema = object({ ...createMembers, kind: oneOf(REMEDY_KINDS) }, ['linkedIds']);
+/** `workItemId` as on create: a remedy done for a governed work item is gated by it. */
+export const remedyBody: Schema = object({ ...createMembers, kind: oneOf(REMEDY_KINDS), workItemId: name }, [
+  'linkedIds',
+  'workItemId',
+]);
 
 /** `workItemId` as on create: the successor of a governed occurrence is governed by that item. */
 export const reissueBody: Schema = object({ creationKey: name, linkedIds, workItemId: name }, [
