@@ -10,6 +10,10 @@ import type { Form } from './form.js';
 
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
+/** An assertion's `exp` at most this far after now (plus `SKEW_MS`): the 5 minutes above. */
+const MAX_ASSERTION_LIFETIME_MS = 300_000;
+const SKEW_MS = 30_000;
+
 export interface RegisteredClient {
   readonly clientId: string;
   readonly jwks: readonly JWK[];
@@ -71,10 +75,14 @@ export class ClientRegistry {
           subject: client.clientId,
           audience: [...audiences],
           currentDate: new Date(nowMs),
-          clockTolerance: 30,
-          maxTokenAge: 300,
+          clockTolerance: SKEW_MS / 1000,
+          maxTokenAge: MAX_ASSERTION_LIFETIME_MS / 1000,
           requiredClaims: ['exp', 'iat', 'jti'],
         });
+        // `maxTokenAge` bounds only `iat`: an assertion whose `exp` is a year ahead would be
+        // accepted and its jti held in memory until then. `exp` too must be within 5 minutes (plus
+        // the 30 s skew) of now (RFC 7523 §3 lets the server bound it), else unauthenticated (401).
+        if ((payload.exp as number) * 1000 > nowMs + MAX_ASSERTION_LIFETIME_MS + SKEW_MS) return false;
         return this.#spend(`${client.clientId} ${String(payload.jti)}`, (payload.exp ?? 0) * 1000, nowMs);
       } catch {
         // Try the client's next key; none verifying means unauthenticated.
