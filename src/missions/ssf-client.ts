@@ -165,7 +165,11 @@ export function parsePollResponse(body: Uint8Array): PollResponse {
   const sets = doc['sets'];
   if (typeof sets !== 'object' || sets === null || Array.isArray(sets))
     throw new BatonError('unavailable', 'poll answer has no sets object');
-  const out: Record<string, string> = {};
+  // A jti is any string, `__proto__` included: on a plain object that key's assignment sets the
+  // prototype and the SET vanishes — never acknowledged, never in setErrs. A null-prototype
+  // object keeps every key as an ordinary own member (RFC 8936 §2.4: each SET is acknowledged or
+  // reported).
+  const out = Object.create(null) as Record<string, string>;
   for (const [jti, set] of Object.entries(sets)) {
     if (typeof set !== 'string') throw new BatonError('unavailable', 'a polled SET is not a string');
     out[jti] = set;
@@ -252,12 +256,17 @@ export function withReplay(
   };
 }
 
+function noProto<T = SetErrorBody>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 /** An RFC 8936 poll loop's state: what to acknowledge and report on the next request. */
 export class SetPoller {
   readonly #o: PollerOptions;
   #bearer: string;
   #ack: string[] = [];
-  #errs: Record<string, SetErrorBody> = {};
+  // Null-prototype for the same reason as parsePollResponse's `sets`: a `__proto__` jti is a key.
+  #errs: Record<string, SetErrorBody> = noProto();
 
   constructor(o: PollerOptions) {
     this.#o = o;
@@ -280,7 +289,7 @@ export class SetPoller {
       },
     );
     this.#ack = [];
-    this.#errs = {};
+    this.#errs = noProto();
     const { jtis, verified } = await this.#verifyAll(answer.sets);
     const outcomes = await this.#applyAll(verified);
     const applied: VerifiedSet[] = [];
@@ -296,7 +305,12 @@ export class SetPoller {
       if (outcome === 'duplicate') duplicates += 1;
       else applied.push(verified[i] as VerifiedSet);
     });
-    return { applied, duplicates, refused: { ...this.#errs }, moreAvailable: answer.moreAvailable };
+    return {
+      applied,
+      duplicates,
+      refused: Object.assign(noProto<SetErrorBody>(), this.#errs),
+      moreAvailable: answer.moreAvailable,
+    };
   }
 
   /** The answer's SETs verified (concurrently); refused ones go to the next poll's `setErrs`. */
@@ -339,6 +353,6 @@ export class SetPoller {
 
   /** Acknowledgements and errors the next poll will send. */
   get pending(): { ack: readonly string[]; setErrs: Readonly<Record<string, SetErrorBody>> } {
-    return { ack: [...this.#ack], setErrs: { ...this.#errs } };
+    return { ack: [...this.#ack], setErrs: Object.assign(noProto<SetErrorBody>(), this.#errs) };
   }
 }
