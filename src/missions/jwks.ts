@@ -190,19 +190,31 @@ export function remoteMissionKeys(
           );
         throw mapRemoteError(error);
       }
-      const jwk = remote.jwks()?.keys.find((k) => k.kid === kid);
-      if (jwk === undefined) throw new BatonError('kid_mismatch', 'the JWKS no longer lists that kid');
-      let thumbprint = thumbprints.get(jwk);
-      if (thumbprint === undefined) {
-        thumbprint = thumbprintOf(publicJwk(jwk));
-        thumbprints.set(jwk, thumbprint);
-      }
       let keyObject = imported.get(key);
       if (keyObject === undefined) {
         keyObject = KeyObject.from(key);
         imported.set(key, keyObject);
       }
-      const resolved = { key: keyObject, kid, thumbprint: await thumbprint, jwk: publicJwk(jwk) };
+      // MST-06: evidence and the archive name the key that verifies, i.e. the one jose selected by
+      // kid AND alg (kty, crv, use, alg members). RFC 7517 §4.5 lets keys of different kty share a
+      // kid, so the first JWK with that kid may be another key: the JWK recorded is the one whose
+      // RFC 7638 thumbprint is that of the selected key, and no such JWK fails closed.
+      const used = await thumbprintOf(keyObject.export({ format: 'jwk' }));
+      let jwk: JWK | undefined;
+      for (const candidate of remote.jwks()?.keys ?? []) {
+        if (candidate.kid !== kid) continue;
+        let thumbprint = thumbprints.get(candidate);
+        if (thumbprint === undefined) {
+          thumbprint = thumbprintOf(publicJwk(candidate));
+          thumbprints.set(candidate, thumbprint);
+        }
+        if ((await thumbprint) === used) {
+          jwk = candidate;
+          break;
+        }
+      }
+      if (jwk === undefined) throw new BatonError('kid_mismatch', 'the JWKS no longer lists that key');
+      const resolved = { key: keyObject, kid, thumbprint: used, jwk: publicJwk(jwk) };
       const mark = `${kid} ${resolved.thumbprint}`;
       if (o.archive !== undefined && !archived.has(mark)) {
         await o.archive.saveKey(o.origin, kid, resolved.jwk, resolved.thumbprint);
