@@ -311,7 +311,9 @@ export function registerPublicRoutes(app: FastifyInstance, state: IssuerState): 
       authorization_details_types_supported: ['mission_resource_access'],
       mission_status_endpoint: `${o}${PATHS.status}`,
       mission_lifecycle_endpoint: `${o}${PATHS.lifecycle}`,
-      mission_max_stale_seconds: state.config.maxStaleSeconds,
+      ...(state.config.maxStaleSeconds !== null && {
+        mission_max_stale_seconds: state.config.maxStaleSeconds,
+      }),
       mission_event_stream_endpoint: `${o}${PATHS.stream}`,
       baton_reference_issuer: REFERENCE_LABEL,
     });

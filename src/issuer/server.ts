@@ -76,7 +76,7 @@ export async function startIssuer(o: IssuerOptions = {}): Promise<RunningIssuer>
     relianceSec: o.relianceSec ?? DEFAULTS.relianceSec,
     setLifetimeSec: o.setLifetimeSec ?? DEFAULTS.setLifetimeSec,
     tokenLifetimeSec: o.tokenLifetimeSec ?? DEFAULTS.tokenLifetimeSec,
-    maxStaleSeconds: o.maxStaleSeconds ?? DEFAULTS.maxStaleSeconds,
+    maxStaleSeconds: o.maxStaleSeconds === undefined ? DEFAULTS.maxStaleSeconds : o.maxStaleSeconds,
     rateLimitPerMinute: o.rateLimitPerMinute ?? DEFAULTS.rateLimitPerMinute,
   };
   const delivery = new Delivery(o);

@@ -31,7 +31,8 @@ export interface IssuerConfig {
   readonly relianceSec: number;
   readonly setLifetimeSec: number;
   readonly tokenLifetimeSec: number;
-  readonly maxStaleSeconds: number;
+  /** `mission_max_stale_seconds` advertised; null: the metadata omits the OPTIONAL member. */
+  readonly maxStaleSeconds: number | null;
   readonly rateLimitPerMinute: number;
 }
 

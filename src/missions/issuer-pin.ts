@@ -33,7 +33,11 @@ export interface IssuerPin {
     readonly alg: 'ES256' | 'EdDSA';
   };
   readonly audience: string;
-  readonly bounds: { readonly max_stale_seconds: number };
+  /**
+   * The issuer's advertised `mission_max_stale_seconds` (MSG-03); null when it advertised none
+   * (the member is OPTIONAL). 0 is the strictest bound: no reliance past the check itself.
+   */
+  readonly bounds: { readonly max_stale_seconds: number | null };
   readonly stream: {
     readonly delivery: typeof PUSH_DELIVERY | typeof POLL_DELIVERY;
     readonly endpoint?: string;
@@ -151,8 +155,8 @@ export function parseIssuerPin(value: unknown, o: PinOptions = {}): IssuerPin {
   if (doc['format'] !== ISSUER_PIN_FORMAT) bad(`format is not ${ISSUER_PIN_FORMAT}`, 'format');
   const bounds = closed(doc['bounds'], 'bounds', ['max_stale_seconds']);
   const stale = bounds['max_stale_seconds'];
-  if (typeof stale !== 'number' || !Number.isSafeInteger(stale) || stale < 0)
-    bad('bounds.max_stale_seconds is not an integer >= 0', 'max_stale_seconds');
+  if (stale !== null && (typeof stale !== 'number' || !Number.isSafeInteger(stale) || stale < 0))
+    bad('bounds.max_stale_seconds is not an integer >= 0 or null', 'max_stale_seconds');
   const issuer = url(doc['issuer'], 'issuer', o);
   if (new URL(issuer).search !== '') bad('issuer has a query', 'issuer');
   return {
@@ -172,18 +176,17 @@ export function parseIssuerPinText(text: string | Uint8Array, o: PinOptions = {}
   return parseIssuerPin(parseStrictJson(text), o);
 }
 
-/** The pin's name in evidence: `sha-256:` over its JCS. */
 /**
  * The reliance bound the issuer advertised (`mission_max_stale_seconds`, MSG-03), or undefined when
- * it advertised none: the member is OPTIONAL in the metadata and `pinFromMetadata` then writes 0,
- * which must not read as "rely on nothing" (every answer stale on arrival). Baton's own bound
- * applies either way; this one only ever shortens it.
+ * it advertised none (`null`: the member is OPTIONAL in the metadata). An explicit 0 is kept: the
+ * issuer tolerates no staleness, so an answer is relied on no later than the check that fetched it
+ * (fail closed). Baton's own bound applies either way; this one only ever shortens it.
  */
 export function advertisedReliance(pin: IssuerPin): number | undefined {
-  const s = pin.bounds.max_stale_seconds;
-  return s > 0 ? s : undefined;
+  return pin.bounds.max_stale_seconds ?? undefined;
 }
 
+/** The pin's name in evidence: `sha-256:` over its JCS. */
 export function issuerPinDigest(pin: IssuerPin): Sha256Digest {
   return digestJcs(pin);
 }
@@ -232,7 +235,9 @@ export function pinFromMetadata(
         alg: input.clientAlg ?? 'ES256',
       },
       audience: input.audience,
-      bounds: { max_stale_seconds: typeof stale === 'number' ? stale : 0 },
+      // Absent ⇒ null (not advertised); anything present is checked as the pin's own member, so a
+      // non-integer is refused, never read as "not advertised".
+      bounds: { max_stale_seconds: stale === undefined ? null : stale },
       stream: (input.stream ?? null) as JsonValue,
     },
     o,

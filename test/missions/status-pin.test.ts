@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  advertisedReliance,
   InMemoryKeyArchive,
   issuerPinDigest,
   parseIssuerPin,
@@ -97,6 +98,27 @@ test('RFC 8414 §3.3: metadata whose issuer is not the expected one is refused',
     { issuer: PIN.issuer, clientId: 'c', keyRef: 'k', audience: PIN.audience },
   );
   assert.equal(pin.bounds.max_stale_seconds, 45);
+});
+
+test('MSG-03: an absent mission_max_stale_seconds pins null, an explicit 0 pins 0, a non-integer is refused', () => {
+  const metadata = {
+    issuer: PIN.issuer,
+    jwks_uri: PIN.jwks_uri,
+    mission_status_endpoint: PIN.endpoints.status,
+  };
+  const input = { issuer: PIN.issuer, clientId: 'c', keyRef: 'k', audience: PIN.audience };
+  const absent = pinFromMetadata(metadata, input);
+  assert.equal(absent.bounds.max_stale_seconds, null);
+  assert.equal(advertisedReliance(absent), undefined);
+  const zero = pinFromMetadata({ ...metadata, mission_max_stale_seconds: 0 }, input);
+  assert.equal(zero.bounds.max_stale_seconds, 0);
+  assert.equal(advertisedReliance(zero), 0, 'the strictest bound, not "not advertised"');
+  assert.throws(() => pinFromMetadata({ ...metadata, mission_max_stale_seconds: '60' }, input), {
+    code: 'mission_issuer_pin_invalid',
+  });
+  assert.deepEqual(parseIssuerPin({ ...PIN, bounds: { max_stale_seconds: null } }).bounds, {
+    max_stale_seconds: null,
+  });
 });
 
 test('MST-06: the key archive keeps one key per (origin, kid) and refuses a reused kid', async () => {

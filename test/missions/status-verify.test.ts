@@ -57,7 +57,8 @@ test('MST-01/MST-04: an active mission verifies with every binding and is relied
   assert.deepEqual([reliance.relied, reliance.reason], [true, 'mission_active']);
   // MST-05: active gets expires_at + 30 s, capped by mission_expiry and by the pin's
   // max_stale_seconds after Baton checked it (MSG-03).
-  const pinBound = Date.parse(status.checkedAt) + world.pin.bounds.max_stale_seconds * 1000;
+  assert.equal(world.pin.bounds.max_stale_seconds, 60);
+  const pinBound = Date.parse(status.checkedAt) + 60 * 1000;
   assert.equal(Date.parse(status.freshUntil), Math.min(Date.parse(status.expiresAt) + 30_000, pinBound));
 });
 
@@ -73,13 +74,24 @@ test('MSG-03: the pin of an issuer advertising a 10 s bound caps reliance at che
   assert.equal(Date.parse(status.freshUntil), Date.parse(status.checkedAt) + 10_000);
 });
 
-test('MSG-03: a pin with no advertised bound (max_stale_seconds 0) does not make every answer stale', async (t) => {
-  const silent = await startWorld({ maxStaleSeconds: 0 });
+test('MSG-03: a pin with no advertised bound (max_stale_seconds null) does not make every answer stale', async (t) => {
+  const silent = await startWorld({ maxStaleSeconds: null });
   t.after(() => silent.close());
-  assert.equal(silent.pin.bounds.max_stale_seconds, 0);
+  assert.equal(silent.pin.bounds.max_stale_seconds, null);
   const status = verified(await silent.client.check(await silent.createMission()));
   assert.equal(Date.parse(status.freshUntil), Date.parse(status.expiresAt) + 30_000);
   assert.ok(Date.parse(status.freshUntil) > Date.parse(status.checkedAt), 'relied on after arrival');
+});
+
+test('MSG-03: an issuer advertising 0 (no staleness) is not read as advertising nothing', async (t) => {
+  const strict = await startWorld({ maxStaleSeconds: 0 });
+  t.after(() => strict.close());
+  assert.equal(strict.pin.bounds.max_stale_seconds, 0);
+  const status = verified(await strict.client.check(await strict.createMission()));
+  // Relied on no later than the check that fetched it: every later use needs a fresh answer.
+  assert.equal(status.freshUntil, status.checkedAt);
+  const reliance = statusReliance(status, Date.parse(status.checkedAt) + 1, status.authorityHash);
+  assert.deepEqual([reliance.relied, reliance.reason], [false, 'status_expired']);
 });
 
 const HEADER_AND_CLAIM_FAULTS: ReadonlyArray<[string, number, string, string]> = [

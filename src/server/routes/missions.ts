@@ -105,7 +105,8 @@ function consumerOf(deps: ServerDeps): MissionConsumer {
  * stale on their own bound and the next check fetches Status.
  */
 export function streamLive(i: RegisteredIssuer, now: number): boolean {
-  const bound = i.pin.bounds.max_stale_seconds * 1000;
+  // No advertised bound (null): no window is claimed, as before pins told absent from 0.
+  const bound = (i.pin.bounds.max_stale_seconds ?? 0) * 1000;
   const lastPoll = i.lastPollError === null ? i.lastPollAt : null;
   const last = Math.max(i.lastSetAt ?? -Infinity, lastPoll ?? -Infinity);
   return i.pin.stream !== null && Number.isFinite(last) && now - last <= bound;

@@ -32,6 +32,7 @@ import { migration as m031 } from './031_evidence_append_only.js';
 import { migration as m032 } from './032_observation_single_successor.js';
 import { migration as m033 } from './033_mission_issuer_unpins.js';
 import { migration as m034 } from './034_occurrence_reference_index.js';
+import { migration as m035 } from './035_pin_stale_bound_null.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -63,4 +64,5 @@ export const migrations: readonly Migration[] = [
   m032,
   m033,
   m034,
+  m035,
 ];
