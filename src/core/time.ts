@@ -112,8 +112,19 @@ export function parseRfc3339(text: string, path?: string): number {
   return ms;
 }
 
-/** UTC, `Z`, millisecond precision: `2026-11-29T18:49:44.000Z`. */
+/** The first and last instants RFC 3339 can write: its `date-fullyear` has exactly four digits. */
+export const MIN_RFC3339_MS = -62_167_219_200_000; // 0000-01-01T00:00:00.000Z
+export const MAX_RFC3339_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * UTC, `Z`, millisecond precision: `2026-11-29T18:49:44.000Z`. An instant outside years 0000–9999
+ * is refused (`time_invalid`): `toISOString` would write it with an expanded year
+ * (`+010000-01-01T…`) that `parseRfc3339` — and every other RFC 3339 reader — refuses, so a value
+ * written here could never be read back.
+ */
 export function formatRfc3339(ms: number): string {
   if (!Number.isFinite(ms)) throw new BatonError('time_invalid', 'not a finite instant');
+  if (ms < MIN_RFC3339_MS || ms > MAX_RFC3339_MS)
+    throw new BatonError('time_invalid', 'instant outside the years RFC 3339 can write (0000-9999)');
   return new Date(ms).toISOString();
 }

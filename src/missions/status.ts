@@ -9,7 +9,13 @@ import { digestBytes } from '../core/digest.js';
 import { BatonError } from '../core/errors.js';
 import { MISSION_JWS_ALGORITHMS, checkCompactSignature, type JwsAlgorithm } from '../core/jose.js';
 import type { JsonObject } from '../core/json.js';
-import { formatRfc3339, isRfc3339DateTime, parseRfc3339 } from '../core/time.js';
+import {
+  MAX_RFC3339_MS,
+  MIN_RFC3339_MS,
+  formatRfc3339,
+  isRfc3339DateTime,
+  parseRfc3339,
+} from '../core/time.js';
 import { parseAnchor } from './anchors.js';
 import type { MissionKeySource, ResolvedKey } from './jwks.js';
 import {
@@ -128,6 +134,17 @@ interface MissionFacts {
   authorityHash: string | null;
 }
 
+/**
+ * An RFC 3339 date-time whose instant Baton can write back in UTC: `9999-12-31T23:59:59-01:00` is
+ * valid RFC 3339 but falls in year 10000 UTC, which no `Z` date-time (the view, evidence) can hold.
+ * Such an instant is refused at step 7 (the view becomes unknown), never carried on to fail later.
+ */
+function isUtcWritable(text: string): boolean {
+  if (!isRfc3339DateTime(text)) return false;
+  const ms = parseRfc3339(text);
+  return ms >= MIN_RFC3339_MS && ms <= MAX_RFC3339_MS;
+}
+
 function checkMission(claims: JsonObject, expect: StatusExpectation): MissionFacts {
   const mission = claims['mission'];
   if (typeof mission !== 'object' || mission === null || Array.isArray(mission)) {
@@ -138,11 +155,11 @@ function checkMission(claims: JsonObject, expect: StatusExpectation): MissionFac
   const state = mission['state'];
   if (typeof state !== 'string') refuse(7, 'state', 'mission.state is not a string');
   const expiresAt = mission['expires_at'];
-  if (typeof expiresAt !== 'string' || !isRfc3339DateTime(expiresAt)) {
+  if (typeof expiresAt !== 'string' || !isUtcWritable(expiresAt)) {
     refuse(7, 'expires_at', 'mission.expires_at is not an RFC 3339 date-time');
   }
   const expiry = mission['mission_expiry'];
-  if (expiry !== undefined && (typeof expiry !== 'string' || !isRfc3339DateTime(expiry))) {
+  if (expiry !== undefined && (typeof expiry !== 'string' || !isUtcWritable(expiry))) {
     refuse(7, 'mission_expiry', 'mission.mission_expiry is not an RFC 3339 date-time');
   }
   const hash = mission['authority_hash'];
@@ -193,10 +210,17 @@ export async function verifyStatusJws(
     missionExpiry: facts.missionExpiry,
     issuedAt: claims['iat'] as number,
     checkedAt: formatRfc3339(nowMs),
+    // A3.2 step 8 / MST-05: expires_at (+30 s for `active`), capped by mission_expiry and by the
+    // pin's max_stale_seconds after this check (MSG-03; 0 = no reliance past this very check), and
+    // by the last instant RFC 3339 can write: a validly signed `expires_at` of 9999-12-31T23:59:59Z
+    // plus the skew would otherwise become a date no reader (applyStatus, statusReliance, the CLI)
+    // can parse back. The cap only ever shortens reliance (fail closed); the harness's class
+    // bounds shorten it further (docs/missions.md).
     freshUntil: formatRfc3339(
       Math.min(
         freshUntilMs(facts.state, facts.expiresAt, facts.missionExpiry),
         expect.maxStaleSeconds === undefined ? Infinity : nowMs + expect.maxStaleSeconds * 1000,
+        MAX_RFC3339_MS,
       ),
     ),
     jws,
