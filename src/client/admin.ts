@@ -176,10 +176,18 @@ export class AdminClient {
     return this.#call(x, PROFILE, options);
   }
 
+  /**
+   * A page of budgets in id order. `nextCursor` (null on the last page) passed back as
+   * `options.cursor` reads the next page, so every budget can be read however many there are.
+   */
   async listAuthorities(
-    options?: ListOptions,
-  ): Promise<{ authorities: AuthorityRecord[]; truncated: boolean }> {
-    return this.#get(limited('/v1/authorities', options), ['authorities', 'truncated'], options);
+    options?: ListOptions & { readonly cursor?: string },
+  ): Promise<{ authorities: AuthorityRecord[]; truncated: boolean; nextCursor: string | null }> {
+    const q = new URLSearchParams();
+    if (options?.limit !== undefined) q.set('limit', String(options.limit));
+    if (options?.cursor !== undefined) q.set('cursor', options.cursor);
+    const path = q.toString() === '' ? '/v1/authorities' : `/v1/authorities?${q.toString()}`;
+    return this.#get(path, ['authorities', 'truncated', 'nextCursor'], options);
   }
 
   /** Throws `authority_not_found` when there is no such budget. */

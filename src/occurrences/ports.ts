@@ -88,7 +88,8 @@ export interface OccurrencesReader {
   prefetchView?(secretDigest: Sha256Digest, occurrenceId: string): Promise<void>;
   getAuthority(id: string): Promise<AuthorityRecord | undefined>;
   /** Every authority budget, ordered by id; at most `limit`. */
-  listAuthorities(limit: number): Promise<AuthorityRecord[]>;
+  /** In id order; `after`: only ids after it (the keyset of a `GET /v1/authorities` cursor). */
+  listAuthorities(limit: number, after?: string): Promise<AuthorityRecord[]>;
   getOccurrence(id: string): Promise<OccurrenceRecord | undefined>;
   listOccurrences(filter: OccurrenceFilter): Promise<OccurrenceRecord[]>;
   /** Newest first, ordered by (createdAt, id) descending; at most `query.limit` rows. */

@@ -277,7 +277,7 @@ export class OccurrencesService {
     return admin.listProfiles(this.#ctx, limit);
   }
 
-  listAuthorities(limit?: number): Promise<admin.Listed<AuthorityRecord>> {
-    return admin.listAuthorities(this.#ctx, limit);
+  listAuthorities(limit?: number, after?: string): Promise<admin.Listed<AuthorityRecord>> {
+    return admin.listAuthorities(this.#ctx, limit, after);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The cursors of the paged routes (`GET /v1/occurrences`, `/v1/lineages`, `/v1/lineages/{lineage}`,
- * `/v1/evidence`, `/v1/harness/items`, the harness chains): every one is issued and read by the
+ * `/v1/evidence`, `/v1/harness/items`, the harness chains, `/v1/authorities`): every one is issued and read by the
  * server's one `CursorCodec` (src/core/cursor.ts), so a cursor Baton did not issue is refused
  * (`input_invalid` naming `$.cursor`), never read as "start over" or as the last page. Each is
  * bound to every filter of the query it was issued for (`listScope`), not to `limit`: a chain's

@@ -253,10 +253,11 @@ export class OccurrencesReaderSql implements OccurrencesReader {
     return list.map(rows.profileFromRow);
   }
 
-  async listAuthorities(limit: number): Promise<AuthorityRecord[]> {
+  async listAuthorities(limit: number, after?: string): Promise<AuthorityRecord[]> {
+    // Keyset over the primary key: a page after `after` costs the same wherever it starts.
     const list = await this.#ex.all<rows.AuthorityRow>(
-      'SELECT id, unit, total, reserved, consumed, created_at, updated_at, version FROM aoc_authorities ORDER BY id LIMIT ?',
-      [limit],
+      `SELECT id, unit, total, reserved, consumed, created_at, updated_at, version FROM aoc_authorities${after === undefined ? '' : ' WHERE id > ?'} ORDER BY id LIMIT ?`,
+      after === undefined ? [limit] : [after, limit],
     );
     return list.map(rows.authorityFromRow);
   }

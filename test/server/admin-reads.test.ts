@@ -34,7 +34,7 @@ function dir(t: TestContext): string {
 async function listsCases(t: TestContext, choice: StoreChoice): Promise<void> {
   const { url, admin, token } = await serverOn(t, choice);
   assert.deepEqual(await admin.listProfiles(), { profiles: [], truncated: false });
-  assert.deepEqual(await admin.listAuthorities(), { authorities: [], truncated: false });
+  assert.deepEqual(await admin.listAuthorities(), { authorities: [], truncated: false, nextCursor: null });
   await admin.configureDomain(domainConfig() as unknown as DomainConfigInput);
   const base = paymentsProfile();
   for (const version of ['v2', 'v1', 'v3']) await admin.registerProfile({ ...base, version });
@@ -66,6 +66,36 @@ async function listsCases(t: TestContext, choice: StoreChoice): Promise<void> {
   assert.deepEqual([one.authorities.map((a) => a.id), one.truncated], [['a-budget'], true]);
   const exact = await admin.listAuthorities({ limit: 3 });
   assert.equal(exact.truncated, false, 'exactly limit items is not truncated');
+  assert.equal(exact.nextCursor, null, 'the whole list: no next page');
+
+  // Cursor pages: every budget once, in id order, and the last page says it is the last.
+  const paged: string[] = [];
+  let cursor: string | undefined;
+  for (let i = 0; i < 5; i++) {
+    const page = await admin.listAuthorities({ limit: 2, ...(cursor === undefined ? {} : { cursor }) });
+    paged.push(...page.authorities.map((a) => a.id));
+    assert.equal(page.truncated, page.nextCursor !== null, 'truncated is "another page exists"');
+    if (page.nextCursor === null) break;
+    cursor = page.nextCursor;
+  }
+  assert.deepEqual(paged, ['a-budget', 'b-budget', 'c-budget']);
+  // A cursor Baton did not issue is refused, never read as "start over" or as the last page.
+  assert.ok(one.nextCursor !== null);
+  const c = one.nextCursor;
+  const forged = `${c.slice(0, 5)}${c[5] === 'A' ? 'B' : 'A'}${c.slice(6)}`;
+  const refused = await request(url, 'GET', `/v1/authorities?cursor=${forged}`, { token });
+  assertProblem(refused, 400, 'input_invalid');
+  // Another list's cursor (the lineages list) is no position in this one.
+  for (const lineage of ['l-a', 'l-b'])
+    await request(url, 'POST', `/v1/lineages/${lineage}/takeover`, { token });
+  const lineages = await request(url, 'GET', '/v1/lineages?limit=1', { token });
+  const other = (lineages.body as { nextCursor: string | null }).nextCursor;
+  assert.ok(other !== null, lineages.text);
+  assertProblem(
+    await request(url, 'GET', `/v1/authorities?cursor=${other}`, { token }),
+    400,
+    'input_invalid',
+  );
 
   // Limits outside 1..1000 are refused, not clamped.
   for (const bad of ['0', '1001', 'x', '-1']) {

@@ -49,7 +49,12 @@ export async function listProfiles(ctx: ServiceContext, limit?: number): Promise
   return cut(summaries, n);
 }
 
-export async function listAuthorities(ctx: ServiceContext, limit?: number): Promise<Listed<AuthorityRecord>> {
+/** `after`: the budgets after that id only (the next page of `GET /v1/authorities`). */
+export async function listAuthorities(
+  ctx: ServiceContext,
+  limit?: number,
+  after?: string,
+): Promise<Listed<AuthorityRecord>> {
   const n = readLimit(limit);
-  return cut(await ctx.uow.read((repo) => repo.listAuthorities(n + 1)), n);
+  return cut(await ctx.uow.read((repo) => repo.listAuthorities(n + 1, after)), n);
 }
