@@ -88,6 +88,16 @@ function isProblem(body: unknown): body is Problem {
   return typeof b['code'] === 'string' && typeof b['detail'] === 'string';
 }
 
+/**
+ * The server's refusal of a request carrying more than one `baton_session` cookie (src/server/
+ * sessions.ts `cookieValue`: fail closed, never one of them chosen). Cookies are not isolated by
+ * port, so any page on another port of the same host can plant the second one; only the operator
+ * can remove it, so the console says how rather than offering a retry that cannot succeed.
+ */
+export function twoSessionCookies(problem: Problem | undefined): boolean {
+  return problem?.code === 'http_malformed' && problem.details?.['cookie'] === 'baton_session';
+}
+
 export class ApiError extends Error {
   readonly problem: Problem | undefined;
   constructor(
@@ -101,7 +111,9 @@ export class ApiError extends Error {
         ? `HTTP ${status}: the server did not answer with an API error (a proxy or gateway failed, or the server is not reachable)`
         : problem.code === 'csrf_invalid'
           ? `${problem.code}: ${problem.detail}. The browser's session changed (signed in or out in another tab); the console has re-read who is signed in: check it and try again.`
-          : `${problem.code}: ${problem.detail}`,
+          : twoSessionCookies(problem)
+            ? `${problem.code}: ${problem.detail}. This browser holds two baton_session cookies for this server (a page on another port of ${location.hostname} can set one, e.g. with path /v1), so the server cannot tell which session is yours and refuses every call. Trying again or signing in again does not help: clear this site's cookies for ${location.hostname} in the browser's settings (site data), then reload this page and sign in.`
+            : `${problem.code}: ${problem.detail}`,
     );
     this.problem = problem;
   }
@@ -121,31 +133,92 @@ export class InputError extends Error {
   }
 }
 
+/** `YYYY-MM-DDTHH:MM[:SS]`, no zone: the viewer's local time (a `datetime-local` value). */
+const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;
+/** RFC 3339 `date-time` (section 5.6): full date, `T`, full time with seconds, `Z` or an offset. */
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+/**
+ * A time typed in a filter or carried by a link, as epoch ms; undefined for anything that is not
+ * RFC 3339 or a strict local `YYYY-MM-DDTHH:MM[:SS]` naming a real calendar date and clock time.
+ * `new Date(text)` is no parser for this: it reads "1", "Dec 7" or "x 2030" as some date and rolls
+ * 2026-02-31 over into March, so a mistyped link would silently filter by a time nobody meant
+ * (fail closed: refused instead). A local time the viewer's zone skips (a DST gap) is refused too.
+ */
+export function strictTime(value: string): number | undefined {
+  const z = RFC3339.exec(value);
+  if (z !== null) {
+    const [y, mo, d, h, mi, s] = z.slice(1, 7).map(Number) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const ms = Math.floor(Number(`0${z[7] ?? ''}`) * 1000);
+    const base = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+    const t = new Date(base);
+    // A leap second (:60) is refused: no JavaScript time names it.
+    const real =
+      t.getUTCFullYear() === y &&
+      t.getUTCMonth() === mo - 1 &&
+      t.getUTCDate() === d &&
+      t.getUTCHours() === h &&
+      t.getUTCMinutes() === mi &&
+      t.getUTCSeconds() === s;
+    if (!real) return undefined;
+    if (z[8] !== undefined) return base;
+    const oh = Number(z[10]);
+    const om = Number(z[11]);
+    if (oh > 23 || om > 59) return undefined;
+    return base - (z[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
+  }
+  const l = LOCAL_TIME.exec(value);
+  if (l === null) return undefined;
+  const [y, mo, d, h, mi] = l.slice(1, 6).map(Number) as [number, number, number, number, number];
+  const s = Number(l[6] ?? '0');
+  const t = new Date(y, mo - 1, d, h, mi, s);
+  const real =
+    t.getFullYear() === y &&
+    t.getMonth() === mo - 1 &&
+    t.getDate() === d &&
+    t.getHours() === h &&
+    t.getMinutes() === mi &&
+    t.getSeconds() === s;
+  return real ? t.getTime() : undefined;
+}
+
 /**
  * A `datetime-local` value (the viewer's zone) as the UTC instant a deep link holds, so a shared
  * link names the same rows in every zone; a value that is no time stays as typed (refused on read).
  */
 export function linkTime(local: string): string {
-  const t = new Date(local);
-  return Number.isNaN(t.getTime()) ? local : t.toISOString().replace('.000Z', 'Z');
+  const t = strictTime(local);
+  return t === undefined ? local : new Date(t).toISOString().replace('.000Z', 'Z');
 }
 
 /** A deep link's time as a `datetime-local` value in the viewer's zone (the form shows it so). */
 export function localInput(value: string | null): string {
   if (value === null) return '';
-  const t = new Date(value);
-  if (Number.isNaN(t.getTime())) return value;
+  const ms = strictTime(value);
+  if (ms === undefined) return value;
+  const t = new Date(ms);
   const pad = (n: number): string => String(n).padStart(2, '0');
   const secs = t.getSeconds() === 0 ? '' : `:${pad(t.getSeconds())}`;
   return `${t.getFullYear()}-${pad(t.getMonth() + 1)}-${pad(t.getDate())}T${pad(t.getHours())}:${pad(t.getMinutes())}${secs}`;
 }
 
 /**
- * A deep link's time as RFC 3339, or an InputError naming the field. Links carry the UTC instant
- * (`linkTime`); an older link's zone-less value is still read in the viewer's zone.
+ * A deep link's time as RFC 3339, or an InputError naming the field (`strictTime`). Links carry
+ * the UTC instant (`linkTime`); an older link's zone-less value is still read in the viewer's zone.
  */
 export function inputTime(field: string, value: string): string {
-  const t = new Date(value);
-  if (Number.isNaN(t.getTime())) throw new InputError(`${field} is not a date and time: ${value}`);
-  return t.toISOString();
+  const t = strictTime(value);
+  if (t === undefined)
+    throw new InputError(
+      `${field} is not a date and time: ${value} (RFC 3339 such as 2026-12-01T09:30:00Z, or YYYY-MM-DDTHH:MM[:SS] in your time zone, a real calendar date)`,
+    );
+  return new Date(t).toISOString();
 }

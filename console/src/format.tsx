@@ -103,6 +103,17 @@ export function Loading() {
 }
 
 /**
+ * The stack of cursors passed, kept with the query it was issued under: a cursor names a position
+ * in one filter's order, so under any other query (a search, Back/Forward, a link, the nav link)
+ * the list starts again at its first page. Derived while rendering, so no request ever pairs the
+ * new query with the old query's cursor (that answered an empty page for a key that exists).
+ */
+export function usePages(qs: string): [string[], (c: string[]) => void] {
+  const [pages, setPages] = useState<{ qs: string; cursors: string[] }>({ qs, cursors: [] });
+  return [pages.qs === qs ? pages.cursors : [], (cursors) => setPages({ qs, cursors })];
+}
+
+/**
  * Previous / next over an API's opaque cursors: `cursors` is the stack of pages already passed
  * (the first page has none), `next` the cursor the current page's answer named (null: last page).
  */

@@ -1,18 +1,32 @@
-/** Authority budgets: reserved and consumed against the total, as bars (meters). */
+/**
+ * Authority budgets: reserved and consumed against the total, as bars (meters), in id order, a
+ * page at a time by the API's cursor (`GET /v1/authorities`), so every budget can be reached.
+ */
 import { api, ok } from '../api.js';
-import { ErrorNote } from '../format.js';
+import { ErrorNote, Loading, Pager, usePages } from '../format.js';
 import { useLoad } from '../load.js';
 
+const PAGE = '50';
+
 export function AuthoritiesPage() {
-  const list = useLoad(
-    async () => ok(await api.GET('/v1/authorities', { params: { query: { limit: '100' } } })),
-    [],
-  );
+  const [cursors, setCursors] = usePages('');
+  const cursor = cursors[cursors.length - 1];
+  const list = useLoad(async () => {
+    const query = { limit: PAGE, ...(cursor === undefined ? {} : { cursor }) };
+    return ok(await api.GET('/v1/authorities', { params: { query } }));
+  }, [cursor]);
   return (
     <section aria-labelledby="a-h">
       <h1 id="a-h">Authority budgets</h1>
       <ErrorNote error={list.error} />
-      <div class="scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
+      {list.loading && <Loading />}
+      <div
+        class="scroll"
+        tabIndex={0}
+        role="region"
+        aria-label="Table (scrolls sideways on narrow screens)"
+        aria-busy={list.loading}
+      >
         <table>
           <caption class="sr-only">Authority budgets</caption>
           <thead>
@@ -43,7 +57,16 @@ export function AuthoritiesPage() {
           </tbody>
         </table>
       </div>
-      {list.value?.truncated === true && <p class="muted">Only the first 100 are shown.</p>}
+      {list.value?.authorities.length === 0 && cursor === undefined && (
+        <p class="muted">No authority budgets.</p>
+      )}
+      <Pager
+        label="Pages of authority budgets"
+        cursors={cursors}
+        next={list.value?.nextCursor}
+        setCursors={setCursors}
+        busy={list.loading}
+      />
     </section>
   );
 }

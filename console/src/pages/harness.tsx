@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api.js';
-import { age, ErrorNote, Loading, Pager, Time } from '../format.js';
+import { age, ErrorNote, Loading, Pager, Time, usePages } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 
@@ -89,9 +89,18 @@ function MissionView({ origin, id }: { origin: string; id: string }) {
 }
 
 export function HarnessPage({ arg, query }: { arg: string | undefined; query: URLSearchParams }) {
-  const [state, setState] = useState(query.get('state') ?? '');
-  const [cursors, setCursors] = useState<string[]>([]);
+  // The filter is the link's, as on the occurrences list: a later link, Back/Forward or the nav
+  // link (no query) changes it, and choosing a state writes it into the link.
+  const state = query.get('state') ?? '';
+  const [cursors, setCursors] = usePages(state);
   const cursor = cursors[cursors.length - 1];
+  const setState = (next: string): void => {
+    const q = new URLSearchParams(query);
+    if (next === '') q.delete('state');
+    else q.set('state', next);
+    setCursors([]); // the same state again (no hashchange) starts at its first page too
+    location.hash = href('harness', arg, q);
+  };
   const list = useLoad(async () => {
     const q = {
       limit: ITEM_PAGE,
@@ -109,14 +118,7 @@ export function HarnessPage({ arg, query }: { arg: string | undefined; query: UR
       <h1 id="h-h">Missions and harness items</h1>
       <span class="field">
         <label for="h-state">State</label>
-        <select
-          id="h-state"
-          value={state}
-          onChange={(e) => {
-            setCursors([]); // a new filter starts at its first page
-            setState((e.target as HTMLSelectElement).value);
-          }}
-        >
+        <select id="h-state" value={state} onChange={(e) => setState((e.target as HTMLSelectElement).value)}>
           <option value="">any</option>
           {STATES.map((s) => (
             <option value={s}>{s}</option>

@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { api, inputTime, linkTime, localInput, ok } from '../api.js';
 import type { paths } from '../generated/api.js';
 import { useEvidenceEvents, useLiveStatus, type LiveStatus } from '../events.js';
-import { ErrorNote, Loading, Pager, Time } from '../format.js';
+import { ErrorNote, Loading, Pager, Time, usePages } from '../format.js';
 import { useLoad } from '../load.js';
 import { href } from '../router.js';
 
@@ -49,15 +49,30 @@ export function StateBadge({
   return <span class={`badge ${cls}`}>{label === 'success' ? 'succeeded' : label}</span>;
 }
 
+type Filter = (typeof FILTERS)[number];
+type Draft = Readonly<Record<Filter, string>>;
+
+/** The filters as a link names them, as the form shows them (times in the viewer's zone). */
+function draftOf(params: URLSearchParams): Draft {
+  const d = {} as Record<Filter, string>;
+  for (const k of FILTERS)
+    d[k] = k === 'from' || k === 'to' ? localInput(params.get(k)) : (params.get(k) ?? '');
+  return d;
+}
+
 /**
- * The stack of cursors passed, kept with the query it was issued under: a cursor names a position
- * in one filter's order, so under any other query (a search, Back/Forward, a link, the nav link)
- * the list starts again at its first page. Derived while rendering, so no request ever pairs the
- * new query with the old query's cursor (that answered an empty page for a key that exists).
+ * The filters as typed, kept until applied, with the query they were typed under: every live
+ * evidence event re-renders the list, and a form whose fields were bound to the URL put the link's
+ * values back over what was typed, so Apply sent what was left. A navigation (another query: a
+ * link, Back/Forward, Apply itself) shows that query's values again; derived while rendering, as
+ * `usePages` derives its cursors.
  */
-function usePages(qs: string): [string[], (c: string[]) => void] {
-  const [pages, setPages] = useState<{ qs: string; cursors: string[] }>({ qs, cursors: [] });
-  return [pages.qs === qs ? pages.cursors : [], (cursors) => setPages({ qs, cursors })];
+function useDraft(qs: string, params: URLSearchParams): [Draft, (k: Filter, v: string) => void] {
+  const [draft, setDraft] = useState<{ qs: string; values: Draft }>(() => ({ qs, values: draftOf(params) }));
+  const values = draft.qs === qs ? draft.values : draftOf(params);
+  const set = (k: Filter, v: string): void =>
+    setDraft((d) => ({ qs, values: { ...(d.qs === qs ? d.values : draftOf(params)), [k]: v } }));
+  return [values, set];
 }
 
 /** The count is honest only while the stream is live: once it stopped, say so, not "Live: N". */
@@ -87,51 +102,75 @@ export function OccurrenceList({ query }: { query: URLSearchParams }) {
     () => cursor === undefined && page.reload(),
   );
   const [search, setSearch] = useState('');
+  const [draft, setDraft] = useDraft(qs, query);
   const go = (e: Event): void => {
     e.preventDefault();
-    const form = new FormData(e.target as HTMLFormElement);
     const p = new URLSearchParams();
     for (const k of FILTERS) {
-      const v = form.get(k);
-      if (typeof v === 'string' && v !== '') p.set(k, k === 'from' || k === 'to' ? linkTime(v) : v);
+      const v = draft[k];
+      if (v !== '') p.set(k, k === 'from' || k === 'to' ? linkTime(v) : v);
     }
     setCursors([]);
     location.hash = href('occurrences', undefined, p);
   };
-  const find = (e: Event): void => {
+  const find = async (e: Event): Promise<void> => {
     e.preventDefault();
     const s = search.trim();
     if (s === '') return;
     setCursors([]); // the same query again (no hashchange) starts at its first page too
-    if (s.startsWith('occ_')) location.hash = href('occurrences', s);
-    else location.hash = href('occurrences', undefined, new URLSearchParams({ creationKey: s }));
+    const byKey = href('occurrences', undefined, new URLSearchParams({ creationKey: s }));
+    if (!s.startsWith('occ_')) {
+      location.hash = byKey;
+      return;
+    }
+    // Ids start `occ_`, but a creation key may too: the id page when an occurrence has that id,
+    // else the key. Any other answer (a refusal, no answer) opens the id page, which shows it.
+    const r = await api.GET('/v1/occurrences/{id}', { params: { path: { id: s } } }).catch(() => undefined);
+    location.hash = r?.response.status === 404 ? byKey : href('occurrences', s);
   };
   return (
     <section aria-labelledby="occ-h">
       <h1 id="occ-h">Occurrences</h1>
-      <form class="search" role="search" onSubmit={find}>
+      <form class="search" role="search" onSubmit={(e) => void find(e)}>
         <label for="search">Search by occurrence id or creation key</label>
         <input id="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
         <button type="submit">Find</button>
       </form>
       <form class="filters" onSubmit={go}>
-        <Select name="phase" label="Phase" values={PHASES} value={query.get('phase')} />
-        <Select name="outcome" label="Outcome" values={OUTCOMES} value={query.get('outcome')} />
+        <Select name="phase" label="Phase" values={PHASES} value={draft.phase} set={setDraft} />
+        <Select name="outcome" label="Outcome" values={OUTCOMES} value={draft.outcome} set={setDraft} />
         {(['lineage', 'profile', 'creationKey'] as const).map((k) => (
           <span class="field">
             <label for={`f-${k}`}>
               {k === 'creationKey' ? 'Creation key' : k[0]?.toUpperCase() + k.slice(1)}
             </label>
-            <input id={`f-${k}`} name={k} value={query.get(k) ?? ''} />
+            <input
+              id={`f-${k}`}
+              name={k}
+              value={draft[k]}
+              onInput={(e) => setDraft(k, (e.target as HTMLInputElement).value)}
+            />
           </span>
         ))}
         <span class="field">
           <label for="f-from">Created from</label>
-          <input id="f-from" name="from" type="datetime-local" value={localInput(query.get('from'))} />
+          <input
+            id="f-from"
+            name="from"
+            type="datetime-local"
+            value={draft.from}
+            onInput={(e) => setDraft('from', (e.target as HTMLInputElement).value)}
+          />
         </span>
         <span class="field">
           <label for="f-to">Created before</label>
-          <input id="f-to" name="to" type="datetime-local" value={localInput(query.get('to'))} />
+          <input
+            id="f-to"
+            name="to"
+            type="datetime-local"
+            value={draft.to}
+            onInput={(e) => setDraft('to', (e.target as HTMLInputElement).value)}
+          />
         </span>
         <button type="submit">Apply filters</button>
       </form>
@@ -192,11 +231,22 @@ export function OccurrenceList({ query }: { query: URLSearchParams }) {
   );
 }
 
-function Select(p: { name: string; label: string; values: readonly string[]; value: string | null }) {
+function Select(p: {
+  name: 'phase' | 'outcome';
+  label: string;
+  values: readonly string[];
+  value: string;
+  set: (k: 'phase' | 'outcome', v: string) => void;
+}) {
   return (
     <span class="field">
       <label for={`f-${p.name}`}>{p.label}</label>
-      <select id={`f-${p.name}`} name={p.name} value={p.value ?? ''}>
+      <select
+        id={`f-${p.name}`}
+        name={p.name}
+        value={p.value}
+        onChange={(e) => p.set(p.name, (e.target as HTMLSelectElement).value)}
+      >
         <option value="">any</option>
         {p.values.map((v) => (
           <option value={v}>{v}</option>

@@ -1,7 +1,8 @@
 /**
  * The answer of "Reconcile now" (POST /v1/occurrences/{id}/reconcile) in plain words: what the
  * pass settled, or what it still does not know (the missing-knowledge words of format.tsx), and
- * how many status sources answered how. The API's JSON stays one click away.
+ * how many status sources answered how (read, not necessarily recorded: `countsOf`). The API's
+ * JSON stays one click away.
  */
 import { useEffect, useRef } from 'preact/hooks';
 import type { paths } from '../generated/api.js';
@@ -37,10 +38,15 @@ export function verdictOf(r: Reconciled): string {
   return `Still unresolved: the answer says ${OUTCOME_WORDS[o.outcome] ?? o.outcome}, which does not settle it.`;
 }
 
-/** Each counted answer: effective ones, failures to ask, and each missing-knowledge reason. */
+/**
+ * Each counted answer: effective ones, failures to ask, and each missing-knowledge reason.
+ * `report.observations` counts readings asked, not events appended: a reading that repeats one
+ * already kept is answered but not appended past the occurrence's bound (docs/api.md, reconcile),
+ * so the count says "read", never "recorded": the timeline is the record.
+ */
 function countsOf(r: Reconciled): string[] {
   const lines = [
-    `${plural(r.report.observations, 'status answer')} recorded, ${r.report.effective} of them effective.`,
+    `${plural(r.report.observations, 'status answer')} read (asked now), ${r.report.effective} of them effective. The timeline shows the readings kept as evidence: a reading that repeats earlier ones may not be added again.`,
   ];
   for (const [reason, n] of Object.entries(r.report.byReason)) {
     if (reason === 'effective') continue;
