@@ -7,9 +7,10 @@
  * provider without being part of the request Baton binds, so two different calls would be "the
  * same call" (AOC-REQ-002) and the provider's request digest would never match Baton's.
  *
- * The schema is compiled once, at gateway start, with a real JSON Schema validator (Ajv). A schema
- * it cannot compile — an unsupported dialect, an unknown keyword or format, an unresolvable `$ref` —
- * is refused at start (`mcp_upstream_invalid`), never taken as "anything goes" (fail closed).
+ * The schema is compiled with a real JSON Schema validator (Ajv) at gateway start, and again each
+ * time the upstream's latest `tools/list` changes it (schemas.ts). A schema it cannot compile — an
+ * unsupported dialect, an unknown keyword or format, an unresolvable `$ref` — is refused
+ * (`mcp_upstream_invalid`: at start, or at call time), never taken as "anything goes" (fail closed).
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';

@@ -31,8 +31,8 @@ import { handoverReport } from './handover.js';
 import { toolError } from './results.js';
 import { Running } from './stopping.js';
 import { annotateTool } from './annotate.js';
-import { compileArguments, type ArgumentsCheck } from './arguments.js';
 import type { McpPolicy } from './policy.js';
+import { ToolSchemas, type Listing } from './schemas.js';
 import {
   connectUpstream,
   GATEWAY_INFO,
@@ -46,6 +46,13 @@ import {
 } from './upstream.js';
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+/**
+ * The shortest upstream timeout the gateway accepts: below it, every consequential call would fail
+ * `upstream_unavailable` (its ping alone takes longer), so such a setting is refused at start.
+ */
+export const MIN_UPSTREAM_TIMEOUT_MS = 100;
+/** The longest: an hour. */
+export const MAX_UPSTREAM_TIMEOUT_MS = 3_600_000;
 
 export interface GatewaySession {
   readonly server: Server;
@@ -70,27 +77,19 @@ interface Routes {
   readonly tools: Map<string, { upstream: Upstream; tool: Tool }>;
 }
 
-/**
- * Each policy tool's arguments check, compiled from its upstream input schema at start: a schema
- * that cannot be compiled is an error at start (`mcp_upstream_invalid`), never "check nothing".
- */
-function compileChecks(policy: McpPolicy, routes: Routes): Map<string, ArgumentsCheck> {
-  const checks = new Map<string, ArgumentsCheck>();
-  for (const p of policy.tools.values()) {
-    const route = routes.tools.get(p.tool);
-    if (route === undefined)
-      throw new BatonError('mcp_upstream_invalid', `policy tool ${p.tool} is not offered upstream`, {
-        tool: p.tool,
-      });
-    checks.set(p.tool, compileArguments(route.tool, p));
-  }
-  return checks;
-}
+type StartListings = Map<Upstream, { listing: Listing; tools: Tool[] }>;
 
-async function routeTools(upstreams: readonly Upstream[]): Promise<Routes> {
+async function routeTools(
+  upstreams: readonly Upstream[],
+): Promise<{ routes: Routes; listed: StartListings }> {
   const tools = new Map<string, { upstream: Upstream; tool: Tool }>();
+  const listed: StartListings = new Map();
   for (const u of upstreams) {
-    for (const tool of await listTools(u)) {
+    // The tools epoch before the listing: a change announced while it is read makes it stale.
+    const listing = { epoch: u.toolsEpoch, seq: 0 };
+    const offered = await listTools(u);
+    listed.set(u, { listing, tools: offered });
+    for (const tool of offered) {
       if (tools.has(tool.name)) {
         throw new BatonError('mcp_upstream_invalid', `tool ${tool.name} is offered by two upstreams`, {
           tool: tool.name,
@@ -99,7 +98,16 @@ async function routeTools(upstreams: readonly Upstream[]): Promise<Routes> {
       tools.set(tool.name, { upstream: u, tool });
     }
   }
-  return { tools };
+  return { routes: { tools }, listed };
+}
+
+function checkTimeout(ms: number | undefined): void {
+  if (ms === undefined) return;
+  if (!Number.isInteger(ms) || ms < MIN_UPSTREAM_TIMEOUT_MS || ms > MAX_UPSTREAM_TIMEOUT_MS)
+    throw new BatonError(
+      'usage',
+      `upstreamTimeoutMs must be a whole number from ${MIN_UPSTREAM_TIMEOUT_MS} to ${MAX_UPSTREAM_TIMEOUT_MS} (ms): below it every consequential call would fail upstream_unavailable`,
+    );
 }
 
 /** A tool the policy lists but no upstream offers is an error at start (issue 15, item 2). */
@@ -151,6 +159,7 @@ export async function startGateway(
 ): Promise<Gateway> {
   if (options.upstreams.length === 0)
     throw new BatonError('usage', 'the gateway needs at least one upstream');
+  checkTimeout(options.upstreamTimeoutMs);
   const upstreams: Upstream[] = [];
   const running = new Running();
   let stopped: Promise<number> | undefined;
@@ -164,10 +173,18 @@ export async function startGateway(
   };
   try {
     for (const spec of options.upstreams) upstreams.push(await connectUpstream(spec));
-    const routes = await routeTools(upstreams);
+    const { routes, listed } = await routeTools(upstreams);
     checkPolicy(options.policy, routes);
-    const checks = compileChecks(options.policy, routes);
-    const shared: Shared = { cache: new OutcomeCache(), routes, checks, running };
+    // Each policy tool's check, compiled from its upstream's input schema now (a schema that cannot
+    // be compiled is an error at start, `mcp_upstream_invalid`) and kept to the latest listing.
+    const schemas = new ToolSchemas(
+      options.policy,
+      (tool) => routes.tools.get(tool)?.upstream,
+      (u) => passThrough(u, () => listTools(u)),
+      listed,
+      options.log,
+    );
+    const shared: Shared = { cache: new OutcomeCache(), routes, schemas, running };
     return {
       upstreams,
       session: () => openSession(options, upstreams, shared),
@@ -196,7 +213,7 @@ async function drain(running: Running, options: GatewayOptions): Promise<number>
 interface Shared {
   readonly cache: OutcomeCache;
   readonly routes: Routes;
-  readonly checks: Map<string, ArgumentsCheck>;
+  readonly schemas: ToolSchemas;
   readonly running: Running;
 }
 
@@ -219,9 +236,9 @@ async function openSession(
     const p = options.policy.tools.get(name);
     const route = shared.routes.tools.get(name);
     if (p === undefined || route === undefined) return undefined;
-    const argumentsCheck = shared.checks.get(name);
+    const latest = shared.schemas.entry(name);
     // Compiled at start for every policy tool; a policy tool is never passed through unchecked.
-    if (argumentsCheck === undefined)
+    if (latest === undefined)
       throw new BatonError('mcp_upstream_invalid', `tool ${name} has no arguments check`);
     return {
       executor,
@@ -234,8 +251,8 @@ async function openSession(
       missions: options.missions ?? MISSIONS_NOT_ENFORCED,
       clock: options.clock ?? systemClock,
       upstreamTimeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
-      hasOutputSchema: route.tool.outputSchema !== undefined,
-      argumentsCheck,
+      hasOutputSchema: (latest.tool ?? route.tool).outputSchema !== undefined,
+      argumentsCheck: latest.check,
       ...(options.log === undefined ? {} : { log: options.log }),
     };
   };
@@ -306,25 +323,46 @@ function registerTools(
   ctxFor: (name: string) => Ctx | undefined,
   missionsEnforced = false,
 ): void {
-  const { routes, running } = shared;
+  const { routes, running, schemas } = shared;
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const tools: Tool[] = [];
     for (const u of upstreams) {
-      for (const tool of await passThrough(u, () => listTools(u))) {
+      const listing = schemas.begin(u);
+      const offered = await passThrough(u, () => listTools(u));
+      // What the agent is shown is what its consequential calls are checked against.
+      schemas.seen(u, listing, offered);
+      for (const tool of offered) {
         const p = policy.tools.get(tool.name);
         tools.push(p === undefined ? tool : annotateTool(tool, p, policy.lineage, missionsEnforced));
       }
     }
     return { tools };
   });
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const ctx = ctxFor(request.params.name);
-    // A consequential call ignores the agent's cancellation: Baton's record must be completed.
-    if (ctx !== undefined) {
-      if (running.stopping) return STOPPING;
-      return running.track(callConsequential(ctx, request.params));
+  /**
+   * The upstream's latest schema first (schemas.ts): after a `tools/list_changed`, the tools are
+   * listed again before anything is derived; a failed re-listing refuses the call, nothing sent.
+   */
+  const consequential = async (
+    u: Upstream,
+    params: Parameters<typeof callConsequential>[1],
+  ): Promise<CallToolResult> => {
+    try {
+      await schemas.fresh(u);
+    } catch (error) {
+      if (!(error instanceof BatonError)) throw error;
+      return toolError(error.code, `${error.message}; nothing was created or sent upstream`);
     }
+    const ctx = ctxFor(params.name);
+    if (ctx === undefined) throw new BatonError('mcp_upstream_invalid', `tool ${params.name} is not routed`);
+    return callConsequential(ctx, params);
+  };
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const route = routes.tools.get(request.params.name);
+    // A consequential call ignores the agent's cancellation: Baton's record must be completed.
+    if (route !== undefined && policy.tools.has(request.params.name)) {
+      if (running.stopping) return STOPPING;
+      return running.track(consequential(route.upstream, request.params));
+    }
     if (route === undefined)
       throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
     return passThrough(

@@ -1,5 +1,11 @@
 // The public surface of src/mcp: the MCP gateway (DESIGN.md §1, docs/mcp.md).
-export { DEFAULT_UPSTREAM_TIMEOUT_MS, startGateway, type Gateway, type GatewaySession } from './gateway.js';
+export {
+  DEFAULT_UPSTREAM_TIMEOUT_MS,
+  MIN_UPSTREAM_TIMEOUT_MS,
+  startGateway,
+  type Gateway,
+  type GatewaySession,
+} from './gateway.js';
 export {
   MISSIONS_NOT_ENFORCED,
   type GatewayOptions,

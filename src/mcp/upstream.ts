@@ -16,6 +16,7 @@ import {
   type Prompt,
   type Resource,
   type ResourceTemplate,
+  ToolListChangedNotificationSchema,
   type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -76,6 +77,15 @@ export interface Upstream {
   }): Promise<() => void>;
   /** A request to it failed: the connection is checked (and re-established) before the next one. */
   suspect(): void;
+  /**
+   * Counts the times the upstream's tools may have changed since start: each
+   * `notifications/tools/list_changed` it sent, and each new connection (a restarted upstream may
+   * offer other tools). The gateway lists the tools again before a consequential call when this
+   * moved since its last listing (docs/mcp.md "A consequential call", step 1).
+   */
+  readonly toolsEpoch: number;
+  /** Called each time `toolsEpoch` moves. */
+  onToolsChanged(listener: () => void): void;
   close(): Promise<void>;
 }
 
@@ -124,10 +134,15 @@ function counted(client: Client): Conn {
 }
 
 /** One connection: an initialized SDK client whose losses are noted in `state`. */
-async function open(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void): Promise<Conn> {
+async function open(
+  spec: UpstreamSpec,
+  noteLoss: (c: Client, s: State) => void,
+  noteToolsChanged: (c: Client) => void,
+): Promise<Conn> {
   const client = new Client(GATEWAY_INFO, { capabilities: {} });
   client.onclose = () => noteLoss(client, 'closed');
   client.onerror = () => noteLoss(client, 'suspect');
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => noteToolsChanged(client));
   try {
     await client.connect(transportFor(spec));
   } catch (cause) {
@@ -147,10 +162,14 @@ async function open(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void)
  * old process can fail the first request ("other side closed"). An `initialize` sends nothing
  * consequential, so trying it again is safe.
  */
-async function openRetried(spec: UpstreamSpec, noteLoss: (c: Client, s: State) => void): Promise<Conn> {
+async function openRetried(
+  spec: UpstreamSpec,
+  noteLoss: (c: Client, s: State) => void,
+  noteToolsChanged: (c: Client) => void,
+): Promise<Conn> {
   for (let tries = 1; ; tries++) {
     try {
-      return await open(spec, noteLoss);
+      return await open(spec, noteLoss, noteToolsChanged);
     } catch (error) {
       if (tries === 3) throw error;
     }
@@ -210,9 +229,17 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
     if (c !== conn.client || state === 'closed') return;
     state = s;
   };
+  let toolsEpoch = 0;
+  const toolsListeners: (() => void)[] = [];
+  const toolsChanged = (): void => {
+    toolsEpoch += 1;
+    for (const l of toolsListeners) l();
+  };
+  // A replaced connection's notification still says the upstream's tools changed: it counts too.
+  const noteToolsChanged = (): void => toolsChanged();
   let conn: Conn;
   try {
-    conn = await open(spec, noteLoss);
+    conn = await open(spec, noteLoss, noteToolsChanged);
   } catch (error) {
     // At start, an upstream that cannot be reached is a start error (exit 2), as before.
     throw new BatonError(
@@ -237,7 +264,7 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
       state = 'closed';
       await from.client.close().catch(() => undefined);
       if (closing) throw unavailable('the gateway is stopping');
-      const next = await openRetried(spec, noteLoss);
+      const next = await openRetried(spec, noteLoss, noteToolsChanged);
       if (closing) {
         // Closed while reconnecting: the new connection (a started stdio child) is not left behind.
         await next.client.close().catch(() => undefined);
@@ -245,6 +272,8 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
       }
       conn = next;
       state = 'connected';
+      // A new connection may be a restarted upstream whose tools (and input schemas) changed.
+      toolsChanged();
     })().finally(() => {
       reconnecting = undefined;
     });
@@ -292,6 +321,12 @@ export async function connectUpstream(spec: UpstreamSpec): Promise<Upstream> {
     ready,
     suspect() {
       if (state === 'connected') state = 'suspect';
+    },
+    get toolsEpoch() {
+      return toolsEpoch;
+    },
+    onToolsChanged(listener) {
+      toolsListeners.push(listener);
     },
     close: () => {
       closing = true;

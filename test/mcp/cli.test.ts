@@ -11,6 +11,8 @@ import { test } from 'node:test';
 import { main } from '../../src/cli/baton.js';
 import { MCP_OPTIONS } from '../../src/cli/commands/mcp.js';
 import type { CliIo } from '../../src/cli/io.js';
+import { isBatonError } from '../../src/core/errors.js';
+import { parsePolicy, startGateway } from '../../src/mcp/index.js';
 import { makeWorld, policyFor } from './world.js';
 
 async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -126,4 +128,28 @@ test('baton mcp --db on a missing file is refused (exit 2) and leaves no databas
       'no database file, journal or domain key was created',
     );
   }
+});
+
+test('baton mcp refuses an --upstream-timeout-ms below 100 ms at start (exit 2, usage), before anything is taken over; startGateway refuses it too', async (t) => {
+  const w = await makeWorld(t);
+  const base = ['mcp', '--policy', w.policyFile, '--baton', w.batonUrl, '--upstream', w.upstreamUrl];
+  process.env['BATON_TOKEN'] = w.token;
+  t.after(() => delete process.env['BATON_TOKEN']);
+  for (const ms of ['0', '1', '99']) {
+    const r = await run([...base, '--upstream-timeout-ms', ms]);
+    assert.equal(r.code, 2, `${ms}: ${r.err}`);
+    assert.match(r.err, /error: usage: --upstream-timeout-ms must be a whole number from 100 to 3600000/);
+  }
+  await assert.rejects(w.store.service.getLineage('payments-agent'), 'no takeover');
+  await assert.rejects(
+    startGateway({
+      baton: w.baton(),
+      policy: parsePolicy(JSON.stringify(w.policy)),
+      upstreams: [{ name: 'payments', url: w.upstreamUrl }],
+      upstreamTimeoutMs: 0,
+    }),
+    (e: unknown) =>
+      isBatonError(e, 'usage') && /upstreamTimeoutMs must be a whole number from 100/.test(e.message),
+  );
+  await assert.rejects(w.store.service.getLineage('payments-agent'), 'no takeover');
 });

@@ -51,6 +51,10 @@ export interface UpstreamControl {
   statusTool?: Tool;
   /** `resources/read` is answered with a JSON-RPC error (InvalidParams) instead of contents. */
   readError?: boolean;
+  /** How many `tools/list` requests the upstream answered (the gateway's listings). */
+  lists: number;
+  /** Every session's server: a test sends `notifications/tools/list_changed` through them. */
+  readonly servers: Set<Server>;
 }
 
 export const PAY_TOOL: Tool = {
@@ -142,15 +146,20 @@ export function paymentsServer(sandboxUrl: string, control: UpstreamControl): Se
     { name: 'test-payments', version: '1.0.0' },
     { capabilities: { tools: {}, resources: {}, prompts: {} } },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: TOOLS.map((tool) =>
-      tool.name === 'pay'
-        ? (control.payTool ?? tool)
-        : tool.name === 'payment_status'
-          ? (control.statusTool ?? tool)
-          : tool,
-    ),
-  }));
+  control.servers.add(server);
+  server.onclose = () => void control.servers.delete(server);
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    control.lists += 1;
+    return {
+      tools: TOOLS.map((tool) =>
+        tool.name === 'pay'
+          ? (control.payTool ?? tool)
+          : tool.name === 'payment_status'
+            ? (control.statusTool ?? tool)
+            : tool,
+      ),
+    };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name } = request.params;
     control.calls[name] = (control.calls[name] ?? 0) + 1;
@@ -180,8 +189,13 @@ export function paymentsServer(sandboxUrl: string, control: UpstreamControl): Se
   return server;
 }
 
+/** `notifications/tools/list_changed` to every connected session (the gateway's), as an upstream whose tools changed sends it. */
+export async function toolsChanged(control: UpstreamControl): Promise<void> {
+  await Promise.all([...control.servers].map((s) => s.sendToolListChanged()));
+}
+
 export function newControl(): UpstreamControl {
-  return { hangAfterApply: 0, hangBeforeApply: 0, delayMs: 0, calls: {} };
+  return { hangAfterApply: 0, hangBeforeApply: 0, delayMs: 0, calls: {}, lists: 0, servers: new Set() };
 }
 
 /**

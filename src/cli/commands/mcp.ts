@@ -18,6 +18,7 @@ import {
   startGateway,
   upstreamEnvironment,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
+  MIN_UPSTREAM_TIMEOUT_MS,
   type UpstreamSpec,
 } from '../../mcp/index.js';
 import { parseOptions, reportError, untilStopped, wantsHelp, type Command } from '../command.js';
@@ -72,7 +73,8 @@ Each MCP session takes over the policy's lineage as a new executor generation.
   --lease-key PUBLIC.pem   an Ed25519 public key trusted to sign PTCL leases in _meta.compensationLease
                            (repeatable); without one, a call carrying a lease is refused
   --upstream-timeout-ms MS how long a consequential call waits for the upstream before its answer
-                           counts as lost (default ${DEFAULT_UPSTREAM_TIMEOUT_MS})
+                           counts as lost (default ${DEFAULT_UPSTREAM_TIMEOUT_MS}; at least
+                           ${MIN_UPSTREAM_TIMEOUT_MS}, at most 3600000)
 `;
 
 export const MCP_OPTIONS = {
@@ -121,10 +123,15 @@ function upstreams(http: readonly string[], stdio: readonly string[]): UpstreamS
   return specs;
 }
 
-function whole(text: string | undefined, name: string, fallback: number, max: number): number {
+function whole(text: string | undefined, name: string, fallback: number, max: number, min = 0): number {
   if (text === undefined) return fallback;
-  if (!/^[0-9]{1,9}$/.test(text) || Number(text) > max)
-    throw new BatonError('usage', `--${name} must be a whole number up to ${max}`);
+  if (!/^[0-9]{1,9}$/.test(text) || Number(text) > max || Number(text) < min)
+    throw new BatonError(
+      'usage',
+      min === 0
+        ? `--${name} must be a whole number up to ${max}`
+        : `--${name} must be a whole number from ${min} to ${max}`,
+    );
   return Number(text);
 }
 
@@ -201,6 +208,7 @@ export async function runMcp(argv: string[], io: CliIo, stop?: AbortSignal): Pro
       'upstream-timeout-ms',
       DEFAULT_UPSTREAM_TIMEOUT_MS,
       3_600_000,
+      MIN_UPSTREAM_TIMEOUT_MS,
     );
     const port = v.http === undefined ? undefined : whole(v.http, 'http', 0, 65535);
     const bearer = port === undefined ? undefined : await httpBearer(v);
