@@ -9,14 +9,40 @@ import { pointerTokens } from './pointer.js';
 import type { ToolPolicy } from './policy.js';
 import { META_CONSEQUENTIAL } from './results.js';
 
+type Schema = { properties?: Record<string, unknown>; required?: unknown; [k: string]: unknown };
+
+function isSchema(v: unknown): v is Schema {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * `schema` less the member at `tokens`, followed through `properties` at every level (a nested
+ * native key such as `/options/idempotency_key` too): the member goes from its parent's `properties`
+ * and from that parent's `required`. A path the schema does not spell out through `properties` is
+ * left as it is — the arguments check (arguments.ts) excuses the key's absence wherever it is.
+ */
+function withoutMember(schema: Schema, tokens: readonly string[]): Schema {
+  const [name, ...rest] = tokens;
+  const properties = isSchema(schema.properties) ? schema.properties : undefined;
+  if (name === undefined) return schema;
+  if (rest.length > 0) {
+    const child = properties?.[name];
+    if (properties === undefined || !Object.hasOwn(properties, name) || !isSchema(child)) return schema;
+    return { ...schema, properties: { ...properties, [name]: withoutMember(child, rest) } };
+  }
+  if (properties === undefined) return schema;
+  const { [name]: _removed, ...kept } = properties;
+  const required = Array.isArray(schema.required)
+    ? { required: schema.required.filter((r) => r !== name) }
+    : {};
+  return { ...schema, properties: kept, ...required };
+}
+
 function withoutArgument(schema: Tool['inputSchema'], p: ToolPolicy): Tool['inputSchema'] {
   if (p.nativeKey?.to !== 'argument') return schema;
   const tokens = pointerTokens(p.nativeKey.pointer);
-  if (tokens?.length !== 1 || schema.properties === undefined) return schema;
-  const name = tokens[0] as string;
-  const { [name]: _removed, ...properties } = schema.properties;
-  const required = schema.required?.filter((r) => r !== name);
-  return { ...schema, properties, ...(required === undefined ? {} : { required }) };
+  if (tokens === undefined || tokens.length === 0) return schema;
+  return withoutMember(schema, tokens) as Tool['inputSchema'];
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import type { Operation } from '../client/index.js';
 import { digestJcs } from '../core/digest.js';
-import type { JsonObject, JsonValue } from '../core/json.js';
+import { DEFAULT_JSON_MAX_DEPTH, type JsonObject, type JsonValue } from '../core/json.js';
 import type { ArgumentsCheck } from './arguments.js';
 import { getPointer, removePointer, setPointer } from './pointer.js';
 import type { NativeKeyPlacement, ToolPolicy } from './policy.js';
@@ -57,8 +57,28 @@ function amountOf(p: ToolPolicy, args: JsonObject): number {
   return r.integer(getPointer(args, rule.pointer), `$.arguments${rule.pointer}`, 1);
 }
 
+/**
+ * Whether `value` nests deeper than `max` levels (`[]` and `{}` are level 1, as src/core/json.ts
+ * counts), walked without recursion: a value 20,000 levels deep costs heap here, never call stack.
+ */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [v, depth] = next;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 function object(value: unknown, path: string): JsonObject {
   if (value === undefined) return {};
+  // The project's JSON nesting bound, applied before anything walks the value: deeper nesting would
+  // overflow the stack of a recursive step (the schema check, JCS, JSON.stringify) — an internal
+  // error instead of a typed refusal.
+  if (deeperThan(value, DEFAULT_JSON_MAX_DEPTH))
+    r.fail(path, `nests deeper than ${DEFAULT_JSON_MAX_DEPTH} levels`);
   // Tool arguments and `_meta` arrive as parsed JSON, so their members are JSON values.
   return r.object(value, path, [], Object.keys(value as object)) as JsonObject;
 }
@@ -73,6 +93,11 @@ export function deriveCall(
   const args = object(rawArgs, '$.arguments');
   const meta = object(rawMeta, '$._meta');
   input.check(args);
+  if (p.nativeKey?.to === 'meta' && meta[p.nativeKey.member] !== undefined) {
+    // AOC-CASE-006: the native key is derived by Baton from the occurrence, never chosen by the
+    // caller — refused, as in the arguments (arguments.ts), rather than silently overwritten.
+    r.fail(`$._meta.${p.nativeKey.member}`, 'is the native idempotency key: Baton supplies it');
+  }
   const provider = p.provider;
   // The native key must have a place before anything is entered: a failure after entry is doubt.
   if (p.nativeKey?.to === 'argument' && setPointer(args, p.nativeKey.pointer, '') === undefined) {

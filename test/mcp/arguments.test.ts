@@ -241,3 +241,97 @@ test('the request map check: members under a mapped pointer are covered; anythin
     /^\$\.arguments\/items\/1: is not covered/,
   );
 });
+
+/** `{"a": {"a": … }}` nested `levels` deep, built without recursion. */
+function nested(levels: number): JsonObject {
+  let v: JsonObject = {};
+  for (let i = 0; i < levels; i++) v = { a: v };
+  return v;
+}
+
+test('arguments or _meta nested past the JSON depth bound (128) are refused input_invalid before anything is derived; nothing is created or sent', async (t) => {
+  const w = await makeWorld(t);
+  const { client } = await inProcessGateway(t, w);
+  const deep = (await client.callTool({
+    name: 'pay',
+    arguments: { ...payArgs('inv-deep'), extra: nested(20_000) },
+  })) as CallToolResult;
+  const e = error(deep);
+  assert.equal(e.code, 'input_invalid');
+  assert.match(e.message, /^\$\.arguments: nests deeper than 128 levels/);
+  const deepMeta = error(
+    (await client.callTool({
+      name: 'pay',
+      arguments: payArgs('inv-deep'),
+      _meta: { trace: nested(20_000) },
+    })) as CallToolResult,
+  );
+  assert.equal(deepMeta.code, 'input_invalid');
+  assert.match(deepMeta.message, /^\$\._meta: nests deeper than 128 levels/);
+  // One level past the bound is refused too: the arguments object is level 1.
+  const justOver = error(
+    (await client.callTool({
+      name: 'pay',
+      arguments: { ...payArgs('inv-deep'), extra: nested(127) },
+    })) as CallToolResult,
+  );
+  assert.equal(justOver.code, 'input_invalid');
+  await nothingHappened(w, 'deeply nested arguments');
+});
+
+test('AOC-CASE-006: a nested native key argument is taken out of the advertised schema (member and required entry); the schema-following call is not refused for it', async (t) => {
+  const w = await makeWorld(t);
+  w.control.payTool = {
+    ...PAY_TOOL,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        ...PAY_TOOL.inputSchema.properties,
+        options: {
+          type: 'object',
+          properties: { idempotency_key: { type: 'string' }, priority: { type: 'string' } },
+          required: ['idempotency_key', 'priority'],
+        },
+      },
+      required: ['amount', 'currency', 'payee', 'invoice', 'options'],
+    },
+  };
+  const policy = policyFor(w.provider.profile, {
+    nativeKey: { to: 'argument', pointer: '/options/idempotency_key' },
+  });
+  const { client } = await inProcessGateway(t, { ...w, policy });
+  const pay = (await client.listTools()).tools.find((tool) => tool.name === 'pay');
+  const options = pay?.inputSchema.properties?.['options'] as {
+    properties: Record<string, unknown>;
+    required: string[];
+  };
+  assert.deepEqual(Object.keys(options.properties), ['priority'], 'the nested key is not advertised');
+  assert.deepEqual(options.required, ['priority'], 'nor required');
+  assert.ok(pay?.inputSchema.properties?.['idempotency_key'] !== undefined, 'other members untouched');
+  assert.deepEqual(pay?.inputSchema.required, ['amount', 'currency', 'payee', 'invoice', 'options']);
+  // The agent that follows the advertised schema passes the arguments check.
+  const p = parsePolicy(JSON.stringify(policy)).tools.get('pay');
+  assert.ok(p !== undefined);
+  const check = compileArguments(w.control.payTool, p);
+  assert.doesNotThrow(() => check.check({ ...payArgs('i'), options: { priority: 'high' } }));
+});
+
+test('AOC-CASE-006: with the native key in _meta, an agent that supplies that _meta member is refused input_invalid; nothing is created or sent', async (t) => {
+  const w = await makeWorld(t);
+  w.control.payTool = {
+    ...PAY_TOOL,
+    inputSchema: { ...PAY_TOOL.inputSchema, required: ['amount', 'currency', 'payee', 'invoice'] },
+  };
+  const policy = policyFor(w.provider.profile, { nativeKey: { to: 'meta', member: 'idempotency-key' } });
+  const { client } = await inProcessGateway(t, { ...w, policy });
+  const r = error(
+    (await client.callTool({
+      name: 'pay',
+      arguments: payArgs('inv-meta-key'),
+      _meta: { 'idempotency-key': 'mine' },
+    })) as CallToolResult,
+  );
+  assert.equal(r.code, 'input_invalid');
+  assert.match(r.message, /^\$\._meta\.idempotency-key: is the native idempotency key/);
+  await nothingHappened(w, '_meta native key supplied');
+});
