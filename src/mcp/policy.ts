@@ -7,7 +7,7 @@
 import { BatonError } from '../core/errors.js';
 import { parseStrictJson } from '../core/json.js';
 import { ACTION_CLASSES, isActionClass, type ActionClass } from '../missions/index.js';
-import { isPointer } from './pointer.js';
+import { isPointer, pointerTokens } from './pointer.js';
 import { NAME, Read } from './read.js';
 
 export const POLICY_FORMAT = 'baton.mcp-policy/1';
@@ -210,6 +210,39 @@ function settle(value: unknown, path: string): ToolPolicy['settle'] {
   };
 }
 
+/** How pointer `a` lies to pointer `b`: the same member, inside it, containing it, or apart. */
+function relation(a: string, b: string): 'equal to' | 'inside' | 'containing' | null {
+  const x = pointerTokens(a) ?? [];
+  const y = pointerTokens(b) ?? [];
+  const prefix = (p: readonly string[], q: readonly string[]): boolean =>
+    p.length <= q.length && p.every((t, i) => q[i] === t);
+  if (x.length === y.length) return prefix(x, y) ? 'equal to' : null;
+  if (prefix(y, x)) return 'inside';
+  return prefix(x, y) ? 'containing' : null;
+}
+
+/**
+ * A native key argument must lie apart from what the agent sends for the creation key and the
+ * amount: Baton supplies the key and refuses a call that carries it (AOC-CASE-006), so a key at, in
+ * or around one of those pointers would refuse every call — refused here, when the policy is loaded.
+ */
+function nativeKeyApart(p: ToolPolicy, path: string): void {
+  if (p.nativeKey?.to !== 'argument') return;
+  const native = p.nativeKey.pointer;
+  const others: [string, string][] = [];
+  if (p.creationKey.from === 'arguments')
+    p.creationKey.pointers.forEach((ptr, i) => others.push([`creationKey.pointers[${i}]`, ptr]));
+  if ('pointer' in p.authority.amount) others.push(['authority.amount.pointer', p.authority.amount.pointer]);
+  for (const [name, ptr] of others) {
+    const how = relation(native, ptr);
+    if (how !== null)
+      r.fail(
+        `${path}.nativeKey.pointer`,
+        `${JSON.stringify(native)} is ${how} ${name} ${JSON.stringify(ptr)}: Baton supplies the native key and refuses a call that carries it, so every call would be refused`,
+      );
+  }
+}
+
 const TOOL_MEMBERS = ['upstream', 'request', 'nativeKey', 'mission', 'acknowledgement', 'settle'];
 
 function toolPolicy(tool: string, value: unknown, path: string): ToolPolicy {
@@ -239,6 +272,7 @@ function toolPolicy(tool: string, value: unknown, path: string): ToolPolicy {
     acknowledgement: acknowledgement(f['acknowledgement'], `${path}.acknowledgement`),
     settle: settle(f['settle'], `${path}.settle`),
   };
+  nativeKeyApart(policy, path);
   if (!policy.settle.statusSources && policy.settle.readTool === null) {
     r.fail(`${path}.settle`, 'needs the status sources or a read tool to settle an unknown outcome');
   }

@@ -127,3 +127,29 @@ test('settle.readTool naming a consequential tool of the policy (the tool itself
   pay['settle'] = { readTool: readTool('payment_status') };
   assert.equal(parsePolicy(JSON.stringify(doc)).tools.get('pay')?.settle.readTool?.name, 'payment_status');
 });
+
+test('mcp_policy_invalid: a native key argument at, inside or around the creation key or amount pointer (every call would be refused)', () => {
+  const clash = (pointer: string, creation = ['/invoice'], amount = '/amount'): string | null => {
+    try {
+      parsePolicy(
+        variant((t) => {
+          t['nativeKey'] = { to: 'argument', pointer };
+          t['creationKey'] = { from: 'arguments', pointers: creation };
+          t['authority'] = { id: 'payouts', amount: { pointer: amount } };
+        }),
+      );
+      return null;
+    } catch (e) {
+      assert.ok(isBatonError(e, 'mcp_policy_invalid'), String(e));
+      return e.message;
+    }
+  };
+  assert.match(clash('/invoice') ?? '', /nativeKey\.pointer: .*creationKey\.pointers\[0\]/, 'equal');
+  assert.match(clash('/invoice/key', ['/invoice']) ?? '', /creationKey/, 'inside the creation key');
+  assert.match(clash('/ref', ['/ref/invoice']) ?? '', /creationKey/, 'containing the creation key');
+  assert.match(clash('/amount') ?? '', /nativeKey\.pointer: .*authority\.amount\.pointer/, 'equal to amount');
+  assert.match(clash('/amount/x') ?? '', /authority\.amount/, 'inside the amount');
+  assert.match(clash('/p', ['/invoice'], '/p/amount') ?? '', /authority\.amount/, 'containing the amount');
+  assert.equal(clash('/idempotency_key'), null, 'apart from both: accepted');
+  assert.equal(clash('/invoicex'), null, 'a sibling whose name starts alike is not inside');
+});
