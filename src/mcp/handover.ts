@@ -17,6 +17,11 @@ export function handoverReport(ex: Executor): { line: string; instructions: stri
     'A repeated call returns the original outcome; Baton never sends a consequential call twice. ' +
     (unresolved.length === 0
       ? 'No calls of a previous session are in doubt.'
-      : `Calls of a previous session still in doubt (not repeated): ${ids(unresolved)}.`);
+      : `Calls of a previous session still in doubt (not repeated): ${ids(unresolved)}.`) +
+    // Both lists, as on stderr (docs/mcp.md "Sessions and generations"): a reservation's repeat is
+    // released and reissued by this generation, sent once (AOC-REQ-005, -010).
+    (reserved.length === 0
+      ? ''
+      : ` A previous session's pre-entry reservations (created, never entered or sent): ${ids(reserved)}; a repeat of one of those calls is reissued and sent once.`);
   return { line, instructions };
 }
