@@ -221,6 +221,9 @@ export function pinFromMetadata(
     if (value !== undefined) endpointsDoc[to] = value;
   }
   const stale = optional('mission_max_stale_seconds');
+  // MSG-03 makes the member a number: a present `null` is malformed, not "not advertised".
+  if (stale === null)
+    bad('mission_max_stale_seconds is null, not a number of seconds', 'mission_max_stale_seconds');
   return parseIssuerPin(
     {
       format: ISSUER_PIN_FORMAT,

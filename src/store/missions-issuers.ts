@@ -374,9 +374,13 @@ function refuseOtherKind(delivery: string | null, c: StreamCredential): void {
     );
 }
 
+/**
+ * The pin itself is compared (its JCS text), not its digest: a pin migration 035 rewrote keeps the
+ * digest it was registered under, so the same pin presented now has another digest.
+ */
 function sameRegistration(row: IssuerRow, reg: IssuerRegistration): boolean {
   return (
-    row.pin_digest === reg.pinDigest &&
+    row.pin === canonicalize(reg.pin) &&
     row.bearer_digest === reg.bearerDigest &&
     row.poll_bearer_ref === reg.pollBearerRef
   );

@@ -100,7 +100,7 @@ test('RFC 8414 §3.3: metadata whose issuer is not the expected one is refused',
   assert.equal(pin.bounds.max_stale_seconds, 45);
 });
 
-test('MSG-03: an absent mission_max_stale_seconds pins null, an explicit 0 pins 0, a non-integer is refused', () => {
+test('MSG-03: an absent mission_max_stale_seconds pins null, an explicit 0 pins 0, a non-integer (null too) is refused', () => {
   const metadata = {
     issuer: PIN.issuer,
     jwks_uri: PIN.jwks_uri,
@@ -114,6 +114,10 @@ test('MSG-03: an absent mission_max_stale_seconds pins null, an explicit 0 pins 
   assert.equal(zero.bounds.max_stale_seconds, 0);
   assert.equal(advertisedReliance(zero), 0, 'the strictest bound, not "not advertised"');
   assert.throws(() => pinFromMetadata({ ...metadata, mission_max_stale_seconds: '60' }, input), {
+    code: 'mission_issuer_pin_invalid',
+  });
+  // Present but null is malformed metadata (MSG-03: a number), not "not advertised".
+  assert.throws(() => pinFromMetadata({ ...metadata, mission_max_stale_seconds: null }, input), {
     code: 'mission_issuer_pin_invalid',
   });
   assert.deepEqual(parseIssuerPin({ ...PIN, bounds: { max_stale_seconds: null } }).bounds, {

@@ -7,6 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { isBatonError } from '../../src/core/errors.js';
 import { readIssuerRegistration } from '../../src/missions/index.js';
 import { migrate } from '../../src/store/migrations.js';
 import { migrations } from '../../src/store/migrations/index.js';
@@ -18,7 +19,7 @@ const engines = await enginesUnderTest();
 const BEFORE_35 = migrations.filter((m) => m.id < 35);
 const THROUGH_35 = migrations.filter((m) => m.id <= 35);
 
-const pinned = (issuer: string, stale: number) =>
+const pinned = (issuer: string, stale: number | null) =>
   readIssuerRegistration({
     pin: {
       ...LOOPBACK_PUSH_PIN,
@@ -48,6 +49,15 @@ for (const e of engines) {
     assert.equal(read?.pin.bounds.max_stale_seconds, null, 'a stored 0 meant "not advertised"');
     assert.equal(read?.pinDigest, zero.pinDigest, 'the digest names the pin as registered');
     assert.equal((await registry.get(other.pin.issuer))?.pin.bounds.max_stale_seconds, 45);
+    // Registering again compares the pins, not the digests: the pin a file should now say (null)
+    // is the one held; the 0 it said before now means the strictest bound, another pin (immutable).
+    const again = await registry.register(pinned(zero.pin.issuer, null), 'admin:after', 2_000);
+    assert.equal(again.action, 'unchanged');
+    await assert.rejects(
+      registry.register(pinned(zero.pin.issuer, 0), 'admin:after', 2_000),
+      (err: unknown) => isBatonError(err, 'mission_issuer_conflict'),
+    );
+    assert.equal((await registry.get(zero.pin.issuer))?.pin.bounds.max_stale_seconds, null);
     const strict = pinned('http://127.0.0.1:11', 0);
     await registry.register(strict, 'admin:after', 2_000);
     assert.equal((await registry.get(strict.pin.issuer))?.pin.bounds.max_stale_seconds, 0);

@@ -99,7 +99,8 @@ async function planIssuer(t: SetupTarget, l: LoadedIssuer, conflicts: Conflict[]
   const current = await t.getIssuer(l.issuer);
   if (current === undefined) return 'create';
   const r = l.registration;
-  if (current.pinDigest !== r.pinDigest) {
+  // The pins compared, not their digests: a pin migration 035 rewrote keeps its registered digest.
+  if (canonicalize(asJson(current.pin)) !== canonicalize(asJson(r.pin))) {
     const differs = firstDifference(asJson(current.pin), asJson(r.pin), '');
     const reason = `pinned with another pin (pins are immutable)${differs === undefined ? '' : `: ${differs}`}`;
     conflicts.push({ kind: 'issuer', id: l.issuer, reason });
