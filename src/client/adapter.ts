@@ -3,7 +3,8 @@
  * ticket's exact request with its native key and reports what came back as an acknowledgement:
  * the native answer and the binding fields it carried, or `result: 'unavailable'` when no usable
  * answer came. It never retries on its own beyond what the provider's native key makes safe. If it
- * throws, `perform` assumes the request may have reached the provider and leaves it unresolved.
+ * throws, or answers something that is not an acknowledgement (`provider_response_invalid`),
+ * `perform` assumes the request may have reached the provider and leaves it unresolved.
  *
  * src/providers' HttpProviderAdapter fits this interface as it is (its SendResult carries
  * `acknowledgement`). An `authentication` verdict inside the acknowledgement is never forwarded:

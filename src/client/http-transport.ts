@@ -293,8 +293,21 @@ export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = 
   return parsed;
 }
 
-/** The members a route promises; an answer without them is not trusted to mean anything. */
-export function expectMembers<T>(x: Exchange, body: JsonObject, members: readonly string[]): T {
+/** Why an answer's members are not what its route promises (answer-shape.ts), or undefined. */
+export type AnswerFault = (body: JsonObject) => string | undefined;
+
+/**
+ * The members a route promises; an answer without them is not trusted to mean anything. `fault`
+ * checks inside them where the caller acts on their contents (an entry ticket: AOC-REQ-010).
+ */
+export function expectMembers<T>(
+  x: Exchange,
+  body: JsonObject,
+  members: readonly string[],
+  fault?: AnswerFault,
+): T {
   for (const m of members) if (!Object.hasOwn(body, m)) throw invalid(x, 200, `no "${m}" member`);
+  const why = fault?.(body);
+  if (why !== undefined) throw invalid(x, 200, why);
   return body as unknown as T;
 }

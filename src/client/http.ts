@@ -18,11 +18,13 @@ import type {
 } from '../occurrences/index.js';
 import type { AcknowledgedSettled, OccurrenceReconciled } from '../providers/index.js';
 import { evidenceOnly, type ProviderAdapter, type ProviderCall } from './adapter.js';
+import { createAndEnterFault, settledFault, ticketFault } from './answer-shape.js';
 import {
   checkBearer,
   endpoint,
   exchange,
   expectMembers,
+  type AnswerFault,
   type Endpoint,
   type Exchange,
   type Fetch,
@@ -68,7 +70,12 @@ const SETTLED = ['occurrence', 'report', 'missingKnowledge'];
 const seg = encodeURIComponent;
 const json = (value: object): JsonObject => value as JsonObject;
 
-type Call = <T>(x: Omit<Exchange, 'bearer'>, members: readonly string[], options?: CallOptions) => Promise<T>;
+type Call = <T>(
+  x: Omit<Exchange, 'bearer'>,
+  members: readonly string[],
+  options?: CallOptions,
+  fault?: AnswerFault,
+) => Promise<T>;
 
 class HttpExecutor implements Executor {
   readonly lineage: string;
@@ -122,7 +129,7 @@ class HttpExecutor implements Executor {
   enter(occurrenceId: string, expect?: ExpectedBinding, options?: CallOptions): Promise<EntryTicket> {
     const body: JsonObject = expect === undefined ? {} : { expect: json(expect) };
     const path = `/v1/occurrences/${seg(occurrenceId)}/enter`;
-    return this.#call({ method: 'POST', path, body, safeToRetry: false }, TICKET, options);
+    return this.#call({ method: 'POST', path, body, safeToRetry: false }, TICKET, options, ticketFault);
   }
 
   /** NOT safe to retry blindly: a lost answer may be a lost ticket (a repeat answers `ticket: null`). */
@@ -133,7 +140,8 @@ class HttpExecutor implements Executor {
   ): Promise<CreateAndEnterResult> {
     const body = json(expect === undefined ? operation : { ...operation, expect });
     const x = { method: 'POST', path: '/v1/occurrences/create-and-enter', body, safeToRetry: false } as const;
-    return this.#call(x, CREATED_ENTERED, options);
+    // The ticket is checked inside, not only named: perform hands it to the provider (AOC-REQ-010).
+    return this.#call(x, CREATED_ENTERED, options, createAndEnterFault);
   }
 
   /** Safe in effect (a repeat is refused `not_reserved`), though the repeat's answer differs. */
@@ -171,7 +179,7 @@ class HttpExecutor implements Executor {
     const { occurrenceId, ...body } = evidenceOnly(acknowledgement);
     const path = `/v1/occurrences/${seg(occurrenceId)}/acknowledge-and-settle`;
     const x = { method: 'POST', path, body: json(body), safeToRetry: false } as const;
-    return this.#call(x, [...SETTLED, 'acknowledgement'], options);
+    return this.#call(x, [...SETTLED, 'acknowledgement'], options, settledFault);
   }
 
   /** Evidence only, never an entry: safe to retry (a repeat asks the status sources again). */
@@ -203,9 +211,14 @@ export class HttpBatonClient implements BatonClient {
   }
 
   #caller(bearer: string): Call {
-    return async <T>(x: Omit<Exchange, 'bearer'>, members: readonly string[], options?: CallOptions) => {
+    return async <T>(
+      x: Omit<Exchange, 'bearer'>,
+      members: readonly string[],
+      options?: CallOptions,
+      fault?: AnswerFault,
+    ) => {
       const full = { ...x, bearer };
-      return expectMembers<T>(full, await exchange(this.#endpoint, full, options), members);
+      return expectMembers<T>(full, await exchange(this.#endpoint, full, options), members, fault);
     };
   }
 

@@ -7,9 +7,10 @@
  * successor's takeover lists it (AOC-REQ-005) and status sources, not retries, resolve it. The
  * caller's signal never cuts off the recording of an answer the provider already gave.
  */
-import { isBatonError, type BatonError } from '../core/errors.js';
+import { BatonError, isBatonError } from '../core/errors.js';
 import type { EntryTicket, OccurrenceView } from '../occurrences/index.js';
 import { evidenceOnly, toAdapter, type ProviderAdapter, type ProviderCall } from './adapter.js';
+import { acknowledgementFault, createAndEnterFault, settledFault } from './answer-shape.js';
 import type { CallOptions, ExecutorAcknowledgement, Executor, Operation, PerformResult } from './types.js';
 
 type Calls = Pick<Executor, 'createAndEnter' | 'acknowledgeAndSettle'>;
@@ -68,8 +69,33 @@ function unresolved(
   return { status: 'unresolved', occurrenceId: o.id, occurrence: o, reason, adapterCalls, ...code };
 }
 
+/**
+ * Whatever the executor handed back, checked before perform acts on it: the HTTP client checks it
+ * too, but `perform` takes any executor, and a malformed answer must stop it, not turn into a
+ * TypeError (AOC-REQ-010 before the provider call, AOC-REQ-004 after it).
+ */
+function checked<T extends object>(
+  call: () => Promise<T>,
+  fault: (v: Record<string, unknown>) => string | undefined,
+) {
+  return async (): Promise<T> => {
+    const value = await call();
+    const why = fault(value as Record<string, unknown>);
+    if (why !== undefined) throw new BatonError('baton_response_invalid', `Baton answered with ${why}`);
+    return value;
+  };
+}
+
 async function send(adapter: ProviderAdapter, ticket: EntryTicket): Promise<Step<ExecutorAcknowledgement>> {
-  const sent = await attempt(async () => (await adapter.send(ticket)).acknowledgement);
+  const sent = await attempt(async () => {
+    const answer: unknown = await adapter.send(ticket);
+    const acknowledgement = (answer as { acknowledgement?: unknown } | null)?.acknowledgement;
+    // Not an acknowledgement (`{}`, null): a typed error, and doubt like a throw — the request
+    // may have reached the provider.
+    const why = acknowledgementFault(acknowledgement);
+    if (why !== undefined) throw new BatonError('provider_response_invalid', `the adapter answered ${why}`);
+    return acknowledgement as ExecutorAcknowledgement;
+  });
   // An adapter failure is always doubt: the request may have reached the provider.
   return sent.ok ? sent : { ...sent, refusal: false };
 }
@@ -106,7 +132,11 @@ export async function perform(
 ): Promise<PerformResult> {
   const adapter = toAdapter(provider);
   // Call 1 of 2 (issue 16 §4): create and enter in one transaction.
-  const started = await attempt(() => x.createAndEnter(operation, undefined, options));
+  // Its ticket is checked before the adapter ever sees it: one without a native key (or with
+  // `undefined` for one) must never reach the provider (AOC-REQ-010).
+  const started = await attempt(
+    checked(() => x.createAndEnter(operation, undefined, options), createAndEnterFault),
+  );
   if (!started.ok) {
     // Refused: nothing was entered (a fresh create may have committed, named in the details).
     // Doubt: it may have entered — a repeat returns the original with no ticket, never a second entry.
@@ -127,7 +157,9 @@ export async function perform(
   // Call 2 of 2: the answer as (unauthenticated) evidence and one pass of Baton's own status
   // sources, which alone may resolve it (AOC-REQ-009), in one transaction.
   const acknowledgement = evidenceOnly(answer.value);
-  const settled = await attempt(() => x.acknowledgeAndSettle(acknowledgement, recordOptions(options)));
+  const settled = await attempt(
+    checked(() => x.acknowledgeAndSettle(acknowledgement, recordOptions(options)), settledFault),
+  );
   if (!settled.ok) {
     // The provider's answer goes back to the caller, who alone still holds it, to record later.
     const r = unresolved(ticket.occurrence, 'acknowledgement_not_recorded', 1, settled.code);
