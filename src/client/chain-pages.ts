@@ -7,7 +7,7 @@
  * contradicts itself; and the call's deadline bounds the whole read, not each page.
  */
 import type { JsonObject } from '../core/json.js';
-import { checkTimeout, invalid, type Exchange } from './http-transport.js';
+import { checkTimeout, invalid, NOT_SENT, type Exchange } from './http-transport.js';
 import type { CallOptions } from './types.js';
 
 /** Events per page when the SDK reads a whole chain (the routes allow 1..500). */
@@ -33,7 +33,8 @@ export async function readEveryPage(
   options: CallOptions,
   defaultTimeoutMs: number,
 ): Promise<void> {
-  const budget = options.timeoutMs === undefined ? defaultTimeoutMs : checkTimeout(options.timeoutMs);
+  const budget =
+    options.timeoutMs === undefined ? defaultTimeoutMs : checkTimeout(options.timeoutMs, NOT_SENT);
   const deadline = Date.now() + budget;
   const seen = new Set<string>();
   let cursor: string | null = null;

@@ -30,11 +30,19 @@ export interface Endpoint {
   readonly timeoutMs: number;
 }
 
-/** A timeout is a positive whole number of milliseconds; anything else is the caller's mistake. */
-export function checkTimeout(timeoutMs: number): number {
+/** What a call refused before anything left the process says of itself (docs/client.md). */
+export const NOT_SENT = { sent: false, safeToRetry: true } as const;
+
+/**
+ * A timeout is a positive whole number of milliseconds; anything else is the caller's mistake.
+ * `details` are added to the refusal: a call's own timeout is checked before anything is sent,
+ * so it passes NOT_SENT (a request that could not be built, never a lost answer).
+ */
+export function checkTimeout(timeoutMs: number, details: Record<string, unknown> = {}): number {
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
     throw new BatonError('input_invalid', 'timeoutMs must be a whole number of milliseconds, 1 to 2^31-1', {
       member: 'timeoutMs',
+      ...details,
     });
   }
   return timeoutMs;
@@ -210,6 +218,36 @@ type Init = {
 };
 
 /**
+ * A fetch answer's body, read as a stream and given up at the cap: an oversized answer is not read
+ * (docs/client.md), so it never sits whole in memory. Past the cap the stream is cancelled, which
+ * releases the connection; the answer is refused either way, so a failure to cancel changes
+ * nothing the caller is told and is not waited for.
+ */
+async function readCapped(response: Response): Promise<Uint8Array> {
+  if (response.body === null) return new Uint8Array(0);
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > MAX_ANSWER_BYTES) {
+      reader.cancel().catch(() => undefined);
+      throw new AnswerTooLarge(MAX_ANSWER_BYTES, response.status);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/**
  * The caller's fetch if it gave one, else the origin's keep-alive pool. Redirects are never
  * followed, on either wire: following one re-sends the command to wherever the Location points,
  * and that server's answer — a ticket Baton never issued — would be trusted as Baton's
@@ -221,8 +259,7 @@ async function send(e: Endpoint, url: URL, init: Init, safeToRetry: boolean): Pr
     return pooledRequest(url, { ...init, maxBytes: MAX_ANSWER_BYTES, resendOnStale: safeToRetry });
   }
   const response = await e.fetch(url, { ...init, redirect: 'manual' });
-  const bytes = new Uint8Array(await response.arrayBuffer());
-  if (bytes.length > MAX_ANSWER_BYTES) throw new AnswerTooLarge(MAX_ANSWER_BYTES, response.status);
+  const bytes = await readCapped(response);
   const contentType = response.headers.get('content-type') ?? '';
   return { status: response.status, contentType, bytes, ...(response.redirected && { redirected: true }) };
 }
@@ -242,7 +279,7 @@ function build(x: Exchange): { headers: Record<string, string>; body: string | u
   } catch (error) {
     const why = error instanceof Error ? error.message : 'it cannot be serialized';
     const message = `${x.method} ${x.path}: the request body has no JSON form (${why})`;
-    throw new BatonError('input_invalid', message, { sent: false, safeToRetry: true }, { cause: error });
+    throw new BatonError('input_invalid', message, NOT_SENT, { cause: error });
   }
 }
 
@@ -259,7 +296,7 @@ function failed(e: Endpoint, x: Exchange, cut: Cut, timeoutMs: number, error: un
 }
 
 export async function exchange(e: Endpoint, x: Exchange, options: CallOptions = {}): Promise<JsonObject> {
-  const timeoutMs = options.timeoutMs === undefined ? e.timeoutMs : checkTimeout(options.timeoutMs);
+  const timeoutMs = options.timeoutMs === undefined ? e.timeoutMs : checkTimeout(options.timeoutMs, NOT_SENT);
   if (options.signal?.aborted === true) {
     // Nothing was sent: the one abort that is known to have changed nothing.
     throw new BatonError('client_aborted', `${x.method} ${x.path} was aborted before it was sent`, {

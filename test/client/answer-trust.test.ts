@@ -164,3 +164,49 @@ test('an answer over the 64 MiB cap is baton_response_invalid, on the pool and w
     });
   }
 });
+
+test('with a caller fetch, an oversized answer is not read whole: the body stream is cancelled at the cap', async (t) => {
+  const chunk = Buffer.alloc(1024 * 1024, 0x20);
+  // 160 MiB on offer; a client that reads it whole pulls all of it before it checks the size.
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    let sent = 0;
+    const more = (): void => {
+      while (sent < 160) {
+        sent += 1;
+        if (!res.write(chunk)) return void res.once('drain', more);
+      }
+      res.end();
+    };
+    more();
+  });
+  const baseUrl = await listen(t, server);
+  let pulled = 0;
+  let cancelled = false;
+  // The caller's own fetch: the real one, its answer's body counted as the client reads it.
+  const counting: typeof fetch = async (input, init) => {
+    const real = await fetch(input, init);
+    const inner = (real.body as ReadableStream<Uint8Array>).getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await inner.read();
+        if (done) return controller.close();
+        pulled += value.byteLength;
+        controller.enqueue(value);
+      },
+      cancel(reason) {
+        cancelled = true;
+        return inner.cancel(reason);
+      },
+    });
+    return new Response(body, { status: real.status, headers: real.headers });
+  };
+  const client = new HttpBatonClient({ baseUrl, token: 't', fetch: counting });
+  await assert.rejects(client.counts(), (e: unknown) => {
+    assert.ok(isBatonError(e, 'baton_response_invalid'), String(e));
+    assert.match(e.message, /over 64 MiB/);
+    return true;
+  });
+  assert.ok(pulled <= 66 * 1024 * 1024, `read ${pulled} bytes, not stopped at the cap`);
+  assert.equal(cancelled, true, 'the body stream was cancelled');
+});

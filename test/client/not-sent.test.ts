@@ -88,6 +88,35 @@ test('a credential Baton handed over that cannot travel is refused at the call, 
   assert.deepEqual(server.received, ['POST /v1/lineages/l/takeover'], 'only the takeover was sent');
 });
 
+test('a bad per-call timeoutMs is input_invalid with sent: false, safeToRetry: true; nothing is sent', async (t) => {
+  const server = await recording(t, (res) => res.writeHead(500).end());
+  const client = new HttpBatonClient({ baseUrl: server.url, token: 't' });
+  const ex = client.resume({ lineage: 'l', generation: 1, credential: 'bec.x' });
+  for (const timeoutMs of [0, -1, 1.5, 2 ** 31]) {
+    await assert.rejects(client.counts({ timeoutMs }), (e: unknown) => {
+      assert.ok(notSent(e), String(e));
+      assert.equal((e as { details: Record<string, unknown> }).details['safeToRetry'], true);
+      return true;
+    });
+    await assert.rejects(client.getOccurrence('occ_x', { timeoutMs }), notSent);
+    // A chain read (every page under one deadline, src/client/chain-pages.ts) checks it the same way.
+    await assert.rejects(
+      new HarnessClient({ baseUrl: server.url, credential: 'bec.x' }).get('wi_1', { timeoutMs }),
+      notSent,
+    );
+    await assert.rejects(ex.createAndEnter(operation({ amount: 1 }), undefined, { timeoutMs }), notSent);
+    let calls = 0;
+    const r = await ex.perform(operation({ amount: 1 }), () => Promise.resolve({ calls: ++calls }), {
+      timeoutMs,
+    });
+    assert.deepEqual(
+      [r.status, r.reason, r.errorCode, r.occurrenceId, r.adapterCalls, calls],
+      ['refused', 'input_invalid', 'input_invalid', null, 0, 0],
+    );
+  }
+  assert.deepEqual(server.received, [], 'nothing reached the server');
+});
+
 test('in process, a BigInt request is a typed refusal too: nothing created, nothing sent', async (t) => {
   const provider = await startSandbox(t);
   const store = await openStore(t, provider);
