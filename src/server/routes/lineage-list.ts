@@ -10,14 +10,14 @@ import { pageLineages } from '../../store/lineages-list.js';
 import { listScope } from '../../core/cursor.js';
 import { CURSOR_PARAM, CURSOR_SCHEMA } from '../cursor.js';
 import { timed, type RouteSpec, type ServerDeps } from '../route.js';
-import { array, count, epochMs, nullable, object } from '../schemas/common.js';
+import { array, count, epochMs, nullable, object, pageLimit500 } from '../schemas/common.js';
 
 export const DEFAULT_LINEAGE_PAGE = 50;
 
 const listQuery = object(
   {
     cursor: CURSOR_SCHEMA,
-    limit: { type: 'string', pattern: '^[1-9][0-9]{0,2}$', description: '1..500, default 50' },
+    limit: pageLimit500(DEFAULT_LINEAGE_PAGE),
   },
   ['cursor', 'limit'],
 );

@@ -8,7 +8,16 @@ import { pageEvidence, type EvidenceEvent } from '../../store/evidence-log.js';
 import { verifyEvidence } from '../../store/evidence-verify.js';
 import { chainScope, CURSOR_PARAM, CURSOR_SCHEMA } from '../cursor.js';
 import { timed, type RouteSpec, type ServerDeps } from '../route.js';
-import { array, bool, count, evidenceEvent, NO_NUL_PATTERN, nullable, object } from '../schemas/common.js';
+import {
+  array,
+  bool,
+  count,
+  evidenceEvent,
+  NO_NUL_PATTERN,
+  nullable,
+  object,
+  pageLimit500,
+} from '../schemas/common.js';
 import { counts } from '../schemas/records.js';
 
 /** `GET /v1/evidence` pages as `GET /v1/lineages` and `GET /v1/occurrences` do: 1..500, default 50. */
@@ -18,11 +27,8 @@ export const MAX_EVIDENCE_PAGE = 500;
 /** The paging members of a chain's query string (optional both): `cursor` and `limit`. */
 export const evidencePageQuery = {
   cursor: CURSOR_SCHEMA,
-  limit: {
-    type: 'string',
-    pattern: '^[1-9][0-9]{0,2}$',
-    description: `1..${MAX_EVIDENCE_PAGE}, default ${DEFAULT_EVIDENCE_PAGE}`,
-  },
+  // MAX_EVIDENCE_PAGE is 500: the pattern admits exactly 1..500.
+  limit: pageLimit500(DEFAULT_EVIDENCE_PAGE),
 } as const;
 
 const subjectQuery = object(

@@ -12,6 +12,19 @@ export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$';
 export const name: Schema = { type: 'string', pattern: NAME_PATTERN, maxLength: 128 };
 /** Free text: any characters but U+0000 (docs/api.md "Text"; the service refuses it too). */
 export const NO_NUL_PATTERN = '^[^\\u0000]*$';
+
+/**
+ * A page's `limit` query member (a string: the query is text) admitting exactly 1..500, the bound
+ * the routes enforce: the pattern itself states it, so a client generated from /openapi.json
+ * never sends a limit the document calls valid and the server refuses (501..999 once passed).
+ */
+export function pageLimit500(defaultLimit: number): Schema {
+  return {
+    type: 'string',
+    pattern: '^(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$',
+    description: `1..500, default ${defaultLimit}`,
+  };
+}
 export const text: Schema = { type: 'string', minLength: 1, maxLength: 512, pattern: NO_NUL_PATTERN };
 export const int: Schema = { type: 'integer' };
 export const count: Schema = { type: 'integer', minimum: 0 };

@@ -26,6 +26,7 @@ import {
   object,
   oneOf,
   type Schema,
+  pageLimit500,
 } from './common.js';
 
 const str: Schema = { type: 'string' };
@@ -113,7 +114,7 @@ export const listQuery: Schema = object(
     from: { type: 'string', maxLength: 64, description: 'RFC 3339; created at or after' },
     to: { type: 'string', maxLength: 64, description: 'RFC 3339; created before' },
     cursor: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$', description: 'opaque, from nextCursor' },
-    limit: { type: 'string', pattern: '^[1-9][0-9]{0,2}$', description: '1..500, default 50' },
+    limit: pageLimit500(50),
   },
   ['phase', 'outcome', 'lineage', 'profile', 'creationKey', 'from', 'to', 'cursor', 'limit'],
 );
