@@ -52,6 +52,11 @@ export interface ObservationCommand {
   /** A status source id of the profile, or `acknowledgement` for the answer to the entry call. */
   readonly source: string;
   readonly observedAt: number;
+  /**
+   * Only on an acknowledgement the executor dated beyond the future skew: the time it claimed,
+   * kept in the evidence body as a claim; `observedAt` is then the server's time (service/observe.ts).
+   */
+  readonly claimedObservedAt?: number;
   readonly result: ObservationResult;
   readonly nativeStatus: string | null;
   readonly response: JsonValue | null;

@@ -80,6 +80,8 @@ function nativeFacts(cmd: ObservationCommand, profile: ProviderProfile): JsonObj
     carried: { ...cmd.carried },
     complete: cmd.complete,
   };
+  // Only when the executor's date was replaced: evidence bodies stay as they were otherwise.
+  if (cmd.claimedObservedAt !== undefined) facts['claimedObservedAt'] = cmd.claimedObservedAt;
   if (cmd.response !== null) {
     if (profile.request.private) facts['responseDigest'] = digestJcs(cmd.response);
     else facts['response'] = cmd.response;

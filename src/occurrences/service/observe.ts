@@ -8,7 +8,7 @@ import { digestBytes } from '../../core/digest.js';
 import { BatonError } from '../../core/errors.js';
 import { readObservation } from '../inputs-observe.js';
 import { decideObserve, type ObserveDecision } from '../machine/observe.js';
-import type { ObservationCommand } from '../machine/assess.js';
+import { ACKNOWLEDGEMENT_SOURCE, type ObservationCommand } from '../machine/assess.js';
 import type { Interpretation, MissingKnowledgeReason } from '../model.js';
 import type { OccurrencesRepository } from '../ports.js';
 import type { OccurrenceView, ServiceContext } from './context.js';
@@ -111,20 +111,34 @@ export async function acknowledgeAndObserve(
   });
 }
 
+/**
+ * The observation as it is recorded. A status source's answer dated beyond the skew is refused:
+ * Baton's own layer read that date from the provider's answer, and a future one is a forged
+ * timestamp or a broken clock. An executor's acknowledgement is different: its date is the
+ * worker's unauthenticated claim (AOC-REQ-009), and refusing it would roll back the whole
+ * acknowledge-and-settle, Baton's own status pass included, losing the provider's answer
+ * (AOC-REQ-004) over a fast worker clock. It is recorded at the server's time instead, with the
+ * claimed time kept in its evidence body as `claimedObservedAt`.
+ */
+function datedAt(cmd: ObservationCommand, now: number): ObservationCommand {
+  if (cmd.observedAt <= now + FUTURE_SKEW_MS) return cmd;
+  if (cmd.source === ACKNOWLEDGEMENT_SOURCE)
+    return { ...cmd, observedAt: now, claimedObservedAt: cmd.observedAt };
+  throw new BatonError('observation_invalid', 'observedAt lies in the future');
+}
+
 /** One observation inside the caller's transaction (also provider-event.ts). */
 export async function observeIn(
   ctx: ServiceContext,
   repo: OccurrencesRepository,
-  cmd: ObservationCommand,
+  claimed: ObservationCommand,
   actor?: string,
   requestedBy?: string,
   reporter?: { readonly credential: string },
   asked = false,
 ): Promise<ObserveResult> {
   const now = ctx.clock.wallMs();
-  if (cmd.observedAt > now + FUTURE_SKEW_MS) {
-    throw new BatonError('observation_invalid', 'observedAt lies in the future');
-  }
+  const cmd = datedAt(claimed, now);
   // One round trip for the credential and the locked occurrence where the store offers it (issue 16 §2).
   if (reporter !== undefined)
     await repo.prefetchObserve?.(digestBytes(reporter.credential), cmd.occurrenceId);
