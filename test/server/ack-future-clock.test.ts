@@ -12,7 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { HttpBatonClient, type ProviderAdapter } from '../../src/client/index.js';
+import {
+  HttpBatonClient,
+  type ExecutorAcknowledgement,
+  type ProviderAdapter,
+} from '../../src/client/index.js';
 import { systemClock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { buildServer, Metrics } from '../../src/server/index.js';
@@ -48,12 +52,14 @@ async function fastClockLifecycle(t: TestContext, engine: StoreEngine, dir: stri
   const executor = await new HttpBatonClient({ baseUrl: url, token: admin }).takeover('fast-clock');
   const real = new CountingAdapter(p);
   let claimed = 0;
+  let sent: ExecutorAcknowledgement | undefined;
   // The worker's clock is an hour fast: every acknowledgement it reports is dated an hour ahead.
   const fast: ProviderAdapter = {
     async send(ticket) {
       const { acknowledgement } = await real.send(ticket);
       claimed = Date.now() + HOUR;
-      return { acknowledgement: { ...acknowledgement, observedAt: claimed } };
+      sent = { ...acknowledgement, observedAt: claimed };
+      return { acknowledgement: sent };
     },
   };
   const before = Date.now();
@@ -72,6 +78,10 @@ async function fastClockLifecycle(t: TestContext, engine: StoreEngine, dir: stri
   assert.equal(body['claimedObservedAt'], claimed, "the executor's claimed time is kept as a claim");
   const at = body['observedAt'] as number;
   assert.ok(at >= before && at <= Date.now(), `recorded at the server's time, not the claim (${at})`);
+  // The same report again, claimed at another future time: a repeat, not appended (ack-bound.ts).
+  assert.ok(sent !== undefined);
+  const repeat = await executor.acknowledge({ ...sent, observedAt: claimed + 1_000 });
+  assert.equal(repeat.notRecorded, 'repeat', 'only the claimed time differed');
 }
 
 test('[sqlite] an acknowledgement dated past the skew is recorded at server time; the status pass settles', async (t) => {

@@ -81,10 +81,15 @@ async function readingKind(
   return novel ? undefined : 'reconcile';
 }
 
-/** What makes two reports the same: who reported it and its evidence body, `observedAt` aside. */
+/**
+ * What makes two reports the same: who reported it and its evidence body, its time aside —
+ * `observedAt`, and the executor's claimed time a fast worker clock sent (`claimedObservedAt`,
+ * service/observe.ts), which is absent from every other body, so their fingerprints are unchanged.
+ */
 function fingerprint(d: ObserveDecision, actor: string): string {
   const body = d.events[0]?.body ?? {};
-  const { observedAt: _at, ...observation } = (body['observation'] ?? {}) as JsonObject;
+  const observed = (body['observation'] ?? {}) as JsonObject;
+  const { observedAt: _at, claimedObservedAt: _claimed, ...observation } = observed;
   return digestJcs({ actor, body: { ...body, observation } });
 }
 
