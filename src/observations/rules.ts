@@ -286,6 +286,9 @@ function* strings(value: unknown, path: string): Generator<{ value: string; path
   }
 }
 
+/** Null, or only whitespace (`String.prototype.trim`'s set: ECMA-262 WhiteSpace and LineTerminator). */
+const isBlank = (value: string | null): boolean => value === null || value.trim() === '';
+
 export function checkSemantics(r: ObservationRecord): void {
   // U+0000 is valid JSON but no store can keep it in text (PostgreSQL refuses it; docs/api.md
   // "Text"): refused here, so `baton observe validate` and the API answer alike, never an untyped
@@ -295,10 +298,12 @@ export function checkSemantics(r: ObservationRecord): void {
   }
   r.invariants.forEach((inv, i) => {
     const at = `$.invariants[${i}]`;
-    if ((inv.status === 'UNKNOWN' || inv.status === 'NOT_APPLICABLE') && inv.reason === null) {
+    // OBS-13 ¶26, C-B6: a whitespace-only value names no reason and no evidence, as null does
+    // (the shape pass only bounds lengths); so it is refused with the same rule.
+    if ((inv.status === 'UNKNOWN' || inv.status === 'NOT_APPLICABLE') && isBlank(inv.reason)) {
       refuse('reason_required', `${at}.reason`, `${inv.status} needs a reason`);
     }
-    if ((inv.status === 'MATCH' || inv.status === 'MISMATCH') && inv.reference === null) {
+    if ((inv.status === 'MATCH' || inv.status === 'MISMATCH') && isBlank(inv.reference)) {
       refuse('reference_required', `${at}.reference`, `${inv.status} needs reference evidence`);
     }
     // OBS-13: without evidence nothing is decided.
