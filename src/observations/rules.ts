@@ -2,7 +2,7 @@
  * Passes 3–7 of the validation order (B3.1), on a value whose shape is already checked:
  * version/profile/crit → enums → semantic rules → RFC 3339 → digest objects.
  */
-import { isRfc3339DateTime, parseDigest } from '../core/index.js';
+import { EVIDENCE_ENVELOPE_FORMAT, isRfc3339DateTime, parseDigest } from '../core/index.js';
 import {
   DIMENSIONS,
   EVENT_TYPES,
@@ -239,6 +239,11 @@ export function checkEnums(r: ObservationRecord): void {
     if (name === 'operation_ref' || name === 'decision_ref') continue;
     if (value !== null && !STAGE.test(value))
       refuse('enum', `$.outcome.${name}`, 'must be an upper-case label or null');
+  }
+  // OBS-07, C-B10: the binding has one envelope format; any other is refused here, so a reader
+  // that checks no signature (`baton observe validate`) never calls such a record valid.
+  if (r.evidence_envelope !== undefined && r.evidence_envelope.format !== EVIDENCE_ENVELOPE_FORMAT) {
+    refuse('enum', '$.evidence_envelope.format', 'must be "jws-compact"');
   }
   if (r.classification !== undefined && !oneOf(VERIFICATION_CLASSES, r.classification)) {
     refuse('enum', '$.classification', 'is not a verification class');

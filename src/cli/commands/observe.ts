@@ -26,7 +26,8 @@ const USAGE = `usage: baton observe validate [FILE|-]
 
 validate  Read one continuity observation record strictly (urn:baton:continuity-observation:1):
           prints its sha-256 JCS digest, uninterpreted extensions and unapproved locators (never
-          fetched). Exit 0 valid, 1 refused (code, rule and JSON path on stderr), 2 unreadable.
+          fetched). It checks no signature: a signed record is "valid" by its shape alone (use
+          verify). Exit 0 valid, 1 refused (code, rule and JSON path on stderr), 2 unreadable.
 sign      Sign a record with an Ed25519 private key (jws-compact envelope); prints the signed record.
 verify    Verify a signed record: producer, audience, profile, freshness, signature. --key is the
           public (or private) Ed25519 PEM of the producer named by --producer: a record naming
@@ -93,6 +94,9 @@ async function validate(argv: string[], io: CliIo): Promise<number> {
   try {
     const r = readRecordIn(bytes, name);
     io.stdout(`valid ${digestJcs(r.record)}\n`);
+    // The reader checks the envelope's format, never its signature (OBS-12 ¶25): say so.
+    if (r.record.evidence_envelope !== undefined)
+      io.stdout('signature not checked: validate reads the record only; use `baton observe verify`\n');
     for (const u of r.uninterpreted) io.stdout(`uninterpreted extension: ${u}\n`);
     for (const l of r.unapprovedLocators) io.stdout(`unapproved locator (not fetched): ${l}\n`);
     return EXIT.ok;
