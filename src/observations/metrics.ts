@@ -111,6 +111,12 @@ export interface CifResult {
    * `producer_key_unpinned` (OBS-12 ¶25: the issuer is authenticated only while its key is pinned).
    */
   readonly producer_key_unpinned: readonly string[];
+  /**
+   * Ids of counted records derived from evidence this answer did not re-verify (Baton's handoff
+   * records of a lineage an incremental projection skipped): each of their dimensions counts
+   * UNKNOWN (OBS-13 ¶26: stale or unverifiable evidence never yields MATCH).
+   */
+  readonly not_reverified: readonly string[];
   readonly weights_version: string;
   /** The measurement profile the answer was computed under, when a store pinned one (OBS-14). */
   readonly profile?: { readonly id: string; readonly version: string; readonly digest: string };
@@ -236,11 +242,16 @@ export function cif(
   weights: Weights,
   required: readonly string[],
   weightsVersion: string,
-  options: { readonly conflicting?: ReadonlySet<string>; readonly unpinned?: ReadonlySet<string> } = {},
+  options: {
+    readonly conflicting?: ReadonlySet<string>;
+    readonly unpinned?: ReadonlySet<string>;
+    readonly notReverified?: ReadonlySet<string>;
+  } = {},
 ): CifResult {
   const unpinned = options.unpinned ?? NONE;
-  // Both reasons make every dimension of the record UNKNOWN (`statusOf`); each is listed apart.
-  const conflicting = new Set([...(options.conflicting ?? NONE), ...unpinned]);
+  const notReverified = options.notReverified ?? NONE;
+  // Each reason makes every dimension of the record UNKNOWN (`statusOf`); each is listed apart.
+  const conflicting = new Set([...(options.conflicting ?? NONE), ...unpinned, ...notReverified]);
   const contradicted = options.conflicting ?? NONE;
   const perDimension: Record<string, DimensionTally> = {};
   const unresolved: string[] = [];
@@ -278,6 +289,7 @@ export function cif(
     per_dimension: perDimension,
     conflicting: current.filter((r) => contradicted.has(recordKey(r))).map((r) => r.record_id),
     producer_key_unpinned: current.filter((r) => unpinned.has(recordKey(r))).map((r) => r.record_id),
+    not_reverified: current.filter((r) => notReverified.has(recordKey(r))).map((r) => r.record_id),
     weights_version: weightsVersion,
     authorizes: false,
   };

@@ -127,6 +127,11 @@ export interface HandoffScan {
   readonly facts: HandoffFacts[];
   /** Records not re-derived: lineages whose every generation already has its record (incremental). */
   readonly skipped: number;
+  /**
+   * The scope ids (`urn:baton:<domain>:lineage:<L>`) of those lineages: their chains were not read
+   * by this scan, so their records are not re-verified by it (OBS-13 ¶26).
+   */
+  readonly skippedScopes: readonly string[];
 }
 
 /**
@@ -152,14 +157,17 @@ export async function handoffFacts(
         );
   const recorded = incremental ? await recordedHandoffs(ex, domain) : new Map<string, number>();
   let skipped = 0;
+  const skippedScopes: string[] = [];
   const lineages = rows.filter((r) => {
-    const n = recorded.get(`urn:baton:${domain}:lineage:${r.id}`) ?? 0;
+    const scope = `urn:baton:${domain}:lineage:${r.id}`;
+    const n = recorded.get(scope) ?? 0;
     if (n < Number(r.generation)) return true;
     skipped += n;
+    skippedScopes.push(scope);
     return false;
   });
   const out: HandoffFacts[] = [];
-  if (lineages.length === 0) return { facts: out, skipped };
+  if (lineages.length === 0) return { facts: out, skipped, skippedScopes };
   const domainChain = await readChain(ex, `domain:${domain}`);
   for (const { id: lineage } of lineages) {
     const chain = await readChain(ex, `lineage:${lineage}`);
@@ -217,7 +225,7 @@ export async function handoffFacts(
       previousSeq = e.seq;
     }
   }
-  return { facts: out, skipped };
+  return { facts: out, skipped, skippedScopes };
 }
 
 export interface EnteredOccurrence {

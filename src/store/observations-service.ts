@@ -88,6 +88,12 @@ export interface ProjectionResult {
   readonly corrected: number;
   /** Records whose facts changed since they were stored: the evidence was altered (never overwritten). */
   readonly conflicts: readonly string[];
+  /**
+   * Lineage scopes an incremental projection skipped (every generation already recorded): their
+   * chains were not re-read, so their handoff records are not re-verified by this projection.
+   * Empty for a full projection. CIF counts those records UNKNOWN (`cif`, OBS-13 ¶26).
+   */
+  readonly notRederived: readonly string[];
 }
 
 type ProjectionOutcome =
@@ -178,13 +184,14 @@ export class ContinuityStore {
     lineage?: string,
     options: { readonly incremental?: boolean } = {},
   ): Promise<ProjectionResult> {
-    const { records, skipped } = await this.#engine.read(async (ex) => {
+    const { records, skipped, notRederived } = await this.#engine.read(async (ex) => {
       const domain = (await this.#domain(ex)).id;
       const scan = await handoffFacts(ex, domain, lineage, options.incremental === true);
       const handoffs = scan.facts.map(projectHandoff);
-      if (lineage !== undefined) return { records: handoffs, skipped: scan.skipped };
+      const common = { skipped: scan.skipped, notRederived: scan.skippedScopes };
+      if (lineage !== undefined) return { records: handoffs, ...common };
       const barriers = (await barrierFacts(ex, domain)).map(projectBarrier);
-      return { records: [...handoffs, ...barriers], skipped: scan.skipped };
+      return { records: [...handoffs, ...barriers], ...common };
     });
     const signed = await Promise.all(records.map((r) => signRecord(r, this.#key)));
     let created = 0;
@@ -211,7 +218,7 @@ export class ContinuityStore {
         }
       });
     }
-    return { created, existing, corrected, conflicts };
+    return { created, existing, corrected, conflicts, notRederived };
   }
 
   /**
@@ -492,6 +499,26 @@ export class ContinuityStore {
     });
   }
 
+  /**
+   * The `recordKey`s of Baton's own handoff records (corrections included) about a lineage whose
+   * chains the caller's projection did not re-read (`ProjectionResult.notRederived`): derived from
+   * evidence verified then, not now, so each of their dimensions counts UNKNOWN (OBS-13 ¶26: stale
+   * or unverifiable evidence never yields MATCH).
+   */
+  async #notReverified(
+    records: readonly ObservationRecord[],
+    scopes: readonly string[],
+  ): Promise<ReadonlySet<string>> {
+    if (scopes.length === 0) return new Set();
+    const own = producerOf((await this.#engine.read((ex) => this.#domain(ex))).id);
+    const skipped = new Set(scopes);
+    return new Set(
+      records
+        .filter((r) => r.event_type === 'handoff' && producerNamespace(r) === own && skipped.has(r.scope_id))
+        .map((r) => recordKey(r)),
+    );
+  }
+
   /** The ids of Baton's own records found contradicted by the evidence log (as `#conflicting`). */
   async conflicts(extra: readonly string[] = []): Promise<string[]> {
     const { producer, recorded } = await this.#engine.read(async (ex) => ({
@@ -557,12 +584,19 @@ export class ContinuityStore {
    * a record found contradicted by the evidence log (recorded by a projection, or in `conflicts`)
    * counts UNKNOWN `conflicting_evidence` (B3.2, OBS-13), never its stored MATCH or MISMATCH.
    */
-  async cif(q: RecordScope & { profile?: string; conflicts?: readonly string[] } = {}): Promise<CifResult> {
+  async cif(
+    q: RecordScope & {
+      profile?: string;
+      conflicts?: readonly string[];
+      notRederived?: readonly string[];
+    } = {},
+  ): Promise<CifResult> {
     const pinned = await this.#profile(q.profile);
     const records = await this.#currentInScope(q);
     const result = cif(records, pinned.weights, pinned.profile.required, pinned.profile.weights_version, {
       conflicting: await this.#conflicting(q.conflicts),
       unpinned: await this.#unpinned(records),
+      notReverified: await this.#notReverified(records, q.notRederived ?? []),
     });
     // The answer names the profile it was computed under (OBS-14: calibration/version recorded).
     return {

@@ -212,7 +212,9 @@ test('B6: takeover over HTTP, then FIC, CIF and coverage count its handoff recor
   const cov = await call('GET', '/v1/continuity/coverage');
   assert.equal(cov.status, 200, cov.text);
   assert.equal((cov.body['records'] as { handoff: number }).handoff, 2);
-  const cif = await call('GET', '/v1/continuity/metrics/cif');
+  // ?verify=full: every record re-derived now (the incremental read would count L's records, not
+  // re-verified by it, UNKNOWN: test/observations/cif-not-reverified).
+  const cif = await call('GET', '/v1/continuity/metrics/cif?verify=full');
   assert.equal(cif.body['complete'], true, cif.text);
   assert.equal(cif.body['authorizes'], false);
   const fic = await call('GET', '/v1/continuity/metrics/fic');
@@ -255,10 +257,25 @@ test('B3.2 over HTTP: a record the read route’s projection finds contradicted 
     'lineage'
   ];
   assert.equal(lineage?.match, 0, 'the stale MATCH is not counted');
-  // The next read's incremental projection skips L (fully recorded): the recorded conflict still counts.
+  // The next read's incremental projection skips L (fully recorded): the recorded conflict still
+  // counts, and L's other record, not re-verified by this read, counts UNKNOWN (OBS-13 ¶26).
   const again = await call('GET', '/v1/continuity/metrics/cif');
   assert.equal(again.status, 200, again.text);
-  assert.deepEqual(again.body, after.body, 'nothing changed, nor does the answer');
+  assert.deepEqual(
+    again.body['conflicting'],
+    after.body['conflicting'],
+    'the recorded conflict still counts',
+  );
+  assert.deepEqual(again.body['not_reverified'], [
+    'urn:baton:test-domain:record:handoff:L:1',
+    'urn:baton:test-domain:record:handoff:L:2',
+  ]);
+  assert.equal(again.body['complete'], false);
+  const lineageAgain = (again.body['per_dimension'] as Record<string, { match: number }>)['lineage'];
+  assert.equal(lineageAgain?.match, 0, 'the stale MATCH is still not counted');
+  // Re-derived in full, nothing changed: the answer is the first one.
+  const full = await call('GET', '/v1/continuity/metrics/cif?verify=full');
+  assert.deepEqual(full.body, after.body, 'nothing changed, nor does the fully re-derived answer');
 });
 
 test('issue 12 §5: /metrics counts continuity records written (projector, submit) and refused by code', async (t) => {

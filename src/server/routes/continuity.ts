@@ -145,19 +145,28 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
       method: 'GET',
       url: '/v1/continuity/metrics/cif',
       operationId: 'continuityCif',
-      summary: 'CIF over stored records under a measurement profile (never an authorization)',
+      summary:
+        'CIF over stored records under a measurement profile (never an authorization); verify=full re-derives every record',
       tag: 'continuity',
       roles: ['operator', 'admin'],
       schema: { querystring: cifQuery, response: { 200: cifResult } },
       handler: async (input) => {
         // The incremental projection re-derives only lineages with a new takeover (and every
-        // barrier record); `baton report` re-derives all. A conflict either finds is recorded
-        // (cop_conflicts), and this and every later answer counts it UNKNOWN (B3.2, OBS-13).
-        const { conflicts } = await store(deps).project('system:observations', undefined, {
-          incremental: true,
+        // barrier record); `?verify=full` and `baton report` re-derive all. A conflict either finds
+        // is recorded (cop_conflicts), and this and every later answer counts it UNKNOWN (B3.2,
+        // OBS-13). The handoff records of a lineage the incremental projection skipped were not
+        // re-verified now (an evidence row altered since goes unseen), so they count UNKNOWN and
+        // are listed in `not_reverified` (OBS-13 ¶26: stale or unverifiable evidence is never
+        // MATCH): the route's cost stays flat, and a caller who needs them counted asks for the
+        // full re-derivation, whose cost grows with the log.
+        const full = q(input, 'verify') === 'full';
+        const { conflicts, notRederived } = await store(deps).project('system:observations', undefined, {
+          incremental: !full,
         });
         const profile = q(input, 'profile');
-        return { body: await store(deps).cif({ ...(profile !== undefined && { profile }), conflicts }) };
+        return {
+          body: await store(deps).cif({ ...(profile !== undefined && { profile }), conflicts, notRederived }),
+        };
       },
     },
     {

@@ -144,6 +144,7 @@ export const cifResult: Schema = object({
   per_dimension: { type: 'object', additionalProperties: tally },
   conflicting: strings,
   producer_key_unpinned: strings,
+  not_reverified: strings,
   weights_version: str,
   profile: object({ id: str, version: str, digest: str }),
   authorizes: { type: 'boolean', enum: [false] },
@@ -170,4 +171,5 @@ export const ficQuery: Schema = object(
   },
   ['lineage', 'from', 'to', 'sample', 'seed'],
 );
-export const cifQuery: Schema = object({ profile: str }, ['profile']);
+/** `verify=full`: re-derive every record (the full projection) instead of the incremental one. */
+export const cifQuery: Schema = object({ profile: str, verify: oneOf(['full']) }, ['profile', 'verify']);
