@@ -164,7 +164,9 @@ export function buildReport(input: ReportInput): ContinuityReport {
     sampling:
       sample === null
         ? 'FIC_obs audited every entered occurrence in the window'
-        : `FIC_obs audited a seeded sample of ${sample.size} (seed ${JSON.stringify(sample.seed)}): a sample, not the universe`,
+        : sample.audited_all
+          ? `FIC_obs audited every entered occurrence in the window: the seeded sample of ${sample.size} (seed ${JSON.stringify(sample.seed)}) is at least the universe`
+          : `FIC_obs audited a seeded sample of ${sample.size} (seed ${JSON.stringify(sample.seed)}): a sample, not the universe`,
     witness_dependence: [
       WITNESS_LIMITATION,
       'one witness (Baton’s evidence log); a witness count is not coverage',

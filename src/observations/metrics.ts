@@ -40,7 +40,8 @@ export interface FicResult {
   readonly q: Rational | null;
   readonly global_bound: { readonly lower: Rational; readonly upper: Rational } | null;
   readonly global_reason: 'universe_unknown' | 'undefined_n_zero' | null;
-  readonly sample: { readonly size: number; readonly seed: string } | null;
+  /** `audited_all`: the sample size reached the universe, so every entered occurrence was audited. */
+  readonly sample: { readonly size: number; readonly seed: string; readonly audited_all: boolean } | null;
   readonly failures: readonly AuditedAction[];
 }
 
@@ -49,7 +50,9 @@ export function ficObs(input: FicInput): FicResult {
   const v = input.audited.filter((a) => a.failed.length === 0).length;
   const failures = input.audited.filter((a) => a.failed.length > 0);
   const universe = input.everyBypassAbsent ? input.universe : null;
-  const base = { n, v, sample: input.sample, failures, universe };
+  const sample =
+    input.sample === null ? null : { ...input.sample, audited_all: input.sample.size >= input.universe };
+  const base = { n, v, sample, failures, universe };
   if (n === 0) {
     return {
       ...base,
