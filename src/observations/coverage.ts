@@ -164,7 +164,7 @@ export function buildReport(input: ReportInput): ContinuityReport {
     sampling:
       sample === null
         ? 'FIC_obs audited every entered occurrence in the window'
-        : sample.audited_all
+        : input.fic.audited_all
           ? `FIC_obs audited every entered occurrence in the window: the seeded sample of ${sample.size} (seed ${JSON.stringify(sample.seed)}) is at least the universe`
           : `FIC_obs audited a seeded sample of ${sample.size} (seed ${JSON.stringify(sample.seed)}): a sample, not the universe`,
     witness_dependence: [

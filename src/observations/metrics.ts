@@ -40,8 +40,9 @@ export interface FicResult {
   readonly q: Rational | null;
   readonly global_bound: { readonly lower: Rational; readonly upper: Rational } | null;
   readonly global_reason: 'universe_unknown' | 'undefined_n_zero' | null;
-  /** `audited_all`: the sample size reached the universe, so every entered occurrence was audited. */
-  readonly sample: { readonly size: number; readonly seed: string; readonly audited_all: boolean } | null;
+  readonly sample: { readonly size: number; readonly seed: string } | null;
+  /** Every entered occurrence of the window was audited: no sample, or one whose size reached |U|. */
+  readonly audited_all: boolean;
   readonly failures: readonly AuditedAction[];
 }
 
@@ -50,9 +51,8 @@ export function ficObs(input: FicInput): FicResult {
   const v = input.audited.filter((a) => a.failed.length === 0).length;
   const failures = input.audited.filter((a) => a.failed.length > 0);
   const universe = input.everyBypassAbsent ? input.universe : null;
-  const sample =
-    input.sample === null ? null : { ...input.sample, audited_all: input.sample.size >= input.universe };
-  const base = { n, v, sample, failures, universe };
+  const audited_all = input.sample === null || input.sample.size >= input.universe;
+  const base = { n, v, sample: input.sample, audited_all, failures, universe };
   if (n === 0) {
     return {
       ...base,

@@ -127,7 +127,8 @@ export const ficResult: Schema = object({
   q: nullable(rational),
   global_bound: nullable(object({ lower: rational, upper: rational })),
   global_reason: nullable(oneOf(['universe_unknown', 'undefined_n_zero'])),
-  sample: nullable(object({ size: count, seed: str, audited_all: bool })),
+  sample: nullable(object({ size: count, seed: str })),
+  audited_all: bool,
   failures: array(object({ occurrence: str, failed: array(oneOf(['C1', 'C2', 'C3', 'C4', 'C5'])) })),
 });
 const tally: Schema = object({
