@@ -1,12 +1,12 @@
 /**
  * OBS-13 ¶26: stale or unverifiable evidence yields UNKNOWN, never MATCH. GET
- * /v1/continuity/metrics/cif projects incrementally (its cost stays flat as the log grows), so it
- * does not re-read the chains of a lineage whose every generation already has its record. The
- * handoff records of such a lineage were verified when they were derived, not now: an evidence row
- * altered since (here the actor of its `generation_advanced` events, with the update guard dropped) went unseen,
- * and the route answered `complete: true` with their MATCHes. Now each of their dimensions counts
- * UNKNOWN and they are listed in `not_reverified`; `?verify=full` re-derives every record (the
- * full projection `baton report` and the coverage route run), which finds the conflict.
+ * /v1/continuity/metrics/cif re-derives every record by default (the full projection `baton
+ * report` and the coverage route run). With `?verify=incremental` its cost stays flat as the log
+ * grows, so it does not re-read the chains of a lineage whose every generation already has its
+ * record: the handoff records of such a lineage were verified when they were derived, not now, and
+ * an evidence row altered since (here the actor of its `generation_advanced` events, with the update
+ * guard dropped) would go unseen. Each of their dimensions then counts UNKNOWN and they are listed
+ * in `not_reverified`; the full answer finds the conflict.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -57,7 +57,7 @@ test('OBS-13 ¶26: GET …/metrics/cif never counts a MATCH it did not re-derive
   assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
   const ids = ['urn:baton:test-domain:record:handoff:L:1', 'urn:baton:test-domain:record:handoff:L:2'];
   // The first read derives L's record from the log (its chains verify): it counts.
-  const fresh = await call('GET', '/v1/continuity/metrics/cif');
+  const fresh = await call('GET', '/v1/continuity/metrics/cif?verify=incremental');
   assert.equal(fresh.status, 200, fresh.text);
   assert.deepEqual(fresh.body['not_reverified'], [], fresh.text);
   assert.ok(((fresh.body['per_dimension'] as Tally)['lineage']?.match ?? 0) > 0, fresh.text);
@@ -75,7 +75,7 @@ test('OBS-13 ¶26: GET …/metrics/cif never counts a MATCH it did not re-derive
     raw.close();
   }
   // The incremental read skips L (fully recorded): its record was not re-derived, so it decides nothing.
-  const stale = await call('GET', '/v1/continuity/metrics/cif');
+  const stale = await call('GET', '/v1/continuity/metrics/cif?verify=incremental');
   assert.equal(stale.status, 200, stale.text);
   assert.deepEqual(stale.body['not_reverified'], ids, stale.text);
   assert.equal(stale.body['complete'], false, stale.text);
@@ -90,5 +90,8 @@ test('OBS-13 ¶26: GET …/metrics/cif never counts a MATCH it did not re-derive
   assert.deepEqual(full.body['conflicting'], ids, full.text);
   assert.equal(full.body['complete'], false);
   assert.equal((full.body['per_dimension'] as Tally)['lineage']?.match, 0);
+  // The route re-derives every record unless asked not to: its default is the full answer.
+  const byDefault = await call('GET', '/v1/continuity/metrics/cif');
+  assert.deepEqual(byDefault.body, full.body, 'the default is verify=full');
   assert.equal((await call('GET', '/v1/continuity/metrics/cif?verify=some')).status, 400);
 });

@@ -237,7 +237,7 @@ test('B6: takeover over HTTP, then FIC, CIF and coverage count its handoff recor
 test('B3.2 over HTTP: a record the read route’s projection finds contradicted counts UNKNOWN in GET …/metrics/cif, and in every later GET', async (t) => {
   const { call, path, clock } = await start(t);
   assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
-  const before = await call('GET', '/v1/continuity/metrics/cif');
+  const before = await call('GET', '/v1/continuity/metrics/cif?verify=incremental');
   assert.deepEqual([before.body['complete'], before.body['conflicting']], [true, []], before.text);
   const raw = new Database(path);
   try {
@@ -249,7 +249,7 @@ test('B3.2 over HTTP: a record the read route’s projection finds contradicted 
   clock.advance(1_000);
   // A new generation: the incremental projection re-derives lineage L and meets the altered event.
   assert.equal((await call('POST', '/v1/lineages/L/takeover')).status, 201);
-  const after = await call('GET', '/v1/continuity/metrics/cif');
+  const after = await call('GET', '/v1/continuity/metrics/cif?verify=incremental');
   assert.equal(after.status, 200, after.text);
   assert.deepEqual(after.body['conflicting'], ['urn:baton:test-domain:record:handoff:L:1']);
   assert.equal(after.body['complete'], false);
@@ -259,7 +259,7 @@ test('B3.2 over HTTP: a record the read route’s projection finds contradicted 
   assert.equal(lineage?.match, 0, 'the stale MATCH is not counted');
   // The next read's incremental projection skips L (fully recorded): the recorded conflict still
   // counts, and L's other record, not re-verified by this read, counts UNKNOWN (OBS-13 ¶26).
-  const again = await call('GET', '/v1/continuity/metrics/cif');
+  const again = await call('GET', '/v1/continuity/metrics/cif?verify=incremental');
   assert.equal(again.status, 200, again.text);
   assert.deepEqual(
     again.body['conflicting'],

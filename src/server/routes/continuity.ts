@@ -146,20 +146,19 @@ export function continuityRoutes(deps: ServerDeps): RouteSpec[] {
       url: '/v1/continuity/metrics/cif',
       operationId: 'continuityCif',
       summary:
-        'CIF over stored records under a measurement profile (never an authorization); verify=full re-derives every record',
+        'CIF over stored records under a measurement profile (never an authorization); every record re-derived unless verify=incremental',
       tag: 'continuity',
       roles: ['operator', 'admin'],
       schema: { querystring: cifQuery, response: { 200: cifResult } },
       handler: async (input) => {
-        // The incremental projection re-derives only lineages with a new takeover (and every
-        // barrier record); `?verify=full` and `baton report` re-derive all. A conflict either finds
-        // is recorded (cop_conflicts), and this and every later answer counts it UNKNOWN (B3.2,
-        // OBS-13). The handoff records of a lineage the incremental projection skipped were not
-        // re-verified now (an evidence row altered since goes unseen), so they count UNKNOWN and
-        // are listed in `not_reverified` (OBS-13 ¶26: stale or unverifiable evidence is never
-        // MATCH): the route's cost stays flat, and a caller who needs them counted asks for the
-        // full re-derivation, whose cost grows with the log.
-        const full = q(input, 'verify') === 'full';
+        // By default every record is re-derived from the log (as `baton report`), so every MATCH
+        // counted comes from chains read now. `?verify=incremental` re-derives only lineages with a
+        // new takeover (and every barrier record), at a cost that stays flat as the log grows: the
+        // handoff records of a lineage it skipped were not re-verified now (an evidence row altered
+        // since goes unseen), so they count UNKNOWN and are listed in `not_reverified` (OBS-13 ¶26:
+        // stale or unverifiable evidence is never MATCH). A conflict either finds is recorded
+        // (cop_conflicts), and this and every later answer counts it UNKNOWN (B3.2, OBS-13).
+        const full = q(input, 'verify') !== 'incremental';
         const { conflicts, notRederived } = await store(deps).project('system:observations', undefined, {
           incremental: !full,
         });

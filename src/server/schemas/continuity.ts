@@ -172,5 +172,11 @@ export const ficQuery: Schema = object(
   },
   ['lineage', 'from', 'to', 'sample', 'seed'],
 );
-/** `verify=full`: re-derive every record (the full projection) instead of the incremental one. */
-export const cifQuery: Schema = object({ profile: str, verify: oneOf(['full']) }, ['profile', 'verify']);
+/**
+ * `verify`: `full` (the default) re-derives every record; `incremental` re-derives only what changed
+ * and counts the records it did not re-verify UNKNOWN.
+ */
+export const cifQuery: Schema = object({ profile: str, verify: oneOf(['full', 'incremental']) }, [
+  'profile',
+  'verify',
+]);
