@@ -17,7 +17,15 @@ import { checkLease } from './lease.js';
 import { missionReference } from './mission-gate.js';
 import { toolError } from './results.js';
 import { PING_TIMEOUT_MS } from './upstream.js';
-import { answerFromState, attempt, callUpstream, recordAnswer, settle, type Ctx } from './settle.js';
+import {
+  answerFromState,
+  attempt,
+  callUpstream,
+  recordAnswer,
+  settle,
+  type Ctx,
+  type CurrentSchema,
+} from './settle.js';
 
 export type { Ctx } from './settle.js';
 
@@ -207,10 +215,46 @@ async function run(
   const up = await upstreamUp(ctx, d);
   if (!up.ok) return up.result;
   try {
-    return await runHeld(ctx, d, forward, governed);
+    const now = await schemaNow(ctx, d);
+    if (!now.ok) return now.result;
+    return await runHeld(now.ctx, d, forward, governed, now.epoch);
   } finally {
     up.release();
   }
+}
+
+/**
+ * The call checked again against the upstream's latest schema, now that its connection is verified
+ * (docs/mcp.md "A consequential call", step 1). The arguments were checked before the connection
+ * was: a restarted upstream is found only by `upstreamUp`, whose reconnect makes the last listing
+ * stale (schemas.ts) — its new schema (a lower `maximum`) would otherwise refuse the call only after
+ * Baton created and entered it, authority consumed and the creation key burnt. The upstream is
+ * listed again first when its listing is stale; the same schema is not checked twice. A refusal
+ * here comes before anything is created, entered or sent.
+ */
+async function schemaNow(
+  ctx: Ctx,
+  d: DerivedCall,
+): Promise<{ ok: true; ctx: Ctx; epoch: number } | { ok: false; result: CallToolResult }> {
+  const refuse = (error: unknown, suffix: string): { ok: false; result: CallToolResult } => {
+    if (!isBatonError(error)) throw error;
+    return { ok: false, result: toolError(error.code, `${error.message}${suffix}`) };
+  };
+  let now: CurrentSchema;
+  try {
+    now = await ctx.currentSchema();
+  } catch (error) {
+    return refuse(error, '; nothing was created or sent upstream');
+  }
+  try {
+    // The same check object is the same schema text (schemas.ts `seen`): already passed.
+    if (now.check !== ctx.argumentsCheck) now.check.check(d.arguments);
+  } catch (error) {
+    // As in deriveCall: `input_invalid` naming the path, or `mcp_upstream_invalid` (its own message).
+    return refuse(error, '');
+  }
+  const current = { ...ctx, argumentsCheck: now.check, hasOutputSchema: now.hasOutputSchema };
+  return { ok: true, ctx: current, epoch: now.epoch };
 }
 
 async function runHeld(
@@ -218,11 +262,12 @@ async function runHeld(
   d: DerivedCall,
   forward: JsonObject,
   governed: Governed | null,
+  epoch: number,
 ): Promise<CallToolResult> {
-  if (governed === null) return runFor(ctx, d, d.operation, forward, false);
+  if (governed === null) return runFor(ctx, d, d.operation, forward, false, epoch);
   const item = await workItem(ctx, d, governed);
   if (!item.ok) return item.result;
-  const answer = await runFor(ctx, d, { ...d.operation, workItemId: item.id }, forward, true);
+  const answer = await runFor(ctx, d, { ...d.operation, workItemId: item.id }, forward, true, epoch);
   // The item's work ends once the call is answered, refused or not: a repeat brings its own item,
   // and an occurrence left in doubt keeps being reconciled on its own (docs/mcp.md "Missions").
   const done = await attempt(() => ctx.executor.harness.complete(item.id));
@@ -269,8 +314,16 @@ async function runFor(
   op: Operation,
   forward: JsonObject,
   governed: boolean,
+  /** The tools epoch the call was last checked against (`schemaNow`). */
+  epoch: number,
 ): Promise<CallToolResult> {
   const ex = ctx.executor;
+  if (ctx.upstream.toolsEpoch !== epoch) {
+    // Reconnected, or its tools changed, since the check (a governed call's work item took a
+    // while): never create against a schema that may be stale. Nothing was created or sent.
+    const msg = `upstream ${ctx.upstream.name} changed its tools or was reconnected while the call was checked; nothing was created or sent upstream; the same call may be repeated`;
+    return toolError('upstream_unavailable', msg, { details: { upstream: ctx.upstream.name } });
+  }
   // One call for the usual case (issue 16 §4): create and enter in one transaction. Anything else
   // — a refusal, a replay without a ticket, a lost answer — takes the step-by-step path below,
   // whose create is a replay: an occurrence the lost call entered is found entered, never sent.

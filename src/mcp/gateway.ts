@@ -253,6 +253,14 @@ async function openSession(
       upstreamTimeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
       hasOutputSchema: (latest.tool ?? route.tool).outputSchema !== undefined,
       argumentsCheck: latest.check,
+      currentSchema: async () => {
+        const epoch = await shared.schemas.fresh(route.upstream);
+        const now = shared.schemas.entry(name);
+        if (now === undefined)
+          throw new BatonError('mcp_upstream_invalid', `tool ${name} has no arguments check`);
+        const hasOutputSchema = (now.tool ?? route.tool).outputSchema !== undefined;
+        return { check: now.check, hasOutputSchema, epoch };
+      },
       ...(options.log === undefined ? {} : { log: options.log }),
     };
   };
@@ -341,6 +349,8 @@ function registerTools(
   /**
    * The upstream's latest schema first (schemas.ts): after a `tools/list_changed`, the tools are
    * listed again before anything is derived; a failed re-listing refuses the call, nothing sent.
+   * A restart this does not see yet is found by the call's connection check, after which the call
+   * is checked again (consequential.ts `run`) before anything is created.
    */
   const consequential = async (
     u: Upstream,

@@ -10,7 +10,10 @@
  *   the checks; a changed schema is compiled again;
  * - an upstream's `notifications/tools/list_changed`, or a new connection to it (a restarted upstream),
  *   makes its last listing stale: it is listed again (at once, and in any case before the next
- *   consequential call, which waits for it; a failed re-listing refuses the call `upstream_unavailable`);
+ *   consequential call, which waits for it; a failed re-listing refuses the call `upstream_unavailable`).
+ *   A consequential call asks again once its connection is verified (consequential.ts `run`): the
+ *   verification is what finds a restarted upstream and reconnects, so a call derived against the
+ *   previous connection's schema is checked again against the new listing before anything is created;
  * - a policy tool whose latest schema cannot be compiled, or that the latest listing no longer offers,
  *   is refused `mcp_upstream_invalid` at call time; nothing is created, entered or sent.
  *
@@ -140,10 +143,12 @@ export class ToolSchemas {
   /**
    * Resolves once `u`'s latest listing reflects every change it announced; re-lists it when not.
    * A re-listing that fails, or tools that keep changing, is an `upstream_unavailable` refusal.
+   * Resolves with the tools epoch the latest listing reflects.
    */
-  async fresh(u: Upstream): Promise<void> {
+  async fresh(u: Upstream): Promise<number> {
     for (let i = 0; i <= MAX_RELISTS; i++) {
-      if (this.listedEpoch.get(u) === u.toolsEpoch) return;
+      const epoch = u.toolsEpoch;
+      if (this.listedEpoch.get(u) === epoch) return epoch;
       if (i === MAX_RELISTS) break;
       let running = this.refreshing.get(u);
       if (running === undefined) {

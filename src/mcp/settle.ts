@@ -40,8 +40,24 @@ export interface Ctx {
   readonly hasOutputSchema: boolean;
   /** The tool's arguments check (arguments.ts: its upstream input schema, the request map). */
   readonly argumentsCheck: ArgumentsCheck;
+  /**
+   * The tool's check as of now: once the upstream's latest listing reflects every change it
+   * announced and every new connection (schemas.ts `fresh`; the upstream listed again first when
+   * not). Asked again after the connection is verified — a verification may reconnect to a
+   * restarted upstream — and before anything is created (docs/mcp.md "A consequential call", step 1).
+   * Throws a BatonError (`upstream_unavailable`, `mcp_upstream_invalid`) when it cannot be had.
+   */
+  readonly currentSchema: () => Promise<CurrentSchema>;
   /** Where the gateway reports what it could not finish (GatewayOptions.log; never a secret). */
   readonly log?: (line: string) => void;
+}
+
+/** A policy tool's check against its upstream's latest listing, and the tools epoch that listing reflects. */
+export interface CurrentSchema {
+  readonly check: ArgumentsCheck;
+  readonly hasOutputSchema: boolean;
+  /** The upstream's `toolsEpoch` the listing reflects: moved since, the check may be stale. */
+  readonly epoch: number;
 }
 
 export type Step<T> =

@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { AUTHORITY } from '../client/support.js';
-import { PAY_TOOL, toolsChanged } from './upstream-payments.js';
+import { newControl, PAY_TOOL, serveUpstreamHttp, toolsChanged } from './upstream-payments.js';
 import { inProcessGateway, makeWorld, payArgs, type World } from './world.js';
 
 type ErrorMeta = { code: string; message: string };
@@ -113,4 +113,37 @@ test('a changed schema the gateway cannot compile, or pay no longer offered, ref
   const ok = (await client.callTool({ name: 'pay', arguments: payArgs('inv-broken') })) as CallToolResult;
   assert.notEqual(ok.isError, true, JSON.stringify(ok.content));
   assert.equal(w.control.calls['pay'], 1);
+});
+
+test('an HTTP upstream restarted with a stricter pay: the first call after the restart is checked against the NEW schema (input_invalid), nothing created, entered or sent', async (t) => {
+  const w = await makeWorld(t);
+  const control = newControl();
+  const a = await serveUpstreamHttp(w.provider.sandbox.url, control);
+  const port = Number(new URL(a.url).port);
+  const { client } = await inProcessGateway(t, w, { upstreams: [{ name: 'payments', url: a.url }] });
+  // The same port, a new process offering the stricter pay; the gateway has not listed it since.
+  await a.close();
+  control.payTool = STRICT_PAY;
+  const lists = control.lists;
+  const b = await serveUpstreamHttp(w.provider.sandbox.url, control, port);
+  t.after(() => b.close());
+  const call = async (args: JsonObject): Promise<CallToolResult> =>
+    (await client.callTool({ name: 'pay', arguments: args })) as CallToolResult;
+
+  const first = error(await call(payArgs('inv-restarted', 5_000)));
+  assert.equal(first.code, 'input_invalid', "the restarted upstream's schema, not the old one");
+  assert.match(first.message, /^\$\.arguments\/amount: must be <= 1000/);
+  assert.ok(control.lists > lists, 'the new connection was listed before the call was checked');
+  assert.equal((await w.store.service.counts()).total, 0, 'no occurrence');
+  const authority = await w.store.service.getAuthority(AUTHORITY);
+  assert.equal(authority.consumed, 0, 'no authority consumed');
+  assert.equal(authority.reserved, 0, 'no authority reserved');
+  assert.equal(control.calls['pay'] ?? 0, 0, 'nothing sent upstream');
+  assert.equal(w.provider.sandbox.effects().length, 0, 'no effect at the provider');
+
+  // A call that fits the new schema goes through once on the new connection.
+  const ok = await call(payArgs('inv-restarted', 500));
+  assert.notEqual(ok.isError, true, JSON.stringify(ok.content));
+  assert.equal(control.calls['pay'], 1);
+  assert.equal((await w.store.service.getAuthority(AUTHORITY)).consumed, 500);
 });
