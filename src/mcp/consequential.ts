@@ -12,7 +12,7 @@ import { isBatonError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { DEFAULT_MATRIX, type ActionClass, type MissionBinding } from '../missions/index.js';
 import { NAME, type EntryTicket, type OccurrenceView } from '../occurrences/index.js';
-import { deriveCall, placeNativeKey, type DerivedCall } from './derive.js';
+import { deriveCall, metaMember, placeNativeKey, type DerivedCall } from './derive.js';
 import { checkLease } from './lease.js';
 import { missionReference } from './mission-gate.js';
 import { toolError } from './results.js';
@@ -119,7 +119,7 @@ async function gated(ctx: Ctx, d: DerivedCall, forward: JsonObject): Promise<Cal
   });
   if (!verdict.ok) return toolError(verdict.code, verdict.message);
   if (!verdict.enforced) return run(ctx, d, forward, null);
-  const ref = missionReference(d.meta[rule.meta]);
+  const ref = missionReference(metaMember(d.meta, rule.meta));
   if (typeof ref !== 'object') {
     // A gate that enforced a Mission this call does not name in Baton's form: fail closed.
     const msg = `_meta["${rule.meta}"] must be {"mission_id", "mission_origin"} (optionally "authority_hash", "enforcement_scope"); nothing was sent upstream`;

@@ -24,10 +24,20 @@ export interface DerivedCall {
   readonly meta: JsonObject;
 }
 
+/**
+ * The agent's `_meta` member `name`, or undefined when it sent none: its own members only. A
+ * policy's member name may be one an object inherits (`toString`, `constructor`: the policy's
+ * META_KEY allows them), which a plain lookup would find on every call's `_meta` — the native key
+ * "supplied" by every agent, every Mission reference "invalid".
+ */
+export function metaMember(meta: JsonObject, name: string): JsonValue | undefined {
+  return Object.hasOwn(meta, name) ? meta[name] : undefined;
+}
+
 function creationKeyOf(p: ToolPolicy, args: JsonObject, meta: JsonObject): string {
   const rule = p.creationKey;
   if (rule.from === 'meta') {
-    const key = r.string(meta[rule.member], `$._meta.${rule.member}`, AGENT_KEY, 256);
+    const key = r.string(metaMember(meta, rule.member), `$._meta.${rule.member}`, AGENT_KEY, 256);
     return `mcp:${digestJcs({ tool: p.tool, key })}`;
   }
   const values = rule.pointers.map((ptr) => {
@@ -93,7 +103,7 @@ export function deriveCall(
   const args = object(rawArgs, '$.arguments');
   const meta = object(rawMeta, '$._meta');
   input.check(args);
-  if (p.nativeKey?.to === 'meta' && meta[p.nativeKey.member] !== undefined) {
+  if (p.nativeKey?.to === 'meta' && metaMember(meta, p.nativeKey.member) !== undefined) {
     // AOC-CASE-006: the native key is derived by Baton from the occurrence, never chosen by the
     // caller — refused, as in the arguments (arguments.ts), rather than silently overwritten.
     r.fail(`$._meta.${p.nativeKey.member}`, 'is the native idempotency key: Baton supplies it');

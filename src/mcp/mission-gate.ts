@@ -12,6 +12,7 @@
 import type { AdminClient } from '../client/index.js';
 import { isBatonError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
+import { metaMember } from './derive.js';
 import type { MissionGate, MissionVerdict } from './gateway-types.js';
 
 const ID = /^[A-Za-z0-9_-]{1,256}$/;
@@ -81,7 +82,7 @@ async function refreshed(admin: AdminClient, origin: string, id: string): Promis
 export function batonMissionGate(admin: AdminClient): MissionGate {
   return {
     async check({ rule, meta }) {
-      const ref = missionReference(meta[rule.meta]);
+      const ref = missionReference(metaMember(meta, rule.meta));
       if (ref === 'missing')
         return rule.required
           ? refuse(

@@ -6,6 +6,7 @@
  */
 import { BatonError } from '../core/errors.js';
 import { parseStrictJson } from '../core/json.js';
+import { MCP_INVERSE_META, MCP_LEASE_META } from '../leases/index.js';
 import { ACTION_CLASSES, isActionClass, type ActionClass } from '../missions/index.js';
 import { isPointer, pointerTokens } from './pointer.js';
 import { NAME, Read } from './read.js';
@@ -243,6 +244,33 @@ function nativeKeyApart(p: ToolPolicy, path: string): void {
   }
 }
 
+/**
+ * The call's `_meta` members the policy gives a meaning — the creation key (a string the agent
+ * sends), the Mission reference (an object the agent sends), the native key (Baton's, refused from
+ * the agent, AOC-CASE-006) and the compensation lease and its inverse payload (src/leases/carriage.ts)
+ * — must be different members: one member cannot carry two of them, so such a policy would refuse
+ * every call (a creation key that is also the native key is both required and refused) or overwrite
+ * one with the other. Refused here, when the policy is loaded.
+ */
+function metaApart(p: ToolPolicy, path: string): void {
+  const named: [string, string, string][] = [
+    ['', `the compensation lease (_meta.${MCP_LEASE_META})`, MCP_LEASE_META],
+    ['', `the compensation lease's inverse payload (_meta.${MCP_INVERSE_META})`, MCP_INVERSE_META],
+  ];
+  if (p.creationKey.from === 'meta')
+    named.push(['creationKey.member', 'creationKey.member', p.creationKey.member]);
+  if (p.mission !== null) named.push(['mission.meta', 'mission.meta', p.mission.meta]);
+  if (p.nativeKey?.to === 'meta') named.push(['nativeKey.member', 'nativeKey.member', p.nativeKey.member]);
+  named.forEach(([at, , member], i) => {
+    const earlier = named.slice(0, i).find(([, , m]) => m === member);
+    if (earlier !== undefined)
+      r.fail(
+        `${path}.${at}`,
+        `${JSON.stringify(member)} is also ${earlier[1]}: one _meta member cannot carry both, so every call would be refused`,
+      );
+  });
+}
+
 const TOOL_MEMBERS = ['upstream', 'request', 'nativeKey', 'mission', 'acknowledgement', 'settle'];
 
 function toolPolicy(tool: string, value: unknown, path: string): ToolPolicy {
@@ -273,6 +301,7 @@ function toolPolicy(tool: string, value: unknown, path: string): ToolPolicy {
     settle: settle(f['settle'], `${path}.settle`),
   };
   nativeKeyApart(policy, path);
+  metaApart(policy, path);
   if (!policy.settle.statusSources && policy.settle.readTool === null) {
     r.fail(`${path}.settle`, 'needs the status sources or a read tool to settle an unknown outcome');
   }

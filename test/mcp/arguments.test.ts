@@ -335,3 +335,39 @@ test('AOC-CASE-006: with the native key in _meta, an agent that supplies that _m
   assert.match(r.message, /^\$\._meta\.idempotency-key: is the native idempotency key/);
   await nothingHappened(w, '_meta native key supplied');
 });
+
+test('a policy _meta member named like an Object.prototype member (toString, constructor): a call without it is not refused as if it carried it', async (t) => {
+  const w = await makeWorld(t);
+  w.control.payTool = {
+    ...PAY_TOOL,
+    inputSchema: { ...PAY_TOOL.inputSchema, required: ['amount', 'currency', 'payee', 'invoice'] },
+  };
+  const policy = policyFor(w.provider.profile, { nativeKey: { to: 'meta', member: 'toString' } });
+  const { client } = await inProcessGateway(t, { ...w, policy });
+  const r = (await client.callTool({
+    name: 'pay',
+    arguments: payArgs('inv-proto'),
+    _meta: { trace: 'x' },
+  })) as CallToolResult;
+  // The test upstream wants its key in the arguments, so its answer is its own error: what counts
+  // is that the gateway sent the call, with Baton's key in _meta.toString.
+  const baton = r._meta?.['baton/error'] as ErrorMeta | undefined;
+  assert.notEqual(baton?.code, 'input_invalid', JSON.stringify(r.content));
+  assert.equal(w.control.calls['pay'], 1, 'sent once');
+  assert.equal(
+    typeof w.control.lastMeta?.['toString'],
+    'string',
+    "with Baton's native key in _meta.toString",
+  );
+  // The agent that does supply it is still refused (AOC-CASE-006).
+  const own = error(
+    (await client.callTool({
+      name: 'pay',
+      arguments: payArgs('inv-proto-2'),
+      _meta: { toString: 'mine' },
+    })) as CallToolResult,
+  );
+  assert.equal(own.code, 'input_invalid');
+  assert.match(own.message, /^\$\._meta\.toString: is the native idempotency key/);
+  assert.equal(w.control.calls['pay'], 1, 'nothing more sent');
+});

@@ -390,3 +390,17 @@ test('A3.6 AOC-REQ-010: a governed call reserved by a gone generation is reissue
   assert.deepEqual([repeated.id, repeated.repeat, repeated.effect], [o.id, true, 'occurred']);
   assert.equal(w.control.calls['pay'], 1, 'nothing sent again');
 });
+
+test('a mission member named like an Object.prototype member (constructor): a call that names no Mission is not refused as carrying an invalid one', async (t) => {
+  const w = await makeWorld(t);
+  const gate = batonMissionGate(new AdminClient({ baseUrl: w.batonUrl, token: w.token }));
+  const input = {
+    tool: 'pay',
+    rule: { required: false, actionClass: 'consequential_write' as const, meta: 'constructor' },
+    lineage: 'payments-agent',
+    generation: 1,
+  };
+  assert.deepEqual(await gate.check({ ...input, meta: {} }), { ok: true, enforced: false });
+  const required = await gate.check({ ...input, rule: { ...input.rule, required: true }, meta: {} });
+  assert.equal(required.ok ? 'passed' : required.code, 'mission_binding_missing');
+});

@@ -153,3 +153,60 @@ test('mcp_policy_invalid: a native key argument at, inside or around the creatio
   assert.equal(clash('/idempotency_key'), null, 'apart from both: accepted');
   assert.equal(clash('/invoicex'), null, 'a sibling whose name starts alike is not inside');
 });
+
+test("mcp_policy_invalid: two of the policy's _meta members (creation key, native key, mission, lease) the same member (every call would be refused)", () => {
+  const clash = (edit: (t: Record<string, unknown>) => void): string | null => {
+    try {
+      parsePolicy(variant(edit));
+      return null;
+    } catch (e) {
+      assert.ok(isBatonError(e, 'mcp_policy_invalid'), String(e));
+      return e.message;
+    }
+  };
+  const meta = (member: string) => ({ from: 'meta', member });
+  const native = (member: string) => ({ to: 'meta', member });
+  assert.match(
+    clash((t) => {
+      t['creationKey'] = meta('idempotency_key');
+      t['nativeKey'] = native('idempotency_key');
+    }) ?? '',
+    /nativeKey\.member: "idempotency_key" is also creationKey\.member/,
+    'native key = creation key',
+  );
+  assert.match(
+    clash((t) => {
+      t['nativeKey'] = native('baton/mission');
+      t['mission'] = { required: true };
+    }) ?? '',
+    /nativeKey\.member: "baton\/mission" is also mission\.meta/,
+    'native key = the (default) mission member',
+  );
+  assert.match(
+    clash((t) => {
+      t['creationKey'] = meta('ref');
+      t['mission'] = { required: true, meta: 'ref' };
+    }) ?? '',
+    /mission\.meta: "ref" is also creationKey\.member/,
+    'creation key = mission member',
+  );
+  assert.match(
+    clash((t) => (t['nativeKey'] = native('compensationLease'))) ?? '',
+    /nativeKey\.member: "compensationLease" is also the compensation lease/,
+    'native key = the lease member',
+  );
+  assert.match(
+    clash((t) => (t['creationKey'] = meta('compensationInversePayload'))) ?? '',
+    /creationKey\.member: "compensationInversePayload" is also the compensation lease's inverse payload/,
+    'creation key = the inverse payload member',
+  );
+  assert.equal(
+    clash((t) => {
+      t['creationKey'] = meta('request_id');
+      t['nativeKey'] = native('idempotency_key');
+      t['mission'] = { required: true };
+    }),
+    null,
+    'all apart: accepted',
+  );
+});
