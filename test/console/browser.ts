@@ -4,6 +4,7 @@
  * Without /usr/bin/chromium the suite is skipped with one visible line, unless CI=true, where a
  * missing browser is a failure (.ci/run installs it).
  */
+import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -69,6 +70,30 @@ export async function newPage(
   });
   return { context, page, problems };
 }
+
+/** A fresh page signed in to the console at `baseUrl` with `token` (its navigation shown). */
+export async function signedInPage(browser: Browser, baseUrl: string, token: string) {
+  const opened = await newPage(browser);
+  const { page } = opened;
+  await page.goto(`${baseUrl}/console/`);
+  await page.getByLabel('Operator or admin token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+  return opened;
+}
+
+/** Waits (50 ms steps, at most 10 s) until `read` answers `want`; then asserts it. */
+export async function eventually<T>(read: () => Promise<T>, want: T, what: string): Promise<void> {
+  let got = await read();
+  for (let i = 0; i < 200 && JSON.stringify(got) !== JSON.stringify(want); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    got = await read();
+  }
+  assert.deepEqual(got, want, what);
+}
+
+/** The creation keys the Occurrences list shows, in order. */
+export const keysShown = (page: Page) => page.locator('tbody tr td:nth-child(5)').allInnerTexts();
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 

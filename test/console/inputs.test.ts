@@ -26,7 +26,7 @@ import {
   type SandboxProvider,
 } from '../../src/providers/index.js';
 import { setupOverHttp, startApi, str, takeover, type Api } from '../server/helpers.js';
-import { launch, newPage, skipReason, type Launched } from './browser.js';
+import { eventually, keysShown, launch, signedInPage, skipReason, type Launched } from './browser.js';
 
 const HMAC = Buffer.alloc(32, 7);
 /** A creation key that looks like an occurrence id. */
@@ -105,26 +105,9 @@ after(async () => {
 
 async function signedIn(token = w().api.operator) {
   assert.ok(launched !== undefined);
-  const opened = await newPage(launched.browser);
-  const { page } = opened;
-  await page.goto(`${w().api.url}/console/`);
-  await page.getByLabel('Operator or admin token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-  return opened;
+  return signedInPage(launched.browser, w().api.url, token);
 }
 
-/** Waits (50 ms steps, at most 10 s) until `read` answers `want`; then asserts it. */
-async function eventually<T>(read: () => Promise<T>, want: T, what: string): Promise<void> {
-  let got = await read();
-  for (let i = 0; i < 200 && JSON.stringify(got) !== JSON.stringify(want); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    got = await read();
-  }
-  assert.deepEqual(got, want, what);
-}
-
-const keysShown = (page: Page) => page.locator('tbody tr td:nth-child(5)').allInnerTexts();
 const hashQuery = (page: Page) => new URLSearchParams(new URL(page.url()).hash.split('?')[1] ?? '');
 
 browserTest(

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { setupOverHttp, startApi, takeover, type Api } from '../server/helpers.js';
-import { launch, newPage, skipReason, type Launched } from './browser.js';
+import { eventually, launch, newPage, skipReason, type Launched } from './browser.js';
 
 const reason = skipReason();
 const cleanups: (() => Promise<void>)[] = [];
@@ -38,16 +38,6 @@ async function signIn(page: Page, token: string): Promise<void> {
   await page.getByLabel('Operator or admin token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Pages', exact: true }).waitFor();
-}
-
-/** Waits (50 ms steps, at most 10 s) until `read` answers `want`; then asserts it. */
-async function eventually<T>(read: () => Promise<T>, want: T, what: string): Promise<void> {
-  let got = await read();
-  for (let i = 0; i < 200 && JSON.stringify(got) !== JSON.stringify(want); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    got = await read();
-  }
-  assert.deepEqual(got, want, what);
 }
 
 if (reason !== undefined) test(reason, { skip: reason }, () => undefined);
