@@ -14,7 +14,7 @@ import { httpTarget } from '../config/target.js';
 import { reportError, wantsHelp, type Command } from '../command.js';
 import { BatonError } from '../../core/errors.js';
 import { EXIT, type CliIo } from '../io.js';
-import { adminClient, notBatonThere, REMOTE_OPTIONS, REMOTE_USAGE } from './remote.js';
+import { adminClient, notBatonThere, REMOTE_OPTIONS, REMOTE_USAGE, remoteUrl } from './remote.js';
 import { parse } from './store-args.js';
 
 const USAGE = `usage: baton apply FILE [--url URL] [--token TOKEN] [--tokens-file FILE]
@@ -55,6 +55,7 @@ export async function runApply(argv: string[], io: CliIo): Promise<number> {
     const target = httpTarget(adminClient(values));
     const options: ApplyOptions = {
       progress: (line) => io.stderr(line),
+      server: serverOf(remoteUrl(values)),
       ...(tokensFile !== undefined && { tokensFile }),
     };
     const outcome = await applyConfig(file, target, (t) => io.stdout(printOnceLine(t)), options);
@@ -75,3 +76,12 @@ export const applyCommand: Command = {
   usage: USAGE,
   run: (argv, io) => runApply(argv, io),
 };
+
+/**
+ * The server a tokens file entry names: the URL without what may carry a secret (user info, query,
+ * fragment) — adminClient checked it parses.
+ */
+function serverOf(url: string): string {
+  const u = new URL(url);
+  return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+}

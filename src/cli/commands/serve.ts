@@ -251,10 +251,13 @@ async function applyAtStart(
   opened: OpenedBaton,
   io: CliIo,
   minted: CreatedPrincipalToken[] | undefined,
+  server: string,
 ): Promise<void> {
   const show = (t: CreatedPrincipalToken): void =>
     minted === undefined ? io.stdout(printOnceLine(t)) : void minted.push(t);
-  const outcome = await applyPrepared(prepared, storeTarget(opened.engine, opened.service), show);
+  const target = storeTarget(opened.engine, opened.service);
+  // `server` in a tokens file entry: the address this server listens at (one file may serve several).
+  const outcome = await applyPrepared(prepared, target, show, { server });
   io.stderr(describeOutcome(outcome));
 }
 
@@ -415,11 +418,11 @@ async function start(argv: string[], io: CliIo, stopping: AbortSignal): Promise<
     // so a server that cannot listen has minted no token and rewritten no tokens file.
     const configured =
       prepared === undefined ? undefined : answerStartingUntil(app, 'its --config is being applied');
-    await app.listen({ port: wanted, host }).catch((cause: unknown) => {
+    const address = await app.listen({ port: wanted, host }).catch((cause: unknown) => {
       throw listenError(cause, host, wanted);
     });
     stopping.throwIfAborted();
-    if (prepared !== undefined) await applyAtStart(prepared, opened, io, json ? minted : undefined);
+    if (prepared !== undefined) await applyAtStart(prepared, opened, io, json ? minted : undefined, address);
     configured?.();
     await describeIssuers(missions, io);
     if (pollMs !== undefined)

@@ -25,6 +25,8 @@ export interface ApplyOptions {
   readonly tokensFile?: string;
   /** Where progress lines go (waiting for a sandbox that is still starting). */
   readonly progress?: Progress;
+  /** The server applied to, recorded in each tokens file entry (`server`): an origin, no secret. */
+  readonly server?: string;
 }
 
 /**
@@ -121,6 +123,10 @@ export async function applyPrepared(
     named !== undefined && p.items.some((i) => i.kind === 'token' && i.action === 'create')
       ? await readTokensFile(named)
       : [];
+  const here = {
+    server: options.server,
+    revoked: new Set(p.tokens.filter((t) => t.revokedAt !== null).map((t) => t.id)),
+  };
   const minted: CreatedPrincipalToken[] = [];
   let saved = 0; // how many of `minted` the tokens file holds
   // Each secret is kept (the file rewritten, or the line shown) before the next write runs; one the
@@ -129,7 +135,7 @@ export async function applyPrepared(
     minted.push(token);
     if (named === undefined) return void showToken(token);
     try {
-      await writeTokensFile(named, previous, minted);
+      await writeTokensFile(named, previous, minted, here);
       saved = minted.length;
     } catch (cause) {
       minted.slice(saved).forEach((t) => showToken(t));

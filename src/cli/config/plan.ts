@@ -15,7 +15,7 @@ import { BatonError } from '../../core/errors.js';
 import { canonicalize } from '../../core/jcs.js';
 import type { JsonObject } from '../../core/json.js';
 import type { AuthorityInput, DomainConfigInput } from '../../occurrences/index.js';
-import type { CreatedPrincipalToken } from '../../client/index.js';
+import type { CreatedPrincipalToken, PrincipalToken } from '../../client/index.js';
 import type { BatonConfig, TokenEntry } from './model.js';
 import type { LoadedProfile } from './profiles.js';
 import { tokensIfAdmin, type SetupTarget } from './target.js';
@@ -47,6 +47,8 @@ export interface Step {
 export interface Plan {
   readonly items: readonly PlannedItem[];
   readonly run: readonly Step[];
+  /** The target's tokens as read for the plan ([] when the config has no `tokens`). */
+  readonly tokens: readonly PrincipalToken[];
 }
 
 async function planDomain(t: SetupTarget, d: DomainConfigInput, conflicts: Conflict[]): Promise<Action> {
@@ -240,7 +242,7 @@ export async function plan(
     throw new BatonError('config_conflict', `nothing applied: ${list}`, { conflicts });
   }
   await refuseAdminWritesWithout(mayAdminister, items, unread);
-  return { items, run };
+  return { items, run, tokens };
 }
 
 const ADMIN_ONLY: ReadonlySet<PlannedItem['kind']> = new Set(['domain', 'issuer', 'producer', 'token']);
