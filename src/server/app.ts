@@ -82,6 +82,34 @@ export const REDACT_PATHS = [
   '*.secret',
 ];
 
+/**
+ * What looks like a credential in a request's URL (SECURITY.md "logs never contain tokens"): a
+ * principal token (`btk.`) or console session (`bss.`) up to the next delimiter, and a bare 43-char
+ * base64url run — a 256-bit secret (an executor credential, src/core/ids.ts; the secret part of
+ * the others). No route takes one in its path or query; a caller who pastes one there (`DELETE
+ * /v1/tokens/btk.…` for the token's id) must not find it in the log.
+ */
+const URL_CREDENTIALS = [
+  /(?:btk|bss)(?:\.|%2e)[^/?&#=;,\s]*/gi,
+  /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g,
+];
+
+/** The URL as logged: each credential-shaped part replaced by `[redacted]`. */
+export function redactUrl(url: string): string {
+  return URL_CREDENTIALS.reduce((u, pattern) => u.replace(pattern, '[redacted]'), url);
+}
+
+/** Fastify's request log fields (lib/logger-pino.js), the URL redacted. */
+function requestLogValue(req: FastifyRequest): Record<string, unknown> {
+  return {
+    method: req.method,
+    url: redactUrl(req.url),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  };
+}
+
 export interface ServerOptions {
   readonly engine: StoreEngine;
   readonly service: OccurrencesService;
@@ -163,7 +191,10 @@ function reconcileMetricsOf(options: ServerOptions, clock: Clock): ReconcileMetr
 
 function loggerOption(logger: ServerOptions['logger']): FastifyServerOptions['logger'] {
   if (logger === undefined || logger === false) return false;
-  const base = { redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  const base = {
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    serializers: { req: requestLogValue },
+  };
   if (logger === true) return { ...base, level: 'info' };
   return { ...base, level: logger.level ?? 'info', ...(logger.stream ? { stream: logger.stream } : {}) };
 }

@@ -156,6 +156,30 @@ test('structured logs are JSON lines and never contain a bearer token or a token
   t.diagnostic(`checked ${lines.length} log lines`);
 });
 
+test('a credential pasted into a URL path or query is not written to the log', async (t) => {
+  const logs = new PassThrough();
+  const lines: string[] = [];
+  logs.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+  const api = await startApi(t, { logs });
+  await setupOverHttp(api);
+  const cred = await takeover(api, 'pasted');
+  // Pasted where an id belongs: a token (`btk.`), a console session (`bss.`), an executor credential.
+  const session = 'bss.ses_' + 'c'.repeat(32) + '.' + 'd'.repeat(43);
+  await api.call('DELETE', `/v1/tokens/${api.operator}`, { token: api.admin });
+  await api.call('GET', `/v1/tokens/${encodeURIComponent(api.operator)}?again=${api.operator}`, {
+    token: api.admin,
+  });
+  await api.call('GET', `/v1/lineages/${session}`, { token: api.admin });
+  await api.call('GET', `/v1/lineages/${cred}?credential=${encodeURIComponent(cred)}`, { token: api.admin });
+  await new Promise((resolve) => setImmediate(resolve));
+  const all = lines.join('\n');
+  assert.match(all, /"url":"\/v1\/tokens\/\[redacted\]"/, 'the request is logged, its credential redacted');
+  for (const secret of [api.operator, session, cred]) {
+    assert.ok(!all.includes(secret.slice(-43)), `a secret pasted into a URL appears in the logs`);
+  }
+  assert.ok(!all.includes(api.operator.slice(0, 40)), 'not even the token id part of the pasted token');
+});
+
 /** The server's JSON log lines, as they are written. */
 function logLines(): { stream: PassThrough; lines: () => JsonObject[] } {
   const stream = new PassThrough();
