@@ -60,7 +60,7 @@ import { STORE_OPTIONS, STORE_USAGE, storeChoice } from './store-choice.js';
 /** Where `serve`'s SQLite write connection lives unless told (decided by bench:peers, docs/scale.md). */
 export const DEFAULT_SQLITE_WRITER: SqliteWriterMode = 'inline';
 
-const SERVE_OPTIONS = {
+export const SERVE_OPTIONS = {
   ...STORE_OPTIONS,
   port: { type: 'string', env: 'BATON_PORT' },
   host: { type: 'string', env: 'BATON_HOST' },
