@@ -5,7 +5,6 @@
  * the writes, and hand back what changed and the tokens minted (written to the tokens file when
  * one is named, else handed to the caller to show once).
  */
-import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
 import { fileReason } from '../output-files.js';
@@ -19,6 +18,7 @@ import type { BatonConfig } from './model.js';
 import type { Progress } from './pin.js';
 import type { SetupTarget } from './target.js';
 import { readTokensFile, writeTokensFile } from './tokens-file.js';
+import { inputFileWhy, readInputFile } from './input-file.js';
 
 export interface ApplyOptions {
   /** Overrides the config's `tokens.file` (relative to the working folder). */
@@ -58,9 +58,9 @@ export interface ApplyOutcome {
 
 export async function readConfigFile(file: string): Promise<Buffer> {
   try {
-    return await readFile(file);
+    return await readInputFile(file);
   } catch (cause) {
-    throw new BatonError('usage', `cannot read the config file ${file}`, {}, { cause });
+    throw new BatonError('usage', `cannot read the config file ${file}${inputFileWhy(cause)}`, {}, { cause });
   }
 }
 

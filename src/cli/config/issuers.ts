@@ -6,7 +6,6 @@
  * the server resolves them later; the push bearer read from its reference now (a config file
  * never holds a secret) and sent once, the server keeping only its digest.
  */
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseStrictJson, type JsonObject } from '../../core/json.js';
@@ -21,6 +20,7 @@ import {
 } from '../../server/mission-secrets.js';
 import { whyNotJson } from '../json-file.js';
 import type { IssuerEntry } from './model.js';
+import { inputFileWhy, readInputFile } from './input-file.js';
 
 export interface LoadedIssuer {
   readonly issuer: string;
@@ -41,9 +41,9 @@ async function readPin(entry: IssuerEntry, baseDir: string, path: string): Promi
   const why = `${path}.file: cannot read ${file} as JSON`;
   let bytes: Uint8Array;
   try {
-    bytes = await readFile(isAbsolute(file) ? file : resolve(baseDir, file));
+    bytes = await readInputFile(isAbsolute(file) ? file : resolve(baseDir, file));
   } catch (cause) {
-    throw new BatonError('config_invalid', why, { path }, { cause });
+    throw new BatonError('config_invalid', `${why}${inputFileWhy(cause)}`, { path }, { cause });
   }
   try {
     return parseStrictJson(bytes) as JsonObject;

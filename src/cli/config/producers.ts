@@ -5,7 +5,6 @@
  * bad key is `config_invalid` at its path before anything is written. An entry with no keys is an
  * unpin.
  */
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import type { Ed25519PublicJwk } from '../../core/ed25519.js';
 import { BatonError } from '../../core/errors.js';
@@ -13,6 +12,7 @@ import { parseStrictJson } from '../../core/json.js';
 import { producerKeysDigest, readProducerKey } from '../../observations/index.js';
 import { whyNotJson } from '../json-file.js';
 import type { ProducerEntry, ProducerKeyEntry } from './model.js';
+import { inputFileWhy, readInputFile } from './input-file.js';
 
 export interface LoadedProducer {
   readonly producer: string;
@@ -24,9 +24,10 @@ export interface LoadedProducer {
 async function readKeyFile(file: string, baseDir: string, path: string): Promise<Ed25519PublicJwk> {
   let text: string;
   try {
-    text = await readFile(isAbsolute(file) ? file : resolve(baseDir, file), 'utf8');
+    text = (await readInputFile(isAbsolute(file) ? file : resolve(baseDir, file))).toString('utf8');
   } catch (cause) {
-    throw new BatonError('config_invalid', `${path}: cannot read ${file}`, { path }, { cause });
+    const why = `${path}: cannot read ${file}${inputFileWhy(cause)}`;
+    throw new BatonError('config_invalid', why, { path }, { cause });
   }
   // The file is the PEM: a refusal names the file's member, not a `.pem` the config never wrote.
   if (text.includes('-----BEGIN')) return readProducerKey({ pem: text }, path, 'config_invalid', path);

@@ -3,13 +3,13 @@
  * relative to the config's folder or taken inline, pinned to a sandbox when asked, then checked by
  * the same profile validator the server uses, so a bad profile fails before the first write.
  */
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import { parseJsonFile } from '../json-file.js';
 import { profileDigest, validateProfile, type ProviderProfile } from '../../occurrences/index.js';
 import type { ProfileEntry } from './model.js';
+import { inputFileWhy, readInputFile } from './input-file.js';
 import { fetchSandboxFacts, pinToSandbox, SANDBOX_WAIT_MS, type Progress } from './pin.js';
 
 export interface LoadedProfile {
@@ -31,9 +31,10 @@ async function readDocument(entry: ProfileEntry, baseDir: string, path: string):
   const full = isAbsolute(file) ? file : resolve(baseDir, file);
   let bytes: Buffer;
   try {
-    bytes = await readFile(full);
+    bytes = await readInputFile(full);
   } catch (cause) {
-    throw new BatonError('config_invalid', `${path}.file: cannot read ${file}`, { path }, { cause });
+    const why = `${path}.file: cannot read ${file}${inputFileWhy(cause)}`;
+    throw new BatonError('config_invalid', why, { path }, { cause });
   }
   return asObject(parseJsonFile(bytes, full), path);
 }

@@ -8,12 +8,13 @@
  * secret exists nowhere. The file is checked before any token is minted, so a secret is never
  * minted into nowhere.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
 import { parseStrictJson, positionIn } from '../../core/json.js';
 import type { CreatedPrincipalToken } from '../../client/index.js';
 import { checkNoPartial, writeThroughPartial } from '../output-files.js';
+import { inputFileWhy, readInputFile } from './input-file.js';
 
 export const TOKENS_FORMAT = 'baton.tokens/1';
 
@@ -46,10 +47,15 @@ export async function readTokensFile(path: string): Promise<TokenFileEntry[]> {
   checkNoPartial(path);
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    bytes = await readInputFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new BatonError('usage', `cannot read the tokens file ${path}`, {}, { cause: error });
+      throw new BatonError(
+        'usage',
+        `cannot read the tokens file ${path}${inputFileWhy(error)}`,
+        {},
+        { cause: error },
+      );
     const dir = await stat(dirname(path)).catch(() => undefined);
     if (dir?.isDirectory() !== true) throw new BatonError('usage', `no folder for the tokens file ${path}`);
     return [];
