@@ -139,7 +139,20 @@ export class ChainWalker {
   /** Check one stored row; returns the decoded event when its content and link are intact. */
   feed(row: EvidenceRow): EvidenceEvent | undefined {
     const seq = Number(row.seq);
-    if (!Number.isSafeInteger(seq) || seq <= this.#lastSeq) {
+    // Baton assigns seq from 1 up, each a safe integer; any other was written behind Baton.
+    if (!Number.isSafeInteger(seq)) {
+      this.#add({
+        seq,
+        subject: row.subject,
+        reason: `seq ${row.seq} is not a safe integer (Baton never assigns it); the walk stops there`,
+      });
+      return undefined;
+    }
+    if (seq < 1) {
+      this.#add({ seq, subject: row.subject, reason: `seq ${row.seq} is below 1 (Baton never assigns it)` });
+      return undefined;
+    }
+    if (seq <= this.#lastSeq) {
       this.#add({ seq, subject: row.subject, reason: `seq ${row.seq} is out of order` });
       return undefined;
     }

@@ -47,6 +47,13 @@ async function readHeads(tx: SqlExecutor): Promise<Map<string, HeadRecord>> {
 /**
  * Walk the whole log in `seq` order, page by page inside one snapshot. `visit` sees each event
  * whose own content is intact (the export writes them as it goes).
+ *
+ * The walk starts at the lowest seq present, whatever it is: Baton assigns seq from 1, but every
+ * chain reader orders by idx and sees a row at seq 0 or below too, so the walk must see it to
+ * report it (ChainWalker.feed). It stops at a seq that is not a safe integer: JavaScript cannot
+ * hold it exactly, so the next page (`seq > ` its rounded value) would return it again forever.
+ * That row is reported and the walk ends there (AOC-REQ-004, -012: a problem is reported, never
+ * skipped, and never hangs the server's GET /v1/evidence/verify).
  */
 export async function walkEvidence(
   tx: SqlExecutor,
@@ -55,18 +62,29 @@ export async function walkEvidence(
 ): Promise<ChainWalker> {
   const heads = await readHeads(tx);
   const walker = new ChainWalker();
-  let after = 0;
+  let after: number | undefined; // undefined: from the first row, whatever its seq
   for (;;) {
-    const rows = await tx.all<EvidenceRow>(
-      `SELECT ${EVIDENCE_COLUMNS} FROM evidence_events WHERE seq > ? ORDER BY seq LIMIT ${PAGE}`,
-      [after],
-    );
+    const rows =
+      after === undefined
+        ? await tx.all<EvidenceRow>(
+            `SELECT ${EVIDENCE_COLUMNS} FROM evidence_events ORDER BY seq LIMIT ${PAGE}`,
+          )
+        : await tx.all<EvidenceRow>(
+            `SELECT ${EVIDENCE_COLUMNS} FROM evidence_events WHERE seq > ? ORDER BY seq LIMIT ${PAGE}`,
+            [after],
+          );
+    let unsafe = false;
     for (const row of rows) {
       const event = walker.feed(row);
       if (event !== undefined) visit?.(event);
+      // feed reported it; every later row has a larger seq, no safer, and cannot be paged past.
+      if (!Number.isSafeInteger(Number(row.seq))) {
+        unsafe = true;
+        break;
+      }
     }
     const last = rows.at(-1);
-    if (last === undefined) break;
+    if (last === undefined || unsafe) break;
     after = Number(last.seq);
     onProgress?.({ events: walker.events, subjects: walker.chains().size });
   }

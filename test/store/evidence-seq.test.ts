@@ -1,0 +1,80 @@
+/**
+ * A `seq` Baton never assigns is a problem `baton log verify` reports, never a row it skips or a
+ * walk that never ends (docs/store.md, "What verify catches"; AOC-REQ-004, -012): one above 2^53
+ * (JavaScript cannot page past it exactly), or one below 1 (every chain reader still sees it).
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { migrate } from '../../src/store/migrations.js';
+import { appendEvidence } from '../../src/store/evidence-log.js';
+import { verifyEvidence } from '../../src/store/evidence-verify.js';
+import { exportEvidence } from '../../src/store/evidence-export.js';
+import { BatonError } from '../../src/core/errors.js';
+import { enginesUnderTest, type EngineUnderTest, type StoreUnderTest } from './engines.js';
+
+const engines = await enginesUnderTest();
+const BIN = join(import.meta.dirname, '../../src/cli/main.js');
+
+async function seeded(e: EngineUnderTest, t: TestContext): Promise<StoreUnderTest> {
+  const store = await e.open(t);
+  await migrate(store.engine);
+  for (const [i, subject] of ['A', 'B', 'A'].entries()) {
+    await store.engine.transaction((tx) =>
+      appendEvidence(tx, { subject, type: 'step', body: { i }, at: 1_000 + i, actor: 'tester' }),
+    );
+  }
+  return store;
+}
+
+/** `baton log verify` as a real process, bounded: a walk that never ends fails the test, not the run. */
+function verifyCli(e: EngineUnderTest, store: StoreUnderTest): { code: number | null; out: string } {
+  const where = e.kind === 'sqlite' ? ['--db', store.location] : ['--postgres', store.location];
+  const r = spawnSync(process.execPath, [BIN, 'log', 'verify', ...where], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+const forged = (seq: string): string =>
+  `INSERT INTO evidence_events (seq, subject, idx, type, body, at, actor, prev, hash) VALUES (${seq}, 'Z', 1, 't', '{}', 1, 'x', NULL, 'sha-256:x')`;
+
+const signer = () => ({ kid: 'k', sig: 'x' });
+
+for (const e of engines) {
+  test(`[${e.name}] a seq above 2^53 is reported, and verify and export end`, async (t) => {
+    const store = await seeded(e, t);
+    await store.tamper(forged('9007199254740993'));
+    const cli = verifyCli(e, store);
+    assert.equal(cli.code, 1, cli.out);
+    assert.match(cli.out, /evidence log BROKEN/);
+    assert.match(cli.out, /not a safe integer/);
+    const report = await verifyEvidence(store.engine);
+    assert.equal(report.ok, false);
+    await assert.rejects(
+      exportEvidence(store.engine, () => undefined, signer),
+      (err) => err instanceof BatonError && err.code === 'store_corrupt',
+    );
+  });
+
+  for (const seq of ['0', '-5']) {
+    test(`[${e.name}] an event at seq ${seq} is walked and reported, not skipped`, async (t) => {
+      const store = await seeded(e, t);
+      await store.tamper(forged(seq));
+      const cli = verifyCli(e, store);
+      assert.equal(cli.code, 1, cli.out);
+      assert.ok(cli.out.includes(`first broken link: seq ${seq}, subject Z: `), cli.out);
+      assert.match(cli.out, /below 1/);
+      const report = await verifyEvidence(store.engine);
+      assert.equal(report.ok, false);
+      assert.equal(report.events, 3, 'the three real events are still walked');
+      assert.equal(report.firstBroken?.seq, Number(seq));
+      await assert.rejects(
+        exportEvidence(store.engine, () => undefined, signer),
+        (err) => err instanceof BatonError && err.code === 'store_corrupt',
+      );
+    });
+  }
+}
