@@ -11,6 +11,7 @@ import { canonicalBytes, canonicalize } from '../core/jcs.js';
 import type { StoreEngine } from './engine.js';
 import { ChainWalker, type ChainReport, type HeadRecord } from './evidence-chain.js';
 import type { EvidenceEvent, EvidenceRow } from './evidence-log.js';
+import { StateFold } from './evidence-state.js';
 import { walkEvidence, type EvidenceProgress } from './evidence-verify.js';
 
 export interface CheckpointSignature {
@@ -51,9 +52,23 @@ export async function exportEvidence(
   sign: CheckpointSigner,
   options: { now?: () => number; onProgress?: (p: EvidenceProgress) => void } = {},
 ): Promise<Checkpoint> {
-  const walker = await engine.read((tx) =>
-    walkEvidence(tx, (event) => write(`${exportLine(event)}\n`), options.onProgress),
-  );
+  // The same checks as `baton log verify`, in the same snapshot: the chains, then the occurrence
+  // and authority rows against what their chains record (AOC-REQ-004, -012). A checkpoint signed
+  // over a store verify reports broken would launder the tampering.
+  const walker = await engine.read(async (tx) => {
+    const fold = new StateFold();
+    const w = await walkEvidence(
+      tx,
+      (event) => {
+        fold.feed(event);
+        write(`${exportLine(event)}\n`);
+      },
+      options.onProgress,
+    );
+    await fold.compareRows(tx);
+    for (const p of fold.problems) w.problem(p);
+    return w;
+  });
   const report = walker.report();
   if (!report.ok) {
     const b = report.firstBroken;

@@ -78,3 +78,24 @@ for (const e of engines) {
     });
   }
 }
+
+for (const e of engines) {
+  test(`[${e.name}] export refuses to sign a store whose rows disagree with their chains, as verify reports it`, async (t) => {
+    const store = await seeded(e, t);
+    await store.tamper(
+      "INSERT INTO aoc_authorities (id, unit, total, reserved, consumed, created_at, updated_at, version) VALUES ('forged', 'EUR-cents', 5, 0, 0, 0, 0, 1)",
+    );
+    const report = await verifyEvidence(store.engine);
+    assert.equal(report.ok, false);
+    const lines: string[] = [];
+    await assert.rejects(
+      exportEvidence(store.engine, (l) => lines.push(l), signer),
+      (err) =>
+        err instanceof BatonError &&
+        err.code === 'store_corrupt' &&
+        err.message.includes('authority:forged') &&
+        err.message.includes('no checkpoint was signed'),
+    );
+    assert.ok(!lines.some((l) => l.includes('"checkpoint"')), 'no checkpoint line');
+  });
+}
