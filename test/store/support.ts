@@ -6,7 +6,7 @@ import type { CliIo } from '../../src/cli/io.js';
 import type { EngineKind } from '../../src/store/engine.js';
 
 /**
- * The statements that remove the evidence log's append-only guard (migration 031), one by one: what
+ * The statements that remove the evidence log's append-only guard (migrations 031, 036), one by one: what
  * someone with database write access can run before rewriting history, and what a test that plays
  * that attacker runs first. The guard is no proof (docs/store.md, "What it cannot catch").
  */
@@ -14,10 +14,12 @@ export const DROP_EVIDENCE_GUARD: Readonly<Record<EngineKind, readonly string[]>
   sqlite: [
     'DROP TRIGGER IF EXISTS evidence_events_no_update',
     'DROP TRIGGER IF EXISTS evidence_events_no_delete',
+    'DROP TRIGGER IF EXISTS evidence_events_no_replace',
   ],
   postgres: [
     'DROP TRIGGER IF EXISTS evidence_events_append_only ON evidence_events',
     'DROP TRIGGER IF EXISTS evidence_events_no_truncate ON evidence_events',
+    'ALTER TABLE evidence_events DROP CONSTRAINT IF EXISTS evidence_events_seq_positive',
   ],
 };
 

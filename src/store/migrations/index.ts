@@ -33,6 +33,7 @@ import { migration as m032 } from './032_observation_single_successor.js';
 import { migration as m033 } from './033_mission_issuer_unpins.js';
 import { migration as m034 } from './034_occurrence_reference_index.js';
 import { migration as m035 } from './035_pin_stale_bound_null.js';
+import { migration as m036 } from './036_append_only_replace.js';
 
 export const migrations: readonly Migration[] = [
   m001,
@@ -65,4 +66,5 @@ export const migrations: readonly Migration[] = [
   m033,
   m034,
   m035,
+  m036,
 ];
