@@ -12,6 +12,13 @@ export interface CliIo {
    * followed by a claim of success. Absent: every write is complete when it returns.
    */
   flush?(): Promise<void>;
+  /**
+   * Resolves once stdout can take more: at once while its buffer is below its high-water mark,
+   * else on its 'drain'. A command writing a large output awaits it now and then, so a slow
+   * reader holds the command back instead of the whole output piling up in memory. Absent:
+   * every write is complete when it returns.
+   */
+  drained?(): Promise<void>;
 }
 
 export const processIo: CliIo = {
@@ -25,6 +32,11 @@ export const processIo: CliIo = {
   // The empty write's callback runs after every earlier write's; the error event of a failed one
   // (emitted on a later tick) has run by the next turn of the event loop.
   flush: () => new Promise((resolve) => void process.stdout.write('', () => setImmediate(resolve))),
+  // A failed write ends the process (guardStdout), so a 'drain' that never comes cannot strand it.
+  drained: () =>
+    process.stdout.writableNeedDrain
+      ? new Promise((resolve) => void process.stdout.once('drain', resolve))
+      : Promise.resolve(),
 };
 
 /**

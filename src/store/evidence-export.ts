@@ -50,7 +50,12 @@ export async function exportEvidence(
   engine: StoreEngine,
   write: (line: string) => void,
   sign: CheckpointSigner,
-  options: { now?: () => number; onProgress?: (p: EvidenceProgress) => void } = {},
+  options: {
+    now?: () => number;
+    onProgress?: (p: EvidenceProgress) => void;
+    /** Awaited after each page of lines written: resolves once the output can take more. */
+    drained?: () => Promise<void>;
+  } = {},
 ): Promise<Checkpoint> {
   // The same checks as `baton log verify`, in the same snapshot: the chains, then the occurrence
   // and authority rows against what their chains record (AOC-REQ-004, -012). A checkpoint signed
@@ -64,6 +69,7 @@ export async function exportEvidence(
         write(`${exportLine(event)}\n`);
       },
       options.onProgress,
+      options.drained,
     );
     await fold.compareRows(tx);
     for (const p of fold.problems) w.problem(p);

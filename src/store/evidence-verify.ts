@@ -59,6 +59,8 @@ export async function walkEvidence(
   tx: SqlExecutor,
   visit?: (event: EvidenceEvent) => void,
   onProgress?: (p: EvidenceProgress) => void,
+  /** Awaited after each page: the export waits there for a slow reader (backpressure). */
+  afterPage?: () => Promise<void>,
 ): Promise<ChainWalker> {
   const heads = await readHeads(tx);
   const walker = new ChainWalker();
@@ -87,6 +89,7 @@ export async function walkEvidence(
     if (last === undefined || unsafe) break;
     after = Number(last.seq);
     onProgress?.({ events: walker.events, subjects: walker.chains().size });
+    await afterPage?.();
   }
   walker.finish(heads);
   return walker;

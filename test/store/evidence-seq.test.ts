@@ -6,12 +6,16 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { exportPrivatePem, generateEd25519KeyPair } from '../../src/core/ed25519.js';
+import { runLog } from '../../src/cli/commands/log.js';
 import { migrate } from '../../src/store/migrations.js';
 import { appendEvidence } from '../../src/store/evidence-log.js';
 import { verifyEvidence } from '../../src/store/evidence-verify.js';
 import { exportEvidence } from '../../src/store/evidence-export.js';
 import { BatonError } from '../../src/core/errors.js';
+import { captureIo } from './support.js';
 import { enginesUnderTest, type EngineUnderTest, type StoreUnderTest } from './engines.js';
 
 const engines = await enginesUnderTest();
@@ -99,3 +103,37 @@ for (const e of engines) {
     assert.ok(!lines.some((l) => l.includes('"checkpoint"')), 'no checkpoint line');
   });
 }
+
+test('[sqlite] log export to stdout waits for a slow reader after each page (backpressure)', async (t) => {
+  const store = await engines[0]!.open(t);
+  await migrate(store.engine);
+  const N = 2_500;
+  await store.engine.transaction(async (tx) => {
+    for (let i = 0; i < N; i++)
+      await appendEvidence(tx, { subject: `s${i % 7}`, type: 'step', body: { i }, at: 1, actor: 'x' });
+  });
+  const key = generateEd25519KeyPair();
+  writeFileSync(`${store.location}.domain-key.pem`, exportPrivatePem(key.privateKey), { mode: 0o600 });
+  let pending = 0; // lines written since the reader last caught up
+  let most = 0;
+  let waits = 0;
+  const io = {
+    ...captureIo(),
+    stdout: () => {
+      pending++;
+      most = Math.max(most, pending);
+    },
+    // A reader that catches up only on a later turn of the event loop.
+    drained: () =>
+      new Promise<void>((resolve) =>
+        setImmediate(() => {
+          waits++;
+          pending = 0;
+          resolve();
+        }),
+      ),
+  };
+  assert.equal(await runLog(['export', '--db', store.location], io), 0);
+  assert.ok(waits >= 2, `waited ${waits} times`);
+  assert.ok(most <= 1_000 + 1, `${most} lines written without waiting for the reader`);
+});

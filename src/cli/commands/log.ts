@@ -168,12 +168,15 @@ async function exportLog(
   await requireEvidenceLog(engine, where);
   // Before any output is written (stdout or FILE.partial).
   const sign = await signerFor(engine, key);
-  const run = (write: (line: string) => void) =>
-    exportEvidence(engine, write, sign, { onProgress: progress(io, 'exported') });
+  const run = (write: (line: string) => void, drained?: () => Promise<void>) =>
+    exportEvidence(engine, write, sign, { onProgress: progress(io, 'exported'), drained });
   // To a file: through FILE.partial, fsynced, then renamed (a failed export never leaves a
   // plausible file); the summary only once FILE is in place.
   const c =
-    out === undefined ? await run((line) => io.stdout(line)) : await writeThroughPartial(out, run, 0o600);
+    out === undefined
+      ? // A slow reader holds the walk back a page at a time: the log never piles up in memory.
+        await run((line) => io.stdout(line), io.drained?.bind(io))
+      : await writeThroughPartial(out, (write) => run(write), 0o600);
   // On stdout: the summary only once every line is written (a closed pipe ends the process first).
   if (out === undefined) await io.flush?.();
   const subjects = Object.keys(c.heads).length;
