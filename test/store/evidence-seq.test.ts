@@ -5,8 +5,8 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportPrivatePem, generateEd25519KeyPair } from '../../src/core/ed25519.js';
 import { runLog } from '../../src/cli/commands/log.js';
@@ -15,7 +15,7 @@ import { appendEvidence } from '../../src/store/evidence-log.js';
 import { verifyEvidence } from '../../src/store/evidence-verify.js';
 import { exportEvidence } from '../../src/store/evidence-export.js';
 import { BatonError } from '../../src/core/errors.js';
-import { captureIo } from './support.js';
+import { captureIo, tempDir } from './support.js';
 import { enginesUnderTest, type EngineUnderTest, type StoreUnderTest } from './engines.js';
 
 const engines = await enginesUnderTest();
@@ -136,4 +136,29 @@ test('[sqlite] log export to stdout waits for a slow reader after each page (bac
   assert.equal(await runLog(['export', '--db', store.location], io), 0);
   assert.ok(waits >= 2, `waited ${waits} times`);
   assert.ok(most <= 1_000 + 1, `${most} lines written without waiting for the reader`);
+});
+
+test('[sqlite] a SIGINT during log export --out FILE leaves neither FILE nor FILE.partial', async (t) => {
+  const store = await engines[0]!.open(t);
+  await migrate(store.engine);
+  await store.engine.transaction(async (tx) => {
+    for (let i = 0; i < 40_000; i++)
+      await appendEvidence(tx, { subject: `s${i % 7}`, type: 'step', body: { i }, at: 1, actor: 'x' });
+  });
+  const key = generateEd25519KeyPair();
+  writeFileSync(`${store.location}.domain-key.pem`, exportPrivatePem(key.privateKey), { mode: 0o600 });
+  const dir = tempDir(t);
+  const out = join(dir, 'log.jsonl');
+  const child = spawn(process.execPath, [BIN, 'log', 'export', '--db', store.location, '--out', out]);
+  let err = '';
+  let sent = false;
+  child.stderr.on('data', (d: Buffer) => {
+    err += d.toString();
+    // Once the walk is under way (its first progress line), as one Ctrl-C would stop it.
+    if (!sent && err.includes('exported 10000 events')) sent = child.kill('SIGINT');
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  assert.equal(code, 130, err);
+  assert.match(err, /stopped by SIGINT/);
+  assert.deepEqual(readdirSync(dir), [], 'nothing left behind');
 });

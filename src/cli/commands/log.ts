@@ -10,8 +10,8 @@ import { requireStoreDomainKey } from '../../store/occurrences.js';
 import type { StoreEngine } from '../../store/engine.js';
 import { appliedMigrations, migrationsTable } from '../../store/migrations.js';
 import { verifyEvidence, type EvidenceProgress, type RowProgress } from '../../store/evidence-verify.js';
-import { exportEvidence, type CheckpointSigner } from '../../store/evidence-export.js';
-import { printJson, reportError, wantsHelp, type Command } from '../command.js';
+import { exportEvidence, type Checkpoint, type CheckpointSigner } from '../../store/evidence-export.js';
+import { printJson, reportError, runStoppable, wantsHelp, type Command } from '../command.js';
 import { EXIT, type CliIo } from '../io.js';
 import { checkOutputFile, readNamedFile, writeThroughPartial } from '../output-files.js';
 import { postgresAddress, type StoreChoice } from '../../server/open.js';
@@ -170,18 +170,32 @@ async function exportLog(
   const sign = await signerFor(engine, key);
   const run = (write: (line: string) => void, drained?: () => Promise<void>) =>
     exportEvidence(engine, write, sign, { onProgress: progress(io, 'exported'), drained });
+  const summary = (c: Checkpoint): number => {
+    const subjects = Object.keys(c.heads).length;
+    io.stderr(
+      `exported ${c.events} events in ${subjects} subjects; checkpoint signed by ${c.signature.kid}\n`,
+    );
+    return EXIT.ok;
+  };
+  if (out === undefined) {
+    // A slow reader holds the walk back a page at a time: the log never piles up in memory.
+    const c = await run((line) => io.stdout(line), io.drained?.bind(io));
+    // The summary only once every line is written (a closed pipe ends the process first).
+    await io.flush?.();
+    return summary(c);
+  }
   // To a file: through FILE.partial, fsynced, then renamed (a failed export never leaves a
-  // plausible file); the summary only once FILE is in place.
-  const c =
-    out === undefined
-      ? // A slow reader holds the walk back a page at a time: the log never piles up in memory.
-        await run((line) => io.stdout(line), io.drained?.bind(io))
-      : await writeThroughPartial(out, (write) => run(write), 0o600);
-  // On stdout: the summary only once every line is written (a closed pipe ends the process first).
-  if (out === undefined) await io.flush?.();
-  const subjects = Object.keys(c.heads).length;
-  io.stderr(`exported ${c.events} events in ${subjects} subjects; checkpoint signed by ${c.signature.kid}\n`);
-  return EXIT.ok;
+  // plausible file); the summary only once FILE is in place. A SIGINT or SIGTERM stops the walk
+  // at its next page and writeThroughPartial removes FILE.partial, so a stopped export leaves
+  // nothing a later run would refuse; the yield lets the signal's handler run between pages (a
+  // SQLite walk never waits on I/O).
+  return runStoppable(io, `removing ${out}.partial`, async (stop) => {
+    const stopped = async (): Promise<void> => {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (stop.aborted) throw stop.reason;
+    };
+    return summary(await writeThroughPartial(out, (write) => run(write, stopped), 0o600));
+  });
 }
 
 /** The verbs `runLog` accepts (and `verbs` declares). */
