@@ -21,9 +21,11 @@ import { openStoreEngine, STORE_OPTIONS, STORE_USAGE, storeChoice } from './stor
 const USAGE = `usage: baton log verify [--db FILE | --postgres URL] [--json]
        baton log export [--db FILE | --postgres URL [--domain-key FILE]] [--out FILE] [--key PEM]
 
-verify  Re-walk every evidence chain: recompute each hash, check each prev link, the global seq
-        and the heads table; then compare each occurrence and authority budget row with what its
-        chains record. On stderr, a progress line every 10,000 events walked and every 10,000
+verify  Re-walk every evidence chain in seq order: recompute each hash, check each prev link and
+        each chain's positions 1, 2, 3..., that every seq is a safe integer of at least 1, and
+        each chain against the heads table; then compare each occurrence and authority budget
+        row with what its chains record. Which seq an event holds across chains is not checked
+        (seq may have gaps, and it is not hashed). On stderr, a progress line every 10,000 events walked and every 10,000
         occurrence rows compared. Prints a summary; on a problem prints the first one (seq,
         subject, reason) and exits 1. --json prints one JSON document instead:
         {"ok":B,"events":N,"subjects":N,"problems":N,"firstBroken":{"seq","subject","reason"}|null}
