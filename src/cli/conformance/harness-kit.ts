@@ -70,11 +70,15 @@ export class HarnessKit extends Kit {
     if (res.status !== 200) throw new Error(`the issuer refused the faults (${res.status})`);
   }
 
+  /** Disarm every fault on the issuer; a refusal or an unreachable issuer throws (never ignored). */
   async clearFaults(): Promise<void> {
-    await fetch(`${this.env.issuer.url}/admin/faults`, {
+    const res = await fetch(`${this.env.issuer.url}/admin/faults`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${this.env.issuer.adminToken}` },
-    }).then((r) => r.arrayBuffer());
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`the issuer refused to clear the faults (${res.status})`);
   }
 
   binding(missionId: string, over: Partial<MissionBinding> = {}): MissionBinding {

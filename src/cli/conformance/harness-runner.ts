@@ -52,15 +52,30 @@ export const HARNESS_UNTESTED: readonly string[] = [
   'executor code between dispatch and entry (the SDK ConnectionCache runs in the runner’s process, A7#19)',
 ];
 
-async function runCase(env: HarnessEnv, c: CaseDefinition<HarnessKit>): Promise<r.CaseReport> {
+/**
+ * One case, then its faults cleared. `faultsCleared` false: the issuer may still have faults armed,
+ * so the case fails with that error and the run starts no further case.
+ */
+export async function runHarnessCase(
+  env: HarnessEnv,
+  c: CaseDefinition<HarnessKit>,
+): Promise<{ report: r.CaseReport; faultsCleared: boolean }> {
   const kit = new HarnessKit(env, c.id);
   let error: string | undefined;
   try {
     await c.run(kit);
   } catch (e) {
     error = errorText(e);
-  } finally {
-    await kit.clearFaults().catch(() => undefined);
+  }
+  // Faults left armed would leak into later cases: a clear that fails fails this case (with
+  // both errors) and then the run, never swallowed.
+  let faultsCleared = true;
+  try {
+    await kit.clearFaults();
+  } catch (e) {
+    faultsCleared = false;
+    const cleared = `clearing the issuer's faults failed: ${errorText(e)}`;
+    error = error === undefined ? cleared : `${error}; ${cleared}`;
   }
   const checksOk = kit.checks.every((x) => x.ok);
   const result: r.CaseResult =
@@ -71,7 +86,7 @@ async function runCase(env: HarnessEnv, c: CaseDefinition<HarnessKit>): Promise<
         : kit.checks.length > 0
           ? 'pass'
           : 'fail';
-  return {
+  const report: r.CaseReport = {
     id: c.id,
     title: c.title,
     result,
@@ -82,6 +97,7 @@ async function runCase(env: HarnessEnv, c: CaseDefinition<HarnessKit>): Promise<
     ...(error !== undefined && { error }),
     ...(result === 'not_run' && { notRun: kit.notRun }),
   };
+  return { report, faultsCleared };
 }
 
 function buildReport(
@@ -132,13 +148,16 @@ export async function runHarnessConformance(options: ConformanceOptions): Promis
     await env.svc.createAuthority({ id: 'payouts', unit: 'EUR-cents', total: 10_000_000 });
     for (const c of HARNESS_CASES.filter((x) => options.only === undefined || options.only.includes(x.id))) {
       options.stop?.throwIfAborted(); // a SIGINT/SIGTERM: no further case; `finally` cleans up
-      const report = await runCase(env, c);
+      const { report, faultsCleared } = await runHarnessCase(env, c);
       cases.push(report);
       const passed = report.checks.filter((x) => x.ok).length;
       const shown = report.result === 'not_run' ? 'NOT_RUN' : report.result;
       options.onProgress?.(
         `${c.id} ${shown.padEnd(4)} ${c.title} (${passed}/${report.checks.length} checks)${report.error ? ` — ${report.error}` : ''}`,
       );
+      // Faults possibly still armed: a later case's verdict would not be its own. The run stops
+      // here and fails (this case failed); the report names the cases that ran.
+      if (!faultsCleared) break;
     }
     const report = buildReport(
       env,
