@@ -6,6 +6,7 @@ import type { JsonObject } from '../../core/json.js';
 import { ACTION_CLASSES, DEFAULT_MATRIX, pin, type StopMatrix } from '../../missions/index.js';
 import type { CaseDefinition } from './case.js';
 import type { HarnessKit } from './harness-kit.js';
+import { LOST } from './kit.js';
 
 type HarnessCase = CaseDefinition<HarnessKit>;
 
@@ -187,12 +188,24 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
     title:
       'A7#14 a retry after revocation is suppressed (never queued), evidenced; a retry of an entered occurrence only reconciles (effects stay 1)',
     requirements: ['HAR-12', 'HAR-13', 'HAR-26', 'C-A28', 'AOC-REQ-010'],
-    inputs: { retry: ['of an entered occurrence', 'after revocation'] },
+    inputs: {
+      retry: ['of an entered occurrence whose answer was lost (entered, unresolved)', 'after revocation'],
+      faults: LOST,
+    },
     async run(kit) {
       const m = await kit.mission();
       const { e, item } = await kit.running(m);
       const o = await kit.governed(e, item, 'paid');
-      await kit.send(await kit.enter(e, o.id));
+      // A7#14 "retry of an entered occurrence": the provider applied the payment but its answer and
+      // webhook were lost, so the occurrence is entered and still unresolved when the retry comes —
+      // the case a re-entry would pay twice (AOC-REQ-010), not an already-resolved one.
+      const first = await kit.send(await kit.enter(e, o.id), LOST);
+      kit.check(
+        'the answer was lost: entered, unresolved, effects 1',
+        first.ack.missingKnowledge === 'unavailable' &&
+          (await kit.view(o.id)).unresolved &&
+          kit.effects(await kit.view(o.id)) === 1,
+      );
       await kit.env.harness.complete(item.id, 'executor');
       const retry = await kit.env.harness.retry(item.id, 'executor');
       await kit.env.harness.dispatch(retry.id, 'executor', e.generation);
@@ -209,8 +222,18 @@ export const QUEUE_CASES: readonly HarnessCase[] = [
         'the retry resolves to the original occurrence',
         !again.created && again.occurrence.id === o.id,
       );
+      kit.check('the original is still unresolved at the retry', (await kit.view(o.id)).unresolved);
       await kit.refused('re-entering it', kit.enter(e, o.id), 'already_entered');
-      kit.check('effects stay 1', kit.effects(await kit.view(o.id)) === 1);
+      // Reconcile only: asking the provider resolves it from the one effect, nothing sent again.
+      await kit.reconciler(e.lineage).run();
+      const settled = await kit.view(o.id);
+      kit.check(
+        'reconcile only: resolved success, one entry, effects stay 1',
+        settled.outcome === 'success' &&
+          !settled.unresolved &&
+          (await kit.entries(o.id)) === 1 &&
+          kit.effects(settled) === 1,
+      );
       await kit.env.harness.complete(retry.id, 'executor');
       await kit.operate(m, 'revoke');
       // Seed §7 (HAR-13), A7#14: the retry after revocation is created suppressed, never queued,
