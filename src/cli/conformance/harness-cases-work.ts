@@ -167,24 +167,40 @@ export const WORK_CASES: readonly HarnessCase[] = [
       const e = await kit.executor(kit.name('lineage'));
       const items = [];
       for (let i = 0; i < 25; i++) items.push(await kit.enqueue(m, { lineage: e.lineage }));
-      // A7#20 (HAR-28): all 100 calls in flight at once on queued items, so dispatches and stops
-      // really contend. A dispatch first refreshes Status outside its transaction, so a stop issued
-      // at the same instant would always win: stops (and requeues) start 0…4 ms late, varied per
-      // item, and which one commits first is left to timing, not to the call order.
+      // A7#20 (HAR-28): 100 concurrent calls on queued items. A dispatch first refreshes
+      // Status outside its transaction, so a stop issued at the same instant always wins (on both
+      // engines): on odd items stop and dispatch start together (stop commits first, the dispatch
+      // meets a suppressed item); on even items the stop starts once the first dispatch settled
+      // (dispatch won) and then races a requeue and a second dispatch started 0…60 ms late, varied
+      // per item. Which of those commits first is left to timing, never to the call order.
       const later = <T>(ms: number, call: () => Promise<T>) =>
         new Promise<void>((done) => setTimeout(done, ms)).then(call);
-      const calls = items.flatMap((item, i) => {
+      const calls = items.flatMap((item, i): Promise<unknown>[] => {
         const dispatch = () => h.dispatch(item.id, 'executor', e.generation);
         const stop = () => h.stop(item.id, 'suppress', 'operator');
         const requeue = () => h.requeue(item.id, 'operator');
-        const lag = i % 5;
-        return i % 2 === 0
-          ? [dispatch(), later(lag, stop), later(lag, requeue), later(lag + 1, dispatch)]
-          : [later(lag, dispatch), stop(), later(lag, requeue), dispatch()];
+        const lag = [0, 1, 3, 10, 30, 60][i % 6]!;
+        if (i % 2 === 1) return [stop(), dispatch(), later(lag, requeue), later(lag, dispatch)];
+        const first = dispatch();
+        const settled = first.then(
+          () => undefined,
+          () => undefined,
+        );
+        return [
+          first,
+          settled.then(stop),
+          settled.then(() => later(lag, requeue)),
+          settled.then(() => later(lag, dispatch)),
+        ];
       });
       const results = await Promise.allSettled(calls);
+      const codes = new Map<string, number>();
+      for (const r of results) {
+        const code = r.status === 'fulfilled' ? 'ok' : isBatonError(r.reason) ? r.reason.code : 'untyped';
+        codes.set(code, (codes.get(code) ?? 0) + 1);
+      }
       kit.check(
-        `${results.length} calls; every loser got a typed refusal`,
+        `${results.length} calls; every loser got a typed refusal (${[...codes].map(([c, n]) => `${c} ${n}`).join(', ')})`,
         results.length === 100 && results.every((r) => r.status === 'fulfilled' || isBatonError(r.reason)),
       );
       let versionsOk = true;
