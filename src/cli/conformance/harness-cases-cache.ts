@@ -72,7 +72,15 @@ export const CACHE_CASES: readonly HarnessCase[] = [
     title:
       'A7#19 cached connections: narrowed authority misses, another Mission is refused, a bad token is unused',
     requirements: ['HAR-16', 'HAR-17', 'HAR-18', 'HAR-19'],
-    inputs: { narrow: 'first authority entry only', bad: ['typ', 'expired', 'cnf.jkt'] },
+    inputs: {
+      narrow: 'first authority entry only',
+      bad: ['typ', 'expired', 'cnf.jkt'],
+      // What is shipped: ConnectionCache is in-process only (not exported), and `cache_disabled`
+      // evidence is written only by the in-process MissionsService.recordCacheDisabled, wired here
+      // by the runner; no HTTP route of `baton serve` reaches it.
+      cacheDisabledEvidence:
+        'in-process only: the runner wires onDisabled to MissionsService.recordCacheDisabled',
+    },
     async run(kit) {
       const m = await kit.mission();
       const other = await kit.mission();
@@ -137,7 +145,7 @@ export const CACHE_CASES: readonly HarnessCase[] = [
       await Promise.all(disabled);
       const reasons = await cacheDisabledReasons(kit, m);
       kit.check(
-        `cache_disabled Harness Evidence for the narrowing and the revocation (${reasons.join(', ')})`,
+        `cache_disabled Harness Evidence for the narrowing and the revocation, in process only (the runner wires onDisabled to MissionsService.recordCacheDisabled; no HTTP route records it) (${reasons.join(', ')})`,
         reasons.includes('authority_hash_mismatch') && reasons.includes('mission_not_active'),
       );
     },

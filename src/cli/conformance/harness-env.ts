@@ -3,14 +3,18 @@
  * sandbox provider whose effect counter is the oracle, one ManualClock) plus the reference Mission
  * issuer on 127.0.0.1:0 driven by the same clock, a registered ES256 client, an issuer pin built
  * from the issuer's metadata, the Status client as the harness's StatusFetcher, and an RFC 8935
- * receiver on loopback that verifies with `parsePushedSet` and applies through the harness
- * (replay, ordering and stops are the harness's own, C-A18). The receiver is the runner's, not
- * `baton serve`'s route: the suite tests the service layer the route calls.
+ * receiver on loopback whose every push is answered by `baton serve`'s own push code:
+ * `MissionConsumer.receivePush` (src/server/mission-consumer.ts — the handler of
+ * `POST /v1/missions/signals/{issuer}`: the bearer compared with the stored digest of the pinned
+ * issuer, `parseAuthenticatedPush`, the batched `applyVerifiedSignals`, its 202/400/401 answers).
+ * Only the Fastify route shell around it (header reading, the 64 KiB body scope) is the runner's.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { KeyObject } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { exportJWK, generateKeyPair } from 'jose';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { Registry } from 'prom-client';
 import { ManualClock } from '../../core/clock.js';
 import { importEd25519PublicKey } from '../../core/ed25519.js';
 import { BatonError } from '../../core/errors.js';
@@ -20,7 +24,6 @@ import { startIssuer, type RunningIssuer } from '../../issuer/server.js';
 import {
   InMemoryKeyArchive,
   MissionStatusClient,
-  parsePushedSet,
   pinFromMetadata,
   remoteMissionKeys,
   type IssuerPin,
@@ -28,6 +31,11 @@ import {
   type PushAnswer,
   type StatusFetchResult,
 } from '../../missions/index.js';
+import { bearerDigest } from '../../missions/registration.js';
+import { issuerPinDigest, PUSH_DELIVERY } from '../../missions/issuer-pin.js';
+import { MissionConsumer } from '../../server/mission-consumer.js';
+import { MissionMetrics } from '../../server/mission-metrics.js';
+import { errorText } from './runner.js';
 import { openEnv, type ConformanceStore, type Env } from './env.js';
 
 export const AUDIENCE = 'https://erp.example.com';
@@ -49,7 +57,25 @@ export const AUTHORITY_SET: JsonObject[] = [
 
 export interface Pushed {
   readonly answer: PushAnswer;
+  /**
+   * What the push route counted for it (`baton_sets_received_total`'s result label: applied,
+   * ignored, duplicate, stream, invalid_request, authentication_failed…), or `refused`.
+   */
   readonly result: string;
+}
+
+/**
+ * The push route's own metrics, each push's counted result captured in the async context of the
+ * request that counted it (pushes answered concurrently never see each other's).
+ */
+class CapturingMetrics extends MissionMetrics {
+  readonly context = new AsyncLocalStorage<{ result?: string }>();
+
+  override countSet(result: string): void {
+    const slot = this.context.getStore();
+    if (slot !== undefined) slot.result = result;
+    super.countSet(result);
+  }
 }
 
 export interface HarnessEnv extends Env {
@@ -64,6 +90,10 @@ export interface HarnessEnv extends Env {
   readonly streamBearer: string;
   /** Every push the receiver answered, in order, with what the harness made of it. */
   readonly pushes: Pushed[];
+  /** Failures of the push route's background work (a gap's Status check): each fails its case. */
+  readonly backgroundErrors: string[];
+  /** Resolves once every Status check the push route started in the background has finished. */
+  settled(): Promise<void>;
   /** Every Status fetch the harness made (A3.1 step 3), with its result kind and reason. */
   readonly fetches: StatusFetchResult[];
   readonly domainPublicKey: KeyObject;
@@ -79,7 +109,8 @@ async function registerClient(issuer: RunningIssuer, secrets: Set<string>) {
   const key: ForeignSigningKey = { privateKey: KeyObject.from(pair.privateKey), kid, alg: 'ES256' };
   const res = await admin(issuer, '/admin/clients', { client_id: CLIENT_ID, jwks: { keys: [jwk] } });
   if (res.status !== 201) throw new BatonError('internal', 'the reference issuer refused the client');
-  return key;
+  const privateText = JSON.stringify({ ...privateJwk, kid, alg: 'ES256', use: 'sig' } satisfies JWK);
+  return { key, privateText };
 }
 
 async function admin(
@@ -105,40 +136,26 @@ interface Receiver {
 }
 
 async function startSetReceiver(
-  env: Env,
+  consumer: MissionConsumer,
+  metrics: CapturingMetrics,
   pin: IssuerPin,
-  keys: MissionKeySource,
-  bearer: string,
   pushes: Pushed[],
 ): Promise<Receiver> {
   const app = Fastify({ logger: false });
-  app.addContentTypeParser('application/secevent+jwt', { parseAs: 'string' }, (_r, body, done) =>
-    done(null, body),
-  );
+  // Any body reaches the handler as text, whatever its Content-Type, as in `baton serve`'s route
+  // scope: receivePush answers a wrong media type in RFC 8935's form itself.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_r, body, done) => done(null, body));
   app.post('/signals', async (request, reply) => {
-    const parsed = await parsePushedSet(
-      {
+    const slot: { result?: string } = {};
+    const answer = await metrics.context.run(slot, () =>
+      consumer.receivePush(pin.issuer, {
         contentType: request.headers['content-type'],
         authorization: request.headers.authorization,
         body: typeof request.body === 'string' ? request.body : '',
-      },
-      { keys, expect: { issuer: pin.issuer, audience: pin.audience }, bearer, nowMs: env.clock.wallMs() },
+      }),
     );
-    let answer: PushAnswer = { status: 202 };
-    let result = 'stream_event';
-    if (!parsed.ok) {
-      answer = parsed.answer;
-      result = 'refused';
-    } else if (parsed.set.kind === 'lifecycle') {
-      // 202 only after the harness's COMMIT (A3.4 step 7); a replay with other bytes is 400 (C-A18).
-      result = (await env.harness.applyVerifiedSignal(parsed.set.signal)).result;
-      if (result === 'replay_conflict')
-        answer = {
-          status: 400,
-          body: { err: 'invalid_request', description: 'jti already received with other bytes' },
-        };
-    }
-    pushes.push({ answer, result });
+    pushes.push({ answer, result: slot.result ?? (answer.status === 202 ? 'accepted' : 'refused') });
     return answer.status === 202 ? reply.code(202).send() : reply.code(answer.status).send(answer.body);
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -196,13 +213,19 @@ async function extend(
   let receiver: Receiver | undefined;
   try {
     env.secrets.add(issuer.adminToken);
-    const clientKey = await registerClient(issuer, env.secrets);
+    const { key: clientKey, privateText } = await registerClient(issuer, env.secrets);
     const metadata: unknown = await (
       await fetch(`${issuer.url}/.well-known/oauth-authorization-server`)
     ).json();
     const pin = pinFromMetadata(
       metadata,
-      { issuer: issuer.origin, clientId: CLIENT_ID, keyRef: 'conformance:client-1', audience: AUDIENCE },
+      {
+        issuer: issuer.origin,
+        clientId: CLIENT_ID,
+        keyRef: 'env:BATON_CONFORMANCE_CLIENT_KEY',
+        audience: AUDIENCE,
+        stream: { delivery: PUSH_DELIVERY },
+      },
       { allowLoopbackHttp: true },
     );
     const archive = new InMemoryKeyArchive();
@@ -217,7 +240,46 @@ async function extend(
     const streamBearer = `stream-${issuer.adminToken.slice(0, 8)}-${Date.now().toString(36)}-bearer`;
     env.secrets.add(streamBearer);
     const pushes: Pushed[] = [];
-    receiver = await startSetReceiver(env, pin, missionKeys, streamBearer, pushes);
+    const backgroundErrors: string[] = [];
+    // The issuer pinned in the store with the push bearer's digest, as `POST /v1/missions/issuers`
+    // does; the consumer reads it per push. Its client key reference resolves to the runner's key
+    // (in memory, never the environment) for the Status check a version gap starts.
+    const metrics = new CapturingMetrics(new Registry());
+    const consumer = new MissionConsumer({
+      engine: env.engine,
+      harness: env.harness,
+      clock,
+      metrics,
+      // As the runner's own key source: a rotated key is fetched at once (A7 rotation cases).
+      jwksCooldownMs: 0,
+      resolveSecret: (ref) => {
+        if (ref !== pin.client.key_ref)
+          throw new BatonError('key_invalid', `the conformance runner resolves only ${pin.client.key_ref}`);
+        return privateText;
+      },
+      onError: (error, what) => {
+        backgroundErrors.push(`${what}: ${errorText(error)}`);
+      },
+    });
+    // Observed, not changed: the Status checks the route starts in the background on a version gap
+    // are tracked so a case can wait until they have applied (`settled`) before judging the view.
+    const inflight = new Set<Promise<unknown>>();
+    const check = consumer.check.bind(consumer);
+    consumer.check = (origin, missionId) => {
+      const p = check(origin, missionId);
+      inflight.add(p);
+      void p.then(
+        () => inflight.delete(p),
+        () => inflight.delete(p),
+      );
+      return p;
+    };
+    await consumer.registry.register(
+      { pin, pinDigest: issuerPinDigest(pin), bearerDigest: bearerDigest(streamBearer), pollBearerRef: null },
+      'conformance',
+      clock.wallMs(),
+    );
+    receiver = await startSetReceiver(consumer, metrics, pin, pushes);
     const added = await admin(issuer, '/admin/receivers', {
       audience: AUDIENCE,
       delivery: 'push',
@@ -238,6 +300,10 @@ async function extend(
       receiverUrl: receiver.url,
       streamBearer,
       pushes,
+      backgroundErrors,
+      settled: async () => {
+        while (inflight.size > 0) await Promise.allSettled([...inflight]);
+      },
       fetches,
       domainPublicKey,
       issuerAdmin: (path, body) => admin(issuer, path, body),

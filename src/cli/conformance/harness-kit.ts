@@ -40,9 +40,11 @@ export class HarnessKit extends Kit {
     return `${prefix}-${this.caseId.toLowerCase()}-${++this.#n}`;
   }
 
-  /** Wait until every SET delivery the issuer started has been answered. */
+  /** Wait until every SET delivery the issuer started has been answered… */
   async delivered(): Promise<void> {
     await this.env.issuerAdmin('/admin/deliveries');
+    // …and every Status check the push route started for a version gap has applied.
+    await this.env.settled();
   }
 
   async mission(extra: JsonObject = {}): Promise<string> {

@@ -48,8 +48,9 @@ export const HARNESS_UNTESTED: readonly string[] = [
   "any Mission issuer other than Baton's reference issuer (same team, SIMULATED)",
   'mTLS and DPoP client authentication at the Status endpoint (private_key_jwt only, C-A13)',
   'RFC 8936 poll delivery and SSF stream verification SETs (push only in this suite)',
-  'the HTTP route POST /v1/missions/signals/{issuer} of `baton serve` (the suite drives the service layer it calls)',
+  'the Fastify shell of POST /v1/missions/signals/{issuer} (header reading, body scope): the suite calls its handler code, MissionConsumer.receivePush, from its own loopback listener',
   'executor code between dispatch and entry (the SDK ConnectionCache runs in the runner’s process, A7#19)',
+  'cache_disabled evidence over HTTP: no route of `baton serve` records it; A7#19’s comes from the runner wiring ConnectionCache.onDisabled to MissionsService.recordCacheDisabled in process',
 ];
 
 /**
@@ -62,10 +63,17 @@ export async function runHarnessCase(
 ): Promise<{ report: r.CaseReport; faultsCleared: boolean }> {
   const kit = new HarnessKit(env, c.id);
   let error: string | undefined;
+  const background = env.backgroundErrors.length;
   try {
     await c.run(kit);
   } catch (e) {
     error = errorText(e);
+  }
+  // The push route's background work (a version gap's Status check) failing is never ignored.
+  const failedBehind = env.backgroundErrors.slice(background);
+  if (failedBehind.length > 0) {
+    const behind = `push route background work failed: ${failedBehind.join('; ')}`;
+    error = error === undefined ? behind : `${error}; ${behind}`;
   }
   // Faults left armed would leak into later cases: a clear that fails fails this case (with
   // both errors) and then the run, never swallowed.
