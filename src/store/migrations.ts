@@ -6,7 +6,7 @@
  * The digest of each `up` text is recorded and compared, so an edited released migration is
  * noticed instead of silently diverging between databases.
  */
-import { BatonError } from '../core/errors.js';
+import { BatonError, isBatonError } from '../core/errors.js';
 import { digestBytes } from '../core/digest.js';
 import type { EngineKind, SqlExecutor, StoreEngine, Transaction } from './engine.js';
 import { migrations as registry } from './migrations/index.js';
@@ -188,6 +188,30 @@ export async function appliedMigrations(
 }
 
 /**
+ * Run one migration's statements. The engine maps what it knows (busy, unavailable) to typed
+ * errors; a statement the database itself refuses — an object the migration creates already
+ * exists, with no `schema_migrations` row recording it — means the schema is not the one the
+ * recorded migrations describe: `store_schema_mismatch`, naming the migration and the database's
+ * words, never an `internal` with a driver's stack. The transaction rolls back.
+ */
+async function applyStatements(tx: Transaction, m: Migration, text: string): Promise<void> {
+  for (const sql of splitStatements(text)) {
+    try {
+      await tx.run(sql);
+    } catch (error) {
+      if (isBatonError(error)) throw error;
+      const said = error instanceof Error ? error.message : String(error);
+      throw new BatonError(
+        'store_schema_mismatch',
+        `migration ${m.id} (${m.name}) cannot be applied: the database refused it (${said}); its schema is not what the recorded migrations describe (an object of this migration exists without its schema_migrations row?)`,
+        { migration: m.id, name: m.name },
+        { cause: error },
+      );
+    }
+  }
+}
+
+/**
  * Apply every pending migration in id order, each in its own transaction. Safe to run again and
  * from several processes or servers at once: each transaction re-reads what is applied under the
  * engine's migration lock (SQLite's write lock, PostgreSQL's advisory lock). `onApplying` is told
@@ -214,7 +238,7 @@ export async function migrate(
       if (rows.some((r) => Number(r.id) === m.id)) return false;
       options.onApplying?.(m);
       const text = migrationText(m, engine.kind);
-      for (const sql of splitStatements(text)) await tx.run(sql);
+      await applyStatements(tx, m, text);
       await tx.run('INSERT INTO schema_migrations (id, name, digest, applied_at) VALUES (?, ?, ?, ?)', [
         m.id,
         m.name,

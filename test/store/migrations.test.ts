@@ -98,6 +98,29 @@ for (const e of engines) {
     );
   });
 
+  test(`[${e.name}] a migration whose objects exist without its record is store_schema_mismatch naming it, not internal`, async (t) => {
+    const store = await e.open(t);
+    await migrate(store.engine);
+    // Migration 33 creates a table; its record deleted, the table is still there.
+    await store.tamper('DELETE FROM schema_migrations WHERE id = 33');
+    await assert.rejects(
+      migrate(store.engine),
+      (err) =>
+        isBatonError(err, 'store_schema_mismatch') &&
+        err.details['migration'] === 33 &&
+        /migration 33 \(mission_issuer_unpins\) cannot be applied/.test(err.message) &&
+        /already exists/.test(err.message),
+    );
+    const ids = await store.engine.read((tx) => tx.all<{ id: number }>('SELECT id FROM schema_migrations'));
+    assert.equal(ids.length, migrations.length - 1, 'nothing recorded');
+    if (e.kind === 'sqlite') {
+      const io = captureIo();
+      assert.equal(await runMigrate(['--db', store.location], io), 1);
+      assert.match(io.err.join(''), /store_schema_mismatch: migration 33/);
+      assert.doesNotMatch(io.err.join(''), /internal|\n\s+at /, 'no stack');
+    }
+  });
+
   test(`[${e.name}] a database with a migration this code does not know is refused`, async (t) => {
     const store = await e.open(t);
     await migrate(store.engine);
