@@ -17,8 +17,17 @@ import {
   invalid,
   type Endpoint,
   type Exchange,
+  type AnswerFault,
   type Fetch,
 } from './http-transport.js';
+import {
+  completedFault,
+  dispatchFault,
+  retryFault,
+  sessionFault,
+  taintedFault,
+  workItemFault,
+} from './harness-answers.js';
 
 export interface HarnessClientOptions {
   readonly baseUrl: string;
@@ -105,9 +114,18 @@ export class HarnessClient implements ExecutorHarness {
     this.#endpoint = over ?? endpoint(o.baseUrl, { fetch: o.fetch, timeoutMs: o.timeoutMs });
   }
 
-  async #call<T>(x: Omit<Exchange, 'bearer'>, members: readonly string[], options?: CallOptions): Promise<T> {
+  /**
+   * `fault`: what the call promises beyond member names (src/client/harness-answers.ts), so a
+   * malformed or contradictory answer is refused as `baton_response_invalid`, never a success.
+   */
+  async #call<T>(
+    x: Omit<Exchange, 'bearer'>,
+    members: readonly string[],
+    fault: AnswerFault,
+    options?: CallOptions,
+  ): Promise<T> {
     const full = { ...x, bearer: this.#o.credential };
-    return expectMembers<T>(full, await exchange(this.#endpoint, full, options), members);
+    return expectMembers<T>(full, await exchange(this.#endpoint, full, options), members, fault);
   }
 
   session(
@@ -122,13 +140,17 @@ export class HarnessClient implements ExecutorHarness {
     return this.#call(
       { method: 'POST', path: '/v1/harness/sessions', body, safeToRetry: false },
       ['id'],
+      (b) => sessionFault(b, 'session', sessionId),
       options,
     );
   }
 
   /**
    * HAR-29: untrusted content (`source`, e.g. `tool_result`) entered the session; its egress items
-   * are suppressed from now on. Safe to retry: the taint is sticky and a repeat changes no state.
+   * are suppressed from now on. Safe to retry: the taint is sticky, so a repeat leaves the session
+   * tainted and its items suppressed as before, but each call appends another `session_tainted`
+   * event (its `source`) to the session's chain (docs/harness.md). An answer that is not this
+   * session tainted is refused (`baton_response_invalid`).
    */
   taint(sessionId: string, source: string, options?: CallOptions): Promise<SessionRecord> {
     return this.#call(
@@ -139,6 +161,7 @@ export class HarnessClient implements ExecutorHarness {
         safeToRetry: true,
       },
       ['id', 'tainted'],
+      (b) => taintedFault(b, sessionId),
       options,
     );
   }
@@ -149,16 +172,25 @@ export class HarnessClient implements ExecutorHarness {
     options?: CallOptions,
   ): Promise<{ session: SessionRecord; evidence: JsonObject[] }> {
     const path = `/v1/harness/sessions/${seg(sessionId)}`;
-    const { head, evidence } = await this.#chain(path, 'session', options);
+    const { head, evidence } = await this.#chain(
+      path,
+      'session',
+      (v) => sessionFault(v, 'session', sessionId),
+      options,
+    );
     return { session: head as unknown as SessionRecord, evidence };
   }
 
   /** Not safe to retry without `queue_item_id` (a repeat with one answers `work_item_conflict`). */
   enqueue(input: EnqueueInput, options?: CallOptions): Promise<WorkItemRecord> {
     const body = { kind: 'queue_item', ...input } as JsonObject;
+    const kind = input.kind ?? 'queue_item';
     return this.#call(
       { method: 'POST', path: '/v1/harness/items', body, safeToRetry: input.queue_item_id !== undefined },
       ['id', 'state'],
+      (b) =>
+        workItemFault(b, 'item', input.queue_item_id) ??
+        (b['kind'] === kind ? undefined : 'an item of another kind'),
       options,
     );
   }
@@ -172,13 +204,19 @@ export class HarnessClient implements ExecutorHarness {
   ): Promise<WorkItemRecord> {
     const body = { ...input, kind: 'subagent_handle', parent_item: parentItem, handle } as JsonObject;
     const x = { method: 'POST', path: '/v1/harness/items', body, safeToRetry: false } as const;
-    return this.#call(x, ['id', 'state'], options);
+    const fault: AnswerFault = (b) =>
+      workItemFault(b, 'item') ??
+      (b['kind'] !== 'subagent_handle' || b['parentId'] !== parentItem
+        ? 'an item that is not a sub-agent handle under the parent named'
+        : undefined);
+    return this.#call(x, ['id', 'state'], fault, options);
   }
 
   dispatch(itemId: string, options?: CallOptions): Promise<HarnessDispatch> {
     return this.#call(
       { method: 'POST', path: '/v1/harness/dispatch', body: { itemId }, safeToRetry: false },
       ['item', 'recheckAt'],
+      (b) => dispatchFault(b, itemId),
       options,
     );
   }
@@ -187,6 +225,7 @@ export class HarnessClient implements ExecutorHarness {
     return this.#call(
       { method: 'POST', path: `/v1/harness/items/${seg(itemId)}/resume`, body: {}, safeToRetry: false },
       ['item', 'recheckAt'],
+      (b) => dispatchFault(b, itemId),
       options,
     );
   }
@@ -196,6 +235,7 @@ export class HarnessClient implements ExecutorHarness {
     return this.#call(
       { method: 'POST', path: `/v1/harness/items/${seg(itemId)}/retry`, body: {}, safeToRetry: false },
       ['id', 'retryOf'],
+      (b) => retryFault(b, itemId),
       options,
     );
   }
@@ -204,6 +244,7 @@ export class HarnessClient implements ExecutorHarness {
     return this.#call(
       { method: 'POST', path: `/v1/harness/items/${seg(itemId)}/complete`, body: {}, safeToRetry: false },
       ['id', 'state'],
+      (b) => completedFault(b, itemId),
       options,
     );
   }
@@ -213,7 +254,12 @@ export class HarnessClient implements ExecutorHarness {
     itemId: string,
     options?: CallOptions,
   ): Promise<{ item: WorkItemRecord; evidence: JsonObject[] }> {
-    const { head, evidence } = await this.#chain(`/v1/harness/items/${seg(itemId)}`, 'item', options);
+    const { head, evidence } = await this.#chain(
+      `/v1/harness/items/${seg(itemId)}`,
+      'item',
+      (v) => workItemFault(v, 'item', itemId),
+      options,
+    );
     return { item: head as unknown as WorkItemRecord, evidence };
   }
 
@@ -226,6 +272,7 @@ export class HarnessClient implements ExecutorHarness {
   async #chain(
     path: string,
     member: string,
+    recordFault: (v: unknown) => string | undefined,
     options: CallOptions = {},
   ): Promise<{ head: JsonObject; evidence: JsonObject[] }> {
     const evidence: JsonObject[] = [];
@@ -247,6 +294,8 @@ export class HarnessClient implements ExecutorHarness {
         const record = body[member];
         if (!Array.isArray(events) || !isObject(record))
           throw invalid(x, 200, 'a chain page of the wrong shape');
+        const why = recordFault(record);
+        if (why !== undefined) throw invalid(x, 200, why);
         evidence.push(...(events as JsonObject[]));
         head = record;
         return events.length;

@@ -78,7 +78,14 @@ test("a chain read's deadline bounds its pages together: pages each well inside 
     const at = Number(/cursor=c(\d+)/.exec(req.url ?? '')?.[1] ?? '0');
     const next = at + 1 < PAGES ? `c${at + 1}` : null;
     const body = JSON.stringify({
-      item: { id: 'wi_1' },
+      // A well-formed item (the client refuses a record of the wrong shape: harness-answers.ts).
+      item: {
+        id: 'wi_1',
+        kind: 'queue_item',
+        state: 'queued',
+        actionClass: 'consequential_write',
+        version: 1,
+      },
       evidence: [{ seq: at + 1 }],
       evidenceNextCursor: next,
     });
