@@ -36,8 +36,13 @@ export interface ConnectionCacheOptions {
   readonly issuer: string;
   readonly check: CacheCheck;
   readonly algorithms?: readonly string[];
-  /** Where `cache_disabled` decisions go (the caller records them, e.g. to Baton). */
-  readonly onDisabled?: (parts: CacheKeyParts, reason: string) => void;
+  /**
+   * Where `cache_disabled` decisions go (the caller records them, e.g. to Baton; HAR-26). Called for
+   * every entry disabled, also when its `close()` failed: the entry is unusable all the same, and
+   * `closeError` is what `close()` threw or rejected with (undefined when it closed), so a failed
+   * close is reported here, never swallowed, and never stops the stop.
+   */
+  readonly onDisabled?: (parts: CacheKeyParts, reason: string, closeError?: unknown) => void;
   /** The clock token expiry is judged by (epoch ms; default the system clock). */
   readonly now?: () => number;
 }
@@ -72,22 +77,29 @@ export class ConnectionCache<C> {
     // no hash whose token's `mission` claim carries one is checked with the token's hash, so a
     // narrowed Mission disables it (A7#19) instead of handing out the wider connection.
     const hash = parts.authorityHash ?? token.authorityHash;
+    const key = connectionCacheKey(parts);
     const verdict = await this.#o.check(parts.missionOrigin, parts.missionId, hash);
     if (verdict === 'authority_hash_mismatch') {
-      await this.#disable(connectionCacheKey(parts), 'authority_hash_mismatch');
+      await this.#disable(key, 'authority_hash_mismatch');
       return undefined;
     }
     if (verdict !== 'active') {
-      await this.disableMission(
-        parts.missionOrigin,
-        parts.missionId,
-        verdict === 'non_active' ? 'mission_not_active' : 'mission_state_stale',
-      );
+      // A2.6: unknown (nothing authenticated) and stale (not fresh enough) are different reasons.
+      const reason =
+        verdict === 'non_active'
+          ? 'mission_not_active'
+          : verdict === 'unknown'
+            ? 'mission_state_unknown'
+            : 'mission_state_stale';
+      await this.disableMission(parts.missionOrigin, parts.missionId, reason);
       throw new BatonError(
         verdict === 'non_active' ? 'mission_not_active' : 'mission_status_unavailable',
         'the Mission does not permit using this cached connection',
       );
     }
+    // HAR-17 A3.9: the entry may have been disabled (a Mission stop, another get's verdict) or
+    // replaced while the token check and Baton's check were in flight: then it is a miss, never a use.
+    if (!found.usable || this.#entries.get(key) !== found) return undefined;
     return found.entry.connection;
   }
 
@@ -124,9 +136,14 @@ export class ConnectionCache<C> {
   async #disable(key: string, reason: string): Promise<void> {
     const e = this.#entries.get(key);
     if (e === undefined || !e.usable) return;
-    e.usable = false;
-    await e.entry.close?.();
-    this.#o.onDisabled?.(e.parts, reason);
+    e.usable = false; // first, whatever close() does: the entry is never used again (HAR-17)
+    let closeError: unknown;
+    try {
+      await e.entry.close?.();
+    } catch (err) {
+      closeError = err ?? new Error('close() failed'); // reported below, never swallowed
+    }
+    this.#o.onDisabled?.(e.parts, reason, closeError);
   }
 
   /** HAR-17: every entry of the Mission becomes unusable for new governed work and is closed. */
@@ -134,6 +151,7 @@ export class ConnectionCache<C> {
     let n = 0;
     for (const [key, e] of this.#entries) {
       if (e.usable && e.parts.missionOrigin === origin && e.parts.missionId === missionId) {
+        // #disable never throws for a failed close, so one entry's failure leaves no other usable.
         await this.#disable(key, reason);
         n++;
       }

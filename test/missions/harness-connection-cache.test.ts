@@ -128,3 +128,75 @@ test("seed §8.1 A7#19 an entry put without a hash is checked with its token's a
   });
   assert.equal(await cache.get(badHash), undefined);
 });
+
+test("HAR-17 A3.9: a connection closed while Baton's check was in flight is not handed out", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const cache = new ConnectionCache<string>({
+    key: publicKey,
+    issuer: ORIGIN,
+    check: async () => {
+      await gate;
+      return 'active';
+    },
+  });
+  cache.put(parts, { connection: 'conn-A', accessToken: await token() });
+  const pending = cache.get(parts);
+  // The check is in flight; the Mission stops meanwhile (a SET applied elsewhere).
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(await cache.disableMission(ORIGIN, MISSION), 1);
+  release();
+  assert.equal(await pending, undefined, 'the entry disabled during the check is a miss, never a use');
+});
+
+test("HAR-17 HAR-26: a close() that throws is reported; the entry and the Mission's others are still disabled and reported", async () => {
+  const disabled: [string, string, unknown][] = [];
+  const cache = new ConnectionCache<string>({
+    key: publicKey,
+    issuer: ORIGIN,
+    check: () => Promise.resolve('non_active'),
+    onDisabled: (p, r, closeError) => disabled.push([p.actor, r, closeError]),
+  });
+  const boom = new Error('close failed');
+  cache.put(parts, {
+    connection: 'conn-A',
+    accessToken: await token(),
+    close: () => {
+      throw boom;
+    },
+  });
+  let closedB = 0;
+  cache.put(
+    { ...parts, actor: 'b' },
+    { connection: 'conn-B', accessToken: await token(), close: () => void closedB++ },
+  );
+  await assert.rejects(cache.get(parts), (e: unknown) => isBatonError(e, 'mission_not_active'));
+  assert.equal(closedB, 1, "the Mission's other entry is closed too");
+  assert.deepEqual(
+    disabled.map(([a, r, c]) => [a, r, c]),
+    [
+      ['agent', 'mission_not_active', boom],
+      ['b', 'mission_not_active', undefined],
+    ],
+  );
+  assert.equal(await cache.get({ ...parts, actor: 'b' }), undefined);
+});
+
+test('A2.6: an unknown Mission state disables with reason mission_state_unknown (stale keeps mission_state_stale)', async () => {
+  for (const [verdict, reason] of [
+    ['unknown', 'mission_state_unknown'],
+    ['stale', 'mission_state_stale'],
+  ] as const) {
+    const disabled: string[] = [];
+    const cache = new ConnectionCache<string>({
+      key: publicKey,
+      issuer: ORIGIN,
+      check: () => Promise.resolve(verdict),
+      onDisabled: (_p, r) => disabled.push(r),
+    });
+    cache.put(parts, { connection: 'conn-A', accessToken: await token() });
+    await assert.rejects(cache.get(parts), (e: unknown) => isBatonError(e, 'mission_status_unavailable'));
+    assert.deepEqual(disabled, [reason]);
+  }
+});
