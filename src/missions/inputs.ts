@@ -4,6 +4,7 @@
  * `status_*` member is refused, as `verified:true` on acknowledgements is (C-A29).
  */
 import { BatonError, type BatonErrorCode } from '../core/errors.js';
+import { NAME as CORE_NAME } from '../core/names.js';
 import { parseRfc3339 } from '../core/time.js';
 import {
   ACTION_CLASSES,
@@ -17,7 +18,9 @@ import {
 } from './model.js';
 
 type Fields = Readonly<Record<string, unknown>>;
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/#-]{0,127}$/;
+// The routes' grammar, from the one place both use (src/core/names.ts): a name refused over HTTP is
+// refused in process too, so nothing made in process is unreachable over HTTP.
+const NAME = CORE_NAME;
 const MISSION_ID = /^[A-Za-z0-9_-]{1,256}$/;
 // No white space and no control character (U+0000–U+001F, U+007F–U+009F): refused here with the
 // member's JSON path, never left for the store to trip over (a NUL is no URL character).

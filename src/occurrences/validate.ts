@@ -111,5 +111,5 @@ export class Reader {
   }
 }
 
-/** Identifier-like names: lineages, profile ids, authority ids, creation keys. */
-export const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
+/** Identifier-like names: lineages, profile ids, authority ids, creation keys (src/core/names.ts). */
+export { NAME } from '../core/names.js';

@@ -4,10 +4,12 @@
  * published contract is the one the server enforces. The occurrences service re-checks every input
  * with its strict readers; these schemas are the first, documented fence, never the only one.
  */
+import { NAME_PATTERN } from '../../core/names.js';
+
 export type Schema = Readonly<Record<string, unknown>>;
 
-/** The service's identifier rule (src/occurrences/validate.ts NAME). */
-export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$';
+/** The services' identifier rule (src/core/names.ts, which their readers use too). */
+export { NAME_PATTERN };
 
 export const name: Schema = { type: 'string', pattern: NAME_PATTERN, maxLength: 128 };
 /** Free text: any characters but U+0000 (docs/api.md "Text"; the service refuses it too). */
