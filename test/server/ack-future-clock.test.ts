@@ -10,45 +10,25 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import {
   HttpBatonClient,
   type ExecutorAcknowledgement,
   type ProviderAdapter,
 } from '../../src/client/index.js';
-import { systemClock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
-import { buildServer, Metrics } from '../../src/server/index.js';
-import { createToken } from '../../src/server/tokens.js';
 import type { StoreEngine } from '../../src/store/engine.js';
-import { openOccurrencesOn } from '../../src/store/occurrences.js';
 import { openPostgresEngine } from '../../src/store/postgres.js';
 import { openSqliteEngine } from '../../src/store/sqlite.js';
-import { AUTHORITY, CountingAdapter, domainConfig, payments, startSandbox } from '../client/support.js';
+import { CountingAdapter, payments } from '../client/support.js';
 import { postgresForTests } from '../support/postgres.js';
+import { servePayments } from './served-payments.js';
 
 const db = await postgresForTests();
 const HOUR = 3_600_000;
 
 async function fastClockLifecycle(t: TestContext, engine: StoreEngine, dir: string): Promise<void> {
-  t.after(() => engine.close());
-  const opened = await openOccurrencesOn(engine, join(dir, 'baton'));
-  const p = await startSandbox(t);
-  const app = buildServer({
-    engine,
-    service: opened.service,
-    harness: opened.harness,
-    metrics: new Metrics(),
-    keys: p.keys,
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  t.after(() => app.close());
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const admin = (await createToken(engine, { role: 'admin' }, { clock: systemClock, actor: 'test' })).token;
-  await opened.service.configureDomain(domainConfig() as never);
-  await opened.service.registerProfile(JSON.parse(JSON.stringify(p.profile)));
-  await opened.service.createAuthority({ id: AUTHORITY, unit: 'EUR-cents', total: 1_000_000 });
+  const { opened, p, url, admin } = await servePayments(t, engine, dir);
   const executor = await new HttpBatonClient({ baseUrl: url, token: admin }).takeover('fast-clock');
   const real = new CountingAdapter(p);
   let claimed = 0;

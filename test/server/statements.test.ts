@@ -11,19 +11,15 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { HttpBatonClient } from '../../src/client/index.js';
-import { systemClock } from '../../src/core/clock.js';
-import { buildServer, Metrics } from '../../src/server/index.js';
-import { createToken } from '../../src/server/tokens.js';
 import type { StoreEngine } from '../../src/store/engine.js';
-import { openOccurrencesOn } from '../../src/store/occurrences.js';
 import { openPostgresEngine } from '../../src/store/postgres.js';
 import { openSqliteEngine } from '../../src/store/sqlite.js';
-import { AUTHORITY, CountingAdapter, domainConfig, payments, startSandbox } from '../client/support.js';
+import { CountingAdapter, payments } from '../client/support.js';
 import { countingEngine, resetCounts, type StatementCounts } from '../support/counting-engine.js';
 import { postgresForTests } from '../support/postgres.js';
+import { servePayments } from './served-payments.js';
 
 const LIFECYCLES = 4;
 
@@ -43,23 +39,7 @@ const db = await postgresForTests();
 
 async function measure(t: TestContext, raw: StoreEngine, dir: string): Promise<StatementCounts> {
   const { engine, counts } = countingEngine(raw);
-  t.after(() => engine.close());
-  const opened = await openOccurrencesOn(engine, join(dir, 'baton'));
-  const p = await startSandbox(t);
-  const app = buildServer({
-    engine,
-    service: opened.service,
-    harness: opened.harness,
-    metrics: new Metrics(),
-    keys: p.keys,
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  t.after(() => app.close());
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const admin = (await createToken(engine, { role: 'admin' }, { clock: systemClock, actor: 'test' })).token;
-  await opened.service.configureDomain(domainConfig() as never);
-  await opened.service.registerProfile(JSON.parse(JSON.stringify(p.profile)));
-  await opened.service.createAuthority({ id: AUTHORITY, unit: 'EUR-cents', total: 1_000_000 });
+  const { p, url, admin } = await servePayments(t, engine, dir);
   const client = new HttpBatonClient({ baseUrl: url, token: admin });
   const executor = await client.takeover('count-agent');
   const adapter = new CountingAdapter(p);
