@@ -8,13 +8,14 @@
  */
 import { EFFECTS, PHASES } from '../occurrences/model.js';
 
-type Why = string | undefined;
+/** Why an answer is not what its call promises; undefined when it is. */
+export type Why = string | undefined;
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const isString = (v: unknown): v is string => typeof v === 'string' && v !== '';
+export const isString = (v: unknown): v is string => typeof v === 'string' && v !== '';
 const isStringOrNull = (v: unknown): boolean => v === null || isString(v);
 
 /** The members of an occurrence view perform reads (id, phase, effect, conflict, unresolved). */

@@ -8,16 +8,10 @@
  * the call promises, or undefined; the client refuses it as `baton_response_invalid` (fail closed).
  */
 import { ACTION_CLASSES, ITEM_KINDS, ITEM_STATES } from '../missions/model.js';
+import { isRecord, isString, type Why } from './answer-shape.js';
 
-type Why = string | undefined;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-const isString = (v: unknown): v is string => typeof v === 'string' && v !== '';
-const isVersion = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
-const isEpochMs = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+/** A version or an epoch-ms instant: a non-negative safe integer. */
+const isCount = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
 
 /** A work item as the routes answer it (the route schema `workItem`): typed id, kind, state, class. */
 export function workItemFault(v: unknown, at: string, id?: string): Why {
@@ -28,7 +22,7 @@ export function workItemFault(v: unknown, at: string, id?: string): Why {
   if (!(ITEM_STATES as readonly unknown[]).includes(v['state'])) return `"${at}" without a known state`;
   if (!(ACTION_CLASSES as readonly unknown[]).includes(v['actionClass']))
     return `"${at}" without a known actionClass`;
-  if (!isVersion(v['version'])) return `"${at}" without an integer version`;
+  if (!isCount(v['version'])) return `"${at}" without an integer version`;
   return undefined;
 }
 
@@ -39,7 +33,7 @@ export function sessionFault(v: unknown, at: string, id?: string): Why {
   if (id !== undefined && v['id'] !== id) return `"${at}" for another session`;
   if (typeof v['tainted'] !== 'boolean') return `"${at}" without a boolean tainted`;
   if (!isRecord(v['binding'])) return `"${at}" without a binding`;
-  if (!isVersion(v['version'])) return `"${at}" without an integer version`;
+  if (!isCount(v['version'])) return `"${at}" without an integer version`;
   return undefined;
 }
 
@@ -61,7 +55,7 @@ export function dispatchFault(v: Record<string, unknown>, id: string): Why {
   const state = (v['item'] as { state: string }).state;
   if (state !== 'running') return `a ${state} item (only a running one allows work, A3.1)`;
   const at = v['recheckAt'];
-  if (at !== null && !isEpochMs(at)) return '"recheckAt" that is neither epoch ms nor null';
+  if (at !== null && !isCount(at)) return '"recheckAt" that is neither epoch ms nor null';
   return undefined;
 }
 
